@@ -1,0 +1,17 @@
+# Warnings are set per target, never globally.
+function(ssgd_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                                           -Wno-sign-conversion)
+endfunction()
+
+# ssgd_library(NAME SOURCES ... DEPS ...): a static library named after its
+# folder, with the alias ssgd::NAME and includes rooted at the repository.
+function(ssgd_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(ssgd_${name} STATIC ${ARG_SOURCES})
+  add_library(ssgd::${name} ALIAS ssgd_${name})
+  target_include_directories(ssgd_${name} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+  target_link_libraries(ssgd_${name} PUBLIC ${ARG_DEPS})
+  set_target_properties(ssgd_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  ssgd_set_warnings(ssgd_${name})
+endfunction()

@@ -1,0 +1,51 @@
+#include "common/atomic_file.h"
+
+#include <unistd.h>
+
+#include <stdexcept>
+#include <system_error>
+
+namespace ssgd {
+
+AtomicFile::AtomicFile(std::filesystem::path final_path, bool binary)
+    : final_(std::move(final_path)) {
+  temp_ = final_;
+  temp_ += ".tmp." + std::to_string(::getpid());
+  out_.open(temp_, binary ? std::ios::out | std::ios::binary | std::ios::trunc
+                          : std::ios::out | std::ios::trunc);
+  if (!out_) {
+    throw std::runtime_error("cannot open '" + final_.string() + "' for writing");
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) {
+    out_.close();
+    std::error_code ec;
+    std::filesystem::remove(temp_, ec);
+  }
+}
+
+void AtomicFile::commit() {
+  out_.flush();
+  const bool ok = static_cast<bool>(out_);
+  out_.close();
+  if (!ok || out_.fail()) {
+    throw std::runtime_error("error while writing '" + final_.string() + "'");
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp_, final_, ec);
+  if (ec) {
+    throw std::runtime_error("cannot rename '" + temp_.string() + "' to '" + final_.string() +
+                             "': " + ec.message());
+  }
+  committed_ = true;
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& content) {
+  AtomicFile f(path, /*binary=*/true);
+  f.stream().write(content.data(), static_cast<std::streamsize>(content.size()));
+  f.commit();
+}
+
+}  // namespace ssgd

@@ -1,0 +1,36 @@
+#pragma once
+// Errors about input from outside: a trace, a scenario, a CSV, a flag.
+//
+// The message always names where the problem is (file, and line or record
+// when known) and which field, so a user can go straight to it. Library code
+// throws InputError and never exits; the command line turns it into a
+// message on stderr and a non-zero exit status.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace ssgd {
+
+struct InputLocation {
+  std::string file;                  // path as the user gave it, or "--set", "<stdin>"
+  std::optional<std::int64_t> line;  // 1-based line, for text inputs
+  std::optional<std::int64_t> record;  // 0-based record or chunk index, for binary inputs
+  std::string field;                 // column, key path or proto field; may be empty
+
+  [[nodiscard]] std::string to_string() const;
+};
+
+class InputError : public std::runtime_error {
+ public:
+  InputError(InputLocation where, const std::string& what);
+  [[nodiscard]] const InputLocation& where() const { return where_; }
+  [[nodiscard]] const std::string& reason() const { return reason_; }
+
+ private:
+  InputLocation where_;
+  std::string reason_;
+};
+
+}  // namespace ssgd

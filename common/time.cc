@@ -1,0 +1,23 @@
+#include "common/time.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace ssgd {
+
+Duration duration_from_seconds(double seconds) {
+  const double ns = std::round(seconds * 1e9);
+  if (!std::isfinite(ns) || std::fabs(ns) >= 9.2e18) {
+    throw std::out_of_range("duration of " + std::to_string(seconds) +
+                            " s does not fit in int64 nanoseconds");
+  }
+  return Duration(static_cast<std::int64_t>(ns));
+}
+
+Duration transfer_time(double bytes, double bytes_per_s) {
+  if (!(bytes_per_s > 0)) throw std::invalid_argument("transfer rate must be positive");
+  return duration_from_seconds(bytes / bytes_per_s);
+}
+
+}  // namespace ssgd

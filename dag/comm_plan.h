@@ -1,0 +1,31 @@
+#pragma once
+// How gradients are communicated in one iteration: which layers' gradients
+// travel together, in what order, and when each collective may start. An
+// overlap policy (simulator/policy) produces the plan; the DAG builder turns
+// it into comm tasks and edges. Later policies (MG-WFBP, fusion buckets,
+// priority) only produce other plans.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "common/time.h"
+
+namespace ssgd::dag {
+
+struct CommGroup {
+  std::vector<std::int32_t> layers;  // profile rows whose gradients this collective carries
+  std::int64_t bytes = 0;            // their gradient bytes together
+  std::optional<Duration> replayed;  // measured time to replay as given; else modelled
+};
+
+struct CommPlan {
+  // Issued one at a time in this order; each waits for the previous one.
+  std::vector<CommGroup> groups;
+  // false (WFBP): a group may start once every worker finished the backward
+  // of all its layers. true (BSP): only once every worker finished the whole
+  // backward pass.
+  bool wait_for_full_backward = false;
+};
+
+}  // namespace ssgd::dag

@@ -1,0 +1,30 @@
+#pragma once
+// Critical paths of a task graph.
+//
+// longest_path() is the static one: the longest chain of durations along the
+// edges, ignoring that tasks share resources; it bounds the iteration time
+// from below. scheduled_critical_path() is the one a schedule actually had:
+// from the task that ends last, follow each task back to the task whose end
+// released it (its last predecessor, or the task before it on its resource).
+// Its length is the makespan, and its time split by task kind says what the
+// run was waiting for.
+
+#include <array>
+#include <vector>
+
+#include "dag/scheduled_times.h"
+#include "dag/task_graph.h"
+
+namespace ssgd::dag {
+
+struct CriticalPath {
+  std::vector<TaskId> tasks;  // in execution order
+  Duration length;            // end of the last task minus start of the first chain
+  std::array<Duration, kTaskKindCount> time_by_kind{};  // indexed by TaskKind
+  Duration gaps;              // time on the path when no path task ran
+};
+
+CriticalPath longest_path(const TaskGraph& graph);
+CriticalPath scheduled_critical_path(const TaskGraph& graph, const ScheduledTimes& times);
+
+}  // namespace ssgd::dag

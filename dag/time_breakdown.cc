@@ -1,0 +1,86 @@
+#include "dag/time_breakdown.h"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <vector>
+
+namespace ssgd::dag {
+namespace {
+
+enum Class : std::uint8_t { kCompute = 0, kIo = 1, kComm = 2 };
+
+struct Edge {
+  std::int64_t t;
+  std::int8_t delta;
+  Class cls;
+};
+
+Class class_of(TaskKind k) {
+  switch (k) {
+    case TaskKind::kIo:
+    case TaskKind::kH2d: return kIo;
+    case TaskKind::kComm: return kComm;
+    default: return kCompute;
+  }
+}
+
+// Sweeps the interval edges of one rank and splits [from, to) by class.
+std::array<std::int64_t, 4> sweep(std::vector<Edge>& edges, std::int64_t from, std::int64_t to) {
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return a.t != b.t ? a.t < b.t : a.delta < b.delta;
+  });
+  std::array<std::int64_t, 4> out{};  // compute, io, comm, idle
+  std::array<int, 3> active{};
+  std::int64_t cursor = from;
+  auto account = [&](std::int64_t until) {
+    until = std::clamp(until, from, to);
+    if (until <= cursor) return;
+    const int cls = active[kCompute] > 0 ? 0 : active[kIo] > 0 ? 1 : active[kComm] > 0 ? 2 : 3;
+    out[cls] += until - cursor;
+    cursor = until;
+  };
+  for (const Edge& e : edges) {
+    account(e.t);
+    active[e.cls] += e.delta;
+  }
+  account(to);
+  return out;
+}
+
+}  // namespace
+
+TimeBreakdown average_breakdown(const TaskGraph& graph, const ScheduledTimes& times,
+                                std::span<const Time> window_start,
+                                std::span<const Time> window_end, std::int64_t iterations) {
+  const auto P = window_start.size();
+  if (window_end.size() != P || P == 0 || iterations < 1) {
+    throw std::invalid_argument("average_breakdown: bad window or iteration count");
+  }
+  std::vector<std::vector<Edge>> per_rank(P);
+  std::vector<Edge> shared;  // collectives involve every rank
+  for (TaskId t = 0; t < graph.task_count(); ++t) {
+    const Task& task = graph.task(t);
+    if (times.end[t] <= times.start[t]) continue;
+    const Class cls = class_of(task.kind);
+    auto& out = task.rank == kAllRanks ? shared : per_rank.at(static_cast<std::size_t>(task.rank));
+    out.push_back({times.start[t].ns(), +1, cls});
+    out.push_back({times.end[t].ns(), -1, cls});
+  }
+  std::array<std::int64_t, 4> sum{};
+  for (std::size_t r = 0; r < P; ++r) {
+    auto& edges = per_rank[r];
+    const auto from = window_start[r].ns();
+    const auto to = window_end[r].ns();
+    for (const Edge& e : shared) {
+      edges.push_back(e);
+    }
+    const auto part = sweep(edges, from, to);
+    for (int k = 0; k < 4; ++k) sum[k] += part[k];
+  }
+  const auto denom = static_cast<std::int64_t>(P) * iterations;
+  auto avg = [&](std::int64_t v) { return Duration((v + denom / 2) / denom); };
+  return {avg(sum[0]), avg(sum[1]), avg(sum[2]), avg(sum[3])};
+}
+
+}  // namespace ssgd::dag

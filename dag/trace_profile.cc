@@ -1,0 +1,249 @@
+#include "dag/trace_profile.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "common/error.h"
+
+namespace ssgd::dag {
+namespace {
+
+namespace v1 = ssgd::trace::v1;
+
+enum class Phase { kForward, kBackward };
+
+struct Range {
+  std::int64_t start_ns;
+  std::int64_t end_ns;
+  std::int32_t layer;  // index into layer order
+  Phase phase;
+};
+
+struct IterationRange {
+  std::int64_t start_ns;
+  std::int64_t end_ns;
+  std::int64_t number;
+};
+
+struct RankData {
+  std::vector<IterationRange> iterations;
+  std::vector<Range> ranges;
+  struct Work {
+    std::int64_t host_ns;
+    std::int64_t duration_ns;
+    std::int64_t bytes;
+    bool collective;
+  };
+  std::vector<Work> work;
+  std::unordered_map<std::uint64_t, std::int64_t> launch_ns;  // correlation id -> API call start
+  std::vector<std::pair<std::uint64_t, std::size_t>> pending;  // correlation id -> work index
+};
+
+struct LayerAccumulator {
+  std::int64_t forward_ns = 0;
+  std::int64_t backward_ns = 0;
+  std::int64_t comm_ns = 0;
+  std::int64_t bytes = 0;
+};
+
+}  // namespace
+
+TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::string& source) {
+  TraceProfileResult out;
+  std::map<std::int32_t, RankData> ranks;
+  std::vector<std::string> layer_order;
+  std::unordered_map<std::string, std::int32_t> layer_index;
+  std::vector<std::pair<std::string, std::int64_t>> backward_names;  // resolved after reading
+
+  struct PendingRange {
+    std::int32_t rank;
+    std::string name;
+    std::int64_t start, end;
+    bool backward;
+  };
+  std::vector<PendingRange> layer_ranges;
+  std::vector<std::pair<std::int64_t, std::int64_t>> first_forward;  // (start, order) for sorting
+
+  v1::Event ev;
+  std::int64_t record = 0;
+  while (reader.next(ev)) {
+    RankData& rd = ranks[ev.rank()];
+    switch (ev.payload_case()) {
+      case v1::Event::kMarker: {
+        const auto& m = ev.marker();
+        const std::string& name = m.name();
+        auto slash = name.find('/');
+        const std::string prefix = slash == std::string::npos ? "" : name.substr(0, slash);
+        if (prefix != "iteration" && prefix != "forward" && prefix != "backward") break;
+        const std::string rest = name.substr(slash + 1);
+        if (rest.empty()) {
+          throw InputError({source, std::nullopt, record, "marker.name"},
+                           "marker '" + name + "' names no " +
+                               (prefix == "iteration" ? "iteration number" : "layer"));
+        }
+        if (m.end_ns() < m.start_ns()) {
+          throw InputError({source, std::nullopt, record, "marker.end_ns"},
+                           "marker '" + name + "' ends before it starts");
+        }
+        if (prefix == "iteration") {
+          std::int64_t number = 0;
+          try {
+            std::size_t used = 0;
+            number = std::stoll(rest, &used);
+            if (used != rest.size()) throw std::invalid_argument(rest);
+          } catch (const std::exception&) {
+            throw InputError({source, std::nullopt, record, "marker.name"},
+                             "marker '" + name + "': iteration number is not an integer");
+          }
+          rd.iterations.push_back({m.start_ns(), m.end_ns(), number});
+        } else {
+          layer_ranges.push_back({ev.rank(), rest, m.start_ns(), m.end_ns(), prefix == "backward"});
+        }
+        break;
+      }
+      case v1::Event::kKernel: {
+        const auto& k = ev.kernel();
+        rd.work.push_back({k.start_ns(), k.end_ns() - k.start_ns(), 0, false});
+        if (k.correlation_id() != 0) rd.pending.emplace_back(k.correlation_id(), rd.work.size() - 1);
+        break;
+      }
+      case v1::Event::kCollective: {
+        const auto& c = ev.collective();
+        rd.work.push_back({c.start_ns(), c.end_ns() - c.start_ns(), c.size_bytes(), true});
+        if (c.correlation_id() != 0) rd.pending.emplace_back(c.correlation_id(), rd.work.size() - 1);
+        break;
+      }
+      case v1::Event::kApiCall:
+        if (ev.api_call().correlation_id() != 0) {
+          rd.launch_ns.emplace(ev.api_call().correlation_id(), ev.api_call().start_ns());
+        }
+        break;
+      default:
+        break;
+    }
+    ++record;
+  }
+
+  // Layer order: forward ranges by start time (earliest first).
+  std::vector<const PendingRange*> forwards;
+  for (const auto& r : layer_ranges) {
+    if (!r.backward) forwards.push_back(&r);
+  }
+  if (forwards.empty()) {
+    throw InputError({source, std::nullopt, std::nullopt, "marker.name"},
+                     "the trace has no forward/<layer> marker ranges, so its layers are unknown "
+                     "(mark them, e.g. with tracer/python's helper)");
+  }
+  std::stable_sort(forwards.begin(), forwards.end(), [](auto* a, auto* b) {
+    return a->start != b->start ? a->start < b->start : a->rank < b->rank;
+  });
+  for (const auto* f : forwards) {
+    if (layer_index.emplace(f->name, static_cast<std::int32_t>(layer_order.size())).second) {
+      layer_order.push_back(f->name);
+    }
+  }
+  std::int64_t unknown_backward = 0;
+  for (const auto& r : layer_ranges) {
+    auto it = layer_index.find(r.name);
+    if (it == layer_index.end()) {
+      ++unknown_backward;
+      continue;
+    }
+    ranks[r.rank].ranges.push_back({r.start, r.end, it->second,
+                                    r.backward ? Phase::kBackward : Phase::kForward});
+  }
+  if (unknown_backward > 0) {
+    out.warnings.push_back(std::to_string(unknown_backward) +
+                           " backward ranges name layers with no forward range; ignored");
+  }
+
+  const auto L = layer_order.size();
+  std::vector<LayerAccumulator> acc(L);
+  std::int64_t samples = 0;  // rank-iterations accumulated
+  std::int64_t max_iterations = 0;
+  for (auto& [rank, rd] : ranks) {
+    if (rd.iterations.empty()) continue;
+    ++out.ranks;
+    for (auto& [corr, idx] : rd.pending) {
+      auto it = rd.launch_ns.find(corr);
+      if (it != rd.launch_ns.end()) rd.work[idx].host_ns = it->second;
+    }
+    std::sort(rd.iterations.begin(), rd.iterations.end(),
+              [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+    std::sort(rd.ranges.begin(), rd.ranges.end(),
+              [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; });
+    std::sort(rd.work.begin(), rd.work.end(),
+              [](const auto& a, const auto& b) { return a.host_ns < b.host_ns; });
+    max_iterations = std::max<std::int64_t>(max_iterations, rd.iterations.size());
+    const std::size_t first = rd.iterations.size() > 1 ? 1 : 0;
+    for (std::size_t i = first; i < rd.iterations.size(); ++i) {
+      const auto& iter = rd.iterations[i];
+      ++samples;
+      std::int32_t last_backward = -1;  // latest layer whose backward has ended
+      std::size_t ri = 0;
+      for (const auto& w : rd.work) {
+        if (w.host_ns < iter.start_ns || w.host_ns >= iter.end_ns) continue;
+        // Innermost range holding host_ns: the latest-starting one that covers it.
+        const Range* holder = nullptr;
+        for (const auto& r : rd.ranges) {
+          if (r.start_ns > w.host_ns) break;
+          if (r.end_ns > w.host_ns && r.start_ns >= iter.start_ns) holder = &r;
+          if (r.phase == Phase::kBackward && r.end_ns <= w.host_ns && r.start_ns >= iter.start_ns) {
+            last_backward = r.layer;
+          }
+        }
+        (void)ri;
+        if (w.collective) {
+          ++out.collectives;
+          const std::int32_t layer =
+              holder && holder->phase == Phase::kBackward ? holder->layer : last_backward;
+          const std::int32_t l = layer >= 0 ? layer : 0;
+          acc[l].comm_ns += w.duration_ns;
+          acc[l].bytes += w.bytes;
+        } else if (holder) {
+          ++out.kernels_assigned;
+          auto& a = acc[holder->layer];
+          (holder->phase == Phase::kForward ? a.forward_ns : a.backward_ns) += w.duration_ns;
+        } else {
+          ++out.kernels_unassigned;
+        }
+      }
+    }
+  }
+  if (samples == 0) {
+    throw InputError({source, std::nullopt, std::nullopt, "marker.name"},
+                     "the trace has no iteration/<N> marker ranges; mark iterations to replay it");
+  }
+  out.iterations_seen = max_iterations;
+  out.iterations_used = samples / std::max<std::int64_t>(out.ranks, 1);
+  auto avg = [&](std::int64_t v) { return (v + samples / 2) / samples; };
+  trace::LayerProfile& p = out.profile;
+  p.source = source;
+  p.model = reader.metadata().framework();
+  p.provenance = "trace " + source + ": " + std::to_string(out.ranks) + " rank(s), " +
+                 std::to_string(out.iterations_used) + " steady iteration(s) averaged";
+  const bool with_comm = out.collectives > 0;
+  for (std::size_t l = 0; l < L; ++l) {
+    trace::LayerRow row;
+    row.layer = static_cast<std::int64_t>(l);
+    row.name = layer_order[l];
+    row.forward = Duration(avg(acc[l].forward_ns));
+    row.backward = Duration(avg(acc[l].backward_ns));
+    row.grad_bytes = avg(acc[l].bytes);
+    if (with_comm) row.comm = Duration(avg(acc[l].comm_ns));
+    p.layers.push_back(std::move(row));
+  }
+  if (!with_comm) {
+    out.warnings.push_back(
+        "the trace has no collectives: gradient sizes are unknown, so no communication is "
+        "simulated");
+  }
+  if (out.kernels_unassigned > 0) {
+    out.warnings.push_back(std::to_string(out.kernels_unassigned) +
+                           " kernels ran outside every forward/backward range; left out");
+  }
+  return out;
+}
+
+}  // namespace ssgd::dag

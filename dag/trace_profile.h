@@ -1,0 +1,41 @@
+#pragma once
+// Builds a layer profile from a trace whose iterations and layers are marked
+// by marker ranges (NVTX ranges in a capture, or written by hand):
+//   iteration/<N>          one training iteration
+//   forward/<layer>        the forward pass of one layer
+//   backward/<layer>       the backward pass of one layer
+// Each GPU kernel belongs to the innermost forward/backward range holding the
+// time its launch call started (found through the correlation id of its
+// runtime or driver API call), or, without a launch record, its own start. A
+// layer's forward_ns and backward_ns are its kernels' summed durations per
+// iteration. Collectives belong to the backward range they were launched in,
+// or to the latest layer whose backward had ended by then; their sizes
+// become grad_bytes and their durations comm_ns, replayed as measured.
+// Values are averaged over all ranks and over every iteration but the first
+// (warm-up) when there are several. The profile then builds the DAG as any
+// other.
+
+#include <string>
+#include <vector>
+
+#include "traces/layer_profile.h"
+#include "traces/trace_reader.h"
+
+namespace ssgd::dag {
+
+struct TraceProfileResult {
+  trace::LayerProfile profile;
+  std::int64_t ranks = 0;
+  std::int64_t iterations_seen = 0;
+  std::int64_t iterations_used = 0;
+  std::int64_t kernels_assigned = 0;
+  std::int64_t kernels_unassigned = 0;    // outside any forward/backward range
+  std::int64_t collectives = 0;
+  std::vector<std::string> warnings;
+};
+
+// Throws ssgd::InputError (file and the offending marker) when the trace has
+// no iteration markers, no forward markers, or a marker name without a layer.
+TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::string& source);
+
+}  // namespace ssgd::dag

@@ -1,0 +1,68 @@
+#include "simulator/closed_form.h"
+
+#include <stdexcept>
+
+#include "simulator/policy/overlap_policy.h"
+
+namespace ssgd::sim {
+namespace {
+
+Duration sum(const std::vector<Duration>& v) {
+  Duration s;
+  for (auto d : v) s += d;
+  return s;
+}
+
+void check(const LayerTimes& t) {
+  if (t.forward.empty() || t.forward.size() != t.backward.size() ||
+      t.forward.size() != t.comm.size()) {
+    throw std::invalid_argument("layer times: forward, backward and comm need the same, non-zero, length");
+  }
+}
+
+}  // namespace
+
+Duration wfbp_iteration_time(const LayerTimes& t) {
+  check(t);
+  const auto L = t.backward.size();
+  // Index k = l - 1. tau values are relative to the start of backward.
+  Duration tau_b;                 // tau_b(L) = 0
+  Duration tau_c = t.backward[L - 1];  // tau_c(L) = t_b(L)
+  for (std::size_t k = L - 1; k-- > 0;) {
+    tau_b = tau_b + t.backward[k + 1];
+    tau_c = max(tau_c + t.comm[k + 1], tau_b + t.backward[k]);
+  }
+  const Duration exposed = tau_c + t.comm[0] - tau_b - t.backward[0];
+  return t.io + t.h2d + sum(t.forward) + sum(t.backward) + exposed + t.update;
+}
+
+Duration bsp_iteration_time(const LayerTimes& t) {
+  check(t);
+  return t.io + t.h2d + sum(t.forward) + sum(t.backward) + sum(t.comm) + t.update;
+}
+
+Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t) {
+  return policy == OverlapPolicy::kBsp ? bsp_iteration_time(t) : wfbp_iteration_time(t);
+}
+
+LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scenario,
+                       const NetworkModel& network) {
+  LayerTimes t;
+  t.io = scenario.io_time;
+  t.h2d = scenario.h2d_time;
+  t.update = scenario.update_time;
+  const auto plan = make_comm_plan(scenario.overlap, profile);
+  t.comm.assign(profile.layers.size(), Duration::zero());
+  for (const auto& row : profile.layers) {
+    t.forward.push_back(row.forward);
+    t.backward.push_back(row.backward);
+  }
+  if (scenario.workers() > 1) {
+    for (const auto& g : plan.groups) {
+      t.comm[g.layers.front()] = g.replayed ? *g.replayed : network.allreduce_time(g.bytes);
+    }
+  }
+  return t;
+}
+
+}  // namespace ssgd::sim

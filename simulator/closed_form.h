@@ -1,0 +1,40 @@
+#pragma once
+// The closed forms of the S-SGD DAG model (Shi, Wang, Chu and Li, ICPADS
+// 2018), the simulator's first correctness test. With layers 1..L, backward
+// running L down to 1, t_b(l) and t_c(l) the per-layer backward and
+// all-reduce times:
+//   WFBP: tau_b(L) = 0;       tau_b(l) = tau_b(l+1) + t_b(l+1)
+//         tau_c(L) = t_b(L);  tau_c(l) = max(tau_c(l+1) + t_c(l+1), tau_b(l) + t_b(l))
+//         t_iter = t_io' + t_f + t_b + (tau_c(1) + t_c(1) - tau_b(1) - t_b(1)) + t_u
+//   BSP:  t_iter = t_io + t_h2d + t_f + t_b + sum(t_c) + t_u
+// ssgd does not prefetch I/O, so t_io' = t_io + t_h2d. Layers without
+// communication have t_c(l) = 0.
+
+#include <vector>
+
+#include "common/time.h"
+#include "simulator/network/network_model.h"
+#include "simulator/scenario.h"
+#include "traces/layer_profile.h"
+
+namespace ssgd::sim {
+
+struct LayerTimes {
+  std::vector<Duration> forward;   // forward order, index 0 = layer 1
+  std::vector<Duration> backward;
+  std::vector<Duration> comm;
+  Duration io, h2d, update;
+};
+
+Duration wfbp_iteration_time(const LayerTimes& t);
+Duration bsp_iteration_time(const LayerTimes& t);
+
+// The per-layer times the simulator itself uses for `profile` under
+// `scenario`: comm replayed when measured, else the network model's; all
+// zero with one worker.
+LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scenario,
+                       const NetworkModel& network);
+
+Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t);
+
+}  // namespace ssgd::sim

@@ -1,0 +1,59 @@
+#pragma once
+// Replays a layer profile under a scenario: builds the S-SGD DAG for P
+// workers and N iterations, runs it on the event engine, and measures it.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dag/critical_path.h"
+#include "dag/task_graph.h"
+#include "dag/time_breakdown.h"
+#include "simulator/scenario.h"
+#include "simulator/schedule.h"
+#include "traces/layer_profile.h"
+
+namespace ssgd::sim {
+
+struct ReplayOptions {
+  bool keep_schedule = false;    // keep the graph and schedule, for a timeline
+  bool single_worker_baseline = true;  // also replay on one worker, for scaling efficiency
+  bool progress = false;         // log progress on long runs
+};
+
+struct ReplayResult {
+  std::int64_t workers = 0;
+  std::int64_t iterations = 0;
+  std::int64_t batch_per_gpu = 0;
+  bool batch_given = false;                   // false: batch 1 assumed, samples are batches
+  std::vector<Duration> iteration_times;      // per iteration: end of its last update minus the previous
+  Duration iteration_time;                    // steady state: mean of iterations after the first
+  double throughput_samples_per_s = 0;
+  std::optional<Duration> single_worker_iteration_time;
+  double speedup = 0;                         // P x t(1) / t(P)
+  double scaling_efficiency = 0;              // t(1) / t(P), weak scaling
+  dag::TimeBreakdown breakdown;               // per iteration, steady state, mean over ranks
+  dag::CriticalPath critical_path;            // of the whole run, as scheduled
+  std::optional<Duration> closed_form;        // the DESIGN.md closed form for this case
+  Duration comm_per_iteration;                // sum of the collectives' times in one iteration
+  std::int64_t collectives_per_iteration = 0;
+  bool comm_replayed = false;                 // true when the profile's comm_ns were replayed
+  std::string network;                        // the network model, in words
+  std::size_t tasks = 0;
+  std::size_t edges = 0;
+  std::uint64_t events = 0;
+  double build_seconds = 0;                   // wall time to build the DAG
+  double simulate_seconds = 0;                // wall time of the event loop
+  std::shared_ptr<const dag::TaskGraph> graph;  // with keep_schedule
+  std::shared_ptr<const Schedule> schedule;     // with keep_schedule
+};
+
+// Throws std::invalid_argument on an unusable scenario or profile and
+// DeadlockError if the DAG cannot finish.
+ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario,
+                    const ReplayOptions& options = {});
+
+}  // namespace ssgd::sim

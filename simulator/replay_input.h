@@ -1,0 +1,34 @@
+#pragma once
+// What `ssgd simulate` replays, recognised by content, not by file name:
+//   an ssgd trace        (starts with the trace magic)         -> layers from its markers
+//   a layer-profile CSV  (header with layer, forward_ns, ...)  -> as written
+//   a B-Caffe timing log (lines ending in [id, size, ...])     -> read as its README says
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "traces/layer_profile.h"
+
+namespace ssgd::sim {
+
+enum class InputKind { kTrace, kLayerProfileCsv, kBcaffeLog };
+const char* to_string(InputKind kind);
+
+struct ReplayInput {
+  InputKind kind = InputKind::kLayerProfileCsv;
+  trace::LayerProfile profile;
+  std::vector<std::string> warnings;  // for stderr
+};
+
+struct ReplayInputOptions {
+  bool allow_truncated = false;  // replay the readable prefix of a trace cut short
+};
+
+// Throws ssgd::InputError: unreadable file, unrecognised content, or any error
+// of the format's reader. A trace cut short is an error unless
+// allow_truncated, which makes it a warning.
+ReplayInput load_replay_input(const std::filesystem::path& path,
+                              const ReplayInputOptions& options = {});
+
+}  // namespace ssgd::sim

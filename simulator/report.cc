@@ -1,0 +1,126 @@
+#include "simulator/report.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "common/units.h"
+
+namespace ssgd::sim {
+namespace {
+
+nlohmann::json link_json(const LinkChoice& l) {
+  nlohmann::json j{{"preset", l.preset}};
+  if (l.bandwidth_bytes_per_s) j["bandwidth_bytes_per_s"] = *l.bandwidth_bytes_per_s;
+  if (l.latency) j["latency_ns"] = l.latency->ns();
+  return j;
+}
+
+double pct(Duration part, Duration whole) {
+  return whole.ns() > 0 ? 100.0 * static_cast<double>(part.ns()) / static_cast<double>(whole.ns())
+                        : 0.0;
+}
+
+}  // namespace
+
+nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const ReportContext& ctx) {
+  nlohmann::json j;
+  j["ssgd_report_version"] = 1;
+  j["input"] = {{"path", ctx.input}, {"kind", ctx.input_kind}, {"model", ctx.model},
+                {"provenance", ctx.provenance}};
+  j["scenario"] = {{"file", ctx.scenario_file},
+                   {"iterations", s.iterations},
+                   {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
+                   {"network", {{"intra_node", link_json(s.intra_node)},
+                                {"inter_node", link_json(s.inter_node)}}},
+                   {"policy", {{"overlap", to_string(s.overlap)}}},
+                   {"workload", {{"batch_per_gpu", r.batch_per_gpu},
+                                 {"batch_given", r.batch_given},
+                                 {"io_time_ns", s.io_time.ns()},
+                                 {"h2d_time_ns", s.h2d_time.ns()},
+                                 {"update_time_ns", s.update_time.ns()}}}};
+  j["workers"] = r.workers;
+  j["iteration_time_ns"] = r.iteration_time.ns();
+  nlohmann::json iters = nlohmann::json::array();
+  for (auto d : r.iteration_times) iters.push_back(d.ns());
+  j["iteration_times_ns"] = iters;
+  j["throughput_samples_per_s"] = r.throughput_samples_per_s;
+  if (r.single_worker_iteration_time) {
+    j["single_worker_iteration_time_ns"] = r.single_worker_iteration_time->ns();
+    j["speedup"] = r.speedup;
+    j["scaling_efficiency"] = r.scaling_efficiency;
+  } else {
+    j["speedup"] = nullptr;
+    j["scaling_efficiency"] = nullptr;
+  }
+  j["breakdown"] = {{"compute_ns", r.breakdown.compute.ns()},
+                    {"io_ns", r.breakdown.io.ns()},
+                    {"exposed_comm_ns", r.breakdown.exposed_comm.ns()},
+                    {"idle_ns", r.breakdown.idle.ns()}};
+  j["communication"] = {{"model", r.network},
+                        {"replayed_from_input", r.comm_replayed},
+                        {"collectives_per_iteration", r.collectives_per_iteration},
+                        {"comm_per_iteration_ns", r.comm_per_iteration.ns()}};
+  nlohmann::json kinds;
+  for (int k = 0; k < dag::kTaskKindCount; ++k) {
+    kinds[dag::to_string(static_cast<dag::TaskKind>(k))] = r.critical_path.time_by_kind[k].ns();
+  }
+  j["critical_path"] = {{"length_ns", r.critical_path.length.ns()},
+                        {"tasks", r.critical_path.tasks.size()},
+                        {"time_by_kind_ns", kinds},
+                        {"gaps_ns", r.critical_path.gaps.ns()}};
+  if (r.closed_form) j["closed_form_iteration_time_ns"] = r.closed_form->ns();
+  j["simulation"] = {{"tasks", r.tasks}, {"edges", r.edges}, {"events", r.events}};
+  return j;
+}
+
+void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext& ctx,
+                   std::ostream& out) {
+  const std::string model = ctx.model.empty() ? ctx.input : ctx.model + " (" + ctx.input + ")";
+  out << fmt::format("ssgd simulate: {}\n", model);
+  if (!ctx.provenance.empty()) out << fmt::format("  input: {}\n", ctx.provenance);
+  out << fmt::format("  cluster: {} node(s) x {} GPU(s) = {} workers, policy {}, {} iterations\n",
+                     s.nodes, s.gpus_per_node, r.workers, to_string(s.overlap), s.iterations);
+  out << fmt::format("  network: {}{}\n", r.network,
+                     r.comm_replayed ? " (measured comm_ns replayed instead)" : "");
+  out << "\n";
+  const Duration it = r.iteration_time;
+  auto row = [&](const std::string& name, const std::string& value, const std::string& note) {
+    out << fmt::format("  {:<24} {:>16}  {}\n", name, value, note);
+  };
+  row("iteration time", format_duration(it), "steady state, mean over ranks' last update");
+  row("throughput", fmt::format("{:.1f}", r.throughput_samples_per_s),
+      r.batch_given ? fmt::format("samples/s ({} per GPU per iteration)", r.batch_per_gpu)
+                    : std::string("batches/s (no batch size given: set workload.batch_per_gpu)"));
+  if (r.single_worker_iteration_time) {
+    row("speedup vs 1 GPU", fmt::format("{:.2f}x", r.speedup),
+        fmt::format("1 GPU: {}", format_duration(*r.single_worker_iteration_time)));
+    row("scaling efficiency", fmt::format("{:.1f}%", 100 * r.scaling_efficiency), "weak scaling");
+  }
+  row("  compute", format_duration(r.breakdown.compute), fmt::format("{:5.1f}%", pct(r.breakdown.compute, it)));
+  row("  exposed comm", format_duration(r.breakdown.exposed_comm),
+      fmt::format("{:5.1f}%   (all-reduce total {} in {} collectives)",
+                  pct(r.breakdown.exposed_comm, it), format_duration(r.comm_per_iteration),
+                  r.collectives_per_iteration));
+  row("  io + h2d", format_duration(r.breakdown.io), fmt::format("{:5.1f}%", pct(r.breakdown.io, it)));
+  row("  idle", format_duration(r.breakdown.idle), fmt::format("{:5.1f}%", pct(r.breakdown.idle, it)));
+  if (r.closed_form) {
+    const auto diff = it - *r.closed_form;
+    row("closed form (DESIGN.md)", format_duration(*r.closed_form),
+        diff == Duration::zero() ? std::string("matches the simulation")
+                                 : fmt::format("differs by {} ns", diff.ns()));
+  }
+  std::string path;
+  for (int k = 0; k < dag::kTaskKindCount; ++k) {
+    const auto d = r.critical_path.time_by_kind[k];
+    if (d == Duration::zero()) continue;
+    if (!path.empty()) path += ", ";
+    path += fmt::format("{} {:.0f}%", dag::to_string(static_cast<dag::TaskKind>(k)),
+                        pct(d, r.critical_path.length));
+  }
+  row("critical path", format_duration(r.critical_path.length), path);
+  out << fmt::format("\n  simulated {} tasks, {} events in {:.3f} s\n", r.tasks, r.events,
+                     r.build_seconds + r.simulate_seconds);
+}
+
+}  // namespace ssgd::sim

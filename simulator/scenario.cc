@@ -1,0 +1,318 @@
+#include "simulator/scenario.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "common/error.h"
+#include "simulator/scenario_schema.h"
+
+namespace ssgd::sim {
+namespace {
+
+constexpr std::string_view kSetFile = "--set";
+
+// Levenshtein distance, for "did you mean" suggestions; keys are short.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string_view leaf_of(std::string_view path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+std::string_view section_of(std::string_view path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? std::string_view() : path.substr(0, dot);
+}
+
+// The keys directly under `section` ("" for the top level), sections included.
+std::string keys_under(std::string_view section) {
+  std::string names;
+  const auto add = [&names](std::string_view name) {
+    if (!names.empty()) names += ", ";
+    names += name;
+  };
+  for (const auto& k : scenario_keys()) {
+    if (section_of(k.path) == section) add(leaf_of(k.path));
+  }
+  if (section.empty()) {
+    for (std::string_view s : scenario_sections()) add(s);
+  }
+  return names;
+}
+
+// " (did you mean 'cluster.nodes'?)" for a near miss or a key put in the
+// wrong section; otherwise the keys valid where the unknown one was written.
+std::string suggest(std::string_view path) {
+  std::string_view best;
+  std::size_t best_distance = std::string_view::npos;
+  const std::string_view leaf = leaf_of(path);
+  const auto consider = [&](std::string_view candidate) {
+    const std::string_view candidate_leaf = leaf_of(candidate);
+    // The right name in the wrong section is the nearest miss there is; a
+    // name cut short ("gpus" for "gpus_per_node") is the next nearest.
+    std::size_t d = 0;
+    if (candidate_leaf == leaf) d = 0;
+    else if (leaf.size() >= 3 && candidate_leaf.starts_with(leaf)) d = 1;
+    else d = edit_distance(path, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  };
+  for (const auto& k : scenario_keys()) consider(k.path);
+  for (std::string_view s : scenario_sections()) consider(s);
+  const std::size_t threshold = std::max<std::size_t>(2, path.size() / 4);
+  if (best_distance <= threshold) return fmt::format(" (did you mean '{}'?)", best);
+  const std::string_view section = section_of(path);
+  if (section.empty()) return fmt::format(" (top-level keys: {})", keys_under(section));
+  return fmt::format(" (keys under '{}': {})", section, keys_under(section));
+}
+
+std::string describe_kind(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a sequence";
+    case YAML::NodeType::Scalar: return fmt::format("the scalar '{}'", node.Scalar());
+    case YAML::NodeType::Null: return "nothing (null)";
+    case YAML::NodeType::Undefined: break;
+  }
+  return "nothing";
+}
+
+std::optional<std::int64_t> line_of(const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return std::nullopt;
+  return static_cast<std::int64_t>(mark.line) + 1;
+}
+
+[[noreturn]] void throw_unknown_key(InputLocation where, std::string_view path) {
+  throw InputError(std::move(where), fmt::format("unknown key '{}'{}", path, suggest(path)));
+}
+
+// Runs a key's setter, turning its reason into an InputError at `where`.
+void apply(Scenario& scenario, const ScenarioKey& key, std::string_view value,
+           const InputLocation& where) {
+  try {
+    key.set(scenario, value);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(where, e.what());
+  }
+}
+
+std::string section_needs_mapping(std::string_view section) {
+  return fmt::format("'{}' is a section: expected a mapping of its keys ({})", section,
+                     keys_under(section));
+}
+
+class YamlLoader {
+ public:
+  YamlLoader(Scenario& scenario, std::string file) : scenario_(scenario), file_(std::move(file)) {}
+
+  void load_document(const YAML::Node& root) {
+    if (root.IsNull()) {
+      throw InputError(at(root.Mark(), ""),
+                       "the document is empty; expected a mapping of scenario keys such as "
+                       "'cluster:'");
+    }
+    if (!root.IsMap()) {
+      throw InputError(at(root.Mark(), ""),
+                       fmt::format("expected a mapping of scenario keys at the top level, got {}",
+                                   describe_kind(root)));
+    }
+    load_mapping(root, "");
+  }
+
+ private:
+  InputLocation at(const YAML::Mark& mark, std::string field) const {
+    return InputLocation{file_, line_of(mark), std::nullopt, std::move(field)};
+  }
+
+  // `prefix` is "" at the top level, else a section's name.
+  void load_mapping(const YAML::Node& mapping, const std::string& prefix) {
+    // yaml-cpp keeps both pairs of a repeated key, so repeats are caught here.
+    std::map<std::string, std::optional<std::int64_t>, std::less<>> seen;
+    for (const auto& pair : mapping) {
+      const YAML::Node& key_node = pair.first;
+      const YAML::Node& value = pair.second;
+      if (!key_node.IsScalar()) {
+        throw InputError(at(key_node.Mark(), prefix),
+                         fmt::format("keys must be plain names, got {}", describe_kind(key_node)));
+      }
+      const std::string& name = key_node.Scalar();
+      const std::string path = prefix.empty() ? name : prefix + "." + name;
+      InputLocation where = at(key_node.Mark(), path);
+      if (name.empty()) throw InputError(std::move(where), "empty key");
+      if (name.find('.') != std::string::npos) {
+        throw InputError(std::move(where),
+                         fmt::format("key '{}' contains '.': write nested mappings in files; "
+                                     "dotted paths are for --set",
+                                     name));
+      }
+      const auto [previous, inserted] = seen.emplace(name, where.line);
+      if (!inserted) {
+        const auto& first_line = previous->second;
+        throw InputError(std::move(where),
+                         first_line ? fmt::format("duplicate key '{}' (first given at line {})",
+                                                  path, *first_line)
+                                    : fmt::format("duplicate key '{}'", path));
+      }
+      if (prefix.empty() && is_scenario_section(path)) {
+        if (!value.IsMap()) {
+          throw InputError(std::move(where), fmt::format("{}, got {}",
+                                                         section_needs_mapping(path),
+                                                         describe_kind(value)));
+        }
+        load_mapping(value, path);
+        continue;
+      }
+      const ScenarioKey* key = find_scenario_key(path);
+      if (key == nullptr) throw_unknown_key(std::move(where), path);
+      if (!value.IsScalar()) {
+        throw InputError(std::move(where),
+                         fmt::format("expected a value of type {}, got {}", key->type,
+                                     describe_kind(value)));
+      }
+      apply(scenario_, *key, value.Scalar(), where);
+    }
+  }
+
+  Scenario& scenario_;
+  std::string file_;
+};
+
+void load_file(Scenario& scenario, const std::filesystem::path& path) {
+  const std::string file = path.string();
+  const InputLocation whole_file{file, std::nullopt, std::nullopt, ""};
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(whole_file, "is a directory, not a scenario file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const std::string reason = std::filesystem::exists(path, ec) ? "permission denied or unreadable"
+                                                                 : "no such file";
+    throw InputError(whole_file, "cannot open the scenario file: " + reason);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(whole_file, "cannot read the scenario file");
+
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw InputError(InputLocation{file, line_of(e.mark), std::nullopt, ""},
+                     "not valid YAML: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    throw InputError(InputLocation{file, line_of(e.mark), std::nullopt, ""},
+                     "cannot read as YAML: " + e.msg);
+  }
+  if (documents.empty()) {
+    throw InputError(whole_file,
+                     "the file is empty; expected a mapping of scenario keys such as 'cluster:'");
+  }
+  if (documents.size() > 1) {
+    throw InputError(whole_file, fmt::format("holds {} YAML documents; a scenario file holds one",
+                                             documents.size()));
+  }
+  YamlLoader(scenario, file).load_document(documents.front());
+}
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t");
+  return s.substr(first, last - first + 1);
+}
+
+void apply_set(Scenario& scenario, std::string_view flag) {
+  const auto eq = flag.find('=');
+  if (eq == std::string_view::npos) {
+    throw InputError(InputLocation{std::string(kSetFile), std::nullopt, std::nullopt,
+                                   std::string(trim(flag))},
+                     fmt::format("expected key.path=value, got '{}'", flag));
+  }
+  const std::string_view path = trim(flag.substr(0, eq));
+  const std::string_view value = trim(flag.substr(eq + 1));
+  const InputLocation where{std::string(kSetFile), std::nullopt, std::nullopt, std::string(path)};
+  if (path.empty()) {
+    throw InputError(where, fmt::format("expected key.path=value, got '{}'", flag));
+  }
+  if (is_scenario_section(path)) {
+    throw InputError(where,
+                     fmt::format("'{}' is a section; set one of its keys as {}.<key>=value ({})",
+                                 path, path, keys_under(path)));
+  }
+  const ScenarioKey* key = find_scenario_key(path);
+  if (key == nullptr) throw_unknown_key(where, path);
+  if (value.empty()) {
+    throw InputError(where, fmt::format("has no value; expected a value of type {}", key->type));
+  }
+  apply(scenario, *key, value, where);
+}
+
+}  // namespace
+
+const char* to_string(OverlapPolicy p) {
+  switch (p) {
+    case OverlapPolicy::kBsp: return "bsp";
+    case OverlapPolicy::kWfbp: return "wfbp";
+  }
+  return "?";
+}
+
+Scenario load_scenario(const std::optional<std::filesystem::path>& file,
+                       const std::vector<std::string>& sets) {
+  Scenario scenario;
+  if (file) load_file(scenario, *file);
+  for (const auto& flag : sets) apply_set(scenario, flag);
+  return scenario;
+}
+
+std::string describe_scenario_keys() {
+  std::size_t path_width = std::string_view("key").size();
+  std::size_t type_width = std::string_view("type").size();
+  std::size_t default_width = std::string_view("default").size();
+  for (const auto& k : scenario_keys()) {
+    path_width = std::max(path_width, k.path.size());
+    type_width = std::max(type_width, k.type.size());
+    default_width = std::max(default_width, k.default_text.size());
+  }
+  std::string out;
+  const auto row = [&](std::string_view path, std::string_view type, std::string_view def,
+                       std::string_view description) {
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", path, path_width, type, type_width, def,
+                       default_width, description);
+  };
+  row("key", "type", "default", "description");
+  for (const auto& k : scenario_keys()) row(k.path, k.type, k.default_text, k.description);
+  return out;
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,28 @@
+#pragma once
+// Chrome trace-event JSON of a simulated run, which ui.perfetto.dev and
+// chrome://tracing open: one process per rank with a track (thread) per
+// resource (compute, io, h2d), and one "network" process whose track holds
+// the gradient collectives. Timestamps are microseconds with three decimals,
+// so nanoseconds survive. The output is deterministic.
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+
+#include "dag/task_graph.h"
+#include "simulator/schedule.h"
+
+namespace ssgd::sim {
+
+struct TimelineOptions {
+  std::int64_t max_ranks = 16;  // ranks 0..max_ranks-1 are written; <= 0 means all
+};
+
+void write_timeline(const dag::TaskGraph& graph, const Schedule& schedule,
+                    const TimelineOptions& options, std::ostream& out);
+
+// Through an AtomicFile: nothing is left behind on failure.
+void write_timeline_file(const dag::TaskGraph& graph, const Schedule& schedule,
+                         const TimelineOptions& options, const std::filesystem::path& path);
+
+}  // namespace ssgd::sim

@@ -1,0 +1,86 @@
+// The simulator's first correctness test: for random layer profiles the
+// simulated BSP and WFBP iteration times equal the closed forms of the S-SGD
+// DAG model (DESIGN.md) exactly, in integer nanoseconds.
+#include "simulator/closed_form.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "simulator/network/network_model.h"
+#include "simulator/replay.h"
+
+namespace ssgd::sim {
+namespace {
+
+trace::LayerProfile random_profile(std::mt19937_64& rng, bool with_comm) {
+  trace::LayerProfile p;
+  const int layers = 1 + static_cast<int>(rng() % 60);
+  for (int l = 0; l < layers; ++l) {
+    trace::LayerRow row;
+    row.layer = l;
+    row.name = "layer" + std::to_string(l);
+    row.forward = Duration(static_cast<std::int64_t>(rng() % 2'000'000));
+    row.backward = Duration(static_cast<std::int64_t>(rng() % 4'000'000));
+    row.grad_bytes = rng() % 4 == 0 ? 0 : static_cast<std::int64_t>(rng() % 50'000'000);
+    if (with_comm) row.comm = Duration(static_cast<std::int64_t>(rng() % 6'000'000));
+    p.layers.push_back(row);
+  }
+  return p;
+}
+
+Scenario random_scenario(std::mt19937_64& rng, OverlapPolicy policy) {
+  static const char* intra[] = {"pcie3_x16", "nvlink2", "pcie5_x16"};
+  static const char* inter[] = {"10gbe", "100gbe", "ib_edr100", "ib_ndr400"};
+  Scenario s;
+  s.nodes = 1 + static_cast<std::int64_t>(rng() % 8);
+  s.gpus_per_node = 1 + static_cast<std::int64_t>(rng() % 4);
+  s.intra_node.preset = intra[rng() % 3];
+  s.inter_node.preset = inter[rng() % 4];
+  s.iterations = 1 + static_cast<std::int64_t>(rng() % 5);
+  s.overlap = policy;
+  s.io_time = Duration(static_cast<std::int64_t>(rng() % 1'000'000));
+  s.h2d_time = Duration(static_cast<std::int64_t>(rng() % 500'000));
+  s.update_time = Duration(static_cast<std::int64_t>(rng() % 800'000));
+  return s;
+}
+
+class ClosedForm : public ::testing::TestWithParam<OverlapPolicy> {};
+
+TEST_P(ClosedForm, RandomProfilesMatchExactly) {
+  std::mt19937_64 rng(GetParam() == OverlapPolicy::kBsp ? 11 : 12);
+  for (int trial = 0; trial < 150; ++trial) {
+    const bool with_comm = trial % 3 == 0;
+    const auto profile = random_profile(rng, with_comm);
+    const auto scenario = random_scenario(rng, GetParam());
+    ReplayOptions opts;
+    opts.single_worker_baseline = false;
+    const auto result = replay(profile, scenario, opts);
+    const NetworkModel net(scenario);
+    const auto expected = closed_form_iteration_time(GetParam(), layer_times(profile, scenario, net));
+    ASSERT_EQ(result.iteration_time, expected)
+        << "trial " << trial << ": " << profile.layers.size() << " layers, " << scenario.workers()
+        << " workers, comm " << (with_comm ? "replayed" : "modelled");
+    for (auto d : result.iteration_times) ASSERT_EQ(d, expected) << "trial " << trial;
+    ASSERT_EQ(result.breakdown.total(), expected) << "trial " << trial;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ClosedForm,
+                         ::testing::Values(OverlapPolicy::kBsp, OverlapPolicy::kWfbp),
+                         [](const auto& param_info) { return std::string(to_string(param_info.param)); });
+
+TEST(ClosedForm, HandComputedWfbpExample) {
+  // Three layers; backward 3, 2, 1 (layers 1..3), comm 4 each. Backward runs
+  // layer 3 (t=0..1), 2 (1..3), 1 (3..6). Comm: c3 at 1..5, c2 at 5..9,
+  // c1 at 9..13. Exposed after backward: 13 - 6 = 7.
+  LayerTimes t;
+  t.forward = {Duration(1), Duration(1), Duration(1)};
+  t.backward = {Duration(3), Duration(2), Duration(1)};
+  t.comm = {Duration(4), Duration(4), Duration(4)};
+  EXPECT_EQ(wfbp_iteration_time(t), Duration(3 + 6 + 7));
+  EXPECT_EQ(bsp_iteration_time(t), Duration(3 + 6 + 12));
+}
+
+}  // namespace
+}  // namespace ssgd::sim

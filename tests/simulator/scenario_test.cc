@@ -1,0 +1,625 @@
+#include "simulator/scenario.h"
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "simulator/network/link_preset.h"
+#include "simulator/scenario_schema.h"
+
+namespace ssgd::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+fs::path source_path(const std::string& relative) { return fs::path(SSGD_SOURCE_DIR) / relative; }
+fs::path bad_file(const std::string& name) {
+  return source_path("tests/data/scenarios/" + name);
+}
+
+// Writes `text` to a fresh file in the test's temporary folder.
+fs::path write_yaml(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "ssgd_scenario_test";
+  fs::create_directories(dir);
+  const fs::path path = dir / name;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  return path;
+}
+
+// The InputError that loading `file` with `sets` throws; fails the test if none.
+InputError error_of(const std::optional<fs::path>& file, const std::vector<std::string>& sets) {
+  try {
+    (void)load_scenario(file, sets);
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no InputError for " << (file ? file->string() : std::string("(no file)"));
+  return InputError(InputLocation{}, "none");
+}
+
+InputError file_error(const fs::path& file) { return error_of(file, {}); }
+InputError set_error(const std::string& flag) { return error_of(std::nullopt, {flag}); }
+
+// Checks file, line and key path both in the location and in the message.
+void expect_located(const InputError& e, const fs::path& file, std::optional<std::int64_t> line,
+                    const std::string& field) {
+  EXPECT_EQ(e.where().file, file.string());
+  EXPECT_EQ(e.where().line, line);
+  EXPECT_EQ(e.where().field, field);
+  const std::string what = e.what();
+  std::string prefix = file.string();
+  if (line) prefix.append(":").append(std::to_string(*line));
+  EXPECT_THAT(what, StartsWith(prefix + ":")) << what;
+  if (!field.empty()) {
+    EXPECT_THAT(what, HasSubstr("field '" + field + "'")) << what;
+  }
+}
+
+TEST(Scenario, Defaults) {
+  const Scenario s = load_scenario(std::nullopt, {});
+  EXPECT_EQ(s.iterations, 10);
+  EXPECT_EQ(s.nodes, 1);
+  EXPECT_EQ(s.gpus_per_node, 1);
+  EXPECT_EQ(s.workers(), 1);
+  EXPECT_EQ(s.intra_node.preset, "pcie3_x16");
+  EXPECT_FALSE(s.intra_node.bandwidth_bytes_per_s);
+  EXPECT_FALSE(s.intra_node.latency);
+  EXPECT_EQ(s.inter_node.preset, "10gbe");
+  EXPECT_FALSE(s.inter_node.bandwidth_bytes_per_s);
+  EXPECT_FALSE(s.inter_node.latency);
+  EXPECT_EQ(s.overlap, OverlapPolicy::kWfbp);
+  EXPECT_FALSE(s.batch_per_gpu);
+  EXPECT_EQ(s.io_time, Duration(0));
+  EXPECT_EQ(s.h2d_time, Duration(0));
+  EXPECT_EQ(s.update_time, Duration(0));
+  EXPECT_NE(find_link_preset(s.intra_node.preset), nullptr);
+  EXPECT_NE(find_link_preset(s.inter_node.preset), nullptr);
+}
+
+// The defaults the docs show must be what a Scenario starts with: setting
+// each key to its documented default changes nothing.
+TEST(Scenario, DocumentedDefaultsMatchTheStruct) {
+  for (const auto& key : scenario_keys()) {
+    if (key.default_text.front() == '(') continue;  // "(preset)", "(input)": no value
+    const std::string flag = std::string(key.path) + "=" + std::string(key.default_text);
+    const Scenario s = load_scenario(std::nullopt, {flag});
+    const Scenario d;
+    EXPECT_EQ(s.iterations, d.iterations) << flag;
+    EXPECT_EQ(s.nodes, d.nodes) << flag;
+    EXPECT_EQ(s.gpus_per_node, d.gpus_per_node) << flag;
+    EXPECT_EQ(s.intra_node.preset, d.intra_node.preset) << flag;
+    EXPECT_EQ(s.inter_node.preset, d.inter_node.preset) << flag;
+    EXPECT_EQ(s.overlap, d.overlap) << flag;
+    EXPECT_EQ(s.io_time, d.io_time) << flag;
+    EXPECT_EQ(s.h2d_time, d.h2d_time) << flag;
+    EXPECT_EQ(s.update_time, d.update_time) << flag;
+  }
+}
+
+TEST(Scenario, OverlapPolicyNames) {
+  EXPECT_STREQ(to_string(OverlapPolicy::kBsp), "bsp");
+  EXPECT_STREQ(to_string(OverlapPolicy::kWfbp), "wfbp");
+}
+
+TEST(Scenario, V100Example) {
+  const Scenario s = load_scenario(source_path("scenarios/v100_4x4_10gbe.yaml"), {});
+  EXPECT_EQ(s.iterations, 10);
+  EXPECT_EQ(s.nodes, 4);
+  EXPECT_EQ(s.gpus_per_node, 4);
+  EXPECT_EQ(s.workers(), 16);
+  EXPECT_EQ(s.intra_node.preset, "pcie3_x16");
+  EXPECT_EQ(s.inter_node.preset, "10gbe");
+  EXPECT_EQ(s.overlap, OverlapPolicy::kWfbp);
+  EXPECT_EQ(s.batch_per_gpu, 64);
+}
+
+TEST(Scenario, Dgx1Example) {
+  const Scenario s = load_scenario(source_path("scenarios/dgx1_8x8_ib100.yaml"), {});
+  EXPECT_EQ(s.nodes, 8);
+  EXPECT_EQ(s.gpus_per_node, 8);
+  EXPECT_EQ(s.workers(), 64);
+  EXPECT_EQ(s.intra_node.preset, "nvlink2");
+  EXPECT_EQ(s.inter_node.preset, "ib_edr100");
+  EXPECT_FALSE(s.inter_node.bandwidth_bytes_per_s);
+  EXPECT_EQ(s.overlap, OverlapPolicy::kWfbp);
+}
+
+TEST(Scenario, BcaffeExample) {
+  const Scenario s = load_scenario(source_path("scenarios/bcaffe_10gbe.yaml"), {});
+  EXPECT_EQ(s.nodes, 4);
+  EXPECT_EQ(s.gpus_per_node, 1);
+  EXPECT_EQ(s.inter_node.preset, "10gbe");
+  EXPECT_EQ(s.overlap, OverlapPolicy::kWfbp);
+  EXPECT_EQ(s.batch_per_gpu, 64);
+}
+
+TEST(Scenario, EveryKeyFromAFile) {
+  const fs::path file = write_yaml("every_key.yaml", R"(iterations: 25
+cluster:
+  nodes: 16
+  gpus_per_node: 8
+network:
+  intra_node: nvlink3
+  intra_node_bandwidth: 200GB/s
+  intra_node_latency: 1.5us
+  inter_node: ib_hdr200
+  inter_node_bandwidth: 200Gb/s
+  inter_node_latency: 0ns
+policy:
+  overlap: bsp
+workload:
+  batch_per_gpu: 128
+  io_time: 1.5ms
+  h2d_time: 250 us
+  update_time: 2ms
+)");
+  const Scenario s = load_scenario(file, {});
+  EXPECT_EQ(s.iterations, 25);
+  EXPECT_EQ(s.nodes, 16);
+  EXPECT_EQ(s.gpus_per_node, 8);
+  EXPECT_EQ(s.workers(), 128);
+  EXPECT_EQ(s.intra_node.preset, "nvlink3");
+  EXPECT_EQ(s.intra_node.bandwidth_bytes_per_s, 200e9);
+  EXPECT_EQ(s.intra_node.latency, Duration(1'500));
+  EXPECT_EQ(s.inter_node.preset, "ib_hdr200");
+  EXPECT_EQ(s.inter_node.bandwidth_bytes_per_s, 25e9);
+  EXPECT_EQ(s.inter_node.latency, Duration(0));
+  EXPECT_EQ(s.overlap, OverlapPolicy::kBsp);
+  EXPECT_EQ(s.batch_per_gpu, 128);
+  EXPECT_EQ(s.io_time, Duration(1'500'000));
+  EXPECT_EQ(s.h2d_time, Duration(250'000));
+  EXPECT_EQ(s.update_time, Duration(2'000'000));
+}
+
+TEST(Scenario, FlowStyleAndQuotedScalars) {
+  const fs::path file = write_yaml("flow.yaml",
+                                   "cluster: {nodes: 2, gpus_per_node: \"4\"}\n"
+                                   "policy: {overlap: 'bsp'}\n");
+  const Scenario s = load_scenario(file, {});
+  EXPECT_EQ(s.nodes, 2);
+  EXPECT_EQ(s.gpus_per_node, 4);
+  EXPECT_EQ(s.overlap, OverlapPolicy::kBsp);
+}
+
+TEST(Scenario, EveryKeyWithSet) {
+  const Scenario s = load_scenario(
+      std::nullopt, {"iterations=3", "cluster.nodes=2", "cluster.gpus_per_node=4",
+                     "network.intra_node=nvlink2", "network.intra_node_bandwidth=900MiB/s",
+                     "network.intra_node_latency=3us", "network.inter_node=100gbe",
+                     "network.inter_node_bandwidth=10Gbps", "network.inter_node_latency=20 us",
+                     "policy.overlap=bsp", "workload.batch_per_gpu=32", "workload.io_time=1ms",
+                     "workload.h2d_time=0.5ms", "workload.update_time=100us"});
+  EXPECT_EQ(s.iterations, 3);
+  EXPECT_EQ(s.nodes, 2);
+  EXPECT_EQ(s.gpus_per_node, 4);
+  EXPECT_EQ(s.intra_node.preset, "nvlink2");
+  EXPECT_EQ(s.intra_node.bandwidth_bytes_per_s, 900.0 * 1024 * 1024);
+  EXPECT_EQ(s.intra_node.latency, Duration(3'000));
+  EXPECT_EQ(s.inter_node.preset, "100gbe");
+  EXPECT_EQ(s.inter_node.bandwidth_bytes_per_s, 1.25e9);
+  EXPECT_EQ(s.inter_node.latency, Duration(20'000));
+  EXPECT_EQ(s.overlap, OverlapPolicy::kBsp);
+  EXPECT_EQ(s.batch_per_gpu, 32);
+  EXPECT_EQ(s.io_time, Duration(1'000'000));
+  EXPECT_EQ(s.h2d_time, Duration(500'000));
+  EXPECT_EQ(s.update_time, Duration(100'000));
+}
+
+TEST(Scenario, SetAppliesAfterTheFileInOrder) {
+  const Scenario s = load_scenario(source_path("scenarios/v100_4x4_10gbe.yaml"),
+                                   {"cluster.nodes=8", "policy.overlap=bsp", "cluster.nodes=2",
+                                    " network.inter_node = 25gbe "});
+  EXPECT_EQ(s.nodes, 2);
+  EXPECT_EQ(s.gpus_per_node, 4);  // from the file
+  EXPECT_EQ(s.overlap, OverlapPolicy::kBsp);
+  EXPECT_EQ(s.inter_node.preset, "25gbe");
+}
+
+TEST(Scenario, LimitsAreInclusive) {
+  const Scenario s = load_scenario(std::nullopt, {"iterations=1000000", "cluster.nodes=1048576",
+                                                  "cluster.gpus_per_node=1024"});
+  EXPECT_EQ(s.iterations, 1'000'000);
+  EXPECT_EQ(s.nodes, 1'048'576);
+  EXPECT_EQ(s.gpus_per_node, 1'024);
+  EXPECT_THAT(set_error("iterations=1000001").what(),
+              HasSubstr("must be between 1 and 1000000, got 1000001"));
+  EXPECT_THAT(set_error("iterations=0").what(), HasSubstr("must be between 1 and 1000000, got 0"));
+  EXPECT_THAT(set_error("cluster.nodes=1048577").what(), HasSubstr("between 1 and 1048576"));
+  EXPECT_THAT(set_error("cluster.gpus_per_node=1025").what(), HasSubstr("between 1 and 1024"));
+  EXPECT_THAT(set_error("workload.batch_per_gpu=0").what(), HasSubstr("between 1 and"));
+}
+
+// --- the bad files under tests/data/scenarios ---
+
+TEST(ScenarioFile, UnknownKey) {
+  const fs::path file = bad_file("unknown_key.yaml");
+  const InputError e = file_error(file);
+  expect_located(e, file, 4, "cluster.nodez");
+  EXPECT_EQ(e.reason(), "unknown key 'cluster.nodez' (did you mean 'cluster.nodes'?)");
+}
+
+TEST(ScenarioFile, WrongType) {
+  const fs::path file = bad_file("wrong_type.yaml");
+  const InputError e = file_error(file);
+  expect_located(e, file, 4, "cluster.nodes");
+  EXPECT_EQ(e.reason(), "expected an integer, got 'four'");
+}
+
+TEST(ScenarioFile, BadUnit) {
+  const fs::path file = bad_file("bad_unit.yaml");
+  const InputError e = file_error(file);
+  expect_located(e, file, 4, "workload.io_time");
+  EXPECT_EQ(e.reason(),
+            "duration '5 parsecs': unknown unit 'parsecs'; write one of ns, us, \xC2\xB5s, ms, s "
+            "(e.g. '1.5ms')");
+}
+
+TEST(ScenarioFile, ZeroNodes) {
+  const fs::path file = bad_file("zero_nodes.yaml");
+  const InputError e = file_error(file);
+  expect_located(e, file, 4, "cluster.nodes");
+  EXPECT_EQ(e.reason(), "must be between 1 and 1048576, got 0");
+}
+
+TEST(ScenarioFile, NegativeNodes) {
+  const fs::path file = bad_file("negative_nodes.yaml");
+  const InputError e = file_error(file);
+  expect_located(e, file, 3, "cluster.nodes");
+  EXPECT_EQ(e.reason(), "must be between 1 and 1048576, got -2");
+}
+
+TEST(ScenarioFile, NotAMapping) {
+  const fs::path file = bad_file("not_a_mapping.yaml");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "");
+  EXPECT_EQ(e.reason(), "expected a mapping of scenario keys at the top level, got a sequence");
+}
+
+TEST(ScenarioFile, Malformed) {
+  const fs::path file = bad_file("malformed.yaml");
+  const InputError e = file_error(file);
+  ASSERT_TRUE(e.where().line.has_value());
+  expect_located(e, file, e.where().line, "");
+  EXPECT_GE(*e.where().line, 4);  // the unclosed '{' is on line 4; the parser notices later
+  EXPECT_THAT(e.reason(), StartsWith("not valid YAML: "));
+}
+
+// --- other bad files, written by the tests ---
+
+TEST(ScenarioFile, MissingFile) {
+  const fs::path file = write_yaml("placeholder.yaml", "") .parent_path() / "no_such_file.yaml";
+  const InputError e = file_error(file);
+  expect_located(e, file, std::nullopt, "");
+  EXPECT_EQ(e.reason(), "cannot open the scenario file: no such file");
+}
+
+TEST(ScenarioFile, Directory) {
+  const fs::path dir = write_yaml("placeholder.yaml", "").parent_path();
+  const InputError e = file_error(dir);
+  expect_located(e, dir, std::nullopt, "");
+  EXPECT_EQ(e.reason(), "is a directory, not a scenario file");
+}
+
+TEST(ScenarioFile, EmptyFile) {
+  const fs::path file = write_yaml("empty.yaml", "# only a comment\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, std::nullopt, "");
+  EXPECT_THAT(e.reason(), HasSubstr("empty"));
+}
+
+TEST(ScenarioFile, TwoDocuments) {
+  const fs::path file = write_yaml("two.yaml", "iterations: 1\n---\niterations: 2\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, std::nullopt, "");
+  EXPECT_EQ(e.reason(), "holds 2 YAML documents; a scenario file holds one");
+}
+
+TEST(ScenarioFile, ScalarDocument) {
+  const fs::path file = write_yaml("scalar.yaml", "\n\njust text\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 3, "");
+  EXPECT_EQ(e.reason(),
+            "expected a mapping of scenario keys at the top level, got the scalar 'just text'");
+}
+
+TEST(ScenarioFile, ScalarWhereASectionBelongs) {
+  const fs::path file = write_yaml("scalar_section.yaml", "iterations: 2\ncluster: 4\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "cluster");
+  EXPECT_EQ(e.reason(),
+            "'cluster' is a section: expected a mapping of its keys (nodes, gpus_per_node), got "
+            "the scalar '4'");
+}
+
+TEST(ScenarioFile, EmptySection) {
+  const fs::path file = write_yaml("empty_section.yaml", "workload:\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 1, "workload");
+  EXPECT_THAT(e.reason(), HasSubstr("got nothing (null)"));
+}
+
+TEST(ScenarioFile, MappingWhereAScalarBelongs) {
+  const fs::path file = write_yaml("mapping_value.yaml", "cluster:\n  nodes:\n    count: 4\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "cluster.nodes");
+  EXPECT_EQ(e.reason(), "expected a value of type int, got a mapping");
+}
+
+TEST(ScenarioFile, SequenceWhereAScalarBelongs) {
+  const fs::path file = write_yaml("sequence_value.yaml", "workload:\n  io_time: [1ms, 2ms]\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "workload.io_time");
+  EXPECT_EQ(e.reason(), "expected a value of type duration, got a sequence");
+}
+
+TEST(ScenarioFile, NullValue) {
+  for (const char* value : {"", " ~", " null"}) {
+    const fs::path file = write_yaml("null_value.yaml", std::string("iterations:") + value + "\n");
+    const InputError e = file_error(file);
+    expect_located(e, file, 1, "iterations");
+    EXPECT_EQ(e.reason(), "expected a value of type int, got nothing (null)") << value;
+  }
+}
+
+TEST(ScenarioFile, FractionalNodes) {
+  const fs::path file = write_yaml("fraction.yaml", "cluster:\n  nodes: 2.5\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "cluster.nodes");
+  EXPECT_EQ(e.reason(), "expected an integer, got '2.5'");
+}
+
+TEST(ScenarioFile, BareNumberDuration) {
+  const fs::path file = write_yaml("bare.yaml", "workload:\n  batch_per_gpu: 8\n  io_time: 5\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 3, "workload.io_time");
+  EXPECT_THAT(e.reason(), StartsWith("duration '5': missing unit"));
+}
+
+TEST(ScenarioFile, NegativeDuration) {
+  const fs::path file = write_yaml("negative.yaml", "workload:\n  update_time: -1ms\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "workload.update_time");
+  EXPECT_EQ(e.reason(), "duration '-1ms': must not be negative");
+}
+
+TEST(ScenarioFile, ZeroBandwidth) {
+  const fs::path file = write_yaml("zero_bw.yaml", "network:\n  inter_node_bandwidth: 0GB/s\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "network.inter_node_bandwidth");
+  EXPECT_EQ(e.reason(), "must be greater than zero, got '0GB/s'");
+}
+
+TEST(ScenarioFile, BandwidthWithoutPerSecond) {
+  const fs::path file = write_yaml("bw_unit.yaml", "network:\n  intra_node_bandwidth: 12GB\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "network.intra_node_bandwidth");
+  EXPECT_THAT(e.reason(), StartsWith("rate '12GB': unknown unit 'GB'"));
+}
+
+TEST(ScenarioFile, UnknownPreset) {
+  const fs::path file = write_yaml("preset.yaml", "network:\n  inter_node: 40gbe\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "network.inter_node");
+  EXPECT_EQ(e.reason(), "unknown link preset '40gbe'; known presets: " + link_preset_names());
+}
+
+TEST(ScenarioFile, UnknownPolicy) {
+  const fs::path file = write_yaml("policy.yaml", "policy:\n  overlap: WFBP\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "policy.overlap");
+  EXPECT_EQ(e.reason(), "unknown overlap policy 'WFBP'; expected bsp or wfbp");
+}
+
+TEST(ScenarioFile, KeyInTheWrongSection) {
+  const fs::path file = write_yaml("wrong_section.yaml", "network:\n  nodes: 4\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "network.nodes");
+  EXPECT_EQ(e.reason(), "unknown key 'network.nodes' (did you mean 'cluster.nodes'?)");
+}
+
+TEST(ScenarioFile, UnknownTopLevelKeys) {
+  {
+    const fs::path file = write_yaml("misspelt_section.yaml", "clustr:\n  nodes: 4\n");
+    const InputError e = file_error(file);
+    expect_located(e, file, 1, "clustr");
+    EXPECT_EQ(e.reason(), "unknown key 'clustr' (did you mean 'cluster'?)");
+  }
+  {
+    const fs::path file = write_yaml("far_key.yaml", "iterations: 3\nsomething_else: 1\n");
+    const InputError e = file_error(file);
+    expect_located(e, file, 2, "something_else");
+    EXPECT_EQ(e.reason(),
+              "unknown key 'something_else' (top-level keys: iterations, cluster, network, "
+              "policy, workload)");
+  }
+  {
+    const fs::path file = write_yaml("short_leaf.yaml", "cluster:\n  gpus: 4\n");
+    const InputError e = file_error(file);
+    expect_located(e, file, 2, "cluster.gpus");
+    EXPECT_EQ(e.reason(), "unknown key 'cluster.gpus' (did you mean 'cluster.gpus_per_node'?)");
+  }
+  {
+    const fs::path file = write_yaml("far_leaf.yaml", "cluster:\n  size: 4\n");
+    const InputError e = file_error(file);
+    expect_located(e, file, 2, "cluster.size");
+    EXPECT_EQ(e.reason(), "unknown key 'cluster.size' (keys under 'cluster': nodes, gpus_per_node)");
+  }
+}
+
+TEST(ScenarioFile, TypoInALongKey) {
+  const fs::path file = write_yaml("typo.yaml", "network:\n  intra_node_bandwith: 12GB/s\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "network.intra_node_bandwith");
+  EXPECT_EQ(e.reason(),
+            "unknown key 'network.intra_node_bandwith' (did you mean "
+            "'network.intra_node_bandwidth'?)");
+}
+
+TEST(ScenarioFile, DuplicateKey) {
+  const fs::path file = write_yaml("duplicate.yaml", "cluster:\n  nodes: 4\n  nodes: 8\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 3, "cluster.nodes");
+  EXPECT_EQ(e.reason(), "duplicate key 'cluster.nodes' (first given at line 2)");
+}
+
+TEST(ScenarioFile, DuplicateSection) {
+  const fs::path file =
+      write_yaml("duplicate_section.yaml", "cluster:\n  nodes: 4\niterations: 2\ncluster:\n  gpus_per_node: 2\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 4, "cluster");
+  EXPECT_EQ(e.reason(), "duplicate key 'cluster' (first given at line 1)");
+}
+
+TEST(ScenarioFile, DottedKeyInAFile) {
+  const fs::path file = write_yaml("dotted.yaml", "cluster.nodes: 4\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 1, "cluster.nodes");
+  EXPECT_THAT(e.reason(), HasSubstr("contains '.'"));
+}
+
+TEST(ScenarioFile, NonScalarKey) {
+  const fs::path file = write_yaml("complex_key.yaml", "cluster:\n  ? [a, b]\n  : 4\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 2, "cluster");
+  EXPECT_EQ(e.reason(), "keys must be plain names, got a sequence");
+}
+
+TEST(ScenarioFile, ErrorAfterValidKeysNamesTheRightLine) {
+  const fs::path file = write_yaml("late_error.yaml", R"(# comment
+iterations: 5
+cluster:
+  nodes: 2
+  gpus_per_node: 2
+network:
+  intra_node: nvlink2
+  inter_node_latency: 5 lightyears
+)");
+  const InputError e = file_error(file);
+  expect_located(e, file, 8, "network.inter_node_latency");
+}
+
+// --- --set ---
+
+TEST(ScenarioSet, SameRangeCheckAsFiles) {
+  const InputError e = set_error("cluster.nodes=0");
+  expect_located(e, "--set", std::nullopt, "cluster.nodes");
+  EXPECT_EQ(e.reason(), "must be between 1 and 1048576, got 0");
+  EXPECT_EQ(std::string(e.what()),
+            "--set: field 'cluster.nodes': must be between 1 and 1048576, got 0");
+}
+
+TEST(ScenarioSet, WrongTypeAndUnit) {
+  {
+    const InputError e = set_error("cluster.nodes=four");
+    expect_located(e, "--set", std::nullopt, "cluster.nodes");
+    EXPECT_EQ(e.reason(), "expected an integer, got 'four'");
+  }
+  {
+    const InputError e = set_error("workload.io_time=5");
+    expect_located(e, "--set", std::nullopt, "workload.io_time");
+    EXPECT_THAT(e.reason(), StartsWith("duration '5': missing unit"));
+  }
+}
+
+TEST(ScenarioSet, MissingEquals) {
+  const InputError e = set_error("cluster.nodes");
+  expect_located(e, "--set", std::nullopt, "cluster.nodes");
+  EXPECT_EQ(e.reason(), "expected key.path=value, got 'cluster.nodes'");
+  EXPECT_EQ(set_error("=4").reason(), "expected key.path=value, got '=4'");
+}
+
+TEST(ScenarioSet, EmptyValue) {
+  const InputError e = set_error("cluster.nodes=");
+  expect_located(e, "--set", std::nullopt, "cluster.nodes");
+  EXPECT_EQ(e.reason(), "has no value; expected a value of type int");
+}
+
+TEST(ScenarioSet, UnknownKey) {
+  const InputError e = set_error("cluster.node=4");
+  expect_located(e, "--set", std::nullopt, "cluster.node");
+  EXPECT_EQ(e.reason(), "unknown key 'cluster.node' (did you mean 'cluster.nodes'?)");
+  EXPECT_EQ(set_error("nodes=4").reason(), "unknown key 'nodes' (did you mean 'cluster.nodes'?)");
+}
+
+TEST(ScenarioSet, SectionIsNotAKey) {
+  const InputError e = set_error("cluster=4");
+  expect_located(e, "--set", std::nullopt, "cluster");
+  EXPECT_EQ(e.reason(),
+            "'cluster' is a section; set one of its keys as cluster.<key>=value (nodes, "
+            "gpus_per_node)");
+}
+
+TEST(ScenarioSet, FirstBadFlagWins) {
+  const InputError e =
+      error_of(std::nullopt, {"cluster.nodes=2", "policy.overlap=none", "iterations=0"});
+  expect_located(e, "--set", std::nullopt, "policy.overlap");
+}
+
+TEST(ScenarioSet, FileErrorsComeFirst) {
+  const fs::path file = bad_file("zero_nodes.yaml");
+  const InputError e = error_of(file, {"cluster.nodes=4"});
+  expect_located(e, file, 4, "cluster.nodes");
+}
+
+// --- the key table ---
+
+TEST(ScenarioKeys, DescribesEveryKeyAligned) {
+  const std::string table = describe_scenario_keys();
+  std::vector<std::string> lines;
+  for (std::size_t start = 0; start < table.size();) {
+    const auto end = table.find('\n', start);
+    ASSERT_NE(end, std::string::npos) << "the table ends with a newline";
+    lines.push_back(table.substr(start, end - start));
+    start = end + 1;
+  }
+  ASSERT_EQ(lines.size(), scenario_keys().size() + 1);
+  EXPECT_THAT(lines[0], StartsWith("key "));
+  const auto type_column = lines[0].find("type");
+  const auto default_column = lines[0].find("default");
+  const auto description_column = lines[0].find("description");
+  for (std::size_t i = 0; i < scenario_keys().size(); ++i) {
+    const auto& key = scenario_keys()[i];
+    const std::string& line = lines[i + 1];
+    EXPECT_THAT(line, StartsWith(std::string(key.path) + " "));
+    EXPECT_EQ(line.substr(type_column, key.type.size()), key.type) << line;
+    EXPECT_EQ(line.substr(default_column, key.default_text.size()), key.default_text) << line;
+    EXPECT_EQ(line.substr(description_column), key.description) << line;
+  }
+}
+
+TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
+  for (const char* path :
+       {"iterations", "cluster.nodes", "cluster.gpus_per_node", "network.intra_node",
+        "network.intra_node_bandwidth", "network.intra_node_latency", "network.inter_node",
+        "network.inter_node_bandwidth", "network.inter_node_latency", "policy.overlap",
+        "workload.batch_per_gpu", "workload.io_time", "workload.h2d_time",
+        "workload.update_time"}) {
+    EXPECT_NE(find_scenario_key(path), nullptr) << path;
+  }
+  EXPECT_EQ(scenario_keys().size(), 14U);
+  EXPECT_EQ(find_scenario_key("cluster"), nullptr);
+  EXPECT_TRUE(is_scenario_section("network"));
+  EXPECT_FALSE(is_scenario_section("iterations"));
+}
+
+// Every key that README.md should document is documented there.
+TEST(ScenarioKeys, ReadmeNamesEveryKey) {
+  std::ifstream in(source_path("scenarios/README.md"));
+  ASSERT_TRUE(in) << "scenarios/README.md";
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& key : scenario_keys()) {
+    const std::string quoted = std::string("`").append(key.path).append("`");
+    EXPECT_THAT(readme, HasSubstr(quoted)) << key.path;
+  }
+}
+
+}  // namespace
+}  // namespace ssgd::sim

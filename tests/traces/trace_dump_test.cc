@@ -1,0 +1,199 @@
+// Text views of a trace: the golden dump of a packed text trace, dump/pack
+// round trips, the summary, pack's input errors, and the `ssgd` commands.
+#include "traces/trace_dump.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/error.h"
+#include "traces/trace_reader.h"
+
+namespace ssgd::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kData = fs::path(SSGD_SOURCE_DIR) / "tests/data/traces";
+
+class TraceDumpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ssgd_dump_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+std::string dump(const fs::path& trace) {
+  auto reader = TraceReader::open(trace);
+  std::ostringstream out;
+  dump_trace_text(reader, out);
+  return out.str();
+}
+
+// pack_text_trace's InputError for `text`, or "" if none.
+std::string pack_error(const fs::path& dir, const std::string& text) {
+  write_text(dir / "in.txtpb", text);
+  try {
+    pack_text_trace(dir / "in.txtpb", dir / "out.ssgdt");
+  } catch (const InputError& e) {
+    EXPECT_FALSE(fs::exists(dir / "out.ssgdt"));
+    return e.what();
+  }
+  return "";
+}
+
+// Packed in chunks of 4 and dumped, small.txtpb gives small.dump.txt exactly.
+// SSGD_UPDATE_GOLDEN=1 rewrites the expected file (review the diff!).
+TEST_F(TraceDumpTest, GoldenSmallTrace) {
+  const auto packed = dir_ / "small.ssgdt";
+  const auto footer = pack_text_trace(kData / "small.txtpb", packed, {.events_per_chunk = 4});
+  EXPECT_EQ(footer.event_count(), 13u);
+  EXPECT_EQ(footer.chunk_count(), 4u);
+  const std::string actual = dump(packed);
+  if (std::getenv("SSGD_UPDATE_GOLDEN") != nullptr) write_text(kData / "small.dump.txt", actual);
+  EXPECT_EQ(actual, read_text(kData / "small.dump.txt"));
+}
+
+// Without its comments a dump is a TextTrace: pack it again and it dumps the same.
+TEST_F(TraceDumpTest, DumpPacksBackToTheSameTrace) {
+  pack_text_trace(kData / "small.txtpb", dir_ / "a.ssgdt", {.events_per_chunk = 4});
+  const std::string first = dump(dir_ / "a.ssgdt");
+  write_text(dir_ / "a.txtpb", first);
+  pack_text_trace(dir_ / "a.txtpb", dir_ / "b.ssgdt", {.events_per_chunk = 4});
+  EXPECT_EQ(dump(dir_ / "b.ssgdt"), first);
+  EXPECT_EQ(read_text(dir_ / "a.ssgdt"), read_text(dir_ / "b.ssgdt"));
+}
+
+TEST_F(TraceDumpTest, DumpOfATruncatedFileEndsWithTheWarning) {
+  pack_text_trace(kData / "small.txtpb", dir_ / "a.ssgdt", {.events_per_chunk = 4});
+  std::string bytes = read_text(dir_ / "a.ssgdt");
+  write_text(dir_ / "cut.ssgdt", bytes.substr(0, bytes.size() - 30));  // into the last chunk
+  const std::string text = dump(dir_ / "cut.ssgdt");
+  EXPECT_EQ(text.find("# footer"), std::string::npos);
+  EXPECT_NE(text.find("\n# truncated: cut short: the file ends at byte"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(dir_.string()), std::string::npos);  // no path in a dump
+}
+
+TEST_F(TraceDumpTest, SummaryCountsKindsRanksAndTopKernels) {
+  pack_text_trace(kData / "small.txtpb", dir_ / "a.ssgdt");
+  auto reader = TraceReader::open(dir_ / "a.ssgdt");
+  const TraceSummary s = summarize_trace(reader, 1);
+  EXPECT_EQ(s.events, 13u);
+  EXPECT_EQ(s.kernels, 4u);
+  EXPECT_EQ(s.memcpys, 2u);
+  EXPECT_EQ(s.memsets, 1u);
+  EXPECT_EQ(s.collectives, 3u);
+  EXPECT_EQ(s.markers, 1u);
+  EXPECT_EQ(s.api_calls, 2u);
+  EXPECT_EQ(s.events_per_rank.at(0), 9u);
+  EXPECT_EQ(s.events_per_rank.at(1), 4u);
+  EXPECT_EQ(s.first_ns, 1000);
+  EXPECT_EQ(s.last_ns, 90000);
+  EXPECT_EQ(s.distinct_kernels, 2u);
+  ASSERT_EQ(s.top_kernels.size(), 1u);
+  EXPECT_EQ(s.top_kernels[0].name, "fc1_backward");
+  EXPECT_EQ(s.top_kernels[0].stats.total_ns, 16000 + 17000);
+  EXPECT_EQ(s.collectives_by_op.at("ALL_REDUCE").count, 2u);
+  EXPECT_EQ(s.collectives_by_op.at("ALL_REDUCE").size_bytes, 2 * 4194304);
+  EXPECT_EQ(s.memcpys_by_kind.at("HTOD").size_bytes, 1048576);
+  EXPECT_TRUE(s.has_footer);
+  EXPECT_FALSE(s.truncated);
+
+  std::ostringstream out;
+  print_summary(s, out);
+  EXPECT_NE(out.str().find("provenance       synthetic"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("events per rank  0: 9, 1: 4"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("fc1_backward"), std::string::npos);
+  EXPECT_NE(out.str().find("ALL_REDUCE"), std::string::npos);
+}
+
+TEST_F(TraceDumpTest, PackReportsBadInputWithLineAndField) {
+  const std::string syntax =
+      pack_error(dir_, "metadata {\n  tool: \"x\"\n}\nevents { rank: 0 kernel { nme: \"k\" } }\n");
+  EXPECT_NE(syntax.find("in.txtpb:4: column"), std::string::npos) << syntax;
+  EXPECT_NE(syntax.find("nme"), std::string::npos) << syntax;
+
+  const std::string empty =
+      pack_error(dir_, "events { rank: 0 kernel { name: \"k\" } }\n\nevents { rank: 1 }\n");
+  EXPECT_NE(empty.find("in.txtpb:3: record 1: field 'events[1]': the event has no payload"),
+            std::string::npos)
+      << empty;
+
+  const std::string backwards = pack_error(dir_, "events { memcpy { start_ns: 10 end_ns: 5 } }\n");
+  EXPECT_NE(backwards.find("in.txtpb:1: record 0: field 'events[0].memcpy.end_ns': end_ns 5 is "
+                           "before start_ns 10"),
+            std::string::npos)
+      << backwards;
+
+  EXPECT_EQ(pack_error(dir_, "# nothing but a comment\n"), "");  // an empty trace is fine
+  EXPECT_THROW(pack_text_trace(dir_ / "missing.txtpb", dir_ / "out.ssgdt"), InputError);
+}
+
+// The `ssgd` binary, when it has been built.
+int run_cli(const std::string& args, const fs::path& out, const fs::path& err) {
+  const std::string command =
+      std::string(SSGD_CLI) + " " + args + " >" + out.string() + " 2>" + err.string();
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(TraceDumpTest, CommandLine) {
+  if (!fs::exists(SSGD_CLI)) GTEST_SKIP() << "the ssgd binary is not built: " << SSGD_CLI;
+  const auto out = dir_ / "out.txt";
+  const auto err = dir_ / "err.txt";
+  const auto trace = dir_ / "small.ssgdt";
+  ASSERT_EQ(run_cli("pack " + (kData / "small.txtpb").string() + " -o " + trace.string() +
+                        " --events-per-chunk 4",
+                    out, err),
+            0)
+      << read_text(err);
+  ASSERT_EQ(run_cli("info --dump " + trace.string(), out, err), 0) << read_text(err);
+  EXPECT_EQ(read_text(out), read_text(kData / "small.dump.txt"));
+  ASSERT_EQ(run_cli("info " + trace.string(), out, err), 0) << read_text(err);
+  EXPECT_NE(read_text(out).find("events           13"), std::string::npos) << read_text(out);
+
+  // Cut short: what was read, a warning on stderr, exit 0.
+  const std::string bytes = read_text(trace);
+  write_text(dir_ / "cut.ssgdt", bytes.substr(0, bytes.size() - 30));
+  EXPECT_EQ(run_cli("info " + (dir_ / "cut.ssgdt").string(), out, err), 0);
+  EXPECT_NE(read_text(err).find("cut short"), std::string::npos) << read_text(err);
+
+  // Wrong magic: a message naming the file on stderr, exit 2, nothing written.
+  EXPECT_EQ(run_cli("info " + (kData / "small.txtpb").string(), out, err), 2);
+  EXPECT_NE(read_text(err).find("small.txtpb: wrong magic"), std::string::npos) << read_text(err);
+  write_text(dir_ / "bad.txtpb", "events { kernel { start_ns: 9 end_ns: 1 } }\n");
+  EXPECT_EQ(
+      run_cli("pack " + (dir_ / "bad.txtpb").string() + " -o " + (dir_ / "bad.ssgdt").string(), out,
+              err),
+      2);
+  EXPECT_FALSE(fs::exists(dir_ / "bad.ssgdt"));
+  // out.txt, err.txt, small.ssgdt, cut.ssgdt, bad.txtpb: no temporary left behind.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 5);
+}
+
+}  // namespace
+}  // namespace ssgd::trace

@@ -1,0 +1,97 @@
+// ssgd simulate INPUT [--scenario FILE.yaml] [--set key.path=value]...
+//                     [--report FILE.json] [--timeline FILE.json]
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/atomic_file.h"
+#include "common/logging.h"
+#include "simulator/replay.h"
+#include "simulator/replay_input.h"
+#include "simulator/report.h"
+#include "simulator/scenario.h"
+#include "simulator/timeline.h"
+#include "tools/ssgd/commands.h"
+
+namespace ssgd::tools {
+namespace {
+
+struct SimulateArgs {
+  std::string input;
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string report;
+  std::string timeline;
+  std::int64_t timeline_ranks = 16;
+  bool allow_truncated = false;
+  bool quiet = false;
+};
+
+void run_simulate(const SimulateArgs& a) {
+  auto log = logger("tools");
+  // Everything is read and checked before anything is written.
+  const std::optional<std::filesystem::path> scenario_file =
+      a.scenario.empty() ? std::nullopt : std::optional<std::filesystem::path>(a.scenario);
+  const sim::Scenario scenario = sim::load_scenario(scenario_file, a.sets);
+  sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
+  for (const auto& w : input.warnings) log->warn("{}", w);
+
+  sim::ReplayOptions options;
+  options.keep_schedule = !a.timeline.empty();
+  options.progress = true;
+  const sim::ReplayResult result = sim::replay(input.profile, scenario, options);
+  if (!result.batch_given) {
+    log->warn("no batch size in the input or scenario: throughput counts batches "
+              "(set workload.batch_per_gpu)");
+  }
+
+  const sim::ReportContext ctx{a.input, sim::to_string(input.kind), input.profile.model,
+                               input.profile.provenance, a.scenario};
+  if (!a.report.empty()) {
+    AtomicFile f(a.report);
+    f.stream() << sim::report_json(result, scenario, ctx).dump(2) << "\n";
+    f.commit();
+  }
+  if (!a.timeline.empty()) {
+    sim::write_timeline_file(*result.graph, *result.schedule, {a.timeline_ranks}, a.timeline);
+    const auto shown = a.timeline_ranks <= 0 ? result.workers
+                                             : std::min(result.workers, a.timeline_ranks);
+    if (shown < result.workers) {
+      log->info("timeline holds ranks 0-{} of {} (use --timeline-ranks 0 for all)", shown - 1,
+                result.workers);
+    }
+  }
+  if (!a.quiet) sim::print_summary(result, scenario, ctx, std::cout);
+  if (!a.report.empty()) log->info("report written to {}", a.report);
+  if (!a.timeline.empty()) log->info("timeline written to {} (open it in ui.perfetto.dev)", a.timeline);
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto args = std::make_shared<SimulateArgs>();
+  auto* cmd = app.add_subcommand(
+      "simulate",
+      "Replay a trace, a layer-profile CSV or a B-Caffe log under a what-if scenario");
+  cmd->add_option("INPUT", args->input,
+                  "ssgd trace (.ssgdt), layer-profile CSV or B-Caffe log, recognised by content")
+      ->required();
+  cmd->add_option("--scenario", args->scenario, "scenario YAML file (see scenarios/README.md)");
+  cmd->add_option("--set", args->sets, "override a scenario key: key.path=value (repeatable)")
+      ->take_last()
+      ->allow_extra_args(false);
+  cmd->add_option("--report", args->report, "write the JSON report here");
+  cmd->add_option("--timeline", args->timeline,
+                  "write a Chrome trace-event JSON timeline here (opens in ui.perfetto.dev)");
+  cmd->add_option("--timeline-ranks", args->timeline_ranks,
+                  "ranks shown in the timeline (0 = all)")
+      ->capture_default_str();
+  cmd->add_flag("--allow-truncated", args->allow_truncated,
+                "replay the readable prefix of a trace that was cut short");
+  cmd->add_flag("-q,--quiet", args->quiet, "print no summary");
+  cmd->callback([args] { run_simulate(*args); });
+}
+
+}  // namespace ssgd::tools

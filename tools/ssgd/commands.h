@@ -1,0 +1,24 @@
+#pragma once
+// The subcommands of `ssgd`. Each file cmd_<name>.cc adds one subcommand to
+// the application; its callback does the work and throws on failure
+// (ssgd::InputError for bad input), which main() turns into a message on
+// stderr and a non-zero exit status. Commands write results to stdout and
+// logs and warnings to stderr.
+
+#include <CLI/CLI.hpp>
+
+namespace ssgd::tools {
+
+void add_info_command(CLI::App& app);      // ssgd info [--dump] FILE
+void add_pack_command(CLI::App& app);      // ssgd pack TEXT -o FILE.ssgdt
+void add_import_command(CLI::App& app);    // ssgd import bcaffe LOG -o PROFILE.csv
+void add_presets_command(CLI::App& app);   // ssgd presets
+void add_simulate_command(CLI::App& app);  // ssgd simulate INPUT ...
+
+// Exit statuses, documented in the README.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;      // I/O or internal failure
+inline constexpr int kExitBadInput = 2;     // bad input or bad flags
+inline constexpr int kExitDeadlock = 3;     // the simulated DAG deadlocked
+
+}  // namespace ssgd::tools

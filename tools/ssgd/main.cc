@@ -1,0 +1,48 @@
+// ssgd: capture S-SGD training and replay it under what-if scenarios.
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "common/error.h"
+#include "common/logging.h"
+#include "simulator/deadlock_error.h"
+#include "tools/ssgd/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace ssgd::tools;
+  CLI::App app{"ssgd: capture synchronous-SGD training on GPU clusters and replay it "
+               "in a discrete-event simulator"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("ssgd 0.1.0"));
+  std::string log_spec;
+  app.add_option("--log", log_spec,
+                 "log levels: LEVEL or COMPONENT=LEVEL[,...] (trace, debug, info, warn, error, off)")
+      ->each([](const std::string& spec) { ssgd::set_log_levels(spec); });
+
+  add_simulate_command(app);
+  add_info_command(app);
+  add_pack_command(app);
+  add_import_command(app);
+  add_presets_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+  } catch (const ssgd::InputError& e) {
+    std::cerr << "ssgd: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const ssgd::sim::DeadlockError& e) {
+    std::cerr << "ssgd: error: " << e.what() << "\n";
+    return kExitDeadlock;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "ssgd: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "ssgd: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}

@@ -1,0 +1,386 @@
+#include "traces/layer_profile.h"
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <system_error>
+#include <unordered_map>
+
+#include "common/error.h"
+
+namespace ssgd::trace {
+namespace {
+
+constexpr std::string_view kHeaderHint = "layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns]";
+constexpr std::string_view kBom = "\xEF\xBB\xBF";
+
+// Column positions in a header; kRequired lists the columns every profile has.
+enum Column : std::size_t { kLayer, kName, kForward, kBackward, kGradBytes, kComm, kColumnCount };
+constexpr std::array<std::string_view, kColumnCount> kColumnNames = {
+    "layer", "name", "forward_ns", "backward_ns", "grad_bytes", "comm_ns"};
+constexpr std::size_t kRequired = kComm;  // columns [0, kRequired) are required
+
+std::string_view trim(std::string_view s) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Splits on ',' and trims every field; the CSV dialect has no quoting.
+std::vector<std::string_view> split_fields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', start);
+    if (comma == std::string_view::npos) {
+      fields.push_back(trim(line.substr(start)));
+      return fields;
+    }
+    fields.push_back(trim(line.substr(start, comma - start)));
+    start = comma + 1;
+  }
+}
+
+// Walks the text line by line, counting 1-based line numbers, with a leading
+// UTF-8 byte-order mark and '\r' of CRLF endings removed.
+class LineCursor {
+ public:
+  explicit LineCursor(std::string_view text) : rest_(text) {
+    if (rest_.substr(0, kBom.size()) == kBom) rest_.remove_prefix(kBom.size());
+  }
+  bool next(std::string_view& line) {
+    if (done_) return false;
+    const std::size_t nl = rest_.find('\n');
+    if (nl == std::string_view::npos) {
+      line = rest_;
+      done_ = true;
+      if (line.empty()) return false;  // text ended with a newline
+    } else {
+      line = rest_.substr(0, nl);
+      rest_.remove_prefix(nl + 1);
+    }
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ++number_;
+    return true;
+  }
+  [[nodiscard]] std::int64_t number() const { return number_; }
+
+ private:
+  std::string_view rest_;
+  std::int64_t number_ = 0;
+  bool done_ = false;
+};
+
+// Built by appending: GCC 12 at -O3 warns falsely (-Wrestrict) on "'" + std::string(s).
+std::string in_quotes(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '\'';
+  out += s;
+  out += '\'';
+  return out;
+}
+
+class Parser {
+ public:
+  explicit Parser(const std::string& source) { profile_.source = source; }
+
+  LayerProfile run(std::string_view text) {
+    LineCursor cursor(text);
+    std::string_view line;
+    bool saw_anything = false;
+    while (cursor.next(line)) {
+      line_ = cursor.number();
+      const std::string_view t = trim(line);
+      if (t.empty()) continue;
+      saw_anything = true;
+      if (t.front() == '#') {
+        read_comment(t);
+      } else if (!header_line_) {
+        read_header(t);
+      } else {
+        read_row(t);
+      }
+    }
+    if (!saw_anything || !header_line_) {
+      // A file holding only comments is as unusable as an empty one.
+      const std::string what = saw_anything ? "no header row, only comments" : "empty file";
+      throw InputError({profile_.source, {}, {}, ""},
+                       what + ": expected a header row '" + std::string(kHeaderHint) + "'");
+    }
+    if (profile_.layers.empty()) {
+      throw InputError({profile_.source, header_line_, {}, ""},
+                       "no layer rows after the header; a profile needs at least one layer");
+    }
+    return std::move(profile_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw InputError({profile_.source, line_, {}, field}, what);
+  }
+
+  // "# key: value" for the three metadata keys; every other comment is ignored.
+  void read_comment(std::string_view t) {
+    t = trim(t.substr(1));
+    const std::size_t colon = t.find(':');
+    if (colon == std::string_view::npos) return;
+    const std::string_view key = trim(t.substr(0, colon));
+    const std::string_view value = trim(t.substr(colon + 1));
+    if (key != "model" && key != "batch_per_gpu" && key != "provenance") return;
+    if (auto [it, fresh] = metadata_lines_.emplace(std::string(key), line_); !fresh) {
+      fail(std::string(key), "metadata given twice (first on line " + std::to_string(it->second) + ")");
+    }
+    if (key == "model") {
+      profile_.model = std::string(value);
+    } else if (key == "provenance") {
+      profile_.provenance = std::string(value);
+    } else {
+      const std::int64_t batch = parse_int(value, "batch_per_gpu");
+      if (batch <= 0) fail("batch_per_gpu", "must be a positive integer, got " + std::to_string(batch));
+      profile_.batch_per_gpu = batch;
+    }
+  }
+
+  void read_header(std::string_view t) {
+    header_line_ = line_;
+    const std::vector<std::string_view> names = split_fields(t);
+    std::string listed;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (i > 0) listed += ',';
+      listed += names[i];
+    }
+    const auto column_of = [](std::string_view name) {
+      std::size_t c = 0;
+      while (c < kColumnCount && kColumnNames[c] != name) ++c;
+      return c;
+    };
+    bool any_known = false;
+    for (const std::string_view name : names) any_known = any_known || column_of(name) != kColumnCount;
+    if (!any_known) {
+      fail("", "expected a header row '" + std::string(kHeaderHint) + "', got '" + listed + "'");
+    }
+    position_.fill(kAbsent);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const std::string_view name = names[i];
+      const std::string where = "column " + std::to_string(i + 1);
+      if (name.find('"') != std::string_view::npos) {
+        fail(where, "quoted fields are not supported: " + std::string(name));
+      }
+      if (name.empty()) fail(where, "empty column name in header '" + listed + "'");
+      const std::size_t c = column_of(name);
+      if (c == kColumnCount) {
+        fail(std::string(name), "unknown column (expected " + std::string(kHeaderHint) + ")");
+      }
+      if (position_[c] != kAbsent) {
+        fail(std::string(name), "duplicate column (columns " + std::to_string(position_[c] + 1) +
+                                    " and " + std::to_string(i + 1) + ")");
+      }
+      position_[c] = i;
+    }
+    for (std::size_t c = 0; c < kRequired; ++c) {
+      if (position_[c] == kAbsent) {
+        fail(std::string(kColumnNames[c]), "missing column (header has: " + listed + ")");
+      }
+    }
+    column_count_ = names.size();
+    header_names_ = listed;
+  }
+
+  void read_row(std::string_view t) {
+    const std::vector<std::string_view> fields = split_fields(t);
+    if (fields.size() < column_count_) {
+      std::size_t missing = kColumnCount;
+      for (std::size_t c = 0; c < kColumnCount; ++c) {
+        if (position_[c] == fields.size()) missing = c;
+      }
+      fail(std::string(kColumnNames[missing]),
+           "row has " + std::to_string(fields.size()) + " fields but the header (" + header_names_ +
+               ") has " + std::to_string(column_count_));
+    }
+    if (fields.size() > column_count_) {
+      fail("column " + std::to_string(column_count_ + 1),
+           "row has " + std::to_string(fields.size()) + " fields but the header (" + header_names_ +
+               ") has " + std::to_string(column_count_));
+    }
+    for (std::size_t c = 0; c < kColumnCount; ++c) {
+      if (position_[c] != kAbsent && fields[position_[c]].find('"') != std::string_view::npos) {
+        fail(std::string(kColumnNames[c]),
+             "quoted fields are not supported: " + std::string(fields[position_[c]]));
+      }
+    }
+
+    LayerRow row;
+    row.layer = parse_int(fields[position_[kLayer]], "layer");
+    if (row.layer < 0) fail("layer", "negative layer index " + std::to_string(row.layer));
+    if (!profile_.layers.empty() && row.layer <= profile_.layers.back().layer) {
+      fail("layer", "layer index " + std::to_string(row.layer) + " does not increase (previous row has " +
+                        std::to_string(profile_.layers.back().layer) + ")");
+    }
+
+    row.name = std::string(fields[position_[kName]]);
+    if (row.name.empty()) fail("name", "empty layer name");
+    if (auto [it, fresh] = name_lines_.emplace(row.name, line_); !fresh) {
+      fail("name", "duplicate name " + in_quotes(row.name) + " (first on line " + std::to_string(it->second) + ")");
+    }
+
+    row.forward = parse_time(fields[position_[kForward]], "forward_ns");
+    row.backward = parse_time(fields[position_[kBackward]], "backward_ns");
+    row.grad_bytes = parse_int(fields[position_[kGradBytes]], "grad_bytes");
+    if (row.grad_bytes < 0) fail("grad_bytes", "negative size " + std::to_string(row.grad_bytes));
+
+    if (position_[kComm] != kAbsent) {
+      const std::string_view comm = fields[position_[kComm]];
+      if (comm.empty()) {
+        fail("comm_ns",
+             "empty, but comm_ns must be set on every row when the column is present "
+             "(leave the column out to have communication modelled)");
+      }
+      row.comm = parse_time(comm, "comm_ns");
+    }
+    profile_.layers.push_back(std::move(row));
+  }
+
+  Duration parse_time(std::string_view s, const std::string& field) const {
+    const std::int64_t ns = parse_int(s, field);
+    if (ns < 0) fail(field, "negative time " + std::to_string(ns));
+    return Duration(ns);
+  }
+
+  // A decimal integer that fits in int64; a leading '+' is allowed.
+  std::int64_t parse_int(std::string_view s, const std::string& field) const {
+    if (s.empty()) fail(field, "missing value");
+    std::string_view digits = s;
+    if (digits.size() > 1 && digits.front() == '+' && digits[1] != '-') digits.remove_prefix(1);
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec == std::errc::result_out_of_range) {
+      fail(field, "value " + std::string(s) + " does not fit in a 64-bit integer");
+    }
+    if (ec == std::errc() && end == digits.data() + digits.size()) return value;
+    double real = 0;
+    const auto [rend, rec] = std::from_chars(digits.data(), digits.data() + digits.size(), real);
+    if (rec != std::errc::invalid_argument && rend == digits.data() + digits.size()) {
+      fail(field, "integers are required, got " + std::string(s));
+    }
+    fail(field, "not an integer: " + in_quotes(s));
+  }
+
+  static constexpr std::size_t kAbsent = static_cast<std::size_t>(-1);
+
+  LayerProfile profile_;
+  std::int64_t line_ = 0;
+  std::optional<std::int64_t> header_line_;
+  std::array<std::size_t, kColumnCount> position_{};
+  std::size_t column_count_ = 0;
+  std::string header_names_;
+  std::unordered_map<std::string, std::int64_t> name_lines_;
+  std::unordered_map<std::string, std::int64_t> metadata_lines_;
+};
+
+// Text the CSV dialect can carry in one field: no separator, quote or line
+// break, and no surrounding spaces (they would be trimmed on reading).
+void check_writable(const LayerProfile& profile, const std::string& field, std::string_view value,
+                    bool in_comment) {
+  const char* bad = nullptr;
+  if (value.find_first_of("\r\n") != std::string_view::npos) bad = "a line break";
+  if (!in_comment && value.find(',') != std::string_view::npos) bad = "a ','";
+  if (!in_comment && value.find('"') != std::string_view::npos) bad = "a '\"'";
+  if (trim(value) != value) bad = "surrounding spaces";
+  if (!in_comment && !value.empty() && value.front() == '#') bad = "a leading '#'";
+  if (bad) {
+    throw InputError({profile.source, {}, {}, field},
+                     "cannot be written to a layer profile CSV: " + in_quotes(value) + " holds " + bad);
+  }
+}
+
+}  // namespace
+
+Duration LayerProfile::total_forward() const {
+  Duration total;
+  for (const LayerRow& row : layers) total += row.forward;
+  return total;
+}
+
+Duration LayerProfile::total_backward() const {
+  Duration total;
+  for (const LayerRow& row : layers) total += row.backward;
+  return total;
+}
+
+std::int64_t LayerProfile::total_grad_bytes() const {
+  std::int64_t total = 0;
+  for (const LayerRow& row : layers) total += row.grad_bytes;
+  return total;
+}
+
+LayerProfile parse_layer_profile_csv(std::string_view text, const std::string& source) {
+  return Parser(source).run(text);
+}
+
+LayerProfile read_layer_profile_csv(const std::filesystem::path& path) {
+  const std::string source = path.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError({source, {}, {}, ""}, "cannot read layer profile: is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw InputError({source, {}, {}, ""}, std::string("cannot read layer profile: ") + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError({source, {}, {}, ""}, "cannot read layer profile: read failed");
+  return parse_layer_profile_csv(text.str(), source);
+}
+
+bool looks_like_layer_profile_csv(std::string_view head) {
+  LineCursor cursor(head);
+  std::string_view line;
+  while (cursor.next(line)) {
+    const std::string_view t = trim(line);
+    if (t.empty() || t.front() == '#') continue;
+    bool layer = false;
+    bool forward = false;
+    bool backward = false;
+    for (const std::string_view name : split_fields(t)) {
+      layer = layer || name == kColumnNames[kLayer];
+      forward = forward || name == kColumnNames[kForward];
+      backward = backward || name == kColumnNames[kBackward];
+    }
+    return layer && forward && backward;
+  }
+  return false;
+}
+
+void write_layer_profile_csv(const LayerProfile& profile, std::ostream& out) {
+  check_writable(profile, "model", profile.model, true);
+  check_writable(profile, "provenance", profile.provenance, true);
+  const bool comm = profile.has_comm();
+  for (const LayerRow& row : profile.layers) {
+    check_writable(profile, "name", row.name, false);
+    if (row.comm.has_value() != comm) {
+      throw InputError({profile.source, {}, {}, "comm_ns"},
+                       "cannot be written: set on some layers only (layer " + std::to_string(row.layer) +
+                           " differs from the first); set it on every layer or on none");
+    }
+  }
+
+  if (!profile.model.empty()) out << "# model: " << profile.model << '\n';
+  if (profile.batch_per_gpu) out << "# batch_per_gpu: " << *profile.batch_per_gpu << '\n';
+  if (!profile.provenance.empty()) out << "# provenance: " << profile.provenance << '\n';
+  out << "layer,name,forward_ns,backward_ns,grad_bytes" << (comm ? ",comm_ns" : "") << '\n';
+  for (const LayerRow& row : profile.layers) {
+    out << row.layer << ',' << row.name << ',' << row.forward.ns() << ',' << row.backward.ns() << ','
+        << row.grad_bytes;
+    if (comm) out << ',' << row.comm->ns();
+    out << '\n';
+  }
+}
+
+}  // namespace ssgd::trace

@@ -1,0 +1,67 @@
+#pragma once
+// The layer profile: the smallest input ssgd replays.
+//
+// CSV, one row per layer in forward order, with a header row:
+//   layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns]
+// Columns may come in any order; every one of the five is required, comm_ns is
+// optional and, when present, must be filled on every row. It is each layer's
+// measured gradient communication time, replayed as given instead of being
+// modelled. Lines starting with '#' are comments; three of them are read as
+// metadata when written "# key: value":
+//   # model: ResNet-50
+//   # batch_per_gpu: 64
+//   # provenance: analytical (FLOPs at 10 TFLOP/s on V100), not measured
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/time.h"
+
+namespace ssgd::trace {
+
+struct LayerRow {
+  std::int64_t layer = 0;      // the 'layer' column: strictly increasing, forward order
+  std::string name;            // free text, unique in the profile
+  Duration forward;            // >= 0
+  Duration backward;           // >= 0
+  std::int64_t grad_bytes = 0; // >= 0; 0 means the layer has no parameters
+  std::optional<Duration> comm;  // set on every row or on none
+};
+
+struct LayerProfile {
+  std::string source;                    // file the profile came from, for messages
+  std::string model;                     // "# model:" metadata, may be empty
+  std::optional<std::int64_t> batch_per_gpu;  // "# batch_per_gpu:" metadata
+  std::string provenance;                // "# provenance:" metadata, may be empty
+  std::vector<LayerRow> layers;
+
+  [[nodiscard]] bool has_comm() const { return !layers.empty() && layers.front().comm.has_value(); }
+  [[nodiscard]] Duration total_forward() const;
+  [[nodiscard]] Duration total_backward() const;
+  [[nodiscard]] std::int64_t total_grad_bytes() const;
+};
+
+// Parses CSV text; `source` names it in error messages. Throws
+// ssgd::InputError naming the source, line and column on: an empty input, a
+// missing or unknown or duplicate column, a row with the wrong number of
+// fields, a non-integer, negative or out-of-range number, comm_ns on some rows
+// only, a layer index that does not increase, a duplicate name, no rows.
+LayerProfile parse_layer_profile_csv(std::string_view text, const std::string& source);
+
+// Reads a file (throws ssgd::InputError if it cannot be read).
+LayerProfile read_layer_profile_csv(const std::filesystem::path& path);
+
+// True when `head` (the first bytes of a file) looks like a layer profile: the
+// first line that is not blank or a '#' comment is a header holding the
+// layer, forward_ns and backward_ns columns.
+bool looks_like_layer_profile_csv(std::string_view head);
+
+// Writes the CSV form, metadata comments first; read back it gives an equal profile.
+void write_layer_profile_csv(const LayerProfile& profile, std::ostream& out);
+
+}  // namespace ssgd::trace

@@ -1,0 +1,319 @@
+#include "traces/trace_dump.h"
+
+#include <fmt/format.h>
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <unordered_map>
+
+#include "common/error.h"
+
+namespace ssgd::trace {
+namespace {
+
+// The name of a proto3 enum value, or "<enum>_<number>" for a number the
+// schema does not know (proto3 enums are open).
+template <typename NameFn>
+std::string enum_name(NameFn name_of, int value, const char* prefix) {
+  std::string name = name_of(value);
+  return name.empty() ? fmt::format("{}_{}", prefix, value) : name;
+}
+
+void add(EventStats& stats, std::int64_t size_bytes, std::int64_t duration_ns) {
+  ++stats.count;
+  stats.size_bytes += size_bytes;
+  stats.total_ns += duration_ns;
+}
+
+std::string format_duration(std::int64_t ns) {
+  const double v = static_cast<double>(ns);
+  const std::int64_t magnitude = ns < 0 ? -ns : ns;
+  if (magnitude < 1000) return fmt::format("{} ns", ns);
+  if (magnitude < 1000000) return fmt::format("{:.3f} us", v / 1e3);
+  if (magnitude < 1000000000) return fmt::format("{:.3f} ms", v / 1e6);
+  return fmt::format("{:.3f} s", v / 1e9);
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  const double v = static_cast<double>(bytes);
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  if (bytes < (std::int64_t{1} << 20)) return fmt::format("{:.1f} KiB", v / 1024.0);
+  if (bytes < (std::int64_t{1} << 30)) return fmt::format("{:.1f} MiB", v / 1048576.0);
+  return fmt::format("{:.2f} GiB", v / 1073741824.0);
+}
+
+void print_stats_table(std::ostream& out, const std::string& title,
+                       const std::map<std::string, EventStats>& groups) {
+  if (groups.empty()) return;
+  out << title << ":\n";
+  out << fmt::format("  {:<16} {:>8} {:>12} {:>12}\n", "", "count", "bytes", "busy");
+  for (const auto& [name, s] : groups) {
+    out << fmt::format("  {:<16} {:>8} {:>12} {:>12}\n", name, s.count, format_bytes(s.size_bytes),
+                       format_duration(s.total_ns));
+  }
+}
+
+// Removes trailing blanks: single-line text format ends in a space.
+std::string rstrip(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.pop_back();
+  return s;
+}
+
+// Writes each line of `text` after `prefix`.
+void print_prefixed(std::ostream& out, const std::string& text, const std::string& prefix) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) out << rstrip(prefix + line) << "\n";
+}
+
+// Keeps the first parse error with its 0-based line and column.
+class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int at_line, google::protobuf::io::ColumnNumber at_column,
+                const std::string& what) override {
+    if (has_error) return;
+    has_error = true;
+    line = at_line;
+    column = at_column;
+    message = what;
+  }
+  void AddWarning(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
+
+  bool has_error = false;
+  int line = 0;
+  int column = 0;
+  std::string message;
+};
+
+}  // namespace
+
+TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
+  TraceSummary s;
+  s.file = reader.file_name();
+  s.metadata = reader.metadata();
+  std::unordered_map<std::string, EventStats> kernels;
+  v1::Event e;
+  while (reader.next(e)) {
+    ++s.events;
+    ++s.events_per_rank[e.rank()];
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    if (event_time_span(e, start_ns, end_ns)) {
+      s.first_ns = s.has_time ? std::min(s.first_ns, start_ns) : start_ns;
+      s.last_ns = s.has_time ? std::max(s.last_ns, end_ns) : end_ns;
+      s.has_time = true;
+    }
+    const std::int64_t duration_ns = end_ns - start_ns;
+    switch (e.payload_case()) {
+      case v1::Event::kKernel:
+        ++s.kernels;
+        add(kernels[e.kernel().name()], 0, duration_ns);
+        s.kernel_total_ns += duration_ns;
+        break;
+      case v1::Event::kMemcpy:
+        ++s.memcpys;
+        add(s.memcpys_by_kind[enum_name(v1::Memcpy::Kind_Name<int>, e.memcpy().kind(), "KIND")],
+            e.memcpy().size_bytes(), duration_ns);
+        break;
+      case v1::Event::kMemset:
+        ++s.memsets;
+        add(s.memset_stats, e.memset().size_bytes(), duration_ns);
+        break;
+      case v1::Event::kCollective:
+        ++s.collectives;
+        add(s.collectives_by_op[enum_name(v1::Collective::Op_Name<int>, e.collective().op(), "OP")],
+            e.collective().size_bytes(), duration_ns);
+        break;
+      case v1::Event::kMarker: ++s.markers; break;
+      case v1::Event::kApiCall: ++s.api_calls; break;
+      case v1::Event::PAYLOAD_NOT_SET: ++s.empty; break;
+    }
+  }
+  s.chunks = reader.chunks_read();
+  if (const v1::Footer* footer = reader.footer()) {
+    s.has_footer = true;
+    s.dropped_records = footer->dropped_records();
+    s.invalid_timestamps = footer->invalid_timestamps();
+  }
+  s.truncated = reader.truncated();
+  s.truncation_warning = reader.truncation_warning();
+
+  s.distinct_kernels = kernels.size();
+  for (auto& [name, stats] : kernels) s.top_kernels.push_back({name, stats});
+  const auto by_time = [](const KernelStats& a, const KernelStats& b) {
+    return a.stats.total_ns != b.stats.total_ns ? a.stats.total_ns > b.stats.total_ns
+                                                : a.name < b.name;
+  };
+  const std::size_t keep = std::min(top_kernels, s.top_kernels.size());
+  std::partial_sort(s.top_kernels.begin(),
+                    s.top_kernels.begin() + static_cast<std::ptrdiff_t>(keep), s.top_kernels.end(),
+                    by_time);
+  s.top_kernels.resize(keep);
+  return s;
+}
+
+void print_summary(const TraceSummary& s, std::ostream& out) {
+  const auto& m = s.metadata;
+  const auto row = [&out](const std::string& key, const std::string& value) {
+    out << fmt::format("{:<17}{}\n", key, value);
+  };
+  const auto or_unknown = [](const std::string& v) { return v.empty() ? std::string("?") : v; };
+  row("trace", s.file);
+  row("provenance", or_unknown(m.provenance()));
+  row("tool", rstrip(or_unknown(m.tool()) + " " + m.tool_version()));
+  if (!m.framework().empty()) row("framework", m.framework());
+  if (!m.command_line().empty()) row("command line", m.command_line());
+  row("rank", fmt::format("{} of world size {}", m.rank(), m.world_size()));
+  row("versions", fmt::format("driver {}, CUDA {}, NCCL {}", or_unknown(m.driver_version()),
+                              or_unknown(m.cuda_version()), or_unknown(m.nccl_version())));
+  if (m.capture_start_ns() != 0)
+    row("capture start", fmt::format("{} ns since the Unix epoch", m.capture_start_ns()));
+  for (int h = 0; h < m.hosts_size(); ++h) {
+    const auto& host = m.hosts(h);
+    std::string gpus;
+    for (const auto& gpu : host.gpus()) {
+      gpus += fmt::format("{}{}: {}", gpus.empty() ? "" : ", ", gpu.device_id(),
+                          or_unknown(gpu.name()));
+    }
+    row(h == 0 ? "hosts" : "",
+        fmt::format("{} ({} GPU{}{}{}; clock {}, offset {} ns)", or_unknown(host.hostname()),
+                    host.gpus_size(), host.gpus_size() == 1 ? "" : "s", gpus.empty() ? "" : ": ",
+                    gpus, enum_name(v1::ClockDomain::Kind_Name<int>, host.clock().kind(), "KIND"),
+                    host.clock().offset_ns()));
+  }
+  if (m.topology().links_size() > 0) row("links", std::to_string(m.topology().links_size()));
+
+  row("chunks", fmt::format("{} ({})", s.chunks,
+                            s.has_footer  ? "complete, footer checked"
+                            : s.truncated ? "CUT SHORT, no footer"
+                                          : "not read to the end"));
+  row("events", std::to_string(s.events));
+  const std::pair<const char*, std::uint64_t> kinds[] = {
+      {"kernels", s.kernels},         {"memcpys", s.memcpys}, {"memsets", s.memsets},
+      {"collectives", s.collectives}, {"markers", s.markers}, {"api calls", s.api_calls},
+      {"no payload", s.empty}};
+  for (const auto& [name, count] : kinds) {
+    if (count != 0) row(std::string("  ") + name, std::to_string(count));
+  }
+  if (s.has_time) {
+    row("time span", fmt::format("{} .. {} ns ({})", s.first_ns, s.last_ns,
+                                 format_duration(s.last_ns - s.first_ns)));
+  }
+  std::string ranks;
+  for (const auto& [rank, count] : s.events_per_rank) {
+    ranks += fmt::format("{}{}: {}", ranks.empty() ? "" : ", ", rank, count);
+  }
+  if (!ranks.empty()) row("events per rank", ranks);
+  if (s.has_footer) {
+    row("lost by tracer", fmt::format("{} dropped records, {} invalid timestamps",
+                                      s.dropped_records, s.invalid_timestamps));
+  }
+  if (!s.top_kernels.empty()) {
+    out << fmt::format("top kernels by total time ({} distinct, {} in all):\n", s.distinct_kernels,
+                       format_duration(s.kernel_total_ns));
+    out << fmt::format("  {:>12} {:>8}  {}\n", "busy", "count", "name");
+    for (const auto& k : s.top_kernels) {
+      out << fmt::format("  {:>12} {:>8}  {}\n", format_duration(k.stats.total_ns), k.stats.count,
+                         k.name);
+    }
+  }
+  print_stats_table(out, "collectives", s.collectives_by_op);
+  print_stats_table(out, "memcpys", s.memcpys_by_kind);
+  if (s.memset_stats.count != 0) print_stats_table(out, "memsets", {{"MEMSET", s.memset_stats}});
+  if (s.truncated) row("warning", s.truncation_warning);
+}
+
+void dump_trace_text(TraceReader& reader, std::ostream& out) {
+  google::protobuf::TextFormat::Printer block;
+  google::protobuf::TextFormat::Printer line;
+  line.SetSingleLineMode(true);
+  std::string text;
+
+  out << "# ssgd trace, container format version " << reader.format_version() << "\n";
+  block.PrintToString(reader.metadata(), &text);
+  out << "metadata {\n";
+  print_prefixed(out, text, "  ");
+  out << "}\n";
+  v1::Event e;
+  while (reader.next(e)) {
+    line.PrintToString(e, &text);
+    text = rstrip(std::move(text));
+    out << "events { " << text << (text.empty() ? "" : " ") << "}\n";
+  }
+  if (const v1::Footer* footer = reader.footer()) {
+    block.PrintToString(*footer, &text);
+    out << "# footer {\n";
+    print_prefixed(out, text, "#   ");
+    out << "# }\n";
+  } else if (reader.truncated()) {
+    // Without the file name, so a dump does not depend on where the file is.
+    std::string warning = reader.truncation_warning();
+    const std::string prefix = reader.file_name() + ": ";
+    if (warning.starts_with(prefix)) warning.erase(0, prefix.size());
+    out << "# truncated: " << warning << "\n";
+  }
+}
+
+v1::Footer pack_text_trace(const std::filesystem::path& text_path,
+                           const std::filesystem::path& out_path, TraceWriterOptions options) {
+  const std::string file = text_path.string();
+  std::ifstream in(text_path, std::ios::in | std::ios::binary);
+  if (!in) {
+    throw InputError({file, std::nullopt, std::nullopt, ""},
+                     std::string("cannot open the text trace: ") + std::strerror(errno));
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) throw InputError({file, std::nullopt, std::nullopt, ""}, "read error");
+  if (looks_like_trace(content.view())) {
+    throw InputError({file, std::nullopt, std::nullopt, ""},
+                     "is already a .ssgdt trace, not a text trace");
+  }
+
+  v1::TextTrace trace;
+  FirstErrorCollector errors;
+  google::protobuf::TextFormat::ParseInfoTree locations;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  parser.WriteLocationsTo(&locations);
+  if (!parser.ParseFromString(content.str(), &trace)) {
+    if (!errors.has_error) {
+      throw InputError({file, std::nullopt, std::nullopt, ""}, "not a valid TextTrace");
+    }
+    throw InputError({file, errors.line + 1, std::nullopt, ""},
+                     fmt::format("column {}: {}", errors.column + 1, errors.message));
+  }
+
+  const auto* events_field = v1::TextTrace::descriptor()->FindFieldByName("events");
+  for (int i = 0; i < trace.events_size(); ++i) {
+    const v1::Event& e = trace.events(i);
+    const auto where = [&](const std::string& field) {
+      return InputLocation{file, locations.GetLocation(events_field, i).line + 1, i,
+                           fmt::format("events[{}]{}", i, field)};
+    };
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    if (!event_time_span(e, start_ns, end_ns)) {
+      throw InputError(where(""),
+                       "the event has no payload: set one of kernel, memcpy, memset, "
+                       "collective, marker or api_call");
+    }
+    if (end_ns < start_ns) {
+      const auto* payload = v1::Event::descriptor()->FindFieldByNumber(e.payload_case());
+      throw InputError(where("." + payload->name() + ".end_ns"),
+                       fmt::format("end_ns {} is before start_ns {}", end_ns, start_ns));
+    }
+  }
+
+  TraceWriter writer(out_path, trace.metadata(), options);
+  for (const auto& e : trace.events()) writer.append(e);
+  writer.close();
+  return writer.footer();
+}
+
+}  // namespace ssgd::trace

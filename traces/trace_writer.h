@@ -1,0 +1,85 @@
+#pragma once
+// Writes a .ssgdt trace file (layout: traces/container_format.h).
+//
+// Streaming: events are buffered until a chunk is full, then compressed and
+// written, so memory stays at one chunk whatever the trace length. The file
+// is written under a temporary name (path + ".tmp.<pid>") and renamed into
+// place by close(); a writer destroyed without close() removes it, so a
+// failed run never leaves a half-written trace. The same metadata and events
+// always give a byte-identical file.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "traces/proto/capture_metadata.pb.h"
+#include "traces/proto/trace_events.pb.h"
+#include "traces/proto/trace_file.pb.h"
+
+namespace ssgd {
+class AtomicFile;
+}
+
+namespace ssgd::trace {
+
+struct TraceWriterOptions {
+  // Events per chunk: a chunk is also cut once its events reach
+  // format::kWriterMaxChunkBytes uncompressed.
+  std::size_t events_per_chunk = 8192;
+  // zstd compression level (1..19); 3 is zstd's own default.
+  int zstd_level = 3;
+};
+
+class TraceWriter {
+ public:
+  // Creates the temporary file and writes the header. Throws
+  // std::runtime_error when the file cannot be created, std::invalid_argument
+  // on bad options or metadata larger than format::kMaxHeaderBytes.
+  TraceWriter(const std::filesystem::path& path, const v1::CaptureMetadata& metadata,
+              TraceWriterOptions options = {});
+  ~TraceWriter();
+  TraceWriter(TraceWriter&&) noexcept;
+  TraceWriter& operator=(TraceWriter&&) noexcept;
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // Buffers one event and writes a chunk when the buffer is full. Throws
+  // std::invalid_argument for an event over format::kMaxEventBytes,
+  // std::runtime_error on a write error, std::logic_error after close().
+  void append(const v1::Event& event);
+  // Writes the buffered events as one chunk; does nothing when none are.
+  void flush_chunk();
+  // Footer counters: records the caller lost or discarded before append().
+  void add_dropped(std::uint64_t n);
+  void add_invalid_timestamps(std::uint64_t n);
+  // Writes the last chunk and the footer and renames the file into place
+  // (no fsync). Throws std::runtime_error on an I/O error, in which case
+  // the temporary file is removed when the writer is destroyed.
+  void close();
+
+  // The totals so far; after close(), the footer as written.
+  [[nodiscard]] const v1::Footer& footer() const { return footer_; }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  struct Compressor;
+  void write(const std::string& bytes);
+
+  std::filesystem::path path_;
+  TraceWriterOptions options_;
+  std::unique_ptr<AtomicFile> file_;
+  std::unique_ptr<Compressor> compressor_;
+  std::string buffer_;  // the chunk being filled: EventChunk wire format
+  std::uint32_t buffered_events_ = 0;
+  v1::Footer footer_;
+  bool has_time_ = false;  // footer_ holds a first/last timestamp
+  bool closed_ = false;
+};
+
+// The [start_ns, end_ns] of an event's payload; false for an event without
+// a payload. Shared by the writer's footer and the summaries.
+bool event_time_span(const v1::Event& event, std::int64_t& start_ns, std::int64_t& end_ns);
+
+}  // namespace ssgd::trace
