@@ -25,11 +25,13 @@ Class class_of(TaskKind k) {
   }
 }
 
-// Sweeps the interval edges of one rank and splits [from, to) by class.
-std::array<std::int64_t, 4> sweep(std::vector<Edge>& edges, std::int64_t from, std::int64_t to) {
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
-    return a.t != b.t ? a.t < b.t : a.delta < b.delta;
-  });
+bool edge_before(const Edge& a, const Edge& b) {
+  return a.t != b.t ? a.t < b.t : a.delta < b.delta;
+}
+
+// Sweeps interval edges sorted by edge_before and splits [from, to) by class.
+std::array<std::int64_t, 4> sweep(const std::vector<Edge>& edges, std::int64_t from,
+                                  std::int64_t to) {
   std::array<std::int64_t, 4> out{};  // compute, io, comm, idle
   std::array<int, 3> active{};
   std::int64_t cursor = from;
@@ -67,15 +69,17 @@ TimeBreakdown average_breakdown(const TaskGraph& graph, const ScheduledTimes& ti
     out.push_back({times.start[t].ns(), +1, cls});
     out.push_back({times.end[t].ns(), -1, cls});
   }
+  // Collective edges are sorted once and merged into each rank's sorted edges.
+  std::sort(shared.begin(), shared.end(), edge_before);
   std::array<std::int64_t, 4> sum{};
+  std::vector<Edge> merged;
   for (std::size_t r = 0; r < P; ++r) {
     auto& edges = per_rank[r];
-    const auto from = window_start[r].ns();
-    const auto to = window_end[r].ns();
-    for (const Edge& e : shared) {
-      edges.push_back(e);
-    }
-    const auto part = sweep(edges, from, to);
+    std::sort(edges.begin(), edges.end(), edge_before);
+    merged.resize(edges.size() + shared.size());
+    std::merge(edges.begin(), edges.end(), shared.begin(), shared.end(), merged.begin(),
+               edge_before);
+    const auto part = sweep(merged, window_start[r].ns(), window_end[r].ns());
     for (int k = 0; k < 4; ++k) sum[k] += part[k];
   }
   const auto denom = static_cast<std::int64_t>(P) * iterations;

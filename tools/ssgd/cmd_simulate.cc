@@ -80,7 +80,6 @@ void add_simulate_command(CLI::App& app) {
       ->required();
   cmd->add_option("--scenario", args->scenario, "scenario YAML file (see scenarios/README.md)");
   cmd->add_option("--set", args->sets, "override a scenario key: key.path=value (repeatable)")
-      ->take_last()
       ->allow_extra_args(false);
   cmd->add_option("--report", args->report, "write the JSON report here");
   cmd->add_option("--timeline", args->timeline,

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   CLI::App app{"ssgd: capture synchronous-SGD training on GPU clusters and replay it "
                "in a discrete-event simulator"};
   app.require_subcommand(1);
+  app.fallthrough();  // --log works before or after the subcommand
   app.set_version_flag("--version", std::string("ssgd 0.1.0"));
   std::string log_spec;
   app.add_option("--log", log_spec,

@@ -1,0 +1,36 @@
+// Wall time of a whole replay (DAG build, event loop, breakdown, critical
+// path; no single-worker baseline): ResNet-50 for 10 iterations under WFBP on
+// P = 16 .. 1024 GPUs (8 per node, NVLink 2 inside nodes, EDR InfiniBand
+// between them).
+#include <benchmark/benchmark.h>
+
+#include "simulator/replay.h"
+#include "traces/layer_profile.h"
+
+namespace {
+
+void BM_ReplayResNet50(benchmark::State& state) {
+  const auto profile =
+      ssgd::trace::read_layer_profile_csv(SSGD_SOURCE_DIR "/traces/datasets/resnet50_v100.csv");
+  ssgd::sim::Scenario s;
+  s.gpus_per_node = 8;
+  s.nodes = state.range(0) / 8;
+  s.iterations = 10;
+  s.intra_node.preset = "nvlink2";
+  s.inter_node.preset = "ib_edr100";
+  ssgd::sim::ReplayOptions o;
+  o.single_worker_baseline = false;
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    const auto r = ssgd::sim::replay(profile, s, o);
+    events += r.events;
+    benchmark::DoNotOptimize(r.iteration_time);
+  }
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ReplayResNet50)->Arg(16)->Arg(128)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
