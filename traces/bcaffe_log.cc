@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/text_file.h"
 
 namespace ssgd::trace {
 namespace {
@@ -223,19 +224,7 @@ LayerProfile parse_bcaffe_log(std::string_view text, const std::string& source) 
 }
 
 LayerProfile read_bcaffe_log(const std::filesystem::path& path) {
-  const std::string source = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError({source, {}, {}, ""}, "cannot read B-Caffe log: is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw InputError({source, {}, {}, ""}, std::string("cannot read B-Caffe log: ") + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError({source, {}, {}, ""}, "cannot read B-Caffe log: read failed");
-  return parse_bcaffe_log(text.str(), source);
+  return parse_bcaffe_log(read_text_file(path, "B-Caffe log"), path.string());
 }
 
 }  // namespace ssgd::trace

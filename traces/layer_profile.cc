@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/text_file.h"
 
 namespace ssgd::trace {
 namespace {
@@ -324,19 +325,7 @@ LayerProfile parse_layer_profile_csv(std::string_view text, const std::string& s
 }
 
 LayerProfile read_layer_profile_csv(const std::filesystem::path& path) {
-  const std::string source = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError({source, {}, {}, ""}, "cannot read layer profile: is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw InputError({source, {}, {}, ""}, std::string("cannot read layer profile: ") + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError({source, {}, {}, ""}, "cannot read layer profile: read failed");
-  return parse_layer_profile_csv(text.str(), source);
+  return parse_layer_profile_csv(read_text_file(path, "layer profile"), path.string());
 }
 
 bool looks_like_layer_profile_csv(std::string_view head) {

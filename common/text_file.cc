@@ -1,0 +1,28 @@
+#include "common/text_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace ssgd {
+
+std::string read_text_file(const std::filesystem::path& path, const std::string& what) {
+  const std::string source = path.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError({source, {}, {}, ""}, "cannot read " + what + ": is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw InputError({source, {}, {}, ""}, "cannot read " + what + ": " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError({source, {}, {}, ""}, "cannot read " + what + ": read failed");
+  return text.str();
+}
+
+}  // namespace ssgd
