@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <system_error>
 
@@ -14,7 +16,8 @@ AtomicFile::AtomicFile(std::filesystem::path final_path, bool binary)
   out_.open(temp_, binary ? std::ios::out | std::ios::binary | std::ios::trunc
                           : std::ios::out | std::ios::trunc);
   if (!out_) {
-    throw std::runtime_error("cannot open '" + final_.string() + "' for writing");
+    throw std::runtime_error("cannot open '" + final_.string() + "' for writing: " +
+                             std::strerror(errno));
   }
 }
 

@@ -241,7 +241,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   }
   if (out.kernels_unassigned > 0) {
     out.warnings.push_back(std::to_string(out.kernels_unassigned) +
-                           " kernels ran outside every forward/backward range; left out");
+                           (out.kernels_unassigned == 1 ? " kernel ran" : " kernels ran") +
+                           " outside every forward/backward range; left out");
   }
   return out;
 }

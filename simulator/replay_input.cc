@@ -61,19 +61,30 @@ ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInp
                      "empty file: expected an ssgd trace, a layer-profile CSV "
                      "(layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns]) or a B-Caffe log");
   }
-  if (trace::looks_like_trace(head)) {
+  // A damaged magic still goes to the trace reader, which says "wrong magic".
+  if (trace::looks_like_trace(head) || head.substr(0, 8).find("SSGDT") != std::string::npos) {
     out.kind = InputKind::kTrace;
     auto reader = trace::TraceReader::open(path);
-    auto result = dag::profile_from_trace(reader, path.string());
-    if (reader.truncated()) {
-      if (!options.allow_truncated) {
-        throw InputError({path.string(), std::nullopt,
-                          static_cast<std::int64_t>(reader.chunks_read()), "chunk"},
-                         reader.truncation_warning() +
-                             "; pass --allow-truncated to replay the readable prefix");
-      }
-      out.warnings.push_back(reader.truncation_warning());
+    auto truncation = [&](const std::string& extra) {
+      std::string why = reader.truncation_warning();
+      const std::string prefix = path.string() + ": ";
+      if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+      return InputError({path.string(), std::nullopt,
+                         static_cast<std::int64_t>(reader.chunks_read()), ""},
+                        why + extra);
+    };
+    dag::TraceProfileResult result;
+    try {
+      result = dag::profile_from_trace(reader, path.string());
+    } catch (const InputError& e) {
+      // What is missing may have been in the part that was cut off.
+      if (reader.truncated()) throw truncation(std::string("; what was read: ") + e.reason());
+      throw;
     }
+    if (reader.truncated() && !options.allow_truncated) {
+      throw truncation("; pass --allow-truncated to replay the readable prefix");
+    }
+    // The reader has already logged the truncation warning when there is one.
     out.profile = std::move(result.profile);
     for (auto& w : result.warnings) out.warnings.push_back(path.string() + ": " + w);
   } else if (trace::looks_like_layer_profile_csv(head)) {

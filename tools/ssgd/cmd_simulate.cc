@@ -49,13 +49,20 @@ void run_simulate(const SimulateArgs& a) {
 
   const sim::ReportContext ctx{a.input, sim::to_string(input.kind), input.profile.model,
                                input.profile.provenance, a.scenario};
+  // Both outputs are written under temporary names and renamed only once both
+  // are complete, so a failure leaves neither behind.
+  std::optional<AtomicFile> report_file, timeline_file;
   if (!a.report.empty()) {
-    AtomicFile f(a.report);
-    f.stream() << sim::report_json(result, scenario, ctx).dump(2) << "\n";
-    f.commit();
+    report_file.emplace(a.report);
+    report_file->stream() << sim::report_json(result, scenario, ctx).dump(2) << "\n";
   }
   if (!a.timeline.empty()) {
-    sim::write_timeline_file(*result.graph, *result.schedule, {a.timeline_ranks}, a.timeline);
+    timeline_file.emplace(a.timeline);
+    sim::write_timeline(*result.graph, *result.schedule, {a.timeline_ranks}, timeline_file->stream());
+  }
+  if (report_file) report_file->commit();
+  if (timeline_file) timeline_file->commit();
+  if (!a.timeline.empty()) {
     const auto shown = a.timeline_ranks <= 0 ? result.workers
                                              : std::min(result.workers, a.timeline_ranks);
     if (shown < result.workers) {

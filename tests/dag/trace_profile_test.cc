@@ -1,0 +1,216 @@
+// profile_from_trace: a layer profile from a trace's marker ranges. The
+// expected numbers for tests/data/traces/marked.txtpb are worked out by hand
+// in that file's header comment; the error cases are small traces written
+// here with TraceWriter.
+#include "dag/trace_profile.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "traces/trace_dump.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
+
+namespace ssgd::dag {
+namespace {
+
+namespace fs = std::filesystem;
+namespace v1 = ssgd::trace::v1;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const fs::path kMarked = fs::path(SSGD_SOURCE_DIR) / "tests/data/traces/marked.txtpb";
+
+class TraceProfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ssgd_trace_profile_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  TraceProfileResult profile_marked() {
+    const fs::path packed = dir_ / "marked.ssgdt";
+    trace::pack_text_trace(kMarked, packed);
+    auto reader = trace::TraceReader::open(packed);
+    return profile_from_trace(reader, "marked.ssgdt");
+  }
+
+  // Writes a one-rank trace of `events` and returns its path.
+  fs::path write_trace(const std::string& name, const std::vector<v1::Event>& events) {
+    const fs::path path = dir_ / name;
+    v1::CaptureMetadata meta;
+    meta.set_tool("trace_profile_test");
+    meta.set_provenance("synthetic");
+    trace::TraceWriter writer(path, meta);
+    for (const auto& e : events) writer.append(e);
+    writer.close();
+    return path;
+  }
+
+  // The InputError message profile_from_trace gives for `events`, or "" if none.
+  std::string profile_error(const std::vector<v1::Event>& events) {
+    const fs::path path = write_trace("bad.ssgdt", events);
+    auto reader = trace::TraceReader::open(path);
+    try {
+      profile_from_trace(reader, "bad.ssgdt");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+v1::Event marker(const std::string& name, std::int64_t start, std::int64_t end) {
+  v1::Event e;
+  e.mutable_marker()->set_name(name);
+  e.mutable_marker()->set_start_ns(start);
+  e.mutable_marker()->set_end_ns(end);
+  return e;
+}
+
+v1::Event kernel(std::int64_t start, std::int64_t end) {
+  v1::Event e;
+  e.mutable_kernel()->set_name("k");
+  e.mutable_kernel()->set_start_ns(start);
+  e.mutable_kernel()->set_end_ns(end);
+  return e;
+}
+
+TEST_F(TraceProfileTest, LayersInForwardOrder) {
+  const auto r = profile_marked();
+  std::vector<std::string> names;
+  std::vector<std::int64_t> indices;
+  for (const auto& row : r.profile.layers) {
+    names.push_back(row.name);
+    indices.push_back(row.layer);
+  }
+  EXPECT_THAT(names, ElementsAre("conv1", "conv2", "fc"));
+  EXPECT_THAT(indices, ElementsAre(0, 1, 2));
+}
+
+TEST_F(TraceProfileTest, ComputeTimesAreSteadyStateAverages) {
+  const auto r = profile_marked();
+  ASSERT_EQ(r.profile.layers.size(), 3u);
+  const auto& conv1 = r.profile.layers[0];
+  const auto& conv2 = r.profile.layers[1];
+  const auto& fc = r.profile.layers[2];
+  // conv1 holds its late-launched second kernel, which ran during
+  // forward/conv2's time: (200+100 + 300+100) / 2.
+  EXPECT_EQ(conv1.forward.ns(), 350);
+  EXPECT_EQ(conv2.forward.ns(), 400);
+  EXPECT_EQ(fc.forward.ns(), 200);
+  EXPECT_EQ(fc.backward.ns(), 400);
+  EXPECT_EQ(conv2.backward.ns(), 800);
+  EXPECT_EQ(conv1.backward.ns(), 650);
+}
+
+TEST_F(TraceProfileTest, CollectivesGiveCommAndGradBytes) {
+  const auto r = profile_marked();
+  ASSERT_EQ(r.profile.layers.size(), 3u);
+  ASSERT_TRUE(r.profile.has_comm());
+  const auto& conv1 = r.profile.layers[0];
+  const auto& conv2 = r.profile.layers[1];
+  const auto& fc = r.profile.layers[2];
+  ASSERT_TRUE(conv1.comm && conv2.comm && fc.comm);
+  EXPECT_EQ(fc.comm->ns(), 1100);
+  EXPECT_EQ(fc.grad_bytes, 40960);
+  EXPECT_EQ(conv1.comm->ns(), 500);
+  EXPECT_EQ(conv1.grad_bytes, 4096);
+  EXPECT_EQ(conv2.comm->ns(), 0);
+  EXPECT_EQ(conv2.grad_bytes, 0);
+}
+
+TEST_F(TraceProfileTest, CountsAndWarnings) {
+  const auto r = profile_marked();
+  EXPECT_EQ(r.ranks, 1);
+  EXPECT_EQ(r.iterations_seen, 3);
+  EXPECT_EQ(r.iterations_used, 2);
+  EXPECT_EQ(r.kernels_assigned, 14);   // 7 per steady iteration
+  EXPECT_EQ(r.kernels_unassigned, 2);  // sgd_update, once per steady iteration
+  EXPECT_EQ(r.collectives, 4);
+  EXPECT_THAT(r.warnings,
+              ElementsAre("2 kernels ran outside every forward/backward range; left out"));
+  EXPECT_EQ(r.profile.model, "tinynet");
+  EXPECT_EQ(r.profile.source, "marked.ssgdt");
+  EXPECT_THAT(r.profile.provenance, HasSubstr("1 rank(s), 2 steady iteration(s) averaged"));
+}
+
+TEST_F(TraceProfileTest, NoCollectivesWarns) {
+  const fs::path path = write_trace(
+      "nocomm.ssgdt", {marker("iteration/0", 100, 1000), marker("forward/a", 100, 500),
+                       marker("backward/a", 500, 900), kernel(200, 300), kernel(600, 800)});
+  auto reader = trace::TraceReader::open(path);
+  const auto r = profile_from_trace(reader, "nocomm.ssgdt");
+  ASSERT_EQ(r.profile.layers.size(), 1u);
+  // A single iteration is used as it is (nothing to drop as warm-up).
+  EXPECT_EQ(r.iterations_used, 1);
+  EXPECT_EQ(r.profile.layers[0].forward.ns(), 100);
+  EXPECT_EQ(r.profile.layers[0].backward.ns(), 200);
+  EXPECT_FALSE(r.profile.has_comm());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_THAT(r.warnings[0], HasSubstr("no collectives"));
+}
+
+TEST_F(TraceProfileTest, NoIterationMarkersIsAnError) {
+  const std::string msg =
+      profile_error({marker("forward/a", 100, 500), marker("backward/a", 500, 900), kernel(200, 300)});
+  EXPECT_THAT(msg, HasSubstr("bad.ssgdt"));
+  EXPECT_THAT(msg, HasSubstr("iteration/<N>"));
+}
+
+TEST_F(TraceProfileTest, NoForwardMarkersIsAnError) {
+  const std::string msg =
+      profile_error({marker("iteration/0", 100, 1000), marker("backward/a", 500, 900), kernel(200, 300)});
+  EXPECT_THAT(msg, HasSubstr("bad.ssgdt"));
+  EXPECT_THAT(msg, HasSubstr("forward/<layer>"));
+}
+
+TEST_F(TraceProfileTest, MarkerWithoutLayerNameIsAnError) {
+  const std::string msg = profile_error(
+      {marker("iteration/0", 100, 1000), marker("forward/a", 100, 500), marker("forward/", 500, 600)});
+  EXPECT_THAT(msg, HasSubstr("bad.ssgdt"));
+  EXPECT_THAT(msg, HasSubstr("'forward/'"));
+  EXPECT_THAT(msg, HasSubstr("record 2"));
+  EXPECT_THAT(msg, HasSubstr("names no layer"));
+}
+
+TEST_F(TraceProfileTest, BackwardMarkerWithoutLayerNameIsAnError) {
+  const std::string msg = profile_error({marker("iteration/0", 100, 1000), marker("backward/", 500, 600)});
+  EXPECT_THAT(msg, HasSubstr("'backward/'"));
+  EXPECT_THAT(msg, HasSubstr("names no layer"));
+}
+
+TEST_F(TraceProfileTest, NonIntegerIterationIsAnError) {
+  const std::string msg =
+      profile_error({marker("forward/a", 100, 500), marker("iteration/x", 100, 1000)});
+  EXPECT_THAT(msg, HasSubstr("bad.ssgdt"));
+  EXPECT_THAT(msg, HasSubstr("'iteration/x'"));
+  EXPECT_THAT(msg, HasSubstr("record 1"));
+  EXPECT_THAT(msg, HasSubstr("not an integer"));
+}
+
+TEST_F(TraceProfileTest, IterationNumberWithTrailingTextIsAnError) {
+  const std::string msg = profile_error({marker("iteration/3b", 100, 1000)});
+  EXPECT_THAT(msg, HasSubstr("'iteration/3b'"));
+}
+
+TEST_F(TraceProfileTest, EmptyIterationNumberIsAnError) {
+  const std::string msg = profile_error({marker("iteration/", 100, 1000)});
+  EXPECT_THAT(msg, HasSubstr("'iteration/'"));
+  EXPECT_THAT(msg, HasSubstr("names no iteration number"));
+}
+
+}  // namespace
+}  // namespace ssgd::dag

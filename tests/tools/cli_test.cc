@@ -1,0 +1,493 @@
+// The `ssgd` command line, run as a real process (SSGD_CLI) in a fresh
+// temporary folder per test, with stdout and stderr captured apart.
+//
+// Negative cases: a bad trace, CSV, scenario or flag must give a non-zero
+// exit status (2 for bad input) without a crash, a message on stderr that
+// names the file and the line, record or field, nothing on stdout, and no
+// output file, not even a temporary one.
+// Positive cases: a replay writes a valid, deterministic report and timeline;
+// `presets` lists the links; a B-Caffe import replays to its closed form.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const fs::path kSource = fs::path(SSGD_SOURCE_DIR);
+const fs::path kProfiles = kSource / "tests/data/profiles";
+const fs::path kScenarios = kSource / "tests/data/scenarios";
+const fs::path kMarked = kSource / "tests/data/traces/marked.txtpb";
+const fs::path kBcaffeLog = kSource / "../shared/data/bcaffe/tmp8comm.log";
+
+constexpr int kBadInput = 2;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::uint32_t u32_at(const std::string& bytes, std::size_t at) {
+  std::uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes.at(at + i));
+  return v;
+}
+
+// (file offset, compressed length) of each chunk of a .ssgdt file, walked
+// by its layout (traces/container_format.h).
+std::vector<std::pair<std::size_t, std::size_t>> chunks_of(const std::string& bytes) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::size_t at = 16 + u32_at(bytes, 12) + 4;  // fixed header, metadata, header CRC
+  while (at + 24 <= bytes.size() && bytes.compare(at, 4, "CHNK") == 0) {
+    const std::size_t compressed = u32_at(bytes, at + 4);
+    out.emplace_back(at, compressed);
+    at += 24 + compressed;
+  }
+  return out;
+}
+
+struct Result {
+  bool exited = false;    // ended by exit(), not by a signal
+  int status = -1;        // the exit status when exited
+  int signal = 0;         // the signal that ended it otherwise
+  std::string out, err;
+};
+
+std::ostream& operator<<(std::ostream& os, const Result& r) {
+  os << (r.exited ? "exit " + std::to_string(r.status) : "signal " + std::to_string(r.signal))
+     << "\n--- stdout ---\n" << r.out << "--- stderr ---\n" << r.err;
+  return os;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("ssgd_cli_test_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    work_ = root_ / "work";
+    fs::create_directories(work_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // Runs `ssgd args...` with the work folder as its working directory.
+  Result ssgd(const std::vector<std::string>& args) {
+    const fs::path out_path = root_ / "stdout.txt";
+    const fs::path err_path = root_ / "stderr.txt";
+    std::vector<std::string> argv_s{SSGD_CLI};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ADD_FAILURE() << "fork failed";
+      return {};
+    }
+    if (pid == 0) {
+      const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (out < 0 || err < 0 || ::chdir(work_.c_str()) != 0 || ::dup2(out, 1) < 0 ||
+          ::dup2(err, 2) < 0) {
+        ::_exit(126);
+      }
+      ::close(out);
+      ::close(err);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    int wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0) {
+    }
+    Result r;
+    r.exited = WIFEXITED(wstatus);
+    if (r.exited) r.status = WEXITSTATUS(wstatus);
+    if (WIFSIGNALED(wstatus)) r.signal = WTERMSIG(wstatus);
+    r.out = read_file(out_path);
+    r.err = read_file(err_path);
+    return r;
+  }
+
+  // `ssgd simulate args... --report OUT.json --timeline TL.json`, expected to
+  // fail with `status`, printing nothing on stdout and writing nothing.
+  Result simulate_fails(std::vector<std::string> args, int status = kBadInput) {
+    args.insert(args.begin(), "simulate");
+    for (const char* a : {"--report", "OUT.json", "--timeline", "TL.json"}) args.emplace_back(a);
+    Result r = ssgd(args);
+    EXPECT_TRUE(r.exited) << r;
+    EXPECT_EQ(r.status, status) << r;
+    EXPECT_EQ(r.out, "") << r;
+    EXPECT_THAT(r.err, HasSubstr("ssgd: error: ")) << r;
+    expect_no_outputs();
+    return r;
+  }
+
+  void expect_no_outputs() {
+    EXPECT_FALSE(fs::exists(work_ / "OUT.json"));
+    EXPECT_FALSE(fs::exists(work_ / "TL.json"));
+    expect_no_temporaries();
+  }
+
+  void expect_no_temporaries() {
+    for (const auto& e : fs::directory_iterator(work_)) {
+      EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos)
+          << "left behind: " << e.path();
+    }
+  }
+
+  // Packs marked.txtpb into work/name with two events per chunk; returns its bytes.
+  std::string pack_marked(const std::string& name = "marked.ssgdt") {
+    const Result r =
+        ssgd({"pack", kMarked.string(), "-o", name, "--events-per-chunk", "2"});
+    EXPECT_TRUE(r.exited && r.status == 0) << r;
+    EXPECT_THAT(r.out, HasSubstr("81 events in 41 chunks"));
+    return read_file(work_ / name);
+  }
+
+  fs::path root_;
+  fs::path work_;
+};
+
+// ---------------------------------------------------------------- traces
+
+class CliTraceTest : public CliTest {
+ protected:
+  // marked.ssgdt cut in the middle of the compressed data of its last chunk.
+  void write_cut_trace() {
+    const std::string bytes = pack_marked("whole.ssgdt");
+    const auto chunks = chunks_of(bytes);
+    ASSERT_EQ(chunks.size(), 41u);
+    const auto [at, compressed] = chunks.back();
+    write_file(work_ / "cut.ssgdt", bytes.substr(0, at + 24 + compressed / 2));
+    fs::remove(work_ / "whole.ssgdt");
+  }
+};
+
+TEST_F(CliTraceTest, WholeTraceReplays) {
+  pack_marked();
+  const Result r = ssgd({"simulate", "marked.ssgdt", "--report", "r.json"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  // One worker: the sum of the hand-computed per-layer averages.
+  const auto report = nlohmann::json::parse(read_file(work_ / "r.json"));
+  EXPECT_EQ(report["iteration_time_ns"], 350 + 400 + 200 + 400 + 800 + 650);
+  EXPECT_EQ(report["input"]["kind"], "ssgd-trace");
+  EXPECT_THAT(r.err, HasSubstr("2 kernels ran outside every forward/backward range"));
+}
+
+TEST_F(CliTraceTest, TruncatedTraceFailsWithoutAllowTruncated) {
+  write_cut_trace();
+  const Result r = simulate_fails({"cut.ssgdt"});
+  EXPECT_THAT(r.err, HasSubstr("ssgd: error: cut.ssgdt: record 40"));
+  EXPECT_THAT(r.err, HasSubstr("cut short"));
+  EXPECT_THAT(r.err, HasSubstr("inside the data of chunk 40"));
+  EXPECT_THAT(r.err, HasSubstr("--allow-truncated"));
+}
+
+TEST_F(CliTraceTest, TruncatedTraceReplaysWithAllowTruncated) {
+  write_cut_trace();
+  const Result r = ssgd({"simulate", "cut.ssgdt", "--allow-truncated", "--report", "r.json",
+                         "--timeline", "t.json"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.err, HasSubstr("cut short"));
+  EXPECT_THAT(r.out, HasSubstr("iteration time"));
+  const auto report = nlohmann::json::parse(read_file(work_ / "r.json"));
+  EXPECT_TRUE(report.contains("iteration_time_ns"));
+  EXPECT_TRUE(fs::exists(work_ / "t.json"));
+}
+
+TEST_F(CliTraceTest, InfoOnTruncatedTraceWarns) {
+  write_cut_trace();
+  const Result r = ssgd({"info", "cut.ssgdt"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.err, HasSubstr("cut.ssgdt: cut short"));
+  EXPECT_THAT(r.out, HasSubstr("CUT SHORT"));
+}
+
+TEST_F(CliTraceTest, TraceCutInsideHeaderFails) {
+  write_file(work_ / "head.ssgdt", pack_marked("whole.ssgdt").substr(0, 20));
+  fs::remove(work_ / "whole.ssgdt");
+  for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"--allow-truncated"}}) {
+    std::vector<std::string> args{"head.ssgdt"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = simulate_fails(args);
+    EXPECT_THAT(r.err, HasSubstr("head.ssgdt: header cut short"));
+  }
+  const Result info = ssgd({"info", "head.ssgdt"});
+  EXPECT_TRUE(info.exited) << info;
+  EXPECT_EQ(info.status, kBadInput) << info;
+  EXPECT_THAT(info.err, HasSubstr("head.ssgdt: header cut short"));
+}
+
+TEST_F(CliTraceTest, WrongMagic) {
+  std::string bytes = pack_marked("whole.ssgdt");
+  fs::remove(work_ / "whole.ssgdt");
+  bytes[0] = 'X';
+  write_file(work_ / "magic.ssgdt", bytes);
+  // A damaged magic is still taken for a trace, and the reader says what is wrong.
+  const Result r = simulate_fails({"magic.ssgdt"});
+  EXPECT_THAT(r.err, HasSubstr("magic.ssgdt: wrong magic"));
+  const Result info = ssgd({"info", "magic.ssgdt"});
+  EXPECT_TRUE(info.exited) << info;
+  EXPECT_EQ(info.status, kBadInput) << info;
+  EXPECT_THAT(info.err, HasSubstr("magic.ssgdt: wrong magic"));
+  EXPECT_EQ(info.out, "");
+}
+
+TEST_F(CliTraceTest, CorruptedChunk) {
+  std::string bytes = pack_marked("whole.ssgdt");
+  fs::remove(work_ / "whole.ssgdt");
+  const auto chunks = chunks_of(bytes);
+  ASSERT_GE(chunks.size(), 2u);
+  const auto [at, compressed] = chunks[1];
+  bytes[at + 24 + compressed / 2] ^= 0x5A;
+  write_file(work_ / "corrupt.ssgdt", bytes);
+  for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"--allow-truncated"}}) {
+    std::vector<std::string> args{"corrupt.ssgdt"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = simulate_fails(args);
+    EXPECT_THAT(r.err, HasSubstr("corrupt.ssgdt: record 1: chunk 1 (byte offset " +
+                                 std::to_string(at) + "): CRC-32C mismatch"));
+  }
+  const Result info = ssgd({"info", "corrupt.ssgdt"});
+  EXPECT_TRUE(info.exited) << info;
+  EXPECT_EQ(info.status, kBadInput) << info;
+  EXPECT_THAT(info.err, HasSubstr("chunk 1"));
+}
+
+// ---------------------------------------------------------------- CSV
+
+TEST_F(CliTest, CsvMissingColumn) {
+  const Result r = simulate_fails({(kProfiles / "missing_column.csv").string()});
+  EXPECT_THAT(r.err, HasSubstr("missing_column.csv:2: field 'grad_bytes': missing column"));
+}
+
+TEST_F(CliTest, CsvNegativeTime) {
+  const Result r = simulate_fails({(kProfiles / "negative_time.csv").string()});
+  EXPECT_THAT(r.err, HasSubstr("negative_time.csv:4: field 'backward_ns'"));
+  EXPECT_THAT(r.err, HasSubstr("-5"));
+}
+
+TEST_F(CliTest, CsvNonNumeric) {
+  const Result r = simulate_fails({(kProfiles / "non_numeric.csv").string()});
+  EXPECT_THAT(r.err, HasSubstr("non_numeric.csv:3: field 'forward_ns'"));
+  EXPECT_THAT(r.err, HasSubstr("'fast'"));
+}
+
+TEST_F(CliTest, CsvEmpty) {
+  const Result r = simulate_fails({(kProfiles / "empty.csv").string()});
+  EXPECT_THAT(r.err, HasSubstr("empty.csv: empty file"));
+}
+
+// ---------------------------------------------------------------- scenarios
+
+const std::string kGood = (kProfiles / "good.csv").string();
+
+TEST_F(CliTest, ScenarioUnknownKey) {
+  const Result r =
+      simulate_fails({kGood, "--scenario", (kScenarios / "unknown_key.yaml").string()});
+  EXPECT_THAT(r.err, HasSubstr("unknown_key.yaml:4: field 'cluster.nodez'"));
+  EXPECT_THAT(r.err, HasSubstr("did you mean 'cluster.nodes'"));
+}
+
+TEST_F(CliTest, ScenarioWrongType) {
+  const Result r = simulate_fails({kGood, "--scenario", (kScenarios / "wrong_type.yaml").string()});
+  EXPECT_THAT(r.err, HasSubstr("wrong_type.yaml:4: field 'cluster.nodes'"));
+  EXPECT_THAT(r.err, HasSubstr("'four'"));
+}
+
+TEST_F(CliTest, ScenarioBadUnit) {
+  const Result r = simulate_fails({kGood, "--scenario", (kScenarios / "bad_unit.yaml").string()});
+  EXPECT_THAT(r.err, HasSubstr("bad_unit.yaml:4: field 'workload.io_time'"));
+  EXPECT_THAT(r.err, HasSubstr("'parsecs'"));
+}
+
+TEST_F(CliTest, ScenarioZeroNodes) {
+  const Result r = simulate_fails({kGood, "--scenario", (kScenarios / "zero_nodes.yaml").string()});
+  EXPECT_THAT(r.err, HasSubstr("zero_nodes.yaml:4: field 'cluster.nodes'"));
+  EXPECT_THAT(r.err, HasSubstr("got 0"));
+}
+
+TEST_F(CliTest, ScenarioNegativeNodes) {
+  const Result r =
+      simulate_fails({kGood, "--scenario", (kScenarios / "negative_nodes.yaml").string()});
+  EXPECT_THAT(r.err, HasSubstr("negative_nodes.yaml:3: field 'cluster.nodes'"));
+  EXPECT_THAT(r.err, HasSubstr("got -2"));
+}
+
+TEST_F(CliTest, SetZeroNodes) {
+  const Result r = simulate_fails({kGood, "--set", "cluster.nodes=0"});
+  EXPECT_THAT(r.err, HasSubstr("--set: field 'cluster.nodes'"));
+  EXPECT_THAT(r.err, HasSubstr("got 0"));
+}
+
+TEST_F(CliTest, SetNegativeNodes) {
+  const Result r = simulate_fails({kGood, "--set", "cluster.nodes=-3"});
+  EXPECT_THAT(r.err, HasSubstr("--set: field 'cluster.nodes'"));
+  EXPECT_THAT(r.err, HasSubstr("got -3"));
+}
+
+TEST_F(CliTest, SetOverridesScenarioFileAndIsChecked) {
+  // A good file, then a bad --set: the --set is what is reported.
+  const Result r = simulate_fails({kGood, "--scenario",
+                                   (kSource / "scenarios/v100_4x4_10gbe.yaml").string(), "--set",
+                                   "cluster.nodes=0"});
+  EXPECT_THAT(r.err, HasSubstr("--set: field 'cluster.nodes'"));
+}
+
+TEST_F(CliTest, SetWithoutEquals) {
+  const Result r = simulate_fails({kGood, "--set", "cluster.nodes"});
+  EXPECT_THAT(r.err, HasSubstr("--set"));
+  EXPECT_THAT(r.err, HasSubstr("key.path=value"));
+  EXPECT_THAT(r.err, HasSubstr("'cluster.nodes'"));
+}
+
+// ---------------------------------------------------------------- other inputs
+
+TEST_F(CliTest, MissingInputFile) {
+  const Result r = simulate_fails({"no_such_input.csv"});
+  EXPECT_THAT(r.err, HasSubstr("no_such_input.csv: no such file"));
+}
+
+TEST_F(CliTest, UnrecognisedInput) {
+  write_file(work_ / "notes.txt", "The quick brown fox\njumps over the lazy dog.\n");
+  const Result r = simulate_fails({"notes.txt"});
+  EXPECT_THAT(r.err, HasSubstr("notes.txt:1: not a recognised input"));
+}
+
+TEST_F(CliTest, MissingScenarioFile) {
+  const Result r = simulate_fails({kGood, "--scenario", "no_such_scenario.yaml"});
+  EXPECT_THAT(r.err, HasSubstr("no_such_scenario.yaml"));
+}
+
+TEST_F(CliTest, NoSubcommandIsBadInput) {
+  const Result r = ssgd({});
+  EXPECT_TRUE(r.exited) << r;
+  EXPECT_EQ(r.status, kBadInput) << r;
+}
+
+// ---------------------------------------------------------------- positive
+
+std::vector<std::string> resnet_args(const std::string& report, const std::string& timeline) {
+  return {"simulate",
+          (kSource / "traces/datasets/resnet50_v100.csv").string(),
+          "--scenario",
+          (kSource / "scenarios/v100_4x4_10gbe.yaml").string(),
+          "--report",
+          report,
+          "--timeline",
+          timeline};
+}
+
+TEST_F(CliTest, SimulateWritesReportAndTimeline) {
+  const Result r = ssgd(resnet_args("r.json", "t.json"));
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("iteration time"));
+  EXPECT_THAT(r.err, Not(HasSubstr("error")));
+  const auto report = nlohmann::json::parse(read_file(work_ / "r.json"));
+  for (const char* key : {"iteration_time_ns", "throughput_samples_per_s", "scaling_efficiency",
+                          "breakdown"}) {
+    EXPECT_TRUE(report.contains(key)) << key;
+  }
+  EXPECT_GT(report["iteration_time_ns"].get<std::int64_t>(), 0);
+  EXPECT_GT(report["throughput_samples_per_s"].get<double>(), 0.0);
+  EXPECT_GT(report["scaling_efficiency"].get<double>(), 0.0);
+  EXPECT_LE(report["scaling_efficiency"].get<double>(), 1.0);
+  for (const char* key : {"compute_ns", "exposed_comm_ns", "io_ns", "idle_ns"}) {
+    ASSERT_TRUE(report["breakdown"].contains(key)) << key;
+    EXPECT_GE(report["breakdown"][key].get<std::int64_t>(), 0) << key;
+  }
+  const auto timeline = nlohmann::json::parse(read_file(work_ / "t.json"));
+  EXPECT_FALSE(timeline.empty());
+  expect_no_temporaries();
+}
+
+TEST_F(CliTest, FailedTimelineLeavesNoReportEither) {
+  const Result r = ssgd({"simulate", (kSource / "tests/data/profiles/good.csv").string(),
+                         "--report", "OUT.json", "--timeline", "no_such_dir/TL.json"});
+  EXPECT_TRUE(r.exited) << r;
+  EXPECT_NE(r.status, 0) << r;
+  EXPECT_THAT(r.err, HasSubstr("no_such_dir/TL.json"));
+  EXPECT_THAT(r.err, HasSubstr("No such file or directory"));
+  EXPECT_FALSE(fs::exists(work_ / "OUT.json"));
+  expect_no_temporaries();
+}
+
+TEST_F(CliTraceTest, TraceCutInFirstChunkSaysCutShort) {
+  std::string bytes = pack_marked("whole.ssgdt");
+  fs::remove(work_ / "whole.ssgdt");
+  // Keep the header and half of chunk 0: no whole chunk is left.
+  const auto header_end = bytes.find("CHNK");
+  ASSERT_NE(header_end, std::string::npos);
+  write_file(work_ / "first.ssgdt", bytes.substr(0, header_end + 30));
+  for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"--allow-truncated"}}) {
+    std::vector<std::string> args{"first.ssgdt"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = simulate_fails(args);
+    EXPECT_THAT(r.err, HasSubstr("cut short"));
+  }
+}
+
+TEST_F(CliTest, SimulateIsDeterministic) {
+  const Result a = ssgd(resnet_args("r1.json", "t1.json"));
+  ASSERT_TRUE(a.exited && a.status == 0) << a;
+  const Result b = ssgd(resnet_args("r2.json", "t2.json"));
+  ASSERT_TRUE(b.exited && b.status == 0) << b;
+  const std::string r1 = read_file(work_ / "r1.json"), r2 = read_file(work_ / "r2.json");
+  const std::string t1 = read_file(work_ / "t1.json"), t2 = read_file(work_ / "t2.json");
+  EXPECT_FALSE(r1.empty());
+  EXPECT_FALSE(t1.empty());
+  EXPECT_TRUE(r1 == r2) << "reports differ";
+  EXPECT_TRUE(t1 == t2) << "timelines differ";
+}
+
+TEST_F(CliTest, Presets) {
+  const Result r = ssgd({"presets"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("10gbe"));
+  EXPECT_THAT(r.out, HasSubstr("wfbp"));
+  EXPECT_THAT(r.out, HasSubstr("cluster.nodes"));
+}
+
+TEST_F(CliTest, BcaffeImportReplaysToClosedForm) {
+  if (!fs::exists(kBcaffeLog)) {
+    GTEST_SKIP() << "reference data not found at " << kBcaffeLog;
+  }
+  const Result imp = ssgd({"import", "bcaffe", kBcaffeLog.string(), "-o", "p.csv"});
+  ASSERT_TRUE(imp.exited && imp.status == 0) << imp;
+  ASSERT_TRUE(fs::exists(work_ / "p.csv"));
+  const Result r = ssgd({"simulate", "p.csv", "--scenario",
+                         (kSource / "scenarios/bcaffe_10gbe.yaml").string(), "--set",
+                         "cluster.nodes=8", "--report", "r.json"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  const auto report = nlohmann::json::parse(read_file(work_ / "r.json"));
+  EXPECT_EQ(report["workers"], 8);
+  EXPECT_EQ(report["input"]["kind"], "layer-profile-csv");
+  ASSERT_TRUE(report.contains("closed_form_iteration_time_ns"));
+  EXPECT_GT(report["iteration_time_ns"].get<std::int64_t>(), 0);
+  EXPECT_EQ(report["iteration_time_ns"], report["closed_form_iteration_time_ns"]);
+}
+
+}  // namespace
