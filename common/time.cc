@@ -15,9 +15,4 @@ Duration duration_from_seconds(double seconds) {
   return Duration(static_cast<std::int64_t>(ns));
 }
 
-Duration transfer_time(double bytes, double bytes_per_s) {
-  if (!(bytes_per_s > 0)) throw std::invalid_argument("transfer rate must be positive");
-  return duration_from_seconds(bytes / bytes_per_s);
-}
-
 }  // namespace ssgd

@@ -57,7 +57,4 @@ constexpr Duration max(Duration a, Duration b) { return a < b ? b : a; }
 // std::out_of_range for values that do not fit or are not finite.
 Duration duration_from_seconds(double seconds);
 
-// Time to move `bytes` at `bytes_per_s`, through duration_from_seconds().
-Duration transfer_time(double bytes, double bytes_per_s);
-
 }  // namespace ssgd

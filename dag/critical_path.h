@@ -19,7 +19,7 @@ namespace ssgd::dag {
 
 struct CriticalPath {
   std::vector<TaskId> tasks;  // in execution order
-  Duration length;            // end of the last task minus start of the first chain
+  Duration length;            // end of the last task, from time zero
   std::array<Duration, kTaskKindCount> time_by_kind{};  // indexed by TaskKind
   Duration gaps;              // time on the path when no path task ran
 };

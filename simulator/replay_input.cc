@@ -25,14 +25,14 @@ std::string read_head(const std::filesystem::path& path, std::size_t n) {
 
 bool looks_like_bcaffe_log(std::string_view head) {
   // The first non-blank line ends in a bracketed list of four or five numbers.
-  static const std::regex line(R"(\[\s*\d+\s*,\s*\d+\s*,\s*[-0-9.eE+]+\s*,\s*[-0-9.eE+]+\s*(,\s*[-0-9.eE+]+\s*)?\]\s*$)");
+  static const std::regex kLine(R"(\[\s*\d+\s*,\s*\d+\s*,\s*[-0-9.eE+]+\s*,\s*[-0-9.eE+]+\s*(,\s*[-0-9.eE+]+\s*)?\]\s*$)");
   std::size_t pos = 0;
   while (pos < head.size()) {
     auto eol = head.find('\n', pos);
     if (eol == std::string_view::npos) eol = head.size();
     std::string l(head.substr(pos, eol - pos));
     if (!l.empty() && l.back() == '\r') l.pop_back();
-    if (l.find_first_not_of(" \t") != std::string::npos) return std::regex_search(l, line);
+    if (l.find_first_not_of(" \t") != std::string::npos) return std::regex_search(l, kLine);
     pos = eol + 1;
   }
   return false;

@@ -88,7 +88,7 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   auto row = [&](const std::string& name, const std::string& value, const std::string& note) {
     out << fmt::format("  {:<24} {:>16}  {}\n", name, value, note);
   };
-  row("iteration time", format_duration(it), "steady state, mean over ranks' last update");
+  row("iteration time", format_duration(it), "steady state: mean over iterations after the first");
   row("throughput", fmt::format("{:.1f}", r.throughput_samples_per_s),
       r.batch_given ? fmt::format("samples/s ({} per GPU per iteration)", r.batch_per_gpu)
                     : std::string("batches/s (no batch size given: set workload.batch_per_gpu)"));

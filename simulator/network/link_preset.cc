@@ -11,7 +11,9 @@ constexpr double kGB = 1e9;  // decimal gigabyte; link rates are quoted in decim
 // rate: the raw rate times the line-code efficiency, times a protocol
 // efficiency where one is stated. Latencies are the start-up cost of one
 // message between two GPUs, software included, as a collective library sees
-// it; they are typical values to be replaced by `ssgd calibrate` output.
+// it; they are typical values, to be replaced by measured ones through the
+// network.*_latency and network.*_bandwidth scenario keys. Where a latency
+// below cites no source it is an assumption scaled from the cited ones.
 constexpr std::array kPresets = {
     // PCIe: 8/16/32 GT/s per lane x 16 lanes with 128b/130b coding gives
     // 15.75/31.5/63.0 GB/s per direction (PCI-SIG base specifications 3.0,
@@ -40,11 +42,12 @@ constexpr std::array kPresets = {
                "NVLink 4 (H100, 18 links)",
                "NVIDIA H100 Tensor Core GPU architecture whitepaper: 18 x 25 GB/s; 0.8 achieved"},
     // Ethernet, TCP/IP through MPI or NCCL sockets: line rate (IEEE 802.3)
-    // minus Ethernet/IP/TCP framing at a 1500-byte MTU (~0.95), and a
-    // further 0.95 for what a single TCP stream sustains. Latency is the
-    // MPI small-message one-way latency over kernel TCP: about 16 us per ring
-    // step on 10GbE in the OSU all-reduce curves of ../shared/data/bcaffe
-    // (32 us for the 2 steps of a 2-rank ring), lower on faster NICs.
+    // times 0.9 for Ethernet/IP/TCP framing at a 1500-byte MTU (~0.95) and
+    // what a single TCP stream sustains (~0.95), rounded down. Latency is the
+    // MPI small-message latency over kernel TCP: about 16 us per ring step on
+    // 10GbE in the OSU all-reduce curves of ../shared/data/bcaffe (32 us for
+    // the 2 steps of a 2-rank ring); 12 and 8 us for 25 and 100 GbE are
+    // assumptions (faster NICs, same kernel stack).
     LinkPreset{"10gbe", LinkClass::kEthernet, Duration(16'000), 0.9 * 1.25 * kGB,
                "10 Gb Ethernet, TCP",
                "IEEE 802.3ae 10 Gb/s; 0.9 TCP/IP efficiency; 16 us from OSU all-reduce on 10GbE"},
@@ -56,7 +59,7 @@ constexpr std::array kPresets = {
     // 54.5 (FDR), 100 (EDR), 200 (HDR), 400 (NDR) Gb/s (InfiniBand Trade
     // Association roadmap), with 0.95 for headers at a 4 KiB MTU; latency about
     // 1-2 us through one switch (vendor adapter data sheets, ib_send_lat).
-    LinkPreset{"ib_fdr56", LinkClass::kInfiniband, Duration(2'000), 0.95 * 54.55e9 / 8,
+    LinkPreset{"ib_fdr56", LinkClass::kInfiniband, Duration(2'000), 0.95 * 54.545e9 / 8,
                "InfiniBand FDR 4x (56 Gb/s signalling), RDMA",
                "IBTA: FDR 14.0625 Gb/s/lane, 64b/66b; 0.95 header efficiency; ~2 us MPI latency"},
     LinkPreset{"ib_edr100", LinkClass::kInfiniband, Duration(1'500), 0.95 * 100e9 / 8,
