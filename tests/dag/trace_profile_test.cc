@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_files.h"
 #include "common/error.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
@@ -27,16 +28,8 @@ using ::testing::HasSubstr;
 
 const fs::path kMarked = fs::path(SSGD_SOURCE_DIR) / "tests/data/traces/marked.txtpb";
 
-class TraceProfileTest : public ::testing::Test {
+class TraceProfileTest : public ssgd::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ssgd_trace_profile_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   TraceProfileResult profile_marked() {
     const fs::path packed = dir_ / "marked.ssgdt";

@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/test_files.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -37,16 +39,9 @@ const fs::path kBcaffeLog = kSource / "../shared/data/bcaffe/tmp8comm.log";
 
 constexpr int kBadInput = 2;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ssgd::testing::read_file_bytes;
 
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
+using ssgd::testing::write_file_bytes;
 
 std::uint32_t u32_at(const std::string& bytes, std::size_t at) {
   std::uint32_t v = 0;
@@ -126,8 +121,8 @@ class CliTest : public ::testing::Test {
     r.exited = WIFEXITED(wstatus);
     if (r.exited) r.status = WEXITSTATUS(wstatus);
     if (WIFSIGNALED(wstatus)) r.signal = WTERMSIG(wstatus);
-    r.out = read_file(out_path);
-    r.err = read_file(err_path);
+    r.out = read_file_bytes(out_path);
+    r.err = read_file_bytes(err_path);
     return r;
   }
 
@@ -164,7 +159,7 @@ class CliTest : public ::testing::Test {
         ssgd({"pack", kMarked.string(), "-o", name, "--events-per-chunk", "2"});
     EXPECT_TRUE(r.exited && r.status == 0) << r;
     EXPECT_THAT(r.out, HasSubstr("81 events in 41 chunks"));
-    return read_file(work_ / name);
+    return read_file_bytes(work_ / name);
   }
 
   fs::path root_;
@@ -181,7 +176,7 @@ class CliTraceTest : public CliTest {
     const auto chunks = chunks_of(bytes);
     ASSERT_EQ(chunks.size(), 41u);
     const auto [at, compressed] = chunks.back();
-    write_file(work_ / "cut.ssgdt", bytes.substr(0, at + 24 + compressed / 2));
+    write_file_bytes(work_ / "cut.ssgdt", bytes.substr(0, at + 24 + compressed / 2));
     fs::remove(work_ / "whole.ssgdt");
   }
 };
@@ -191,7 +186,7 @@ TEST_F(CliTraceTest, WholeTraceReplays) {
   const Result r = ssgd({"simulate", "marked.ssgdt", "--report", "r.json"});
   ASSERT_TRUE(r.exited && r.status == 0) << r;
   // One worker: the sum of the hand-computed per-layer averages.
-  const auto report = nlohmann::json::parse(read_file(work_ / "r.json"));
+  const auto report = nlohmann::json::parse(read_file_bytes(work_ / "r.json"));
   EXPECT_EQ(report["iteration_time_ns"], 350 + 400 + 200 + 400 + 800 + 650);
   EXPECT_EQ(report["input"]["kind"], "ssgd-trace");
   EXPECT_THAT(r.err, HasSubstr("2 kernels ran outside every forward/backward range"));
@@ -213,7 +208,7 @@ TEST_F(CliTraceTest, TruncatedTraceReplaysWithAllowTruncated) {
   ASSERT_TRUE(r.exited && r.status == 0) << r;
   EXPECT_THAT(r.err, HasSubstr("cut short"));
   EXPECT_THAT(r.out, HasSubstr("iteration time"));
-  const auto report = nlohmann::json::parse(read_file(work_ / "r.json"));
+  const auto report = nlohmann::json::parse(read_file_bytes(work_ / "r.json"));
   EXPECT_TRUE(report.contains("iteration_time_ns"));
   EXPECT_TRUE(fs::exists(work_ / "t.json"));
 }
@@ -227,7 +222,7 @@ TEST_F(CliTraceTest, InfoOnTruncatedTraceWarns) {
 }
 
 TEST_F(CliTraceTest, TraceCutInsideHeaderFails) {
-  write_file(work_ / "head.ssgdt", pack_marked("whole.ssgdt").substr(0, 20));
+  write_file_bytes(work_ / "head.ssgdt", pack_marked("whole.ssgdt").substr(0, 20));
   fs::remove(work_ / "whole.ssgdt");
   for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"--allow-truncated"}}) {
     std::vector<std::string> args{"head.ssgdt"};
@@ -245,7 +240,7 @@ TEST_F(CliTraceTest, WrongMagic) {
   std::string bytes = pack_marked("whole.ssgdt");
   fs::remove(work_ / "whole.ssgdt");
   bytes[0] = 'X';
-  write_file(work_ / "magic.ssgdt", bytes);
+  write_file_bytes(work_ / "magic.ssgdt", bytes);
   // A damaged magic is still taken for a trace, and the reader says what is wrong.
   const Result r = simulate_fails({"magic.ssgdt"});
   EXPECT_THAT(r.err, HasSubstr("magic.ssgdt: wrong magic"));
@@ -263,7 +258,7 @@ TEST_F(CliTraceTest, CorruptedChunk) {
   ASSERT_GE(chunks.size(), 2u);
   const auto [at, compressed] = chunks[1];
   bytes[at + 24 + compressed / 2] ^= 0x5A;
-  write_file(work_ / "corrupt.ssgdt", bytes);
+  write_file_bytes(work_ / "corrupt.ssgdt", bytes);
   for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"--allow-truncated"}}) {
     std::vector<std::string> args{"corrupt.ssgdt"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -372,7 +367,7 @@ TEST_F(CliTest, MissingInputFile) {
 }
 
 TEST_F(CliTest, UnrecognisedInput) {
-  write_file(work_ / "notes.txt", "The quick brown fox\njumps over the lazy dog.\n");
+  write_file_bytes(work_ / "notes.txt", "The quick brown fox\njumps over the lazy dog.\n");
   const Result r = simulate_fails({"notes.txt"});
   EXPECT_THAT(r.err, HasSubstr("notes.txt:1: not a recognised input"));
 }
@@ -406,7 +401,7 @@ TEST_F(CliTest, SimulateWritesReportAndTimeline) {
   ASSERT_TRUE(r.exited && r.status == 0) << r;
   EXPECT_THAT(r.out, HasSubstr("iteration time"));
   EXPECT_THAT(r.err, Not(HasSubstr("error")));
-  const auto report = nlohmann::json::parse(read_file(work_ / "r.json"));
+  const auto report = nlohmann::json::parse(read_file_bytes(work_ / "r.json"));
   for (const char* key : {"iteration_time_ns", "throughput_samples_per_s", "scaling_efficiency",
                           "breakdown"}) {
     EXPECT_TRUE(report.contains(key)) << key;
@@ -419,7 +414,7 @@ TEST_F(CliTest, SimulateWritesReportAndTimeline) {
     ASSERT_TRUE(report["breakdown"].contains(key)) << key;
     EXPECT_GE(report["breakdown"][key].get<std::int64_t>(), 0) << key;
   }
-  const auto timeline = nlohmann::json::parse(read_file(work_ / "t.json"));
+  const auto timeline = nlohmann::json::parse(read_file_bytes(work_ / "t.json"));
   EXPECT_FALSE(timeline.empty());
   expect_no_temporaries();
 }
@@ -441,7 +436,7 @@ TEST_F(CliTraceTest, TraceCutInFirstChunkSaysCutShort) {
   // Keep the header and half of chunk 0: no whole chunk is left.
   const auto header_end = bytes.find("CHNK");
   ASSERT_NE(header_end, std::string::npos);
-  write_file(work_ / "first.ssgdt", bytes.substr(0, header_end + 30));
+  write_file_bytes(work_ / "first.ssgdt", bytes.substr(0, header_end + 30));
   for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"--allow-truncated"}}) {
     std::vector<std::string> args{"first.ssgdt"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -455,8 +450,8 @@ TEST_F(CliTest, SimulateIsDeterministic) {
   ASSERT_TRUE(a.exited && a.status == 0) << a;
   const Result b = ssgd(resnet_args("r2.json", "t2.json"));
   ASSERT_TRUE(b.exited && b.status == 0) << b;
-  const std::string r1 = read_file(work_ / "r1.json"), r2 = read_file(work_ / "r2.json");
-  const std::string t1 = read_file(work_ / "t1.json"), t2 = read_file(work_ / "t2.json");
+  const std::string r1 = read_file_bytes(work_ / "r1.json"), r2 = read_file_bytes(work_ / "r2.json");
+  const std::string t1 = read_file_bytes(work_ / "t1.json"), t2 = read_file_bytes(work_ / "t2.json");
   EXPECT_FALSE(r1.empty());
   EXPECT_FALSE(t1.empty());
   EXPECT_TRUE(r1 == r2) << "reports differ";
@@ -482,7 +477,7 @@ TEST_F(CliTest, BcaffeImportReplaysToClosedForm) {
                          (kSource / "scenarios/bcaffe_10gbe.yaml").string(), "--set",
                          "cluster.nodes=8", "--report", "r.json"});
   ASSERT_TRUE(r.exited && r.status == 0) << r;
-  const auto report = nlohmann::json::parse(read_file(work_ / "r.json"));
+  const auto report = nlohmann::json::parse(read_file_bytes(work_ / "r.json"));
   EXPECT_EQ(report["workers"], 8);
   EXPECT_EQ(report["input"]["kind"], "layer-profile-csv");
   ASSERT_TRUE(report.contains("closed_form_iteration_time_ns"));

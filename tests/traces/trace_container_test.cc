@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "tests/support/test_files.h"
 #include "traces/container_format.h"
 #include "traces/crc32c.h"
 #include "traces/trace_reader.h"
@@ -22,18 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fresh folder per test, removed afterwards.
-class TraceContainerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ssgd_container_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class TraceContainerTest : public ssgd::testing::TempDirTest {};
 
 v1::CaptureMetadata make_metadata() {
   v1::CaptureMetadata m;
@@ -140,17 +130,9 @@ std::vector<v1::Event> read_all(TraceReader& reader) {
   return events;
 }
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ssgd::testing::read_file_bytes;
 
-void write_bytes(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using ssgd::testing::write_file_bytes;
 
 void put_u32(std::string& bytes, std::size_t at, std::uint32_t v) {
   std::string le;
@@ -280,7 +262,7 @@ TEST_F(TraceContainerTest, SameInputGivesByteIdenticalFile) {
   const auto events = make_events(500);
   write_trace(dir_ / "a.ssgdt", events, 100);
   write_trace(dir_ / "b.ssgdt", events, 100);
-  EXPECT_EQ(read_bytes(dir_ / "a.ssgdt"), read_bytes(dir_ / "b.ssgdt"));
+  EXPECT_EQ(read_file_bytes(dir_ / "a.ssgdt"), read_file_bytes(dir_ / "b.ssgdt"));
 }
 
 TEST_F(TraceContainerTest, WritesUnderATemporaryNameUntilClose) {
@@ -311,7 +293,7 @@ TEST_F(TraceContainerTest, RejectsBadWriterOptions) {
 
 TEST_F(TraceContainerTest, LooksLikeTrace) {
   write_trace(dir_ / "t.ssgdt", {});
-  EXPECT_TRUE(looks_like_trace(read_bytes(dir_ / "t.ssgdt")));
+  EXPECT_TRUE(looks_like_trace(read_file_bytes(dir_ / "t.ssgdt")));
   EXPECT_FALSE(looks_like_trace("metadata {"));
   EXPECT_FALSE(looks_like_trace("\x89SSG"));
 }
@@ -321,13 +303,13 @@ TEST_F(TraceContainerTest, LooksLikeTrace) {
 TEST_F(TraceContainerTest, CutShortAtEveryByte) {
   const auto full = dir_ / "full.ssgdt";
   write_trace(full, make_events(10), 3);
-  const std::string bytes = read_bytes(full);
+  const std::string bytes = read_file_bytes(full);
   const auto ends = chunk_ends(bytes);
   ASSERT_EQ(ends.size(), 4u);
   const auto cut = dir_ / "cut.ssgdt";
   for (std::size_t size = 0; size < bytes.size(); ++size) {
     SCOPED_TRACE("cut at " + std::to_string(size));
-    write_bytes(cut, bytes.substr(0, size));
+    write_file_bytes(cut, bytes.substr(0, size));
     if (size < header_end(bytes)) {
       try {
         TraceReader::open(cut);
@@ -361,12 +343,12 @@ TEST_F(TraceContainerTest, CutShortAtEveryByte) {
 TEST_F(TraceContainerTest, EveryFlippedByteIsAnError) {
   const auto full = dir_ / "full.ssgdt";
   write_trace(full, make_events(10), 3);
-  const std::string bytes = read_bytes(full);
+  const std::string bytes = read_file_bytes(full);
   const auto bad = dir_ / "bad.ssgdt";
   for (std::size_t at = 0; at < bytes.size(); ++at) {
     std::string flipped = bytes;
     flipped[at] = static_cast<char>(flipped[at] ^ 0x10);
-    write_bytes(bad, flipped);
+    write_file_bytes(bad, flipped);
     const std::string error = read_error(bad);
     EXPECT_NE(error.find(bad.string()), std::string::npos)
         << "byte " << at << ": '" << error << "'";
@@ -376,11 +358,11 @@ TEST_F(TraceContainerTest, EveryFlippedByteIsAnError) {
 TEST_F(TraceContainerTest, FlippedByteInChunkNamesTheChunkAndOffset) {
   const auto path = dir_ / "t.ssgdt";
   write_trace(path, make_events(10), 3);
-  std::string bytes = read_bytes(path);
+  std::string bytes = read_file_bytes(path);
   const auto ends = chunk_ends(bytes);
   const std::size_t chunk1 = ends[0].end;
   bytes[chunk1 + 24 + 5] ^= 0x01;  // inside chunk 1's compressed data
-  write_bytes(path, bytes);
+  write_file_bytes(path, bytes);
   auto reader = TraceReader::open(path);
   v1::Event e;
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(reader.next(e));  // chunk 0 is fine
@@ -398,10 +380,10 @@ TEST_F(TraceContainerTest, FlippedByteInChunkNamesTheChunkAndOffset) {
 }
 
 TEST_F(TraceContainerTest, WrongMagicEmptyMissingAndDirectory) {
-  write_bytes(dir_ / "text.ssgdt", "metadata { tool: \"x\" }\n");
+  write_file_bytes(dir_ / "text.ssgdt", "metadata { tool: \"x\" }\n");
   EXPECT_NE(read_error(dir_ / "text.ssgdt").find("wrong magic: not an ssgd trace"),
             std::string::npos);
-  write_bytes(dir_ / "empty.ssgdt", "");
+  write_file_bytes(dir_ / "empty.ssgdt", "");
   EXPECT_NE(read_error(dir_ / "empty.ssgdt").find("empty"), std::string::npos);
   EXPECT_NE(read_error(dir_ / "missing.ssgdt").find("cannot open"), std::string::npos);
   EXPECT_NE(read_error(dir_).find("directory"), std::string::npos);
@@ -410,22 +392,22 @@ TEST_F(TraceContainerTest, WrongMagicEmptyMissingAndDirectory) {
 TEST_F(TraceContainerTest, BadHeaderFields) {
   const auto path = dir_ / "t.ssgdt";
   write_trace(path, make_events(3));
-  const std::string good = read_bytes(path);
+  const std::string good = read_file_bytes(path);
 
   std::string bytes = good;
   put_u32(bytes, 8, 2);
-  write_bytes(path, bytes);
+  write_file_bytes(path, bytes);
   EXPECT_NE(read_error(path).find("format version 2 is not supported"), std::string::npos);
 
   bytes = good;
   put_u32(bytes, 12, 0xFFFFFFF0u);
-  write_bytes(path, bytes);
+  write_file_bytes(path, bytes);
   EXPECT_NE(read_error(path).find("header_length 4294967280 at byte offset 12 exceeds"),
             std::string::npos);
 
   bytes = good;
   bytes[20] ^= 0x40;
-  write_bytes(path, bytes);
+  write_file_bytes(path, bytes);
   EXPECT_NE(read_error(path).find("header CRC-32C mismatch"), std::string::npos);
 }
 
@@ -433,7 +415,7 @@ TEST_F(TraceContainerTest, BadHeaderFields) {
 TEST_F(TraceContainerTest, BadChunkLengthFields) {
   const auto path = dir_ / "t.ssgdt";
   write_trace(path, make_events(3));
-  const std::string good = read_bytes(path);
+  const std::string good = read_file_bytes(path);
   const std::size_t at = header_end(good);
   const auto with_fields = [&](std::uint32_t c, std::uint32_t u, std::uint32_t n) {
     std::string bytes = good;
@@ -441,7 +423,7 @@ TEST_F(TraceContainerTest, BadChunkLengthFields) {
     put_u32(bytes, at + 8, u);
     put_u32(bytes, at + 12, n);
     put_u32(bytes, at + 20, crc32c_extend(0, bytes.data() + at, 20));
-    write_bytes(path, bytes);
+    write_file_bytes(path, bytes);
     return read_error(path);
   };
   const std::uint32_t c = format::load_u32_le(good.data() + at + 4);
@@ -464,7 +446,7 @@ TEST_F(TraceContainerTest, BadChunkLengthFields) {
   // A chunk header with a flipped length and its old CRC.
   std::string bytes = good;
   put_u32(bytes, at + 4, c + 1);
-  write_bytes(path, bytes);
+  write_file_bytes(path, bytes);
   EXPECT_NE(read_error(path).find("CRC-32C mismatch in the chunk header"), std::string::npos);
 }
 
@@ -472,9 +454,9 @@ TEST_F(TraceContainerTest, BadChunkLengthFields) {
 TEST_F(TraceContainerTest, BadEventsInsideAChunk) {
   const auto path = dir_ / "t.ssgdt";
   write_trace(path, {});
-  const std::string header = read_bytes(path).substr(0, header_end(read_bytes(path)));
+  const std::string header = read_file_bytes(path).substr(0, header_end(read_file_bytes(path)));
   const auto error_for = [&](const std::string& payload, std::uint32_t n) {
-    write_bytes(path, header + forge_chunk(payload, n));
+    write_file_bytes(path, header + forge_chunk(payload, n));
     return read_error(path);
   };
   const std::string event = make_events(1)[0].SerializeAsString();
@@ -499,32 +481,32 @@ TEST_F(TraceContainerTest, BadEventsInsideAChunk) {
 TEST_F(TraceContainerTest, BadFooters) {
   const auto path = dir_ / "t.ssgdt";
   write_trace(path, make_events(6), 3);
-  const std::string good = read_bytes(path);
+  const std::string good = read_file_bytes(path);
   const auto ends = chunk_ends(good);
 
   // Chunk 1 removed: the footer's counts no longer match.
-  write_bytes(path, good.substr(0, ends[0].end) + good.substr(ends[1].end));
+  write_file_bytes(path, good.substr(0, ends[0].end) + good.substr(ends[1].end));
   EXPECT_NE(read_error(path).find("it counts 2 chunks and 6 events, the file holds 1 chunk and 3 "
                                   "events"),
             std::string::npos);
 
-  write_bytes(path, good + "x");
+  write_file_bytes(path, good + "x");
   EXPECT_NE(read_error(path).find("1 bytes follow the end magic"), std::string::npos);
 
   std::string bytes = good;
   const std::size_t footer = ends[1].end;
   put_u32(bytes, footer + 4, format::kMaxFooterBytes + 1);
-  write_bytes(path, bytes);
+  write_file_bytes(path, bytes);
   EXPECT_NE(read_error(path).find("CRC-32C mismatch in the footer's length"), std::string::npos);
   put_u32(bytes, footer + 8, crc32c_extend(0, bytes.data() + footer, 8));
-  write_bytes(path, bytes);
+  write_file_bytes(path, bytes);
   EXPECT_NE(read_error(path).find("footer (byte offset " + std::to_string(footer) +
                                   "): footer_length 1048577 exceeds"),
             std::string::npos);
 
   bytes = good;
   bytes[ends[1].end] = 'X';
-  write_bytes(path, bytes);
+  write_file_bytes(path, bytes);
   EXPECT_NE(read_error(path).find("bad record marker 58 4f 4f 54"), std::string::npos);
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "tests/support/test_files.h"
 #include "traces/trace_reader.h"
 
 namespace ssgd::trace {
@@ -22,29 +23,11 @@ namespace fs = std::filesystem;
 
 const fs::path kData = fs::path(SSGD_SOURCE_DIR) / "tests/data/traces";
 
-class TraceDumpTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ssgd_dump_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class TraceDumpTest : public ssgd::testing::TempDirTest {};
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ssgd::testing::read_file_bytes;
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
+using ssgd::testing::write_file_bytes;
 
 std::string dump(const fs::path& trace) {
   auto reader = TraceReader::open(trace);
@@ -55,7 +38,7 @@ std::string dump(const fs::path& trace) {
 
 // pack_text_trace's InputError for `text`, or "" if none.
 std::string pack_error(const fs::path& dir, const std::string& text) {
-  write_text(dir / "in.txtpb", text);
+  write_file_bytes(dir / "in.txtpb", text);
   try {
     pack_text_trace(dir / "in.txtpb", dir / "out.ssgdt");
   } catch (const InputError& e) {
@@ -73,24 +56,24 @@ TEST_F(TraceDumpTest, GoldenSmallTrace) {
   EXPECT_EQ(footer.event_count(), 13u);
   EXPECT_EQ(footer.chunk_count(), 4u);
   const std::string actual = dump(packed);
-  if (std::getenv("SSGD_UPDATE_GOLDEN") != nullptr) write_text(kData / "small.dump.txt", actual);
-  EXPECT_EQ(actual, read_text(kData / "small.dump.txt"));
+  if (std::getenv("SSGD_UPDATE_GOLDEN") != nullptr) write_file_bytes(kData / "small.dump.txt", actual);
+  EXPECT_EQ(actual, read_file_bytes(kData / "small.dump.txt"));
 }
 
 // Without its comments a dump is a TextTrace: pack it again and it dumps the same.
 TEST_F(TraceDumpTest, DumpPacksBackToTheSameTrace) {
   pack_text_trace(kData / "small.txtpb", dir_ / "a.ssgdt", {.events_per_chunk = 4});
   const std::string first = dump(dir_ / "a.ssgdt");
-  write_text(dir_ / "a.txtpb", first);
+  write_file_bytes(dir_ / "a.txtpb", first);
   pack_text_trace(dir_ / "a.txtpb", dir_ / "b.ssgdt", {.events_per_chunk = 4});
   EXPECT_EQ(dump(dir_ / "b.ssgdt"), first);
-  EXPECT_EQ(read_text(dir_ / "a.ssgdt"), read_text(dir_ / "b.ssgdt"));
+  EXPECT_EQ(read_file_bytes(dir_ / "a.ssgdt"), read_file_bytes(dir_ / "b.ssgdt"));
 }
 
 TEST_F(TraceDumpTest, DumpOfATruncatedFileEndsWithTheWarning) {
   pack_text_trace(kData / "small.txtpb", dir_ / "a.ssgdt", {.events_per_chunk = 4});
-  std::string bytes = read_text(dir_ / "a.ssgdt");
-  write_text(dir_ / "cut.ssgdt", bytes.substr(0, bytes.size() - 30));  // into the last chunk
+  std::string bytes = read_file_bytes(dir_ / "a.ssgdt");
+  write_file_bytes(dir_ / "cut.ssgdt", bytes.substr(0, bytes.size() - 30));  // into the last chunk
   const std::string text = dump(dir_ / "cut.ssgdt");
   EXPECT_EQ(text.find("# footer"), std::string::npos);
   EXPECT_NE(text.find("\n# truncated: cut short: the file ends at byte"), std::string::npos)
@@ -170,22 +153,22 @@ TEST_F(TraceDumpTest, CommandLine) {
                         " --events-per-chunk 4",
                     out, err),
             0)
-      << read_text(err);
-  ASSERT_EQ(run_cli("info --dump " + trace.string(), out, err), 0) << read_text(err);
-  EXPECT_EQ(read_text(out), read_text(kData / "small.dump.txt"));
-  ASSERT_EQ(run_cli("info " + trace.string(), out, err), 0) << read_text(err);
-  EXPECT_NE(read_text(out).find("events           13"), std::string::npos) << read_text(out);
+      << read_file_bytes(err);
+  ASSERT_EQ(run_cli("info --dump " + trace.string(), out, err), 0) << read_file_bytes(err);
+  EXPECT_EQ(read_file_bytes(out), read_file_bytes(kData / "small.dump.txt"));
+  ASSERT_EQ(run_cli("info " + trace.string(), out, err), 0) << read_file_bytes(err);
+  EXPECT_NE(read_file_bytes(out).find("events           13"), std::string::npos) << read_file_bytes(out);
 
   // Cut short: what was read, a warning on stderr, exit 0.
-  const std::string bytes = read_text(trace);
-  write_text(dir_ / "cut.ssgdt", bytes.substr(0, bytes.size() - 30));
+  const std::string bytes = read_file_bytes(trace);
+  write_file_bytes(dir_ / "cut.ssgdt", bytes.substr(0, bytes.size() - 30));
   EXPECT_EQ(run_cli("info " + (dir_ / "cut.ssgdt").string(), out, err), 0);
-  EXPECT_NE(read_text(err).find("cut short"), std::string::npos) << read_text(err);
+  EXPECT_NE(read_file_bytes(err).find("cut short"), std::string::npos) << read_file_bytes(err);
 
   // Wrong magic: a message naming the file on stderr, exit 2, nothing written.
   EXPECT_EQ(run_cli("info " + (kData / "small.txtpb").string(), out, err), 2);
-  EXPECT_NE(read_text(err).find("small.txtpb: wrong magic"), std::string::npos) << read_text(err);
-  write_text(dir_ / "bad.txtpb", "events { kernel { start_ns: 9 end_ns: 1 } }\n");
+  EXPECT_NE(read_file_bytes(err).find("small.txtpb: wrong magic"), std::string::npos) << read_file_bytes(err);
+  write_file_bytes(dir_ / "bad.txtpb", "events { kernel { start_ns: 9 end_ns: 1 } }\n");
   EXPECT_EQ(
       run_cli("pack " + (dir_ / "bad.txtpb").string() + " -o " + (dir_ / "bad.ssgdt").string(), out,
               err),
