@@ -11,8 +11,17 @@ void check_inputs(const trace::LayerProfile& profile, const DagShape& shape, con
   if (profile.layers.empty()) throw std::invalid_argument("the layer profile has no layers");
   if (shape.workers < 1) throw std::invalid_argument("the number of workers must be at least 1");
   if (shape.iterations < 1) throw std::invalid_argument("the number of iterations must be at least 1");
-  if (shape.workers > (1 << 24) || shape.iterations > (1 << 24)) {
-    throw std::invalid_argument("too many workers or iterations for one DAG");
+  // Task ids are 32-bit, and each task costs about 100 bytes with its edges
+  // and schedule: refuse early, with the numbers, rather than exhaust memory.
+  const double tasks = static_cast<double>(shape.workers) * static_cast<double>(shape.iterations) *
+                       (2.0 * static_cast<double>(profile.layers.size()) + 3.0);
+  constexpr double kMaxTasks = 1e9;
+  if (tasks > kMaxTasks) {
+    throw std::invalid_argument(
+        "the DAG would hold " + std::to_string(static_cast<long long>(tasks)) + " tasks (" +
+        std::to_string(shape.workers) + " workers x " + std::to_string(shape.iterations) +
+        " iterations x (2 x " + std::to_string(profile.layers.size()) +
+        " layers + 3)), more than the limit of 1e9; use fewer iterations or workers");
   }
   const auto layers = static_cast<std::int32_t>(profile.layers.size());
   for (std::size_t g = 0; g < plan.groups.size(); ++g) {
