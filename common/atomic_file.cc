@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -12,7 +13,9 @@ namespace ssgd {
 AtomicFile::AtomicFile(std::filesystem::path final_path, bool binary)
     : final_(std::move(final_path)) {
   temp_ = final_;
-  temp_ += ".tmp." + std::to_string(::getpid());
+  // Unique per process and per object, so two outputs never share a temporary.
+  static std::atomic<unsigned> counter{0};
+  temp_ += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   out_.open(temp_, binary ? std::ios::out | std::ios::binary | std::ios::trunc
                           : std::ios::out | std::ios::trunc);
   if (!out_) {

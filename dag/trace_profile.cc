@@ -180,20 +180,36 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     for (std::size_t i = first; i < rd.iterations.size(); ++i) {
       const auto& iter = rd.iterations[i];
       ++samples;
-      std::int32_t last_backward = -1;  // latest layer whose backward has ended
-      std::size_t ri = 0;
-      for (const auto& w : rd.work) {
-        if (w.host_ns < iter.start_ns || w.host_ns >= iter.end_ns) continue;
-        // Innermost range holding host_ns: the latest-starting one that covers it.
-        const Range* holder = nullptr;
-        for (const auto& r : rd.ranges) {
-          if (r.start_ns > w.host_ns) break;
-          if (r.end_ns > w.host_ns && r.start_ns >= iter.start_ns) holder = &r;
-          if (r.phase == Phase::kBackward && r.end_ns <= w.host_ns && r.start_ns >= iter.start_ns) {
-            last_backward = r.layer;
-          }
+      // One pass over the iteration's work in launch order, with the ranges
+      // that have started so far: `open` holds those still running, so the
+      // holder of a launch is the latest-starting open range. Linear in the
+      // work and ranges, apart from the (shallow) nesting depth.
+      std::int32_t last_backward = -1;  // latest-starting layer whose backward has ended
+      std::int64_t last_backward_start = 0;
+      auto ended = [&](const Range& r) {
+        if (r.phase == Phase::kBackward && (last_backward < 0 || r.start_ns >= last_backward_start)) {
+          last_backward = r.layer;
+          last_backward_start = r.start_ns;
         }
-        (void)ri;
+      };
+      std::vector<const Range*> open;
+      auto next_range = std::lower_bound(
+          rd.ranges.begin(), rd.ranges.end(), iter.start_ns,
+          [](const Range& r, std::int64_t t) { return r.start_ns < t; });
+      auto w_it = std::lower_bound(
+          rd.work.begin(), rd.work.end(), iter.start_ns,
+          [](const RankData::Work& w, std::int64_t t) { return w.host_ns < t; });
+      for (; w_it != rd.work.end() && w_it->host_ns < iter.end_ns; ++w_it) {
+        const auto& w = *w_it;
+        for (; next_range != rd.ranges.end() && next_range->start_ns <= w.host_ns; ++next_range) {
+          open.push_back(&*next_range);
+        }
+        std::erase_if(open, [&](const Range* r) {
+          if (r->end_ns > w.host_ns) return false;
+          ended(*r);
+          return true;
+        });
+        const Range* holder = open.empty() ? nullptr : open.back();
         if (w.collective) {
           ++out.collectives;
           const std::int32_t layer =

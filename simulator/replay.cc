@@ -1,5 +1,8 @@
 #include "simulator/replay.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -26,6 +29,40 @@ void assign_comm_times(dag::TaskGraph& graph, const NetworkModel& network) {
   }
 }
 
+// Refuses, with the numbers, runs whose simulated time would overflow int64
+// nanoseconds or whose DAG would not fit in this machine's memory.
+void check_size(const trace::LayerProfile& profile, const Scenario& scenario,
+                const NetworkModel& network) {
+  const double per_iteration_tasks = 2.0 * static_cast<double>(profile.layers.size()) + 3.0;
+  const double tasks = static_cast<double>(scenario.workers()) *
+                       static_cast<double>(scenario.iterations) * per_iteration_tasks;
+  // About 120 bytes a task: the task, its edges, and its start, end and release records.
+  const double bytes = tasks * 120.0;
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                        static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (memory > 0 && bytes > 0.8 * memory) {
+    throw std::invalid_argument(fmt::format(
+        "this run needs about {:.1f} GB for {:.3g} tasks ({} workers x {} iterations x {} tasks), "
+        "more than 80% of this machine's {:.1f} GB; use fewer iterations or workers",
+        bytes / 1e9, tasks, scenario.workers(), scenario.iterations, per_iteration_tasks,
+        memory / 1e9));
+  }
+  double ns = static_cast<double>((scenario.io_time + scenario.h2d_time + scenario.update_time).ns());
+  for (const auto& row : profile.layers) {
+    ns += static_cast<double>(row.forward.ns()) + static_cast<double>(row.backward.ns());
+    if (scenario.workers() > 1) {
+      ns += row.comm ? static_cast<double>(row.comm->ns())
+                     : static_cast<double>(network.allreduce_time(row.grad_bytes).ns());
+    }
+  }
+  if (ns * static_cast<double>(scenario.iterations) > 4e18) {
+    throw std::invalid_argument(fmt::format(
+        "{} iterations of up to {:.3g} s each would overflow the simulated clock (int64 "
+        "nanoseconds, about 292 years); check the profile's times and the scenario",
+        scenario.iterations, ns * 1e-9));
+  }
+}
+
 }  // namespace
 
 ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario,
@@ -48,10 +85,11 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
   out.network = network.describe();
   const auto plan = make_comm_plan(scenario.overlap, profile);
   out.comm_replayed = profile.has_comm() && out.workers > 1;
-  if (profile.has_comm() && out.workers == 1) {
+  if (profile.has_comm() && out.workers == 1 && options.single_worker_baseline) {
     log->info("one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
   }
 
+  check_size(profile, scenario, network);
   auto t0 = std::chrono::steady_clock::now();
   auto graph = std::make_shared<dag::TaskGraph>(dag::build_profile_dag(
       profile,
@@ -66,7 +104,14 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
 
   ScheduleOptions sched_opts;
   if (options.progress && out.tasks > (1u << 21)) {
-    sched_opts.progress = [log](double f) { log->info("simulating: {:.0f}% of tasks done", 100 * f); };
+    // At most one line every two seconds.
+    auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+    sched_opts.progress = [log, last](double f) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - *last < std::chrono::seconds(2)) return;
+      *last = now;
+      log->info("simulating: {:.0f}% of tasks done", 100 * f);
+    };
   }
   t0 = std::chrono::steady_clock::now();
   auto schedule = std::make_shared<Schedule>(run_schedule(*graph, sched_opts));

@@ -13,9 +13,10 @@ namespace {
 
 std::string read_head(const std::filesystem::path& path, std::size_t n) {
   std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
   if (!in) {
     throw InputError({path.string(), std::nullopt, std::nullopt, ""},
-                     std::filesystem::exists(path) ? "cannot be read" : "no such file");
+                     std::filesystem::exists(path, ec) ? "cannot be read" : "no such file");
   }
   std::string head(n, '\0');
   in.read(head.data(), static_cast<std::streamsize>(n));
@@ -50,7 +51,8 @@ const char* to_string(InputKind kind) {
 }
 
 ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInputOptions& options) {
-  if (std::filesystem::is_directory(path)) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
     throw InputError({path.string(), std::nullopt, std::nullopt, ""},
                      "is a directory; give a trace file, a layer-profile CSV or a B-Caffe log");
   }

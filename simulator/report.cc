@@ -88,7 +88,9 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   auto row = [&](const std::string& name, const std::string& value, const std::string& note) {
     out << fmt::format("  {:<24} {:>16}  {}\n", name, value, note);
   };
-  row("iteration time", format_duration(it), "steady state: mean over iterations after the first");
+  row("iteration time", format_duration(it),
+      s.iterations > 1 ? "steady state: mean over iterations after the first"
+                       : "the only iteration simulated");
   row("throughput", fmt::format("{:.1f}", r.throughput_samples_per_s),
       r.batch_given ? fmt::format("samples/s ({} per GPU per iteration)", r.batch_per_gpu)
                     : std::string("batches/s (no batch size given: set workload.batch_per_gpu)"));
@@ -118,7 +120,8 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
     path += fmt::format("{} {:.0f}%", dag::to_string(static_cast<dag::TaskKind>(k)),
                         pct(d, r.critical_path.length));
   }
-  row("critical path", format_duration(r.critical_path.length), path);
+  row("critical path", format_duration(r.critical_path.length),
+      fmt::format("whole run of {} iterations: {}", s.iterations, path));
   out << fmt::format("\n  simulated {} tasks, {} events in {:.3f} s\n", r.tasks, r.events,
                      r.build_seconds + r.simulate_seconds);
 }

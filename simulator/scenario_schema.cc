@@ -45,6 +45,11 @@ std::int64_t parse_int(std::string_view value, std::int64_t lo, std::int64_t hi)
 Duration parse_nonnegative_duration(std::string_view value) {
   const Duration d = parse_duration(value);  // rejects negative values itself
   if (d < Duration::zero()) throw std::invalid_argument("must not be negative");
+  // A bound far above any real step keeps simulated time clear of int64 overflow.
+  constexpr Duration kMax(1'000'000LL * 1'000'000'000LL);  // 1e6 s
+  if (d > kMax) {
+    throw std::invalid_argument(fmt::format("must be at most 1000000s, got '{}'", value));
+  }
   return d;
 }
 

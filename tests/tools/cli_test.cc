@@ -423,11 +423,31 @@ TEST_F(CliTest, FailedTimelineLeavesNoReportEither) {
   const Result r = ssgd({"simulate", (kSource / "tests/data/profiles/good.csv").string(),
                          "--report", "OUT.json", "--timeline", "no_such_dir/TL.json"});
   EXPECT_TRUE(r.exited) << r;
-  EXPECT_NE(r.status, 0) << r;
-  EXPECT_THAT(r.err, HasSubstr("no_such_dir/TL.json"));
-  EXPECT_THAT(r.err, HasSubstr("No such file or directory"));
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("no_such_dir/TL.json: field '--timeline'"));
+  EXPECT_THAT(r.err, HasSubstr("folder 'no_such_dir' does not exist"));
   EXPECT_FALSE(fs::exists(work_ / "OUT.json"));
   expect_no_temporaries();
+}
+
+TEST_F(CliTest, OutputsMustBeDistinctFiles) {
+  const std::string good = (kSource / "tests/data/profiles/good.csv").string();
+  Result r = ssgd({"simulate", good, "--report", "same.json", "--timeline", "./same.json"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("the report and the timeline cannot be the same file"));
+  fs::create_directory(work_ / "adir");
+  r = ssgd({"simulate", good, "--report", "rep.json", "--timeline", "adir"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("adir: field '--timeline': cannot write here: is a folder"));
+  EXPECT_FALSE(fs::exists(work_ / "same.json"));
+  EXPECT_FALSE(fs::exists(work_ / "rep.json"));
+  expect_no_temporaries();
+}
+
+TEST_F(CliTest, DurationsThatWouldOverflowTheClockAreRefused) {
+  const std::string good = (kSource / "tests/data/profiles/good.csv").string();
+  const Result r = simulate_fails({good, "--set", "workload.io_time=9000000000s"});
+  EXPECT_THAT(r.err, HasSubstr("field 'workload.io_time': must be at most 1000000s"));
 }
 
 TEST_F(CliTraceTest, TraceCutInFirstChunkSaysCutShort) {

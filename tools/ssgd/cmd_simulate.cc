@@ -1,5 +1,6 @@
 // ssgd simulate INPUT [--scenario FILE.yaml] [--set key.path=value]...
 //                     [--report FILE.json] [--timeline FILE.json]
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "common/atomic_file.h"
+#include "common/error.h"
 #include "common/logging.h"
 #include "simulator/replay.h"
 #include "simulator/replay_input.h"
@@ -29,9 +31,37 @@ struct SimulateArgs {
   bool quiet = false;
 };
 
+// Checks an output path before any work: its folder must exist and it must
+// not be a folder itself. Throws ssgd::InputError naming the flag.
+void check_output(const std::string& path, const char* flag) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return;
+  const fs::path p(path);
+  const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec)) {
+    throw InputError({path, std::nullopt, std::nullopt, flag},
+                     "cannot write here: folder '" + parent.string() + "' does not exist");
+  }
+  if (fs::is_directory(p, ec)) {
+    throw InputError({path, std::nullopt, std::nullopt, flag}, "cannot write here: is a folder");
+  }
+}
+
 void run_simulate(const SimulateArgs& a) {
   auto log = logger("tools");
   // Everything is read and checked before anything is written.
+  check_output(a.report, "--report");
+  check_output(a.timeline, "--timeline");
+  if (!a.report.empty() && !a.timeline.empty()) {
+    std::error_code ec;
+    namespace fs = std::filesystem;
+    if (fs::weakly_canonical(fs::absolute(a.report), ec) ==
+        fs::weakly_canonical(fs::absolute(a.timeline), ec)) {
+      throw InputError({a.timeline, std::nullopt, std::nullopt, "--timeline"},
+                       "the report and the timeline cannot be the same file");
+    }
+  }
   const std::optional<std::filesystem::path> scenario_file =
       a.scenario.empty() ? std::nullopt : std::optional<std::filesystem::path>(a.scenario);
   const sim::Scenario scenario = sim::load_scenario(scenario_file, a.sets);
