@@ -62,7 +62,6 @@ class TraceProfileTest : public ssgd::testing::TempDirTest {
     return "";
   }
 
-  fs::path dir_;
 };
 
 v1::Event marker(const std::string& name, std::int64_t start, std::int64_t end) {
