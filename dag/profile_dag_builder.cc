@@ -13,8 +13,7 @@ void check_inputs(const trace::LayerProfile& profile, const DagShape& shape, con
   if (shape.iterations < 1) throw std::invalid_argument("the number of iterations must be at least 1");
   // Task ids are 32-bit, and each task costs about 100 bytes with its edges
   // and schedule: refuse early, with the numbers, rather than exhaust memory.
-  const double tasks = static_cast<double>(shape.workers) * static_cast<double>(shape.iterations) *
-                       (2.0 * static_cast<double>(profile.layers.size()) + 3.0);
+  const double tasks = profile_dag_task_count(profile.layers.size(), shape);
   constexpr double kMaxTasks = 1e9;
   if (tasks > kMaxTasks) {
     throw std::invalid_argument(
@@ -39,6 +38,11 @@ void check_inputs(const trace::LayerProfile& profile, const DagShape& shape, con
 
 }  // namespace
 
+double profile_dag_task_count(std::size_t layers, const DagShape& shape) {
+  return static_cast<double>(shape.workers) * static_cast<double>(shape.iterations) *
+         (2.0 * static_cast<double>(layers) + 3.0);
+}
+
 TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& shape,
                             const CommPlan& plan) {
   check_inputs(profile, shape, plan);
@@ -49,8 +53,8 @@ TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& 
   const auto G = communicate ? static_cast<std::int32_t>(plan.groups.size()) : 0;
 
   TaskGraph g;
-  const std::size_t per_rank_iter = 2 * static_cast<std::size_t>(L) + 3;
-  const std::size_t tasks = static_cast<std::size_t>(P) * N * per_rank_iter + std::size_t(N) * G;
+  const auto tasks = static_cast<std::size_t>(profile_dag_task_count(profile.layers.size(), shape)) +
+                     std::size_t(N) * G;
   g.reserve(tasks, tasks + 3 * std::size_t(P) * N * std::size_t(G > 0));
 
   std::vector<std::string> names;

@@ -27,6 +27,11 @@ struct DagShape {
   Duration update;
 };
 
+// Tasks the DAG for `layers` layers under `shape` holds, leaving out the few
+// collectives: workers x iterations x (2 x layers + 3). A double, so that
+// shapes too large to build are still counted without overflow.
+double profile_dag_task_count(std::size_t layers, const DagShape& shape);
+
 // Throws std::invalid_argument on an empty profile, non-positive workers or
 // iterations, or a plan naming a layer the profile does not have. The graph
 // is returned finalized.

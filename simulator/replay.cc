@@ -29,13 +29,10 @@ void assign_comm_times(dag::TaskGraph& graph, const NetworkModel& network) {
   }
 }
 
-// Refuses, with the numbers, runs whose simulated time would overflow int64
-// nanoseconds or whose DAG would not fit in this machine's memory.
-void check_size(const trace::LayerProfile& profile, const Scenario& scenario,
-                const NetworkModel& network) {
-  const double per_iteration_tasks = 2.0 * static_cast<double>(profile.layers.size()) + 3.0;
-  const double tasks = static_cast<double>(scenario.workers()) *
-                       static_cast<double>(scenario.iterations) * per_iteration_tasks;
+// Refuses, with the numbers, runs whose DAG would not fit in this machine's
+// memory or whose simulated time would overflow int64 nanoseconds.
+void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes& times) {
+  const double tasks = dag::profile_dag_task_count(layers, shape);
   // About 120 bytes a task: the task, its edges, and its start, end and release records.
   const double bytes = tasks * 120.0;
   const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
@@ -44,22 +41,19 @@ void check_size(const trace::LayerProfile& profile, const Scenario& scenario,
     throw std::invalid_argument(fmt::format(
         "this run needs about {:.1f} GB for {:.3g} tasks ({} workers x {} iterations x {} tasks), "
         "more than 80% of this machine's {:.1f} GB; use fewer iterations or workers",
-        bytes / 1e9, tasks, scenario.workers(), scenario.iterations, per_iteration_tasks,
-        memory / 1e9));
+        bytes / 1e9, tasks, shape.workers, shape.iterations, 2 * layers + 3, memory / 1e9));
   }
-  double ns = static_cast<double>((scenario.io_time + scenario.h2d_time + scenario.update_time).ns());
-  for (const auto& row : profile.layers) {
-    ns += static_cast<double>(row.forward.ns()) + static_cast<double>(row.backward.ns());
-    if (scenario.workers() > 1) {
-      ns += row.comm ? static_cast<double>(row.comm->ns())
-                     : static_cast<double>(network.allreduce_time(row.grad_bytes).ns());
-    }
+  // An upper bound of one iteration: everything one after another.
+  double ns = static_cast<double>((times.io + times.h2d + times.update).ns());
+  for (std::size_t l = 0; l < layers; ++l) {
+    ns += static_cast<double>(times.forward[l].ns()) + static_cast<double>(times.backward[l].ns()) +
+          static_cast<double>(times.comm[l].ns());
   }
-  if (ns * static_cast<double>(scenario.iterations) > 4e18) {
+  if (ns * static_cast<double>(shape.iterations) > 4e18) {
     throw std::invalid_argument(fmt::format(
         "{} iterations of up to {:.3g} s each would overflow the simulated clock (int64 "
         "nanoseconds, about 292 years); check the profile's times and the scenario",
-        scenario.iterations, ns * 1e-9));
+        shape.iterations, ns * 1e-9));
   }
 }
 
@@ -89,13 +83,12 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
     log->info("one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
   }
 
-  check_size(profile, scenario, network);
+  const dag::DagShape shape{scenario.workers(), scenario.iterations, scenario.io_time,
+                            scenario.h2d_time, scenario.update_time};
+  const LayerTimes times = layer_times(profile, scenario, network);
+  check_size(shape, profile.layers.size(), times);
   auto t0 = std::chrono::steady_clock::now();
-  auto graph = std::make_shared<dag::TaskGraph>(dag::build_profile_dag(
-      profile,
-      {scenario.workers(), scenario.iterations, scenario.io_time, scenario.h2d_time,
-       scenario.update_time},
-      plan));
+  auto graph = std::make_shared<dag::TaskGraph>(dag::build_profile_dag(profile, shape, plan));
   assign_comm_times(*graph, network);
   out.build_seconds = seconds_since(t0);
   out.tasks = graph->task_count();
@@ -157,7 +150,6 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
       dag::average_breakdown(*graph, schedule->view(), from, update_end[N - 1], steady);
   out.critical_path = dag::scheduled_critical_path(*graph, schedule->view());
 
-  const auto times = layer_times(profile, scenario, network);
   if (scenario.overlap == OverlapPolicy::kBsp || scenario.overlap == OverlapPolicy::kWfbp) {
     out.closed_form = closed_form_iteration_time(scenario.overlap, times);
   }
