@@ -46,7 +46,7 @@ Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t) {
 }
 
 LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scenario,
-                       const NetworkModel& network) {
+                       const CommModel& comm) {
   LayerTimes t;
   t.io = scenario.io_time;
   t.h2d = scenario.h2d_time;
@@ -59,7 +59,7 @@ LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scena
   }
   if (scenario.workers() > 1) {
     for (const auto& g : plan.groups) {
-      t.comm[g.layers.front()] = g.replayed ? *g.replayed : network.allreduce_time(g.bytes);
+      t.comm[g.layers.front()] = g.replayed ? *g.replayed : comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(g.bytes));
     }
   }
   return t;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/time.h"
-#include "simulator/network/network_model.h"
+#include "simulator/network/comm_model.h"
 #include "simulator/scenario.h"
 #include "traces/layer_profile.h"
 
@@ -30,10 +30,11 @@ Duration wfbp_iteration_time(const LayerTimes& t);
 Duration bsp_iteration_time(const LayerTimes& t);
 
 // The per-layer times the simulator itself uses for `profile` under
-// `scenario`: comm replayed when measured, else the network model's; all
-// zero with one worker.
+// `scenario`: comm replayed when measured, else the collective's time with
+// nothing else on the network (closed form, or one flow-model run); all zero
+// with one worker.
 LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scenario,
-                       const NetworkModel& network);
+                       const CommModel& comm);
 
 Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t);
 

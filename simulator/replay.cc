@@ -4,12 +4,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <map>
+#include <unordered_map>
 
+#include "common/error.h"
 #include "common/logging.h"
 #include "dag/profile_dag_builder.h"
+#include "simulator/calibration/network_calibration.h"
 #include "simulator/closed_form.h"
-#include "simulator/network/network_model.h"
+#include "simulator/network/comm_model.h"
+#include "simulator/network/flow_network.h"
+#include "simulator/platform/scenario_platform.h"
 #include "simulator/policy/overlap_policy.h"
 
 namespace ssgd::sim {
@@ -19,14 +26,96 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Gives modelled collectives their time from the network model.
-void assign_comm_times(dag::TaskGraph& graph, const NetworkModel& network) {
+// Gives modelled collectives their time with nothing else on the network
+// (the flow model's executor replaces it with the time they really take).
+void assign_comm_times(dag::TaskGraph& graph, const CommModel& comm) {
   for (dag::TaskId t = 0; t < graph.task_count(); ++t) {
     auto& task = graph.mutable_task(t);
     if (task.kind == dag::TaskKind::kComm && task.duration_modelled) {
-      task.duration = network.allreduce_time(task.bytes);
+      task.duration = comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
     }
   }
+}
+
+// Runs modelled gradient collectives on the flow-level network.
+class FlowCommExecutor : public TaskExecutor {
+ public:
+  FlowCommExecutor(CollectiveRunner& runner, const CommModel& comm) : runner_(runner), comm_(comm) {}
+  [[nodiscard]] bool handles(const dag::Task& task) const override {
+    return task.kind == dag::TaskKind::kComm && task.duration_modelled;
+  }
+  void start(dag::TaskId, const dag::Task& task, std::function<void()> finished) override {
+    runner_.run(comm_.call(CollectiveOp::kAllReduce, static_cast<double>(task.bytes)),
+                std::move(finished));
+  }
+
+ private:
+  CollectiveRunner& runner_;
+  const CommModel& comm_;
+};
+
+// Bytes each link carries in one collective of one byte, per algorithm: the
+// decomposition's bytes scale with the message size, so one routing pass per
+// algorithm gives every collective's traffic.
+std::vector<double> unit_link_load(const CommModel& comm, CollectiveAlgorithm algorithm) {
+  const Platform& platform = comm.platform();
+  std::vector<double> load(platform.links().size(), 0.0);
+  const auto steps = decompose(CollectiveOp::kAllReduce, algorithm, comm.shape(), 1.0);
+  std::unordered_map<std::uint64_t, Route> routes;
+  for (const auto& step : steps) {
+    for (const auto& t : step.transfers) {
+      const VertexId a = comm.endpoints()[static_cast<std::size_t>(t.src)];
+      const VertexId b = comm.endpoints()[static_cast<std::size_t>(t.dst)];
+      const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
+      auto it = routes.find(key);
+      if (it == routes.end()) it = routes.emplace(key, platform.route(a, b)).first;
+      for (auto l : it->second.links) load[l] += t.bytes * static_cast<double>(step.repeat);
+    }
+  }
+  return load;
+}
+
+void summarise_links(const Platform& platform, const std::vector<double>& bytes, Duration span,
+                     ReplayResult& out) {
+  const double seconds = std::max(1e-9, static_cast<double>(span.ns()) * 1e-9);
+  std::vector<LinkRecord> records;
+  std::array<LinkKindSummary, kLinkKindCount> kinds{};
+  for (LinkId l = 0; l < bytes.size(); ++l) {
+    if (!(bytes[l] > 0)) continue;
+    const auto& link = platform.links()[l];
+    const double u = bytes[l] / (link.bandwidth_bytes_per_s * seconds);
+    auto& k = kinds[static_cast<std::size_t>(link.kind)];
+    k.kind = to_string(link.kind);
+    ++k.links;
+    k.bytes += bytes[l];
+    k.mean_utilisation += u;
+    k.max_utilisation = std::max(k.max_utilisation, u);
+    records.push_back({platform.link_name(l), to_string(link.kind), link.bandwidth_bytes_per_s,
+                       bytes[l], u});
+  }
+  for (auto& k : kinds) {
+    if (k.links == 0) continue;
+    k.mean_utilisation /= static_cast<double>(k.links);
+    out.link_kinds.push_back(k);
+  }
+  std::stable_sort(records.begin(), records.end(), [](const LinkRecord& a, const LinkRecord& b) {
+    return a.utilisation > b.utilisation;
+  });
+  if (records.size() > 10) records.resize(10);
+  out.busiest_links = std::move(records);
+}
+
+// Links inside the nodes that hold ranks 0..ranks-1, and their NIC links.
+std::vector<bool> tracked_links(const Platform& platform, std::int64_t ranks) {
+  const std::int64_t g = platform.gpus_per_node();
+  const std::int64_t nodes = ranks <= 0 ? platform.nodes() : std::min(platform.nodes(), (ranks + g - 1) / g);
+  std::vector<bool> keep(platform.links().size(), false);
+  for (LinkId l = 0; l < keep.size(); ++l) {
+    const auto& link = platform.links()[l];
+    const auto a = platform.node_of(link.from), b = platform.node_of(link.to);
+    keep[l] = (a >= 0 && a < nodes) || (b >= 0 && b < nodes);
+  }
+  return keep;
 }
 
 // Refuses, with the numbers, runs whose DAG would not fit in this machine's
@@ -75,8 +164,10 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
     out.batch_per_gpu = 1;
   }
 
-  const NetworkModel network(scenario);
-  out.network = network.describe();
+  const CommModel comm = scenario_comm_model(scenario);
+  const Platform* platform = &comm.platform();
+  out.network = comm.describe();
+  out.network_model = to_string(scenario.network_model);
   const auto plan = make_comm_plan(scenario.overlap, profile);
   out.comm_replayed = profile.has_comm() && out.workers > 1;
   if (profile.has_comm() && out.workers == 1 && options.single_worker_baseline) {
@@ -85,11 +176,11 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
 
   const dag::DagShape shape{scenario.workers(), scenario.iterations, scenario.io_time,
                             scenario.h2d_time, scenario.update_time};
-  const LayerTimes times = layer_times(profile, scenario, network);
+  const LayerTimes times = layer_times(profile, scenario, comm);
   check_size(shape, profile.layers.size(), times);
   auto t0 = std::chrono::steady_clock::now();
   auto graph = std::make_shared<dag::TaskGraph>(dag::build_profile_dag(profile, shape, plan));
-  assign_comm_times(*graph, network);
+  assign_comm_times(*graph, comm);
   out.build_seconds = seconds_since(t0);
   out.tasks = graph->task_count();
   out.edges = graph->edge_count();
@@ -107,7 +198,23 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
     };
   }
   t0 = std::chrono::steady_clock::now();
-  auto schedule = std::make_shared<Schedule>(run_schedule(*graph, sched_opts));
+  Engine engine;
+  std::unique_ptr<FlowNetwork> flows;
+  std::unique_ptr<CollectiveRunner> runner;
+  std::unique_ptr<FlowCommExecutor> executor;
+  const bool flow = scenario.network_model == NetworkModelKind::kFlow && out.workers > 1;
+  if (flow) {
+    std::vector<double> capacity;
+    capacity.reserve(platform->links().size());
+    for (const auto& l : platform->links()) capacity.push_back(l.bandwidth_bytes_per_s);
+    flows = std::make_unique<FlowNetwork>(engine, std::move(capacity));
+    if (options.keep_schedule) flows->record_activity(tracked_links(*platform, options.link_track_ranks));
+    runner = std::make_unique<CollectiveRunner>(engine, *flows, *platform);
+    executor = std::make_unique<FlowCommExecutor>(*runner, comm);
+    sched_opts.executor = executor.get();
+  }
+  auto schedule = std::make_shared<Schedule>(
+      std::move(run_schedules(engine, {graph.get()}, {sched_opts}).front()));
   out.simulate_seconds = seconds_since(t0);
   out.events = schedule->events;
 
@@ -127,6 +234,64 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
       ++out.collectives_per_iteration;
     }
   }
+  // The collectives of the last iteration, as nccl-tests would report them.
+  std::vector<double> link_bytes;
+  if (!flow) link_bytes.assign(platform->links().size(), 0.0);
+  std::map<CollectiveAlgorithm, std::vector<double>> unit_loads;
+  for (dag::TaskId t = 0; t < graph->task_count(); ++t) {
+    const auto& task = graph->task(t);
+    if (task.kind != dag::TaskKind::kComm) continue;
+    const double bytes = static_cast<double>(task.bytes);
+    const CollectiveAlgorithm algorithm = comm.algorithm_for(CollectiveOp::kAllReduce, bytes);
+    if (!flow && task.duration_modelled && bytes > 0) {
+      auto it = unit_loads.find(algorithm);
+      if (it == unit_loads.end()) it = unit_loads.emplace(algorithm, unit_link_load(comm, algorithm)).first;
+      for (std::size_t l = 0; l < link_bytes.size(); ++l) link_bytes[l] += it->second[l] * bytes;
+    }
+    if (task.iteration != out.iterations - 1) continue;
+    CollectiveRecord rec;
+    rec.group = task.group;
+    rec.bytes = task.bytes;
+    rec.algorithm = task.duration_modelled ? to_string(algorithm) : "measured";
+    rec.time = schedule->end[t] - schedule->start[t];
+    rec.replayed = !task.duration_modelled;
+    if (rec.time > Duration::zero()) {
+      rec.algbw_bytes_per_s = bytes / (static_cast<double>(rec.time.ns()) * 1e-9);
+      rec.busbw_bytes_per_s =
+          rec.algbw_bytes_per_s * bus_bandwidth_factor(CollectiveOp::kAllReduce, out.workers);
+    }
+    out.collectives.push_back(std::move(rec));
+  }
+  if (flow) {
+    flows->settle();
+    link_bytes.reserve(platform->links().size());
+    for (const auto& u : flows->usage()) link_bytes.push_back(u.bytes);
+  }
+  summarise_links(*platform, link_bytes, schedule->makespan - Time::zero(), out);
+  if (options.keep_schedule) {
+    const auto keep = tracked_links(*platform, options.link_track_ranks);
+    std::map<LinkId, std::vector<std::pair<Time, Time>>> busy;
+    if (flow) {
+      for (const auto& a : flows->activity()) busy[a.link].push_back({a.start, a.end});
+    } else {
+      // The analytical model has no per-link timing: a link is shown busy for
+      // the whole of every collective that sends over it.
+      for (dag::TaskId t = 0; t < graph->task_count(); ++t) {
+        const auto& task = graph->task(t);
+        if (task.kind != dag::TaskKind::kComm || !task.duration_modelled || task.bytes == 0) continue;
+        const auto algorithm = comm.algorithm_for(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
+        const auto& load = unit_loads.at(algorithm);
+        for (LinkId l = 0; l < load.size(); ++l) {
+          if (keep[l] && load[l] > 0) busy[l].push_back({schedule->start[t], schedule->end[t]});
+        }
+      }
+    }
+    for (auto& [l, intervals] : busy) {
+      std::sort(intervals.begin(), intervals.end());
+      out.link_tracks.push_back({platform->link_name(l), std::move(intervals)});
+    }
+  }
+
   Time prev = Time::zero();
   for (auto e : iter_end) {
     out.iteration_times.push_back(e - prev);
@@ -158,6 +323,13 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
     Scenario one = scenario;
     one.nodes = 1;
     one.gpus_per_node = 1;
+    // One worker communicates with no one: the platform does not matter.
+    one.platform = PlatformChoice{};
+    one.intra_node_given = one.inter_node_given = false;
+    one.gpus_per_node_given = false;
+    one.calibration.reset();
+    one.algorithm = CollectiveAlgorithm::kAuto;
+    one.network_model = NetworkModelKind::kAnalytical;
     one.iterations = std::min<std::int64_t>(scenario.iterations, 3);
     ReplayOptions base_opts;
     base_opts.single_worker_baseline = false;

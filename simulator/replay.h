@@ -22,6 +22,42 @@ struct ReplayOptions {
   bool keep_schedule = false;    // keep the graph and schedule, for a timeline
   bool single_worker_baseline = true;  // also replay on one worker, for scaling efficiency
   bool progress = false;         // log progress on long runs
+  std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
+};
+
+// One collective of a steady-state iteration, as nccl-tests would report it:
+// algbw = bytes / time, busbw = algbw x the op's bus factor.
+struct CollectiveRecord {
+  std::int32_t group = 0;            // index in the iteration's comm plan
+  std::int64_t bytes = 0;
+  std::string algorithm;
+  Duration time;                     // as simulated (contention included)
+  double algbw_bytes_per_s = 0;
+  double busbw_bytes_per_s = 0;
+  bool replayed = false;             // measured time replayed, not modelled
+};
+
+// Traffic on one directed link over the whole run.
+struct LinkRecord {
+  std::string name;
+  std::string kind;                  // pcie, socket, nvlink, nic, fabric
+  double capacity_bytes_per_s = 0;
+  double bytes = 0;
+  double utilisation = 0;            // bytes / (capacity x simulated time)
+};
+
+struct LinkKindSummary {
+  std::string kind;
+  std::int64_t links = 0;            // links of this kind that carried traffic
+  double bytes = 0;
+  double mean_utilisation = 0;       // over those links
+  double max_utilisation = 0;
+};
+
+// Intervals in which a link carried traffic, for the timeline's link tracks.
+struct LinkTrack {
+  std::string name;
+  std::vector<std::pair<Time, Time>> busy;
 };
 
 struct ReplayResult {
@@ -42,6 +78,11 @@ struct ReplayResult {
   std::int64_t collectives_per_iteration = 0;
   bool comm_replayed = false;                 // true when the profile's comm_ns were replayed
   std::string network;                        // the network model, in words
+  std::string network_model;                  // analytical | flow
+  std::vector<CollectiveRecord> collectives;  // of the last iteration, in issue order
+  std::vector<LinkKindSummary> link_kinds;    // per link kind, kinds with traffic only
+  std::vector<LinkRecord> busiest_links;      // the ten busiest, by utilisation
+  std::vector<LinkTrack> link_tracks;         // with keep_schedule
   std::size_t tasks = 0;
   std::size_t edges = 0;
   std::uint64_t events = 0;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <ostream>
 
 #include "common/units.h"
@@ -32,7 +33,11 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                    {"iterations", s.iterations},
                    {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
                    {"network", {{"intra_node", link_json(s.intra_node)},
-                                {"inter_node", link_json(s.inter_node)}}},
+                                {"inter_node", link_json(s.inter_node)},
+                                {"model", to_string(s.network_model)},
+                                {"algorithm", to_string(s.algorithm)},
+                                {"calibration", s.calibration ? s.calibration->string() : ""}}},
+                   {"platform", {{"preset", s.platform.preset}}},
                    {"policy", {{"overlap", to_string(s.overlap)}}},
                    {"workload", {{"batch_per_gpu", r.batch_per_gpu},
                                  {"batch_given", r.batch_given},
@@ -61,6 +66,27 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                         {"replayed_from_input", r.comm_replayed},
                         {"collectives_per_iteration", r.collectives_per_iteration},
                         {"comm_per_iteration_ns", r.comm_per_iteration.ns()}};
+  nlohmann::json coll = nlohmann::json::array();
+  for (const auto& c : r.collectives) {
+    coll.push_back({{"group", c.group}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
+                    {"time_ns", c.time.ns()}, {"algbw_bytes_per_s", c.algbw_bytes_per_s},
+                    {"busbw_bytes_per_s", c.busbw_bytes_per_s}, {"replayed", c.replayed}});
+  }
+  j["communication"]["network_model"] = r.network_model;
+  j["communication"]["collectives_last_iteration"] = coll;
+  nlohmann::json link_kinds = nlohmann::json::array();
+  for (const auto& k : r.link_kinds) {
+    link_kinds.push_back({{"kind", k.kind}, {"links", k.links}, {"bytes", k.bytes},
+                          {"mean_utilisation", k.mean_utilisation},
+                          {"max_utilisation", k.max_utilisation}});
+  }
+  nlohmann::json busiest = nlohmann::json::array();
+  for (const auto& l : r.busiest_links) {
+    busiest.push_back({{"link", l.name}, {"kind", l.kind},
+                       {"capacity_bytes_per_s", l.capacity_bytes_per_s}, {"bytes", l.bytes},
+                       {"utilisation", l.utilisation}});
+  }
+  j["links"] = {{"by_kind", link_kinds}, {"busiest", busiest}};
   nlohmann::json kinds;
   for (int k = 0; k < dag::kTaskKindCount; ++k) {
     kinds[dag::to_string(static_cast<dag::TaskKind>(k))] = r.critical_path.time_by_kind[k].ns();
@@ -112,6 +138,46 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
         diff == Duration::zero() ? std::string("matches the simulation")
                                  : fmt::format("differs by {} ns", diff.ns()));
   }
+  if (!r.collectives.empty()) {
+    // Per size: how long, and how fast as nccl-tests would put it.
+    std::map<std::pair<std::int64_t, std::string>, std::pair<std::int64_t, Duration>> by_size;
+    for (const auto& c : r.collectives) {
+      auto& e = by_size[{c.bytes, c.algorithm}];
+      ++e.first;
+      e.second += c.time;
+    }
+    out << fmt::format("\n  collectives of the last iteration ({}), as nccl-tests reports them:\n",
+                       r.collectives.size());
+    out << fmt::format("  {:>12} {:>6} {:<20} {:>12} {:>12} {:>12}\n", "bytes", "count", "algorithm",
+                       "mean time", "algbw", "busbw");
+    std::size_t shown = 0;
+    for (const auto& [key, e] : by_size) {
+      if (++shown > 12) {
+        out << fmt::format("  ... {} more sizes in the JSON report\n", by_size.size() - 12);
+        break;
+      }
+      const Duration mean(e.second.ns() / e.first);
+      const double algbw = mean.ns() > 0 ? static_cast<double>(key.first) / (static_cast<double>(mean.ns()) * 1e-9) : 0;
+      out << fmt::format("  {:>12} {:>6} {:<20} {:>12} {:>12} {:>12}\n", format_bytes(key.first), e.first,
+                         key.second, format_duration(mean), format_rate(algbw),
+                         format_rate(algbw * bus_bandwidth_factor(CollectiveOp::kAllReduce, r.workers)));
+    }
+  }
+  if (!r.link_kinds.empty()) {
+    out << fmt::format("\n  link utilisation over the run ({} model):\n", r.network_model);
+    out << fmt::format("  {:<8} {:>8} {:>14} {:>8} {:>8}\n", "kind", "links", "bytes", "mean", "max");
+    for (const auto& k : r.link_kinds) {
+      out << fmt::format("  {:<8} {:>8} {:>14} {:>7.1f}% {:>7.1f}%\n", k.kind, k.links,
+                         format_bytes(static_cast<std::int64_t>(k.bytes)), 100 * k.mean_utilisation,
+                         100 * k.max_utilisation);
+    }
+    if (!r.busiest_links.empty()) {
+      const auto& b = r.busiest_links.front();
+      out << fmt::format("  busiest: {} ({}, {:.1f}%)\n", b.name, format_rate(b.capacity_bytes_per_s),
+                         100 * b.utilisation);
+    }
+  }
+  out << "\n";
   std::string path;
   for (int k = 0; k < dag::kTaskKindCount; ++k) {
     const auto d = r.critical_path.time_by_kind[k];

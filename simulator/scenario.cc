@@ -17,6 +17,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/error.h"
+#include "simulator/platform/scenario_platform.h"
 #include "simulator/scenario_schema.h"
 
 namespace ssgd::sim {
@@ -61,8 +62,8 @@ std::string keys_under(std::string_view section) {
   for (const auto& k : scenario_keys()) {
     if (section_of(k.path) == section) add(leaf_of(k.path));
   }
-  if (section.empty()) {
-    for (std::string_view s : scenario_sections()) add(s);
+  for (std::string_view s : scenario_sections()) {
+    if (section_of(s) == section) add(leaf_of(s));
   }
   return names;
 }
@@ -182,7 +183,7 @@ class YamlLoader {
                                                   path, *first_line)
                                     : fmt::format("duplicate key '{}'", path));
       }
-      if (prefix.empty() && is_scenario_section(path)) {
+      if (is_scenario_section(path)) {
         if (!value.IsMap()) {
           throw InputError(std::move(where), fmt::format("{}, got {}",
                                                          section_needs_mapping(path),
@@ -241,7 +242,13 @@ void load_file(Scenario& scenario, const std::filesystem::path& path) {
     throw InputError(whole_file, fmt::format("holds {} YAML documents; a scenario file holds one",
                                              documents.size()));
   }
+  const auto calibration_before = scenario.calibration;
   YamlLoader(scenario, file).load_document(documents.front());
+  // A relative calibration path in a file is relative to the file.
+  if (scenario.calibration && scenario.calibration != calibration_before &&
+      scenario.calibration->is_relative()) {
+    scenario.calibration = path.parent_path() / *scenario.calibration;
+  }
 }
 
 std::string_view trim(std::string_view s) {
@@ -279,6 +286,14 @@ void apply_set(Scenario& scenario, std::string_view flag) {
 
 }  // namespace
 
+const char* to_string(NetworkModelKind kind) {
+  switch (kind) {
+    case NetworkModelKind::kAnalytical: return "analytical";
+    case NetworkModelKind::kFlow: return "flow";
+  }
+  return "?";
+}
+
 const char* to_string(OverlapPolicy p) {
   switch (p) {
     case OverlapPolicy::kBsp: return "bsp";
@@ -292,6 +307,7 @@ Scenario load_scenario(const std::optional<std::filesystem::path>& file,
   Scenario scenario;
   if (file) load_file(scenario, *file);
   for (const auto& flag : sets) apply_set(scenario, flag);
+  scenario.gpus_per_node = scenario_gpus_per_node(scenario);
   return scenario;
 }
 

@@ -14,8 +14,13 @@
 #include <vector>
 
 #include "common/time.h"
+#include "simulator/collective/collective.h"
+#include "simulator/platform/platform_spec.h"
 
 namespace ssgd::sim {
+
+enum class NetworkModelKind { kAnalytical, kFlow };
+const char* to_string(NetworkModelKind kind);
 
 enum class OverlapPolicy { kBsp, kWfbp };
 const char* to_string(OverlapPolicy p);
@@ -27,6 +32,33 @@ struct LinkChoice {
   std::optional<Duration> latency;              // overrides the preset's, >= 0
 };
 
+// The platform: a preset (or "generic", built from network.intra_node and
+// network.inter_node), then any key given under platform.* on top.
+struct PlatformChoice {
+  std::string preset = "generic";            // key: platform.preset
+  std::optional<std::string> pcie_link;      // platform.pcie.link (link preset)
+  std::optional<double> pcie_bandwidth;      // platform.pcie.bandwidth
+  std::optional<Duration> pcie_latency;      // platform.pcie.latency
+  std::optional<std::int64_t> pcie_switches; // platform.pcie.switches
+  std::optional<std::int64_t> sockets;       // platform.pcie.sockets
+  std::optional<std::vector<std::int64_t>> gpu_attach;  // platform.pcie.gpu_attach
+  std::optional<NvlinkTopology> nvlink;      // platform.nvlink.topology
+  std::optional<double> nvlink_bandwidth;    // platform.nvlink.bandwidth (one link or one port)
+  std::optional<Duration> nvlink_latency;    // platform.nvlink.latency
+  std::optional<std::vector<NvlinkPair>> nvlink_pairs;  // platform.nvlink.pairs
+  std::optional<std::vector<std::int64_t>> ring_order;  // platform.nvlink.ring_order
+  std::optional<std::string> nic_link;       // platform.nic.link (link preset)
+  std::optional<std::int64_t> nic_count;     // platform.nic.count
+  std::optional<double> nic_bandwidth;       // platform.nic.bandwidth
+  std::optional<Duration> nic_latency;       // platform.nic.latency
+  Transport transport = Transport::kNative;  // platform.nic.transport
+  std::optional<FabricKind> fabric;          // platform.fabric.kind
+  std::optional<std::int64_t> nodes_per_leaf;     // platform.fabric.nodes_per_leaf
+  std::optional<double> oversubscription;         // platform.fabric.oversubscription
+  std::optional<bool> rail_optimized;             // platform.fabric.rail_optimized
+  std::optional<Duration> switch_latency;         // platform.fabric.switch_latency
+};
+
 struct Scenario {
   std::int64_t iterations = 10;              // key: iterations (>= 1)
   std::int64_t nodes = 1;                    // key: cluster.nodes (>= 1)
@@ -35,6 +67,15 @@ struct Scenario {
                                              //       network.intra_node_latency
   LinkChoice inter_node{"10gbe", {}, {}};    // keys: network.inter_node, network.inter_node_bandwidth,
                                              //       network.inter_node_latency
+  bool gpus_per_node_given = false;          // cluster.gpus_per_node was set
+  bool intra_node_given = false;             // a network.intra_node* key was set
+  bool inter_node_given = false;             // a network.inter_node* key was set
+  PlatformChoice platform;
+  NetworkModelKind network_model = NetworkModelKind::kAnalytical;  // key: network.model
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;      // key: network.algorithm
+  std::int64_t servers = 1;                  // key: network.servers
+  bool servers_colocated = true;             // key: network.servers_colocated
+  std::optional<std::filesystem::path> calibration;  // key: network.calibration
   OverlapPolicy overlap = OverlapPolicy::kWfbp;  // key: policy.overlap (bsp | wfbp)
   std::optional<std::int64_t> batch_per_gpu;    // key: workload.batch_per_gpu (>= 1)
   Duration io_time;                          // key: workload.io_time (>= 0): read one batch

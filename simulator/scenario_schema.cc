@@ -12,6 +12,7 @@
 
 #include "common/units.h"
 #include "simulator/network/link_preset.h"
+#include "simulator/platform/platform_preset.h"
 
 namespace ssgd::sim {
 namespace {
@@ -82,20 +83,160 @@ void set_iterations(Scenario& s, std::string_view v) {
 void set_nodes(Scenario& s, std::string_view v) { s.nodes = parse_int(v, 1, kMaxNodes); }
 void set_gpus_per_node(Scenario& s, std::string_view v) {
   s.gpus_per_node = parse_int(v, 1, kMaxGpusPerNode);
+  s.gpus_per_node_given = true;
 }
-void set_intra_node(Scenario& s, std::string_view v) { s.intra_node.preset = parse_preset(v); }
+void set_intra_node(Scenario& s, std::string_view v) {
+  s.intra_node.preset = parse_preset(v);
+  s.intra_node_given = true;
+}
 void set_intra_node_bandwidth(Scenario& s, std::string_view v) {
   s.intra_node.bandwidth_bytes_per_s = parse_positive_rate(v);
+  s.intra_node_given = true;
 }
 void set_intra_node_latency(Scenario& s, std::string_view v) {
   s.intra_node.latency = parse_nonnegative_duration(v);
+  s.intra_node_given = true;
 }
-void set_inter_node(Scenario& s, std::string_view v) { s.inter_node.preset = parse_preset(v); }
+void set_inter_node(Scenario& s, std::string_view v) {
+  s.inter_node.preset = parse_preset(v);
+  s.inter_node_given = true;
+}
 void set_inter_node_bandwidth(Scenario& s, std::string_view v) {
   s.inter_node.bandwidth_bytes_per_s = parse_positive_rate(v);
+  s.inter_node_given = true;
 }
 void set_inter_node_latency(Scenario& s, std::string_view v) {
   s.inter_node.latency = parse_nonnegative_duration(v);
+  s.inter_node_given = true;
+}
+
+bool parse_bool(std::string_view v) {
+  if (v == "true" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "no" || v == "off") return false;
+  throw std::invalid_argument(fmt::format("expected true or false, got '{}'", v));
+}
+
+double parse_ratio(std::string_view v, double lo, double hi) {
+  double d = 0;
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (ec != std::errc() || ptr != v.data() + v.size() || v.empty() || !std::isfinite(d)) {
+    throw std::invalid_argument(fmt::format("expected a number, got '{}'", v));
+  }
+  if (d < lo || d > hi) throw std::invalid_argument(fmt::format("must be between {} and {}, got {}", lo, hi, v));
+  return d;
+}
+
+// "0,3,2,1": a comma-separated list of integers in [lo, hi].
+std::vector<std::int64_t> parse_int_list(std::string_view v, std::int64_t lo, std::int64_t hi) {
+  std::vector<std::int64_t> out;
+  std::size_t pos = 0;
+  while (pos <= v.size()) {
+    const auto comma = v.find(',', pos);
+    std::string_view item = v.substr(pos, comma == std::string_view::npos ? v.npos : comma - pos);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    try {
+      out.push_back(parse_int(item, lo, hi));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("item {} of the list: {}", out.size() + 1, e.what()));
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// "0-3:2,0-1": NVLink pairs, each a-b with an optional :links (default 1).
+std::vector<NvlinkPair> parse_pairs(std::string_view v) {
+  std::vector<NvlinkPair> out;
+  std::size_t pos = 0;
+  while (pos <= v.size()) {
+    const auto comma = v.find(',', pos);
+    std::string_view item = v.substr(pos, comma == std::string_view::npos ? v.npos : comma - pos);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    const auto dash = item.find('-');
+    const auto colon = item.find(':');
+    if (dash == std::string_view::npos) {
+      throw std::invalid_argument(fmt::format(
+          "item {} of the list: expected GPU pairs as a-b or a-b:links, got '{}'", out.size() + 1, item));
+    }
+    NvlinkPair p;
+    try {
+      p.a = parse_int(item.substr(0, dash), 0, kMaxGpusPerNode - 1);
+      p.b = parse_int(item.substr(dash + 1, colon == std::string_view::npos ? item.npos : colon - dash - 1), 0,
+                      kMaxGpusPerNode - 1);
+      if (colon != std::string_view::npos) p.links = parse_int(item.substr(colon + 1), 1, 64);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("item {} of the list ('{}'): {}", out.size() + 1, item, e.what()));
+    }
+    out.push_back(p);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+void set_platform_preset(Scenario& s, std::string_view v) {
+  if (v != "generic" && find_platform_preset(v) == nullptr) {
+    throw std::invalid_argument(fmt::format("unknown platform preset '{}'; known presets: generic, {}", v,
+                                            platform_preset_names()));
+  }
+  s.platform.preset = std::string(v);
+}
+void set_pcie_link(Scenario& s, std::string_view v) { s.platform.pcie_link = parse_preset(v); }
+void set_pcie_bandwidth(Scenario& s, std::string_view v) { s.platform.pcie_bandwidth = parse_positive_rate(v); }
+void set_pcie_latency(Scenario& s, std::string_view v) { s.platform.pcie_latency = parse_nonnegative_duration(v); }
+void set_pcie_switches(Scenario& s, std::string_view v) { s.platform.pcie_switches = parse_int(v, 0, 1024); }
+void set_sockets(Scenario& s, std::string_view v) { s.platform.sockets = parse_int(v, 1, 64); }
+void set_gpu_attach(Scenario& s, std::string_view v) { s.platform.gpu_attach = parse_int_list(v, -1, 1023); }
+void set_nvlink(Scenario& s, std::string_view v) {
+  if (v == "none") s.platform.nvlink = NvlinkTopology::kNone;
+  else if (v == "mesh") s.platform.nvlink = NvlinkTopology::kMesh;
+  else if (v == "switch") s.platform.nvlink = NvlinkTopology::kSwitch;
+  else throw std::invalid_argument(fmt::format("unknown NVLink topology '{}'; expected none, mesh or switch", v));
+}
+void set_nvlink_bandwidth(Scenario& s, std::string_view v) { s.platform.nvlink_bandwidth = parse_positive_rate(v); }
+void set_nvlink_latency(Scenario& s, std::string_view v) { s.platform.nvlink_latency = parse_nonnegative_duration(v); }
+void set_nvlink_pairs(Scenario& s, std::string_view v) { s.platform.nvlink_pairs = parse_pairs(v); }
+void set_ring_order(Scenario& s, std::string_view v) { s.platform.ring_order = parse_int_list(v, 0, 1023); }
+void set_nic_link(Scenario& s, std::string_view v) { s.platform.nic_link = parse_preset(v); }
+void set_nic_count(Scenario& s, std::string_view v) { s.platform.nic_count = parse_int(v, 1, 1024); }
+void set_nic_bandwidth(Scenario& s, std::string_view v) { s.platform.nic_bandwidth = parse_positive_rate(v); }
+void set_nic_latency(Scenario& s, std::string_view v) { s.platform.nic_latency = parse_nonnegative_duration(v); }
+void set_transport(Scenario& s, std::string_view v) {
+  if (v == "native") s.platform.transport = Transport::kNative;
+  else if (v == "tcp") s.platform.transport = Transport::kTcp;
+  else if (v == "rdma") s.platform.transport = Transport::kRdma;
+  else throw std::invalid_argument(fmt::format("unknown transport '{}'; expected native, tcp or rdma", v));
+}
+void set_fabric(Scenario& s, std::string_view v) {
+  if (v == "switch") s.platform.fabric = FabricKind::kSwitch;
+  else if (v == "fat_tree") s.platform.fabric = FabricKind::kFatTree;
+  else throw std::invalid_argument(fmt::format("unknown fabric '{}'; expected switch or fat_tree", v));
+}
+void set_nodes_per_leaf(Scenario& s, std::string_view v) { s.platform.nodes_per_leaf = parse_int(v, 1, kMaxNodes); }
+void set_oversubscription(Scenario& s, std::string_view v) { s.platform.oversubscription = parse_ratio(v, 1.0, 1e6); }
+void set_rail_optimized(Scenario& s, std::string_view v) { s.platform.rail_optimized = parse_bool(v); }
+void set_switch_latency(Scenario& s, std::string_view v) { s.platform.switch_latency = parse_nonnegative_duration(v); }
+void set_network_model(Scenario& s, std::string_view v) {
+  if (v == "analytical") s.network_model = NetworkModelKind::kAnalytical;
+  else if (v == "flow") s.network_model = NetworkModelKind::kFlow;
+  else throw std::invalid_argument(fmt::format("unknown network model '{}'; expected analytical or flow", v));
+}
+void set_algorithm(Scenario& s, std::string_view v) {
+  const auto a = parse_collective_algorithm(v);
+  if (!a) {
+    throw std::invalid_argument(
+        fmt::format("unknown collective algorithm '{}'; known: {}", v, collective_algorithm_names()));
+  }
+  s.algorithm = *a;
+}
+void set_servers(Scenario& s, std::string_view v) { s.servers = parse_int(v, 1, kMaxNodes); }
+void set_servers_colocated(Scenario& s, std::string_view v) { s.servers_colocated = parse_bool(v); }
+void set_calibration(Scenario& s, std::string_view v) {
+  if (v.empty()) throw std::invalid_argument("expected the path of a network calibration file");
+  s.calibration = std::filesystem::path(std::string(v));
 }
 void set_overlap(Scenario& s, std::string_view v) { s.overlap = parse_overlap(v); }
 void set_batch_per_gpu(Scenario& s, std::string_view v) {
@@ -112,8 +253,53 @@ void set_update_time(Scenario& s, std::string_view v) {
 constexpr std::array kKeys = {
     ScenarioKey{"iterations", "int", "10", "iterations to simulate (1..1000000)", set_iterations},
     ScenarioKey{"cluster.nodes", "int", "1", "number of nodes (1..1048576)", set_nodes},
-    ScenarioKey{"cluster.gpus_per_node", "int", "1", "GPUs in each node, one worker each (1..1024)",
+    ScenarioKey{"cluster.gpus_per_node", "int", "1",
+                "GPUs in each node, one worker each (1..1024); default: the platform preset's",
                 set_gpus_per_node},
+    ScenarioKey{"platform.preset", "platform preset", "generic",
+                "the machine (see `ssgd presets`); generic: built from network.intra_node/inter_node",
+                set_platform_preset},
+    ScenarioKey{"platform.pcie.link", "link preset", "(preset)", "PCIe link of every GPU, NIC and switch",
+                set_pcie_link},
+    ScenarioKey{"platform.pcie.bandwidth", "rate", "(preset)", "overrides the PCIe bandwidth (> 0)",
+                set_pcie_bandwidth},
+    ScenarioKey{"platform.pcie.latency", "duration", "(preset)", "overrides the PCIe latency (>= 0)",
+                set_pcie_latency},
+    ScenarioKey{"platform.pcie.switches", "int", "(preset)",
+                "PCIe switches per node (0: devices on the CPUs' root ports)", set_pcie_switches},
+    ScenarioKey{"platform.pcie.sockets", "int", "(preset)", "CPU sockets per node (1..64)", set_sockets},
+    ScenarioKey{"platform.pcie.gpu_attach", "int list", "(even)",
+                "switch (or socket) of each GPU, e.g. 0,0,1,1; -1: on no PCIe path", set_gpu_attach},
+    ScenarioKey{"platform.nvlink.topology", "none|mesh|switch", "(preset)",
+                "NVLink between the GPUs of a node", set_nvlink},
+    ScenarioKey{"platform.nvlink.bandwidth", "rate", "(preset)",
+                "one NVLink (mesh) or one GPU's NVSwitch port (switch), per direction", set_nvlink_bandwidth},
+    ScenarioKey{"platform.nvlink.latency", "duration", "(preset)", "NVLink latency (>= 0)",
+                set_nvlink_latency},
+    ScenarioKey{"platform.nvlink.pairs", "pair list", "(preset)",
+                "mesh links as a-b:links, e.g. 0-1:2,0-2", set_nvlink_pairs},
+    ScenarioKey{"platform.nvlink.ring_order", "int list", "(0,1,...)",
+                "the order a ring visits a node's GPUs", set_ring_order},
+    ScenarioKey{"platform.nic.link", "link preset", "(preset)", "each NIC's line (see `ssgd presets`)",
+                set_nic_link},
+    ScenarioKey{"platform.nic.count", "int", "(preset)",
+                "NICs per node (1..1024); as many as GPUs is rail-optimised", set_nic_count},
+    ScenarioKey{"platform.nic.bandwidth", "rate", "(preset)", "overrides the NIC bandwidth (> 0)",
+                set_nic_bandwidth},
+    ScenarioKey{"platform.nic.latency", "duration", "(preset)", "overrides the NIC latency (>= 0)",
+                set_nic_latency},
+    ScenarioKey{"platform.nic.transport", "native|tcp|rdma", "native",
+                "native: as the NIC preset (TCP on Ethernet, RDMA on InfiniBand)", set_transport},
+    ScenarioKey{"platform.fabric.kind", "switch|fat_tree", "(preset)",
+                "between nodes: one switch, or a two-level fat tree", set_fabric},
+    ScenarioKey{"platform.fabric.nodes_per_leaf", "int", "(preset)", "fat tree: nodes under one leaf",
+                set_nodes_per_leaf},
+    ScenarioKey{"platform.fabric.oversubscription", "number", "1",
+                "fat tree: leaf downlink over uplink capacity (>= 1)", set_oversubscription},
+    ScenarioKey{"platform.fabric.rail_optimized", "bool", "(preset)",
+                "fat tree: NIC i of each node on leaf i of its group", set_rail_optimized},
+    ScenarioKey{"platform.fabric.switch_latency", "duration", "(preset)", "per switch crossed (>= 0)",
+                set_switch_latency},
     ScenarioKey{"network.intra_node", "link preset", "pcie3_x16",
                 "link between GPUs of one node (see `ssgd presets`)", set_intra_node},
     ScenarioKey{"network.intra_node_bandwidth", "rate", "(preset)",
@@ -126,6 +312,18 @@ constexpr std::array kKeys = {
                 "overrides the inter-node preset's bandwidth (> 0)", set_inter_node_bandwidth},
     ScenarioKey{"network.inter_node_latency", "duration", "(preset)",
                 "overrides the inter-node preset's latency (>= 0)", set_inter_node_latency},
+    ScenarioKey{"network.model", "analytical|flow", "analytical",
+                "analytical: alpha-beta closed forms; flow: max-min shared links", set_network_model},
+    ScenarioKey{"network.algorithm", "algorithm", "auto",
+                "collective algorithm: auto, ring, double_binary_tree, halving_doubling, "
+                "hierarchical, torus2d, parameter_server", set_algorithm},
+    ScenarioKey{"network.servers", "int", "1", "parameter servers (parameter_server)", set_servers},
+    ScenarioKey{"network.servers_colocated", "bool", "true",
+                "parameter servers on the workers' nodes, else on nodes of their own",
+                set_servers_colocated},
+    ScenarioKey{"network.calibration", "path", "(none)",
+                "network file from `ssgd calibrate`; its bands replace the fitted level's costs",
+                set_calibration},
     ScenarioKey{"policy.overlap", "bsp|wfbp", "wfbp",
                 "bsp: communicate after backward; wfbp: each layer's as soon as it is ready",
                 set_overlap},
@@ -140,8 +338,9 @@ constexpr std::array kKeys = {
                 "time of one optimizer step (>= 0)", set_update_time},
 };
 
-constexpr std::array<std::string_view, 4> kSections = {"cluster", "network", "policy",
-                                                       "workload"};
+constexpr std::array<std::string_view, 9> kSections = {
+    "cluster", "platform", "platform.pcie", "platform.nvlink", "platform.nic", "platform.fabric",
+    "network", "policy", "workload"};
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "simulator/schedule.h"
 
 #include <algorithm>
+#include <memory>
 #include <queue>
 #include <sstream>
 #include <stdexcept>
@@ -26,8 +27,8 @@ struct ReadyEntry {
 
 class Scheduler {
  public:
-  Scheduler(const dag::TaskGraph& graph, const ScheduleOptions& options)
-      : graph_(graph), options_(options) {
+  Scheduler(Engine& engine, const dag::TaskGraph& graph, const ScheduleOptions& options)
+      : graph_(graph), options_(options), engine_(engine) {
     const auto n = graph.task_count();
     out_.start.assign(n, Time::zero());
     out_.end.assign(n, Time::zero());
@@ -41,7 +42,7 @@ class Scheduler {
     });
   }
 
-  Schedule run() {
+  void prime() {
     const auto n = graph_.task_count();
     if (options_.progress) {
       engine_.set_progress(1u << 20, [this, n](const Engine&) {
@@ -51,9 +52,13 @@ class Scheduler {
     for (TaskId t = 0; t < n; ++t) {
       if (waiting_[t] == 0) make_ready(t, kNoTask);
     }
-    engine_.run();
-    if (done_ != n) report_deadlock();
-    out_.makespan = engine_.now();
+    if (n == 0 && options_.on_complete) options_.on_complete();
+  }
+
+  Schedule finish() {
+    if (done_ != graph_.task_count()) report_deadlock();
+    out_.makespan = Time::zero();
+    for (const Time e : out_.end) out_.makespan = max(out_.makespan, e);
     out_.events = engine_.events_processed();
     return std::move(out_);
   }
@@ -73,11 +78,16 @@ class Scheduler {
     busy_[task.resource] = true;
     out_.start[t] = engine_.now();
     out_.started_by[t] = released_by;
+    if (options_.executor != nullptr && options_.executor->handles(task)) {
+      options_.executor->start(t, task, [this, t] { finished(t); });
+      return;
+    }
     engine_.schedule_after(task.duration, finish_, t);
   }
 
   void finished(TaskId t) {
     ++done_;
+    if (done_ == graph_.task_count() && options_.on_complete) options_.on_complete();
     out_.end[t] = engine_.now();
     const auto r = graph_.task(t).resource;
     busy_[r] = false;
@@ -116,7 +126,7 @@ class Scheduler {
 
   const dag::TaskGraph& graph_;
   const ScheduleOptions& options_;
-  Engine engine_;
+  Engine& engine_;
   HandlerId finish_ = 0;
   Schedule out_;
   std::vector<std::uint32_t> waiting_;
@@ -128,9 +138,23 @@ class Scheduler {
 }  // namespace
 
 Schedule run_schedule(const dag::TaskGraph& graph, const ScheduleOptions& options) {
-  if (!graph.finalized()) throw std::logic_error("run_schedule needs a finalized graph");
-  Scheduler s(graph, options);
-  return s.run();
+  Engine engine;
+  return std::move(run_schedules(engine, {&graph}, {options}).front());
+}
+
+std::vector<Schedule> run_schedules(Engine& engine, const std::vector<const dag::TaskGraph*>& graphs,
+                                    const std::vector<ScheduleOptions>& options) {
+  if (graphs.size() != options.size()) throw std::logic_error("one ScheduleOptions per graph");
+  std::vector<std::unique_ptr<Scheduler>> schedulers;
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    if (!graphs[i]->finalized()) throw std::logic_error("run_schedules needs finalized graphs");
+    schedulers.push_back(std::make_unique<Scheduler>(engine, *graphs[i], options[i]));
+  }
+  for (auto& s : schedulers) s->prime();
+  engine.run();
+  std::vector<Schedule> out;
+  for (auto& s : schedulers) out.push_back(s->finish());
+  return out;
 }
 
 }  // namespace ssgd::sim

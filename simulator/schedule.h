@@ -6,6 +6,11 @@
 // id). The only events are task completions. Every task's start and end are
 // recorded, with the task whose completion released it, so the critical path
 // and the breakdown can be read off afterwards.
+//
+// A TaskExecutor may take over tasks whose end is not known when they start
+// (collectives on the flow-level network): the scheduler starts them through
+// it and learns of their end from it. Several graphs can share one engine,
+// and with it one network, through run_schedules().
 
 #include <cstdint>
 #include <functional>
@@ -13,6 +18,7 @@
 
 #include "dag/scheduled_times.h"
 #include "dag/task_graph.h"
+#include "simulator/engine/engine.h"
 
 namespace ssgd::sim {
 
@@ -26,12 +32,31 @@ struct Schedule {
   [[nodiscard]] dag::ScheduledTimes view() const { return {start, end, started_by}; }
 };
 
+class TaskExecutor {
+ public:
+  virtual ~TaskExecutor() = default;
+  // Whether this executor runs `task` (else it takes its fixed duration).
+  [[nodiscard]] virtual bool handles(const dag::Task& task) const = 0;
+  // Starts `task` now; the executor calls `finished` from a later engine
+  // event (never inside this call) when the task has ended.
+  virtual void start(dag::TaskId id, const dag::Task& task, std::function<void()> finished) = 0;
+};
+
 struct ScheduleOptions {
   // Called now and then with the fraction of tasks done, for progress output.
   std::function<void(double fraction_done)> progress;
+  TaskExecutor* executor = nullptr;  // optional
+  // Called once, from the engine, when the graph's last task has ended.
+  std::function<void()> on_complete;
 };
 
 // Throws DeadlockError when tasks are left that can never start.
 Schedule run_schedule(const dag::TaskGraph& graph, const ScheduleOptions& options = {});
+
+// Runs several graphs at once on `engine` (whose other models, such as a
+// flow network, they share) until the engine has nothing left to do. Each
+// schedule's makespan is the end of its own last task.
+std::vector<Schedule> run_schedules(Engine& engine, const std::vector<const dag::TaskGraph*>& graphs,
+                                    const std::vector<ScheduleOptions>& options);
 
 }  // namespace ssgd::sim

@@ -93,6 +93,21 @@ void write_timeline(const dag::TaskGraph& graph, const Schedule& schedule,
         json_escape(name), dag::to_string(task.kind), pid_of(task.rank), tid_of(kind),
         micros(schedule.start[t].ns()), micros((schedule.end[t] - schedule.start[t]).ns()), args));
   }
+  if (options.links != nullptr && !options.links->empty()) {
+    const int pid = static_cast<int>(max_rank) + 2;
+    emit(fmt::format(R"({{"name":"process_name","ph":"M","pid":{},"args":{{"name":"links"}}}})", pid));
+    emit(fmt::format(R"({{"name":"process_sort_index","ph":"M","pid":{},"args":{{"sort_index":-1}}}})", pid));
+    int tid = 0;
+    for (const auto& track : *options.links) {
+      ++tid;
+      emit(fmt::format(R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{}"}}}})",
+                       pid, tid, json_escape(track.name)));
+      for (const auto& [start, end] : track.busy) {
+        emit(fmt::format(R"({{"name":"busy","cat":"link","ph":"X","pid":{},"tid":{},"ts":{},"dur":{}}})",
+                         pid, tid, micros(start.ns()), micros((end - start).ns())));
+      }
+    }
+  }
   out << "\n]}\n";
 }
 

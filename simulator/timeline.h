@@ -1,8 +1,8 @@
 #pragma once
 // Chrome trace-event JSON of a simulated run, which ui.perfetto.dev and
 // chrome://tracing open: one process per rank with a track (thread) per
-// resource (compute, io, h2d), and one "network" process whose track holds
-// the gradient collectives. Timestamps are microseconds with three decimals,
+// resource (compute, io, h2d), one "network" process whose track holds
+// the gradient collectives, and one "links" process with a track per link. Timestamps are microseconds with three decimals,
 // so nanoseconds survive. The output is deterministic.
 
 #include <cstdint>
@@ -10,12 +10,16 @@
 #include <iosfwd>
 
 #include "dag/task_graph.h"
+#include "simulator/replay.h"
 #include "simulator/schedule.h"
 
 namespace ssgd::sim {
 
 struct TimelineOptions {
   std::int64_t max_ranks = 16;  // ranks 0..max_ranks-1 are written; <= 0 means all
+  // Link tracks: one "links" process with a track per link, each interval a
+  // slice (simulator/replay.h). Optional.
+  const std::vector<LinkTrack>* links = nullptr;
 };
 
 void write_timeline(const dag::TaskGraph& graph, const Schedule& schedule,

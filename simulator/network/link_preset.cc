@@ -1,6 +1,9 @@
 #include "simulator/network/link_preset.h"
 
 #include <array>
+#include <stdexcept>
+
+#include "simulator/scenario.h"
 
 namespace ssgd::sim {
 namespace {
@@ -98,6 +101,25 @@ const char* to_string(LinkClass c) {
     case LinkClass::kInfiniband: return "infiniband";
   }
   return "?";
+}
+
+LinkParams resolve_link(const LinkChoice& choice) {
+  const LinkPreset* preset = find_link_preset(choice.preset);
+  if (preset == nullptr) {
+    throw std::invalid_argument("unknown link preset '" + choice.preset +
+                                "' (known: " + link_preset_names() + ")");
+  }
+  LinkParams p{std::string(preset->name), preset->latency, preset->bandwidth_bytes_per_s};
+  if (choice.bandwidth_bytes_per_s || choice.latency) p.name += " (overridden)";
+  if (choice.bandwidth_bytes_per_s) p.bandwidth_bytes_per_s = *choice.bandwidth_bytes_per_s;
+  if (choice.latency) p.latency = *choice.latency;
+  if (!(p.bandwidth_bytes_per_s > 0)) {
+    throw std::invalid_argument("link '" + p.name + "' needs a positive bandwidth");
+  }
+  if (p.latency < Duration::zero()) {
+    throw std::invalid_argument("link '" + p.name + "' has a negative latency");
+  }
+  return p;
 }
 
 }  // namespace ssgd::sim

@@ -33,4 +33,16 @@ std::string link_preset_names();
 
 const char* to_string(LinkClass c);
 
+// A preset with a scenario's overrides applied.
+struct LinkParams {
+  std::string name;                   // preset name, with "(overridden)" when changed
+  Duration latency;                   // alpha
+  double bandwidth_bytes_per_s = 0;   // 1/beta
+};
+
+struct LinkChoice;
+// The preset with the choice's overrides applied. Throws std::invalid_argument
+// for an unknown preset or a non-positive bandwidth.
+LinkParams resolve_link(const LinkChoice& choice);
+
 }  // namespace ssgd::sim

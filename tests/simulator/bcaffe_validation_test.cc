@@ -13,7 +13,7 @@
 #include <filesystem>
 
 #include "simulator/closed_form.h"
-#include "simulator/network/network_model.h"
+#include "simulator/network/comm_model.h"
 #include "simulator/replay.h"
 #include "traces/bcaffe_log.h"
 
@@ -40,8 +40,8 @@ Duration replay_iteration(const trace::LayerProfile& p, int nodes, OverlapPolicy
   ReplayOptions o;
   o.single_worker_baseline = false;
   const auto r = replay(p, s, o);
-  const NetworkModel net(s);
-  EXPECT_EQ(r.iteration_time, closed_form_iteration_time(policy, layer_times(p, s, net)))
+  const CommModel comm = scenario_comm_model(s);
+  EXPECT_EQ(r.iteration_time, closed_form_iteration_time(policy, layer_times(p, s, comm)))
       << nodes << " nodes, " << to_string(policy);
   return r.iteration_time;
 }

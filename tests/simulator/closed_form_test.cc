@@ -7,7 +7,7 @@
 
 #include <random>
 
-#include "simulator/network/network_model.h"
+#include "simulator/network/comm_model.h"
 #include "simulator/replay.h"
 
 namespace ssgd::sim {
@@ -56,8 +56,8 @@ TEST_P(ClosedForm, RandomProfilesMatchExactly) {
     ReplayOptions opts;
     opts.single_worker_baseline = false;
     const auto result = replay(profile, scenario, opts);
-    const NetworkModel net(scenario);
-    const auto expected = closed_form_iteration_time(GetParam(), layer_times(profile, scenario, net));
+    const CommModel comm = scenario_comm_model(scenario);
+    const auto expected = closed_form_iteration_time(GetParam(), layer_times(profile, scenario, comm));
     ASSERT_EQ(result.iteration_time, expected)
         << "trial " << trial << ": " << profile.layers.size() << " layers, " << scenario.workers()
         << " workers, comm " << (with_comm ? "replayed" : "modelled");

@@ -1,14 +1,27 @@
+// Link presets, the platform graph and its routes, and the flow-level
+// network: max-min sharing, incremental recomputation, and agreement with the
+// analytical closed forms where nothing contends.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
 #include <set>
 
-#include "simulator/collective/ring_allreduce.h"
+#include "common/error.h"
+#include "simulator/engine/engine.h"
+#include "simulator/network/comm_model.h"
+#include "simulator/network/flow_network.h"
 #include "simulator/network/link_preset.h"
-#include "simulator/network/network_model.h"
+#include "simulator/platform/platform.h"
+#include "simulator/platform/platform_preset.h"
+#include "simulator/platform/scenario_platform.h"
+#include "simulator/scenario.h"
 
 namespace ssgd::sim {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(LinkPresets, AllNamedUniqueDocumentedAndPositive) {
   std::set<std::string_view> names;
@@ -19,58 +32,270 @@ TEST(LinkPresets, AllNamedUniqueDocumentedAndPositive) {
     EXPECT_FALSE(p.source.empty()) << p.name;
     EXPECT_EQ(find_link_preset(p.name), &p);
   }
-  for (const char* required : {"pcie3_x16", "pcie4_x16", "pcie5_x16", "nvlink2", "10gbe", "25gbe",
-                               "100gbe", "ib_fdr56", "ib_edr100", "ib_hdr200", "ib_ndr400"}) {
-    EXPECT_NE(find_link_preset(required), nullptr) << required;
-  }
   EXPECT_EQ(find_link_preset("token-ring"), nullptr);
 }
 
-TEST(RingAllreduce, ClosedFormAndSteps) {
-  const LinkParams link{"test", Duration(1000), 1e9};  // 1 us, 1 GB/s
-  for (std::int64_t p = 2; p <= 64; ++p) {
-    const auto steps = ring_allreduce_steps(p, 1'000'000);
-    EXPECT_EQ(steps.steps, 2 * (p - 1));
-    EXPECT_DOUBLE_EQ(steps.bytes_per_step_per_link, 1e6 / static_cast<double>(p));
-    // 2(P-1) alpha + 2(P-1)/P M beta
-    const auto pd = static_cast<double>(p);
-    const double expected_s = 2.0 * (pd - 1) * 1e-6 + 2.0 * (pd - 1) / pd * 1e6 / 1e9;
-    EXPECT_EQ(ring_allreduce_time(p, 1'000'000, link), duration_from_seconds(expected_s)) << p;
-  }
-  EXPECT_EQ(ring_allreduce_time(1, 1'000'000, link), Duration::zero());
-  EXPECT_EQ(ring_allreduce_time(8, 0, link), Duration::zero());
-  EXPECT_THROW(ring_allreduce_steps(0, 1), std::invalid_argument);
-}
-
-TEST(NetworkModel, SlowestLinkOnTheRingSetsThePace) {
-  Scenario s;
-  s.intra_node.preset = "nvlink2";
-  s.inter_node.preset = "10gbe";
-  s.nodes = 4;
-  s.gpus_per_node = 8;
-  const NetworkModel both(s);
-  EXPECT_EQ(both.ring_link().bandwidth_bytes_per_s, find_link_preset("10gbe")->bandwidth_bytes_per_s);
-  EXPECT_EQ(both.ring_link().latency, find_link_preset("10gbe")->latency);
-
-  s.nodes = 1;  // the ring stays inside one node
-  const NetworkModel inside(s);
-  EXPECT_EQ(inside.ring_link().bandwidth_bytes_per_s, find_link_preset("nvlink2")->bandwidth_bytes_per_s);
-
-  s.nodes = 4;
-  s.gpus_per_node = 1;  // one GPU per node: only the network
-  const NetworkModel outside(s);
-  EXPECT_EQ(outside.ring_link().name, "10gbe");
-}
-
-TEST(NetworkModel, OverridesAndErrors) {
+TEST(LinkPresets, OverridesAndErrors) {
   LinkChoice c{"10gbe", 2.5e9, Duration(3000)};
   const auto p = resolve_link(c);
   EXPECT_EQ(p.bandwidth_bytes_per_s, 2.5e9);
   EXPECT_EQ(p.latency, Duration(3000));
-  EXPECT_THAT(p.name, ::testing::HasSubstr("overridden"));
+  EXPECT_THAT(p.name, HasSubstr("overridden"));
   EXPECT_THROW(resolve_link({"nope", {}, {}}), std::invalid_argument);
   EXPECT_THROW(resolve_link({"10gbe", 0.0, {}}), std::invalid_argument);
-  EXPECT_THROW(resolve_link({"10gbe", -1.0, {}}), std::invalid_argument);
+}
+
+TEST(PlatformPresets, EveryPresetBuildsAndIsDocumented) {
+  for (const auto& p : platform_presets()) {
+    const PlatformSpec spec = p.make();
+    EXPECT_EQ(spec.name, p.name);
+    EXPECT_FALSE(spec.source.empty()) << p.name;
+    EXPECT_FALSE(spec.description.empty()) << p.name;
+    const Platform platform(spec, 4);
+    // Every GPU reaches every other GPU, in its node and in the next.
+    for (std::int64_t a = 0; a < spec.node.gpus; ++a) {
+      for (std::int64_t b = 0; b < spec.node.gpus; ++b) {
+        if (a != b) {
+          EXPECT_FALSE(platform.route(platform.gpu(0, a), platform.gpu(0, b)).links.empty());
+        }
+        const Route r = platform.route(platform.gpu(0, a), platform.gpu(1, b));
+        EXPECT_TRUE(r.crosses_nodes);
+        EXPECT_GT(r.bandwidth_bytes_per_s, 0);
+      }
+    }
+  }
+  EXPECT_EQ(find_platform_preset("cray-1"), nullptr);
+}
+
+TEST(Platform, Dgx1RingFollowsDoubleNvlinksAndOthersCrossPcie) {
+  const Platform p(find_platform_preset("dgx1")->make(), 1);
+  const double nv1 = 0.8 * 25e9;
+  // Ring order 0-3-2-1-5-6-7-4: every hop a doubled NVLink.
+  for (std::int64_t i = 0; i < 8; ++i) {
+    const Route r = p.route(p.gpu(0, i), p.gpu(0, (i + 1) % 8));
+    ASSERT_EQ(r.links.size(), 1u) << i;
+    EXPECT_DOUBLE_EQ(r.bandwidth_bytes_per_s, 2 * nv1) << i;
+  }
+  // GPUs 0 and 5 share no NVLink: the route goes through PCIe and the CPUs.
+  const Route r = p.route(p.gpu(0, 0), p.gpu(0, 4));  // positions 0 and 4 are GPUs 0 and 5
+  EXPECT_GT(r.links.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.bandwidth_bytes_per_s, find_link_preset("pcie3_x16")->bandwidth_bytes_per_s);
+}
+
+TEST(Platform, FatTreeOversubscriptionNarrowsTheUplink) {
+  PlatformSpec s = find_platform_preset("v100_pcie_4x_100gbe")->make();
+  s.fabric.kind = FabricKind::kFatTree;
+  s.fabric.nodes_per_leaf = 2;
+  s.fabric.oversubscription = 4;
+  s.fabric.switch_latency = Duration(500);
+  const Platform p(s, 4);
+  const double nic = find_link_preset("100gbe")->bandwidth_bytes_per_s;
+  const Route same_leaf = p.route(p.gpu(0, 0), p.gpu(1, 0));
+  const Route other_leaf = p.route(p.gpu(0, 0), p.gpu(2, 0));
+  EXPECT_DOUBLE_EQ(same_leaf.bandwidth_bytes_per_s, nic);
+  EXPECT_DOUBLE_EQ(other_leaf.bandwidth_bytes_per_s, 2 * nic / 4);  // 2 NICs under a leaf, 4:1
+  EXPECT_EQ(other_leaf.links.size(), same_leaf.links.size() + 2);
+  EXPECT_EQ(other_leaf.latency - same_leaf.latency, Duration(1000));  // two more switches
+}
+
+TEST(Platform, BadSpecsNameTheProblem) {
+  PlatformSpec s = find_platform_preset("dgx1")->make();
+  s.node.gpu_attach = {0, 0, 1, 1, 2, 2, 3, -1};
+  s.node.nvlink_pairs.erase(std::remove_if(s.node.nvlink_pairs.begin(), s.node.nvlink_pairs.end(),
+                                           [](const NvlinkPair& p) { return p.a == 7 || p.b == 7; }),
+                            s.node.nvlink_pairs.end());
+  s.node.ring_order.clear();
+  try {
+    const Platform p(s, 1);
+    FAIL() << "a disconnected GPU was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot reach GPU 7"));
+  }
+  PlatformSpec z = find_platform_preset("hgx_h100")->make();
+  z.node.nic.bandwidth_bytes_per_s = 0;
+  EXPECT_THROW({ const Platform p(z, 2); }, std::invalid_argument);
+  try {
+    z.node.nic.bandwidth_bytes_per_s = -5;
+    const Platform p(z, 2);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("NIC bandwidth must be greater than zero"));
+  }
+  PlatformSpec o = find_platform_preset("hgx_h100")->make();
+  o.fabric.oversubscription = 0.5;
+  EXPECT_THROW({ const Platform p(o, 2); }, std::invalid_argument);
+  PlatformSpec r = find_platform_preset("dgx1")->make();
+  r.node.ring_order = {0, 1, 2, 3, 4, 5, 6, 6};
+  EXPECT_THROW({ const Platform p(r, 1); }, std::invalid_argument);
+  r = find_platform_preset("dgx1")->make();
+  r.node.nvlink_pairs.push_back({0, 9, 1});
+  EXPECT_THROW({ const Platform p(r, 1); }, std::invalid_argument);
+}
+
+TEST(ScenarioPlatform, PresetsKeysAndConflicts) {
+  Scenario s = load_scenario(std::nullopt, {"platform.preset=hgx_h100", "cluster.nodes=2"});
+  EXPECT_EQ(s.gpus_per_node, 8);
+  EXPECT_EQ(scenario_platform_spec(s).node.nics, 8);
+  s = load_scenario(std::nullopt, {"platform.preset=hgx_h100", "platform.nic.link=ib_hdr200",
+                                   "platform.fabric.oversubscription=2"});
+  const PlatformSpec spec = scenario_platform_spec(s);
+  EXPECT_EQ(spec.node.nic.bandwidth_bytes_per_s, find_link_preset("ib_hdr200")->bandwidth_bytes_per_s);
+  EXPECT_EQ(spec.fabric.oversubscription, 2.0);
+  EXPECT_THAT(spec.name, HasSubstr("customised"));
+  // RDMA over Ethernet is faster than the TCP the preset assumes.
+  s = load_scenario(std::nullopt, {"platform.preset=v100_pcie_4x_100gbe", "platform.nic.transport=rdma"});
+  EXPECT_GT(scenario_platform_spec(s).node.nic.bandwidth_bytes_per_s,
+            find_link_preset("100gbe")->bandwidth_bytes_per_s);
+  EXPECT_LT(scenario_platform_spec(s).node.nic.latency, find_link_preset("100gbe")->latency);
+  s = load_scenario(std::nullopt, {"platform.preset=dgx1", "network.inter_node=10gbe"});
+  EXPECT_THROW(scenario_platform_spec(s), std::invalid_argument);
+  s = load_scenario(std::nullopt, {"platform.preset=dgx1", "cluster.gpus_per_node=4"});
+  EXPECT_THROW(scenario_platform_spec(s), std::invalid_argument);
+  EXPECT_THROW(load_scenario(std::nullopt, {"platform.preset=cray1"}), ssgd::InputError);
+  EXPECT_THROW(load_scenario(std::nullopt, {"network.algorithm=butterfly"}), ssgd::InputError);
+  EXPECT_THROW(load_scenario(std::nullopt, {"platform.nic.bandwidth=0GB/s"}), ssgd::InputError);
+  EXPECT_THROW(load_scenario(std::nullopt, {"platform.nic.bandwidth=12furlongs"}), ssgd::InputError);
+  EXPECT_THROW(load_scenario(std::nullopt, {"platform.nvlink.pairs=0-1:x"}), ssgd::InputError);
+}
+
+// A listener that records when each flow ended.
+struct Ends : FlowListener {
+  explicit Ends(Engine& e) : engine(e) {}
+  void flow_finished(std::uint64_t tag) override { at[tag] = engine.now().ns(); }
+  Engine& engine;
+  std::map<std::uint64_t, std::int64_t> at;
+};
+
+TEST(FlowNetwork, OneFlowRunsAtTheLinkRate) {
+  Engine engine;
+  FlowNetwork net(engine, {1e9});
+  Ends ends(engine);
+  const std::vector<std::uint32_t> route{0};
+  net.start(route, 1e6, std::numeric_limits<double>::infinity(), &ends, 1);
+  engine.run();
+  EXPECT_EQ(ends.at[1], 1'000'000);  // 1 MB at 1 GB/s = 1 ms
+}
+
+TEST(FlowNetwork, TwoFlowsOnOneLinkEachGetHalf) {
+  Engine engine;
+  FlowNetwork net(engine, {1e9});
+  Ends ends(engine);
+  const std::vector<std::uint32_t> route{0};
+  const double inf = std::numeric_limits<double>::infinity();
+  net.start(route, 1e6, inf, &ends, 1);
+  net.start(route, 1e6, inf, &ends, 2);
+  engine.run();
+  EXPECT_EQ(ends.at[1], 2'000'000);
+  EXPECT_EQ(ends.at[2], 2'000'000);
+  net.settle();
+  EXPECT_DOUBLE_EQ(net.usage()[0].bytes, 2e6);
+  EXPECT_EQ(net.usage()[0].busy, Duration(2'000'000));
+}
+
+TEST(FlowNetwork, MaxMinFairnessWithDifferentBottlenecks) {
+  // Links: 0 (1 GB/s) shared by flows A and B; 1 (10 GB/s) carries B and C.
+  // Max-min: A = B = 0.5 GB/s (link 0), C = 9.5 GB/s (the rest of link 1).
+  Engine engine;
+  FlowNetwork net(engine, {1e9, 10e9});
+  Ends ends(engine);
+  const double inf = std::numeric_limits<double>::infinity();
+  net.start(std::vector<std::uint32_t>{0}, 0.5e6, inf, &ends, 'A');
+  net.start(std::vector<std::uint32_t>{0, 1}, 1e6, inf, &ends, 'B');
+  net.start(std::vector<std::uint32_t>{1}, 9.5e6, inf, &ends, 'C');
+  engine.run();
+  EXPECT_EQ(ends.at['A'], 1'000'000);  // 0.5 MB at 0.5 GB/s
+  EXPECT_EQ(ends.at['C'], 1'000'000);  // 9.5 MB at 9.5 GB/s
+  // B: 0.5 MB in the first ms, then alone on link 0: 0.5 MB at 1 GB/s.
+  EXPECT_EQ(ends.at['B'], 1'500'000);
+}
+
+TEST(FlowNetwork, RateCapActsAsAPrivateLink) {
+  Engine engine;
+  FlowNetwork net(engine, {10e9});
+  Ends ends(engine);
+  net.start(std::vector<std::uint32_t>{0}, 1e6, 1e9, &ends, 1);  // capped at 1 GB/s
+  net.start(std::vector<std::uint32_t>{0}, 9e6, std::numeric_limits<double>::infinity(), &ends, 2);
+  engine.run();
+  EXPECT_EQ(ends.at[1], 1'000'000);
+  EXPECT_EQ(ends.at[2], 1'000'000);  // takes the other 9 GB/s
+}
+
+TEST(FlowNetwork, OnlyTheAffectedComponentIsRecomputed) {
+  // Two flows on link 0 and one on link 1: ending a flow on link 0 must not
+  // touch the flow on link 1, whose end stays exact.
+  Engine engine;
+  FlowNetwork net(engine, {1e9, 3e9});
+  Ends ends(engine);
+  const double inf = std::numeric_limits<double>::infinity();
+  net.start(std::vector<std::uint32_t>{1}, 3e6, inf, &ends, 9);
+  net.start(std::vector<std::uint32_t>{0}, 1e6, inf, &ends, 1);
+  net.start(std::vector<std::uint32_t>{0}, 3e6, inf, &ends, 2);
+  engine.run();
+  EXPECT_EQ(ends.at[9], 1'000'000);
+  EXPECT_EQ(ends.at[1], 2'000'000);
+  EXPECT_EQ(ends.at[2], 4'000'000);  // 1 MB by t=2 ms, then 2 MB alone
+  // One recompute for the three starts (same instant) and one per end.
+  EXPECT_EQ(net.recomputations(), 4u);
+}
+
+TEST(FlowNetwork, RejectsNonPositiveCapacity) {
+  Engine engine;
+  EXPECT_THROW(FlowNetwork(engine, {1e9, 0.0}), std::invalid_argument);
+  EXPECT_THROW(FlowNetwork(engine, {-1.0}), std::invalid_argument);
+}
+
+Scenario uncontended(std::int64_t nodes, CollectiveAlgorithm algorithm, NetworkModelKind model) {
+  // One GPU per node on a single switch: no two transfers of a step share a link.
+  Scenario s;
+  s.nodes = nodes;
+  s.gpus_per_node = 1;
+  s.inter_node.preset = "ib_edr100";
+  s.algorithm = algorithm;
+  s.network_model = model;
+  // Colocated servers share their node's PCIe uplink with its worker: that is
+  // contention, which the closed form leaves out. Servers of their own do not.
+  s.servers_colocated = false;
+  return s;
+}
+
+TEST(FlowVersusAnalytical, AgreeWithoutContention) {
+  for (auto algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHalvingDoubling,
+                         CollectiveAlgorithm::kDoubleBinaryTree, CollectiveAlgorithm::kParameterServer}) {
+    for (std::int64_t p = 2; p <= 64; p *= 2) {
+      const CommModel analytical = scenario_comm_model(uncontended(p, algorithm, NetworkModelKind::kAnalytical));
+      const CommModel flow = scenario_comm_model(uncontended(p, algorithm, NetworkModelKind::kFlow));
+      for (double bytes : {4096.0, 1e6, 64e6}) {
+        const auto a = analytical.isolated_time(CollectiveOp::kAllReduce, bytes);
+        const auto f = flow.isolated_time(CollectiveOp::kAllReduce, bytes);
+        // The flow model rounds each step's end up to a whole nanosecond.
+        const auto steps = step_count(decompose(CollectiveOp::kAllReduce, algorithm, flow.shape(), bytes));
+        EXPECT_LE(std::llabs(a.ns() - f.ns()), steps + 1)
+            << to_string(algorithm) << " P=" << p << " M=" << bytes << ": analytical " << a.ns()
+            << " ns, flow " << f.ns() << " ns";
+      }
+    }
+  }
+}
+
+TEST(FlowVersusAnalytical, SharedNicSlowsTheFlowModel) {
+  // 4 GPUs behind one 100GbE NIC: a 2D torus sends 4 column rings through it
+  // at once, so each gets a quarter; the analytical model does not see that.
+  Scenario s;
+  s.platform.preset = "v100_pcie_4x_100gbe";
+  s.nodes = 4;
+  s.gpus_per_node = 4;
+  s.algorithm = CollectiveAlgorithm::kTorus2d;
+  const CommModel analytical = scenario_comm_model(s);
+  s.network_model = NetworkModelKind::kFlow;
+  const CommModel flow = scenario_comm_model(s);
+  const double bytes = 256e6;
+  const auto a = analytical.isolated_time(CollectiveOp::kAllReduce, bytes);
+  const auto f = flow.isolated_time(CollectiveOp::kAllReduce, bytes);
+  // The column all-reduce moves 2(Y-1)/Y x M/X bytes per ring over the NIC;
+  // four rings at a quarter each take three more of those terms.
+  const double nic = find_link_preset("100gbe")->bandwidth_bytes_per_s;
+  const double column_term_s = 2.0 * 3 / 4 * (bytes / 4) / nic;
+  EXPECT_NEAR(static_cast<double>(f.ns()), static_cast<double>(a.ns()) + 3 * column_term_s * 1e9, 1000)
+      << "analytical " << a.ns() << " flow " << f.ns();
 }
 
 }  // namespace

@@ -101,6 +101,12 @@ TEST(Scenario, DocumentedDefaultsMatchTheStruct) {
     EXPECT_EQ(s.io_time, d.io_time) << flag;
     EXPECT_EQ(s.h2d_time, d.h2d_time) << flag;
     EXPECT_EQ(s.update_time, d.update_time) << flag;
+    EXPECT_EQ(s.platform.preset, d.platform.preset) << flag;
+    EXPECT_EQ(s.network_model, d.network_model) << flag;
+    EXPECT_EQ(s.algorithm, d.algorithm) << flag;
+    EXPECT_EQ(s.servers, d.servers) << flag;
+    EXPECT_EQ(s.servers_colocated, d.servers_colocated) << flag;
+    EXPECT_EQ(s.platform.transport, d.platform.transport) << flag;
   }
 }
 
@@ -437,8 +443,8 @@ TEST(ScenarioFile, UnknownTopLevelKeys) {
     const InputError e = file_error(file);
     expect_located(e, file, 2, "something_else");
     EXPECT_EQ(e.reason(),
-              "unknown key 'something_else' (top-level keys: iterations, cluster, network, "
-              "policy, workload)");
+              "unknown key 'something_else' (top-level keys: iterations, cluster, platform, "
+              "network, policy, workload)");
   }
   {
     const fs::path file = write_yaml("short_leaf.yaml", "cluster:\n  gpus: 4\n");
@@ -601,10 +607,13 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "network.intra_node_bandwidth", "network.intra_node_latency", "network.inter_node",
         "network.inter_node_bandwidth", "network.inter_node_latency", "policy.overlap",
         "workload.batch_per_gpu", "workload.io_time", "workload.h2d_time",
-        "workload.update_time"}) {
+        "workload.update_time", "platform.preset", "platform.nic.transport",
+        "platform.fabric.oversubscription", "network.model", "network.algorithm",
+        "network.calibration"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 14U);
+  EXPECT_EQ(scenario_keys().size(), 41U);
+  EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));
   EXPECT_FALSE(is_scenario_section("iterations"));

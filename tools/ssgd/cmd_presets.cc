@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "common/units.h"
+#include "simulator/collective/collective.h"
 #include "simulator/network/link_preset.h"
+#include "simulator/platform/platform_preset.h"
 #include "simulator/policy/overlap_policy.h"
 #include "simulator/scenario.h"
 #include "tools/ssgd/commands.h"
@@ -12,7 +14,7 @@
 namespace ssgd::tools {
 
 void add_presets_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("presets", "List link presets, overlap policies and scenario keys");
+  auto* cmd = app.add_subcommand("presets", "List link and platform presets, collective algorithms, overlap policies and scenario keys");
   cmd->callback([] {
     std::cout << "Link presets (network.intra_node, network.inter_node):\n";
     std::cout << fmt::format("  {:<11} {:<11} {:>12} {:>10}  {}\n", "name", "class", "bandwidth",
@@ -23,6 +25,15 @@ void add_presets_command(CLI::App& app) {
                                format_duration(p.latency), p.description);
       std::cout << fmt::format("  {:<11} source: {}\n", "", p.source);
     }
+    std::cout << "\nPlatform presets (platform.preset; generic is built from network.intra_node "
+                 "and network.inter_node):\n";
+    for (const auto& p : sim::platform_presets()) {
+      const sim::PlatformSpec spec = p.make();
+      std::cout << fmt::format("  {:<20} {}\n  {:<20} source: {}\n", p.name, spec.description, "",
+                               spec.source);
+    }
+    std::cout << "\nCollective algorithms (network.algorithm): " << sim::collective_algorithm_names()
+              << "\n";
     std::cout << "\nOverlap policies (policy.overlap):\n";
     for (const auto& p : sim::overlap_policies()) {
       std::cout << fmt::format("  {:<6} {}\n  {:<6} source: {}\n", p.name, p.description, "", p.source);

@@ -70,6 +70,7 @@ void run_simulate(const SimulateArgs& a) {
 
   sim::ReplayOptions options;
   options.keep_schedule = !a.timeline.empty();
+  options.link_track_ranks = a.timeline_ranks;
   options.progress = true;
   const sim::ReplayResult result = sim::replay(input.profile, scenario, options);
   if (!result.batch_given) {
@@ -88,7 +89,8 @@ void run_simulate(const SimulateArgs& a) {
   }
   if (!a.timeline.empty()) {
     timeline_file.emplace(a.timeline);
-    sim::write_timeline(*result.graph, *result.schedule, {a.timeline_ranks}, timeline_file->stream());
+    sim::write_timeline(*result.graph, *result.schedule, {a.timeline_ranks, &result.link_tracks},
+                        timeline_file->stream());
   }
   if (report_file) report_file->commit();
   if (timeline_file) timeline_file->commit();

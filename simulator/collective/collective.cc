@@ -1,0 +1,340 @@
+// Collective operations: names, checks, and the dispatch to the algorithms
+// (one file each: collective_ring.cc, collective_tree.cc,
+// collective_halving_doubling.cc, collective_hierarchical.cc,
+// collective_torus2d.cc, collective_parameter_server.cc).
+//
+// Closed forms are alpha-beta (Hockney) sums over lock-step steps, gamma = 0:
+//   T = sum over steps of (alpha_step + busiest port's bytes / its bandwidth)
+// A step inside one node pays `intra`; a step with any transfer between nodes
+// pays the slower of the levels it uses: the largest latency, and for each
+// level its own busiest port (collective_algorithms.h). On one level this is
+// the familiar T = a alpha + b M beta (alpha_beta_terms()).
+//
+// choose_algorithm() mirrors NCCL's tuner (src/graph/tuning.cc): it predicts
+// each candidate's time and takes the fastest; NCCL considers ring and tree
+// for all-reduce and ring for the other collectives.
+
+#include "simulator/collective/collective.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+
+#include "simulator/collective/collective_algorithms.h"
+
+namespace ssgd::sim {
+namespace {
+
+constexpr std::array kOps = {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter,
+                             CollectiveOp::kAllGather, CollectiveOp::kBroadcast,
+                             CollectiveOp::kAllToAll};
+constexpr std::array kAlgorithms = {CollectiveAlgorithm::kAuto,
+                                    CollectiveAlgorithm::kRing,
+                                    CollectiveAlgorithm::kDoubleBinaryTree,
+                                    CollectiveAlgorithm::kHalvingDoubling,
+                                    CollectiveAlgorithm::kHierarchical,
+                                    CollectiveAlgorithm::kTorus2d,
+                                    CollectiveAlgorithm::kParameterServer};
+
+bool implements(CollectiveAlgorithm algorithm, CollectiveOp op) {
+  using Op = CollectiveOp;
+  switch (algorithm) {
+    case CollectiveAlgorithm::kAuto: return false;
+    case CollectiveAlgorithm::kRing: return true;
+    case CollectiveAlgorithm::kDoubleBinaryTree:
+    case CollectiveAlgorithm::kHierarchical: return op == Op::kAllReduce || op == Op::kBroadcast;
+    case CollectiveAlgorithm::kHalvingDoubling: return op != Op::kAllToAll;
+    case CollectiveAlgorithm::kTorus2d:
+    case CollectiveAlgorithm::kParameterServer: return op == Op::kAllReduce;
+  }
+  return false;
+}
+
+void check_shape(const CollectiveShape& shape, double bytes) {
+  if (shape.ranks < 1) {
+    throw std::invalid_argument(
+        fmt::format("collective: ranks must be at least 1, got {}", shape.ranks));
+  }
+  if (shape.ranks_per_node < 1 || shape.ranks % shape.ranks_per_node != 0) {
+    throw std::invalid_argument(
+        fmt::format("collective: ranks_per_node must be at least 1 and divide ranks {}, got {}",
+                    shape.ranks, shape.ranks_per_node));
+  }
+  if (shape.servers < 1) {
+    throw std::invalid_argument(
+        fmt::format("collective: servers must be at least 1, got {}", shape.servers));
+  }
+  if (shape.ranks + shape.servers > std::numeric_limits<std::int32_t>::max()) {
+    throw std::invalid_argument(
+        fmt::format("collective: ranks + servers = {} does not fit the int32 endpoint ids",
+                    shape.ranks + shape.servers));
+  }
+  if (shape.root < 0 || shape.root >= shape.ranks) {
+    throw std::invalid_argument(
+        fmt::format("collective: root {} is outside ranks 0..{}", shape.root, shape.ranks - 1));
+  }
+  if (!std::isfinite(bytes) || bytes < 0) {
+    throw std::invalid_argument(
+        fmt::format("collective: bytes must be finite and at least 0, got {}", bytes));
+  }
+}
+
+void check_algorithm(CollectiveOp op, CollectiveAlgorithm algorithm) {
+  if (algorithm == CollectiveAlgorithm::kAuto) {
+    throw std::invalid_argument(
+        fmt::format("collective: {} with algorithm auto has no steps of its own; resolve it with "
+                    "choose_algorithm() first",
+                    to_string(op)));
+  }
+  if (implements(algorithm, op)) return;
+  std::string those;
+  for (const CollectiveAlgorithm a : kAlgorithms) {
+    if (!implements(a, op)) continue;
+    if (!those.empty()) those += ", ";
+    those += to_string(a);
+  }
+  throw std::invalid_argument(
+      fmt::format("collective: algorithm {} does not implement {}; algorithms that do: {}",
+                  to_string(algorithm), to_string(op), those));
+}
+
+void check_level(const char* name, const LevelCost& level) {
+  if (!(level.bandwidth_bytes_per_s > 0) || !std::isfinite(level.bandwidth_bytes_per_s)) {
+    throw std::invalid_argument(
+        fmt::format("collective: {} bandwidth must be finite and above 0 B/s, got {}", name,
+                    level.bandwidth_bytes_per_s));
+  }
+  if (level.latency < Duration::zero()) {
+    throw std::invalid_argument(fmt::format("collective: {} latency must be at least 0 ns, got {}",
+                                            name, level.latency.ns()));
+  }
+}
+
+detail::CostPhases phases(CollectiveOp op, CollectiveAlgorithm algorithm,
+                          const CollectiveShape& shape, double bytes) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing: return detail::ring_cost(op, shape, bytes);
+    case CollectiveAlgorithm::kDoubleBinaryTree: return detail::tree_cost(op, shape, bytes);
+    case CollectiveAlgorithm::kHalvingDoubling:
+      return detail::halving_doubling_cost(op, shape, bytes);
+    case CollectiveAlgorithm::kHierarchical: return detail::hierarchical_cost(op, shape, bytes);
+    case CollectiveAlgorithm::kTorus2d: return detail::torus2d_cost(op, shape, bytes);
+    case CollectiveAlgorithm::kParameterServer:
+      return detail::parameter_server_cost(op, shape, bytes);
+    case CollectiveAlgorithm::kAuto: break;
+  }
+  throw std::logic_error("collective: no closed form for auto");
+}
+
+double seconds(Duration d) { return static_cast<double>(d.ns()) * 1e-9; }
+
+}  // namespace
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "all_reduce";
+    case CollectiveOp::kReduceScatter: return "reduce_scatter";
+    case CollectiveOp::kAllGather: return "all_gather";
+    case CollectiveOp::kBroadcast: return "broadcast";
+    case CollectiveOp::kAllToAll: return "all_to_all";
+  }
+  return "unknown";
+}
+
+const char* to_string(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kAuto: return "auto";
+    case CollectiveAlgorithm::kRing: return "ring";
+    case CollectiveAlgorithm::kDoubleBinaryTree: return "double_binary_tree";
+    case CollectiveAlgorithm::kHalvingDoubling: return "halving_doubling";
+    case CollectiveAlgorithm::kHierarchical: return "hierarchical";
+    case CollectiveAlgorithm::kTorus2d: return "torus2d";
+    case CollectiveAlgorithm::kParameterServer: return "parameter_server";
+  }
+  return "unknown";
+}
+
+std::optional<CollectiveOp> parse_collective_op(std::string_view name) {
+  for (const CollectiveOp op : kOps) {
+    if (name == to_string(op)) return op;
+  }
+  return std::nullopt;
+}
+
+std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view name) {
+  for (const CollectiveAlgorithm a : kAlgorithms) {
+    if (name == to_string(a)) return a;
+  }
+  return std::nullopt;
+}
+
+std::string collective_op_names() {
+  std::string names;
+  for (const CollectiveOp op : kOps) {
+    names += (names.empty() ? "" : ", ") + std::string(to_string(op));
+  }
+  return names;
+}
+
+std::string collective_algorithm_names() {
+  std::string names;
+  for (const CollectiveAlgorithm a : kAlgorithms) {
+    names += (names.empty() ? "" : ", ") + std::string(to_string(a));
+  }
+  return names;
+}
+
+std::int64_t endpoint_node(const CollectiveShape& shape, std::int64_t endpoint) {
+  if (endpoint < 0 || endpoint >= shape.ranks + shape.servers) {
+    throw std::out_of_range(fmt::format("collective: endpoint {} outside 0..{}", endpoint,
+                                        shape.ranks + shape.servers - 1));
+  }
+  if (endpoint < shape.ranks) return endpoint / shape.ranks_per_node;
+  const std::int64_t server = endpoint - shape.ranks;
+  return shape.servers_colocated ? server % shape.nodes() : shape.nodes() + server;
+}
+
+std::vector<CollectiveStep> decompose(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                      const CollectiveShape& shape, double bytes) {
+  check_algorithm(op, algorithm);
+  check_shape(shape, bytes);
+  if (shape.ranks == 1 || bytes == 0) return {};
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing: return detail::ring_decompose(op, shape, bytes);
+    case CollectiveAlgorithm::kDoubleBinaryTree: return detail::tree_decompose(op, shape, bytes);
+    case CollectiveAlgorithm::kHalvingDoubling:
+      return detail::halving_doubling_decompose(op, shape, bytes);
+    case CollectiveAlgorithm::kHierarchical:
+      return detail::hierarchical_decompose(op, shape, bytes);
+    case CollectiveAlgorithm::kTorus2d: return detail::torus2d_decompose(op, shape, bytes);
+    case CollectiveAlgorithm::kParameterServer:
+      return detail::parameter_server_decompose(op, shape, bytes);
+    case CollectiveAlgorithm::kAuto: break;
+  }
+  throw std::logic_error("collective: no steps for auto");
+}
+
+std::int64_t step_count(const std::vector<CollectiveStep>& steps) {
+  std::int64_t count = 0;
+  for (const CollectiveStep& s : steps) count += s.repeat;
+  return count;
+}
+
+Duration closed_form_time(CollectiveOp op, CollectiveAlgorithm algorithm,
+                          const CollectiveShape& shape, double bytes,
+                          const CollectiveCosts& costs) {
+  check_algorithm(op, algorithm);
+  check_shape(shape, bytes);
+  check_level("intra", costs.intra);
+  check_level("inter", costs.inter);
+  if (shape.ranks == 1 || bytes == 0) return Duration::zero();
+  double total_s = 0;
+  for (const detail::CostPhase& p : phases(op, algorithm, shape, bytes)) {
+    double alpha_s = 0;
+    double beta_s = 0;
+    if (p.intra_bytes > 0) {
+      alpha_s = seconds(costs.intra.latency);
+      beta_s = p.intra_bytes / costs.intra.bandwidth_bytes_per_s;
+    }
+    if (p.inter_bytes > 0) {
+      alpha_s = std::max(alpha_s, seconds(costs.inter.latency));
+      beta_s = std::max(beta_s, p.inter_bytes / costs.inter.bandwidth_bytes_per_s);
+    }
+    total_s += static_cast<double>(p.repeat) * (alpha_s + beta_s);
+  }
+  return duration_from_seconds(total_s);
+}
+
+AlphaBetaTerms alpha_beta_terms(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                std::int64_t ranks) {
+  return alpha_beta_terms(op, algorithm, CollectiveShape{.ranks = ranks});
+}
+
+AlphaBetaTerms alpha_beta_terms(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                const CollectiveShape& shape) {
+  check_algorithm(op, algorithm);
+  check_shape(shape, 1.0);
+  AlphaBetaTerms terms;
+  if (shape.ranks == 1) return terms;
+  // The closed form is linear in M: evaluate it for M = 1.
+  for (const detail::CostPhase& p : phases(op, algorithm, shape, 1.0)) {
+    const auto repeat = static_cast<double>(p.repeat);
+    terms.alpha_count += repeat;
+    terms.beta_factor += repeat * std::max(p.intra_bytes, p.inter_bytes);
+  }
+  return terms;
+}
+
+CollectiveAlgorithm choose_algorithm(CollectiveOp op, const CollectiveShape& shape, double bytes,
+                                     const CollectiveCosts& costs) {
+  check_shape(shape, bytes);
+  std::vector<CollectiveAlgorithm> candidates = {CollectiveAlgorithm::kRing};
+  if (op == CollectiveOp::kAllReduce) candidates.push_back(CollectiveAlgorithm::kDoubleBinaryTree);
+  CollectiveAlgorithm best = candidates.front();
+  Duration best_time = closed_form_time(op, best, shape, bytes, costs);
+  for (std::size_t i = 1; i < candidates.size(); ++i) {
+    const Duration t = closed_form_time(op, candidates[i], shape, bytes, costs);
+    if (t < best_time) {
+      best = candidates[i];
+      best_time = t;
+    }
+  }
+  return best;
+}
+
+double bus_bandwidth_factor(CollectiveOp op, std::int64_t ranks) {
+  if (ranks < 1) {
+    throw std::invalid_argument(fmt::format("collective: ranks must be at least 1, got {}", ranks));
+  }
+  const auto p = static_cast<double>(ranks);
+  switch (op) {
+    case CollectiveOp::kAllReduce: return 2.0 * (p - 1) / p;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kAllToAll: return (p - 1) / p;
+    case CollectiveOp::kBroadcast: return 1.0;
+  }
+  return 1.0;
+}
+
+namespace detail {
+
+CostPhase uniform_phase(std::int64_t repeat, bool intra, bool inter, double port_bytes) {
+  return {repeat, intra ? port_bytes : 0.0, inter ? port_bytes : 0.0};
+}
+
+bool crosses_nodes(const CollectiveShape& shape, std::int64_t a, std::int64_t b) {
+  return endpoint_node(shape, a) != endpoint_node(shape, b);
+}
+
+CostPhase busiest_ports(const CollectiveShape& shape, const CollectiveStep& step) {
+  // (endpoint, 0 out / 1 in, 0 intra / 1 inter) -> bytes
+  std::map<std::tuple<std::int32_t, int, int>, double> load;
+  for (const Transfer& t : step.transfers) {
+    const int level = crosses_nodes(shape, t.src, t.dst) ? 1 : 0;
+    load[{t.src, 0, level}] += t.bytes;
+    load[{t.dst, 1, level}] += t.bytes;
+  }
+  CostPhase phase{step.repeat, 0, 0};
+  for (const auto& [port, bytes] : load) {
+    double& busiest = std::get<2>(port) == 0 ? phase.intra_bytes : phase.inter_bytes;
+    busiest = std::max(busiest, bytes);
+  }
+  return phase;
+}
+
+std::int64_t ceil_log2(std::int64_t n) {
+  std::int64_t steps = 0;
+  while ((std::int64_t{1} << steps) < n) ++steps;
+  return steps;
+}
+
+}  // namespace detail
+}  // namespace ssgd::sim

@@ -1,0 +1,144 @@
+#pragma once
+// Collective operations and the algorithms that implement them, independent
+// of any platform. An algorithm is described two ways:
+//   - decompose(): its steps, each a set of point-to-point transfers between
+//     logical endpoints (ranks 0..P-1, parameter servers P..P+K-1). The
+//     flow-level network model routes each transfer over the platform's links
+//     and shares them by max-min fairness (simulator/network/flow_network.h).
+//   - closed_form_time(): its alpha-beta (Hockney) cost over two link levels,
+//     inside a node and between nodes, the analytical fast path.
+// Both agree wherever transfers do not contend for a link beyond what the
+// algorithm itself implies: tests/simulator/collective_test.cc checks it.
+//
+// Rank r sits on node r / ranks_per_node (consecutive ranks share a node), as
+// NCCL and MPI place them by default.
+//
+// The formulas and their sources are in the comment above each algorithm's
+// implementation file (collective_ring.cc, ...); docs/collectives.md
+// tabulates them.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/time.h"
+
+namespace ssgd::sim {
+
+enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kAllToAll };
+
+enum class CollectiveAlgorithm {
+  kAuto,              // chosen per call by choose_algorithm()
+  kRing,
+  kDoubleBinaryTree,
+  kHalvingDoubling,   // recursive halving-doubling (Rabenseifner; Thakur et al.)
+  kHierarchical,      // intra-node reduce, inter-node ring among leaders, intra-node broadcast
+  kTorus2d,           // ranks_per_node x nodes grid
+  kParameterServer,   // push to K servers, pull back
+};
+
+// Names as written in scenarios and on the command line: "all_reduce",
+// "reduce_scatter", "all_gather", "broadcast", "all_to_all"; "auto", "ring",
+// "double_binary_tree", "halving_doubling", "hierarchical", "torus2d",
+// "parameter_server".
+const char* to_string(CollectiveOp op);
+const char* to_string(CollectiveAlgorithm algorithm);
+std::optional<CollectiveOp> parse_collective_op(std::string_view name);
+std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view name);
+std::string collective_op_names();         // "all_reduce, reduce_scatter, ..." for messages
+std::string collective_algorithm_names();  // "auto, ring, ..." for messages
+
+struct CollectiveShape {
+  std::int64_t ranks = 1;           // P >= 1
+  std::int64_t ranks_per_node = 1;  // k >= 1, divides P
+  std::int64_t servers = 1;         // parameter server: K >= 1
+  bool servers_colocated = true;    // parameter server: server s runs on node s % nodes' host,
+                                    // else on a node of its own
+  std::int64_t root = 0;            // broadcast root, 0 <= root < P
+
+  [[nodiscard]] std::int64_t nodes() const { return ranks / ranks_per_node; }
+};
+
+// The node an endpoint runs on: rank r on r / ranks_per_node; server P+s on
+// node s % nodes when servers_colocated, else on node nodes + s (one of its
+// own). Two endpoints on one node talk over `intra`, others over `inter`.
+// Throws std::out_of_range for an endpoint outside 0..P+K-1.
+std::int64_t endpoint_node(const CollectiveShape& shape, std::int64_t endpoint);
+
+// One point-to-point transfer. Endpoints 0..P-1 are ranks, P..P+K-1 servers.
+struct Transfer {
+  std::int32_t src = 0;
+  std::int32_t dst = 0;
+  double bytes = 0;  // fluid model: fractional bytes are fine
+};
+
+// Transfers that run at once; the next step starts when all have ended (lock
+// step). `repeat` identical steps in a row are stored once: the ring's 2(P-1)
+// steps are one CollectiveStep with repeat = 2(P-1). The flow-level model runs
+// a repeated step as one of repeat x bytes after repeat x its latency, which
+// is the pipelined steady state NCCL reaches.
+struct CollectiveStep {
+  std::vector<Transfer> transfers;
+  std::int64_t repeat = 1;
+};
+
+// The algorithm's steps for `bytes` (the collective's buffer size M, per rank:
+// the all-reduce's whole buffer, the all-gather's output, the all-to-all's
+// send buffer). Empty for P = 1 or M = 0. Throws std::invalid_argument for
+// kAuto, an algorithm that does not implement `op` (naming those that do),
+// or a shape it cannot run (e.g. ranks_per_node not dividing P).
+std::vector<CollectiveStep> decompose(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                      const CollectiveShape& shape, double bytes);
+
+// Sum of repeats: the algorithm's step count.
+std::int64_t step_count(const std::vector<CollectiveStep>& steps);
+
+// One link level of the alpha-beta model.
+struct LevelCost {
+  Duration latency;                  // alpha: one message's start-up cost
+  double bandwidth_bytes_per_s = 0;  // 1/beta, > 0
+};
+
+// Costs of the two levels. For P ranks on one node only `intra` is used;
+// with one rank per node only `inter`. Parameter servers on nodes of their
+// own are reached over `inter`.
+struct CollectiveCosts {
+  LevelCost intra;
+  LevelCost inter;
+};
+
+// The closed-form time, rounded once to whole nanoseconds; zero for P = 1 or
+// M = 0. Same errors as decompose().
+Duration closed_form_time(CollectiveOp op, CollectiveAlgorithm algorithm,
+                          const CollectiveShape& shape, double bytes,
+                          const CollectiveCosts& costs);
+
+// The closed form on a flat network (one rank per node, one link level) as
+// T = alpha_count x alpha + beta_factor x M x beta, for fitting alpha and beta
+// to measurements (simulator/calibration). Same errors as decompose().
+struct AlphaBetaTerms {
+  double alpha_count = 0;  // latency terms paid one after another
+  double beta_factor = 0;  // bytes over the busiest link, divided by M
+};
+AlphaBetaTerms alpha_beta_terms(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                std::int64_t ranks);
+// The same for any shape (the one above is CollectiveShape{.ranks = ranks}):
+// it reproduces closed_form_time whenever intra == inter.
+AlphaBetaTerms alpha_beta_terms(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                const CollectiveShape& shape);
+
+// kAuto, resolved the way NCCL's tuner does it: the algorithm with the
+// smallest closed-form time among those NCCL would consider for this op
+// (ring and double binary tree for all-reduce; ring otherwise), ties to the
+// first. Never returns kAuto.
+CollectiveAlgorithm choose_algorithm(CollectiveOp op, const CollectiveShape& shape, double bytes,
+                                     const CollectiveCosts& costs);
+
+// nccl-tests' bus bandwidth factor: busbw = algbw x factor, with algbw =
+// M / time. all_reduce 2(P-1)/P; reduce_scatter and all_gather (P-1)/P;
+// broadcast 1; all_to_all (P-1)/P (NVIDIA/nccl-tests doc/PERFORMANCE.md).
+double bus_bandwidth_factor(CollectiveOp op, std::int64_t ranks);
+
+}  // namespace ssgd::sim

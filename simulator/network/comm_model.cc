@@ -1,0 +1,141 @@
+#include "simulator/network/comm_model.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+#include "simulator/engine/engine.h"
+#include "simulator/network/flow_network.h"
+#include "simulator/platform/scenario_platform.h"
+
+namespace ssgd::sim {
+
+CommModel::CommModel(std::shared_ptr<const Platform> platform, CommSettings settings,
+                     std::int64_t first_node, std::int64_t nodes)
+    : platform_(std::move(platform)), settings_(std::move(settings)) {
+  const std::int64_t g = platform_->gpus_per_node();
+  if (first_node < 0 || nodes < 1 || first_node + nodes > platform_->nodes()) {
+    throw std::invalid_argument(fmt::format(
+        "a job on nodes {}..{} does not fit a platform of {} nodes", first_node,
+        first_node + nodes - 1, platform_->nodes()));
+  }
+  if (settings_.servers < 1) {
+    throw std::invalid_argument(
+        fmt::format("parameter servers must be at least 1, got {}", settings_.servers));
+  }
+  shape_.ranks = nodes * g;
+  shape_.ranks_per_node = g;
+  shape_.servers = settings_.servers;
+  shape_.servers_colocated = settings_.servers_colocated;
+  endpoints_.reserve(static_cast<std::size_t>(shape_.ranks + shape_.servers));
+  for (std::int64_t r = 0; r < shape_.ranks; ++r) {
+    endpoints_.push_back(platform_->gpu(first_node + r / g, r % g));
+  }
+  const bool has_servers = settings_.algorithm == CollectiveAlgorithm::kParameterServer;
+  for (std::int64_t s = 0; has_servers && s < shape_.servers; ++s) {
+    const std::int64_t node = settings_.servers_colocated ? first_node + s % nodes
+                                                          : settings_.first_server_node + s;
+    if (node >= platform_->nodes()) {
+      throw std::invalid_argument(fmt::format(
+          "parameter server {} would run on node {}, beyond the platform's {} nodes", s, node,
+          platform_->nodes()));
+    }
+    endpoints_.push_back(platform_->host(node));
+  }
+}
+
+const CalibrationBand* CommModel::band_for(CollectiveOp op, double bytes) const {
+  if (!settings_.calibration) return nullptr;
+  const CalibratedCollective* c = settings_.calibration->find(op);
+  if (c == nullptr) return nullptr;
+  return &c->band_for(bytes);
+}
+
+CollectiveAlgorithm CommModel::algorithm_for(CollectiveOp op, double bytes) const {
+  if (settings_.algorithm != CollectiveAlgorithm::kAuto) return settings_.algorithm;
+  if (settings_.calibration) {
+    if (const CalibratedCollective* c = settings_.calibration->find(op)) return c->algorithm;
+  }
+  return choose_algorithm(op, shape_, bytes, costs_for(op, bytes));
+}
+
+CollectiveCosts CommModel::costs_for(CollectiveOp op, double bytes) const {
+  CollectiveCosts costs = platform_->collective_costs();
+  if (const CalibrationBand* band = band_for(op, bytes)) {
+    const LevelCost level{band->latency, band->bandwidth_bytes_per_s};
+    if (settings_.calibration->level == "intra_node") {
+      costs.intra = level;
+    } else {
+      costs.inter = level;
+    }
+  }
+  return costs;
+}
+
+Duration CommModel::analytical_time(CollectiveOp op, double bytes) const {
+  return closed_form_time(op, algorithm_for(op, bytes), shape_, bytes, costs_for(op, bytes));
+}
+
+CollectiveCall CommModel::call(CollectiveOp op, double bytes) const {
+  CollectiveCall c;
+  c.op = op;
+  c.algorithm = algorithm_for(op, bytes);
+  c.shape = shape_;
+  c.bytes = bytes;
+  c.endpoints = &endpoints_;
+  c.band = band_for(op, bytes);
+  return c;
+}
+
+Duration CommModel::isolated_time(CollectiveOp op, double bytes) const {
+  if (settings_.model == NetworkModelKind::kAnalytical || shape_.ranks == 1) {
+    return shape_.ranks == 1 ? Duration::zero() : analytical_time(op, bytes);
+  }
+  const auto key = std::make_pair(static_cast<int>(op), bytes);
+  if (auto it = isolated_cache_.find(key); it != isolated_cache_.end()) return it->second;
+  Engine engine;
+  std::vector<double> capacity;
+  capacity.reserve(platform_->links().size());
+  for (const auto& l : platform_->links()) capacity.push_back(l.bandwidth_bytes_per_s);
+  FlowNetwork network(engine, std::move(capacity));
+  CollectiveRunner runner(engine, network, *platform_);
+  runner.run(call(op, bytes), [] {});
+  engine.run();
+  const Duration d = engine.now() - Time::zero();
+  isolated_cache_.emplace(key, d);
+  return d;
+}
+
+CommModel scenario_comm_model(const Scenario& scenario) {
+  const PlatformSpec spec = scenario_platform_spec(scenario);
+  const bool separate_servers = scenario.algorithm == CollectiveAlgorithm::kParameterServer &&
+                                !scenario.servers_colocated;
+  const std::int64_t nodes = scenario.nodes + (separate_servers ? scenario.servers : 0);
+  auto platform = std::make_shared<const Platform>(spec, nodes);
+  CommSettings settings;
+  settings.model = scenario.network_model;
+  settings.algorithm = scenario.algorithm;
+  settings.servers = scenario.servers;
+  settings.servers_colocated = scenario.servers_colocated;
+  settings.first_server_node = scenario.nodes;
+  if (scenario.calibration) {
+    settings.calibration =
+        std::make_shared<const NetworkCalibration>(read_network_calibration(*scenario.calibration));
+  }
+  return CommModel(std::move(platform), std::move(settings), 0, scenario.nodes);
+}
+
+std::string CommModel::describe() const {
+  if (shape_.ranks == 1) return "single worker: no gradient communication";
+  std::string s = fmt::format("{} model, {} over {} workers on {}", to_string(settings_.model),
+                              to_string(settings_.algorithm), shape_.ranks, platform_->describe());
+  if (settings_.algorithm == CollectiveAlgorithm::kParameterServer) {
+    s += fmt::format(", {} server{} {}", shape_.servers, shape_.servers == 1 ? "" : "s",
+                     shape_.servers_colocated ? "colocated" : "on nodes of their own");
+  }
+  if (settings_.calibration) s += ", calibrated " + settings_.calibration->level;
+  return s;
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,77 @@
+#pragma once
+// One training job's gradient communication on a platform, under one of two
+// network models chosen per scenario (network.model):
+//   analytical  each collective takes its algorithm's alpha-beta closed form
+//               (simulator/collective/collective.h) with the costs of the
+//               platform's routes, or of a calibrated size band;
+//   flow        each collective runs step by step as flows on the platform's
+//               links, shared by max-min fairness with everything else in
+//               flight (simulator/network/flow_network.h).
+// Ranks sit on `nodes` consecutive nodes from `first_node`, rank r on GPU
+// r % gpus_per_node (in ring order) of node first_node + r / gpus_per_node.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "simulator/calibration/network_calibration.h"
+#include "simulator/collective/collective.h"
+#include "simulator/network/collective_runner.h"
+#include "simulator/platform/platform.h"
+#include "simulator/scenario.h"
+
+namespace ssgd::sim {
+
+struct CommSettings {
+  NetworkModelKind model = NetworkModelKind::kAnalytical;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  std::int64_t servers = 1;         // parameter server: K
+  bool servers_colocated = true;    // else on nodes of their own, from first_server_node
+  std::int64_t first_server_node = 0;
+  std::shared_ptr<const NetworkCalibration> calibration;  // optional
+};
+
+class CommModel {
+ public:
+  // Throws std::invalid_argument when the job does not fit the platform or
+  // the settings cannot run on it.
+  CommModel(std::shared_ptr<const Platform> platform, CommSettings settings,
+            std::int64_t first_node, std::int64_t nodes);
+
+  [[nodiscard]] std::int64_t workers() const { return shape_.ranks; }
+  [[nodiscard]] const CollectiveShape& shape() const { return shape_; }
+  [[nodiscard]] const CommSettings& settings() const { return settings_; }
+  [[nodiscard]] const Platform& platform() const { return *platform_; }
+  [[nodiscard]] const std::vector<VertexId>& endpoints() const { return endpoints_; }
+
+  // The algorithm a collective of `bytes` runs with: the scenario's, or for
+  // auto the calibrated one when a calibration covers `op`, else NCCL's choice.
+  [[nodiscard]] CollectiveAlgorithm algorithm_for(CollectiveOp op, double bytes) const;
+  // The calibrated band for `op` at `bytes`, or null.
+  [[nodiscard]] const CalibrationBand* band_for(CollectiveOp op, double bytes) const;
+  [[nodiscard]] CollectiveCosts costs_for(CollectiveOp op, double bytes) const;
+  [[nodiscard]] Duration analytical_time(CollectiveOp op, double bytes) const;
+  // The time with nothing else on the network: the closed form, or one run
+  // of the flow model (cached by size).
+  [[nodiscard]] Duration isolated_time(CollectiveOp op, double bytes) const;
+  [[nodiscard]] CollectiveCall call(CollectiveOp op, double bytes) const;
+
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  std::shared_ptr<const Platform> platform_;
+  CommSettings settings_;
+  CollectiveShape shape_;
+  std::vector<VertexId> endpoints_;
+  mutable std::map<std::pair<int, double>, Duration> isolated_cache_;
+};
+
+// The communication of a scenario's training job: its platform (with room for
+// parameter servers on nodes of their own), its settings and its calibration
+// file, read here. Throws std::invalid_argument for an unusable platform and
+// ssgd::InputError for a bad calibration file.
+CommModel scenario_comm_model(const Scenario& scenario);
+
+}  // namespace ssgd::sim

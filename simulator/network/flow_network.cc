@@ -1,0 +1,297 @@
+#include "simulator/network/flow_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <stdexcept>
+
+namespace ssgd::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Whole nanoseconds to deliver `bytes` at `rate`, rounded up so a flow never
+// ends before its bytes are through; at least 1 ns for a non-empty flow.
+Duration time_to_deliver(double bytes, double rate) {
+  if (bytes <= 0) return Duration::zero();
+  const double ns = std::ceil(bytes / rate * 1e9);
+  if (!(ns < 9e18)) return Duration(std::numeric_limits<std::int64_t>::max() / 4);
+  return Duration(std::max<std::int64_t>(1, static_cast<std::int64_t>(ns)));
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(Engine& engine, std::vector<double> capacities)
+    : engine_(engine), capacity_(std::move(capacities)) {
+  for (double c : capacity_) {
+    if (!(c > 0) || !std::isfinite(c)) {
+      throw std::invalid_argument("every link of a flow network needs a positive, finite capacity");
+    }
+  }
+  const auto n = capacity_.size();
+  on_link_.resize(n);
+  usage_.resize(n);
+  busy_since_.resize(n);
+  link_mark_.assign(n, 0);
+  residual_.resize(n);
+  unfrozen_count_.resize(n);
+  finish_handler_ = engine_.register_handler(
+      [this](Engine&, std::uint64_t id) { finished(static_cast<FlowId>(id)); });
+  recompute_handler_ = engine_.register_handler([this](Engine&, std::uint64_t) { recompute(); });
+}
+
+FlowNetwork::FlowId FlowNetwork::allocate(std::span<const std::uint32_t> links) {
+  if (route_pool_.size() > (1u << 20) && route_pool_.size() > 4 * live_route_entries_) {
+    compact_routes();
+  }
+  FlowId id = 0;
+  if (!free_flows_.empty()) {
+    id = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    id = static_cast<FlowId>(flows_.size());
+    flows_.emplace_back();
+  }
+  Flow& f = flows_[id];
+  f = Flow{};
+  f.route_begin = static_cast<std::uint32_t>(route_pool_.size());
+  f.route_size = static_cast<std::uint32_t>(links.size());
+  route_pool_.insert(route_pool_.end(), links.begin(), links.end());
+  live_route_entries_ += links.size();
+  return id;
+}
+
+void FlowNetwork::compact_routes() {
+  std::vector<std::uint32_t> pool;
+  pool.reserve(live_route_entries_ * 2);
+  for (auto& f : flows_) {
+    if (!f.active) continue;
+    const auto r = route(f);
+    const auto begin = static_cast<std::uint32_t>(pool.size());
+    pool.insert(pool.end(), r.begin(), r.end());
+    f.route_begin = begin;
+  }
+  route_pool_ = std::move(pool);
+}
+
+void FlowNetwork::release(FlowId id) {
+  Flow& f = flows_[id];
+  f.active = false;
+  live_route_entries_ -= f.route_size;
+  f.route_size = 0;
+  free_flows_.push_back(id);
+}
+
+void FlowNetwork::start(std::span<const std::uint32_t> links, double bytes, double rate_cap,
+                        FlowListener* listener, std::uint64_t tag) {
+  for (auto l : links) {
+    if (l >= capacity_.size()) throw std::out_of_range("flow over a link the network does not have");
+  }
+  if (!(rate_cap > 0)) throw std::invalid_argument("a flow's rate cap must be positive");
+  const FlowId id = allocate(links);
+  Flow& f = flows_[id];
+  f.remaining = std::max(0.0, bytes);
+  f.cap = rate_cap;
+  f.updated = engine_.now();
+  f.listener = listener;
+  f.tag = tag;
+  f.active = true;
+  ++active_;
+  ++flows_started_;
+  if (links.empty() || f.remaining <= 0) {
+    // Nothing to share: it ends at its own cap (or at once).
+    f.rate = std::isfinite(rate_cap) ? rate_cap : kInf;
+    const Duration d = std::isfinite(f.rate) ? time_to_deliver(f.remaining, f.rate) : Duration::zero();
+    f.completion = engine_.schedule_after(d, finish_handler_, id);
+    return;
+  }
+  for (auto l : route(f)) {
+    on_link_[l].push_back(id);
+    link_gains_flow(l);
+    mark_dirty(l);
+  }
+}
+
+void FlowNetwork::link_gains_flow(std::uint32_t link) {
+  if (on_link_[link].size() == 1) busy_since_[link] = engine_.now();
+}
+
+void FlowNetwork::link_loses_flow(std::uint32_t link) {
+  if (!on_link_[link].empty()) return;
+  usage_[link].busy += engine_.now() - busy_since_[link];
+  if (!record_.empty() && record_[link] && engine_.now() > busy_since_[link]) {
+    activity_.push_back({link, busy_since_[link], engine_.now()});
+  }
+}
+
+void FlowNetwork::mark_dirty(std::uint32_t link) {
+  dirty_.push_back(link);
+  if (!recompute_pending_) {
+    recompute_pending_ = true;
+    engine_.schedule(engine_.now(), recompute_handler_, 0);
+  }
+}
+
+void FlowNetwork::advance(Flow& f) {
+  const Time now = engine_.now();
+  if (now == f.updated) return;
+  const double dt = static_cast<double>((now - f.updated).ns()) * 1e-9;
+  const double delivered = std::min(f.remaining, f.rate * dt);
+  f.remaining -= delivered;
+  f.updated = now;
+  for (auto l : route(f)) usage_[l].bytes += delivered;
+}
+
+void FlowNetwork::finished(FlowId id) {
+  Flow& f = flows_[id];
+  advance(f);
+  for (auto l : route(f)) usage_[l].bytes += f.remaining;  // rounding remainder
+  f.remaining = 0;
+  for (auto l : route(f)) {
+    auto& v = on_link_[l];
+    const auto it = std::find(v.begin(), v.end(), id);
+    if (it != v.end()) {
+      *it = v.back();
+      v.pop_back();
+    }
+    link_loses_flow(l);
+    mark_dirty(l);
+  }
+  FlowListener* listener = f.listener;
+  const std::uint64_t tag = f.tag;
+  --active_;
+  release(id);
+  if (listener != nullptr) listener->flow_finished(tag);
+}
+
+void FlowNetwork::recompute() {
+  recompute_pending_ = false;
+  if (dirty_.empty()) return;
+  ++recomputations_;
+  ++epoch_;
+  if (epoch_ == 0) {  // wrapped: clear the marks
+    std::fill(link_mark_.begin(), link_mark_.end(), 0);
+    for (auto& f : flows_) f.mark = 0;
+    epoch_ = 1;
+  }
+  // The connected component(s) of the dirty links: links and flows reachable
+  // through shared links.
+  comp_links_.clear();
+  comp_flows_.clear();
+  std::vector<std::uint32_t> stack;
+  for (auto l : dirty_) {
+    if (link_mark_[l] == epoch_) continue;
+    link_mark_[l] = epoch_;
+    stack.push_back(l);
+  }
+  dirty_.clear();
+  while (!stack.empty()) {
+    const auto l = stack.back();
+    stack.pop_back();
+    comp_links_.push_back(l);
+    for (FlowId id : on_link_[l]) {
+      Flow& f = flows_[id];
+      if (f.mark == epoch_) continue;
+      f.mark = epoch_;
+      comp_flows_.push_back(id);
+      for (auto m : route(f)) {
+        if (link_mark_[m] == epoch_) continue;
+        link_mark_[m] = epoch_;
+        stack.push_back(m);
+      }
+    }
+  }
+  for (FlowId id : comp_flows_) advance(flows_[id]);
+  fill(comp_links_, comp_flows_);
+}
+
+// Progressive filling over one component. Links are taken in order of their
+// fair share (residual capacity / flows still rising), lowest first, ties by
+// link id; a flow whose own cap is below the current share freezes at its cap
+// first.
+void FlowNetwork::fill(const std::vector<std::uint32_t>& links, const std::vector<FlowId>& flows) {
+  for (auto l : links) {
+    residual_[l] = capacity_[l];
+    unfrozen_count_[l] = static_cast<std::uint32_t>(on_link_[l].size());
+  }
+  using Entry = std::pair<double, std::uint32_t>;  // (share, link)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> shares;
+  for (auto l : links) {
+    if (unfrozen_count_[l] > 0) shares.push({residual_[l] / unfrozen_count_[l], l});
+  }
+  std::vector<FlowId> by_cap;
+  for (FlowId id : flows) {
+    if (std::isfinite(flows_[id].cap)) by_cap.push_back(id);
+  }
+  std::sort(by_cap.begin(), by_cap.end(), [this](FlowId a, FlowId b) {
+    return flows_[a].cap != flows_[b].cap ? flows_[a].cap < flows_[b].cap : a < b;
+  });
+  std::size_t next_cap = 0;
+  // Epoch + 1 marks a frozen flow within this fill; the component mark is epoch_.
+  const std::uint32_t frozen = epoch_ + 0x80000000u;
+  std::vector<std::pair<FlowId, double>> new_rates;
+  new_rates.reserve(flows.size());
+  const auto freeze = [&](FlowId id, double rate) {
+    Flow& f = flows_[id];
+    f.mark = frozen;
+    new_rates.push_back({id, rate});
+    for (auto l : route(f)) {
+      residual_[l] = std::max(0.0, residual_[l] - rate);
+      --unfrozen_count_[l];
+      if (unfrozen_count_[l] > 0) shares.push({residual_[l] / unfrozen_count_[l], l});
+    }
+  };
+  std::size_t remaining = flows.size();
+  while (remaining > 0) {
+    // Drop stale heap entries.
+    while (!shares.empty()) {
+      const auto [s, l] = shares.top();
+      if (unfrozen_count_[l] > 0 && s == residual_[l] / unfrozen_count_[l]) break;
+      shares.pop();
+    }
+    while (next_cap < by_cap.size() && flows_[by_cap[next_cap]].mark == frozen) ++next_cap;
+    const double link_share = shares.empty() ? kInf : shares.top().first;
+    if (next_cap < by_cap.size() && flows_[by_cap[next_cap]].cap <= link_share) {
+      freeze(by_cap[next_cap], flows_[by_cap[next_cap]].cap);
+      ++next_cap;
+      --remaining;
+      continue;
+    }
+    if (shares.empty()) break;  // cannot happen: every flow crosses a link
+    const auto [share, l] = shares.top();
+    shares.pop();
+    // Every flow still rising on l freezes at l's share.
+    for (FlowId id : on_link_[l]) {
+      if (flows_[id].mark == frozen) continue;
+      freeze(id, share);
+      --remaining;
+    }
+  }
+  for (const auto& [id, rate] : new_rates) {
+    flows_[id].mark = epoch_;
+    reschedule(id, rate);
+  }
+}
+
+void FlowNetwork::reschedule(FlowId id, double new_rate) {
+  Flow& f = flows_[id];
+  const bool scheduled = f.rate > 0;
+  if (scheduled && new_rate == f.rate) return;
+  if (scheduled) engine_.cancel(f.completion);
+  f.rate = new_rate;
+  f.completion = engine_.schedule_after(time_to_deliver(f.remaining, new_rate), finish_handler_, id);
+}
+
+void FlowNetwork::settle() {
+  for (auto& f : flows_) {
+    if (f.active) advance(f);
+  }
+  for (std::uint32_t l = 0; l < on_link_.size(); ++l) {
+    if (!on_link_[l].empty()) {
+      usage_[l].busy += engine_.now() - busy_since_[l];
+      busy_since_[l] = engine_.now();
+    }
+  }
+}
+
+}  // namespace ssgd::sim

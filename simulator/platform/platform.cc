@@ -1,0 +1,471 @@
+#include "simulator/platform/platform.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+
+namespace ssgd::sim {
+namespace {
+
+constexpr std::int64_t kMaxLocalVertices = 4096;
+
+void check_link(const LinkSpec& link, std::string_view what) {
+  if (!(link.bandwidth_bytes_per_s > 0) || !std::isfinite(link.bandwidth_bytes_per_s)) {
+    throw std::invalid_argument(
+        fmt::format("{} bandwidth must be greater than zero, got {}", what,
+                    link.bandwidth_bytes_per_s));
+  }
+  if (link.latency < Duration::zero()) {
+    throw std::invalid_argument(fmt::format("{} latency must not be negative", what));
+  }
+}
+
+void check_count(std::int64_t value, std::int64_t lo, std::string_view what) {
+  if (value < lo || value > kMaxLocalVertices) {
+    throw std::invalid_argument(
+        fmt::format("{} must be between {} and {}, got {}", what, lo, kMaxLocalVertices, value));
+  }
+}
+
+}  // namespace
+
+const char* to_string(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::kPcie: return "pcie";
+    case LinkKind::kSocket: return "socket";
+    case LinkKind::kNvlink: return "nvlink";
+    case LinkKind::kNic: return "nic";
+    case LinkKind::kFabric: return "fabric";
+  }
+  return "?";
+}
+
+const char* to_string(NvlinkTopology t) {
+  switch (t) {
+    case NvlinkTopology::kNone: return "none";
+    case NvlinkTopology::kMesh: return "mesh";
+    case NvlinkTopology::kSwitch: return "switch";
+  }
+  return "?";
+}
+
+const char* to_string(Transport t) {
+  switch (t) {
+    case Transport::kNative: return "native";
+    case Transport::kTcp: return "tcp";
+    case Transport::kRdma: return "rdma";
+  }
+  return "?";
+}
+
+const char* to_string(FabricKind k) {
+  switch (k) {
+    case FabricKind::kSwitch: return "switch";
+    case FabricKind::kFatTree: return "fat_tree";
+  }
+  return "?";
+}
+
+Platform::Platform(PlatformSpec spec, std::int64_t nodes) : spec_(std::move(spec)), nodes_(nodes) {
+  const NodeSpec& n = spec_.node;
+  if (nodes < 1) throw std::invalid_argument(fmt::format("nodes must be at least 1, got {}", nodes));
+  check_count(n.gpus, 1, "GPUs per node");
+  check_count(n.sockets, 1, "sockets per node");
+  check_count(n.pcie_switches, 0, "PCIe switches per node");
+  check_count(n.nics, nodes > 1 ? 1 : 0, "NICs per node");
+  check_link(n.pcie, "the PCIe link");
+  if (n.sockets > 1) check_link(n.socket_link, "the socket link");
+  if (n.nvlink != NvlinkTopology::kNone) check_link(n.nvlink_link, "the NVLink");
+  if (n.nics > 0) check_link(n.nic, "the NIC");
+  if (spec_.fabric.kind == FabricKind::kFatTree) {
+    if (spec_.fabric.nodes_per_leaf < 1) {
+      throw std::invalid_argument(fmt::format("fabric nodes per leaf must be at least 1, got {}",
+                                              spec_.fabric.nodes_per_leaf));
+    }
+    if (!(spec_.fabric.oversubscription >= 1.0) || !std::isfinite(spec_.fabric.oversubscription)) {
+      throw std::invalid_argument(fmt::format(
+          "fabric oversubscription must be at least 1 (1 = non-blocking), got {}",
+          spec_.fabric.oversubscription));
+    }
+  }
+  if (spec_.fabric.switch_latency < Duration::zero()) {
+    throw std::invalid_argument("fabric switch latency must not be negative");
+  }
+  if (n.ring_order.empty()) {
+    for (std::int64_t g = 0; g < n.gpus; ++g) spec_.node.ring_order.push_back(g);
+  } else {
+    std::vector<bool> seen(static_cast<std::size_t>(n.gpus), false);
+    if (static_cast<std::int64_t>(n.ring_order.size()) != n.gpus) {
+      throw std::invalid_argument(fmt::format(
+          "the ring order lists {} GPUs but a node has {}", n.ring_order.size(), n.gpus));
+    }
+    for (auto g : n.ring_order) {
+      if (g < 0 || g >= n.gpus || seen[static_cast<std::size_t>(g)]) {
+        throw std::invalid_argument(fmt::format(
+            "the ring order must list each GPU 0..{} once; {} is out of range or repeated",
+            n.gpus - 1, g));
+      }
+      seen[static_cast<std::size_t>(g)] = true;
+    }
+  }
+  build_node_template();
+  compute_local_routes();
+  check_connected();
+  // Copy the template per node.
+  const auto lv = static_cast<std::uint32_t>(local_kind_.size());
+  const auto nodes_u = static_cast<std::size_t>(nodes_);
+  vertex_kind_.reserve(nodes_u * lv + 64);
+  links_.reserve(nodes_u * local_links_.size());
+  for (std::int64_t node = 0; node < nodes_; ++node) {
+    const auto base = static_cast<VertexId>(static_cast<std::size_t>(node) * lv);
+    vertex_kind_.insert(vertex_kind_.end(), local_kind_.begin(), local_kind_.end());
+    for (PlatformLink l : local_links_) {
+      l.from += base;
+      l.to += base;
+      links_.push_back(l);
+    }
+  }
+  build_fabric();
+}
+
+std::uint32_t Platform::add_local_link(std::uint32_t from, std::uint32_t to, const LinkSpec& spec,
+                                       LinkKind kind) {
+  local_links_.push_back({from, to, spec.bandwidth_bytes_per_s, spec.latency, kind});
+  return static_cast<std::uint32_t>(local_links_.size() - 1);
+}
+
+void Platform::build_node_template() {
+  const NodeSpec& n = spec_.node;
+  const auto add_vertex = [this](VertexKind kind, std::string name) {
+    local_kind_.push_back(kind);
+    local_vertex_name_.push_back(std::move(name));
+    return static_cast<std::uint32_t>(local_kind_.size() - 1);
+  };
+  for (std::int64_t g = 0; g < n.gpus; ++g) add_vertex(VertexKind::kGpu, fmt::format("gpu{}", g));
+  first_cpu_ = static_cast<std::uint32_t>(local_kind_.size());
+  for (std::int64_t c = 0; c < n.sockets; ++c) add_vertex(VertexKind::kCpu, fmt::format("cpu{}", c));
+  first_switch_ = static_cast<std::uint32_t>(local_kind_.size());
+  for (std::int64_t w = 0; w < n.pcie_switches; ++w) {
+    add_vertex(VertexKind::kPcieSwitch, fmt::format("pcie-switch{}", w));
+  }
+  std::uint32_t nvswitch = 0;
+  if (n.nvlink == NvlinkTopology::kSwitch) nvswitch = add_vertex(VertexKind::kNvSwitch, "nvswitch");
+  first_nic_ = static_cast<std::uint32_t>(local_kind_.size());
+  for (std::int64_t k = 0; k < n.nics; ++k) add_vertex(VertexKind::kNic, fmt::format("nic{}", k));
+
+  const auto both = [this](std::uint32_t a, std::uint32_t b, const LinkSpec& s, LinkKind kind) {
+    add_local_link(a, b, s, kind);
+    add_local_link(b, a, s, kind);
+  };
+  // The PCIe tree. A device attaches to switch i (or socket i without switches).
+  const std::int64_t ports = n.pcie_switches > 0 ? n.pcie_switches : n.sockets;
+  const auto port_vertex = [&](std::int64_t i) {
+    return static_cast<std::uint32_t>((n.pcie_switches > 0 ? first_switch_ : first_cpu_) + i);
+  };
+  if (!n.gpu_attach.empty() && static_cast<std::int64_t>(n.gpu_attach.size()) != n.gpus) {
+    throw std::invalid_argument(fmt::format("the PCIe attachment list names {} GPUs but a node has {}",
+                                            n.gpu_attach.size(), n.gpus));
+  }
+  for (std::int64_t g = 0; g < n.gpus; ++g) {
+    const std::int64_t at =
+        n.gpu_attach.empty() ? g * ports / n.gpus : n.gpu_attach[static_cast<std::size_t>(g)];
+    if (at < -1 || at >= ports) {
+      throw std::invalid_argument(fmt::format(
+          "GPU {} is attached to PCIe {} {}, but a node has {} (use -1 for none)", g,
+          n.pcie_switches > 0 ? "switch" : "socket", at, ports));
+    }
+    if (at >= 0) both(static_cast<std::uint32_t>(g), port_vertex(at), n.pcie, LinkKind::kPcie);
+  }
+  for (std::int64_t w = 0; w < n.pcie_switches; ++w) {
+    both(port_vertex(w), static_cast<std::uint32_t>(first_cpu_ + w * n.sockets / n.pcie_switches),
+         n.pcie, LinkKind::kPcie);
+  }
+  for (std::int64_t c = 0; c + 1 < n.sockets; ++c) {
+    both(static_cast<std::uint32_t>(first_cpu_ + c), static_cast<std::uint32_t>(first_cpu_ + c + 1),
+         n.socket_link, LinkKind::kSocket);
+  }
+  for (std::int64_t k = 0; k < n.nics; ++k) {
+    both(static_cast<std::uint32_t>(first_nic_ + k), port_vertex(k * ports / n.nics), n.pcie,
+         LinkKind::kPcie);
+  }
+  if (n.nvlink == NvlinkTopology::kMesh) {
+    for (const auto& p : n.nvlink_pairs) {
+      if (p.a < 0 || p.a >= n.gpus || p.b < 0 || p.b >= n.gpus || p.a == p.b) {
+        throw std::invalid_argument(fmt::format(
+            "NVLink pair {}-{} names a GPU the node does not have (GPUs 0..{}) or joins a GPU to "
+            "itself", p.a, p.b, n.gpus - 1));
+      }
+      if (p.links < 1) {
+        throw std::invalid_argument(
+            fmt::format("NVLink pair {}-{} needs at least one link, got {}", p.a, p.b, p.links));
+      }
+      LinkSpec s = n.nvlink_link;
+      s.bandwidth_bytes_per_s *= static_cast<double>(p.links);
+      both(static_cast<std::uint32_t>(p.a), static_cast<std::uint32_t>(p.b), s, LinkKind::kNvlink);
+    }
+  } else if (n.nvlink == NvlinkTopology::kSwitch) {
+    for (std::int64_t g = 0; g < n.gpus; ++g) {
+      both(static_cast<std::uint32_t>(g), nvswitch, n.nvlink_link, LinkKind::kNvlink);
+    }
+  }
+}
+
+// Dijkstra from every local vertex over the node template. The cost of a path
+// is its time per byte for a large message (sum of 1/bandwidth), with a tiny
+// per-hop term so equal-bandwidth paths prefer fewer hops; GPUs and NICs are
+// endpoints only. Ties go to the lower vertex index, so routes never change
+// between runs.
+void Platform::compute_local_routes() {
+  const std::size_t n = local_kind_.size();
+  std::vector<std::vector<std::uint32_t>> out(n);
+  for (std::uint32_t l = 0; l < local_links_.size(); ++l) out[local_links_[l].from].push_back(l);
+  local_routes_.assign(n * n, LocalRoute{});
+  constexpr double kHop = 1e-18;
+  for (std::uint32_t src = 0; src < n; ++src) {
+    std::vector<double> cost(n, std::numeric_limits<double>::infinity());
+    std::vector<std::uint32_t> via(n, std::numeric_limits<std::uint32_t>::max());
+    using Entry = std::pair<double, std::uint32_t>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+    cost[src] = 0;
+    queue.push({0.0, src});
+    while (!queue.empty()) {
+      const auto [c, v] = queue.top();
+      queue.pop();
+      if (c > cost[v]) continue;
+      const bool endpoint = local_kind_[v] == VertexKind::kGpu || local_kind_[v] == VertexKind::kNic;
+      if (v != src && endpoint) continue;  // does not forward
+      for (std::uint32_t l : out[v]) {
+        const auto& link = local_links_[l];
+        const double next = c + 1.0 / link.bandwidth_bytes_per_s + kHop;
+        if (next < cost[link.to]) {
+          cost[link.to] = next;
+          via[link.to] = l;
+          queue.push({next, link.to});
+        }
+      }
+    }
+    for (std::uint32_t dst = 0; dst < n; ++dst) {
+      LocalRoute& r = local_routes_[src * n + dst];
+      if (dst == src) {
+        r.reachable = true;
+        r.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+        continue;
+      }
+      if (!std::isfinite(cost[dst])) continue;
+      r.reachable = true;
+      r.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+      for (std::uint32_t v = dst; v != src;) {
+        const auto l = via[v];
+        r.links.push_back(l);
+        r.latency = max(r.latency, local_links_[l].latency);
+        r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, local_links_[l].bandwidth_bytes_per_s);
+        v = local_links_[l].from;
+      }
+      std::reverse(r.links.begin(), r.links.end());
+    }
+  }
+}
+
+void Platform::check_connected() const {
+  const NodeSpec& n = spec_.node;
+  for (std::int64_t a = 0; a < n.gpus; ++a) {
+    for (std::int64_t b = 0; b < n.gpus; ++b) {
+      if (!local_route(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b)).reachable) {
+        throw std::invalid_argument(fmt::format(
+            "GPU {} of a node cannot reach GPU {}: it is on no PCIe path and no NVLink joins them",
+            a, b));
+      }
+    }
+    if (nodes_ > 1) {
+      const auto nic = nic_of(static_cast<std::uint32_t>(a));
+      if (!local_route(static_cast<std::uint32_t>(a), nic).reachable ||
+          !local_route(nic, static_cast<std::uint32_t>(a)).reachable) {
+        throw std::invalid_argument(fmt::format(
+            "GPU {} of a node cannot reach its NIC ({}), so it cannot talk to other nodes", a,
+            local_vertex_name_[nic]));
+      }
+    }
+  }
+}
+
+const Platform::LocalRoute& Platform::local_route(std::uint32_t from, std::uint32_t to) const {
+  return local_routes_[from * local_kind_.size() + to];
+}
+
+std::uint32_t Platform::nic_of(std::uint32_t local) const {
+  const NodeSpec& n = spec_.node;
+  if (local < n.gpus) {
+    return static_cast<std::uint32_t>(first_nic_ + static_cast<std::int64_t>(local) * n.nics / n.gpus);
+  }
+  return first_nic_;
+}
+
+void Platform::build_fabric() {
+  const FabricSpec& f = spec_.fabric;
+  const NodeSpec& n = spec_.node;
+  first_fabric_vertex_ = static_cast<VertexId>(vertex_kind_.size());
+  first_fabric_link_ = static_cast<LinkId>(links_.size());
+  if (n.nics == 0) return;
+  const std::int64_t groups =
+      f.kind == FabricKind::kFatTree ? (nodes_ + f.nodes_per_leaf - 1) / f.nodes_per_leaf : 1;
+  leaves_ = f.kind == FabricKind::kFatTree && f.rail_optimized ? groups * n.nics : groups;
+  for (std::int64_t l = 0; l < leaves_; ++l) vertex_kind_.push_back(VertexKind::kLeaf);
+  const VertexId spine = static_cast<VertexId>(vertex_kind_.size());
+  if (f.kind == FabricKind::kFatTree) vertex_kind_.push_back(VertexKind::kSpine);
+  const auto lv = static_cast<VertexId>(local_kind_.size());
+  std::vector<double> leaf_down_capacity(static_cast<std::size_t>(leaves_), 0.0);
+  for (std::int64_t node = 0; node < nodes_; ++node) {
+    for (std::int64_t k = 0; k < n.nics; ++k) {
+      const VertexId nic = static_cast<VertexId>(node) * lv + first_nic_ + static_cast<VertexId>(k);
+      const VertexId leaf = leaf_of(node, k);
+      links_.push_back({nic, leaf, n.nic.bandwidth_bytes_per_s, n.nic.latency, LinkKind::kNic});
+      links_.push_back({leaf, nic, n.nic.bandwidth_bytes_per_s, n.nic.latency, LinkKind::kNic});
+      leaf_down_capacity[leaf - first_fabric_vertex_] += n.nic.bandwidth_bytes_per_s;
+    }
+  }
+  if (f.kind == FabricKind::kFatTree) {
+    for (std::int64_t l = 0; l < leaves_; ++l) {
+      const double up = leaf_down_capacity[static_cast<std::size_t>(l)] / f.oversubscription;
+      const VertexId leaf = first_fabric_vertex_ + static_cast<VertexId>(l);
+      links_.push_back({leaf, spine, up, f.switch_latency, LinkKind::kFabric});
+      links_.push_back({spine, leaf, up, f.switch_latency, LinkKind::kFabric});
+    }
+  }
+}
+
+VertexId Platform::leaf_of(std::int64_t node, std::int64_t nic_index) const {
+  const FabricSpec& f = spec_.fabric;
+  if (f.kind == FabricKind::kSwitch) return first_fabric_vertex_;
+  const std::int64_t group = node / f.nodes_per_leaf;
+  const std::int64_t leaf = f.rail_optimized ? group * spec_.node.nics + nic_index : group;
+  return first_fabric_vertex_ + static_cast<VertexId>(leaf);
+}
+
+LinkId Platform::nic_up(std::int64_t node, std::int64_t nic) const {
+  return first_fabric_link_ + static_cast<LinkId>(2 * (node * spec_.node.nics + nic));
+}
+LinkId Platform::nic_down(std::int64_t node, std::int64_t nic) const { return nic_up(node, nic) + 1; }
+LinkId Platform::leaf_up(std::int64_t leaf) const {
+  return first_fabric_link_ + static_cast<LinkId>(2 * (nodes_ * spec_.node.nics + leaf));
+}
+LinkId Platform::leaf_down(std::int64_t leaf) const { return leaf_up(leaf) + 1; }
+
+VertexId Platform::gpu(std::int64_t node, std::int64_t position) const {
+  return static_cast<VertexId>(node * static_cast<std::int64_t>(local_kind_.size()) +
+                               spec_.node.ring_order[static_cast<std::size_t>(position)]);
+}
+
+VertexId Platform::host(std::int64_t node) const {
+  return static_cast<VertexId>(node * static_cast<std::int64_t>(local_kind_.size()) + first_cpu_);
+}
+
+std::int64_t Platform::node_of(VertexId v) const {
+  if (v >= first_fabric_vertex_) return -1;
+  return static_cast<std::int64_t>(v / local_kind_.size());
+}
+
+void Platform::append_local(Route& r, std::int64_t node, const LocalRoute& lr) const {
+  const auto base = static_cast<LinkId>(static_cast<std::size_t>(node) * local_links_.size());
+  for (auto l : lr.links) r.links.push_back(base + l);
+  r.latency = max(r.latency, lr.latency);
+  r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, lr.bandwidth_bytes_per_s);
+}
+
+Route Platform::route(VertexId src, VertexId dst) const {
+  const auto lv = static_cast<VertexId>(local_kind_.size());
+  const std::int64_t a = node_of(src), b = node_of(dst);
+  if (a < 0 || b < 0) throw std::invalid_argument("routes run between GPUs and hosts only");
+  Route r;
+  r.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+  const std::uint32_t ls = src % lv, ld = dst % lv;
+  if (a == b) {
+    append_local(r, a, local_route(ls, ld));
+    return r;
+  }
+  r.crosses_nodes = true;
+  const std::uint32_t nic_s = nic_of(ls), nic_d = nic_of(ld);
+  append_local(r, a, local_route(ls, nic_s));
+  const std::int64_t ks = nic_s - first_nic_, kd = nic_d - first_nic_;
+  const auto add = [&](LinkId l) {
+    r.links.push_back(l);
+    r.latency = max(r.latency, links_[l].latency);
+    r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, links_[l].bandwidth_bytes_per_s);
+  };
+  add(nic_up(a, ks));
+  const VertexId leaf_s = leaf_of(a, ks), leaf_d = leaf_of(b, kd);
+  Duration switches = spec_.fabric.switch_latency;
+  if (leaf_s != leaf_d) {
+    const LinkId up = leaf_up(leaf_s - first_fabric_vertex_);
+    const LinkId down = leaf_down(leaf_d - first_fabric_vertex_);
+    r.links.push_back(up);
+    r.links.push_back(down);
+    r.bandwidth_bytes_per_s = std::min({r.bandwidth_bytes_per_s, links_[up].bandwidth_bytes_per_s,
+                                        links_[down].bandwidth_bytes_per_s});
+    switches = spec_.fabric.switch_latency + spec_.fabric.switch_latency + spec_.fabric.switch_latency;
+  }
+  add(nic_down(b, kd));
+  append_local(r, b, local_route(nic_d, ld));
+  r.latency += switches;
+  return r;
+}
+
+std::string Platform::vertex_name(VertexId v) const {
+  if (v < first_fabric_vertex_) {
+    const auto lv = local_kind_.size();
+    return fmt::format("node{}/{}", v / lv, local_vertex_name_[v % lv]);
+  }
+  if (vertex_kind_[v] == VertexKind::kSpine) return "spine";
+  if (spec_.fabric.kind == FabricKind::kSwitch) return "switch";
+  return fmt::format("leaf{}", v - first_fabric_vertex_);
+}
+
+std::string Platform::link_name(LinkId link) const {
+  const auto& l = links_[link];
+  return vertex_name(l.from) + " -> " + vertex_name(l.to);
+}
+
+CollectiveCosts Platform::collective_costs() const {
+  const auto level = [](const Route& r) {
+    return LevelCost{r.latency, r.bandwidth_bytes_per_s};
+  };
+  const std::int64_t g = spec_.node.gpus;
+  CollectiveCosts c;
+  const bool has_intra = g > 1;
+  const bool has_inter = nodes_ > 1;
+  if (has_intra) c.intra = level(route(gpu(0, 0), gpu(0, 1)));
+  if (has_inter) c.inter = level(route(gpu(0, g - 1), gpu(1, 0)));
+  if (!has_intra) c.intra = has_inter ? c.inter : LevelCost{spec_.node.nic.latency, spec_.node.nic.bandwidth_bytes_per_s};
+  if (!has_inter) c.inter = has_intra ? c.intra : c.intra;
+  if (!(c.intra.bandwidth_bytes_per_s > 0)) c.intra.bandwidth_bytes_per_s = spec_.node.pcie.bandwidth_bytes_per_s;
+  if (!(c.inter.bandwidth_bytes_per_s > 0)) c.inter.bandwidth_bytes_per_s = c.intra.bandwidth_bytes_per_s;
+  return c;
+}
+
+std::string Platform::describe() const {
+  const NodeSpec& n = spec_.node;
+  std::string s = fmt::format("{}: {} node{} x {} GPU{}", spec_.name, nodes_, nodes_ == 1 ? "" : "s",
+                              n.gpus, n.gpus == 1 ? "" : "s");
+  if (n.nvlink != NvlinkTopology::kNone) {
+    s += fmt::format(", NVLink {} ({})", to_string(n.nvlink), format_rate(n.nvlink_link.bandwidth_bytes_per_s));
+  }
+  s += fmt::format(", PCIe {}", format_rate(n.pcie.bandwidth_bytes_per_s));
+  if (nodes_ > 1) {
+    s += fmt::format(", {} NIC{} of {} ({})", n.nics, n.nics == 1 ? "" : "s",
+                     format_rate(n.nic.bandwidth_bytes_per_s), to_string(spec_.transport));
+    if (spec_.fabric.kind == FabricKind::kFatTree) {
+      s += fmt::format(", fat tree of {} nodes per leaf, {}:1{}", spec_.fabric.nodes_per_leaf,
+                       spec_.fabric.oversubscription, spec_.fabric.rail_optimized ? ", rail-optimised" : "");
+    } else {
+      s += ", one switch";
+    }
+  }
+  return s;
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,123 @@
+#pragma once
+// A platform: nodes built from one NodeSpec, joined by a fabric, as a graph
+// of directed links with a capacity each. The flow-level network model
+// (simulator/network/flow_network.h) shares these capacities among concurrent
+// transfers; the analytical model reads the costs of typical routes.
+//
+// Routing is deterministic and structural. Inside a node a message takes the
+// cheapest path for a large message (least sum of 1/bandwidth, ties by fewer
+// hops, then lower vertex index); GPUs and NICs never forward. Between nodes
+// it goes from the sender to its NIC (GPU g uses NIC g x nics / gpus, a host
+// its first NIC), across the fabric (one switch; or leaf, spine aggregate,
+// leaf) and from the receiver's NIC to the receiver.
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/time.h"
+#include "simulator/collective/collective.h"
+#include "simulator/platform/platform_spec.h"
+
+namespace ssgd::sim {
+
+using VertexId = std::uint32_t;
+using LinkId = std::uint32_t;
+
+enum class VertexKind : std::uint8_t { kGpu, kCpu, kPcieSwitch, kNvSwitch, kNic, kLeaf, kSpine };
+enum class LinkKind : std::uint8_t { kPcie, kSocket, kNvlink, kNic, kFabric };
+const char* to_string(LinkKind kind);
+inline constexpr int kLinkKindCount = 5;
+
+struct PlatformLink {
+  VertexId from = 0;
+  VertexId to = 0;
+  double bandwidth_bytes_per_s = 0;
+  Duration latency;
+  LinkKind kind = LinkKind::kPcie;
+};
+
+struct Route {
+  std::vector<LinkId> links;
+  Duration latency;                  // largest start-up cost on the way, plus switch hops
+  double bandwidth_bytes_per_s = 0;  // the narrowest link on the way
+  bool crosses_nodes = false;
+};
+
+class Platform {
+ public:
+  // `nodes` nodes of spec.node. Throws std::invalid_argument naming the
+  // problem for a spec that cannot be built: a non-positive count or
+  // bandwidth, a negative latency, an NVLink pair or ring order naming a GPU
+  // the node does not have, an oversubscription below 1, a GPU that cannot
+  // reach another GPU of its node or (with more than one node) a NIC.
+  Platform(PlatformSpec spec, std::int64_t nodes);
+
+  [[nodiscard]] const PlatformSpec& spec() const { return spec_; }
+  [[nodiscard]] std::int64_t nodes() const { return nodes_; }
+  [[nodiscard]] std::int64_t gpus_per_node() const { return spec_.node.gpus; }
+  [[nodiscard]] const std::vector<PlatformLink>& links() const { return links_; }
+  [[nodiscard]] std::size_t vertex_count() const { return vertex_kind_.size(); }
+
+  // The GPU a ring visits `position`-th in `node` (ring order applied).
+  [[nodiscard]] VertexId gpu(std::int64_t node, std::int64_t position) const;
+  // The host (first CPU) of `node`, where a colocated parameter server runs.
+  [[nodiscard]] VertexId host(std::int64_t node) const;
+  [[nodiscard]] std::int64_t node_of(VertexId v) const;
+
+  [[nodiscard]] Route route(VertexId src, VertexId dst) const;
+
+  // "node 3 gpu 5 -> nvswitch", for reports and timelines.
+  [[nodiscard]] std::string link_name(LinkId link) const;
+  [[nodiscard]] std::string vertex_name(VertexId v) const;
+
+  // Alpha-beta costs for the analytical model: `intra` is the route between
+  // the first two GPUs of a node's ring order, `inter` the route from the
+  // last GPU of node 0 to the first of node 1 (a ring's crossing). A level
+  // the platform lacks copies the other.
+  [[nodiscard]] CollectiveCosts collective_costs() const;
+
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  struct LocalRoute {
+    std::vector<std::uint32_t> links;  // node-local link indices
+    Duration latency;
+    double bandwidth_bytes_per_s = 0;
+    bool reachable = false;
+  };
+
+  void build_node_template();
+  void build_fabric();
+  void compute_local_routes();
+  void check_connected() const;
+  std::uint32_t add_local_link(std::uint32_t from, std::uint32_t to, const LinkSpec& spec,
+                               LinkKind kind);
+  [[nodiscard]] const LocalRoute& local_route(std::uint32_t from, std::uint32_t to) const;
+  [[nodiscard]] std::uint32_t nic_of(std::uint32_t local) const;  // local NIC vertex
+  [[nodiscard]] VertexId leaf_of(std::int64_t node, std::int64_t nic_index) const;
+  void append_local(Route& r, std::int64_t node, const LocalRoute& lr) const;
+
+  PlatformSpec spec_;
+  std::int64_t nodes_ = 0;
+  // The node template: local vertices and links, copied per node.
+  std::vector<VertexKind> local_kind_;
+  std::vector<PlatformLink> local_links_;  // from/to are local vertex indices
+  std::vector<std::string> local_vertex_name_;
+  std::uint32_t first_cpu_ = 0, first_switch_ = 0, first_nic_ = 0;
+  std::vector<LocalRoute> local_routes_;  // [from * local_count + to]
+  // The whole platform.
+  std::vector<VertexKind> vertex_kind_;
+  std::vector<PlatformLink> links_;
+  LinkId first_fabric_link_ = 0;
+  VertexId first_fabric_vertex_ = 0;
+  std::int64_t leaves_ = 0;
+  // Fabric link indices: NIC (node, i) up and down; leaf up and down.
+  [[nodiscard]] LinkId nic_up(std::int64_t node, std::int64_t nic) const;
+  [[nodiscard]] LinkId nic_down(std::int64_t node, std::int64_t nic) const;
+  [[nodiscard]] LinkId leaf_up(std::int64_t leaf) const;
+  [[nodiscard]] LinkId leaf_down(std::int64_t leaf) const;
+};
+
+}  // namespace ssgd::sim

@@ -1,0 +1,242 @@
+#include "simulator/platform/platform_preset.h"
+
+#include <array>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace ssgd::sim {
+namespace {
+
+constexpr double kGB = 1e9;
+
+LinkSpec preset_link(std::string_view name) {
+  const LinkPreset* p = find_link_preset(name);
+  if (p == nullptr) throw std::logic_error(fmt::format("platform preset names link '{}'", name));
+  return link_spec(*p);
+}
+
+// One NVLink 2/3/4 lane group ("link"): 25 GB/s per direction in all three
+// generations (V100, A100 and H100 architecture whitepapers), times the 0.8
+// that NCCL reaches over NVLink (see link_preset.cc, nvlink2..4).
+LinkSpec nvlink_links(std::int64_t links) {
+  return LinkSpec{0.8 * 25 * kGB * static_cast<double>(links), Duration(2'000)};
+}
+
+// Between the two sockets of a dual-socket server: Intel UPI at 10.4 GT/s,
+// 2 links of about 20.8 GB/s each per direction (Intel Xeon Scalable
+// datasheets); GPU peer traffic across it reaches roughly PCIe 3 speed, so
+// the 12.6 GB/s and 5 us of pcie3_x16 are used (QPI on DGX-1 likewise).
+LinkSpec socket_link() { return preset_link("pcie3_x16"); }
+
+void set_nic(NodeSpec& n, std::int64_t count, std::string_view preset) {
+  n.nics = count;
+  n.nic = preset_link(preset);
+  n.nic_preset = std::string(preset);
+}
+
+// A 4 x V100-PCIe server of the kind in Shi, Wang, Chu and Li's and similar
+// papers (e.g. Supermicro SYS-4029GP, Dell C4140 in its PCIe-switch
+// configurations): two sockets joined by UPI, one PCIe 3.0 switch per
+// socket with two GPUs each, the NIC on the first switch. No NVLink.
+PlatformSpec v100_pcie(std::string_view name, std::string_view nic) {
+  PlatformSpec s;
+  s.name = std::string(name);
+  s.description = fmt::format("4 x V100-PCIe, 2 PCIe 3.0 switches on 2 sockets, 1 x {}", nic);
+  s.source = "NVIDIA Tesla V100 PCIe datasheet (PCIe 3.0 x16, no NVLink); Supermicro "
+             "SYS-4029GP-TRT block diagram (GPUs behind PCIe switches, one per socket)";
+  s.node.gpus = 4;
+  s.node.sockets = 2;
+  s.node.pcie_switches = 2;
+  s.node.pcie = preset_link("pcie3_x16");
+  s.node.socket_link = socket_link();
+  set_nic(s.node, 1, nic);
+  return s;
+}
+
+PlatformSpec v100_pcie_10gbe() { return v100_pcie("v100_pcie_4x_10gbe", "10gbe"); }
+PlatformSpec v100_pcie_100gbe() { return v100_pcie("v100_pcie_4x_100gbe", "100gbe"); }
+PlatformSpec v100_pcie_ib100() { return v100_pcie("v100_pcie_4x_ib100", "ib_edr100"); }
+
+// DGX-1 with V100 (NVIDIA DGX-1 with Tesla V100 system architecture white
+// paper, 2017): 8 x V100-SXM2 in a hybrid cube-mesh of NVLink 2 with six
+// links per GPU — each GPU joined to three GPUs of its own quad and to its
+// twin in the other quad, two of those four neighbours by two links;
+// 4 PCIe 3.0 switches (PLX) with two GPUs and one EDR InfiniBand NIC each, two
+// per Xeon socket. The link counts below are those `nvidia-smi topo -m`
+// prints on a DGX-1V (NV1/NV2). The ring follows the doubled links,
+// 0-3-2-1-5-6-7-4, one of the rings NCCL builds on this machine.
+PlatformSpec dgx1() {
+  PlatformSpec s;
+  s.name = "dgx1";
+  s.description = "DGX-1 (8 x V100-SXM2, hybrid cube-mesh NVLink 2, 4 x EDR InfiniBand)";
+  s.source = "NVIDIA DGX-1 with Tesla V100 System Architecture white paper (WP-08437-002); "
+             "nvidia-smi topo -m on DGX-1V; IBTA EDR";
+  NodeSpec& n = s.node;
+  n.gpus = 8;
+  n.sockets = 2;
+  n.pcie_switches = 4;
+  n.pcie = preset_link("pcie3_x16");
+  n.socket_link = socket_link();
+  n.nvlink = NvlinkTopology::kMesh;
+  n.nvlink_link = nvlink_links(1);
+  n.nvlink_pairs = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1},
+                    {1, 5, 2}, {2, 3, 2}, {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1},
+                    {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2}};
+  n.ring_order = {0, 3, 2, 1, 5, 6, 7, 4};
+  set_nic(n, 4, "ib_edr100");
+  return s;
+}
+
+// DGX A100 (NVIDIA DGX A100 system architecture white paper, 2020): 8 x
+// A100-SXM4, each with 12 NVLink 3 links into six NVSwitches (one port of
+// 12 x 25 GB/s per direction here); two AMD Rome sockets; four PCIe 4.0
+// switches, each with two GPUs and two of the eight ConnectX-6 HDR 200 Gb/s
+// compute NICs, one NIC per GPU (rail-optimised).
+PlatformSpec dgx_a100() {
+  PlatformSpec s;
+  s.name = "dgx_a100";
+  s.description = "DGX A100 (8 x A100-SXM4, NVSwitch, NVLink 3, 8 x HDR200 InfiniBand)";
+  s.source = "NVIDIA DGX A100 System Architecture white paper (WP-10083-001); NVIDIA A100 "
+             "Tensor Core GPU architecture white paper; IBTA HDR";
+  NodeSpec& n = s.node;
+  n.gpus = 8;
+  n.sockets = 2;
+  n.pcie_switches = 4;
+  n.pcie = preset_link("pcie4_x16");
+  n.socket_link = socket_link();
+  n.nvlink = NvlinkTopology::kSwitch;
+  n.nvlink_link = nvlink_links(12);
+  set_nic(n, 8, "ib_hdr200");
+  s.fabric.kind = FabricKind::kFatTree;
+  s.fabric.nodes_per_leaf = 20;  // a DGX SuperPOD scalable unit: 20 nodes, rail-optimised leaves
+  s.fabric.rail_optimized = true;
+  s.fabric.switch_latency = Duration(130);
+  return s;
+}
+
+// HGX/DGX H100 (NVIDIA DGX H100 user guide and H100 architecture white
+// paper): 8 x H100-SXM5, 18 NVLink 4 links each into four NVSwitch chips
+// (one port of 18 x 25 GB/s per direction here), two Xeon sockets, PCIe 5.0
+// switches (four here, two GPUs and two NICs each), and eight ConnectX-7
+// NDR 400 Gb/s NICs, one per GPU, on a rail-optimised fat tree
+// (DGX SuperPOD reference architecture: 32-node scalable units).
+PlatformSpec hgx_h100() {
+  PlatformSpec s;
+  s.name = "hgx_h100";
+  s.description = "HGX/DGX H100 (8 x H100-SXM5, NVSwitch, NVLink 4, 8 x NDR400 InfiniBand)";
+  s.source = "NVIDIA H100 Tensor Core GPU architecture white paper; NVIDIA DGX H100 user guide; "
+             "DGX SuperPOD reference architecture (H100); IBTA NDR";
+  NodeSpec& n = s.node;
+  n.gpus = 8;
+  n.sockets = 2;
+  n.pcie_switches = 4;
+  n.pcie = preset_link("pcie5_x16");
+  n.socket_link = socket_link();
+  n.nvlink = NvlinkTopology::kSwitch;
+  n.nvlink_link = nvlink_links(18);
+  set_nic(n, 8, "ib_ndr400");
+  s.fabric.kind = FabricKind::kFatTree;
+  s.fabric.nodes_per_leaf = 32;
+  s.fabric.rail_optimized = true;
+  s.fabric.switch_latency = Duration(130);
+  return s;
+}
+
+// A 4-GPU node with 56 Gb/s FDR InfiniBand, as in the clusters of Shi, Wang
+// and Chu (DAG model, ICPADS 2018; MG-WFBP, INFOCOM 2019: nodes of 4 GPUs
+// with Mellanox FDR 56 Gb/s): one socket, GPUs on PCIe 3.0 root ports, one
+// ConnectX-3 FDR NIC.
+PlatformSpec ib56_4gpu() {
+  PlatformSpec s;
+  s.name = "ib56_4gpu";
+  s.description = "4 GPUs on PCIe 3.0, 1 x FDR 56 Gb/s InfiniBand";
+  s.source = "Shi, Wang, Chu, Li, ICPADS 2018 and Shi, Chu, Li, INFOCOM 2019 (cluster "
+             "description); IBTA FDR";
+  s.node.gpus = 4;
+  s.node.pcie = preset_link("pcie3_x16");
+  set_nic(s.node, 1, "ib_fdr56");
+  return s;
+}
+
+constexpr std::array kPresets = {
+    PlatformPreset{"v100_pcie_4x_10gbe", v100_pcie_10gbe},
+    PlatformPreset{"v100_pcie_4x_100gbe", v100_pcie_100gbe},
+    PlatformPreset{"v100_pcie_4x_ib100", v100_pcie_ib100},
+    PlatformPreset{"dgx1", dgx1},
+    PlatformPreset{"dgx_a100", dgx_a100},
+    PlatformPreset{"hgx_h100", hgx_h100},
+    PlatformPreset{"ib56_4gpu", ib56_4gpu},
+};
+
+}  // namespace
+
+std::span<const PlatformPreset> platform_presets() { return kPresets; }
+
+const PlatformPreset* find_platform_preset(std::string_view name) {
+  for (const auto& p : kPresets) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::string platform_preset_names() {
+  std::string s;
+  for (const auto& p : kPresets) {
+    if (!s.empty()) s += ", ";
+    s += p.name;
+  }
+  return s;
+}
+
+LinkSpec link_spec(const LinkPreset& preset) {
+  return LinkSpec{preset.bandwidth_bytes_per_s, preset.latency};
+}
+
+PlatformSpec generic_platform(std::int64_t gpus_per_node, const LinkSpec& intra,
+                              LinkClass intra_class, const LinkSpec& inter,
+                              std::string inter_preset) {
+  PlatformSpec s;
+  s.name = "generic";
+  s.description = "every GPU of a node on one switch of the intra-node link, one NIC per node";
+  s.source = "network.intra_node and network.inter_node link presets";
+  NodeSpec& n = s.node;
+  n.gpus = gpus_per_node;
+  if (intra_class == LinkClass::kNvlink) {
+    n.nvlink = NvlinkTopology::kSwitch;
+    n.nvlink_link = intra;
+    n.pcie = preset_link("pcie3_x16");
+  } else {
+    n.pcie = intra;
+    n.pcie_switches = 1;
+  }
+  n.nics = 1;
+  n.nic = inter;
+  n.nic_preset = std::move(inter_preset);
+  return s;
+}
+
+void apply_transport(PlatformSpec& spec, Transport transport) {
+  const LinkPreset* p = find_link_preset(spec.node.nic_preset);
+  if (p == nullptr || (p->link_class != LinkClass::kEthernet &&
+                       p->link_class != LinkClass::kInfiniband)) {
+    throw std::invalid_argument(fmt::format(
+        "the transport applies to a NIC preset of Ethernet or InfiniBand class, and '{}' is not one",
+        spec.node.nic_preset));
+  }
+  spec.transport = transport;
+  const bool ethernet = p->link_class == LinkClass::kEthernet;
+  if (transport == Transport::kRdma && ethernet) {
+    // RoCE v2 leaves only Ethernet/IP/UDP framing (~0.95 at 4 KiB MTU) of the
+    // TCP preset's 0.9, and a verbs latency of a few microseconds.
+    spec.node.nic.bandwidth_bytes_per_s *= 0.95 / 0.9;
+    spec.node.nic.latency = Duration(3'000);
+  } else if (transport == Transport::kTcp && !ethernet) {
+    // IP over InfiniBand through the kernel: about half the RDMA bandwidth on
+    // one stream and a kernel-stack latency like TCP over Ethernet.
+    spec.node.nic.bandwidth_bytes_per_s *= 0.5;
+    spec.node.nic.latency = Duration(12'000);
+  }
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,101 @@
+#pragma once
+// What a platform is made of, as a scenario or a preset describes it: the
+// inside of one node (a PCIe tree, NVLink, NICs), the transport over the
+// NICs, and the fabric between nodes. Every node is alike. Platform
+// (platform.h) turns a spec into a graph of directed links.
+//
+// Bandwidths are payload rates in one direction; a physical full-duplex link
+// becomes two directed links of that capacity. Latencies are per-message
+// start-up costs as a collective library sees them (simulator/network/
+// link_preset.cc); a route pays the largest start-up cost of the link kinds
+// it crosses, not their sum, plus every fabric switch hop.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/time.h"
+
+namespace ssgd::sim {
+
+struct LinkSpec {
+  double bandwidth_bytes_per_s = 0;  // > 0
+  Duration latency;                  // >= 0
+};
+
+enum class NvlinkTopology { kNone, kMesh, kSwitch };
+const char* to_string(NvlinkTopology t);
+
+// Two GPUs of a node joined by `links` NVLinks (mesh topology).
+struct NvlinkPair {
+  std::int64_t a = 0;
+  std::int64_t b = 0;
+  std::int64_t links = 1;
+};
+
+struct NodeSpec {
+  std::int64_t gpus = 1;
+  // PCIe tree: `sockets` CPUs (root complexes) joined by `socket_link`;
+  // `pcie_switches` switches spread evenly over the sockets, and the GPUs and
+  // NICs spread evenly over the switches in index order (0: GPUs and NICs sit
+  // on the CPUs' root ports). Every PCIe link (device-switch, switch-CPU) is
+  // `pcie`.
+  std::int64_t sockets = 1;
+  std::int64_t pcie_switches = 0;
+  LinkSpec pcie;
+  // Where each GPU hangs in the PCIe tree: a switch index (or a socket index
+  // when there are no switches), -1 for a GPU on no PCIe path to the others
+  // (reachable over NVLink only). Empty: spread evenly, in index order.
+  std::vector<std::int64_t> gpu_attach;
+  LinkSpec socket_link;
+  // NVLink: none; a mesh of `nvlink_pairs`, each `links` x `nvlink`; or every
+  // GPU joined to an NVSwitch by one port of `nvlink` (all its links together).
+  NvlinkTopology nvlink = NvlinkTopology::kNone;
+  LinkSpec nvlink_link;
+  std::vector<NvlinkPair> nvlink_pairs;
+  // The order in which a ring visits the node's GPUs (NCCL builds its rings
+  // along NVLinks); empty means 0, 1, ..., gpus-1.
+  std::vector<std::int64_t> ring_order;
+  // NICs: `nics` per node, spread over the PCIe switches like the GPUs; GPU g
+  // sends through NIC g x nics / gpus. nics == gpus is one NIC per GPU
+  // (rail-optimised). `nic` is the NIC's line as its native transport sees it.
+  std::int64_t nics = 1;
+  LinkSpec nic;
+  std::string nic_preset;  // the link preset `nic` came from: its class sets the native transport
+};
+
+// How messages cross the NICs. `native` keeps the NIC preset's numbers
+// (kernel TCP for Ethernet presets, RDMA verbs for InfiniBand ones); tcp and
+// rdma change the NIC's bandwidth and per-message latency, so that "the same
+// 100GbE with RoCE" is a one-key change. The change is applied to
+// NodeSpec::nic when the spec is made (apply_transport in
+// platform_preset.h); here it only records what was chosen.
+enum class Transport { kNative, kTcp, kRdma };
+const char* to_string(Transport t);
+
+enum class FabricKind { kSwitch, kFatTree };
+const char* to_string(FabricKind k);
+
+struct FabricSpec {
+  FabricKind kind = FabricKind::kSwitch;
+  // Fat tree: leaves of `nodes_per_leaf` nodes; each leaf's uplink to the
+  // spine layer carries (sum of its NIC lines) / oversubscription per
+  // direction (ECMP over the spines taken as ideal: one aggregate link).
+  std::int64_t nodes_per_leaf = 1;
+  double oversubscription = 1.0;  // >= 1
+  // Rail-optimised fat tree: NIC i of every node in a leaf group goes to leaf
+  // (group, i); traffic between rails crosses the spine.
+  bool rail_optimized = false;
+  Duration switch_latency;  // per switch a message crosses
+};
+
+struct PlatformSpec {
+  std::string name;         // preset name, or "custom"
+  std::string description;  // one line
+  std::string source;       // where the numbers come from
+  NodeSpec node;
+  Transport transport = Transport::kNative;
+  FabricSpec fabric;
+};
+
+}  // namespace ssgd::sim
