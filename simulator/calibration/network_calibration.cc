@@ -79,11 +79,16 @@ const CalibrationBand& CalibratedCollective::band_for(double bytes) const {
   return bands.back();
 }
 
-const CalibratedCollective* NetworkCalibration::find(CollectiveOp op) const {
+const CalibratedCollective* NetworkCalibration::find(CollectiveOp op, std::int64_t ranks) const {
+  const CalibratedCollective* any = nullptr;
+  const CalibratedCollective* joint = nullptr;
   for (const auto& c : collectives) {
-    if (c.op == op) return &c;
+    if (c.op != op) continue;
+    if (any == nullptr) any = &c;
+    if (c.ranks.size() == 1 && c.ranks.front() == ranks) return &c;
+    if (joint == nullptr && c.ranks.size() != 1) joint = &c;
   }
-  return nullptr;
+  return joint != nullptr ? joint : any;
 }
 
 NetworkCalibration read_network_calibration(const std::filesystem::path& path) {

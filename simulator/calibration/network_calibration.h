@@ -35,7 +35,10 @@ struct CalibratedCollective {
 struct NetworkCalibration {
   std::string level;  // inter_node | intra_node
   std::vector<CalibratedCollective> collectives;
-  [[nodiscard]] const CalibratedCollective* find(CollectiveOp op) const;
+  // The fit for `op` that covers `ranks` (a fit made for exactly that rank
+  // count first, then one over several), or the first for `op` with
+  // ranks = 0; null when none is for `op`.
+  [[nodiscard]] const CalibratedCollective* find(CollectiveOp op, std::int64_t ranks = 0) const;
 };
 
 NetworkCalibration read_network_calibration(const std::filesystem::path& file);  // throws InputError

@@ -47,7 +47,7 @@ CommModel::CommModel(std::shared_ptr<const Platform> platform, CommSettings sett
 
 const CalibrationBand* CommModel::band_for(CollectiveOp op, double bytes) const {
   if (!settings_.calibration) return nullptr;
-  const CalibratedCollective* c = settings_.calibration->find(op);
+  const CalibratedCollective* c = settings_.calibration->find(op, shape_.ranks);
   if (c == nullptr) return nullptr;
   return &c->band_for(bytes);
 }
@@ -55,9 +55,13 @@ const CalibrationBand* CommModel::band_for(CollectiveOp op, double bytes) const 
 CollectiveAlgorithm CommModel::algorithm_for(CollectiveOp op, double bytes) const {
   if (settings_.algorithm != CollectiveAlgorithm::kAuto) return settings_.algorithm;
   if (settings_.calibration) {
-    if (const CalibratedCollective* c = settings_.calibration->find(op)) return c->algorithm;
+    if (const CalibratedCollective* c = settings_.calibration->find(op, shape_.ranks)) return c->algorithm;
   }
-  return choose_algorithm(op, shape_, bytes, costs_for(op, bytes));
+  const auto key = std::make_pair(static_cast<int>(op), bytes);
+  if (auto it = algorithm_cache_.find(key); it != algorithm_cache_.end()) return it->second;
+  const CollectiveAlgorithm a = choose_algorithm(op, shape_, bytes, costs_for(op, bytes));
+  algorithm_cache_.emplace(key, a);
+  return a;
 }
 
 CollectiveCosts CommModel::costs_for(CollectiveOp op, double bytes) const {
@@ -74,7 +78,11 @@ CollectiveCosts CommModel::costs_for(CollectiveOp op, double bytes) const {
 }
 
 Duration CommModel::analytical_time(CollectiveOp op, double bytes) const {
-  return closed_form_time(op, algorithm_for(op, bytes), shape_, bytes, costs_for(op, bytes));
+  const auto key = std::make_pair(static_cast<int>(op), bytes);
+  if (auto it = analytical_cache_.find(key); it != analytical_cache_.end()) return it->second;
+  const Duration d = closed_form_time(op, algorithm_for(op, bytes), shape_, bytes, costs_for(op, bytes));
+  analytical_cache_.emplace(key, d);
+  return d;
 }
 
 CollectiveCall CommModel::call(CollectiveOp op, double bytes) const {

@@ -65,7 +65,10 @@ class CommModel {
   CommSettings settings_;
   CollectiveShape shape_;
   std::vector<VertexId> endpoints_;
+  // Closed forms of large trees cost O(P log P): every answer is kept by size.
   mutable std::map<std::pair<int, double>, Duration> isolated_cache_;
+  mutable std::map<std::pair<int, double>, Duration> analytical_cache_;
+  mutable std::map<std::pair<int, double>, CollectiveAlgorithm> algorithm_cache_;
 };
 
 // The communication of a scenario's training job: its platform (with room for

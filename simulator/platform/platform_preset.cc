@@ -1,5 +1,6 @@
 #include "simulator/platform/platform_preset.h"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 
@@ -202,13 +203,18 @@ PlatformSpec generic_platform(std::int64_t gpus_per_node, const LinkSpec& intra,
   s.source = "network.intra_node and network.inter_node link presets";
   NodeSpec& n = s.node;
   n.gpus = gpus_per_node;
+  n.pcie_switches = 1;
+  // The PCIe hop between a GPU and the NIC is never the bottleneck here, as
+  // in the two-link model this platform stands for: it takes the faster of
+  // the two rates and no latency of its own, unless the GPUs also talk over it.
+  const LinkSpec free_hop{std::max(intra.bandwidth_bytes_per_s, inter.bandwidth_bytes_per_s),
+                          Duration::zero()};
   if (intra_class == LinkClass::kNvlink) {
     n.nvlink = NvlinkTopology::kSwitch;
     n.nvlink_link = intra;
-    n.pcie = preset_link("pcie3_x16");
+    n.pcie = free_hop;
   } else {
-    n.pcie = intra;
-    n.pcie_switches = 1;
+    n.pcie = gpus_per_node == 1 ? free_hop : intra;
   }
   n.nics = 1;
   n.nic = inter;

@@ -66,19 +66,25 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
     throw std::invalid_argument(
         "platform.nvlink.topology needs platform.nvlink.bandwidth on a platform without NVLink");
   }
-  if (c.nvlink_bandwidth) n.nvlink_link.bandwidth_bytes_per_s = *c.nvlink_bandwidth;
+  if (c.nvlink_bandwidth) {
+    // NVLink switched on here starts from the nvlink presets' 2 us latency.
+    if (!(n.nvlink_link.bandwidth_bytes_per_s > 0)) n.nvlink_link.latency = Duration(2'000);
+    n.nvlink_link.bandwidth_bytes_per_s = *c.nvlink_bandwidth;
+  }
   if (c.nvlink_latency) n.nvlink_link.latency = *c.nvlink_latency;
   if (c.nvlink_pairs) n.nvlink_pairs = *c.nvlink_pairs;
   if (c.ring_order) n.ring_order = *c.ring_order;
   if (c.nic_link) n.nic_preset = *c.nic_link;
-  n.nic = with_overrides(n.nic, c.nic_link, c.nic_bandwidth, c.nic_latency);
+  n.nic = with_overrides(n.nic, c.nic_link, std::nullopt, std::nullopt);
+  // The transport changes the NIC preset's numbers; explicit values win over it.
+  if (c.transport != Transport::kNative) apply_transport(spec, c.transport);
+  n.nic = with_overrides(n.nic, std::nullopt, c.nic_bandwidth, c.nic_latency);
   if (c.nic_count) n.nics = *c.nic_count;
   if (c.fabric) spec.fabric.kind = *c.fabric;
   if (c.nodes_per_leaf) spec.fabric.nodes_per_leaf = *c.nodes_per_leaf;
   if (c.oversubscription) spec.fabric.oversubscription = *c.oversubscription;
   if (c.rail_optimized) spec.fabric.rail_optimized = *c.rail_optimized;
   if (c.switch_latency) spec.fabric.switch_latency = *c.switch_latency;
-  if (c.transport != Transport::kNative) apply_transport(spec, c.transport);
   const bool customised = c.pcie_link || c.pcie_bandwidth || c.pcie_latency || c.pcie_switches ||
                           c.sockets || c.gpu_attach || c.nvlink || c.nvlink_bandwidth ||
                           c.nvlink_latency || c.nvlink_pairs || c.ring_order || c.nic_link ||

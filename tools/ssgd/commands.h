@@ -14,6 +14,7 @@ void add_pack_command(CLI::App& app);      // ssgd pack TEXT -o FILE.ssgdt
 void add_import_command(CLI::App& app);    // ssgd import bcaffe LOG -o PROFILE.csv
 void add_presets_command(CLI::App& app);   // ssgd presets
 void add_simulate_command(CLI::App& app);  // ssgd simulate INPUT ...
+void add_calibrate_command(CLI::App& app); // ssgd calibrate INPUT... -o network.yaml
 
 // Exit statuses, documented in the README.
 inline constexpr int kExitOk = 0;

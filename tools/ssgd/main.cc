@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add_pack_command(app);
   add_import_command(app);
   add_presets_command(app);
+  add_calibrate_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,240 @@
+#include "simulator/calibration/band_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace ssgd::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::int64_t kMinSizesPerBand = 3;
+
+// Sums for the 2x2 normal equations of one run of sizes: with x1 = a/T and
+// x2 = f M / T, minimise sum (x1 alpha + x2 beta - 1)^2.
+struct Sums {
+  double s11 = 0, s12 = 0, s22 = 0, s1 = 0, s2 = 0, n = 0;
+  Sums& operator+=(const Sums& o) {
+    s11 += o.s11; s12 += o.s12; s22 += o.s22; s1 += o.s1; s2 += o.s2; n += o.n;
+    return *this;
+  }
+  Sums operator-(const Sums& o) const {
+    return {s11 - o.s11, s12 - o.s12, s22 - o.s22, s1 - o.s1, s2 - o.s2, n - o.n};
+  }
+};
+
+struct Solution {
+  double alpha = 0;  // seconds
+  double beta = 0;   // seconds per byte
+  double sse = kInf;
+};
+
+double sse_of(const Sums& s, double a, double b) {
+  return a * a * s.s11 + 2 * a * b * s.s12 + b * b * s.s22 - 2 * a * s.s1 - 2 * b * s.s2 + s.n;
+}
+
+Solution solve(const Sums& s) {
+  Solution best;
+  const double det = s.s11 * s.s22 - s.s12 * s.s12;
+  if (std::abs(det) > 1e-12 * s.s11 * s.s22) {
+    const double a = (s.s1 * s.s22 - s.s2 * s.s12) / det;
+    const double b = (s.s2 * s.s11 - s.s1 * s.s12) / det;
+    if (a >= 0 && b > 0) return {a, b, sse_of(s, a, b)};
+  }
+  // On the boundary: alpha = 0 with beta alone, or beta tiny with alpha alone.
+  if (s.s22 > 0) {
+    const double b = std::max(s.s2 / s.s22, 1e-18);
+    best = {0.0, b, sse_of(s, 0.0, b)};
+  }
+  if (s.s11 > 0) {
+    const double a = std::max(s.s1 / s.s11, 0.0);
+    const double b = 1e-18;
+    const double e = sse_of(s, a, b);
+    if (e < best.sse) best = {a, b, e};
+  }
+  return best;
+}
+
+AlphaBetaTerms terms(CollectiveOp op, CollectiveAlgorithm algorithm, std::int64_t ranks) {
+  return alpha_beta_terms(op, algorithm, ranks);
+}
+
+double model_seconds(const AlphaBetaTerms& t, double bytes, double alpha, double beta) {
+  return t.alpha_count * alpha + t.beta_factor * bytes * beta;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+Duration predict(const CalibratedCollective& c, std::int64_t ranks, double bytes) {
+  const CalibrationBand& band = c.band_for(bytes);
+  const AlphaBetaTerms t = terms(c.op, c.algorithm, ranks);
+  return duration_from_seconds(model_seconds(t, bytes,
+                                             static_cast<double>(band.latency.ns()) * 1e-9,
+                                             1.0 / band.bandwidth_bytes_per_s));
+}
+
+FitResult fit_bands(const std::vector<Measurement>& points, const FitOptions& options) {
+  if (points.empty()) throw std::invalid_argument("no measurements to fit");
+  const CollectiveOp op = points.front().op;
+  // Distinct sizes; held-back ones are every holdout-th.
+  std::set<double> size_set;
+  for (const auto& m : points) {
+    if (m.op != op) throw std::invalid_argument("measurements of different operations cannot share one fit");
+    size_set.insert(m.bytes);
+  }
+  const std::vector<double> all_sizes(size_set.begin(), size_set.end());
+  std::set<double> held;
+  if (options.holdout > 1) {
+    for (std::size_t i = 0; i < all_sizes.size(); ++i) {
+      if (static_cast<std::int64_t>(i % static_cast<std::size_t>(options.holdout)) == options.holdout - 1) {
+        held.insert(all_sizes[i]);
+      }
+    }
+  }
+  std::vector<double> sizes;
+  for (double s : all_sizes) {
+    if (!held.contains(s)) sizes.push_back(s);
+  }
+  const auto n = static_cast<std::int64_t>(sizes.size());
+  // Per-size sums, then prefix sums.
+  std::map<double, std::size_t> index;
+  for (std::size_t i = 0; i < sizes.size(); ++i) index[sizes[i]] = i;
+  std::vector<Sums> per_size(sizes.size());
+  std::set<std::int64_t> ranks_seen;
+  std::set<std::string> sources;
+  for (const auto& m : points) {
+    ranks_seen.insert(m.ranks);
+    sources.insert(std::filesystem::path(m.source).filename().string());
+    const auto it = index.find(m.bytes);
+    if (it == index.end()) continue;
+    const AlphaBetaTerms t = terms(op, options.algorithm, m.ranks);
+    const double T = static_cast<double>(m.time.ns()) * 1e-9;
+    const double x1 = t.alpha_count / T, x2 = t.beta_factor * m.bytes / T;
+    Sums& s = per_size[it->second];
+    s.s11 += x1 * x1; s.s12 += x1 * x2; s.s22 += x2 * x2; s.s1 += x1; s.s2 += x2; s.n += 1;
+  }
+  std::vector<Sums> prefix(sizes.size() + 1);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    prefix[i + 1] = prefix[i];
+    prefix[i + 1] += per_size[i];
+  }
+  const auto run = [&](std::int64_t i, std::int64_t j) { return solve(prefix[j + 1] - prefix[i]); };
+
+  // Band cuts as [first, last] size indices.
+  std::vector<std::pair<std::int64_t, std::int64_t>> cuts;
+  if (!options.boundaries.empty()) {
+    std::int64_t start = 0;
+    for (double limit : options.boundaries) {
+      std::int64_t end = start;
+      while (end < n && sizes[static_cast<std::size_t>(end)] <= limit) ++end;
+      if (end - start < 2) {
+        throw std::invalid_argument(fmt::format(
+            "the band ending at {} B holds {} measured size(s); a band needs at least 2", limit, end - start));
+      }
+      cuts.push_back({start, end - 1});
+      start = end;
+    }
+    if (n - start < 2) throw std::invalid_argument("the last band holds fewer than 2 measured sizes");
+    cuts.push_back({start, n - 1});
+  } else {
+    const std::int64_t max_bands = std::max<std::int64_t>(1, std::min(options.max_bands, n / kMinSizesPerBand));
+    if (n < kMinSizesPerBand) {
+      throw std::invalid_argument(fmt::format("{} distinct sizes; a fit needs at least {}", n, kMinSizesPerBand));
+    }
+    // best[k][j]: least SSE covering sizes 0..j with k+1 bands; from[k][j]: first index of the last band.
+    const auto N = static_cast<std::size_t>(n);
+    std::vector<std::vector<double>> best(static_cast<std::size_t>(max_bands), std::vector<double>(N, kInf));
+    std::vector<std::vector<std::int64_t>> from(static_cast<std::size_t>(max_bands), std::vector<std::int64_t>(N, -1));
+    for (std::int64_t j = kMinSizesPerBand - 1; j < n; ++j) best[0][static_cast<std::size_t>(j)] = run(0, j).sse;
+    for (std::int64_t k = 1; k < max_bands; ++k) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        for (std::int64_t i = kMinSizesPerBand * k; i + kMinSizesPerBand - 1 <= j; ++i) {
+          const double prev = best[static_cast<std::size_t>(k - 1)][static_cast<std::size_t>(i - 1)];
+          if (!std::isfinite(prev)) continue;
+          const double e = prev + run(i, j).sse;
+          if (e < best[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)]) {
+            best[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)] = e;
+            from[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)] = i;
+          }
+        }
+      }
+    }
+    const double pts = std::max(1.0, prefix.back().n);
+    std::int64_t chosen = 0;
+    double best_bic = kInf;
+    for (std::int64_t k = 0; k < max_bands; ++k) {
+      const double sse = best[static_cast<std::size_t>(k)][N - 1];
+      if (!std::isfinite(sse)) continue;
+      // Relative errors below 0.01% are below any timer's resolution: a band
+      // that only removes those is not worth its parameters.
+      const double bic = pts * std::log(std::max(sse, pts * 1e-8) / pts) +
+                         3.0 * static_cast<double>(k + 1) * std::log(pts);
+      if (bic < best_bic) {
+        best_bic = bic;
+        chosen = k;
+      }
+    }
+    std::int64_t j = n - 1;
+    for (std::int64_t k = chosen; k >= 0; --k) {
+      const std::int64_t i = k == 0 ? 0 : from[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)];
+      cuts.push_back({i, j});
+      j = i - 1;
+    }
+    std::reverse(cuts.begin(), cuts.end());
+  }
+
+  FitResult out;
+  CalibratedCollective& c = out.collective;
+  c.op = op;
+  c.algorithm = options.algorithm;
+  c.ranks.assign(ranks_seen.begin(), ranks_seen.end());
+  c.sources.assign(sources.begin(), sources.end());
+  for (std::size_t b = 0; b < cuts.size(); ++b) {
+    const auto [i, j] = cuts[b];
+    const Solution s = run(i, j);
+    CalibrationBand band;
+    band.max_bytes = b + 1 == cuts.size()
+                         ? kInf
+                         : std::floor(0.5 * (sizes[static_cast<std::size_t>(j)] + sizes[static_cast<std::size_t>(j + 1)]));
+    band.latency = duration_from_seconds(s.alpha);
+    band.bandwidth_bytes_per_s = 1.0 / s.beta;
+    c.bands.push_back(band);
+  }
+  // Errors of the fitted points per band, and of the held-back points per rank count.
+  std::vector<std::vector<double>> band_errors(c.bands.size());
+  std::map<std::int64_t, std::vector<double>> held_errors;
+  for (const auto& m : points) {
+    const double measured = static_cast<double>(m.time.ns());
+    const double err = std::abs(static_cast<double>(predict(c, m.ranks, m.bytes).ns()) - measured) / measured;
+    if (held.contains(m.bytes)) {
+      held_errors[m.ranks].push_back(err);
+    } else {
+      const auto& band = c.band_for(m.bytes);
+      band_errors[static_cast<std::size_t>(&band - c.bands.data())].push_back(err);
+    }
+  }
+  for (std::size_t b = 0; b < c.bands.size(); ++b) {
+    c.bands[b].points = static_cast<std::int64_t>(band_errors[b].size());
+    c.bands[b].median_error = median(band_errors[b]);
+    c.bands[b].max_error = band_errors[b].empty() ? 0 : *std::max_element(band_errors[b].begin(), band_errors[b].end());
+  }
+  for (const auto& [ranks, errs] : held_errors) {
+    out.holdout.push_back({ranks, static_cast<std::int64_t>(errs.size()), median(errs),
+                           *std::max_element(errs.begin(), errs.end())});
+  }
+  return out;
+}
+
+}  // namespace ssgd::sim
