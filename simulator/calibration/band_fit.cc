@@ -20,7 +20,12 @@ constexpr std::int64_t kMinSizesPerBand = 3;
 struct Sums {
   double s11 = 0, s12 = 0, s22 = 0, s1 = 0, s2 = 0, n = 0;
   Sums& operator+=(const Sums& o) {
-    s11 += o.s11; s12 += o.s12; s22 += o.s22; s1 += o.s1; s2 += o.s2; n += o.n;
+    s11 += o.s11;
+    s12 += o.s12;
+    s22 += o.s22;
+    s1 += o.s1;
+    s2 += o.s2;
+    n += o.n;
     return *this;
   }
   Sums operator-(const Sums& o) const {
@@ -80,33 +85,35 @@ double median(std::vector<double> v) {
 Duration predict(const CalibratedCollective& c, std::int64_t ranks, double bytes) {
   const CalibrationBand& band = c.band_for(bytes);
   const AlphaBetaTerms t = terms(c.op, c.algorithm, ranks);
-  return duration_from_seconds(model_seconds(t, bytes,
-                                             static_cast<double>(band.latency.ns()) * 1e-9,
-                                             1.0 / band.bandwidth_bytes_per_s));
+  return duration_from_seconds(model_seconds(
+      t, bytes, static_cast<double>(band.latency.ns()) * 1e-9, 1.0 / band.bandwidth_bytes_per_s));
 }
 
 FitResult fit_bands(const std::vector<Measurement>& points, const FitOptions& options) {
   if (points.empty()) throw std::invalid_argument("no measurements to fit");
   const CollectiveOp op = points.front().op;
-  // Distinct sizes; held-back ones are every holdout-th.
-  std::set<double> size_set;
+  // Held back: every holdout-th distinct size of each rank count.
+  std::map<std::int64_t, std::set<double>> sizes_of_ranks;
   for (const auto& m : points) {
-    if (m.op != op) throw std::invalid_argument("measurements of different operations cannot share one fit");
-    size_set.insert(m.bytes);
+    if (m.op != op)
+      throw std::invalid_argument("measurements of different operations cannot share one fit");
+    sizes_of_ranks[m.ranks].insert(m.bytes);
   }
-  const std::vector<double> all_sizes(size_set.begin(), size_set.end());
-  std::set<double> held;
+  std::set<std::pair<std::int64_t, double>> held;
   if (options.holdout > 1) {
-    for (std::size_t i = 0; i < all_sizes.size(); ++i) {
-      if (static_cast<std::int64_t>(i % static_cast<std::size_t>(options.holdout)) == options.holdout - 1) {
-        held.insert(all_sizes[i]);
+    for (const auto& [ranks, set] : sizes_of_ranks) {
+      std::int64_t i = 0;
+      for (const double s : set) {
+        if (++i % options.holdout == 0) held.insert({ranks, s});
       }
     }
   }
-  std::vector<double> sizes;
-  for (double s : all_sizes) {
-    if (!held.contains(s)) sizes.push_back(s);
+  const auto is_held = [&](const Measurement& m) { return held.contains({m.ranks, m.bytes}); };
+  std::set<double> size_set;
+  for (const auto& m : points) {
+    if (!is_held(m)) size_set.insert(m.bytes);
   }
+  const std::vector<double> sizes(size_set.begin(), size_set.end());
   const auto n = static_cast<std::int64_t>(sizes.size());
   // Per-size sums, then prefix sums.
   std::map<double, std::size_t> index;
@@ -117,13 +124,18 @@ FitResult fit_bands(const std::vector<Measurement>& points, const FitOptions& op
   for (const auto& m : points) {
     ranks_seen.insert(m.ranks);
     sources.insert(std::filesystem::path(m.source).filename().string());
+    if (is_held(m)) continue;
     const auto it = index.find(m.bytes);
-    if (it == index.end()) continue;
     const AlphaBetaTerms t = terms(op, options.algorithm, m.ranks);
     const double T = static_cast<double>(m.time.ns()) * 1e-9;
     const double x1 = t.alpha_count / T, x2 = t.beta_factor * m.bytes / T;
     Sums& s = per_size[it->second];
-    s.s11 += x1 * x1; s.s12 += x1 * x2; s.s22 += x2 * x2; s.s1 += x1; s.s2 += x2; s.n += 1;
+    s.s11 += x1 * x1;
+    s.s12 += x1 * x2;
+    s.s22 += x2 * x2;
+    s.s1 += x1;
+    s.s2 += x2;
+    s.n += 1;
   }
   std::vector<Sums> prefix(sizes.size() + 1);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -141,27 +153,36 @@ FitResult fit_bands(const std::vector<Measurement>& points, const FitOptions& op
       while (end < n && sizes[static_cast<std::size_t>(end)] <= limit) ++end;
       if (end - start < 2) {
         throw std::invalid_argument(fmt::format(
-            "the band ending at {} B holds {} measured size(s); a band needs at least 2", limit, end - start));
+            "the band ending at {} B holds {} measured size(s); a band needs at least 2", limit,
+            end - start));
       }
       cuts.push_back({start, end - 1});
       start = end;
     }
-    if (n - start < 2) throw std::invalid_argument("the last band holds fewer than 2 measured sizes");
+    if (n - start < 2)
+      throw std::invalid_argument("the last band holds fewer than 2 measured sizes");
     cuts.push_back({start, n - 1});
   } else {
-    const std::int64_t max_bands = std::max<std::int64_t>(1, std::min(options.max_bands, n / kMinSizesPerBand));
+    const std::int64_t max_bands =
+        std::max<std::int64_t>(1, std::min(options.max_bands, n / kMinSizesPerBand));
     if (n < kMinSizesPerBand) {
-      throw std::invalid_argument(fmt::format("{} distinct sizes; a fit needs at least {}", n, kMinSizesPerBand));
+      throw std::invalid_argument(
+          fmt::format("{} distinct sizes; a fit needs at least {}", n, kMinSizesPerBand));
     }
-    // best[k][j]: least SSE covering sizes 0..j with k+1 bands; from[k][j]: first index of the last band.
+    // best[k][j]: least SSE covering sizes 0..j with k+1 bands;
+    // from[k][j]: first index of the last of them.
     const auto N = static_cast<std::size_t>(n);
-    std::vector<std::vector<double>> best(static_cast<std::size_t>(max_bands), std::vector<double>(N, kInf));
-    std::vector<std::vector<std::int64_t>> from(static_cast<std::size_t>(max_bands), std::vector<std::int64_t>(N, -1));
-    for (std::int64_t j = kMinSizesPerBand - 1; j < n; ++j) best[0][static_cast<std::size_t>(j)] = run(0, j).sse;
+    std::vector<std::vector<double>> best(static_cast<std::size_t>(max_bands),
+                                          std::vector<double>(N, kInf));
+    std::vector<std::vector<std::int64_t>> from(static_cast<std::size_t>(max_bands),
+                                                std::vector<std::int64_t>(N, -1));
+    for (std::int64_t j = kMinSizesPerBand - 1; j < n; ++j)
+      best[0][static_cast<std::size_t>(j)] = run(0, j).sse;
     for (std::int64_t k = 1; k < max_bands; ++k) {
       for (std::int64_t j = 0; j < n; ++j) {
         for (std::int64_t i = kMinSizesPerBand * k; i + kMinSizesPerBand - 1 <= j; ++i) {
-          const double prev = best[static_cast<std::size_t>(k - 1)][static_cast<std::size_t>(i - 1)];
+          const double prev =
+              best[static_cast<std::size_t>(k - 1)][static_cast<std::size_t>(i - 1)];
           if (!std::isfinite(prev)) continue;
           const double e = prev + run(i, j).sse;
           if (e < best[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)]) {
@@ -188,7 +209,8 @@ FitResult fit_bands(const std::vector<Measurement>& points, const FitOptions& op
     }
     std::int64_t j = n - 1;
     for (std::int64_t k = chosen; k >= 0; --k) {
-      const std::int64_t i = k == 0 ? 0 : from[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)];
+      const std::int64_t i =
+          k == 0 ? 0 : from[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)];
       cuts.push_back({i, j});
       j = i - 1;
     }
@@ -205,34 +227,49 @@ FitResult fit_bands(const std::vector<Measurement>& points, const FitOptions& op
     const auto [i, j] = cuts[b];
     const Solution s = run(i, j);
     CalibrationBand band;
-    band.max_bytes = b + 1 == cuts.size()
-                         ? kInf
-                         : std::floor(0.5 * (sizes[static_cast<std::size_t>(j)] + sizes[static_cast<std::size_t>(j + 1)]));
+    if (b + 1 == cuts.size()) {
+      band.max_bytes = kInf;
+    } else if (!options.boundaries.empty()) {
+      band.max_bytes = options.boundaries[b];
+    } else {
+      band.max_bytes = std::floor(
+          0.5 * (sizes[static_cast<std::size_t>(j)] + sizes[static_cast<std::size_t>(j + 1)]));
+    }
     band.latency = duration_from_seconds(s.alpha);
     band.bandwidth_bytes_per_s = 1.0 / s.beta;
     c.bands.push_back(band);
   }
   // Errors of the fitted points per band, and of the held-back points per rank count.
   std::vector<std::vector<double>> band_errors(c.bands.size());
+  std::vector<std::vector<double>> band_held_errors(c.bands.size());
   std::map<std::int64_t, std::vector<double>> held_errors;
   for (const auto& m : points) {
     const double measured = static_cast<double>(m.time.ns());
-    const double err = std::abs(static_cast<double>(predict(c, m.ranks, m.bytes).ns()) - measured) / measured;
-    if (held.contains(m.bytes)) {
+    const double err =
+        std::abs(static_cast<double>(predict(c, m.ranks, m.bytes).ns()) - measured) / measured;
+    const auto band = static_cast<std::size_t>(&c.band_for(m.bytes) - c.bands.data());
+    if (is_held(m)) {
       held_errors[m.ranks].push_back(err);
+      band_held_errors[band].push_back(err);
     } else {
-      const auto& band = c.band_for(m.bytes);
-      band_errors[static_cast<std::size_t>(&band - c.bands.data())].push_back(err);
+      band_errors[band].push_back(err);
     }
   }
+  const auto max_of = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+  };
   for (std::size_t b = 0; b < c.bands.size(); ++b) {
     c.bands[b].points = static_cast<std::int64_t>(band_errors[b].size());
     c.bands[b].median_error = median(band_errors[b]);
-    c.bands[b].max_error = band_errors[b].empty() ? 0 : *std::max_element(band_errors[b].begin(), band_errors[b].end());
+    c.bands[b].max_error = max_of(band_errors[b]);
+    if (!held.empty()) {
+      out.band_holdout.push_back({0, static_cast<std::int64_t>(band_held_errors[b].size()),
+                                  median(band_held_errors[b]), max_of(band_held_errors[b])});
+    }
   }
   for (const auto& [ranks, errs] : held_errors) {
-    out.holdout.push_back({ranks, static_cast<std::int64_t>(errs.size()), median(errs),
-                           *std::max_element(errs.begin(), errs.end())});
+    out.holdout.push_back(
+        {ranks, static_cast<std::int64_t>(errs.size()), median(errs), max_of(errs)});
   }
   return out;
 }

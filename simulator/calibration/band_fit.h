@@ -13,8 +13,12 @@
 // information criterion, n ln(SSE/n) + 3 k ln n (two costs and a boundary per
 // band), so a band is added only when it pays for itself; errors below
 // 0.01% (SSE floor n x 1e-8) count as timer noise. Given boundaries
-// skip the search. A band ends halfway between its largest size and the next
-// band's smallest.
+// skip the search and become the bands' max_bytes; a found band ends halfway
+// between its largest size and the next band's smallest.
+//
+// Validation: with holdout = N, every N-th distinct size of each rank count
+// (the N-th, 2N-th, ... in increasing order) stays out of the fit, and the
+// fitted bands predict it.
 
 #include <cstdint>
 #include <vector>
@@ -40,11 +44,14 @@ struct HoldoutError {
 
 struct FitResult {
   CalibratedCollective collective;
-  std::vector<HoldoutError> holdout;  // per rank count, with FitOptions::holdout
+  std::vector<HoldoutError> holdout;       // per rank count, with FitOptions::holdout
+  std::vector<HoldoutError> band_holdout;  // per band (ranks = 0: all counts), same order as
+                                           // collective.bands; empty without holdout
 };
 
 // `points` must all have the same op. Throws std::invalid_argument when there
-// are too few distinct sizes for the bands asked for.
+// are too few distinct sizes for the bands asked for, or when the algorithm
+// does not implement the op (alpha_beta_terms' message).
 FitResult fit_bands(const std::vector<Measurement>& points, const FitOptions& options);
 
 // The fitted model's time for `ranks` and `bytes`.

@@ -1,13 +1,17 @@
 #include "simulator/calibration/network_calibration.h"
 
-#include <cmath>
-#include <limits>
-#include <set>
-#include <sstream>
-#include <stdexcept>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <system_error>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
@@ -19,58 +23,187 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Keys of each mapping, in the order the file writes them.
+constexpr std::array<std::string_view, 3> kTopKeys = {"ssgd_network_calibration", "level",
+                                                      "collectives"};
+constexpr std::array<std::string_view, 5> kCollectiveKeys = {"op", "algorithm", "ranks", "sources",
+                                                             "bands"};
+constexpr std::array<std::string_view, 6> kBandKeys = {"max_bytes", "latency",      "bandwidth",
+                                                       "points",    "median_error", "max_error"};
+
+template <std::size_t N>
+std::string key_list(const std::array<std::string_view, N>& keys) {
+  std::string s;
+  for (const auto k : keys) s += (s.empty() ? "" : ", ") + std::string(k);
+  return s;
+}
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Null: return "nothing";
+    case YAML::NodeType::Undefined: break;
+  }
+  return "nothing";
+}
+
+// Walks the YAML document; every failure names the file, the line and the
+// key path ("collectives[0].bands[2].latency").
 class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& why) const {
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& path,
+                         const std::string& why) const {
     std::optional<std::int64_t> line;
-    if (!node.Mark().is_null() && node.Mark().line >= 0) line = node.Mark().line + 1;
-    throw InputError(InputLocation{file_, line, std::nullopt, field}, why);
+    if (node.IsDefined() && !node.Mark().is_null() && node.Mark().line >= 0)
+      line = node.Mark().line + 1;
+    throw InputError(InputLocation{file_, line, std::nullopt, path}, why);
   }
 
-  void only_keys(const YAML::Node& map, const std::string& path, std::set<std::string> allowed) const {
-    if (!map.IsMap()) fail(map, path, "expected a mapping");
-    for (const auto& kv : map) {
+  // The mapping's values by key, after checking that it is a mapping with
+  // plain keys, each once, each known, and the required ones present.
+  template <std::size_t N>
+  std::map<std::string, YAML::Node> mapping(
+      const YAML::Node& node, const std::string& path, const std::array<std::string_view, N>& known,
+      std::initializer_list<std::string_view> required) const {
+    if (!node.IsMap()) {
+      fail(node, path,
+           fmt::format("expected a mapping with keys {}, got {}", key_list(known), describe(node)));
+    }
+    std::map<std::string, YAML::Node> values;
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar())
+        fail(kv.first, path, "keys must be plain names, got " + describe(kv.first));
       const std::string key = kv.first.Scalar();
-      if (!allowed.contains(key)) {
-        std::string known;
-        for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
-        fail(kv.first, path.empty() ? key : path + "." + key,
-             fmt::format("unknown key '{}' (known here: {})", key, known));
+      const std::string key_path = join(path, key);
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        fail(kv.first, key_path,
+             fmt::format("unknown key '{}'; expected one of {}", key, key_list(known)));
+      }
+      if (!values.emplace(key, kv.second).second) fail(kv.first, key_path, "key given twice");
+    }
+    for (const auto key : required) {
+      if (!values.contains(std::string(key))) {
+        fail(node, join(path, std::string(key)), fmt::format("missing key '{}'", key));
       }
     }
+    return values;
   }
 
-  YAML::Node need(const YAML::Node& map, const std::string& key, const std::string& path) const {
-    const YAML::Node n = map[key];
-    if (!n) fail(map, path.empty() ? key : path + "." + key, "missing key '" + key + "'");
-    return n;
-  }
-
+  // A scalar parsed by `parse`, whose std::invalid_argument becomes an
+  // InputError at the node.
   template <typename F>
-  auto scalar(const YAML::Node& n, const std::string& field, F parse) const {
-    if (!n.IsScalar()) fail(n, field, "expected a single value");
+  auto scalar(const YAML::Node& node, const std::string& path, F parse) const {
+    if (!node.IsScalar()) fail(node, path, "expected a single value, got " + describe(node));
     try {
-      return parse(n.Scalar());
+      return parse(node.Scalar());
     } catch (const std::invalid_argument& e) {
-      fail(n, field, e.what());
+      fail(node, path, e.what());
     }
   }
 
+  const YAML::Node& sequence(const YAML::Node& node, const std::string& path,
+                             const char* of) const {
+    if (!node.IsSequence())
+      fail(node, path, fmt::format("expected a list of {}, got {}", of, describe(node)));
+    return node;
+  }
+
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+ private:
   std::string file_;
 };
 
-double parse_max_bytes(std::string_view v) {
-  if (v == "inf") return kInf;
-  return static_cast<double>(parse_bytes(v));
+std::int64_t parse_integer(const std::string& text, std::int64_t min) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    throw std::invalid_argument(fmt::format("expected a whole number, got '{}'", text));
+  }
+  if (v < min) throw std::invalid_argument(fmt::format("must be at least {}, got {}", min, v));
+  return v;
 }
 
-std::string bytes_text(double b) {
-  return std::isinf(b) ? std::string("inf") : std::to_string(static_cast<std::int64_t>(b)) + "B";
+double parse_error_fraction(const std::string& text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) {
+    throw std::invalid_argument(fmt::format("expected a number, got '{}'", text));
+  }
+  if (v < 0) throw std::invalid_argument(fmt::format("must not be negative, got {}", text));
+  return v;
+}
+
+double parse_max_bytes(const std::string& text) {
+  if (text == "inf") return kInf;
+  const std::int64_t b = parse_bytes(text);
+  if (b <= 0) throw std::invalid_argument("must be greater than zero (or inf)");
+  return static_cast<double>(b);
+}
+
+Duration parse_latency(const std::string& text) { return parse_duration(text); }
+
+double parse_bandwidth(const std::string& text) {
+  const double x = parse_rate_bytes_per_s(text);
+  if (!(x > 0) || !std::isfinite(x))
+    throw std::invalid_argument(fmt::format("rate '{}' must be greater than zero", text));
+  return x;
+}
+
+// Exact text for the file: the largest binary unit that divides the size.
+std::string size_text(double bytes) {
+  if (std::isinf(bytes)) return "inf";
+  const auto b = static_cast<std::int64_t>(bytes);
+  constexpr std::array<std::pair<std::int64_t, const char*>, 4> kUnits = {
+      {{std::int64_t{1} << 40, "TiB"},
+       {std::int64_t{1} << 30, "GiB"},
+       {std::int64_t{1} << 20, "MiB"},
+       {1024, "KiB"}}};
+  for (const auto& [scale, unit] : kUnits) {
+    if (b % scale == 0) return fmt::format("{}{}", b / scale, unit);
+  }
+  return fmt::format("{}B", b);
+}
+
+std::string strip_zeros(std::string s) {
+  if (s.find('.') == std::string::npos) return s;
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+// Exact: whole nanoseconds as ns or us.
+std::string latency_text(Duration d) {
+  const std::int64_t ns = d.ns();
+  if (ns < 1000) return fmt::format("{}ns", ns);
+  return strip_zeros(fmt::format("{}.{:03}", ns / 1000, ns % 1000)) + "us";
+}
+
+// Decimal units, six decimals: within a millionth of the fitted value.
+std::string rate_text(double bytes_per_s) {
+  constexpr std::array<std::pair<double, const char*>, 4> kUnits = {
+      {{1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "kB/s"}}};
+  for (const auto& [scale, unit] : kUnits) {
+    if (bytes_per_s >= scale) return strip_zeros(fmt::format("{:.6f}", bytes_per_s / scale)) + unit;
+  }
+  return strip_zeros(fmt::format("{:.6f}", bytes_per_s)) + "B/s";
 }
 
 }  // namespace
+
+std::string calibration_algorithm_names() {
+  std::string names = collective_algorithm_names();
+  const std::string_view auto_prefix = "auto, ";
+  if (const std::size_t at = names.find(auto_prefix); at != std::string::npos)
+    names.erase(at, auto_prefix.size());
+  return names;
+}
 
 const CalibrationBand& CalibratedCollective::band_for(double bytes) const {
   for (const auto& b : bands) {
@@ -91,94 +224,110 @@ const CalibratedCollective* NetworkCalibration::find(CollectiveOp op, std::int64
   return joint != nullptr ? joint : any;
 }
 
-NetworkCalibration read_network_calibration(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  const std::string text = read_text_file(path, "network calibration file");
-  Reader r(file);
+NetworkCalibration read_network_calibration(const std::filesystem::path& calibration_file) {
+  const std::string file = calibration_file.string();
+  const std::string text = read_text_file(calibration_file, "network calibration file");
+  const Reader r(file);
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw InputError(InputLocation{file, e.mark.is_null() ? std::nullopt : std::optional<std::int64_t>(e.mark.line + 1),
-                                   std::nullopt, ""},
-                     "not valid YAML: " + e.msg);
+    throw InputError(
+        InputLocation{
+            file, e.mark.is_null() ? std::nullopt : std::optional<std::int64_t>(e.mark.line + 1),
+            std::nullopt, ""},
+        "not valid YAML: " + e.msg);
   }
-  if (!root.IsMap()) r.fail(root, "", "expected a mapping with ssgd_network_calibration: 1");
-  r.only_keys(root, "", {"ssgd_network_calibration", "level", "collectives"});
-  const auto version = r.scalar(r.need(root, "ssgd_network_calibration", ""), "ssgd_network_calibration",
-                                [](const std::string& v) { return v; });
-  if (version != "1") {
-    r.fail(root["ssgd_network_calibration"], "ssgd_network_calibration",
-           "unsupported version '" + version + "'; this ssgd reads version 1");
-  }
+  const auto top =
+      r.mapping(root, "", kTopKeys, {"ssgd_network_calibration", "level", "collectives"});
+  r.scalar(
+      top.at("ssgd_network_calibration"), "ssgd_network_calibration", [](const std::string& v) {
+        if (v != "1")
+          throw std::invalid_argument("unsupported version '" + v + "'; this ssgd reads version 1");
+        return 1;
+      });
   NetworkCalibration cal;
-  cal.level = r.scalar(r.need(root, "level", ""), "level", [](const std::string& v) {
+  cal.level = r.scalar(top.at("level"), "level", [](const std::string& v) {
     if (v != "inter_node" && v != "intra_node") {
       throw std::invalid_argument("expected inter_node or intra_node, got '" + v + "'");
     }
     return v;
   });
-  const YAML::Node list = r.need(root, "collectives", "");
-  if (!list.IsSequence() || list.size() == 0) r.fail(list, "collectives", "expected a non-empty list");
+  const YAML::Node& list = r.sequence(top.at("collectives"), "collectives", "collectives");
+  if (list.size() == 0) r.fail(list, "collectives", "expected at least one collective");
+  std::map<std::pair<CollectiveOp, std::vector<std::int64_t>>, std::size_t> seen;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const YAML::Node c = list[i];
     const std::string path = fmt::format("collectives[{}]", i);
-    r.only_keys(c, path, {"op", "algorithm", "ranks", "sources", "bands"});
+    const auto c = r.mapping(list[i], path, kCollectiveKeys, {"op", "algorithm", "bands"});
     CalibratedCollective cc;
-    cc.op = r.scalar(r.need(c, "op", path), path + ".op", [](const std::string& v) {
+    cc.op = r.scalar(c.at("op"), path + ".op", [](const std::string& v) {
       const auto op = parse_collective_op(v);
-      if (!op) throw std::invalid_argument("unknown op '" + v + "'; known: " + collective_op_names());
+      if (!op)
+        throw std::invalid_argument("unknown op '" + v + "'; expected one of " +
+                                    collective_op_names());
       return *op;
     });
-    cc.algorithm = r.scalar(r.need(c, "algorithm", path), path + ".algorithm", [](const std::string& v) {
+    cc.algorithm = r.scalar(c.at("algorithm"), path + ".algorithm", [&](const std::string& v) {
       const auto a = parse_collective_algorithm(v);
       if (!a || *a == CollectiveAlgorithm::kAuto) {
-        throw std::invalid_argument("unknown algorithm '" + v + "'; known: " + collective_algorithm_names());
+        throw std::invalid_argument("unknown algorithm '" + v + "'; expected one of " +
+                                    calibration_algorithm_names());
       }
+      alpha_beta_terms(cc.op, *a, 2);  // throws, naming the algorithms that implement the op
       return *a;
     });
-    if (c["ranks"]) {
-      if (!c["ranks"].IsSequence()) r.fail(c["ranks"], path + ".ranks", "expected a list of rank counts");
-      for (const auto& n : c["ranks"]) {
-        cc.ranks.push_back(r.scalar(n, path + ".ranks", [](const std::string& v) {
-          const long long x = std::stoll(v);
-          if (x < 1) throw std::invalid_argument("rank counts are at least 1");
-          return static_cast<std::int64_t>(x);
-        }));
+    if (c.contains("ranks")) {
+      const std::string rp = path + ".ranks";
+      for (const auto& n : r.sequence(c.at("ranks"), rp, "rank counts")) {
+        cc.ranks.push_back(
+            r.scalar(n, rp, [](const std::string& v) { return parse_integer(v, 2); }));
+        if (cc.ranks.size() > 1 && cc.ranks.back() <= cc.ranks[cc.ranks.size() - 2]) {
+          r.fail(n, rp, "rank counts must be listed once each, in increasing order");
+        }
       }
     }
-    if (c["sources"]) {
-      if (!c["sources"].IsSequence()) r.fail(c["sources"], path + ".sources", "expected a list");
-      for (const auto& n : c["sources"]) cc.sources.push_back(n.Scalar());
+    if (c.contains("sources")) {
+      const std::string sp = path + ".sources";
+      for (const auto& n : r.sequence(c.at("sources"), sp, "file names")) {
+        cc.sources.push_back(r.scalar(n, sp, [](const std::string& v) { return v; }));
+      }
     }
-    const YAML::Node bands = r.need(c, "bands", path);
-    if (!bands.IsSequence() || bands.size() == 0) r.fail(bands, path + ".bands", "expected a non-empty list");
+    const std::string bp = path + ".bands";
+    const YAML::Node& bands = r.sequence(c.at("bands"), bp, "bands");
+    if (bands.size() == 0) r.fail(bands, bp, "expected at least one band");
     for (std::size_t b = 0; b < bands.size(); ++b) {
-      const YAML::Node n = bands[b];
-      const std::string bp = fmt::format("{}.bands[{}]", path, b);
-      r.only_keys(n, bp, {"max_bytes", "latency", "bandwidth", "points", "median_error", "max_error"});
+      const std::string p = fmt::format("{}[{}]", bp, b);
+      const auto n = r.mapping(bands[b], p, kBandKeys, {"max_bytes", "latency", "bandwidth"});
       CalibrationBand band;
-      band.max_bytes = r.scalar(r.need(n, "max_bytes", bp), bp + ".max_bytes", parse_max_bytes);
-      band.latency = r.scalar(r.need(n, "latency", bp), bp + ".latency", [](const std::string& v) {
-        const Duration d = parse_duration(v);
-        if (d < Duration::zero()) throw std::invalid_argument("must not be negative");
-        return d;
-      });
-      band.bandwidth_bytes_per_s = r.scalar(r.need(n, "bandwidth", bp), bp + ".bandwidth", [](const std::string& v) {
-        const double x = parse_rate_bytes_per_s(v);
-        if (!(x > 0) || !std::isfinite(x)) throw std::invalid_argument("must be greater than zero");
-        return x;
-      });
-      if (n["points"]) band.points = n["points"].as<std::int64_t>(0);
-      if (n["median_error"]) band.median_error = n["median_error"].as<double>(0);
-      if (n["max_error"]) band.max_error = n["max_error"].as<double>(0);
+      band.max_bytes = r.scalar(n.at("max_bytes"), p + ".max_bytes", parse_max_bytes);
+      band.latency = r.scalar(n.at("latency"), p + ".latency", parse_latency);
+      band.bandwidth_bytes_per_s = r.scalar(n.at("bandwidth"), p + ".bandwidth", parse_bandwidth);
+      if (n.contains("points")) {
+        band.points = r.scalar(n.at("points"), p + ".points",
+                               [](const std::string& v) { return parse_integer(v, 0); });
+      }
+      if (n.contains("median_error"))
+        band.median_error =
+            r.scalar(n.at("median_error"), p + ".median_error", parse_error_fraction);
+      if (n.contains("max_error"))
+        band.max_error = r.scalar(n.at("max_error"), p + ".max_error", parse_error_fraction);
       if (!cc.bands.empty() && !(band.max_bytes > cc.bands.back().max_bytes)) {
-        r.fail(n["max_bytes"], bp + ".max_bytes", "bands must be in increasing order of max_bytes");
+        r.fail(n.at("max_bytes"), p + ".max_bytes",
+               fmt::format(
+                   "bands must be in increasing order of max_bytes; the band before ends at {}",
+                   size_text(cc.bands.back().max_bytes)));
       }
       cc.bands.push_back(band);
     }
     if (!std::isinf(cc.bands.back().max_bytes)) {
-      r.fail(bands[bands.size() - 1], path + ".bands", "the last band must have max_bytes: inf");
+      r.fail(bands[bands.size() - 1], fmt::format("{}[{}].max_bytes", bp, bands.size() - 1),
+             "the last band must have max_bytes: inf, so that every size has a band");
+    }
+    const auto [it, fresh] = seen.emplace(std::make_pair(cc.op, cc.ranks), i);
+    if (!fresh) {
+      r.fail(list[i], path,
+             fmt::format("collectives[{}] already calibrates {} over the same ranks", it->second,
+                         to_string(cc.op)));
     }
     cal.collectives.push_back(std::move(cc));
   }
@@ -194,23 +343,25 @@ void write_network_calibration(const NetworkCalibration& cal, const std::filesys
     out << YAML::BeginMap << YAML::Key << "op" << YAML::Value << to_string(c.op);
     out << YAML::Key << "algorithm" << YAML::Value << to_string(c.algorithm);
     out << YAML::Key << "ranks" << YAML::Value << YAML::Flow << c.ranks;
-    out << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
-    for (const auto& s : c.sources) out << s;
-    out << YAML::EndSeq;
+    out << YAML::Key << "sources" << YAML::Value << YAML::Flow << c.sources;
     out << YAML::Key << "bands" << YAML::Value << YAML::BeginSeq;
     for (const auto& b : c.bands) {
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "max_bytes" << YAML::Value << bytes_text(b.max_bytes)
-          << YAML::Key << "latency" << YAML::Value << (std::to_string(b.latency.ns()) + "ns")
-          << YAML::Key << "bandwidth" << YAML::Value
-          << fmt::format("{:.0f}B/s", b.bandwidth_bytes_per_s) << YAML::Key << "points"
-          << YAML::Value << b.points << YAML::Key << "median_error" << YAML::Value << b.median_error
-          << YAML::Key << "max_error" << YAML::Value << b.max_error << YAML::EndMap;
+      out << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "max_bytes" << YAML::Value << size_text(b.max_bytes);
+      out << YAML::Key << "latency" << YAML::Value << latency_text(b.latency);
+      out << YAML::Key << "bandwidth" << YAML::Value << rate_text(b.bandwidth_bytes_per_s);
+      out << YAML::Key << "points" << YAML::Value << b.points;
+      out << YAML::Key << "median_error" << YAML::Value << fmt::format("{:.4f}", b.median_error);
+      out << YAML::Key << "max_error" << YAML::Value << fmt::format("{:.4f}", b.max_error);
+      out << YAML::EndMap;
     }
     out << YAML::EndSeq << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
+  if (!out.good()) throw std::runtime_error("cannot write the calibration: " + out.GetLastError());
   AtomicFile f(file);
-  f.stream() << "# ssgd network calibration (docs/calibration.md)\n" << out.c_str() << "\n";
+  f.stream() << "# ssgd network calibration: alpha-beta costs per size band (docs/calibration.md)\n"
+             << out.c_str() << "\n";
   f.commit();
 }
 

@@ -15,19 +15,21 @@ namespace ssgd::sim {
 // Bands are sorted; the last has max_bytes = +inf. A collective of M bytes
 // uses the first band with M <= max_bytes.
 struct CalibrationBand {
-  double max_bytes = 0;
-  Duration latency;
-  double bandwidth_bytes_per_s = 0;
-  std::int64_t points = 0;
-  double median_error = 0;
+  double max_bytes = 0;              // sizes up to this many bytes; +inf for the last band
+  Duration latency;                  // alpha: the cost of one step of the algorithm
+  double bandwidth_bytes_per_s = 0;  // 1/beta, > 0
+  std::int64_t points = 0;           // provenance: points fitted in the band
+  double median_error = 0;           // and their relative errors, as fractions
   double max_error = 0;
 };
 
+// One fit: T = a(P) latency + b(P) M / bandwidth in the band of M, with a and
+// b the algorithm's alpha_beta_terms (predict() in band_fit.h).
 struct CalibratedCollective {
   CollectiveOp op = CollectiveOp::kAllReduce;
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
-  std::vector<std::int64_t> ranks;
-  std::vector<std::string> sources;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // never kAuto
+  std::vector<std::int64_t> ranks;   // the rank counts fitted, increasing; one: a per-count fit
+  std::vector<std::string> sources;  // the measurement files, names only
   std::vector<CalibrationBand> bands;
   [[nodiscard]] const CalibrationBand& band_for(double bytes) const;
 };
@@ -41,7 +43,12 @@ struct NetworkCalibration {
   [[nodiscard]] const CalibratedCollective* find(CollectiveOp op, std::int64_t ranks = 0) const;
 };
 
-NetworkCalibration read_network_calibration(const std::filesystem::path& file);  // throws InputError
+// The algorithms a calibration may name, for messages: every one but auto
+// ("ring, double_binary_tree, ..."); a fit needs one algorithm's terms.
+std::string calibration_algorithm_names();
+
+// Throws ssgd::InputError naming the file, the line and the key path.
+NetworkCalibration read_network_calibration(const std::filesystem::path& file);
 void write_network_calibration(const NetworkCalibration& cal, const std::filesystem::path& file);
 
 }  // namespace ssgd::sim

@@ -1,17 +1,21 @@
 // ssgd calibrate's parts: the measurement readers (OSU, nccl-tests text and
-// JSON), the band fit, the calibration file, and the validation on the OSU
-// curves of ../shared/data/bcaffe (held-back sizes predicted within 10%).
+// JSON, ssgd traces) on small inputs written here, every garbage-line case
+// with the message it must give, the band fit on synthetic points with known
+// costs, and the calibration file's round trip and strict reader.
+// (calibration_validation_test.cc fits the measured OSU curves.)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
+#include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "simulator/calibration/band_fit.h"
 #include "simulator/calibration/measurement.h"
 #include "simulator/calibration/network_calibration.h"
 #include "tests/support/test_files.h"
+#include "traces/trace_writer.h"
 
 namespace ssgd::sim {
 namespace {
@@ -21,153 +25,756 @@ using ::testing::HasSubstr;
 class Calibration : public ssgd::testing::TempDirTest {
  protected:
   std::filesystem::path write(const std::string& name, const std::string& text) {
-    const auto p = dir_ / name;
+    auto p = dir_ / name;
     ssgd::testing::write_file_bytes(p, text);
     return p;
   }
-  std::string error_of(const std::filesystem::path& p, MeasurementOptions o = {}) {
+  // The message of the InputError reading `text` as `name` gives, without
+  // the temp folder.
+  std::string error_of(const std::string& name, const std::string& text,
+                       MeasurementOptions o = {}) {
+    const auto p = write(name, text);
     try {
       read_measurements(p, o);
     } catch (const InputError& e) {
-      return e.what();
+      std::string s = e.what();
+      const std::string folder = dir_.string() + "/";
+      if (s.starts_with(folder)) s.erase(0, folder.size());
+      return s;
     }
     return "no error";
   }
 };
 
-TEST_F(Calibration, ReadsOsuWithAndWithoutNodePrefix) {
-  const auto a = write("a.log", "# OSU MPI Allreduce Latency Test v5.4.0\n# Size Avg Latency(us)\n2,4 31.92\n2,8 32.20\n");
-  const auto m = read_measurements(a, {});
+// ---------------------------------------------------------------- OSU
+
+constexpr const char* kOsuHeader =
+    "\n# OSU MPI Allreduce Latency Test v5.4.0\n# Size       Avg Latency(us)\n";
+
+TEST_F(Calibration, OsuWithNodePrefix) {
+  const auto m = read_measurements(
+      write("a.log", std::string(kOsuHeader) + "2,4    31.92\n2,8    32.20\n"), {});
   ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].op, CollectiveOp::kAllReduce);
   EXPECT_EQ(m[0].ranks, 2);
   EXPECT_EQ(m[0].bytes, 4);
   EXPECT_EQ(m[0].time, Duration(31'920));
-  EXPECT_EQ(m[0].op, CollectiveOp::kAllReduce);
-  const auto b = write("b.log", "# OSU MPI Allgather Latency Test\n4 10.5\n8 11\n");
-  EXPECT_THAT(error_of(b), HasSubstr("give --ranks"));
+  EXPECT_EQ(m[0].line, 4);
+  EXPECT_EQ(m[1].bytes, 8);
+  EXPECT_EQ(m[1].time, Duration(32'200));
+}
+
+TEST_F(Calibration, OsuWithoutPrefixTakesRanksFromTheFlag) {
+  const std::string text = std::string(kOsuHeader) + "4      54.50\n8      50.36\n";
+  EXPECT_EQ(
+      error_of("b.log", text),
+      "b.log:4: field 'nodes': the line has no 'nodes,' prefix and --ranks was not given: the "
+      "number of ranks is unknown");
   MeasurementOptions o;
   o.ranks = 4;
-  const auto mb = read_measurements(b, o);
-  EXPECT_EQ(mb[1].ranks, 4);
-  EXPECT_EQ(mb[1].op, CollectiveOp::kAllGather);
+  const auto m = read_measurements(write("b.log", text), o);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[1].ranks, 4);
+  EXPECT_EQ(m[1].time, Duration(50'360));
+  // A prefix wins over the flag.
+  const auto p = read_measurements(write("c.log", std::string(kOsuHeader) + "8,4 82.28\n"), o);
+  EXPECT_EQ(p[0].ranks, 8);
 }
 
-TEST_F(Calibration, GarbageLinesNameFileLineAndField) {
-  const auto g = write("g.log", "# OSU MPI Allreduce Latency Test\n2,4 31.92\n2,8 fast\n");
-  EXPECT_THAT(error_of(g), HasSubstr("g.log:3: field 'latency': expected a number, got 'fast'"));
-  const auto z = write("z.log", "# OSU MPI Allreduce Latency Test\n2,0 31.92\n");
-  EXPECT_THAT(error_of(z), HasSubstr("z.log:2: field 'size': must be greater than zero"));
-  const auto c = write("c.log", "# OSU MPI Allreduce Latency Test\n2,4 31.92 extra\n");
-  EXPECT_THAT(error_of(c), HasSubstr("c.log:2: field 'line'"));
-  const auto n = write("n.txt", "# nccl-tests version 2.13\n# Collective test starting: all_reduce_perf\n"
-                                "#  Rank  0 Group  0 Pid 1 on h device  0\n"
-                                "     1024   256   float   sum   -1   12.3   0.08   0.00   0   12.1   0.08   0.00  0\n"
-                                "     2048   512   float   sum   -1   oops   0.08   0.00   0   12.1   0.08   0.00  0\n");
-  EXPECT_THAT(error_of(n), HasSubstr("n.txt:5: field 'time': expected a number, got 'oops'"));
-  const auto e = write("e.txt", "hello\n");
-  EXPECT_THAT(error_of(e), HasSubstr("not recognised"));
-  const auto j = write("j.json", R"({"devices":[{},{}],"args":"all_reduce_perf","results":[{"size":-3,"out_of_place":{"time":2}}]})");
-  EXPECT_THAT(error_of(j), HasSubstr("field 'results[0].size': must be greater than zero"));
-}
-
-TEST_F(Calibration, ReadsNcclTestsTextAndJson) {
-  const auto t = write("t.txt",
-                       "0: # nccl-tests version 2.13.8\n"
-                       "0: # Collective test starting: all_reduce_perf\n"
-                       "0: #  Rank  0 Group  0 Pid 1 on a device  0 [0x0f] NVIDIA H100\n"
-                       "0: #  Rank  1 Group  0 Pid 2 on a device  1 [0x10] NVIDIA H100\n"
-                       "0: #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-                       "0:      8388608       2097152     float     sum      -1    204.8   40.96   76.80      0    201.1   41.71   78.20      0\n"
-                       "0: # Avg bus bandwidth    : 76.8\n");
-  const auto m = read_measurements(t, {});
+TEST_F(Calibration, OsuFullColumnsAndPerRankSizes) {
+  // osu_allgather -f: size is one rank's part, so M = size x P; min, max and
+  // iterations follow the average.
+  const auto m = read_measurements(
+      write("g.log",
+            "# OSU MPI Allgather Latency Test v7.1\n"
+            "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+            "4,1024        10.50             9.90             11.20        1000\n"),
+      {});
   ASSERT_EQ(m.size(), 1u);
-  EXPECT_EQ(m[0].ranks, 2);
-  EXPECT_EQ(m[0].bytes, 8388608);
-  EXPECT_EQ(m[0].time, Duration(204'800));
-  const auto j = write("r.json", R"({"version":3,"args":"./all_gather_perf -b 8 -e 1G","devices":[{"rank":0},{"rank":1},{"rank":2},{"rank":3}],
-    "results":[{"size":1048576,"count":65536,"type":"float","out_of_place":{"time":50.5,"alg_bw":20.7,"bus_bw":15.5,"nwrong":0}}]})");
-  const auto mj = read_measurements(j, {});
-  ASSERT_EQ(mj.size(), 1u);
-  EXPECT_EQ(mj[0].op, CollectiveOp::kAllGather);
-  EXPECT_EQ(mj[0].ranks, 4);
-  EXPECT_EQ(mj[0].time, Duration(50'500));
+  EXPECT_EQ(m[0].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(m[0].bytes, 4096);
+  EXPECT_EQ(m[0].time, Duration(10'500));
 }
 
-std::vector<Measurement> synthetic(double alpha, double beta, double break_at, double alpha2, double beta2) {
+TEST_F(Calibration, OsuOpFromHeaderElseFlag) {
+  const std::string rows = "2,4 31.92\n";
+  EXPECT_EQ(
+      error_of("n.log", "# Size Avg Latency(us)\n" + rows),
+      "n.log:2: field 'op': no '# OSU ... Latency Test' header names the collective; give --op");
+  EXPECT_EQ(error_of("r.log", "# OSU MPI Reduce Latency Test v5.4.0\n" + rows),
+            "r.log:2: field 'op': 'OSU MPI Reduce Latency Test v5.4.0' is not a collective ssgd "
+            "models (all_reduce, reduce_scatter, all_gather, broadcast, all_to_all); give --op");
+  EXPECT_THAT(error_of("i.log", "# OSU MPI Non-blocking Allreduce Latency Test v7.1\n" + rows),
+              HasSubstr("give --op"));
+  MeasurementOptions o;
+  o.op = CollectiveOp::kBroadcast;
+  EXPECT_EQ(read_measurements(write("n.log", "# Size Avg Latency(us)\n" + rows), o)[0].op,
+            CollectiveOp::kBroadcast);
+  // The header wins over the flag.
+  EXPECT_EQ(read_measurements(write("h.log", std::string(kOsuHeader) + rows), o)[0].op,
+            CollectiveOp::kAllReduce);
+}
+
+TEST_F(Calibration, OsuGarbageLinesNameFileLineAndField) {
+  const std::string h = kOsuHeader;  // rows start on line 4
+  EXPECT_EQ(error_of("g.log", h + "2,4 31.92\n2,8 fast\n"),
+            "g.log:5: field 'latency': expected a number, got 'fast'");
+  EXPECT_EQ(
+      error_of("g.log", h + "2,4\n"),
+      "g.log:4: field 'latency': missing: expected 'bytes latency_us' or 'nodes,bytes latency_us'");
+  EXPECT_EQ(error_of("g.log", h + "2,0 31.92\n"),
+            "g.log:4: field 'size': must be greater than zero, got '0'");
+  EXPECT_EQ(error_of("g.log", h + "2,-8 31.92\n"),
+            "g.log:4: field 'size': must not be negative, got '-8'");
+  EXPECT_EQ(error_of("g.log", h + "2,4k 31.92\n"),
+            "g.log:4: field 'size': expected a whole number, got '4k'");
+  EXPECT_EQ(error_of("g.log", h + "2,4 -31.92\n"),
+            "g.log:4: field 'latency': must be greater than zero, got '-31.92'");
+  EXPECT_EQ(error_of("g.log", h + "2,4 0\n"),
+            "g.log:4: field 'latency': must be greater than zero, got '0'");
+  EXPECT_EQ(error_of("g.log", h + "2,4 nan\n"),
+            "g.log:4: field 'latency': expected a finite number, got 'nan'");
+  EXPECT_EQ(error_of("g.log", h + "2,4 NaN\n"),
+            "g.log:4: field 'latency': expected a finite number, got 'NaN'");
+  EXPECT_EQ(error_of("g.log", h + "2,4 inf\n"),
+            "g.log:4: field 'latency': expected a finite number, got 'inf'");
+  EXPECT_EQ(error_of("g.log", h + "2,4 0.0000001\n"),
+            "g.log:4: field 'latency': 1e-07 us rounds to 0 ns");
+  EXPECT_EQ(error_of("g.log", h + "2,4 31.92 extra\n"),
+            "g.log:4: field 'column 3': expected a number, got 'extra'");
+  EXPECT_EQ(error_of("g.log", h + "x,4 31.92\n"),
+            "g.log:4: field 'nodes': expected a whole number, got 'x'");
+  EXPECT_EQ(error_of("g.log", h + "1,4 31.92\n"),
+            "g.log:4: field 'nodes': 1 node(s): a collective needs at least 2");
+  EXPECT_EQ(error_of("g.log", h), "g.log: holds no usable measurements (read as osu)");
+}
+
+// ---------------------------------------------------------------- nccl-tests text
+
+// all_reduce_perf on 2 nodes x 2 GPUs (MPI), as nccl-tests 2.17 prints it,
+// with srun's rank tag and an NCCL INFO line in between.
+const std::string kNcclText =
+    "0: # nccl-tests version 2.17.1 nccl-headers=22703 nccl-library=22703\n"
+    "0: # Collective test starting: all_reduce_perf\n"
+    "0: # nThread 1 nGpus 1 minBytes 0 maxBytes 16777216 step: 4(factor) warmup iters: 5 iters: 20 "
+    "agg iters: 1 validation: 1 graph: 0\n"
+    "0: #\n"
+    "0: # Using devices\n"
+    "0: #  Rank  0 Group  0 Pid  11887 on     node-a device  0 [0000:8d:00] NVIDIA H100 80GB HBM3\n"
+    "0: #  Rank  1 Group  0 Pid  11888 on     node-a device  1 [0000:91:00] NVIDIA H100 80GB HBM3\n"
+    "0: #  Rank  2 Group  0 Pid  21885 on     node-b device  0 [0000:8d:00] NVIDIA H100 80GB HBM3\n"
+    "0: #  Rank  3 Group  0 Pid  21886 on     node-b device  1 [0000:91:00] NVIDIA H100 80GB HBM3\n"
+    "0: node-a:11887:11900 [0] NCCL INFO comm 0x55 rank 0 nranks 4 cudaDev 0 busId 8d000 - Init "
+    "COMPLETE\n"
+    "0: #\n"
+    "0: #                                                              out-of-place                "
+    "       in-place          \n"
+    "0: #       size         count      type   redop    root     time   algbw   busbw #wrong     "
+    "time   algbw   busbw #wrong \n"
+    "0: #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+    "(us)  (GB/s)  (GB/s)        \n"
+    "0:            0             0     float     sum      -1     0.20    0.00    0.00      0     "
+    "0.19    0.00    0.00      0\n"
+    "0:         1024           256     float     sum      -1    25.31    0.04    0.06      0    "
+    "24.87    0.04    0.06      0\n"
+    "0:      1048576        262144     float     sum      -1    90.50   11.59   17.38      0    "
+    "89.90   11.66   17.50      0\n"
+    "0:     16777216       4194304     float     sum      -1   1023.4   16.39   24.59      0   "
+    "1010.2   16.61   24.91      0\n"
+    "0: # Out of bounds values : 0 OK\n"
+    "0: # Avg bus bandwidth    : 13.8 \n"
+    "0: #\n"
+    "0: # Collective test concluded: all_reduce_perf\n";
+
+TEST_F(Calibration, NcclTestsText) {
+  const auto m = read_measurements(write("ar.txt", kNcclText), {});
+  ASSERT_EQ(m.size(), 3u) << "the 0-byte row is skipped";
+  EXPECT_EQ(m[0].op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(m[0].ranks, 4);
+  EXPECT_EQ(m[0].bytes, 1024);
+  EXPECT_EQ(m[0].time, Duration(25'310));
+  EXPECT_EQ(m[0].line, 16);
+  EXPECT_EQ(m[2].bytes, 16777216);
+  EXPECT_EQ(m[2].time, Duration(1'023'400));
+  MeasurementOptions in_place;
+  in_place.in_place = true;
+  EXPECT_EQ(read_measurements(write("ar.txt", kNcclText), in_place)[2].time, Duration(1'010'200));
+}
+
+TEST_F(Calibration, NcclTestsTextOldFormatNeedsFlags) {
+  // nccl-tests 2.0 with NCCL 2.4: no version line, no test name, no root
+  // column, "error" for "#wrong", and "Rank ... Pid" lines without Group.
+  const std::string old =
+      "# nThread 1 nGpus 2 minBytes 8 maxBytes 128 step: 2(factor) warmup iters: 5 iters: 20 "
+      "validation: 1\n"
+      "#\n"
+      "# Using devices\n"
+      "#   Rank  0 Pid   1320 on   host device  0 [0x00] Tesla V100-SXM2-16GB\n"
+      "#   Rank  1 Pid   1320 on   host device  1 [0x00] Tesla V100-SXM2-16GB\n"
+      "#\n"
+      "#                                                     out-of-place                       "
+      "in-place\n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw "
+      "  busbw  error\n"
+      "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s) "
+      " (GB/s)\n"
+      "           8             2   float     sum     12.5    0.00    0.00  0e+00     12.1    0.00 "
+      "   0.00  0e+00\n"
+      "         128            32   float     sum     13.5    0.01    0.01  0e+00     13.0    0.01 "
+      "   0.01  0e+00\n";
+  EXPECT_EQ(error_of("old.txt", old),
+            "old.txt:10: field 'op': no '# Collective test starting:' line names the test "
+            "(nccl-tests before 2.14 print none); give --op");
+  MeasurementOptions o;
+  o.op = CollectiveOp::kAllGather;
+  const auto m = read_measurements(write("old.txt", old), o);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(m[0].ranks, 2);
+  EXPECT_EQ(m[1].time, Duration(13'500));
+  // Without Rank lines, --ranks says.
+  std::string no_ranks = old;
+  for (const char* rank_line :
+       {"#   Rank  0 Pid   1320 on   host device  0 [0x00] Tesla V100-SXM2-16GB\n",
+        "#   Rank  1 Pid   1320 on   host device  1 [0x00] Tesla V100-SXM2-16GB\n"}) {
+    no_ranks.erase(no_ranks.find(rank_line), std::string(rank_line).size());
+  }
+  EXPECT_EQ(error_of("nr.txt", no_ranks, o),
+            "nr.txt:8: field 'nranks': no '#  Rank N' lines before the table and --ranks was not "
+            "given: the number of ranks is unknown");
+  o.ranks = 16;
+  EXPECT_EQ(read_measurements(write("nr.txt", no_ranks), o)[0].ranks, 16);
+}
+
+TEST_F(Calibration, NcclTestsTextGarbageLines) {
+  const auto with_row = [](const std::string& row) {
+    std::string t = kNcclText;
+    const std::string first = "0:         1024           256";
+    return t.insert(t.find(first), row + "\n");
+  };
+  // The inserted row is line 16.
+  EXPECT_EQ(error_of("t.txt", with_row("      2048   512   float   sum   -1   oops   0.08   0.00   "
+                                       "0   12.1   0.08   0.00  0")),
+            "t.txt:16: field 'time': expected a number, got 'oops'");
+  EXPECT_EQ(error_of("t.txt", with_row("      2048   512   float   sum   -1")),
+            "t.txt:16: field 'time': missing column: the row has 5 columns, the header on line 13 "
+            "puts the time in column 6");
+  EXPECT_EQ(error_of("t.txt", with_row("      2048   512   float   sum   -1   nan   0.08   0.00   "
+                                       "0   12.1   0.08   0.00  0")),
+            "t.txt:16: field 'time': expected a finite number, got 'nan'");
+  EXPECT_EQ(error_of("t.txt", with_row("      2048   512   float   sum   -1   -4.0   0.08   0.00   "
+                                       "0   12.1   0.08   0.00  0")),
+            "t.txt:16: field 'time': must be greater than zero, got '-4.0'");
+  EXPECT_EQ(error_of("t.txt", with_row("     -2048   512   float   sum   -1   12.0   0.08   0.00   "
+                                       "0   12.1   0.08   0.00  0")),
+            "t.txt:16: field 'size': must not be negative, got '-2048'");
+  EXPECT_EQ(error_of("t.txt",
+                     with_row("node-a: Test NCCL failure common.cu:1025 'unhandled system error'")),
+            "t.txt:16: field 'size': expected a whole number, got 'node-a:'");
+  std::string reduce = kNcclText;
+  reduce.replace(reduce.find("starting: all_reduce_perf"), 25, "starting: reduce_perf");
+  EXPECT_EQ(error_of("r.txt", reduce),
+            "r.txt:16: field 'op': 'reduce_perf' is not a collective ssgd models (all_reduce, "
+            "reduce_scatter, all_gather, broadcast, all_to_all)");
+}
+
+// ---------------------------------------------------------------- nccl-tests JSON
+
+// The layout nccl-tests' src/util.cu writes (version 3), one line in the
+// real files, spread out here; 2 processes with 2 GPUs each.
+const std::string kNcclJson = R"({"version":3,"start_time":"2025-06-01 10:00:00",
+ "args":["./build/all_gather_perf","-b","8","-e","1G","-f","2","-g","2","-J","out.json"],
+ "env":["PATH=/usr/bin"],"nccl_version":22703,
+ "config":{"nthreads":1,"ngpus":2,"minimum_bytes":8,"maximum_bytes":1073741824,"step_factor":2,
+   "warmup_iters":5,"iterations":20,"aggregated_iterations":1,"validation":1,"graph":0,
+   "blocking_collectives":"false","per_iter_timing":"false","per_iter_skip":0,"parallel_init":"false",
+   "devices":[{"rank":0,"group":0,"pid":11,"hostname":"a","device":0,"device_hex":"0000:8d:00","device_info":"NVIDIA H100"},
+              {"rank":2,"group":0,"pid":21,"hostname":"b","device":0,"device_hex":"0000:8d:00","device_info":"NVIDIA H100"}]},
+ "results":[
+  {"size":0,"count":0,"type":"float","redop":"none","root":"    -1",
+   "out_of_place":{"time":0.2,"alg_bw":0.0,"bus_bw":0.0,"nwrong":0.0},
+   "in_place":{"time":0.2,"alg_bw":0.0,"bus_bw":0.0,"nwrong":0.0},"actual_iterations":20,"experiment_name":""},
+  {"size":1048576,"count":65536,"type":"float","redop":"none","root":"    -1",
+   "out_of_place":{"time":50.500000,"alg_bw":20.76,"bus_bw":15.57,"nwrong":0.0},
+   "in_place":{"time":49.000000,"alg_bw":21.40,"bus_bw":16.05,"nwrong":0.0},"actual_iterations":20,"experiment_name":""}],
+ "out_of_bounds":{"count":0,"okay":"true"},"average_bus_bandwidth":{"bandwidth":15.57,"okay":"unchecked"},
+ "errors":[],"end_time":"2025-06-01 10:00:05"})";
+
+TEST_F(Calibration, NcclTestsJson) {
+  const auto m = read_measurements(write("ag.json", kNcclJson), {});
+  ASSERT_EQ(m.size(), 1u) << "the 0-byte result is skipped";
+  EXPECT_EQ(m[0].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(m[0].ranks, 4) << "2 processes x 1 thread x 2 GPUs";
+  EXPECT_EQ(m[0].bytes, 1048576);
+  EXPECT_EQ(m[0].time, Duration(50'500));
+  MeasurementOptions in_place;
+  in_place.in_place = true;
+  EXPECT_EQ(read_measurements(write("ag.json", kNcclJson), in_place)[0].time, Duration(49'000));
+}
+
+TEST_F(Calibration, NcclTestsJsonErrorsNameThePath) {
+  const auto edit = [](const std::string& from, const std::string& to) {
+    std::string t = kNcclJson;
+    return t.replace(t.find(from), from.size(), to);
+  };
+  EXPECT_EQ(
+      error_of("j.json", edit(R"("time":50.500000)", R"("time":"nan")")),
+      "j.json: field 'results[1].out_of_place.time': expected a number, got the string \"nan\"");
+  EXPECT_EQ(error_of("j.json", edit(R"("time":50.500000)", R"("time":-3)")),
+            "j.json: field 'results[1].out_of_place.time': must be greater than zero, got -3");
+  EXPECT_EQ(error_of("j.json", edit(R"("size":1048576)", R"("size":-1048576)")),
+            "j.json: field 'results[1].size': must not be negative, got -1048576");
+  EXPECT_EQ(error_of("j.json", edit(R"("size":1048576)", R"("size":"big")")),
+            "j.json: field 'results[1].size': expected a whole number, got the string \"big\"");
+  EXPECT_EQ(
+      error_of(
+          "j.json",
+          edit(R"("out_of_place":{"time":50.500000,"alg_bw":20.76,"bus_bw":15.57,"nwrong":0.0})",
+               R"("out_of_place":null)")),
+      "j.json: field 'results[1].out_of_place': missing: this run measured no out-of-place "
+      "time (use --in-place)");
+  EXPECT_EQ(error_of("j.json", edit("./build/all_gather_perf", "./build/sendrecv_perf")),
+            "j.json: field 'args[0]': './build/sendrecv_perf' is not a collective ssgd models "
+            "(all_reduce, reduce_scatter, all_gather, broadcast, all_to_all)");
+  EXPECT_EQ(
+      error_of("j.json", edit("./build/all_gather_perf", "./run.sh")),
+      "j.json: field 'args': the command line does not name an nccl-tests collective; give --op");
+  EXPECT_THAT(error_of("j.json", "{\"version\": 3, \"results\": [}"),
+              HasSubstr("j.json: not valid JSON: "));
+  EXPECT_EQ(error_of("j.json", R"({"args":["all_reduce_perf"],"results":[]})"),
+            "j.json: field 'config.devices': no devices listed and --ranks was not given: the "
+            "number of ranks is unknown");
+}
+
+// ---------------------------------------------------------------- traces
+
+namespace v1 = trace::v1;
+
+v1::Event collective(v1::Collective::Op op, std::uint64_t comm, std::uint64_t seq, int rank,
+                     int nranks, std::int64_t bytes, std::int64_t start, std::int64_t end) {
+  v1::Event e;
+  e.set_rank(rank);
+  v1::Collective* c = e.mutable_collective();
+  c->set_op(op);
+  c->set_communicator_id(comm);
+  c->set_sequence_number(seq);
+  c->set_rank(rank);
+  c->set_nranks(nranks);
+  c->set_size_bytes(bytes);
+  c->set_start_ns(start);
+  c->set_end_ns(end);
+  return e;
+}
+
+class CalibrationTrace : public Calibration {
+ protected:
+  std::filesystem::path trace(const std::vector<v1::Event>& events) {
+    auto p = dir_ / "run.ssgdt";
+    v1::CaptureMetadata meta;
+    meta.set_tool("calibration_test");
+    meta.set_provenance("synthetic");
+    trace::TraceWriter w(p, meta, {.events_per_chunk = 3});
+    for (const auto& e : events) w.append(e);
+    w.close();
+    return p;
+  }
+  std::string trace_error(const std::vector<v1::Event>& events) {
+    const auto p = trace(events);
+    try {
+      read_measurements(p, {});
+    } catch (const InputError& e) {
+      std::string s = e.what();
+      return s.substr(s.find("run.ssgdt"));
+    }
+    return "no error";
+  }
+};
+
+TEST_F(CalibrationTrace, InstancesTakeTheTimeAfterTheLastArrival) {
+  constexpr auto kAr = v1::Collective::ALL_REDUCE;
+  constexpr auto kAg = v1::Collective::ALL_GATHER;
+  const auto m = read_measurements(
+      trace({
+          // all-reduce 0 of communicator 7: ranks start at 100, 130, 120; ends at 400, 410, 405.
+          collective(kAr, 7, 0, 0, 3, 4096, 100, 400),
+          collective(kAr, 7, 0, 1, 3, 4096, 130, 410),
+          collective(kAr, 7, 1, 0, 3, 8192, 1000, 1500),  // sequence 1 interleaved
+          collective(kAr, 7, 0, 2, 3, 4096, 120, 405),
+          collective(kAr, 7, 1, 1, 3, 8192, 1000, 1600),
+          collective(kAr, 7, 1, 2, 3, 8192, 1100, 1550),
+          // all-gather: records hold one rank's part, M = 3 x 1000.
+          collective(kAg, 7, 2, 0, 3, 1000, 2000, 2100),
+          collective(kAg, 7, 2, 1, 3, 1000, 2000, 2100),
+          collective(kAg, 7, 2, 2, 3, 1000, 2010, 2100),
+          // incomplete (rank 1 missing) and a send: left out.
+          collective(kAr, 7, 3, 0, 3, 64, 3000, 3100),
+          collective(kAr, 7, 3, 2, 3, 64, 3000, 3100),
+          collective(v1::Collective::SEND, 9, 0, 0, 2, 64, 3000, 3100),
+      }),
+      {});
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(m[0].ranks, 3);
+  EXPECT_EQ(m[0].bytes, 4096);
+  EXPECT_EQ(m[0].time, Duration(410 - 130));
+  EXPECT_EQ(m[1].bytes, 8192);
+  EXPECT_EQ(m[1].time, Duration(1600 - 1100));
+  EXPECT_EQ(m[2].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(m[2].bytes, 3000);
+  EXPECT_EQ(m[2].time, Duration(90));
+}
+
+TEST_F(CalibrationTrace, BadRecordsNameTheRecordAndField) {
+  constexpr auto kAr = v1::Collective::ALL_REDUCE;
+  EXPECT_EQ(
+      trace_error({collective(kAr, 7, 0, 0, 2, 64, 100, 50)}),
+      "run.ssgdt: record 0: field 'collective.end_ns': ends at 50 ns, before it starts at 100 ns");
+  EXPECT_EQ(
+      trace_error(
+          {collective(kAr, 7, 0, 0, 2, 64, 100, 200), collective(kAr, 7, 0, 0, 2, 64, 100, 200)}),
+      "run.ssgdt: record 1: field 'collective.rank': rank 0 of communicator 0x7 sequence 0 is "
+      "recorded twice (first at record 0)");
+  EXPECT_EQ(
+      trace_error(
+          {collective(kAr, 7, 0, 0, 2, 64, 100, 200), collective(kAr, 7, 0, 1, 2, 128, 100, 200)}),
+      "run.ssgdt: record 1: field 'collective.size_bytes': 128 for communicator 0x7 sequence 0, "
+      "which record 0 gives 64");
+  EXPECT_EQ(
+      trace_error(
+          {collective(kAr, 7, 0, 0, 2, 64, 100, 200), collective(kAr, 7, 0, 1, 4, 64, 100, 200)}),
+      "run.ssgdt: record 1: field 'collective.nranks': 4 for communicator 0x7 sequence 0, which "
+      "record 0 gives 2");
+  EXPECT_EQ(trace_error({collective(kAr, 7, 0, 2, 2, 64, 100, 200)}),
+            "run.ssgdt: record 0: field 'collective.rank': rank 2 is outside 0..1");
+  EXPECT_EQ(trace_error({collective(kAr, 7, 0, 0, 2, -64, 100, 200)}),
+            "run.ssgdt: record 0: field 'collective.size_bytes': must not be negative, got -64");
+  EXPECT_EQ(
+      trace_error(
+          {collective(kAr, 7, 0, 0, 2, 64, 100, 200), collective(kAr, 7, 0, 1, 2, 64, 200, 200)}),
+      "run.ssgdt: record 1: field 'collective.end_ns': the collective takes no time after its "
+      "last rank arrived");
+  EXPECT_EQ(trace_error({collective(kAr, 7, 0, 0, 2, 64, 100, 200)}),
+            "run.ssgdt: holds no usable measurements (read as auto)");
+}
+
+// ---------------------------------------------------------------- detection
+
+TEST_F(Calibration, FormatFromContentOrFlag) {
+  EXPECT_EQ(error_of("x.txt", "hello\n"),
+            "x.txt: not recognised as an OSU log, nccl-tests output (text or JSON) or an ssgd "
+            "trace; give --format (auto, osu, nccl-tests, nccl-tests-json, trace)");
+  // A header-less OSU file read as osu with flags.
+  MeasurementOptions o;
+  o.format = MeasurementFormat::kOsu;
+  o.op = CollectiveOp::kAllReduce;
+  o.ranks = 2;
+  EXPECT_EQ(read_measurements(write("bare.log", "4 31.9\n8 32.2\n"), o).size(), 2u);
+  EXPECT_EQ(parse_measurement_format("nccl-tests-json"), MeasurementFormat::kNcclJson);
+  EXPECT_EQ(parse_measurement_format("csv"), std::nullopt);
+  EXPECT_EQ(op_from_benchmark_name("./build/alltoall_perf_mpi"), CollectiveOp::kAllToAll);
+  EXPECT_EQ(op_from_benchmark_name("alltoallv_perf"), std::nullopt);
+  EXPECT_EQ(op_from_benchmark_name("OSU MPI Reduce_scatter Latency Test v5.6.3"),
+            CollectiveOp::kReduceScatter);
+  EXPECT_EQ(op_from_benchmark_name("OSU MPI Broadcast Latency Test"), CollectiveOp::kBroadcast);
+  EXPECT_EQ(op_from_benchmark_name("OSU MPI Allgatherv Latency Test"), std::nullopt);
+  EXPECT_EQ(op_from_benchmark_name("reduce_perf"), std::nullopt);
+}
+
+// ---------------------------------------------------------------- fit
+
+// Points of a known two-band cost: (alpha, beta) below `break_at` bytes and
+// (alpha2, beta2) above, for P = 2, 4, 8 and sizes 1 KiB x 1.5^k.
+std::vector<Measurement> synthetic(CollectiveAlgorithm algorithm, double alpha, double beta,
+                                   double break_at, double alpha2, double beta2,
+                                   const std::vector<std::int64_t>& ranks = {2, 4, 8}) {
   std::vector<Measurement> out;
-  for (std::int64_t p : {2, 4, 8}) {
+  for (const std::int64_t p : ranks) {
+    const AlphaBetaTerms t = alpha_beta_terms(CollectiveOp::kAllReduce, algorithm, p);
     for (double m = 1024; m <= 4e6; m *= 1.5) {
-      const auto t = alpha_beta_terms(CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, p);
-      const bool high = m > break_at;
-      const double s = t.alpha_count * (high ? alpha2 : alpha) + t.beta_factor * m * (high ? beta2 : beta);
-      out.push_back({CollectiveOp::kAllReduce, p, std::floor(m), duration_from_seconds(s), "synthetic", 0});
+      const double bytes = std::floor(m);
+      const bool high = bytes > break_at;
+      const double s =
+          t.alpha_count * (high ? alpha2 : alpha) + t.beta_factor * bytes * (high ? beta2 : beta);
+      Measurement x;
+      x.op = CollectiveOp::kAllReduce;
+      x.ranks = p;
+      x.bytes = bytes;
+      x.time = duration_from_seconds(s);
+      x.source = "synthetic";
+      out.push_back(x);
     }
   }
   return out;
 }
 
-TEST(BandFit, RecoversAlphaBetaAndAPlantedBreakpoint) {
+TEST(BandFit, RecoversAlphaAndBetaExactly) {
+  for (const auto algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHalvingDoubling}) {
+    FitOptions o;
+    o.algorithm = algorithm;
+    const auto fit = fit_bands(synthetic(algorithm, 10e-6, 1e-9, 1e300, 0, 0), o);
+    ASSERT_EQ(fit.collective.bands.size(), 1u) << "one cost, one band";
+    const CalibrationBand& b = fit.collective.bands[0];
+    EXPECT_NEAR(static_cast<double>(b.latency.ns()), 10'000, 1);
+    EXPECT_NEAR(b.bandwidth_bytes_per_s, 1e9, 1e3);
+    EXPECT_LT(b.max_error, 1e-4) << "only the nanosecond rounding of the times is left";
+    EXPECT_EQ(fit.collective.algorithm, algorithm);
+    EXPECT_EQ(fit.collective.ranks, (std::vector<std::int64_t>{2, 4, 8}));
+    EXPECT_EQ(b.points, static_cast<std::int64_t>(synthetic(algorithm, 1, 1, 1, 1, 1).size()));
+  }
+}
+
+TEST(BandFit, FindsAPlantedBreakpoint) {
+  const auto fit =
+      fit_bands(synthetic(CollectiveAlgorithm::kRing, 5e-6, 2e-9, 100e3, 40e-6, 0.8e-9), {});
+  const auto& bands = fit.collective.bands;
+  ASSERT_EQ(bands.size(), 2u) << "BIC should find exactly the planted break";
+  // The sizes either side of 100 kB are 87,500 and 131,250 bytes.
+  EXPECT_GT(bands[0].max_bytes, 87'000);
+  EXPECT_LT(bands[0].max_bytes, 131'250);
+  EXPECT_TRUE(std::isinf(bands[1].max_bytes));
+  EXPECT_NEAR(static_cast<double>(bands[0].latency.ns()), 5'000, 1);
+  EXPECT_NEAR(bands[0].bandwidth_bytes_per_s, 0.5e9, 1e3);
+  EXPECT_NEAR(static_cast<double>(bands[1].latency.ns()), 40'000, 2);
+  EXPECT_NEAR(bands[1].bandwidth_bytes_per_s, 1.25e9, 1e3);
+  EXPECT_LT(bands[0].max_error, 1e-4);
+  EXPECT_LT(bands[1].max_error, 1e-4);
+}
+
+TEST(BandFit, GivenBandsAreKeptAsLimits) {
+  FitOptions o;
+  o.boundaries = {100e3};
+  const auto fit =
+      fit_bands(synthetic(CollectiveAlgorithm::kRing, 5e-6, 2e-9, 100e3, 40e-6, 0.8e-9), o);
+  ASSERT_EQ(fit.collective.bands.size(), 2u);
+  EXPECT_EQ(fit.collective.bands[0].max_bytes, 100e3);
+  EXPECT_NEAR(static_cast<double>(fit.collective.bands[1].latency.ns()), 40'000, 2);
+  o.boundaries = {1.2e3};  // only 1024 below
+  EXPECT_THROW(
+      fit_bands(synthetic(CollectiveAlgorithm::kRing, 5e-6, 2e-9, 100e3, 40e-6, 0.8e-9), o),
+      std::invalid_argument);
+}
+
+TEST(BandFit, HoldoutPredictsEveryNthSizeOfEachRankCount) {
+  FitOptions o;
+  o.holdout = 3;
+  const auto points = synthetic(CollectiveAlgorithm::kRing, 5e-6, 2e-9, 1e300, 0, 0, {2, 4});
+  const auto fit = fit_bands(points, o);
+  ASSERT_EQ(fit.holdout.size(), 2u);
+  const auto per_rank = static_cast<std::int64_t>(points.size() / 2);
+  for (const auto& h : fit.holdout) {
+    EXPECT_EQ(h.points, per_rank / 3) << h.ranks;
+    EXPECT_LT(h.max_error, 1e-4) << "an exact model predicts what it did not see";
+  }
+  ASSERT_EQ(fit.band_holdout.size(), fit.collective.bands.size());
+  EXPECT_EQ(fit.collective.bands[0].points + fit.band_holdout[0].points,
+            static_cast<std::int64_t>(points.size()));
+}
+
+TEST(BandFit, AlphaStaysNonNegative) {
+  // Times proportional to size, minus a little: the unconstrained fit would
+  // give a negative latency.
+  std::vector<Measurement> points;
+  for (const std::int64_t p : {2, 4}) {
+    const AlphaBetaTerms t =
+        alpha_beta_terms(CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, p);
+    for (double m = 1e4; m <= 1e6; m *= 2) {
+      Measurement x;
+      x.ranks = p;
+      x.bytes = m;
+      x.time = duration_from_seconds(t.beta_factor * m * 1e-9 - 1e-6);
+      x.source = "synthetic";
+      points.push_back(x);
+    }
+  }
   FitOptions o;
   o.max_bands = 1;
-  const auto one = fit_bands(synthetic(10e-6, 1e-9, 1e300, 0, 0), o);
-  ASSERT_EQ(one.collective.bands.size(), 1u);
-  EXPECT_NEAR(static_cast<double>(one.collective.bands[0].latency.ns()), 10'000, 2);
-  EXPECT_NEAR(one.collective.bands[0].bandwidth_bytes_per_s, 1e9, 1e6);
-  o.max_bands = 4;
-  const auto two = fit_bands(synthetic(5e-6, 2e-9, 100e3, 40e-6, 0.8e-9), o);
-  ASSERT_EQ(two.collective.bands.size(), 2u) << "BIC should find exactly the planted break";
-  EXPECT_GT(two.collective.bands[0].max_bytes, 60e3);
-  EXPECT_LT(two.collective.bands[0].max_bytes, 160e3);
-  EXPECT_NEAR(static_cast<double>(two.collective.bands[1].latency.ns()), 40'000, 50);
-  EXPECT_LT(two.collective.bands[0].max_error, 1e-3);
+  const auto fit = fit_bands(points, o);
+  EXPECT_EQ(fit.collective.bands[0].latency, Duration::zero());
+  EXPECT_GT(fit.collective.bands[0].bandwidth_bytes_per_s, 0);
 }
 
-TEST_F(Calibration, FileRoundTripAndStrictReader) {
-  const auto fit = fit_bands(synthetic(5e-6, 2e-9, 100e3, 40e-6, 0.8e-9), FitOptions{});
-  NetworkCalibration cal;
-  cal.level = "inter_node";
-  cal.collectives.push_back(fit.collective);
-  const auto p = dir_ / "net.yaml";
-  write_network_calibration(cal, p);
-  const auto back = read_network_calibration(p);
-  ASSERT_EQ(back.collectives.size(), 1u);
-  ASSERT_EQ(back.collectives[0].bands.size(), fit.collective.bands.size());
-  EXPECT_EQ(back.collectives[0].bands[0].latency, fit.collective.bands[0].latency);
-  EXPECT_NEAR(back.collectives[0].bands[0].bandwidth_bytes_per_s, fit.collective.bands[0].bandwidth_bytes_per_s, 1);
-  EXPECT_EQ(back.find(CollectiveOp::kAllReduce, 4), &back.collectives[0]);
-  EXPECT_EQ(back.find(CollectiveOp::kBroadcast, 4), nullptr);
-  const auto bad = write("bad.yaml", "ssgd_network_calibration: 1\nlevel: inter_node\ncollectives:\n"
-                                     "  - op: all_reduce\n    algorithm: ring\n    bands:\n"
-                                     "      - {max_bytes: inf, latency: 5us, bandwidth: 0GB/s}\n");
+TEST(BandFit, RejectsAnAlgorithmWithoutTermsForTheOp) {
+  auto points = synthetic(CollectiveAlgorithm::kRing, 5e-6, 2e-9, 1e300, 0, 0);
+  for (auto& p : points) p.op = CollectiveOp::kAllToAll;
+  FitOptions o;
+  o.algorithm = CollectiveAlgorithm::kTorus2d;
   try {
-    read_network_calibration(bad);
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("bad.yaml:7: field 'collectives[0].bands[0].bandwidth'"));
+    fit_bands(points, o);
+    FAIL() << "torus2d has no all-to-all";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("does not implement all_to_all"));
   }
-  const auto unknown = write("u.yaml", "ssgd_network_calibration: 1\nlevel: inter_node\nflavour: 2\ncollectives: []\n");
-  EXPECT_THROW(read_network_calibration(unknown), InputError);
 }
 
-TEST(OsuValidation, HeldBackSizesWithinTenPercent) {
-  const std::filesystem::path data = "../shared/data/bcaffe";
-  if (!std::filesystem::exists(data / "allreduce4.log")) {
-    GTEST_SKIP() << "reference data not found at " << data << " (run from the repository root)";
+TEST(BandFit, PredictUsesTheBandAndTheTerms) {
+  CalibratedCollective c;
+  c.op = CollectiveOp::kAllReduce;
+  c.algorithm = CollectiveAlgorithm::kRing;
+  c.bands = {{8192, Duration(10'000), 1e9, 0, 0, 0},
+             {std::numeric_limits<double>::infinity(), Duration(50'000), 2e9, 0, 0, 0}};
+  // P = 4: 6 alpha, 1.5 M beta.
+  EXPECT_EQ(predict(c, 4, 8192), Duration(6 * 10'000 + 12'288));
+  EXPECT_EQ(predict(c, 4, 8193), Duration(6 * 50'000 + 6'145));  // 6144.75 rounds up
+  EXPECT_EQ(predict(c, 1, 1e6), Duration::zero());
+}
+
+// ---------------------------------------------------------------- calibration file
+
+class CalibrationFile : public Calibration {
+ protected:
+  std::string file_error(const std::string& text) {
+    const auto p = write("net.yaml", text);
+    try {
+      read_network_calibration(p);
+    } catch (const InputError& e) {
+      std::string s = e.what();
+      return s.substr(s.find("net.yaml"));
+    }
+    return "no error";
   }
-  std::printf("\n| nodes | held-back sizes | median error | max error |\n|---|---|---|---|\n");
-  for (std::int64_t p : {2, 4, 8}) {
-    MeasurementOptions mo;
-    mo.ranks = p;  // allreduce4.log has no node prefix
-    const auto points = read_measurements(data / ("allreduce" + std::to_string(p) + ".log"), mo);
-    FitOptions fo;
-    fo.holdout = 2;  // every second size is predicted, not fitted
-    const FitResult fit = fit_bands(points, fo);
-    ASSERT_EQ(fit.holdout.size(), 1u);
-    const auto& h = fit.holdout[0];
-    std::printf("| %lld | %lld | %.1f%% | %.1f%% |\n", static_cast<long long>(p),
-                static_cast<long long>(h.points), 100 * h.median_error, 100 * h.max_error);
-    EXPECT_LE(h.median_error, 0.10) << p << " nodes";
+};
+
+constexpr const char* kGoodFile =
+    "ssgd_network_calibration: 1\n"
+    "level: inter_node\n"
+    "collectives:\n"
+    "  - op: all_reduce\n"
+    "    algorithm: ring\n"
+    "    ranks: [2, 4, 8]\n"
+    "    sources: [allreduce2.log]\n"
+    "    bands:\n"
+    "      - {max_bytes: 8KiB, latency: 15.2us, bandwidth: 1.1GB/s, points: 30, median_error: "
+    "0.021, max_error: 0.08}\n"
+    "      - {max_bytes: inf, latency: 40us, bandwidth: 1.2GB/s}\n";
+
+TEST_F(CalibrationFile, RoundTrip) {
+  FitOptions o;
+  o.holdout = 2;
+  const auto joint =
+      fit_bands(synthetic(CollectiveAlgorithm::kRing, 5e-6, 2e-9, 100e3, 40e-6, 0.8e-9), o);
+  const auto four =
+      fit_bands(synthetic(CollectiveAlgorithm::kRing, 6e-6, 2e-9, 1e300, 0, 0, {4}), {});
+  NetworkCalibration cal;
+  cal.level = "intra_node";
+  cal.collectives = {joint.collective, four.collective};
+  cal.collectives[0].sources = {"a file: with \"quotes\".log", "b.log"};
+  const auto p = dir_ / "out.yaml";
+  write_network_calibration(cal, p);
+  const NetworkCalibration back = read_network_calibration(p);
+  EXPECT_EQ(back.level, "intra_node");
+  ASSERT_EQ(back.collectives.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& a = cal.collectives[i];
+    const auto& b = back.collectives[i];
+    EXPECT_EQ(b.op, a.op);
+    EXPECT_EQ(b.algorithm, a.algorithm);
+    EXPECT_EQ(b.ranks, a.ranks);
+    EXPECT_EQ(b.sources, a.sources);
+    ASSERT_EQ(b.bands.size(), a.bands.size());
+    for (std::size_t k = 0; k < a.bands.size(); ++k) {
+      EXPECT_EQ(b.bands[k].max_bytes, a.bands[k].max_bytes);
+      EXPECT_EQ(b.bands[k].latency, a.bands[k].latency) << "latency is written exactly";
+      EXPECT_NEAR(b.bands[k].bandwidth_bytes_per_s / a.bands[k].bandwidth_bytes_per_s, 1, 1e-6);
+      EXPECT_EQ(b.bands[k].points, a.bands[k].points);
+      EXPECT_NEAR(b.bands[k].median_error, a.bands[k].median_error, 5e-5);
+      EXPECT_NEAR(b.bands[k].max_error, a.bands[k].max_error, 5e-5);
+    }
   }
+  // The fit made for the rank count first, then the joint one.
+  EXPECT_EQ(back.find(CollectiveOp::kAllReduce, 4), &back.collectives[1]);
+  EXPECT_EQ(back.find(CollectiveOp::kAllReduce, 16), &back.collectives[0]);
+  EXPECT_EQ(back.find(CollectiveOp::kAllReduce), &back.collectives[0]);
+  EXPECT_EQ(back.find(CollectiveOp::kBroadcast, 4), nullptr);
+  // The file is readable and says what it is.
+  const std::string text = ssgd::testing::read_file_bytes(p);
+  EXPECT_THAT(text, HasSubstr("ssgd_network_calibration: 1\nlevel: intra_node\n"));
+  EXPECT_THAT(text, HasSubstr("max_bytes: inf, latency: 40us, bandwidth: 1.25GB/s"));
+}
+
+TEST_F(CalibrationFile, ReadsTheDocumentedExample) {
+  const auto cal = read_network_calibration(write("net.yaml", kGoodFile));
+  ASSERT_EQ(cal.collectives.size(), 1u);
+  const auto& c = cal.collectives[0];
+  EXPECT_EQ(c.band_for(8192).latency, Duration(15'200));
+  EXPECT_EQ(c.band_for(8193).latency, Duration(40'000));
+  EXPECT_EQ(c.band_for(1e12).bandwidth_bytes_per_s, 1.2e9);
+  EXPECT_EQ(c.bands[0].points, 30);
+  EXPECT_EQ(c.bands[0].max_error, 0.08);
+}
+
+TEST_F(CalibrationFile, StrictReaderNamesLineAndKeyPath) {
+  const auto edit = [](const std::string& from, const std::string& to) {
+    std::string t = kGoodFile;
+    return t.replace(t.find(from), from.size(), to);
+  };
+  EXPECT_EQ(file_error(edit("level: inter_node\n", "level: inter_node\nflavour: 2\n")),
+            "net.yaml:3: field 'flavour': unknown key 'flavour'; expected one of "
+            "ssgd_network_calibration, level, collectives");
+  EXPECT_EQ(
+      file_error(edit("latency: 40us", "latency: 40us, jitter: 2us")),
+      "net.yaml:10: field 'collectives[0].bands[1].jitter': unknown key 'jitter'; expected one "
+      "of max_bytes, latency, bandwidth, points, median_error, max_error");
+  EXPECT_EQ(file_error(edit("latency: 40us", "latency: 40")),
+            "net.yaml:10: field 'collectives[0].bands[1].latency': duration '40': missing unit; "
+            "write one of ns, us, µs, ms, s (e.g. '1.5ms')");
+  EXPECT_EQ(file_error(edit("bandwidth: 1.2GB/s", "bandwidth: 0GB/s")),
+            "net.yaml:10: field 'collectives[0].bands[1].bandwidth': rate '0GB/s' must be greater "
+            "than zero");
+  EXPECT_EQ(file_error(edit("max_bytes: 8KiB", "max_bytes: 8 apples")),
+            "net.yaml:9: field 'collectives[0].bands[0].max_bytes': size '8 apples': unknown unit "
+            "'apples'; write one of B, kB, KB, MB, GB, TB, KiB, MiB, GiB, TiB (e.g. '64MiB')");
+  EXPECT_EQ(
+      file_error(edit("points: 30", "points: [30]")),
+      "net.yaml:9: field 'collectives[0].bands[0].points': expected a single value, got a list");
+  EXPECT_EQ(
+      file_error(edit("points: 30", "points: 2.5")),
+      "net.yaml:9: field 'collectives[0].bands[0].points': expected a whole number, got '2.5'");
+  EXPECT_EQ(
+      file_error(edit("max_error: 0.08", "max_error: -0.08")),
+      "net.yaml:9: field 'collectives[0].bands[0].max_error': must not be negative, got -0.08");
+  EXPECT_EQ(file_error(edit("ranks: [2, 4, 8]", "ranks: 4")),
+            "net.yaml:6: field 'collectives[0].ranks': expected a list of rank counts, got '4'");
+  EXPECT_EQ(file_error(edit("ranks: [2, 4, 8]", "ranks: [2, 1]")),
+            "net.yaml:6: field 'collectives[0].ranks': must be at least 2, got 1");
+  EXPECT_EQ(file_error(edit("op: all_reduce", "op: allreduce")),
+            "net.yaml:4: field 'collectives[0].op': unknown op 'allreduce'; expected one of "
+            "all_reduce, reduce_scatter, all_gather, broadcast, all_to_all");
+  EXPECT_EQ(
+      file_error(edit("algorithm: ring", "algorithm: auto")),
+      "net.yaml:5: field 'collectives[0].algorithm': unknown algorithm 'auto'; expected one "
+      "of ring, double_binary_tree, halving_doubling, hierarchical, torus2d, parameter_server");
+  EXPECT_EQ(file_error(edit("op: all_reduce", "op: all_to_all")), "no error");
+  std::string torus = edit("op: all_reduce", "op: all_to_all");
+  torus.replace(torus.find("algorithm: ring"), 15, "algorithm: torus2d");
+  EXPECT_THAT(file_error(torus),
+              HasSubstr("net.yaml:5: field 'collectives[0].algorithm': collective: "
+                        "algorithm torus2d does not implement all_to_all"));
+  EXPECT_EQ(file_error(edit("max_bytes: inf", "max_bytes: 4KiB")),
+            "net.yaml:10: field 'collectives[0].bands[1].max_bytes': bands must be in increasing "
+            "order of max_bytes; the band before ends at 8KiB");
+  EXPECT_EQ(file_error(edit("max_bytes: inf", "max_bytes: 1MiB")),
+            "net.yaml:10: field 'collectives[0].bands[1].max_bytes': the last band must have "
+            "max_bytes: inf, so that every size has a band");
+  EXPECT_EQ(file_error(edit("level: inter_node\n", "level: inter_node\nlevel: intra_node\n")),
+            "net.yaml:3: field 'level': key given twice");
+  EXPECT_EQ(file_error(edit("level: inter_node\n", "")),
+            "net.yaml:1: field 'level': missing key 'level'");
+  EXPECT_EQ(
+      file_error(edit("ssgd_network_calibration: 1", "ssgd_network_calibration: 2")),
+      "net.yaml:1: field 'ssgd_network_calibration': unsupported version '2'; this ssgd reads "
+      "version 1");
+  EXPECT_EQ(file_error(edit("level: inter_node", "level: rack")),
+            "net.yaml:2: field 'level': expected inter_node or intra_node, got 'rack'");
+  EXPECT_EQ(
+      file_error(std::string(kGoodFile) +
+                 std::string(kGoodFile).substr(std::string(kGoodFile).find("  - op"))),
+      "net.yaml:11: field 'collectives[1]': collectives[0] already calibrates all_reduce over "
+      "the same ranks");
+  EXPECT_THAT(file_error("collectives: [\n"), HasSubstr("net.yaml:2: not valid YAML: "));
+  EXPECT_EQ(
+      file_error("- 1\n"),
+      "net.yaml:1: expected a mapping with keys ssgd_network_calibration, level, collectives, "
+      "got a list");
 }
 
 }  // namespace

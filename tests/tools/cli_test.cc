@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/cli_runner.h"
 #include "tests/support/test_files.h"
 
 namespace {
@@ -62,18 +63,7 @@ std::vector<std::pair<std::size_t, std::size_t>> chunks_of(const std::string& by
   return out;
 }
 
-struct Result {
-  bool exited = false;    // ended by exit(), not by a signal
-  int status = -1;        // the exit status when exited
-  int signal = 0;         // the signal that ended it otherwise
-  std::string out, err;
-};
-
-std::ostream& operator<<(std::ostream& os, const Result& r) {
-  os << (r.exited ? "exit " + std::to_string(r.status) : "signal " + std::to_string(r.signal))
-     << "\n--- stdout ---\n" << r.out << "--- stderr ---\n" << r.err;
-  return os;
-}
+using Result = ssgd::testing::CliResult;
 
 class CliTest : public ::testing::Test {
  protected:
@@ -89,40 +79,8 @@ class CliTest : public ::testing::Test {
 
   // Runs `ssgd args...` with the work folder as its working directory.
   Result ssgd(const std::vector<std::string>& args) {
-    const fs::path out_path = root_ / "stdout.txt";
-    const fs::path err_path = root_ / "stderr.txt";
-    std::vector<std::string> argv_s{SSGD_CLI};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      ADD_FAILURE() << "fork failed";
-      return {};
-    }
-    if (pid == 0) {
-      const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (out < 0 || err < 0 || ::chdir(work_.c_str()) != 0 || ::dup2(out, 1) < 0 ||
-          ::dup2(err, 2) < 0) {
-        ::_exit(126);
-      }
-      ::close(out);
-      ::close(err);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    int wstatus = 0;
-    while (::waitpid(pid, &wstatus, 0) < 0) {
-    }
-    Result r;
-    r.exited = WIFEXITED(wstatus);
-    if (r.exited) r.status = WEXITSTATUS(wstatus);
-    if (WIFSIGNALED(wstatus)) r.signal = WTERMSIG(wstatus);
-    r.out = read_file_bytes(out_path);
-    r.err = read_file_bytes(err_path);
+    Result r = ssgd::testing::run_cli(SSGD_CLI, args, work_, root_);
+    if (!r.exited && r.signal == 0) ADD_FAILURE() << "could not run " << SSGD_CLI;
     return r;
   }
 

@@ -1,13 +1,21 @@
 // ssgd calibrate INPUT... [-o network.yaml]: fits per-size-band alpha-beta
 // costs to measured collective times (simulator/calibration/band_fit.h) and
 // writes a network calibration file that scenarios use through
-// network.calibration.
+// network.calibration (docs/calibration.md).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "common/error.h"
+#include "common/logging.h"
 #include "common/units.h"
 #include "simulator/calibration/band_fit.h"
 #include "simulator/calibration/measurement.h"
@@ -29,102 +37,209 @@ struct CalibrateArgs {
   std::int64_t holdout = 0;
   std::string level = "inter_node";
   bool per_ranks = false;
+  bool in_place = false;
 };
 
 InputError flag_error(const std::string& flag, const std::string& why) {
   return InputError(InputLocation{flag, std::nullopt, std::nullopt, ""}, why);
 }
 
-void run(const CalibrateArgs& a) {
+// Checks the output path before any work: its folder must exist and it must
+// not be a folder itself.
+void check_output(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return;
+  const fs::path p(path);
+  const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec)) {
+    throw InputError({path, std::nullopt, std::nullopt, "--output"},
+                     "cannot write here: folder '" + parent.string() + "' does not exist");
+  }
+  if (fs::is_directory(p, ec)) {
+    throw InputError({path, std::nullopt, std::nullopt, "--output"},
+                     "cannot write here: is a folder");
+  }
+}
+
+std::vector<double> parse_band_limits(const std::string& list) {
+  std::vector<double> limits;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t comma = list.find(',', pos);
+    const std::string item =
+        list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::int64_t bytes = 0;
+    try {
+      bytes = parse_bytes(item);
+    } catch (const std::invalid_argument& e) {
+      throw flag_error("--bands", e.what());
+    }
+    if (bytes <= 0)
+      throw flag_error("--bands", fmt::format("band limit '{}' must be above zero", item));
+    if (!limits.empty() && !(static_cast<double>(bytes) > limits.back())) {
+      throw flag_error("--bands", "band limits must be in increasing order, e.g. 8KiB,256KiB");
+    }
+    limits.push_back(static_cast<double>(bytes));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return limits;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
+std::string size_label(double bytes) { return format_bytes(static_cast<std::int64_t>(bytes)); }
+
+// "<= 8.0 KiB", "8.0 KiB - 256.0 KiB", "> 256.0 KiB", or "all sizes".
+std::string band_range(const sim::CalibratedCollective& c, std::size_t b) {
+  const auto& bands = c.bands;
+  if (bands.size() == 1) return "all sizes";
+  if (b == 0) return "<= " + size_label(bands[0].max_bytes);
+  if (b + 1 == bands.size()) return "> " + size_label(bands[b - 1].max_bytes);
+  return size_label(bands[b - 1].max_bytes) + " - " + size_label(bands[b].max_bytes);
+}
+
+std::string join_ranks(const std::vector<std::int64_t>& ranks) {
+  std::string s;
+  for (const auto r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
+}
+
+void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::ostream& out) {
+  const sim::CalibratedCollective& c = fit.collective;
+  const std::string how =
+      options.boundaries.empty()
+          ? fmt::format("{} band(s) found (at most {})", c.bands.size(), options.max_bands)
+          : fmt::format("{} band(s) given", c.bands.size());
+  out << fmt::format("\n{} over {} ranks: {} terms, {}\n", to_string(c.op), join_ranks(c.ranks),
+                     to_string(c.algorithm), how);
+  const bool held = !fit.band_holdout.empty();
+  out << fmt::format("  {:<22} {:>12} {:>13} {:>7} {:>7} {:>7}", "sizes", "latency", "bandwidth",
+                     "points", "median", "max");
+  if (held) out << fmt::format("  | {:>9} {:>7} {:>7}", "held back", "median", "max");
+  out << "\n";
+  for (std::size_t b = 0; b < c.bands.size(); ++b) {
+    const sim::CalibrationBand& band = c.bands[b];
+    out << fmt::format("  {:<22} {:>12} {:>13} {:>7} {:>7} {:>7}", band_range(c, b),
+                       format_duration(band.latency), format_rate(band.bandwidth_bytes_per_s),
+                       band.points, percent(band.median_error), percent(band.max_error));
+    if (held) {
+      const sim::HoldoutError& h = fit.band_holdout[b];
+      if (h.points > 0) {
+        out << fmt::format("  | {:>9} {:>7} {:>7}", h.points, percent(h.median_error),
+                           percent(h.max_error));
+      } else {
+        out << fmt::format("  | {:>9} {:>7} {:>7}", 0, "-", "-");
+      }
+    }
+    out << "\n";
+  }
+  for (const sim::HoldoutError& h : fit.holdout) {
+    out << fmt::format("  held back, {} ranks: {} sizes predicted, median error {}, max {}\n",
+                       h.ranks, h.points, percent(h.median_error), percent(h.max_error));
+  }
+}
+
+void run_calibrate(const CalibrateArgs& a) {
+  check_output(a.output);
   sim::MeasurementOptions mo;
   const auto format = sim::parse_measurement_format(a.format);
   if (!format) {
-    throw flag_error("--format", fmt::format("unknown format '{}'; expected auto, osu, nccl-tests, "
-                                             "nccl-tests-json or trace", a.format));
+    throw flag_error("--format", fmt::format("unknown format '{}'; expected one of {}", a.format,
+                                             sim::measurement_format_names()));
   }
   mo.format = *format;
+  mo.in_place = a.in_place;
   if (!a.op.empty()) {
     mo.op = sim::parse_collective_op(a.op);
     if (!mo.op) {
-      throw flag_error("--op", fmt::format("unknown op '{}'; known: {}", a.op, sim::collective_op_names()));
+      throw flag_error("--op", fmt::format("unknown op '{}'; expected one of {}", a.op,
+                                           sim::collective_op_names()));
     }
   }
-  if (a.ranks < 0) throw flag_error("--ranks", "must be at least 1");
-  if (a.ranks > 0) mo.ranks = a.ranks;
+  if (a.ranks != 0) {
+    if (a.ranks < 2)
+      throw flag_error("--ranks", fmt::format("must be at least 2, got {}", a.ranks));
+    mo.ranks = a.ranks;
+  }
   sim::FitOptions fo;
   const auto algorithm = sim::parse_collective_algorithm(a.algorithm);
   if (!algorithm || *algorithm == sim::CollectiveAlgorithm::kAuto) {
-    throw flag_error("--algorithm", fmt::format("unknown algorithm '{}'; known: {} (not auto)", a.algorithm,
-                                                sim::collective_algorithm_names()));
+    throw flag_error("--algorithm", fmt::format("unknown algorithm '{}'; expected one of {}",
+                                                a.algorithm, sim::calibration_algorithm_names()));
   }
   fo.algorithm = *algorithm;
-  if (a.max_bands < 1 || a.max_bands > 16) throw flag_error("--max-bands", "must be between 1 and 16");
+  if (a.max_bands < 1 || a.max_bands > 16) {
+    throw flag_error("--max-bands", fmt::format("must be between 1 and 16, got {}", a.max_bands));
+  }
   fo.max_bands = a.max_bands;
-  if (a.holdout < 0 || a.holdout == 1) throw flag_error("--holdout", "must be 0 (none) or at least 2");
+  if (a.holdout < 0 || a.holdout == 1) {
+    throw flag_error("--holdout", fmt::format("must be 0 (none) or at least 2, got {}", a.holdout));
+  }
   fo.holdout = a.holdout;
-  if (!a.bands.empty()) {
-    std::size_t pos = 0;
-    while (pos <= a.bands.size()) {
-      const auto comma = a.bands.find(',', pos);
-      const std::string item = a.bands.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      try {
-        fo.boundaries.push_back(static_cast<double>(parse_bytes(item)));
-      } catch (const std::invalid_argument& e) {
-        throw flag_error("--bands", e.what());
-      }
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-    if (!std::is_sorted(fo.boundaries.begin(), fo.boundaries.end())) {
-      throw flag_error("--bands", "boundaries must be in increasing order");
-    }
-  }
+  if (!a.bands.empty()) fo.boundaries = parse_band_limits(a.bands);
   if (a.level != "inter_node" && a.level != "intra_node") {
-    throw flag_error("--level", "expected inter_node or intra_node");
+    throw flag_error("--level",
+                     fmt::format("unknown level '{}'; expected inter_node or intra_node", a.level));
   }
-  // Points by op: one fit each.
-  // One fit per op, or per op and rank count with --per-ranks.
-  std::map<std::pair<sim::CollectiveOp, std::int64_t>, std::vector<sim::Measurement>> by_op;
+
+  // Every file is read and checked before anything is fitted or written.
+  std::map<sim::CollectiveOp, std::vector<sim::Measurement>> by_op;
   std::size_t total = 0;
   for (const auto& input : a.inputs) {
     for (auto& m : sim::read_measurements(input, mo)) {
-      by_op[{m.op, a.per_ranks ? m.ranks : 0}].push_back(std::move(m));
+      by_op[m.op].push_back(std::move(m));
       ++total;
     }
   }
+  // The algorithm must have terms for every op and rank count measured.
+  for (const auto& [op, points] : by_op) {
+    for (const auto& m : points) {
+      try {
+        sim::alpha_beta_terms(op, fo.algorithm, m.ranks);
+      } catch (const std::invalid_argument& e) {
+        throw flag_error("--algorithm", e.what());
+      }
+    }
+  }
+
+  // One fit per op over every rank count; with --per-ranks also one per
+  // rank count, after it.
+  std::vector<std::vector<sim::Measurement>> groups;
+  for (auto& [op, points] : by_op) {
+    std::map<std::int64_t, std::vector<sim::Measurement>> by_ranks;
+    for (const auto& m : points) by_ranks[m.ranks].push_back(m);
+    groups.push_back(points);
+    if (a.per_ranks && by_ranks.size() > 1) {
+      for (auto& [ranks, list] : by_ranks) groups.push_back(std::move(list));
+    }
+  }
+  // Every fit is made before anything is printed or written.
+  std::vector<sim::FitResult> fits;
+  for (const auto& points : groups) {
+    try {
+      fits.push_back(sim::fit_bands(points, fo));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(InputLocation{points.front().source, std::nullopt, std::nullopt,
+                                     sim::to_string(points.front().op)},
+                       e.what());
+    }
+  }
+  std::cout << fmt::format("ssgd calibrate: {} measurements from {} file(s)\n", total,
+                           a.inputs.size());
   sim::NetworkCalibration cal;
   cal.level = a.level;
-  std::cout << fmt::format("ssgd calibrate: {} measurements from {} file(s), {} terms\n", total,
-                           a.inputs.size(), sim::to_string(fo.algorithm));
-  for (const auto& [key, points] : by_op) {
-    const sim::CollectiveOp op = key.first;
-    sim::FitResult fit;
-    try {
-      fit = sim::fit_bands(points, fo);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(InputLocation{a.inputs.front(), std::nullopt, std::nullopt, sim::to_string(op)}, e.what());
-    }
-    std::string ranks;
-    for (auto r : fit.collective.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
-    std::cout << fmt::format("\n  {} over {} ranks:\n", sim::to_string(op), ranks);
-    std::cout << fmt::format("  {:>12} {:>12} {:>12} {:>7} {:>8} {:>8}\n", "up to", "alpha", "bandwidth",
-                             "points", "median", "max");
-    for (const auto& b : fit.collective.bands) {
-      std::cout << fmt::format("  {:>12} {:>12} {:>12} {:>7} {:>7.1f}% {:>7.1f}%\n",
-                               std::isinf(b.max_bytes) ? std::string("-") : format_bytes(static_cast<std::int64_t>(b.max_bytes)),
-                               format_duration(b.latency), format_rate(b.bandwidth_bytes_per_s), b.points,
-                               100 * b.median_error, 100 * b.max_error);
-    }
-    for (const auto& h : fit.holdout) {
-      std::cout << fmt::format("  held back, {} ranks: {} sizes, median error {:.1f}%, max {:.1f}%\n", h.ranks,
-                               h.points, 100 * h.median_error, 100 * h.max_error);
-    }
+  for (auto& fit : fits) {
+    print_fit(fit, fo, std::cout);
     cal.collectives.push_back(std::move(fit.collective));
   }
   if (!a.output.empty()) {
     sim::write_network_calibration(cal, a.output);
-    std::cout << fmt::format("\n  wrote {}\n", a.output);
+    std::cout << fmt::format("\nwrote {} ({} level; use it with --set network.calibration={})\n",
+                             a.output, a.level, a.output);
   }
+  std::cout.flush();
 }
 
 }  // namespace
@@ -132,22 +247,40 @@ void run(const CalibrateArgs& a) {
 void add_calibrate_command(CLI::App& app) {
   auto args = std::make_shared<CalibrateArgs>();
   auto* cmd = app.add_subcommand(
-      "calibrate", "Fit per-size-band alpha-beta network costs to OSU, nccl-tests or trace measurements");
-  cmd->add_option("inputs", args->inputs, "measurement files (OSU log, nccl-tests text or JSON, ssgd trace)")
+      "calibrate",
+      "Fit per-size-band alpha-beta network costs to OSU, nccl-tests or trace measurements "
+      "(docs/calibration.md)");
+  cmd->add_option("INPUT", args->inputs,
+                  "measurement files: OSU latency log, nccl-tests text or JSON output, ssgd trace")
       ->required();
-  cmd->add_option("-o,--output", args->output, "write the network calibration file here");
-  cmd->add_option("--format", args->format, "auto, osu, nccl-tests, nccl-tests-json or trace (default auto)");
-  cmd->add_option("--op", args->op, "the collective, when the files do not say (all_reduce, ...)");
-  cmd->add_option("--algorithm", args->algorithm, "whose alpha-beta terms to fit (default ring)");
-  cmd->add_option("--ranks", args->ranks, "ranks, when the files do not say");
-  cmd->add_option("--bands", args->bands, "band limits, e.g. 8KiB,256KiB (default: found by the fit)");
-  cmd->add_option("--max-bands", args->max_bands, "most bands the search may use (default 4)");
-  cmd->add_option("--holdout", args->holdout, "keep every N-th size out of the fit and report its error");
-  cmd->add_option("--level", args->level, "link level the fit describes: inter_node (default) or intra_node");
+  cmd->add_option("-o,--output", args->output, "write the network calibration file (YAML) here");
+  cmd->add_option("--format", args->format,
+                  "input format: auto (by content), osu, nccl-tests, nccl-tests-json or trace")
+      ->capture_default_str();
+  cmd->add_option("--op", args->op,
+                  "the collective, for files that do not name it (all_reduce, reduce_scatter, "
+                  "all_gather, broadcast, all_to_all)");
+  cmd->add_option("--algorithm", args->algorithm,
+                  "the algorithm whose alpha-beta terms are fitted (ring, halving_doubling, ...)")
+      ->capture_default_str();
+  cmd->add_option("--ranks", args->ranks,
+                  "ranks, for files and lines that do not say (an OSU log without 'nodes,' "
+                  "prefixes, nccl-tests output without '#  Rank' lines)");
+  cmd->add_option("--bands", args->bands,
+                  "band limits, e.g. 8KiB,256KiB (default: found by the fit)");
+  cmd->add_option("--max-bands", args->max_bands, "most bands the search may use")
+      ->capture_default_str();
+  cmd->add_option("--holdout", args->holdout,
+                  "validation: keep every N-th size of each rank count out of the fit and report "
+                  "how well the fit predicts it");
+  cmd->add_option("--level", args->level, "link level the fit describes: inter_node or intra_node")
+      ->capture_default_str();
   cmd->add_flag("--per-ranks", args->per_ranks,
-                "fit each rank count on its own (exact at the measured counts; scenarios with "
-                "other counts use a joint fit if the file has one, else the first)");
-  cmd->callback([args] { run(*args); });
+                "also fit each rank count on its own; the simulator prefers the fit made for its "
+                "rank count and uses the joint fit for others");
+  cmd->add_flag("--in-place", args->in_place,
+                "nccl-tests: fit the in-place times, not the out-of-place");
+  cmd->callback([args] { run_calibrate(*args); });
 }
 
 }  // namespace ssgd::tools

@@ -1,0 +1,190 @@
+// `ssgd calibrate`, run as a real process (SSGD_CLI) in a fresh temporary
+// folder per test, with stdout and stderr captured apart.
+//
+// Positive: measurement files in, a table out, and a calibration file that
+// read_network_calibration accepts. Negative: a garbage line, an unknown op,
+// algorithm or format, an impossible output path: exit status 2, a message
+// on stderr naming the file, line and field (or the flag and the valid
+// values), nothing on stdout and no output file, not even a temporary one.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "simulator/calibration/network_calibration.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/test_files.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ssgd::testing::read_file_bytes;
+using ssgd::testing::write_file_bytes;
+using ::testing::HasSubstr;
+
+constexpr int kBadInput = 2;
+const fs::path kBcaffe = fs::path(SSGD_SOURCE_DIR) / "../shared/data/bcaffe";
+
+using Result = ssgd::testing::CliResult;
+
+// An OSU all-reduce curve with a latency term per ring step and a bandwidth
+// term, over `ranks` nodes ("nodes,bytes latency_us" lines).
+std::string osu_log(int ranks, double alpha_us, double bytes_per_us) {
+  std::string s = "# OSU MPI Allreduce Latency Test v5.4.0\n# Size       Avg Latency(us)\n";
+  for (long bytes = 1024; bytes <= (1L << 20); bytes *= 2) {
+    const double steps = 2.0 * (ranks - 1);
+    const double us = steps * alpha_us + steps / ranks * static_cast<double>(bytes) / bytes_per_us;
+    s += std::to_string(ranks) + "," + std::to_string(bytes) + "   " + std::to_string(us) + "\n";
+  }
+  return s;
+}
+
+class CalibrateCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("ssgd_calibrate_cli_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    work_ = root_ / "work";
+    fs::create_directories(work_);
+    write_file_bytes(work_ / "ar2.log", osu_log(2, 20, 1000));
+    write_file_bytes(work_ / "ar4.log", osu_log(4, 20, 1000));
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // Runs `ssgd calibrate args...` in the work folder.
+  Result calibrate(std::vector<std::string> args) {
+    args.insert(args.begin(), "calibrate");
+    Result r = ssgd::testing::run_cli(SSGD_CLI, args, work_, root_);
+    if (!r.exited && r.signal == 0) ADD_FAILURE() << "could not run " << SSGD_CLI;
+    return r;
+  }
+
+  // Expects exit 2 with "ssgd: error: " and nothing else written.
+  Result fails(const std::vector<std::string>& args) {
+    std::vector<std::string> with_output = args;
+    with_output.insert(with_output.end(), {"-o", "net.yaml"});
+    Result r = calibrate(with_output);
+    EXPECT_TRUE(r.exited) << r;
+    EXPECT_EQ(r.status, kBadInput) << r;
+    EXPECT_EQ(r.out, "") << r;
+    EXPECT_THAT(r.err, HasSubstr("ssgd: error: ")) << r;
+    EXPECT_FALSE(fs::exists(work_ / "net.yaml"));
+    for (const auto& e : fs::directory_iterator(work_)) {
+      EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos)
+          << "left behind: " << e.path();
+    }
+    return r;
+  }
+
+  fs::path root_;
+  fs::path work_;
+};
+
+TEST_F(CalibrateCli, WritesAFileTheSimulatorReads) {
+  const Result r = calibrate({"ar2.log", "ar4.log", "--holdout", "3", "-o", "net.yaml"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("ssgd calibrate: 22 measurements from 2 file(s)"));
+  EXPECT_THAT(r.out,
+              HasSubstr("all_reduce over 2, 4 ranks: ring terms, 1 band(s) found (at most 4)"));
+  EXPECT_THAT(r.out, HasSubstr("held back, 4 ranks: 3 sizes predicted"));
+  EXPECT_THAT(r.out, HasSubstr("wrote net.yaml"));
+  const auto cal = ssgd::sim::read_network_calibration(work_ / "net.yaml");
+  ASSERT_EQ(cal.collectives.size(), 1u);
+  const auto& c = cal.collectives[0];
+  EXPECT_EQ(c.op, ssgd::sim::CollectiveOp::kAllReduce);
+  EXPECT_EQ(c.ranks, (std::vector<std::int64_t>{2, 4}));
+  EXPECT_EQ(c.sources, (std::vector<std::string>{"ar2.log", "ar4.log"}));
+  ASSERT_EQ(c.bands.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(c.bands[0].latency.ns()), 20'000, 5);
+  EXPECT_NEAR(c.bands[0].bandwidth_bytes_per_s, 1e9, 1e6);
+}
+
+TEST_F(CalibrateCli, PerRanksWritesTheJointFitFirst) {
+  const Result r =
+      calibrate({"ar2.log", "ar4.log", "--per-ranks", "--bands", "64KiB", "-o", "net.yaml"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  const auto cal = ssgd::sim::read_network_calibration(work_ / "net.yaml");
+  ASSERT_EQ(cal.collectives.size(), 3u);
+  EXPECT_EQ(cal.collectives[0].ranks, (std::vector<std::int64_t>{2, 4}));
+  EXPECT_EQ(cal.collectives[2].ranks, (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(cal.collectives[0].bands[0].max_bytes, 65536);
+  EXPECT_EQ(cal.find(ssgd::sim::CollectiveOp::kAllReduce, 4), &cal.collectives[2]);
+  EXPECT_EQ(cal.find(ssgd::sim::CollectiveOp::kAllReduce, 8), &cal.collectives[0]);
+}
+
+TEST_F(CalibrateCli, DocumentedExampleOnTheBcaffeCurves) {
+  if (!fs::exists(kBcaffe / "allreduce4.log")) {
+    GTEST_SKIP() << "reference data not found at " << kBcaffe;
+  }
+  std::vector<std::string> args;
+  for (const char* n : {"allreduce2.log", "allreduce4.log", "allreduce8.log"}) {
+    args.push_back((kBcaffe / n).string());
+  }
+  args.insert(args.end(), {"--ranks", "4", "--per-ranks", "--holdout", "2", "-o", "net.yaml"});
+  const Result r = calibrate(args);
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("ssgd calibrate: 798 measurements from 3 file(s)"));
+  EXPECT_THAT(r.out, HasSubstr("all_reduce over 8 ranks: ring terms"));
+  EXPECT_EQ(ssgd::sim::read_network_calibration(work_ / "net.yaml").collectives.size(), 4u);
+}
+
+TEST_F(CalibrateCli, GarbageLineNamesFileLineAndField) {
+  std::string text = osu_log(2, 20, 1000);
+  text.replace(text.find("2,4096"), 6, "2,4096   fast\n2,5000");
+  write_file_bytes(work_ / "bad.log", text);
+  const Result r = fails({"ar2.log", "bad.log"});
+  EXPECT_THAT(r.err,
+              HasSubstr("ssgd: error: bad.log:5: field 'latency': expected a number, got 'fast'"));
+}
+
+TEST_F(CalibrateCli, NoUsablePoints) {
+  write_file_bytes(work_ / "empty.log",
+                   "# OSU MPI Allreduce Latency Test v5.4.0\n# Size  Avg Latency(us)\n");
+  const Result r = fails({"empty.log"});
+  EXPECT_THAT(r.err, HasSubstr("empty.log: holds no usable measurements"));
+}
+
+TEST_F(CalibrateCli, UnknownNamesListTheValidOnes) {
+  Result r = fails({"ar2.log", "--op", "allreduce"});
+  EXPECT_THAT(r.err, HasSubstr("--op: unknown op 'allreduce'; expected one of all_reduce, "
+                               "reduce_scatter, all_gather, broadcast, all_to_all"));
+  r = fails({"ar2.log", "--algorithm", "rabenseifner"});
+  EXPECT_THAT(r.err, HasSubstr("--algorithm: unknown algorithm 'rabenseifner'; expected one of "
+                               "ring, double_binary_tree, halving_doubling"));
+  r = fails({"ar2.log", "--algorithm", "auto"});
+  EXPECT_THAT(r.err, HasSubstr("--algorithm: unknown algorithm 'auto'; expected one of ring, "));
+  r = fails({"ar2.log", "--format", "csv"});
+  EXPECT_THAT(r.err, HasSubstr("--format: unknown format 'csv'; expected one of auto, osu, "
+                               "nccl-tests, nccl-tests-json, trace"));
+  write_file_bytes(work_ / "ag.log",
+                   "# OSU MPI Allgather Latency Test\n2,1024 10\n2,2048 11\n2,4096 12\n");
+  r = fails({"ag.log", "--algorithm", "torus2d"});
+  EXPECT_THAT(r.err, HasSubstr("--algorithm: collective: algorithm torus2d does not implement "
+                               "all_gather; algorithms that do: ring, halving_doubling"));
+}
+
+TEST_F(CalibrateCli, BadFlagsAndOutputs) {
+  Result r = fails({"ar2.log", "--bands", "8KiB,4KiB"});
+  EXPECT_THAT(r.err, HasSubstr("--bands: band limits must be in increasing order"));
+  r = fails({"ar2.log", "--bands", "8 apples"});
+  EXPECT_THAT(r.err, HasSubstr("--bands: size '8 apples': unknown unit 'apples'"));
+  r = fails({"ar2.log", "--holdout", "1"});
+  EXPECT_THAT(r.err, HasSubstr("--holdout: must be 0 (none) or at least 2, got 1"));
+  r = fails({"ar2.log", "--ranks", "1"});
+  EXPECT_THAT(r.err, HasSubstr("--ranks: must be at least 2, got 1"));
+  r = fails({"ar2.log", "--bands", "1GiB"});
+  EXPECT_THAT(r.err, HasSubstr("ar2.log: field 'all_reduce': the last band holds fewer than 2"));
+  r = calibrate({"ar2.log", "-o", "no/such/folder/net.yaml"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("net.yaml: field '--output': cannot write here: folder"));
+  r = fails({"missing.log"});
+  EXPECT_THAT(r.err, HasSubstr("missing.log: cannot read measurement file"));
+}
+
+}  // namespace
