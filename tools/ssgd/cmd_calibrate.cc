@@ -21,6 +21,7 @@
 #include "simulator/calibration/measurement.h"
 #include "simulator/calibration/network_calibration.h"
 #include "tools/ssgd/commands.h"
+#include "tools/ssgd/output_path.h"
 
 namespace ssgd::tools {
 namespace {
@@ -42,24 +43,6 @@ struct CalibrateArgs {
 
 InputError flag_error(const std::string& flag, const std::string& why) {
   return InputError(InputLocation{flag, std::nullopt, std::nullopt, ""}, why);
-}
-
-// Checks the output path before any work: its folder must exist and it must
-// not be a folder itself.
-void check_output(const std::string& path) {
-  namespace fs = std::filesystem;
-  if (path.empty()) return;
-  const fs::path p(path);
-  const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  std::error_code ec;
-  if (!fs::is_directory(parent, ec)) {
-    throw InputError({path, std::nullopt, std::nullopt, "--output"},
-                     "cannot write here: folder '" + parent.string() + "' does not exist");
-  }
-  if (fs::is_directory(p, ec)) {
-    throw InputError({path, std::nullopt, std::nullopt, "--output"},
-                     "cannot write here: is a folder");
-  }
 }
 
 std::vector<double> parse_band_limits(const std::string& list) {
@@ -142,7 +125,7 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::o
 }
 
 void run_calibrate(const CalibrateArgs& a) {
-  check_output(a.output);
+  check_output_path(a.output, "--output");
   sim::MeasurementOptions mo;
   const auto format = sim::parse_measurement_format(a.format);
   if (!format) {

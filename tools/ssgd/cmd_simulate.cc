@@ -16,6 +16,7 @@
 #include "simulator/scenario.h"
 #include "simulator/timeline.h"
 #include "tools/ssgd/commands.h"
+#include "tools/ssgd/output_path.h"
 
 namespace ssgd::tools {
 namespace {
@@ -31,28 +32,11 @@ struct SimulateArgs {
   bool quiet = false;
 };
 
-// Checks an output path before any work: its folder must exist and it must
-// not be a folder itself. Throws ssgd::InputError naming the flag.
-void check_output(const std::string& path, const char* flag) {
-  namespace fs = std::filesystem;
-  if (path.empty()) return;
-  const fs::path p(path);
-  const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  std::error_code ec;
-  if (!fs::is_directory(parent, ec)) {
-    throw InputError({path, std::nullopt, std::nullopt, flag},
-                     "cannot write here: folder '" + parent.string() + "' does not exist");
-  }
-  if (fs::is_directory(p, ec)) {
-    throw InputError({path, std::nullopt, std::nullopt, flag}, "cannot write here: is a folder");
-  }
-}
-
 void run_simulate(const SimulateArgs& a) {
   auto log = logger("tools");
   // Everything is read and checked before anything is written.
-  check_output(a.report, "--report");
-  check_output(a.timeline, "--timeline");
+  check_output_path(a.report, "--report");
+  check_output_path(a.timeline, "--timeline");
   if (!a.report.empty() && !a.timeline.empty()) {
     std::error_code ec;
     namespace fs = std::filesystem;
