@@ -7,7 +7,6 @@
 #include <array>
 #include <chrono>
 #include <map>
-#include <unordered_map>
 
 #include "common/error.h"
 #include "common/logging.h"
@@ -61,15 +60,12 @@ std::vector<double> unit_link_load(const CommModel& comm, CollectiveAlgorithm al
   const Platform& platform = comm.platform();
   std::vector<double> load(platform.links().size(), 0.0);
   const auto steps = decompose(CollectiveOp::kAllReduce, algorithm, comm.shape(), 1.0);
-  std::unordered_map<std::uint64_t, Route> routes;
+  RouteCache routes(platform);
   for (const auto& step : steps) {
     for (const auto& t : step.transfers) {
-      const VertexId a = comm.endpoints()[static_cast<std::size_t>(t.src)];
-      const VertexId b = comm.endpoints()[static_cast<std::size_t>(t.dst)];
-      const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
-      auto it = routes.find(key);
-      if (it == routes.end()) it = routes.emplace(key, platform.route(a, b)).first;
-      for (auto l : it->second.links) load[l] += t.bytes * static_cast<double>(step.repeat);
+      const Route& r = routes.get(comm.endpoints()[static_cast<std::size_t>(t.src)],
+                                  comm.endpoints()[static_cast<std::size_t>(t.dst)]);
+      for (auto l : r.links) load[l] += t.bytes * static_cast<double>(step.repeat);
     }
   }
   return load;
@@ -203,12 +199,11 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
   std::unique_ptr<CollectiveRunner> runner;
   std::unique_ptr<FlowCommExecutor> executor;
   const bool flow = scenario.network_model == NetworkModelKind::kFlow && out.workers > 1;
+  const std::vector<bool> tracked =
+      options.keep_schedule ? tracked_links(*platform, options.link_track_ranks) : std::vector<bool>{};
   if (flow) {
-    std::vector<double> capacity;
-    capacity.reserve(platform->links().size());
-    for (const auto& l : platform->links()) capacity.push_back(l.bandwidth_bytes_per_s);
-    flows = std::make_unique<FlowNetwork>(engine, std::move(capacity));
-    if (options.keep_schedule) flows->record_activity(tracked_links(*platform, options.link_track_ranks));
+    flows = std::make_unique<FlowNetwork>(engine, platform->link_capacities());
+    if (options.keep_schedule) flows->record_activity(tracked);
     runner = std::make_unique<CollectiveRunner>(engine, *flows, *platform);
     executor = std::make_unique<FlowCommExecutor>(*runner, comm);
     sched_opts.executor = executor.get();
@@ -235,19 +230,15 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
     }
   }
   // The collectives of the last iteration, as nccl-tests would report them.
-  std::vector<double> link_bytes;
-  if (!flow) link_bytes.assign(platform->links().size(), 0.0);
-  std::map<CollectiveAlgorithm, std::vector<double>> unit_loads;
+  // Analytical link traffic: the bytes of each algorithm's collectives
+  // together, spread by its one-byte link load once at the end.
+  std::map<CollectiveAlgorithm, double> bytes_by_algorithm;
   for (dag::TaskId t = 0; t < graph->task_count(); ++t) {
     const auto& task = graph->task(t);
     if (task.kind != dag::TaskKind::kComm) continue;
     const double bytes = static_cast<double>(task.bytes);
     const CollectiveAlgorithm algorithm = comm.algorithm_for(CollectiveOp::kAllReduce, bytes);
-    if (!flow && task.duration_modelled && bytes > 0) {
-      auto it = unit_loads.find(algorithm);
-      if (it == unit_loads.end()) it = unit_loads.emplace(algorithm, unit_link_load(comm, algorithm)).first;
-      for (std::size_t l = 0; l < link_bytes.size(); ++l) link_bytes[l] += it->second[l] * bytes;
-    }
+    if (!flow && task.duration_modelled && bytes > 0) bytes_by_algorithm[algorithm] += bytes;
     if (task.iteration != out.iterations - 1) continue;
     CollectiveRecord rec;
     rec.group = task.group;
@@ -262,14 +253,26 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
     }
     out.collectives.push_back(std::move(rec));
   }
+  std::vector<double> link_bytes;
+  // Per algorithm, the tracked links its collectives send over (analytical).
+  std::map<CollectiveAlgorithm, std::vector<LinkId>> shown_links;
   if (flow) {
     flows->settle();
     link_bytes.reserve(platform->links().size());
     for (const auto& u : flows->usage()) link_bytes.push_back(u.bytes);
+  } else {
+    link_bytes.assign(platform->links().size(), 0.0);
+    for (const auto& [algorithm, total] : bytes_by_algorithm) {
+      const std::vector<double> load = unit_link_load(comm, algorithm);
+      auto& shown = shown_links[algorithm];
+      for (LinkId l = 0; l < load.size(); ++l) {
+        link_bytes[l] += load[l] * total;
+        if (!tracked.empty() && tracked[l] && load[l] > 0) shown.push_back(l);
+      }
+    }
   }
   summarise_links(*platform, link_bytes, schedule->makespan - Time::zero(), out);
   if (options.keep_schedule) {
-    const auto keep = tracked_links(*platform, options.link_track_ranks);
     std::map<LinkId, std::vector<std::pair<Time, Time>>> busy;
     if (flow) {
       for (const auto& a : flows->activity()) busy[a.link].push_back({a.start, a.end});
@@ -280,10 +283,7 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
         const auto& task = graph->task(t);
         if (task.kind != dag::TaskKind::kComm || !task.duration_modelled || task.bytes == 0) continue;
         const auto algorithm = comm.algorithm_for(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
-        const auto& load = unit_loads.at(algorithm);
-        for (LinkId l = 0; l < load.size(); ++l) {
-          if (keep[l] && load[l] > 0) busy[l].push_back({schedule->start[t], schedule->end[t]});
-        }
+        for (LinkId l : shown_links[algorithm]) busy[l].push_back({schedule->start[t], schedule->end[t]});
       }
     }
     for (auto& [l, intervals] : busy) {

@@ -7,7 +7,7 @@
 namespace ssgd::sim {
 
 CollectiveRunner::CollectiveRunner(Engine& engine, FlowNetwork& network, const Platform& platform)
-    : engine_(engine), network_(network), platform_(platform) {
+    : engine_(engine), network_(network), platform_(platform), routes_(platform) {
   inject_handler_ = engine_.register_handler(
       [this](Engine&, std::uint64_t id) { inject(static_cast<std::uint32_t>(id)); });
   done_handler_ = engine_.register_handler([this](Engine&, std::uint64_t id) {
@@ -37,13 +37,6 @@ void CollectiveRunner::run(const CollectiveCall& call, std::function<void()> don
   engine_.schedule(engine_.now(), done_handler_, id);
 }
 
-const Route& CollectiveRunner::route(VertexId src, VertexId dst) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  auto it = routes_.find(key);
-  if (it == routes_.end()) it = routes_.emplace(key, platform_.route(src, dst)).first;
-  return it->second;
-}
-
 void CollectiveRunner::begin_step(std::uint32_t id) {
   Instance& in = instances_[id];
   if (in.step >= in.steps.size()) {
@@ -56,7 +49,7 @@ void CollectiveRunner::begin_step(std::uint32_t id) {
   const CollectiveStep& step = in.steps[in.step];
   Duration latency;
   for (const auto& t : step.transfers) {
-    const Route& r = route((*in.endpoints)[static_cast<std::size_t>(t.src)],
+    const Route& r = routes_.get((*in.endpoints)[static_cast<std::size_t>(t.src)],
                            (*in.endpoints)[static_cast<std::size_t>(t.dst)]);
     latency = max(latency, r.crosses_nodes && in.band != nullptr ? in.band->latency : r.latency);
   }
@@ -74,7 +67,7 @@ void CollectiveRunner::inject(std::uint32_t id) {
     return;
   }
   for (const auto& t : step.transfers) {
-    const Route& r = route((*in.endpoints)[static_cast<std::size_t>(t.src)],
+    const Route& r = routes_.get((*in.endpoints)[static_cast<std::size_t>(t.src)],
                            (*in.endpoints)[static_cast<std::size_t>(t.dst)]);
     const double cap = r.crosses_nodes && in.band != nullptr
                            ? in.band->bandwidth_bytes_per_s

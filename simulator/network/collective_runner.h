@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <unordered_map>
 #include <vector>
 
 #include "simulator/calibration/network_calibration.h"
@@ -50,14 +49,13 @@ class CollectiveRunner : public FlowListener {
   void begin_step(std::uint32_t id);
   void inject(std::uint32_t id);
   void flow_finished(std::uint64_t tag) override;
-  const Route& route(VertexId src, VertexId dst);
 
   Engine& engine_;
   FlowNetwork& network_;
   const Platform& platform_;
   std::vector<Instance> instances_;
   std::vector<std::uint32_t> free_;
-  std::unordered_map<std::uint64_t, Route> routes_;
+  RouteCache routes_;
   HandlerId inject_handler_ = 0;
   HandlerId done_handler_ = 0;
   std::uint64_t started_ = 0;

@@ -103,10 +103,7 @@ Duration CommModel::isolated_time(CollectiveOp op, double bytes) const {
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = isolated_cache_.find(key); it != isolated_cache_.end()) return it->second;
   Engine engine;
-  std::vector<double> capacity;
-  capacity.reserve(platform_->links().size());
-  for (const auto& l : platform_->links()) capacity.push_back(l.bandwidth_bytes_per_s);
-  FlowNetwork network(engine, std::move(capacity));
+  FlowNetwork network(engine, platform_->link_capacities());
   CollectiveRunner runner(engine, network, *platform_);
   runner.run(call(op, bytes), [] {});
   engine.run();

@@ -415,6 +415,13 @@ Route Platform::route(VertexId src, VertexId dst) const {
   return r;
 }
 
+std::vector<double> Platform::link_capacities() const {
+  std::vector<double> capacity;
+  capacity.reserve(links_.size());
+  for (const auto& l : links_) capacity.push_back(l.bandwidth_bytes_per_s);
+  return capacity;
+}
+
 std::string Platform::vertex_name(VertexId v) const {
   if (v < first_fabric_vertex_) {
     const auto lv = local_kind_.size();

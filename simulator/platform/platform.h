@@ -68,6 +68,9 @@ class Platform {
 
   [[nodiscard]] Route route(VertexId src, VertexId dst) const;
 
+  // Every link's capacity, indexed by link id: what a FlowNetwork shares.
+  [[nodiscard]] std::vector<double> link_capacities() const;
+
   // "node 3 gpu 5 -> nvswitch", for reports and timelines.
   [[nodiscard]] std::string link_name(LinkId link) const;
   [[nodiscard]] std::string vertex_name(VertexId v) const;
@@ -118,6 +121,23 @@ class Platform {
   [[nodiscard]] LinkId nic_down(std::int64_t node, std::int64_t nic) const;
   [[nodiscard]] LinkId leaf_up(std::int64_t leaf) const;
   [[nodiscard]] LinkId leaf_down(std::int64_t leaf) const;
+};
+
+// Routes between pairs of vertices, each computed once: collectives send
+// between the same pairs step after step.
+class RouteCache {
+ public:
+  explicit RouteCache(const Platform& platform) : platform_(platform) {}
+  const Route& get(VertexId src, VertexId dst) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+    auto it = routes_.find(key);
+    if (it == routes_.end()) it = routes_.emplace(key, platform_.route(src, dst)).first;
+    return it->second;
+  }
+
+ private:
+  const Platform& platform_;
+  std::unordered_map<std::uint64_t, Route> routes_;
 };
 
 }  // namespace ssgd::sim
