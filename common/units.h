@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/time.h"
 
@@ -23,5 +24,9 @@ double parse_rate_bytes_per_s(std::string_view text);
 std::string format_duration(Duration d);
 std::string format_bytes(std::int64_t bytes);
 std::string format_rate(double bytes_per_s);
+
+// The items of a comma-separated list, as written (no trimming): "a,b" ->
+// {"a", "b"}; "" -> {""}; "a," -> {"a", ""}. Callers parse and check each.
+std::vector<std::string_view> split_list(std::string_view text);
 
 }  // namespace ssgd

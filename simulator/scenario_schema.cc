@@ -127,21 +127,21 @@ double parse_ratio(std::string_view v, double lo, double hi) {
 }
 
 // "0,3,2,1": a comma-separated list of integers in [lo, hi].
+// One item of a comma-separated list, without the spaces around it.
+std::string_view trim_item(std::string_view item) {
+  while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+  while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+  return item;
+}
+
 std::vector<std::int64_t> parse_int_list(std::string_view v, std::int64_t lo, std::int64_t hi) {
   std::vector<std::int64_t> out;
-  std::size_t pos = 0;
-  while (pos <= v.size()) {
-    const auto comma = v.find(',', pos);
-    std::string_view item = v.substr(pos, comma == std::string_view::npos ? v.npos : comma - pos);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+  for (std::string_view raw : split_list(v)) {
     try {
-      out.push_back(parse_int(item, lo, hi));
+      out.push_back(parse_int(trim_item(raw), lo, hi));
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("item {} of the list: {}", out.size() + 1, e.what()));
     }
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
   }
   return out;
 }
@@ -149,12 +149,8 @@ std::vector<std::int64_t> parse_int_list(std::string_view v, std::int64_t lo, st
 // "0-3:2,0-1": NVLink pairs, each a-b with an optional :links (default 1).
 std::vector<NvlinkPair> parse_pairs(std::string_view v) {
   std::vector<NvlinkPair> out;
-  std::size_t pos = 0;
-  while (pos <= v.size()) {
-    const auto comma = v.find(',', pos);
-    std::string_view item = v.substr(pos, comma == std::string_view::npos ? v.npos : comma - pos);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+  for (std::string_view raw : split_list(v)) {
+    const std::string_view item = trim_item(raw);
     const auto dash = item.find('-');
     const auto colon = item.find(':');
     if (dash == std::string_view::npos) {
@@ -171,8 +167,6 @@ std::vector<NvlinkPair> parse_pairs(std::string_view v) {
       throw std::invalid_argument(fmt::format("item {} of the list ('{}'): {}", out.size() + 1, item, e.what()));
     }
     out.push_back(p);
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
   }
   return out;
 }

@@ -47,11 +47,7 @@ InputError flag_error(const std::string& flag, const std::string& why) {
 
 std::vector<double> parse_band_limits(const std::string& list) {
   std::vector<double> limits;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t comma = list.find(',', pos);
-    const std::string item =
-        list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+  for (const std::string_view item : split_list(list)) {
     std::int64_t bytes = 0;
     try {
       bytes = parse_bytes(item);
@@ -64,8 +60,6 @@ std::vector<double> parse_band_limits(const std::string& list) {
       throw flag_error("--bands", "band limits must be in increasing order, e.g. 8KiB,256KiB");
     }
     limits.push_back(static_cast<double>(bytes));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
   }
   return limits;
 }
