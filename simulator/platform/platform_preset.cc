@@ -89,30 +89,42 @@ PlatformSpec dgx1() {
   return s;
 }
 
-// DGX A100 (NVIDIA DGX A100 system architecture white paper, 2020): 8 x
-// A100-SXM4, each with 12 NVLink 3 links into six NVSwitches (one port of
-// 12 x 25 GB/s per direction here); two AMD Rome sockets; four PCIe 4.0
-// switches, each with two GPUs and two of the eight ConnectX-6 HDR 200 Gb/s
-// compute NICs, one NIC per GPU (rail-optimised).
-PlatformSpec dgx_a100() {
+// An NVSwitch server of NVIDIA's DGX/HGX design: 8 GPUs, each with one
+// NVSwitch port of `nvlinks` x 25 GB/s, two sockets, four PCIe switches with
+// two GPUs and two NICs each, one NIC per GPU on a rail-optimised fat tree of
+// `nodes_per_leaf`-node scalable units (DGX SuperPOD reference
+// architectures), 130 ns per InfiniBand switch.
+PlatformSpec nvswitch_server(std::int64_t nvlinks, std::string_view pcie, std::string_view nic,
+                             std::int64_t nodes_per_leaf) {
   PlatformSpec s;
-  s.name = "dgx_a100";
-  s.description = "DGX A100 (8 x A100-SXM4, NVSwitch, NVLink 3, 8 x HDR200 InfiniBand)";
-  s.source = "NVIDIA DGX A100 System Architecture white paper (WP-10083-001); NVIDIA A100 "
-             "Tensor Core GPU architecture white paper; IBTA HDR";
   NodeSpec& n = s.node;
   n.gpus = 8;
   n.sockets = 2;
   n.pcie_switches = 4;
-  n.pcie = preset_link("pcie4_x16");
+  n.pcie = preset_link(pcie);
   n.socket_link = socket_link();
   n.nvlink = NvlinkTopology::kSwitch;
-  n.nvlink_link = nvlink_links(12);
-  set_nic(n, 8, "ib_hdr200");
+  n.nvlink_link = nvlink_links(nvlinks);
+  set_nic(n, 8, nic);
   s.fabric.kind = FabricKind::kFatTree;
-  s.fabric.nodes_per_leaf = 20;  // a DGX SuperPOD scalable unit: 20 nodes, rail-optimised leaves
+  s.fabric.nodes_per_leaf = nodes_per_leaf;
   s.fabric.rail_optimized = true;
   s.fabric.switch_latency = Duration(130);
+  return s;
+}
+
+// DGX A100 (NVIDIA DGX A100 system architecture white paper, 2020): 8 x
+// A100-SXM4, each with 12 NVLink 3 links into six NVSwitches (one port of
+// 12 x 25 GB/s per direction here); two AMD Rome sockets; four PCIe 4.0
+// switches, each with two GPUs and two of the eight ConnectX-6 HDR 200 Gb/s
+// compute NICs, one NIC per GPU (rail-optimised); SuperPOD scalable units of
+// 20 nodes.
+PlatformSpec dgx_a100() {
+  PlatformSpec s = nvswitch_server(12, "pcie4_x16", "ib_hdr200", 20);
+  s.name = "dgx_a100";
+  s.description = "DGX A100 (8 x A100-SXM4, NVSwitch, NVLink 3, 8 x HDR200 InfiniBand)";
+  s.source = "NVIDIA DGX A100 System Architecture white paper (WP-10083-001); NVIDIA A100 "
+             "Tensor Core GPU architecture white paper; IBTA HDR";
   return s;
 }
 
@@ -123,24 +135,11 @@ PlatformSpec dgx_a100() {
 // NDR 400 Gb/s NICs, one per GPU, on a rail-optimised fat tree
 // (DGX SuperPOD reference architecture: 32-node scalable units).
 PlatformSpec hgx_h100() {
-  PlatformSpec s;
+  PlatformSpec s = nvswitch_server(18, "pcie5_x16", "ib_ndr400", 32);
   s.name = "hgx_h100";
   s.description = "HGX/DGX H100 (8 x H100-SXM5, NVSwitch, NVLink 4, 8 x NDR400 InfiniBand)";
   s.source = "NVIDIA H100 Tensor Core GPU architecture white paper; NVIDIA DGX H100 user guide; "
              "DGX SuperPOD reference architecture (H100); IBTA NDR";
-  NodeSpec& n = s.node;
-  n.gpus = 8;
-  n.sockets = 2;
-  n.pcie_switches = 4;
-  n.pcie = preset_link("pcie5_x16");
-  n.socket_link = socket_link();
-  n.nvlink = NvlinkTopology::kSwitch;
-  n.nvlink_link = nvlink_links(18);
-  set_nic(n, 8, "ib_ndr400");
-  s.fabric.kind = FabricKind::kFatTree;
-  s.fabric.nodes_per_leaf = 32;
-  s.fabric.rail_optimized = true;
-  s.fabric.switch_latency = Duration(130);
   return s;
 }
 
