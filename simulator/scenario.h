@@ -57,6 +57,8 @@ struct PlatformChoice {
   std::optional<double> oversubscription;         // platform.fabric.oversubscription
   std::optional<bool> rail_optimized;             // platform.fabric.rail_optimized
   std::optional<Duration> switch_latency;         // platform.fabric.switch_latency
+
+  friend bool operator==(const PlatformChoice&, const PlatformChoice&) = default;
 };
 
 struct Scenario {

@@ -31,6 +31,7 @@ struct NvlinkPair {
   std::int64_t a = 0;
   std::int64_t b = 0;
   std::int64_t links = 1;
+  friend bool operator==(const NvlinkPair&, const NvlinkPair&) = default;
 };
 
 struct NodeSpec {

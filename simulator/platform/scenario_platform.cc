@@ -85,12 +85,10 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   if (c.oversubscription) spec.fabric.oversubscription = *c.oversubscription;
   if (c.rail_optimized) spec.fabric.rail_optimized = *c.rail_optimized;
   if (c.switch_latency) spec.fabric.switch_latency = *c.switch_latency;
-  const bool customised = c.pcie_link || c.pcie_bandwidth || c.pcie_latency || c.pcie_switches ||
-                          c.sockets || c.gpu_attach || c.nvlink || c.nvlink_bandwidth ||
-                          c.nvlink_latency || c.nvlink_pairs || c.ring_order || c.nic_link ||
-                          c.nic_count || c.nic_bandwidth || c.nic_latency || c.fabric ||
-                          c.nodes_per_leaf || c.oversubscription || c.rail_optimized ||
-                          c.switch_latency || c.transport != Transport::kNative;
+  // Any platform.* key beyond the preset's name changes the machine.
+  PlatformChoice preset_only;
+  preset_only.preset = c.preset;
+  const bool customised = !(c == preset_only);
   if (customised) spec.name += " (customised)";
   return spec;
 }
