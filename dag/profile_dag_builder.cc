@@ -49,7 +49,7 @@ TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& 
   const auto L = static_cast<std::int32_t>(profile.layers.size());
   const auto P = static_cast<std::int32_t>(shape.workers);
   const auto N = static_cast<std::int32_t>(shape.iterations);
-  const bool communicate = P > 1 && !plan.groups.empty();
+  const bool communicate = (P > 1 || shape.folded) && !plan.groups.empty();
   const auto G = communicate ? static_cast<std::int32_t>(plan.groups.size()) : 0;
 
   TaskGraph g;

@@ -9,7 +9,8 @@
 //   c(i,g-1) -> c(i,g)                            (one collective at a time, plan order)
 //   c(i,last) -> u(r,i) for every r               (the update needs every gradient)
 // I/O is not prefetched: io(r,i) waits for u(r,i-1), so t_io' = t_io + t_h2d
-// in the closed forms. With one worker there is no communication.
+// in the closed forms. With one worker there is no communication, unless the
+// worker stands for many (DagShape::folded).
 
 #include <cstdint>
 
@@ -25,6 +26,9 @@ struct DagShape {
   Duration io;      // per iteration and worker
   Duration h2d;
   Duration update;
+  // One worker standing for many identical ones (a folded run): its
+  // collectives are kept although it has no one to talk to.
+  bool folded = false;
 };
 
 // Tasks the DAG for `layers` layers under `shape` holds, leaving out the few

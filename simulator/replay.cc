@@ -1,7 +1,6 @@
 #include "simulator/replay.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -10,9 +9,9 @@
 
 #include "common/error.h"
 #include "common/logging.h"
-#include "dag/profile_dag_builder.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/closed_form.h"
+#include "simulator/job_graph.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/network/flow_network.h"
 #include "simulator/platform/scenario_platform.h"
@@ -24,34 +23,6 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
-
-// Gives modelled collectives their time with nothing else on the network
-// (the flow model's executor replaces it with the time they really take).
-void assign_comm_times(dag::TaskGraph& graph, const CommModel& comm) {
-  for (dag::TaskId t = 0; t < graph.task_count(); ++t) {
-    auto& task = graph.mutable_task(t);
-    if (task.kind == dag::TaskKind::kComm && task.duration_modelled) {
-      task.duration = comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
-    }
-  }
-}
-
-// Runs modelled gradient collectives on the flow-level network.
-class FlowCommExecutor : public TaskExecutor {
- public:
-  FlowCommExecutor(CollectiveRunner& runner, const CommModel& comm) : runner_(runner), comm_(comm) {}
-  [[nodiscard]] bool handles(const dag::Task& task) const override {
-    return task.kind == dag::TaskKind::kComm && task.duration_modelled;
-  }
-  void start(dag::TaskId, const dag::Task& task, std::function<void()> finished) override {
-    runner_.run(comm_.call(CollectiveOp::kAllReduce, static_cast<double>(task.bytes)),
-                std::move(finished));
-  }
-
- private:
-  CollectiveRunner& runner_;
-  const CommModel& comm_;
-};
 
 // Bytes each link carries in one collective of one byte, per algorithm: the
 // decomposition's bytes scale with the message size, so one routing pass per
@@ -114,34 +85,6 @@ std::vector<bool> tracked_links(const Platform& platform, std::int64_t ranks) {
   return keep;
 }
 
-// Refuses, with the numbers, runs whose DAG would not fit in this machine's
-// memory or whose simulated time would overflow int64 nanoseconds.
-void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes& times) {
-  const double tasks = dag::profile_dag_task_count(layers, shape);
-  // About 120 bytes a task: the task, its edges, and its start, end and release records.
-  const double bytes = tasks * 120.0;
-  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
-                        static_cast<double>(::sysconf(_SC_PAGESIZE));
-  if (memory > 0 && bytes > 0.8 * memory) {
-    throw std::invalid_argument(fmt::format(
-        "this run needs about {:.1f} GB for {:.3g} tasks ({} workers x {} iterations x {} tasks), "
-        "more than 80% of this machine's {:.1f} GB; use fewer iterations or workers",
-        bytes / 1e9, tasks, shape.workers, shape.iterations, 2 * layers + 3, memory / 1e9));
-  }
-  // An upper bound of one iteration: everything one after another.
-  double ns = static_cast<double>((times.io + times.h2d + times.update).ns());
-  for (std::size_t l = 0; l < layers; ++l) {
-    ns += static_cast<double>(times.forward[l].ns()) + static_cast<double>(times.backward[l].ns()) +
-          static_cast<double>(times.comm[l].ns());
-  }
-  if (ns * static_cast<double>(shape.iterations) > 4e18) {
-    throw std::invalid_argument(fmt::format(
-        "{} iterations of up to {:.3g} s each would overflow the simulated clock (int64 "
-        "nanoseconds, about 292 years); check the profile's times and the scenario",
-        shape.iterations, ns * 1e-9));
-  }
-}
-
 }  // namespace
 
 ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario,
@@ -164,23 +107,20 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
   const Platform* platform = &comm.platform();
   out.network = comm.describe();
   out.network_model = to_string(scenario.network_model);
-  const auto plan = make_comm_plan(scenario.overlap, profile);
   out.comm_replayed = profile.has_comm() && out.workers > 1;
   if (profile.has_comm() && out.workers == 1 && options.single_worker_baseline) {
     log->info("one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
   }
 
-  const dag::DagShape shape{scenario.workers(), scenario.iterations, scenario.io_time,
-                            scenario.h2d_time, scenario.update_time};
-  const LayerTimes times = layer_times(profile, scenario, comm);
-  check_size(shape, profile.layers.size(), times);
-  auto t0 = std::chrono::steady_clock::now();
-  auto graph = std::make_shared<dag::TaskGraph>(dag::build_profile_dag(profile, shape, plan));
-  assign_comm_times(*graph, comm);
-  out.build_seconds = seconds_since(t0);
+  const JobGraph job = build_job_graph(profile, scenario, comm, options.fold_ranks && !options.keep_schedule);
+  auto graph = job.graph;
+  const LayerTimes& times = job.times;
+  out.ranks_simulated = job.ranks_built;
+  out.build_seconds = job.build_seconds;
   out.tasks = graph->task_count();
   out.edges = graph->edge_count();
-  log->debug("DAG: {} tasks, {} edges, built in {:.3f} s", out.tasks, out.edges, out.build_seconds);
+  log->debug("DAG: {} tasks, {} edges ({} of {} ranks), built in {:.3f} s", out.tasks, out.edges,
+             job.ranks_built, out.workers, out.build_seconds);
 
   ScheduleOptions sched_opts;
   if (options.progress && out.tasks > (1u << 21)) {
@@ -193,7 +133,7 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
       log->info("simulating: {:.0f}% of tasks done", 100 * f);
     };
   }
-  t0 = std::chrono::steady_clock::now();
+  const auto t0 = std::chrono::steady_clock::now();
   Engine engine;
   std::unique_ptr<FlowNetwork> flows;
   std::unique_ptr<CollectiveRunner> runner;
@@ -213,18 +153,11 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
   out.simulate_seconds = seconds_since(t0);
   out.events = schedule->events;
 
-  // Iteration ends: the last update of each iteration, over all ranks.
-  const auto P = static_cast<std::size_t>(out.workers);
   const auto N = static_cast<std::size_t>(out.iterations);
-  std::vector<Time> iter_end(N, Time::zero());
-  std::vector<std::vector<Time>> update_end(N, std::vector<Time>(P));
+  const IterationEnds ends = iteration_ends(*graph, *schedule, out.iterations, job.ranks_built);
   for (dag::TaskId t = 0; t < graph->task_count(); ++t) {
     const auto& task = graph->task(t);
-    if (task.kind == dag::TaskKind::kUpdate) {
-      const auto i = static_cast<std::size_t>(task.iteration);
-      update_end[i][static_cast<std::size_t>(task.rank)] = schedule->end[t];
-      iter_end[i] = max(iter_end[i], schedule->end[t]);
-    } else if (task.kind == dag::TaskKind::kComm && task.iteration == 0) {
+    if (task.kind == dag::TaskKind::kComm && task.iteration == 0) {
       out.comm_per_iteration += task.duration;
       ++out.collectives_per_iteration;
     }
@@ -293,26 +226,25 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
   }
 
   Time prev = Time::zero();
-  for (auto e : iter_end) {
+  for (auto e : ends.end) {
     out.iteration_times.push_back(e - prev);
     prev = e;
   }
-  // Steady state: the first iteration may differ (nothing overlaps it), so it
-  // is left out whenever there is more than one.
-  const std::size_t first = N > 1 ? 1 : 0;
-  const auto steady = static_cast<std::int64_t>(N - first);
-  const Duration span = iter_end[N - 1] - (first == 0 ? Time::zero() : iter_end[first - 1]);
-  out.iteration_time = Duration((span.ns() + steady / 2) / steady);
+  out.iteration_time = steady_iteration_time(ends.end);
   out.throughput_samples_per_s =
       out.iteration_time > Duration::zero()
           ? static_cast<double>(out.workers * out.batch_per_gpu) /
                 (static_cast<double>(out.iteration_time.ns()) * 1e-9)
           : 0.0;
 
-  std::vector<Time> from(P, Time::zero());
-  if (first == 1) from = update_end[0];
+  // Steady state: the first iteration may differ (nothing overlaps it), so it
+  // is left out whenever there is more than one.
+  const std::size_t first = N > 1 ? 1 : 0;
+  const auto steady = static_cast<std::int64_t>(N - first);
+  std::vector<Time> from(static_cast<std::size_t>(job.ranks_built), Time::zero());
+  if (first == 1) from = ends.update_end[0];
   out.breakdown =
-      dag::average_breakdown(*graph, schedule->view(), from, update_end[N - 1], steady);
+      dag::average_breakdown(*graph, schedule->view(), from, ends.update_end[N - 1], steady);
   out.critical_path = dag::scheduled_critical_path(*graph, schedule->view());
 
   if (scenario.overlap == OverlapPolicy::kBsp || scenario.overlap == OverlapPolicy::kWfbp) {

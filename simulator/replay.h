@@ -22,6 +22,8 @@ struct ReplayOptions {
   bool keep_schedule = false;    // keep the graph and schedule, for a timeline
   bool single_worker_baseline = true;  // also replay on one worker, for scaling efficiency
   bool progress = false;         // log progress on long runs
+  // Fold identical ranks into one (see simulator/job_graph.h); never with keep_schedule.
+  bool fold_ranks = true;
   std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
 };
 
@@ -83,6 +85,7 @@ struct ReplayResult {
   std::vector<LinkKindSummary> link_kinds;    // per link kind, kinds with traffic only
   std::vector<LinkRecord> busiest_links;      // the ten busiest, by utilisation
   std::vector<LinkTrack> link_tracks;         // with keep_schedule
+  std::int64_t ranks_simulated = 0;           // ranks in the DAG: 1 when identical ranks were folded
   std::size_t tasks = 0;
   std::size_t edges = 0;
   std::uint64_t events = 0;

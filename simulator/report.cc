@@ -96,7 +96,10 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                         {"time_by_kind_ns", kinds},
                         {"gaps_ns", r.critical_path.gaps.ns()}};
   if (r.closed_form) j["closed_form_iteration_time_ns"] = r.closed_form->ns();
-  j["simulation"] = {{"tasks", r.tasks}, {"edges", r.edges}, {"events", r.events}};
+  j["simulation"] = {{"tasks", r.tasks},
+                     {"edges", r.edges},
+                     {"events", r.events},
+                     {"ranks_simulated", r.ranks_simulated}};
   return j;
 }
 
@@ -188,8 +191,11 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   }
   row("critical path", format_duration(r.critical_path.length),
       fmt::format("whole run of {} iterations: {}", s.iterations, path));
-  out << fmt::format("\n  simulated {} tasks, {} events in {:.3f} s\n", r.tasks, r.events,
-                     r.build_seconds + r.simulate_seconds);
+  out << fmt::format("\n  simulated {} tasks, {} events in {:.3f} s{}\n", r.tasks, r.events,
+                     r.build_seconds + r.simulate_seconds,
+                     r.ranks_simulated < r.workers
+                         ? fmt::format(" (one rank stands for {} identical ones)", r.workers)
+                         : std::string());
 }
 
 }  // namespace ssgd::sim

@@ -57,6 +57,13 @@ bool implements(CollectiveAlgorithm algorithm, CollectiveOp op) {
   return false;
 }
 
+void check_bytes(double bytes) {
+  if (!std::isfinite(bytes) || bytes < 0) {
+    throw std::invalid_argument(
+        fmt::format("collective: bytes must be finite and at least 0, got {}", bytes));
+  }
+}
+
 void check_shape(const CollectiveShape& shape, double bytes) {
   if (shape.ranks < 1) {
     throw std::invalid_argument(
@@ -80,10 +87,7 @@ void check_shape(const CollectiveShape& shape, double bytes) {
     throw std::invalid_argument(
         fmt::format("collective: root {} is outside ranks 0..{}", shape.root, shape.ranks - 1));
   }
-  if (!std::isfinite(bytes) || bytes < 0) {
-    throw std::invalid_argument(
-        fmt::format("collective: bytes must be finite and at least 0, got {}", bytes));
-  }
+  check_bytes(bytes);
 }
 
 void check_algorithm(CollectiveOp op, CollectiveAlgorithm algorithm) {
@@ -227,29 +231,47 @@ std::int64_t step_count(const std::vector<CollectiveStep>& steps) {
   return count;
 }
 
-Duration closed_form_time(CollectiveOp op, CollectiveAlgorithm algorithm,
-                          const CollectiveShape& shape, double bytes,
-                          const CollectiveCosts& costs) {
+ClosedForm::ClosedForm(CollectiveOp op, CollectiveAlgorithm algorithm,
+                       const CollectiveShape& shape) {
   check_algorithm(op, algorithm);
-  check_shape(shape, bytes);
+  check_shape(shape, 1.0);
+  if (shape.ranks > 1) unit_phases_ = phases(op, algorithm, shape, 1.0);
+}
+
+Duration ClosedForm::time(double bytes, const CollectiveCosts& costs) const {
+  check_bytes(bytes);
   check_level("intra", costs.intra);
   check_level("inter", costs.inter);
-  if (shape.ranks == 1 || bytes == 0) return Duration::zero();
+  if (unit_phases_.empty() || bytes == 0) return Duration::zero();
   double total_s = 0;
-  for (const detail::CostPhase& p : phases(op, algorithm, shape, bytes)) {
+  for (const detail::CostPhase& p : unit_phases_) {
     double alpha_s = 0;
     double beta_s = 0;
     if (p.intra_bytes > 0) {
       alpha_s = seconds(costs.intra.latency);
-      beta_s = p.intra_bytes / costs.intra.bandwidth_bytes_per_s;
+      beta_s = p.intra_bytes * bytes / costs.intra.bandwidth_bytes_per_s;
     }
     if (p.inter_bytes > 0) {
       alpha_s = std::max(alpha_s, seconds(costs.inter.latency));
-      beta_s = std::max(beta_s, p.inter_bytes / costs.inter.bandwidth_bytes_per_s);
+      beta_s = std::max(beta_s, p.inter_bytes * bytes / costs.inter.bandwidth_bytes_per_s);
     }
     total_s += static_cast<double>(p.repeat) * (alpha_s + beta_s);
   }
   return duration_from_seconds(total_s);
+}
+
+Duration closed_form_time(CollectiveOp op, CollectiveAlgorithm algorithm,
+                          const CollectiveShape& shape, double bytes,
+                          const CollectiveCosts& costs) {
+  check_shape(shape, bytes);
+  return ClosedForm(op, algorithm, shape).time(bytes, costs);
+}
+
+std::vector<CollectiveAlgorithm> auto_candidates(CollectiveOp op) {
+  if (op == CollectiveOp::kAllReduce) {
+    return {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree};
+  }
+  return {CollectiveAlgorithm::kRing};
 }
 
 AlphaBetaTerms alpha_beta_terms(CollectiveOp op, CollectiveAlgorithm algorithm,
@@ -275,8 +297,7 @@ AlphaBetaTerms alpha_beta_terms(CollectiveOp op, CollectiveAlgorithm algorithm,
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, const CollectiveShape& shape, double bytes,
                                      const CollectiveCosts& costs) {
   check_shape(shape, bytes);
-  std::vector<CollectiveAlgorithm> candidates = {CollectiveAlgorithm::kRing};
-  if (op == CollectiveOp::kAllReduce) candidates.push_back(CollectiveAlgorithm::kDoubleBinaryTree);
+  const std::vector<CollectiveAlgorithm> candidates = auto_candidates(op);
   CollectiveAlgorithm best = candidates.front();
   Duration best_time = closed_form_time(op, best, shape, bytes, costs);
   for (std::size_t i = 1; i < candidates.size(); ++i) {

@@ -109,11 +109,40 @@ struct CollectiveCosts {
   LevelCost inter;
 };
 
+namespace detail {
+// A group of identical steps of a closed form, with the bytes of the busiest
+// port of each link level in one step (collective_algorithms.h).
+struct CostPhase {
+  std::int64_t repeat = 1;
+  double intra_bytes = 0;  // busiest intra-node port in one step; 0: level unused
+  double inter_bytes = 0;  // busiest inter-node port in one step; 0: level unused
+};
+}  // namespace detail
+
+// One algorithm's closed form on one shape. Every closed form is linear in
+// the message size M, so its phases are worked out once, for M = 1, and each
+// size then costs one pass over a handful of phases: large trees take
+// O(P log P) to work out, which callers with many sizes should pay once.
+class ClosedForm {
+ public:
+  // Same errors as decompose().
+  ClosedForm(CollectiveOp op, CollectiveAlgorithm algorithm, const CollectiveShape& shape);
+  // Rounded once to whole nanoseconds; zero for P = 1 or M = 0. Throws
+  // std::invalid_argument on a negative or non-finite M or unusable costs.
+  [[nodiscard]] Duration time(double bytes, const CollectiveCosts& costs) const;
+
+ private:
+  std::vector<detail::CostPhase> unit_phases_;
+};
+
 // The closed-form time, rounded once to whole nanoseconds; zero for P = 1 or
 // M = 0. Same errors as decompose().
 Duration closed_form_time(CollectiveOp op, CollectiveAlgorithm algorithm,
                           const CollectiveShape& shape, double bytes,
                           const CollectiveCosts& costs);
+
+// The algorithms `auto` chooses among for `op`, in order of preference on a tie.
+std::vector<CollectiveAlgorithm> auto_candidates(CollectiveOp op);
 
 // The closed form on a flat network (one rank per node, one link level) as
 // T = alpha_count x alpha + beta_factor x M x beta, for fitting alpha and beta

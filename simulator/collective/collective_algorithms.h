@@ -21,11 +21,6 @@
 
 namespace ssgd::sim::detail {
 
-struct CostPhase {
-  std::int64_t repeat = 1;
-  double intra_bytes = 0;  // busiest intra-node port in one step; 0: level unused
-  double inter_bytes = 0;  // busiest inter-node port in one step; 0: level unused
-};
 using CostPhases = std::vector<CostPhase>;
 
 // A phase whose every port carries `port_bytes` on the levels it uses.

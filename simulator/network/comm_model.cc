@@ -59,9 +59,26 @@ CollectiveAlgorithm CommModel::algorithm_for(CollectiveOp op, double bytes) cons
   }
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = algorithm_cache_.find(key); it != algorithm_cache_.end()) return it->second;
-  const CollectiveAlgorithm a = choose_algorithm(op, shape_, bytes, costs_for(op, bytes));
-  algorithm_cache_.emplace(key, a);
-  return a;
+  // The way choose_algorithm() does it, with the closed forms kept.
+  const CollectiveCosts costs = costs_for(op, bytes);
+  CollectiveAlgorithm best = CollectiveAlgorithm::kAuto;
+  Duration best_time;
+  for (const CollectiveAlgorithm a : auto_candidates(op)) {
+    const Duration t = closed_form(op, a).time(bytes, costs);
+    if (best == CollectiveAlgorithm::kAuto || t < best_time) {
+      best = a;
+      best_time = t;
+    }
+  }
+  algorithm_cache_.emplace(key, best);
+  return best;
+}
+
+const ClosedForm& CommModel::closed_form(CollectiveOp op, CollectiveAlgorithm algorithm) const {
+  const auto key = std::make_pair(static_cast<int>(op), static_cast<int>(algorithm));
+  auto it = closed_forms_.find(key);
+  if (it == closed_forms_.end()) it = closed_forms_.emplace(key, ClosedForm(op, algorithm, shape_)).first;
+  return it->second;
 }
 
 CollectiveCosts CommModel::costs_for(CollectiveOp op, double bytes) const {
@@ -80,7 +97,7 @@ CollectiveCosts CommModel::costs_for(CollectiveOp op, double bytes) const {
 Duration CommModel::analytical_time(CollectiveOp op, double bytes) const {
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = analytical_cache_.find(key); it != analytical_cache_.end()) return it->second;
-  const Duration d = closed_form_time(op, algorithm_for(op, bytes), shape_, bytes, costs_for(op, bytes));
+  const Duration d = closed_form(op, algorithm_for(op, bytes)).time(bytes, costs_for(op, bytes));
   analytical_cache_.emplace(key, d);
   return d;
 }

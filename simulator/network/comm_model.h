@@ -65,7 +65,12 @@ class CommModel {
   CommSettings settings_;
   CollectiveShape shape_;
   std::vector<VertexId> endpoints_;
-  // Closed forms of large trees cost O(P log P): every answer is kept by size.
+  // The closed form of each (op, algorithm), worked out once: large trees
+  // cost O(P log P) to work out, and every size after that is a few phases.
+  [[nodiscard]] const ClosedForm& closed_form(CollectiveOp op, CollectiveAlgorithm algorithm) const;
+  mutable std::map<std::pair<int, int>, ClosedForm> closed_forms_;
+  // Answers kept by size: a profile has a few hundred sizes, each asked for
+  // once per iteration.
   mutable std::map<std::pair<int, double>, Duration> isolated_cache_;
   mutable std::map<std::pair<int, double>, Duration> analytical_cache_;
   mutable std::map<std::pair<int, double>, CollectiveAlgorithm> algorithm_cache_;

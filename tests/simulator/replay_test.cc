@@ -55,6 +55,41 @@ TEST(Replay, MoreWorkersAreSlowerPerIterationAndReportIsConsistent) {
   EXPECT_EQ(j["iteration_time_ns"].get<std::int64_t>(), wfbp.iteration_time.ns());
 }
 
+// One rank standing for identical ranks gives every time the full DAG gives,
+// under both network models and both policies; only the task count shrinks.
+TEST(Replay, FoldedRanksGiveTheFullDagsTimes) {
+  for (const auto model : {NetworkModelKind::kAnalytical, NetworkModelKind::kFlow}) {
+    for (const auto policy : {OverlapPolicy::kBsp, OverlapPolicy::kWfbp}) {
+      Scenario s;
+      s.nodes = 4;
+      s.gpus_per_node = 2;
+      s.iterations = 3;
+      s.network_model = model;
+      s.overlap = policy;
+      s.io_time = Duration(300'000);
+      s.update_time = Duration(200'000);
+      ReplayOptions full;
+      full.keep_schedule = true;  // a timeline needs every rank: never folded
+      const auto folded = replay(profile(), s);
+      const auto all = replay(profile(), s, full);
+      SCOPED_TRACE(std::string(to_string(model)) + " " + to_string(policy));
+      EXPECT_EQ(folded.ranks_simulated, 1);
+      EXPECT_EQ(all.ranks_simulated, 8);
+      EXPECT_LT(folded.tasks * 4, all.tasks);
+      EXPECT_EQ(folded.iteration_times, all.iteration_times);
+      EXPECT_EQ(folded.iteration_time, all.iteration_time);
+      EXPECT_EQ(folded.breakdown.compute, all.breakdown.compute);
+      EXPECT_EQ(folded.breakdown.exposed_comm, all.breakdown.exposed_comm);
+      EXPECT_EQ(folded.breakdown.idle, all.breakdown.idle);
+      EXPECT_EQ(folded.critical_path.length, all.critical_path.length);
+      ASSERT_EQ(folded.collectives.size(), all.collectives.size());
+      for (std::size_t c = 0; c < all.collectives.size(); ++c) {
+        EXPECT_EQ(folded.collectives[c].time, all.collectives[c].time);
+      }
+    }
+  }
+}
+
 TEST(Replay, MeasuredCommIsReplayedAsGiven) {
   auto p = profile();
   for (auto& row : p.layers) row.comm = Duration(5'000'000);

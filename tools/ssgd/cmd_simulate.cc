@@ -30,6 +30,7 @@ struct SimulateArgs {
   std::int64_t timeline_ranks = 16;
   bool allow_truncated = false;
   bool quiet = false;
+  bool no_fold = false;
 };
 
 void run_simulate(const SimulateArgs& a) {
@@ -56,6 +57,7 @@ void run_simulate(const SimulateArgs& a) {
   options.keep_schedule = !a.timeline.empty();
   options.link_track_ranks = a.timeline_ranks;
   options.progress = true;
+  options.fold_ranks = !a.no_fold;
   const sim::ReplayResult result = sim::replay(input.profile, scenario, options);
   if (!result.batch_given) {
     log->warn("no batch size in the input or scenario: throughput counts batches "
@@ -112,6 +114,8 @@ void add_simulate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--allow-truncated", args->allow_truncated,
                 "replay the readable prefix of a trace that was cut short");
+  cmd->add_flag("--no-fold", args->no_fold,
+                "simulate every rank even when they are identical (same results, slower)");
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary");
   cmd->callback([args] { run_simulate(*args); });
 }
