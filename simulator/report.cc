@@ -22,6 +22,39 @@ double pct(Duration part, Duration whole) {
                         : 0.0;
 }
 
+nlohmann::json shared_fabric_json(const SharedFabricResult& f) {
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& o : f.jobs) {
+    jobs.push_back({{"name", o.name},
+                    {"kind", to_string(o.kind)},
+                    {"first_node", o.first_node},
+                    {"nodes", o.nodes},
+                    {"workers", o.workers},
+                    {"measure", o.measure},
+                    {"detail", o.detail},
+                    {"alone_ns", o.alone.ns()},
+                    {"shared_ns", o.shared.ns()},
+                    {"slowdown", o.slowdown},
+                    {"count", o.count}});
+  }
+  return {{"platform_nodes", f.platform_nodes}, {"events", f.events}, {"jobs", jobs}};
+}
+
+void print_shared_fabric(const SharedFabricResult& f, std::ostream& out) {
+  out << fmt::format("\n  shared fabric: {} jobs on {} nodes (alone: the job by itself on the same "
+                     "nodes)\n",
+                     f.jobs.size(), f.platform_nodes);
+  out << fmt::format("  {:<12} {:<8} {:>9} {:>11} {:>12} {:>12} {:>9}  {}\n", "job", "kind", "nodes",
+                     "per", "alone", "shared", "slowdown", "what");
+  for (const auto& o : f.jobs) {
+    out << fmt::format("  {:<12} {:<8} {:>9} {:>11} {:>12} {:>12} {:>8.3f}x  {}\n", o.name,
+                       to_string(o.kind), fmt::format("{}-{}", o.first_node, o.first_node + o.nodes - 1),
+                       o.measure, format_duration(o.alone),
+                       o.count > 0 ? format_duration(o.shared) : std::string("none ran"),
+                       o.slowdown, o.detail);
+  }
+}
+
 }  // namespace
 
 nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const ReportContext& ctx) {
@@ -96,6 +129,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                         {"time_by_kind_ns", kinds},
                         {"gaps_ns", r.critical_path.gaps.ns()}};
   if (r.closed_form) j["closed_form_iteration_time_ns"] = r.closed_form->ns();
+  if (ctx.shared_fabric) j["shared_fabric"] = shared_fabric_json(*ctx.shared_fabric);
   j["simulation"] = {{"tasks", r.tasks},
                      {"edges", r.edges},
                      {"events", r.events},
@@ -180,6 +214,7 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
                          100 * b.utilisation);
     }
   }
+  if (ctx.shared_fabric) print_shared_fabric(*ctx.shared_fabric, out);
   out << "\n";
   std::string path;
   for (int k = 0; k < dag::kTaskKindCount; ++k) {

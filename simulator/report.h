@@ -9,6 +9,7 @@
 
 #include "simulator/replay.h"
 #include "simulator/scenario.h"
+#include "simulator/shared_fabric.h"
 
 namespace ssgd::sim {
 
@@ -18,6 +19,7 @@ struct ReportContext {
   std::string model;        // from the profile's metadata, may be empty
   std::string provenance;   // from the profile's metadata, may be empty
   std::string scenario_file;  // empty when none
+  const SharedFabricResult* shared_fabric = nullptr;  // when the scenario has jobs
 };
 
 nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const ReportContext& ctx);

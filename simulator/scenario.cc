@@ -1,6 +1,7 @@
 #include "simulator/scenario.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <fstream>
 #include <map>
@@ -18,6 +19,7 @@
 
 #include "common/error.h"
 #include "simulator/platform/scenario_platform.h"
+#include "simulator/scenario_jobs.h"
 #include "simulator/scenario_schema.h"
 
 namespace ssgd::sim {
@@ -183,6 +185,10 @@ class YamlLoader {
                                                   path, *first_line)
                                     : fmt::format("duplicate key '{}'", path));
       }
+      if (path == "jobs") {
+        load_jobs(value, std::move(where));
+        continue;
+      }
       if (is_scenario_section(path)) {
         if (!value.IsMap()) {
           throw InputError(std::move(where), fmt::format("{}, got {}",
@@ -200,6 +206,44 @@ class YamlLoader {
                                      describe_kind(value)));
       }
       apply(scenario_, *key, value.Scalar(), where);
+    }
+  }
+
+  // `jobs:` is a sequence of mappings, one per job.
+  void load_jobs(const YAML::Node& value, InputLocation where) {
+    if (!value.IsSequence()) {
+      throw InputError(std::move(where),
+                       fmt::format("expected a sequence of jobs ('- kind: ...' entries), got {}",
+                                   describe_kind(value)));
+    }
+    for (const auto& entry : value) {
+      const std::size_t index = scenario_.jobs.size();
+      const std::string prefix = fmt::format("jobs[{}]", index);
+      if (!entry.IsMap()) {
+        throw InputError(at(entry.Mark(), prefix),
+                         fmt::format("expected a mapping of job keys, got {}", describe_kind(entry)));
+      }
+      JobSpec job;
+      job.file = file_;
+      job.line = line_of(entry.Mark());
+      std::map<std::string, bool, std::less<>> seen;
+      for (const auto& pair : entry) {
+        const std::string name = pair.first.IsScalar() ? pair.first.Scalar() : std::string();
+        InputLocation key_at = at(pair.first.Mark(), prefix + "." + name);
+        if (!pair.first.IsScalar()) {
+          throw InputError(std::move(key_at),
+                           fmt::format("keys must be plain names, got {}", describe_kind(pair.first)));
+        }
+        if (!seen.emplace(name, true).second) {
+          throw InputError(std::move(key_at), fmt::format("duplicate key '{}'", name));
+        }
+        if (!pair.second.IsScalar()) {
+          throw InputError(std::move(key_at),
+                           fmt::format("expected a value, got {}", describe_kind(pair.second)));
+        }
+        set_job_key(job, name, pair.second.Scalar(), key_at);
+      }
+      scenario_.jobs.push_back(std::move(job));
     }
   }
 
@@ -249,6 +293,12 @@ void load_file(Scenario& scenario, const std::filesystem::path& path) {
       scenario.calibration->is_relative()) {
     scenario.calibration = path.parent_path() / *scenario.calibration;
   }
+  // So is a job's profile.
+  for (JobSpec& job : scenario.jobs) {
+    if (job.file == file && job.profile && job.profile->is_relative()) {
+      job.profile = path.parent_path() / *job.profile;
+    }
+  }
 }
 
 std::string_view trim(std::string_view s) {
@@ -256,6 +306,31 @@ std::string_view trim(std::string_view s) {
   if (first == std::string_view::npos) return {};
   const auto last = s.find_last_not_of(" \t");
   return s.substr(first, last - first + 1);
+}
+
+// --set jobs.<index>.<key>=value: a key of an existing job, or of a new
+// one when <index> is the number of jobs so far.
+void set_job(Scenario& scenario, std::string_view path, std::string_view value,
+             const InputLocation& where) {
+  const auto dot = path.find('.', 5);
+  const std::string_view index_text = path.size() > 5 ? path.substr(5, dot == std::string_view::npos ? std::string_view::npos : dot - 5) : std::string_view();
+  std::size_t index = 0;
+  const auto [ptr, ec] =
+      std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
+  if (dot == std::string_view::npos || index_text.empty() || ec != std::errc() ||
+      ptr != index_text.data() + index_text.size()) {
+    throw InputError(where, "set a job's key as jobs.<index>.<key>=value, e.g. jobs.0.nodes=4");
+  }
+  if (index > scenario.jobs.size()) {
+    throw InputError(where, fmt::format("there are {} jobs so far: the next one is jobs.{}",
+                                        scenario.jobs.size(), scenario.jobs.size()));
+  }
+  if (index == scenario.jobs.size()) {
+    JobSpec job;
+    job.file = std::string(kSetFile);
+    scenario.jobs.push_back(std::move(job));
+  }
+  set_job_key(scenario.jobs[index], path.substr(dot + 1), value, where);
 }
 
 void apply_set(Scenario& scenario, std::string_view flag) {
@@ -270,6 +345,10 @@ void apply_set(Scenario& scenario, std::string_view flag) {
   const InputLocation where{std::string(kSetFile), std::nullopt, std::nullopt, std::string(path)};
   if (path.empty()) {
     throw InputError(where, fmt::format("expected key.path=value, got '{}'", flag));
+  }
+  if (path.starts_with("jobs.") || path == "jobs") {
+    set_job(scenario, path, value, where);
+    return;
   }
   if (is_scenario_section(path)) {
     throw InputError(where,
@@ -308,6 +387,7 @@ Scenario load_scenario(const std::optional<std::filesystem::path>& file,
   if (file) load_file(scenario, *file);
   for (const auto& flag : sets) apply_set(scenario, flag);
   scenario.gpus_per_node = scenario_gpus_per_node(scenario);
+  finish_jobs(scenario);
   return scenario;
 }
 
@@ -320,6 +400,11 @@ std::string describe_scenario_keys() {
     type_width = std::max(type_width, k.type.size());
     default_width = std::max(default_width, k.default_text.size());
   }
+  for (const auto& k : job_keys()) {
+    path_width = std::max(path_width, k.name.size() + 7);  // "jobs[]."
+    type_width = std::max(type_width, k.type.size());
+    default_width = std::max(default_width, k.default_text.size());
+  }
   std::string out;
   const auto row = [&](std::string_view path, std::string_view type, std::string_view def,
                        std::string_view description) {
@@ -328,6 +413,9 @@ std::string describe_scenario_keys() {
   };
   row("key", "type", "default", "description");
   for (const auto& k : scenario_keys()) row(k.path, k.type, k.default_text, k.description);
+  for (const auto& k : job_keys()) {
+    row(fmt::format("jobs[].{}", k.name), k.type, k.default_text, k.description);
+  }
   return out;
 }
 

@@ -61,6 +61,33 @@ struct PlatformChoice {
   friend bool operator==(const PlatformChoice&, const PlatformChoice&) = default;
 };
 
+enum class JobKind { kTraining, kTraffic };
+const char* to_string(JobKind kind);
+
+// Another job on the same fabric as the scenario's own training job (which
+// is "main", on nodes 0..cluster.nodes-1). Given as a YAML sequence under
+// `jobs:`, one mapping per job; keys in scenario_schema.cc (job_keys()).
+struct JobSpec {
+  std::string name;                          // jobs[].name, default job<index+1>
+  std::optional<JobKind> kind;               // jobs[].kind: training | traffic (required)
+  std::int64_t nodes = 0;                    // jobs[].nodes (required, >= 1)
+  std::optional<std::int64_t> first_node;    // jobs[].first_node
+  // training
+  std::optional<std::filesystem::path> profile;  // jobs[].profile: what `ssgd simulate` reads
+  std::optional<OverlapPolicy> overlap;      // jobs[].policy, default policy.overlap
+  std::optional<std::int64_t> iterations;    // jobs[].iterations, default iterations
+  // traffic: one collective every `period` (start to start; back to back when
+  // it takes longer), from `start` until every training job has finished
+  std::optional<CollectiveOp> op;            // jobs[].op, default all_reduce
+  std::optional<std::int64_t> bytes;         // jobs[].bytes (required, > 0)
+  std::optional<Duration> period;            // jobs[].period, default 0 (back to back)
+  std::optional<Duration> start;             // jobs[].start, default 0
+  std::optional<CollectiveAlgorithm> algorithm;  // jobs[].algorithm, default auto
+  // Where the job was given, for messages: the file (or "--set") and line.
+  std::string file;
+  std::optional<std::int64_t> line;
+};
+
 struct Scenario {
   std::int64_t iterations = 10;              // key: iterations (>= 1)
   std::int64_t nodes = 1;                    // key: cluster.nodes (>= 1)
@@ -83,6 +110,7 @@ struct Scenario {
   Duration io_time;                          // key: workload.io_time (>= 0): read one batch
   Duration h2d_time;                         // key: workload.h2d_time (>= 0): copy it to the GPU
   Duration update_time;                      // key: workload.update_time (>= 0): optimizer step
+  std::vector<JobSpec> jobs;                 // key: jobs (a sequence; file or --set jobs.<i>.<key>)
 
   [[nodiscard]] std::int64_t workers() const { return nodes * gpus_per_node; }
 };
@@ -94,7 +122,8 @@ struct Scenario {
 // (with the closest known key suggested); a mapping where a scalar belongs or
 // the reverse; a value of the wrong type; a missing or unknown unit; a value
 // out of range (e.g. zero or negative nodes); an unknown link preset or
-// policy; a --set without '='.
+// policy; a --set without '='; jobs that do not fit together (see JobSpec and
+// scenarios/README.md).
 Scenario load_scenario(const std::optional<std::filesystem::path>& file,
                        const std::vector<std::string>& sets);
 

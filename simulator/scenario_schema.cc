@@ -336,7 +336,100 @@ constexpr std::array<std::string_view, 9> kSections = {
     "cluster", "platform", "platform.pcie", "platform.nvlink", "platform.nic", "platform.fabric",
     "network", "policy", "workload"};
 
+// Job keys: the kind checks (a traffic key on a training job) come later,
+// once the whole entry is read.
+void set_job_name(JobSpec& j, std::string_view v) {
+  if (v.empty()) throw std::invalid_argument("expected a name");
+  if (v == "main") {
+    throw std::invalid_argument("'main' is the scenario's own training job; choose another name");
+  }
+  j.name = std::string(v);
+}
+void set_job_kind(JobSpec& j, std::string_view v) {
+  if (v == "training") {
+    j.kind = JobKind::kTraining;
+  } else if (v == "traffic") {
+    j.kind = JobKind::kTraffic;
+  } else {
+    throw std::invalid_argument(fmt::format("unknown job kind '{}'; expected training or traffic", v));
+  }
+}
+void set_job_nodes(JobSpec& j, std::string_view v) { j.nodes = parse_int(v, 1, kMaxNodes); }
+void set_job_first_node(JobSpec& j, std::string_view v) {
+  j.first_node = parse_int(v, 0, kMaxNodes - 1);
+}
+void set_job_profile(JobSpec& j, std::string_view v) {
+  if (v.empty()) throw std::invalid_argument("expected the path of a trace, layer-profile CSV or B-Caffe log");
+  j.profile = std::filesystem::path(std::string(v));
+}
+void set_job_policy(JobSpec& j, std::string_view v) { j.overlap = parse_overlap(v); }
+void set_job_iterations(JobSpec& j, std::string_view v) {
+  j.iterations = parse_int(v, 1, kMaxIterations);
+}
+void set_job_op(JobSpec& j, std::string_view v) {
+  const auto op = parse_collective_op(v);
+  if (!op) {
+    throw std::invalid_argument(
+        fmt::format("unknown collective '{}'; known: {}", v, collective_op_names()));
+  }
+  j.op = *op;
+}
+void set_job_bytes(JobSpec& j, std::string_view v) {
+  const std::int64_t b = parse_bytes(v);
+  if (b <= 0) throw std::invalid_argument(fmt::format("must be greater than zero, got '{}'", v));
+  j.bytes = b;
+}
+void set_job_period(JobSpec& j, std::string_view v) { j.period = parse_nonnegative_duration(v); }
+void set_job_start(JobSpec& j, std::string_view v) { j.start = parse_nonnegative_duration(v); }
+void set_job_algorithm(JobSpec& j, std::string_view v) {
+  const auto a = parse_collective_algorithm(v);
+  if (!a) {
+    throw std::invalid_argument(
+        fmt::format("unknown collective algorithm '{}'; known: {}", v, collective_algorithm_names()));
+  }
+  j.algorithm = *a;
+}
+
+const std::array kJobKeys = {
+    JobKey{"name", "string", "job<n>", "shown in the report; unique, not 'main'", set_job_name},
+    JobKey{"kind", "training|traffic", "(required)",
+           "training: another S-SGD job; traffic: a collective repeated in the background",
+           set_job_kind},
+    JobKey{"nodes", "int", "(required)", "nodes the job runs on, all their GPUs (>= 1)",
+           set_job_nodes},
+    JobKey{"first_node", "int", "(see text)",
+           "its first node; training default: after the previous training job; traffic: 0",
+           set_job_first_node},
+    JobKey{"profile", "path", "(required)",
+           "training: its trace, layer-profile CSV or B-Caffe log, relative to the scenario file",
+           set_job_profile},
+    JobKey{"policy", "bsp|wfbp", "(policy.overlap)", "training: its overlap policy",
+           set_job_policy},
+    JobKey{"iterations", "int", "(iterations)", "training: its iterations (1..1000000)",
+           set_job_iterations},
+    JobKey{"op", "collective", "all_reduce",
+           "traffic: all_reduce, reduce_scatter, all_gather, broadcast or all_to_all", set_job_op},
+    JobKey{"bytes", "size", "(required)", "traffic: message size of each collective (> 0)",
+           set_job_bytes},
+    JobKey{"period", "duration", "0ns",
+           "traffic: start-to-start interval; 0 or shorter than a collective: back to back",
+           set_job_period},
+    JobKey{"start", "duration", "0ns", "traffic: when the first collective starts",
+           set_job_start},
+    JobKey{"algorithm", "algorithm", "auto", "traffic: collective algorithm, as network.algorithm",
+           set_job_algorithm},
+};
+
 }  // namespace
+
+std::span<const JobKey> job_keys() { return kJobKeys; }
+
+const JobKey* find_job_key(std::string_view name) {
+  for (const auto& k : kJobKeys) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
 
 std::span<const ScenarioKey> scenario_keys() { return kKeys; }
 

@@ -35,4 +35,16 @@ const ScenarioKey* find_scenario_key(std::string_view path);
 std::span<const std::string_view> scenario_sections();
 bool is_scenario_section(std::string_view path);
 
+// The keys of one entry of `jobs:` (file: a mapping per job; --set:
+// jobs.<index>.<key>=value), with the same contract as ScenarioKey.
+struct JobKey {
+  std::string_view name;          // "nodes"
+  std::string_view type;
+  std::string_view default_text;
+  std::string_view description;
+  void (*set)(JobSpec& job, std::string_view value);
+};
+std::span<const JobKey> job_keys();
+const JobKey* find_job_key(std::string_view name);
+
 }  // namespace ssgd::sim

@@ -129,23 +129,32 @@ Duration CommModel::isolated_time(CollectiveOp op, double bytes) const {
   return d;
 }
 
-CommModel scenario_comm_model(const Scenario& scenario) {
-  const PlatformSpec spec = scenario_platform_spec(scenario);
-  const bool separate_servers = scenario.algorithm == CollectiveAlgorithm::kParameterServer &&
-                                !scenario.servers_colocated;
-  const std::int64_t nodes = scenario.nodes + (separate_servers ? scenario.servers : 0);
-  auto platform = std::make_shared<const Platform>(spec, nodes);
+CommSettings scenario_comm_settings(const Scenario& scenario, std::int64_t first_server_node) {
   CommSettings settings;
   settings.model = scenario.network_model;
   settings.algorithm = scenario.algorithm;
   settings.servers = scenario.servers;
   settings.servers_colocated = scenario.servers_colocated;
-  settings.first_server_node = scenario.nodes;
+  settings.first_server_node = first_server_node;
   if (scenario.calibration) {
     settings.calibration =
         std::make_shared<const NetworkCalibration>(read_network_calibration(*scenario.calibration));
   }
-  return CommModel(std::move(platform), std::move(settings), 0, scenario.nodes);
+  return settings;
+}
+
+std::int64_t separate_server_nodes(const Scenario& scenario) {
+  const bool separate = scenario.algorithm == CollectiveAlgorithm::kParameterServer &&
+                        !scenario.servers_colocated;
+  return separate ? scenario.servers : 0;
+}
+
+CommModel scenario_comm_model(const Scenario& scenario) {
+  const PlatformSpec spec = scenario_platform_spec(scenario);
+  auto platform =
+      std::make_shared<const Platform>(spec, scenario.nodes + separate_server_nodes(scenario));
+  return CommModel(std::move(platform), scenario_comm_settings(scenario, scenario.nodes), 0,
+                   scenario.nodes);
 }
 
 std::string CommModel::describe() const {

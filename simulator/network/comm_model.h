@@ -82,4 +82,10 @@ class CommModel {
 // ssgd::InputError for a bad calibration file.
 CommModel scenario_comm_model(const Scenario& scenario);
 
+// The scenario's network settings, with parameter servers of their own (if
+// any) from `first_server_node`, and its calibration file read.
+CommSettings scenario_comm_settings(const Scenario& scenario, std::int64_t first_server_node);
+// Nodes of their own the scenario's parameter servers need (0 when colocated).
+std::int64_t separate_server_nodes(const Scenario& scenario);
+
 }  // namespace ssgd::sim

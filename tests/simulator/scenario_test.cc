@@ -586,7 +586,7 @@ TEST(ScenarioKeys, DescribesEveryKeyAligned) {
     lines.push_back(table.substr(start, end - start));
     start = end + 1;
   }
-  ASSERT_EQ(lines.size(), scenario_keys().size() + 1);
+  ASSERT_EQ(lines.size(), scenario_keys().size() + job_keys().size() + 1);
   EXPECT_THAT(lines[0], StartsWith("key "));
   const auto type_column = lines[0].find("type");
   const auto default_column = lines[0].find("default");
@@ -597,6 +597,13 @@ TEST(ScenarioKeys, DescribesEveryKeyAligned) {
     EXPECT_THAT(line, StartsWith(std::string(key.path) + " "));
     EXPECT_EQ(line.substr(type_column, key.type.size()), key.type) << line;
     EXPECT_EQ(line.substr(default_column, key.default_text.size()), key.default_text) << line;
+    EXPECT_EQ(line.substr(description_column), key.description) << line;
+  }
+  for (std::size_t i = 0; i < job_keys().size(); ++i) {
+    const auto& key = job_keys()[i];
+    const std::string& line = lines[scenario_keys().size() + i + 1];
+    EXPECT_THAT(line, StartsWith("jobs[]." + std::string(key.name) + " "));
+    EXPECT_EQ(line.substr(type_column, key.type.size()), key.type) << line;
     EXPECT_EQ(line.substr(description_column), key.description) << line;
   }
 }
@@ -628,6 +635,141 @@ TEST(ScenarioKeys, ReadmeNamesEveryKey) {
     const std::string quoted = std::string("`").append(key.path).append("`");
     EXPECT_THAT(readme, HasSubstr(quoted)) << key.path;
   }
+  for (const auto& key : job_keys()) {
+    const std::string quoted = std::string("`jobs[].").append(key.name).append("`");
+    EXPECT_THAT(readme, HasSubstr(quoted)) << key.name;
+  }
+}
+
+}  // namespace
+}  // namespace ssgd::sim
+
+namespace ssgd::sim {
+namespace {
+
+constexpr const char* kJobsYaml = R"(network:
+  model: flow
+cluster:
+  nodes: 2
+jobs:
+  - name: other
+    kind: training
+    profile: other.csv
+    nodes: 3
+    policy: bsp
+    iterations: 4
+  - kind: traffic
+    bytes: 64MiB
+    period: 10ms
+    nodes: 5
+    op: all_gather
+    algorithm: ring
+)";
+
+TEST(ScenarioJobs, ReadsTrainingAndTrafficJobsWithDefaults) {
+  const fs::path file = write_yaml("jobs.yaml", kJobsYaml);
+  const Scenario s = load_scenario(file, {});
+  ASSERT_EQ(s.jobs.size(), 2u);
+  const JobSpec& t = s.jobs[0];
+  EXPECT_EQ(t.name, "other");
+  EXPECT_EQ(t.kind, JobKind::kTraining);
+  EXPECT_EQ(t.nodes, 3);
+  EXPECT_EQ(t.first_node, 2);  // right after the scenario's own 2 nodes
+  EXPECT_EQ(t.profile, file.parent_path() / "other.csv");  // relative to the file
+  EXPECT_EQ(t.overlap, OverlapPolicy::kBsp);
+  EXPECT_EQ(t.iterations, 4);
+  EXPECT_EQ(t.line, 6);
+  const JobSpec& g = s.jobs[1];
+  EXPECT_EQ(g.name, "job2");
+  EXPECT_EQ(g.kind, JobKind::kTraffic);
+  EXPECT_EQ(g.first_node, 0);
+  EXPECT_EQ(g.bytes, 64LL << 20);
+  EXPECT_EQ(g.period, Duration(10'000'000));
+  EXPECT_EQ(g.op, CollectiveOp::kAllGather);
+  EXPECT_EQ(g.algorithm, CollectiveAlgorithm::kRing);
+}
+
+TEST(ScenarioJobs, SetChangesAndAddsJobs) {
+  const fs::path file = write_yaml("jobs_set.yaml", kJobsYaml);
+  const Scenario s = load_scenario(
+      file, {"jobs.0.nodes=1", "jobs.2.kind=training", "jobs.2.nodes=2", "jobs.2.profile=x.csv"});
+  ASSERT_EQ(s.jobs.size(), 3u);
+  EXPECT_EQ(s.jobs[0].nodes, 1);
+  EXPECT_EQ(s.jobs[2].first_node, 3);  // after 'other' on node 2
+  EXPECT_EQ(s.jobs[2].profile, fs::path("x.csv"));  // a flag's path is as given
+  EXPECT_EQ(s.jobs[2].file, "--set");
+}
+
+TEST(ScenarioJobs, BadJobsAreLocated) {
+  const auto job_error = [](const std::string& name, const std::string& jobs,
+                            const std::vector<std::string>& sets = {}) {
+    const fs::path file = write_yaml(name, "network:\n  model: flow\njobs:\n" + jobs);
+    return std::make_pair(file, error_of(file, sets));
+  };
+  {
+    const auto [file, e] = job_error("j1.yaml", "  - nodes: 2\n    bytes: 1MiB\n");
+    expect_located(e, file, 4, "jobs[0].kind");
+    EXPECT_THAT(e.what(), HasSubstr("kind: training"));
+  }
+  {
+    const auto [file, e] = job_error("j2.yaml", "  - kind: traffic\n    nodes: 2\n    bytes: 1MiB\n"
+                                                "    profile: a.csv\n");
+    expect_located(e, file, 4, "jobs[0].profile");
+    EXPECT_THAT(e.what(), HasSubstr("'profile' is a training job key"));
+  }
+  {
+    const auto [file, e] = job_error("j3.yaml", "  - kind: training\n    nodes: 2\n");
+    expect_located(e, file, 4, "jobs[0].profile");
+  }
+  {
+    const auto [file, e] =
+        job_error("j4.yaml", "  - kind: training\n    nodes: 2\n    profile: a.csv\n    first_node: 0\n");
+    expect_located(e, file, 4, "jobs[0].first_node");
+    EXPECT_THAT(e.what(), HasSubstr("overlaps training job 'main' on nodes 0..0"));
+  }
+  {
+    const auto [file, e] = job_error("j5.yaml", "  - kind: traffic\n    nodes: 2\n    bytess: 1MiB\n");
+    expect_located(e, file, 6, "jobs[0].bytess");
+    EXPECT_THAT(e.what(), HasSubstr("did you mean 'bytes'"));
+  }
+  {
+    const auto [file, e] = job_error("j6.yaml", "  - kind: traffic\n    nodes: 2\n    bytes: 0\n");
+    expect_located(e, file, 6, "jobs[0].bytes");
+  }
+  {
+    const auto [file, e] = job_error("j7.yaml", "  kind: traffic\n");
+    expect_located(e, file, 3, "jobs");
+    EXPECT_THAT(e.what(), HasSubstr("expected a sequence of jobs"));
+  }
+  {
+    const auto [file, e] = job_error("j8.yaml", "  - name: main\n");
+    EXPECT_THAT(e.what(), HasSubstr("'main' is the scenario's own"));
+  }
+  {
+    const auto [file, e] = job_error("j9.yaml", "  - kind: traffic\n    nodes: 2\n    bytes: 1MiB\n",
+                                     {"network.model=analytical"});
+    EXPECT_EQ(e.where().field, "jobs");
+    EXPECT_THAT(e.what(), HasSubstr("set network.model: flow"));
+  }
+  {
+    const auto [file, e] = job_error("j10.yaml", "  - kind: traffic\n    nodes: 1\n    bytes: 1MiB\n");
+    expect_located(e, file, 4, "jobs[0].nodes");
+    EXPECT_THAT(e.what(), HasSubstr("at least 2"));
+  }
+  {
+    const auto [file, e] = job_error(
+        "j11.yaml", "  - kind: traffic\n    nodes: 2\n    bytes: 1MiB\n  - name: job1\n    kind: traffic\n"
+                    "    nodes: 2\n    bytes: 1MiB\n");
+    EXPECT_THAT(e.what(), HasSubstr("job name 'job1' is used twice"));
+  }
+  EXPECT_THAT(set_error("jobs.1.nodes=2").what(), HasSubstr("the next one is jobs.0"));
+  EXPECT_THAT(set_error("jobs.x.nodes=2").what(), HasSubstr("jobs.<index>.<key>"));
+  EXPECT_THAT(set_error("jobs=2").what(), HasSubstr("jobs.<index>.<key>"));
+}
+
+TEST(ScenarioJobs, KeysAreDescribed) {
+  const std::string keys = describe_scenario_keys();
+  for (const auto& k : job_keys()) EXPECT_THAT(keys, HasSubstr("jobs[]." + std::string(k.name)));
 }
 
 }  // namespace

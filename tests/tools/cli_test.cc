@@ -377,6 +377,36 @@ TEST_F(CliTest, SimulateWritesReportAndTimeline) {
   expect_no_temporaries();
 }
 
+TEST_F(CliTest, SharedFabricJobsAreReportedWithTheirSlowdown) {
+  const std::vector<std::string> args = {
+      "simulate", (kSource / "traces/datasets/resnet50_v100.csv").string(), "--scenario",
+      (kSource / "scenarios/shared_fabric.yaml").string(), "--report", "r.json"};
+  Result r = ssgd(args);
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("shared fabric: 3 jobs on 8 nodes"));
+  const auto report = nlohmann::json::parse(read_file_bytes(work_ / "r.json"));
+  const auto& jobs = report.at("shared_fabric").at("jobs");
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[0]["name"], "main");
+  EXPECT_EQ(jobs[1]["name"], "vgg16");
+  EXPECT_EQ(jobs[2]["kind"], "traffic");
+  for (const auto& j : jobs) {
+    EXPECT_GT(j["alone_ns"].get<std::int64_t>(), 0) << j;
+    EXPECT_GE(j["shared_ns"].get<std::int64_t>(), j["alone_ns"].get<std::int64_t>()) << j;
+    EXPECT_GT(j["slowdown"].get<double>(), 1.0) << j;  // all three cross leaf 1's uplinks
+  }
+  // A job whose profile cannot be read stops the run before anything is written.
+  std::vector<std::string> bad = args;
+  bad.insert(bad.end(), {"--set", "jobs.0.profile=missing.csv"});
+  fs::remove(work_ / "r.json");
+  r = ssgd(bad);
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("missing.csv"));
+  EXPECT_TRUE(r.out.empty()) << r;
+  EXPECT_FALSE(fs::exists(work_ / "r.json"));
+  expect_no_temporaries();
+}
+
 TEST_F(CliTest, FailedTimelineLeavesNoReportEither) {
   const Result r = ssgd({"simulate", (kSource / "tests/data/profiles/good.csv").string(),
                          "--report", "OUT.json", "--timeline", "no_such_dir/TL.json"});

@@ -14,6 +14,7 @@
 #include "simulator/replay_input.h"
 #include "simulator/report.h"
 #include "simulator/scenario.h"
+#include "simulator/shared_fabric.h"
 #include "simulator/timeline.h"
 #include "tools/ssgd/commands.h"
 #include "tools/ssgd/output_path.h"
@@ -58,14 +59,29 @@ void run_simulate(const SimulateArgs& a) {
   options.link_track_ranks = a.timeline_ranks;
   options.progress = true;
   options.fold_ranks = !a.no_fold;
+  // The other jobs' inputs are read before anything runs, so a bad one fails fast.
+  std::vector<trace::LayerProfile> job_profiles(scenario.jobs.size());
+  for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
+    const sim::JobSpec& job = scenario.jobs[i];
+    if (!job.profile) continue;
+    sim::ReplayInput in = sim::load_replay_input(*job.profile, {a.allow_truncated});
+    for (const auto& w : in.warnings) log->warn("job '{}': {}", job.name, w);
+    job_profiles[i] = std::move(in.profile);
+  }
   const sim::ReplayResult result = sim::replay(input.profile, scenario, options);
+  std::optional<sim::SharedFabricResult> shared;
+  if (!scenario.jobs.empty()) {
+    shared = sim::run_shared_fabric(input.profile, scenario, job_profiles,
+                                    [&log](const std::string& line) { log->info("{}", line); });
+  }
   if (!result.batch_given) {
     log->warn("no batch size in the input or scenario: throughput counts batches "
               "(set workload.batch_per_gpu)");
   }
 
   const sim::ReportContext ctx{a.input, sim::to_string(input.kind), input.profile.model,
-                               input.profile.provenance, a.scenario};
+                               input.profile.provenance, a.scenario,
+                               shared ? &*shared : nullptr};
   // Both outputs are written under temporary names and renamed only once both
   // are complete, so a failure leaves neither behind.
   std::optional<AtomicFile> report_file, timeline_file;
