@@ -1,5 +1,6 @@
 #include "simulator/engine/engine.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -92,7 +93,7 @@ TEST(Schedule, SameInputGivesIdenticalSchedule) {
   trace::LayerProfile p;
   std::mt19937_64 rng(3);
   for (int l = 0; l < 20; ++l) {
-    p.layers.push_back({l, "l" + std::to_string(l), Duration(static_cast<std::int64_t>(rng() % 5000)),
+    p.layers.push_back({l, fmt::format("l{}", l), Duration(static_cast<std::int64_t>(rng() % 5000)),
                         Duration(static_cast<std::int64_t>(rng() % 9000)),
                         static_cast<std::int64_t>(rng() % 100000), Duration(static_cast<std::int64_t>(rng() % 7000))});
   }

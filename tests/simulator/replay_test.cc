@@ -1,5 +1,6 @@
 #include "simulator/replay.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "simulator/report.h"
@@ -11,7 +12,7 @@ trace::LayerProfile profile() {
   trace::LayerProfile p;
   p.batch_per_gpu = 32;
   for (int l = 0; l < 4; ++l) {
-    p.layers.push_back({l, "l" + std::to_string(l), Duration(1'000'000), Duration(2'000'000),
+    p.layers.push_back({l, fmt::format("l{}", l), Duration(1'000'000), Duration(2'000'000),
                         4'000'000, std::nullopt});
   }
   return p;

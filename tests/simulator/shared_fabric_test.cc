@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <gmock/gmock.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "simulator/replay.h"
@@ -18,7 +19,7 @@ using ::testing::HasSubstr;
 trace::LayerProfile profile(int layers, std::int64_t grad_bytes) {
   trace::LayerProfile p;
   for (int l = 0; l < layers; ++l) {
-    p.layers.push_back({l, "l" + std::to_string(l), Duration(1'000'000), Duration(2'000'000),
+    p.layers.push_back({l, fmt::format("l{}", l), Duration(1'000'000), Duration(2'000'000),
                         grad_bytes, std::nullopt});
   }
   return p;

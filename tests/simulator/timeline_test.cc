@@ -1,9 +1,13 @@
 #include "simulator/timeline.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <set>
 #include <sstream>
+#include <string>
 
 #include "simulator/replay.h"
 
@@ -44,6 +48,76 @@ TEST(Timeline, ChromeTraceWithTracksPerRankAndResource) {
   // Per shown rank and iteration: io, h2d, 2 forward, 2 backward, update; plus 2 comms per iteration.
   EXPECT_EQ(complete, 2 * 2 * 7 + 2 * 2);
   EXPECT_NE(a.str().find("\"ts\":1.500"), std::string::npos);  // ns precision: 1500 ns
+}
+
+// Communication shows on one track per link, under both network models:
+// every busy slice lies within a collective, and the links of the nodes
+// holding the shown ranks are the ones with tracks.
+TEST(Timeline, LinkTracksShowWhenEachLinkCarriesTraffic) {
+  trace::LayerProfile p;
+  for (int l = 0; l < 3; ++l) {
+    p.layers.push_back({l, fmt::format("l{}", l), Duration(100'000), Duration(200'000),
+                        4 << 20, std::nullopt});
+  }
+  for (const auto model : {NetworkModelKind::kAnalytical, NetworkModelKind::kFlow}) {
+    SCOPED_TRACE(to_string(model));
+    Scenario s;
+    s.nodes = 3;
+    s.gpus_per_node = 2;
+    s.iterations = 2;
+    s.network_model = model;
+    s.algorithm = CollectiveAlgorithm::kRing;
+    ReplayOptions o;
+    o.keep_schedule = true;
+    o.link_track_ranks = 2;  // node 0's links and its NIC's
+    const auto r = replay(p, s, o);
+    ASSERT_FALSE(r.link_tracks.empty());
+    std::vector<std::pair<double, double>> comms;  // [start, end) of each collective, in us
+    for (dag::TaskId t = 0; t < r.graph->task_count(); ++t) {
+      if (r.graph->task(t).kind != dag::TaskKind::kComm) continue;
+      comms.emplace_back(static_cast<double>(r.schedule->start[t].ns()) / 1e3,
+                         static_cast<double>(r.schedule->end[t].ns()) / 1e3);
+    }
+    std::ostringstream out;
+    write_timeline(*r.graph, *r.schedule, {0, &r.link_tracks}, out);
+    const auto j = nlohmann::json::parse(out.str());
+    int links_pid = -1;
+    std::set<std::string> track_names;
+    int slices = 0;
+    for (const auto& e : j["traceEvents"]) {
+      if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "links") {
+        links_pid = e["pid"].get<int>();
+      }
+    }
+    ASSERT_GE(links_pid, 0) << "no links process";
+    for (const auto& e : j["traceEvents"]) {
+      if (e["pid"].get<int>() != links_pid) continue;
+      if (e["ph"] == "M" && e["name"] == "thread_name") {
+        track_names.insert(e["args"]["name"].get<std::string>());
+      }
+      if (e["ph"] != "X") continue;
+      ++slices;
+      EXPECT_EQ(e["cat"], "link");
+      const double ts = e["ts"].get<double>();
+      const double end = ts + e["dur"].get<double>();
+      EXPECT_GT(e["dur"].get<double>(), 0.0);
+      const bool inside = std::any_of(comms.begin(), comms.end(), [&](const auto& c) {
+        return ts >= c.first - 1e-3 && end <= c.second + 1e-3;
+      });
+      EXPECT_TRUE(inside) << "slice at " << ts << " us outside every collective";
+    }
+    EXPECT_EQ(track_names.size(), r.link_tracks.size());
+    EXPECT_GE(slices, 2 * 3);  // every collective of both iterations crosses node 0's NIC
+    bool nic = false;
+    for (const auto& name : track_names) {
+      EXPECT_NE(name.find("node0"), std::string::npos) << name;  // only node 0's links
+      nic = nic || name.find("nic") != std::string::npos;
+    }
+    EXPECT_TRUE(nic);
+    // All ranks: tracks for the other nodes' links too.
+    o.link_track_ranks = 0;
+    EXPECT_GT(replay(p, s, o).link_tracks.size(), r.link_tracks.size());
+  }
 }
 
 }  // namespace
