@@ -1,8 +1,9 @@
 #include "simulator/closed_form.h"
 
+#include <algorithm>
 #include <stdexcept>
 
-#include "simulator/policy/overlap_policy.h"
+#include "simulator/job_graph.h"
 
 namespace ssgd::sim {
 namespace {
@@ -42,7 +43,8 @@ Duration bsp_iteration_time(const LayerTimes& t) {
 }
 
 Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t) {
-  return policy == OverlapPolicy::kBsp ? bsp_iteration_time(t) : wfbp_iteration_time(t);
+  const bool after_backward = policy == OverlapPolicy::kBsp || policy == OverlapPolicy::kSingle;
+  return after_backward ? bsp_iteration_time(t) : wfbp_iteration_time(t);
 }
 
 LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scenario,
@@ -51,7 +53,7 @@ LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scena
   t.io = scenario.io_time;
   t.h2d = scenario.h2d_time;
   t.update = scenario.update_time;
-  const auto plan = make_comm_plan(scenario.overlap, profile);
+  const auto plan = job_comm_plan(profile, scenario, comm);
   t.comm.assign(profile.layers.size(), Duration::zero());
   for (const auto& row : profile.layers) {
     t.forward.push_back(row.forward);
@@ -59,7 +61,12 @@ LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scena
   }
   if (scenario.workers() > 1) {
     for (const auto& g : plan.groups) {
-      t.comm[g.layers.front()] = g.replayed ? *g.replayed : comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(g.bytes));
+      // A group's all-reduce belongs to its last layer in backward order,
+      // the one whose gradient is ready last.
+      const auto trigger = *std::min_element(g.layers.begin(), g.layers.end());
+      t.comm[static_cast<std::size_t>(trigger)] +=
+          g.replayed ? *g.replayed
+                     : comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(g.bytes));
     }
   }
   return t;

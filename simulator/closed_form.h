@@ -8,7 +8,10 @@
 //         t_iter = t_io' + t_f + t_b + (tau_c(1) + t_c(1) - tau_b(1) - t_b(1)) + t_u
 //   BSP:  t_iter = t_io + t_h2d + t_f + t_b + sum(t_c) + t_u
 // ssgd does not prefetch I/O, so t_io' = t_io + t_h2d. Layers without
-// communication have t_c(l) = 0.
+// communication have t_c(l) = 0. A policy that merges gradients puts a
+// group's whole all-reduce on the group's last layer in backward order (the
+// smallest l) and 0 on the others: WFBP's recurrence then gives mgwfbp, ddp
+// and horovod, and BSP's sum gives single.
 
 #include <vector>
 

@@ -43,6 +43,13 @@ void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes
 
 }  // namespace
 
+dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& scenario,
+                            const CommModel& comm) {
+  return make_comm_plan(scenario, profile, [&comm](std::int64_t bytes) {
+    return comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(bytes));
+  });
+}
+
 JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& scenario,
                          const CommModel& comm, bool allow_folding) {
   JobGraph job;
@@ -57,7 +64,7 @@ JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& sce
   check_size(shape, profile.layers.size(), job.times);
   const auto t0 = std::chrono::steady_clock::now();
   job.graph = std::make_shared<dag::TaskGraph>(
-      dag::build_profile_dag(profile, shape, make_comm_plan(scenario.overlap, profile)));
+      dag::build_profile_dag(profile, shape, job_comm_plan(profile, scenario, comm)));
   // Modelled collectives get their time with nothing else on the network (the
   // flow model's executor replaces it with the time they really take).
   for (dag::TaskId t = 0; t < job.graph->task_count(); ++t) {

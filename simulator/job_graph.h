@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "dag/comm_plan.h"
 #include "dag/task_graph.h"
 #include "simulator/closed_form.h"
 #include "simulator/network/comm_model.h"
@@ -32,6 +33,11 @@ struct JobGraph {
   std::int64_t ranks_built = 1;  // ranks in the graph: 1 when folded, else workers
   double build_seconds = 0;
 };
+
+// The job's communication plan under its policy, with the all-reduce times
+// of `comm` (which mgwfbp's merge rule needs).
+dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& scenario,
+                            const CommModel& comm);
 
 // Builds the DAG of `profile` under `scenario`'s policy, iterations and
 // workload times, for the ranks of `comm`. Throws std::invalid_argument when

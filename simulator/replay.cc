@@ -107,7 +107,13 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
   const Platform* platform = &comm.platform();
   out.network = comm.describe();
   out.network_model = to_string(scenario.network_model);
-  out.comm_replayed = profile.has_comm() && out.workers > 1;
+  out.comm_replayed = profile.has_comm() && out.workers > 1 && !merges_gradients(scenario.overlap);
+  if (profile.has_comm() && out.workers > 1 && merges_gradients(scenario.overlap) &&
+      options.single_worker_baseline) {
+    log->warn("policy {} merges gradients: the input's measured per-layer comm_ns cannot be merged, "
+              "so every collective is modelled ({})",
+              to_string(scenario.overlap), comm.describe());
+  }
   if (profile.has_comm() && out.workers == 1 && options.single_worker_baseline) {
     log->info("one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
   }
@@ -247,9 +253,7 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
       dag::average_breakdown(*graph, schedule->view(), from, ends.update_end[N - 1], steady);
   out.critical_path = dag::scheduled_critical_path(*graph, schedule->view());
 
-  if (scenario.overlap == OverlapPolicy::kBsp || scenario.overlap == OverlapPolicy::kWfbp) {
-    out.closed_form = closed_form_iteration_time(scenario.overlap, times);
-  }
+  out.closed_form = closed_form_iteration_time(scenario.overlap, times);
 
   if (options.single_worker_baseline) {
     Scenario one = scenario;

@@ -377,6 +377,10 @@ const char* to_string(OverlapPolicy p) {
   switch (p) {
     case OverlapPolicy::kBsp: return "bsp";
     case OverlapPolicy::kWfbp: return "wfbp";
+    case OverlapPolicy::kMgWfbp: return "mgwfbp";
+    case OverlapPolicy::kDdp: return "ddp";
+    case OverlapPolicy::kHorovod: return "horovod";
+    case OverlapPolicy::kSingle: return "single";
   }
   return "?";
 }

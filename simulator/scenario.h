@@ -22,7 +22,7 @@ namespace ssgd::sim {
 enum class NetworkModelKind { kAnalytical, kFlow };
 const char* to_string(NetworkModelKind kind);
 
-enum class OverlapPolicy { kBsp, kWfbp };
+enum class OverlapPolicy { kBsp, kWfbp, kMgWfbp, kDdp, kHorovod, kSingle };
 const char* to_string(OverlapPolicy p);
 
 // A link: a preset name plus optional overrides of its numbers.
@@ -88,6 +88,15 @@ struct JobSpec {
   std::optional<std::int64_t> line;
 };
 
+// The parameters of the overlap policies (simulator/policy/overlap_policy.h).
+struct PolicyParams {
+  std::int64_t bucket_cap_bytes = 25LL << 20;       // policy.bucket_cap (ddp)
+  std::int64_t first_bucket_bytes = 1LL << 20;      // policy.first_bucket (ddp)
+  std::int64_t fusion_threshold_bytes = 128LL << 20;  // policy.fusion_threshold (horovod)
+  Duration cycle_time = Duration(1'000'000);        // policy.cycle_time (horovod)
+  std::optional<Duration> merge_startup;            // policy.merge_startup (mgwfbp's a)
+};
+
 struct Scenario {
   std::int64_t iterations = 10;              // key: iterations (>= 1)
   std::int64_t nodes = 1;                    // key: cluster.nodes (>= 1)
@@ -105,7 +114,8 @@ struct Scenario {
   std::int64_t servers = 1;                  // key: network.servers
   bool servers_colocated = true;             // key: network.servers_colocated
   std::optional<std::filesystem::path> calibration;  // key: network.calibration
-  OverlapPolicy overlap = OverlapPolicy::kWfbp;  // key: policy.overlap (bsp | wfbp)
+  OverlapPolicy overlap = OverlapPolicy::kWfbp;  // key: policy.overlap
+  PolicyParams policy;                       // keys: policy.*
   std::optional<std::int64_t> batch_per_gpu;    // key: workload.batch_per_gpu (>= 1)
   Duration io_time;                          // key: workload.io_time (>= 0): read one batch
   Duration h2d_time;                         // key: workload.h2d_time (>= 0): copy it to the GPU

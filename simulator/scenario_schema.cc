@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "simulator/network/link_preset.h"
 #include "simulator/platform/platform_preset.h"
+#include "simulator/policy/overlap_policy.h"
 
 namespace ssgd::sim {
 namespace {
@@ -71,10 +72,20 @@ std::string parse_preset(std::string_view value) {
 }
 
 OverlapPolicy parse_overlap(std::string_view value) {
-  if (value == "bsp") return OverlapPolicy::kBsp;
-  if (value == "wfbp") return OverlapPolicy::kWfbp;
+  std::string names;
+  for (const auto& p : overlap_policies()) {
+    if (p.name == value) return p.policy;
+    if (!names.empty()) names += ", ";
+    names += p.name;
+  }
   throw std::invalid_argument(
-      fmt::format("unknown overlap policy '{}'; expected bsp or wfbp", value));
+      fmt::format("unknown overlap policy '{}'; expected one of {}", value, names));
+}
+
+std::int64_t parse_positive_size(std::string_view value) {
+  const std::int64_t b = parse_bytes(value);
+  if (b <= 0) throw std::invalid_argument(fmt::format("must be greater than zero, got '{}'", value));
+  return b;
 }
 
 void set_iterations(Scenario& s, std::string_view v) {
@@ -233,6 +244,21 @@ void set_calibration(Scenario& s, std::string_view v) {
   s.calibration = std::filesystem::path(std::string(v));
 }
 void set_overlap(Scenario& s, std::string_view v) { s.overlap = parse_overlap(v); }
+void set_bucket_cap(Scenario& s, std::string_view v) {
+  s.policy.bucket_cap_bytes = parse_positive_size(v);
+}
+void set_first_bucket(Scenario& s, std::string_view v) {
+  s.policy.first_bucket_bytes = parse_positive_size(v);
+}
+void set_fusion_threshold(Scenario& s, std::string_view v) {
+  s.policy.fusion_threshold_bytes = parse_positive_size(v);
+}
+void set_cycle_time(Scenario& s, std::string_view v) {
+  s.policy.cycle_time = parse_nonnegative_duration(v);
+}
+void set_merge_startup(Scenario& s, std::string_view v) {
+  s.policy.merge_startup = parse_nonnegative_duration(v);
+}
 void set_batch_per_gpu(Scenario& s, std::string_view v) {
   s.batch_per_gpu = parse_int(v, 1, kMaxBatchPerGpu);
 }
@@ -318,9 +344,19 @@ constexpr std::array kKeys = {
     ScenarioKey{"network.calibration", "path", "(none)",
                 "network file from `ssgd calibrate`; its bands replace the fitted level's costs",
                 set_calibration},
-    ScenarioKey{"policy.overlap", "bsp|wfbp", "wfbp",
-                "bsp: communicate after backward; wfbp: each layer's as soon as it is ready",
+    ScenarioKey{"policy.overlap", "policy", "wfbp",
+                "bsp, wfbp, mgwfbp, ddp, horovod or single (`ssgd presets` describes each)",
                 set_overlap},
+    ScenarioKey{"policy.bucket_cap", "size", "25MiB", "ddp: bucket size cap (> 0)", set_bucket_cap},
+    ScenarioKey{"policy.first_bucket", "size", "1MiB", "ddp: cap of the first bucket (> 0)",
+                set_first_bucket},
+    ScenarioKey{"policy.fusion_threshold", "size", "128MiB",
+                "horovod: fusion buffer size (> 0)", set_fusion_threshold},
+    ScenarioKey{"policy.cycle_time", "duration", "1ms", "horovod: cycle time (>= 0)",
+                set_cycle_time},
+    ScenarioKey{"policy.merge_startup", "duration", "(model)",
+                "mgwfbp: start-up cost a that a merge saves; default from the network model",
+                set_merge_startup},
     ScenarioKey{"workload.batch_per_gpu", "int", "(input)",
                 "samples per GPU per iteration (1..1048576); default: as captured",
                 set_batch_per_gpu},
@@ -403,7 +439,7 @@ const std::array kJobKeys = {
     JobKey{"profile", "path", "(required)",
            "training: its trace, layer-profile CSV or B-Caffe log, relative to the scenario file",
            set_job_profile},
-    JobKey{"policy", "bsp|wfbp", "(policy.overlap)", "training: its overlap policy",
+    JobKey{"policy", "policy", "(policy.overlap)", "training: its overlap policy (as policy.overlap)",
            set_job_policy},
     JobKey{"iterations", "int", "(iterations)", "training: its iterations (1..1000000)",
            set_job_iterations},

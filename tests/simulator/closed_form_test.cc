@@ -1,6 +1,7 @@
 // The simulator's first correctness test: for random layer profiles the
-// simulated BSP and WFBP iteration times equal the closed forms of the S-SGD
-// DAG model (DESIGN.md) exactly, in integer nanoseconds.
+// simulated iteration time of every policy equals the closed form of the
+// S-SGD DAG model (DESIGN.md) exactly, in integer nanoseconds: BSP's sum
+// for bsp and single, WFBP's recurrence over the plan's groups for the rest.
 #include "simulator/closed_form.h"
 
 #include <gtest/gtest.h>
@@ -48,11 +49,16 @@ Scenario random_scenario(std::mt19937_64& rng, OverlapPolicy policy) {
 class ClosedForm : public ::testing::TestWithParam<OverlapPolicy> {};
 
 TEST_P(ClosedForm, RandomProfilesMatchExactly) {
-  std::mt19937_64 rng(GetParam() == OverlapPolicy::kBsp ? 11 : 12);
+  std::mt19937_64 rng(11 + static_cast<int>(GetParam()));
   for (int trial = 0; trial < 150; ++trial) {
     const bool with_comm = trial % 3 == 0;
     const auto profile = random_profile(rng, with_comm);
-    const auto scenario = random_scenario(rng, GetParam());
+    auto scenario = random_scenario(rng, GetParam());
+    // Small buckets and buffers, so the fusion policies make many groups.
+    scenario.policy.bucket_cap_bytes = 1 + static_cast<std::int64_t>(rng() % 80'000'000);
+    scenario.policy.first_bucket_bytes = 1 + static_cast<std::int64_t>(rng() % 20'000'000);
+    scenario.policy.fusion_threshold_bytes = 1 + static_cast<std::int64_t>(rng() % 80'000'000);
+    scenario.policy.cycle_time = Duration(static_cast<std::int64_t>(rng() % 3'000'000));
     ReplayOptions opts;
     opts.single_worker_baseline = false;
     const auto result = replay(profile, scenario, opts);
@@ -67,7 +73,9 @@ TEST_P(ClosedForm, RandomProfilesMatchExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ClosedForm,
-                         ::testing::Values(OverlapPolicy::kBsp, OverlapPolicy::kWfbp),
+                         ::testing::Values(OverlapPolicy::kBsp, OverlapPolicy::kWfbp,
+                                           OverlapPolicy::kMgWfbp, OverlapPolicy::kDdp,
+                                           OverlapPolicy::kHorovod, OverlapPolicy::kSingle),
                          [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 
 TEST(ClosedForm, HandComputedWfbpExample) {

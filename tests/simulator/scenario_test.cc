@@ -421,7 +421,7 @@ TEST(ScenarioFile, UnknownPolicy) {
   const fs::path file = write_yaml("policy.yaml", "policy:\n  overlap: WFBP\n");
   const InputError e = file_error(file);
   expect_located(e, file, 2, "policy.overlap");
-  EXPECT_EQ(e.reason(), "unknown overlap policy 'WFBP'; expected bsp or wfbp");
+  EXPECT_EQ(e.reason(), "unknown overlap policy 'WFBP'; expected one of bsp, wfbp, mgwfbp, ddp, horovod, single");
 }
 
 TEST(ScenarioFile, KeyInTheWrongSection) {
@@ -619,7 +619,7 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "network.calibration"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 41U);
+  EXPECT_EQ(scenario_keys().size(), 46U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));
