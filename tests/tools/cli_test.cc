@@ -407,6 +407,47 @@ TEST_F(CliTest, SharedFabricJobsAreReportedWithTheirSlowdown) {
   expect_no_temporaries();
 }
 
+TEST_F(CliTest, OptimizeFindsTheFastestSettingOfTheCurveItPrints) {
+  const std::string resnet = (kSource / "traces/datasets/resnet50_v100.csv").string();
+  const std::vector<std::string> common = {"--set", "cluster.nodes=4", "--set",
+                                           "cluster.gpus_per_node=4", "--set", "policy.overlap=ddp"};
+  std::vector<std::string> args = {"optimize", resnet, "--param", "policy.bucket_cap",
+                                   "--values", "1MiB,8MiB,64MiB", "--report", "opt.json"};
+  args.insert(args.end(), common.begin(), common.end());
+  Result r = ssgd(args);
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("<- best"));
+  const auto report = nlohmann::json::parse(read_file_bytes(work_ / "opt.json"));
+  ASSERT_EQ(report["curve"].size(), 3u);
+  std::int64_t best = INT64_MAX;
+  for (const auto& p : report["curve"]) {
+    // Each point is what `simulate` gives with that value.
+    std::vector<std::string> sim = {"simulate", resnet, "-q", "--report", "one.json", "--set",
+                                    "policy.bucket_cap=" + p["value"].get<std::string>()};
+    sim.insert(sim.end(), common.begin(), common.end());
+    ASSERT_EQ(ssgd(sim).status, 0);
+    const auto one = nlohmann::json::parse(read_file_bytes(work_ / "one.json"));
+    EXPECT_EQ(one["iteration_time_ns"], p["iteration_time_ns"]) << p;
+    best = std::min(best, p["iteration_time_ns"].get<std::int64_t>());
+  }
+  EXPECT_EQ(report["best"]["iteration_time_ns"].get<std::int64_t>(), best);
+
+  // Bad searches fail before anything runs, naming the flag.
+  r = ssgd({"optimize", resnet, "--param", "policy.bucket_kap", "--values", "1MiB"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("unknown scenario key 'policy.bucket_kap'"));
+  r = ssgd({"optimize", resnet, "--param", "policy.bucket_cap", "--from", "8MiB", "--to", "1MiB"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("field '--to'"));
+  r = ssgd({"optimize", resnet, "--param", "policy.bucket_cap", "--values", "1MiB,0B"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("policy.bucket_cap"));
+  r = ssgd({"optimize", resnet, "--param", "policy.overlap", "--from", "a", "--to", "b"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("give --values instead"));
+  EXPECT_TRUE(r.out.empty());
+}
+
 TEST_F(CliTest, FailedTimelineLeavesNoReportEither) {
   const Result r = ssgd({"simulate", (kSource / "tests/data/profiles/good.csv").string(),
                          "--report", "OUT.json", "--timeline", "no_such_dir/TL.json"});

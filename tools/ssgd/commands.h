@@ -15,6 +15,7 @@ void add_import_command(CLI::App& app);    // ssgd import bcaffe LOG -o PROFILE.
 void add_presets_command(CLI::App& app);   // ssgd presets
 void add_simulate_command(CLI::App& app);  // ssgd simulate INPUT ...
 void add_calibrate_command(CLI::App& app); // ssgd calibrate INPUT... -o network.yaml
+void add_optimize_command(CLI::App& app);  // ssgd optimize INPUT --param KEY ...
 
 // Exit statuses, documented in the README.
 inline constexpr int kExitOk = 0;

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   add_import_command(app);
   add_presets_command(app);
   add_calibrate_command(app);
+  add_optimize_command(app);
 
   try {
     app.parse(argc, argv);
