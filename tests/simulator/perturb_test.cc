@@ -2,6 +2,7 @@
 // run in exactly the expected way, and every bad value is an error that
 // names its key.
 #include <cmath>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -47,8 +48,11 @@ Scenario two_workers(OverlapPolicy policy = OverlapPolicy::kBsp) {
 }
 
 Scenario with(Scenario s, const std::vector<std::string>& sets) {
-  // Applies --set flags on top of `s` the way the command line does.
-  Scenario loaded = load_scenario(std::nullopt, sets);
+  // Reads the perturb.* flags as the command line does, for `s`'s cluster.
+  std::vector<std::string> flags{fmt::format("cluster.nodes={}", s.nodes),
+                                 fmt::format("cluster.gpus_per_node={}", s.gpus_per_node)};
+  flags.insert(flags.end(), sets.begin(), sets.end());
+  Scenario loaded = load_scenario(std::nullopt, flags);
   s.perturb = loaded.perturb;
   return s;
 }
@@ -225,10 +229,47 @@ TEST(Perturb, StragglerUnderBspAddsItsExtraComputeAndIsNotFolded) {
 }
 
 TEST(Perturb, StragglerRankOutOfRangeIsAnError) {
-  const std::string e = replay_error(with(two_workers(), {"perturb.stragglers=0:10,5:20"}));
+  // Scenarios built in code skip load_scenario's check: the replay checks again.
+  Scenario s = two_workers();
+  s.perturb.stragglers = {{0, 10}, {5, 20}};
+  const std::string e = replay_error(s);
   EXPECT_THAT(e, HasSubstr("perturb.stragglers"));
   EXPECT_THAT(e, HasSubstr("rank 5"));
   EXPECT_THAT(e, HasSubstr("2 workers"));
+}
+
+TEST(Perturb, StragglerRankIsCheckedWhenTheScenarioLoads) {
+  const std::string e = input_error({"cluster.nodes=2", "perturb.stragglers=2:20"});
+  EXPECT_THAT(e, HasSubstr("perturb.stragglers"));
+  EXPECT_THAT(e, HasSubstr("rank 2 is out of range: the scenario has 2 workers"));
+  EXPECT_NO_THROW(load_scenario(std::nullopt, {"cluster.nodes=3", "perturb.stragglers=2:20"}));
+}
+
+TEST(Perturb, ScenarioFileSection) {
+  const std::string path = ::testing::TempDir() + "perturb_section.yaml";
+  {
+    std::ofstream out(path);
+    out << "cluster:\n  nodes: 4\nperturb:\n  compute_time_factor: 0.5\n  stragglers: 3:20\n"
+           "  jitter: lognormal:0.1\n  repeats: 3\n  bandwidth_factors: nic:0.5\n";
+  }
+  const Scenario s = load_scenario(path, {"perturb.seed=9"});
+  EXPECT_EQ(s.perturb.compute_time_factor, 0.5);
+  EXPECT_EQ(s.perturb.stragglers, (std::vector<Straggler>{{3, 20}}));
+  EXPECT_EQ(s.perturb.jitter, (JitterSpec{JitterKind::kLognormal, 0.1}));
+  EXPECT_EQ(s.perturb.repeats, 3);
+  EXPECT_EQ(s.perturb.seed, 9u);
+  EXPECT_EQ(s.perturb.bandwidth_factors[static_cast<std::size_t>(LinkKind::kNic)], 0.5);
+  {
+    std::ofstream out(path);
+    out << "perturb:\n  jiter: normal:0.1\n";
+  }
+  try {
+    load_scenario(path, {});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("did you mean 'perturb.jitter'"));
+    EXPECT_THAT(e.what(), HasSubstr(":2:"));
+  }
 }
 
 TEST(Perturb, ImbalanceIsLinearAcrossRanks) {
@@ -379,7 +420,7 @@ TEST(Perturb, BadValuesNameTheirKey) {
 
 TEST(Perturb, ListsAcceptSpacesAndNone) {
   const Scenario s = load_scenario(
-      std::nullopt, {"perturb.stragglers= 3:20 , 1:5", "perturb.class_factors=none",
+      std::nullopt, {"cluster.nodes=4", "perturb.stragglers= 3:20 , 1:5", "perturb.class_factors=none",
                      "perturb.bandwidth_factors=nic:0.5, fabric:2"});
   ASSERT_EQ(s.perturb.stragglers.size(), 2u);
   EXPECT_EQ(s.perturb.stragglers[0].rank, 3);
