@@ -15,4 +15,13 @@ Duration duration_from_seconds(double seconds) {
   return Duration(static_cast<std::int64_t>(ns));
 }
 
+Duration scale(Duration d, double factor) {
+  const double ns = std::round(static_cast<double>(d.ns()) * factor);
+  if (!std::isfinite(ns) || std::fabs(ns) >= 9.2e18) {
+    throw std::out_of_range(std::to_string(d.ns()) + " ns x " + std::to_string(factor) +
+                            " does not fit in int64 nanoseconds");
+  }
+  return Duration(static_cast<std::int64_t>(ns));
+}
+
 }  // namespace ssgd

@@ -57,4 +57,9 @@ constexpr Duration max(Duration a, Duration b) { return a < b ? b : a; }
 // std::out_of_range for values that do not fit or are not finite.
 Duration duration_from_seconds(double seconds);
 
+// A duration multiplied by a floating-point factor (a what-if speed factor),
+// rounded the same way: half away from zero to the nearest nanosecond.
+// Throws std::out_of_range when the product does not fit or is not finite.
+Duration scale(Duration d, double factor);
+
 }  // namespace ssgd

@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "dag/profile_dag_builder.h"
+#include "simulator/perturb/compute_perturbation.h"
+#include "simulator/perturb/jitter.h"
 #include "simulator/policy/overlap_policy.h"
 
 namespace ssgd::sim {
@@ -50,27 +53,45 @@ dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& 
   });
 }
 
-JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& scenario,
+JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& scenario,
                          const CommModel& comm, bool allow_folding) {
   JobGraph job;
   job.workers = comm.workers();
-  // Every rank runs the same tasks with the same times: nothing in a scenario
-  // yet varies by rank.
-  const bool fold = allow_folding && job.workers > 1;
+  // Compute factors that keep ranks alike change the profile itself, so the
+  // DAG and the closed forms see the same times.
+  const trace::LayerProfile profile = scenario.perturb.active()
+                                          ? perturbed_profile(captured, scenario.perturb)
+                                          : captured;
+  const std::vector<double> rank_factor = rank_compute_factors(scenario.perturb, job.workers);
+  job.ranks_differ = scenario.perturb.varies_by_rank() && job.workers > 1;
+  // Every rank runs the same tasks with the same times unless a per-rank
+  // perturbation makes them differ.
+  const bool fold = allow_folding && job.workers > 1 && !job.ranks_differ;
   job.ranks_built = fold ? 1 : job.workers;
   const dag::DagShape shape{job.ranks_built, scenario.iterations, scenario.io_time,
                             scenario.h2d_time, scenario.update_time, fold};
   job.times = layer_times(profile, scenario, comm);
-  check_size(shape, profile.layers.size(), job.times);
+  LayerTimes slowest = job.times;  // for the overflow check: the slowest rank's
+  const double max_factor = *std::max_element(rank_factor.begin(), rank_factor.end());
+  for (auto& d : slowest.forward) d = scale(d, max_factor);
+  for (auto& d : slowest.backward) d = scale(d, max_factor);
+  check_size(shape, profile.layers.size(), slowest);
   const auto t0 = std::chrono::steady_clock::now();
   job.graph = std::make_shared<dag::TaskGraph>(
       dag::build_profile_dag(profile, shape, job_comm_plan(profile, scenario, comm)));
   // Modelled collectives get their time with nothing else on the network (the
   // flow model's executor replaces it with the time they really take).
+  // Per-rank compute factors and jitter scale forward and backward tasks, in
+  // task-id order, so one seed always gives the same draws.
+  TaskJitter jitter(scenario.perturb.jitter, scenario.perturb.seed);
   for (dag::TaskId t = 0; t < job.graph->task_count(); ++t) {
     auto& task = job.graph->mutable_task(t);
     if (task.kind == dag::TaskKind::kComm && task.duration_modelled) {
       task.duration = comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
+    } else if (job.ranks_differ &&
+               (task.kind == dag::TaskKind::kForward || task.kind == dag::TaskKind::kBackward)) {
+      const double f = rank_factor[static_cast<std::size_t>(task.rank)] * jitter.next();
+      if (f != 1) task.duration = scale(task.duration, f);
     }
   }
   job.build_seconds =

@@ -9,7 +9,13 @@
 // per-rank perturbation), one rank stands for all P. The collectives keep
 // the costs of P ranks, so every time the run reports is that of the full
 // DAG, for a P-th of the tasks. A timeline needs every rank, so it is
-// never folded.
+// never folded; nor are ranks made to differ by perturb.stragglers,
+// perturb.imbalance or perturb.jitter.
+//
+// Perturbations (simulator/perturb/): the compute factors that keep ranks
+// alike are applied to the profile before the DAG and the closed-form times
+// are made from it; per-rank factors and jitter then scale each rank's
+// forward and backward tasks in the built graph.
 
 #include <cstdint>
 #include <functional>
@@ -31,6 +37,7 @@ struct JobGraph {
   LayerTimes times;            // per layer, as the closed forms use them
   std::int64_t workers = 1;    // ranks the job has
   std::int64_t ranks_built = 1;  // ranks in the graph: 1 when folded, else workers
+  bool ranks_differ = false;   // a per-rank perturbation changed some ranks' times
   double build_seconds = 0;
 };
 
@@ -39,9 +46,11 @@ struct JobGraph {
 dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& scenario,
                             const CommModel& comm);
 
-// Builds the DAG of `profile` under `scenario`'s policy, iterations and
-// workload times, for the ranks of `comm`. Throws std::invalid_argument when
-// the run would not fit in memory or would overflow the simulated clock.
+// Builds the DAG of `profile` under `scenario`'s policy, iterations,
+// workload times and perturbations, for the ranks of `comm`. Throws
+// std::invalid_argument when the run would not fit in memory or would
+// overflow the simulated clock, and for a perturbation that does not fit the
+// job (a layer pattern matching no layer, a straggler rank it does not have).
 JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& scenario,
                          const CommModel& comm, bool allow_folding);
 

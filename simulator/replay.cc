@@ -14,6 +14,7 @@
 #include "simulator/job_graph.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/network/flow_network.h"
+#include "simulator/perturb/repeat_stats.h"
 #include "simulator/platform/scenario_platform.h"
 #include "simulator/policy/overlap_policy.h"
 
@@ -253,7 +254,31 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
       dag::average_breakdown(*graph, schedule->view(), from, ends.update_end[N - 1], steady);
   out.critical_path = dag::scheduled_critical_path(*graph, schedule->view());
 
-  out.closed_form = closed_form_iteration_time(scenario.overlap, times);
+  // The closed forms assume identical ranks: with stragglers, imbalance or
+  // jitter there is none to compare with.
+  out.ranks_differ = job.ranks_differ;
+  if (!job.ranks_differ) out.closed_form = closed_form_iteration_time(scenario.overlap, times);
+
+  if (scenario.perturb.repeats > 1) {
+    // Repeat k draws its jitter from seed + k; without jitter every repeat
+    // is this run again, so none is simulated.
+    std::vector<Duration> runs{out.iteration_time};
+    ReplayOptions repeat_opts;
+    repeat_opts.single_worker_baseline = false;
+    repeat_opts.fold_ranks = options.fold_ranks;
+    for (std::int64_t k = 1; k < scenario.perturb.repeats; ++k) {
+      if (scenario.perturb.jitter.kind == JitterKind::kNone) {
+        runs.push_back(out.iteration_time);
+        continue;
+      }
+      Scenario again = scenario;
+      again.perturb.seed = scenario.perturb.seed + static_cast<std::uint64_t>(k);
+      again.perturb.repeats = 1;
+      runs.push_back(replay(profile, again, repeat_opts).iteration_time);
+    }
+    out.repeat_iteration_times = runs;
+    out.repeats = repeat_stats(runs);
+  }
 
   if (options.single_worker_baseline) {
     Scenario one = scenario;
@@ -267,6 +292,12 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
     one.algorithm = CollectiveAlgorithm::kAuto;
     one.network_model = NetworkModelKind::kAnalytical;
     one.iterations = std::min<std::int64_t>(scenario.iterations, 3);
+    // The baseline is one unperturbed rank: the compute factors that apply
+    // to every rank stay, those that make ranks differ go.
+    one.perturb.stragglers.clear();
+    one.perturb.imbalance = 0;
+    one.perturb.jitter = JitterSpec{};
+    one.perturb.repeats = 1;
     ReplayOptions base_opts;
     base_opts.single_worker_baseline = false;
     const ReplayResult base = replay(profile, one, base_opts);

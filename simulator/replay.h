@@ -12,6 +12,7 @@
 #include "dag/critical_path.h"
 #include "dag/task_graph.h"
 #include "dag/time_breakdown.h"
+#include "simulator/perturb/repeat_stats.h"
 #include "simulator/scenario.h"
 #include "simulator/schedule.h"
 #include "traces/layer_profile.h"
@@ -75,7 +76,12 @@ struct ReplayResult {
   double scaling_efficiency = 0;              // t(1) / t(P), weak scaling
   dag::TimeBreakdown breakdown;               // per iteration, steady state, mean over ranks
   dag::CriticalPath critical_path;            // of the whole run, as scheduled
-  std::optional<Duration> closed_form;        // the DESIGN.md closed form for this case
+  std::optional<Duration> closed_form;        // the DESIGN.md closed form; none when ranks differ
+  bool ranks_differ = false;                  // stragglers, imbalance or jitter made ranks differ
+  // perturb.repeats > 1: each repeat's steady iteration time (repeat k with
+  // seed + k; the first is this run's) and their mean and 95% CI.
+  std::vector<Duration> repeat_iteration_times;
+  std::optional<RepeatStats> repeats;
   Duration comm_per_iteration;                // sum of the collectives' times in one iteration
   std::int64_t collectives_per_iteration = 0;
   bool comm_replayed = false;                 // true when the profile's comm_ns were replayed

@@ -17,6 +17,37 @@ nlohmann::json link_json(const LinkChoice& l) {
   return j;
 }
 
+nlohmann::json perturb_json(const Perturbation& p) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : p.layer_factors) layers.push_back({{"pattern", l.pattern}, {"factor", l.factor}});
+  nlohmann::json classes = nlohmann::json::object();
+  for (int k = 0; k < kKernelClassCount; ++k) {
+    classes[to_string(static_cast<KernelClass>(k))] = p.class_factors[static_cast<std::size_t>(k)];
+  }
+  nlohmann::json bandwidth = nlohmann::json::object();
+  nlohmann::json latency = nlohmann::json::object();
+  for (int k = 0; k < kLinkKindCount; ++k) {
+    const char* kind = to_string(static_cast<LinkKind>(k));
+    bandwidth[kind] = p.bandwidth_factors[static_cast<std::size_t>(k)];
+    latency[kind] = p.latency_factors[static_cast<std::size_t>(k)];
+  }
+  nlohmann::json stragglers = nlohmann::json::array();
+  for (const auto& st : p.stragglers) stragglers.push_back({{"rank", st.rank}, {"percent", st.percent}});
+  return {{"active", p.active()},
+          {"compute_time_factor", p.compute_time_factor},
+          {"layer_factors", layers},
+          {"class_factors", classes},
+          {"mixed_precision", p.mixed_precision},
+          {"mixed_precision_speedup", p.mixed_precision_speedup},
+          {"bandwidth_factors", bandwidth},
+          {"latency_factors", latency},
+          {"stragglers", stragglers},
+          {"imbalance", p.imbalance},
+          {"jitter", {{"distribution", to_string(p.jitter.kind)}, {"spread", p.jitter.spread}}},
+          {"seed", p.seed},
+          {"repeats", p.repeats}};
+}
+
 double pct(Duration part, Duration whole) {
   return whole.ns() > 0 ? 100.0 * static_cast<double>(part.ns()) / static_cast<double>(whole.ns())
                         : 0.0;
@@ -76,13 +107,25 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                                  {"batch_given", r.batch_given},
                                  {"io_time_ns", s.io_time.ns()},
                                  {"h2d_time_ns", s.h2d_time.ns()},
-                                 {"update_time_ns", s.update_time.ns()}}}};
+                                 {"update_time_ns", s.update_time.ns()}}},
+                   {"perturb", perturb_json(s.perturb)}};
   j["workers"] = r.workers;
   j["iteration_time_ns"] = r.iteration_time.ns();
   nlohmann::json iters = nlohmann::json::array();
   for (auto d : r.iteration_times) iters.push_back(d.ns());
   j["iteration_times_ns"] = iters;
   j["throughput_samples_per_s"] = r.throughput_samples_per_s;
+  if (r.repeats) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (auto d : r.repeat_iteration_times) runs.push_back(d.ns());
+    j["repeats"] = {{"count", r.repeats->count},
+                    {"first_seed", s.perturb.seed},
+                    {"iteration_times_ns", runs},
+                    {"iteration_time_mean_ns", r.repeats->mean.ns()},
+                    {"iteration_time_ci95_half_width_ns", r.repeats->ci95_half_width.ns()},
+                    {"iteration_time_min_ns", r.repeats->min.ns()},
+                    {"iteration_time_max_ns", r.repeats->max.ns()}};
+  }
   if (r.single_worker_iteration_time) {
     j["single_worker_iteration_time_ns"] = r.single_worker_iteration_time->ns();
     j["speedup"] = r.speedup;
@@ -133,7 +176,8 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
   j["simulation"] = {{"tasks", r.tasks},
                      {"edges", r.edges},
                      {"events", r.events},
-                     {"ranks_simulated", r.ranks_simulated}};
+                     {"ranks_simulated", r.ranks_simulated},
+                     {"ranks_differ", r.ranks_differ}};
   return j;
 }
 
@@ -146,6 +190,7 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
                      s.nodes, s.gpus_per_node, r.workers, to_string(s.overlap), s.iterations);
   out << fmt::format("  network: {}{}\n", r.network,
                      r.comm_replayed ? " (measured comm_ns replayed instead)" : "");
+  if (s.perturb.active()) out << fmt::format("  perturb: {}\n", describe(s.perturb));
   out << "\n";
   const Duration it = r.iteration_time;
   auto row = [&](const std::string& name, const std::string& value, const std::string& note) {
@@ -154,6 +199,13 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   row("iteration time", format_duration(it),
       s.iterations > 1 ? "steady state: mean over iterations after the first"
                        : "the only iteration simulated");
+  if (r.repeats) {
+    row(fmt::format("mean of {} runs", r.repeats->count), format_duration(r.repeats->mean),
+        fmt::format("95% CI +/- {} (Student t); seeds {}..{}; range {} to {}",
+                    format_duration(r.repeats->ci95_half_width), s.perturb.seed,
+                    s.perturb.seed + static_cast<std::uint64_t>(r.repeats->count - 1),
+                    format_duration(r.repeats->min), format_duration(r.repeats->max)));
+  }
   row("throughput", fmt::format("{:.1f}", r.throughput_samples_per_s),
       r.batch_given ? fmt::format("samples/s ({} per GPU per iteration)", r.batch_per_gpu)
                     : std::string("batches/s (no batch size given: set workload.batch_per_gpu)"));
@@ -169,6 +221,9 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
                   r.collectives_per_iteration));
   row("  io + h2d", format_duration(r.breakdown.io), fmt::format("{:5.1f}%", pct(r.breakdown.io, it)));
   row("  idle", format_duration(r.breakdown.idle), fmt::format("{:5.1f}%", pct(r.breakdown.idle, it)));
+  if (r.ranks_differ) {
+    row("closed form (DESIGN.md)", "-", "not applicable: perturbed ranks differ");
+  }
   if (r.closed_form) {
     const auto diff = it - *r.closed_form;
     row("closed form (DESIGN.md)", format_duration(*r.closed_form),

@@ -392,6 +392,17 @@ Scenario load_scenario(const std::optional<std::filesystem::path>& file,
   for (const auto& flag : sets) apply_set(scenario, flag);
   scenario.gpus_per_node = scenario_gpus_per_node(scenario);
   finish_jobs(scenario);
+  // Straggler ranks can be checked only now that the worker count is known
+  // (the replay checks them again, for scenarios built in code).
+  for (const Straggler& st : scenario.perturb.stragglers) {
+    if (st.rank >= scenario.workers()) {
+      throw InputError(
+          InputLocation{file ? file->string() : std::string(kSetFile), std::nullopt, std::nullopt,
+                        "perturb.stragglers"},
+          fmt::format("rank {} is out of range: the scenario has {} worker{} (ranks 0..{})", st.rank,
+                      scenario.workers(), scenario.workers() == 1 ? "" : "s", scenario.workers() - 1));
+    }
+  }
   return scenario;
 }
 

@@ -15,6 +15,7 @@
 
 #include "common/time.h"
 #include "simulator/collective/collective.h"
+#include "simulator/perturb/perturbation.h"
 #include "simulator/platform/platform_spec.h"
 
 namespace ssgd::sim {
@@ -121,6 +122,7 @@ struct Scenario {
   Duration h2d_time;                         // key: workload.h2d_time (>= 0): copy it to the GPU
   Duration update_time;                      // key: workload.update_time (>= 0): optimizer step
   std::vector<JobSpec> jobs;                 // key: jobs (a sequence; file or --set jobs.<i>.<key>)
+  Perturbation perturb;                      // keys: perturb.* (simulator/perturb/perturbation.h)
 
   [[nodiscard]] std::int64_t workers() const { return nodes * gpus_per_node; }
 };

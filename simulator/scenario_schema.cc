@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -12,6 +13,7 @@
 
 #include "common/units.h"
 #include "simulator/network/link_preset.h"
+#include "simulator/perturb/perturbation.h"
 #include "simulator/platform/platform_preset.h"
 #include "simulator/policy/overlap_policy.h"
 
@@ -268,6 +270,33 @@ void set_update_time(Scenario& s, std::string_view v) {
   s.update_time = parse_nonnegative_duration(v);
 }
 
+void set_compute_time_factor(Scenario& s, std::string_view v) {
+  s.perturb.compute_time_factor = parse_factor(v, 0, 1000, true);
+}
+void set_layer_factors(Scenario& s, std::string_view v) { s.perturb.layer_factors = parse_layer_factors(v); }
+void set_class_factors(Scenario& s, std::string_view v) { s.perturb.class_factors = parse_class_factors(v); }
+void set_mixed_precision(Scenario& s, std::string_view v) { s.perturb.mixed_precision = parse_bool(v); }
+void set_mixed_precision_speedup(Scenario& s, std::string_view v) {
+  s.perturb.mixed_precision_speedup = parse_factor(v, 0, 1000, true);
+}
+void set_bandwidth_factors(Scenario& s, std::string_view v) {
+  s.perturb.bandwidth_factors = parse_link_factors(v, false);
+}
+void set_latency_factors(Scenario& s, std::string_view v) {
+  s.perturb.latency_factors = parse_link_factors(v, true);
+}
+void set_stragglers(Scenario& s, std::string_view v) { s.perturb.stragglers = parse_stragglers(v); }
+void set_imbalance(Scenario& s, std::string_view v) {
+  const double x = parse_factor(v, 0, 1, false);
+  if (x >= 1) throw std::invalid_argument(fmt::format("must be at least 0 and below 1, got {}", v));
+  s.perturb.imbalance = x;
+}
+void set_jitter(Scenario& s, std::string_view v) { s.perturb.jitter = parse_jitter(v); }
+void set_seed(Scenario& s, std::string_view v) {
+  s.perturb.seed = static_cast<std::uint64_t>(parse_int(v, 0, std::numeric_limits<std::int64_t>::max()));
+}
+void set_repeats(Scenario& s, std::string_view v) { s.perturb.repeats = parse_int(v, 1, 10'000); }
+
 // The defaults shown here must match the initialisers in scenario.h;
 // scenario_test checks that they do.
 constexpr std::array kKeys = {
@@ -366,11 +395,42 @@ constexpr std::array kKeys = {
                 "time to copy one batch to the GPU (>= 0)", set_h2d_time},
     ScenarioKey{"workload.update_time", "duration", "0ns",
                 "time of one optimizer step (>= 0)", set_update_time},
+    ScenarioKey{"perturb.compute_time_factor", "number", "1",
+                "multiplies every forward and backward time; 2: twice as slow (0 < x <= 1000)",
+                set_compute_time_factor},
+    ScenarioKey{"perturb.layer_factors", "factor list", "none",
+                "pattern:factor,... per layer; pattern: name glob (* ?) or layer number",
+                set_layer_factors},
+    ScenarioKey{"perturb.class_factors", "factor list", "none",
+                "class:factor,...; classes gemm, conv, elementwise, norm, nccl, other",
+                set_class_factors},
+    ScenarioKey{"perturb.mixed_precision", "bool", "false",
+                "compute times / mixed_precision_speedup, gradient bytes halved",
+                set_mixed_precision},
+    ScenarioKey{"perturb.mixed_precision_speedup", "number", "2",
+                "compute speedup of mixed precision (an assumption; 0 < x <= 1000)",
+                set_mixed_precision_speedup},
+    ScenarioKey{"perturb.bandwidth_factors", "factor list", "none",
+                "kind:factor,... multiplies link bandwidth; kinds pcie, socket, nvlink, nic, fabric",
+                set_bandwidth_factors},
+    ScenarioKey{"perturb.latency_factors", "factor list", "none",
+                "kind:factor,... multiplies link latency (0 <= x <= 1000)", set_latency_factors},
+    ScenarioKey{"perturb.stragglers", "straggler list", "none",
+                "rank:percent,...; 3:20 = rank 3's compute 20% slower (0..10000%)", set_stragglers},
+    ScenarioKey{"perturb.imbalance", "number", "0",
+                "rank r's compute x (1 + x (2r/(P-1) - 1)), from 1-x to 1+x (0 <= x < 1)",
+                set_imbalance},
+    ScenarioKey{"perturb.jitter", "distribution", "none",
+                "per-task factor: none, normal:<cv>, uniform:<half-width>, lognormal:<sigma>",
+                set_jitter},
+    ScenarioKey{"perturb.seed", "int", "1", "jitter seed; repeat k uses seed + k (>= 0)", set_seed},
+    ScenarioKey{"perturb.repeats", "int", "1",
+                "runs with seeds seed, seed+1, ...: mean and 95% CI (1..10000)", set_repeats},
 };
 
-constexpr std::array<std::string_view, 9> kSections = {
+constexpr std::array<std::string_view, 10> kSections = {
     "cluster", "platform", "platform.pcie", "platform.nvlink", "platform.nic", "platform.fabric",
-    "network", "policy", "workload"};
+    "network", "policy", "workload", "perturb"};
 
 // Job keys: the kind checks (a traffic key on a training job) come later,
 // once the whole entry is read.

@@ -30,7 +30,8 @@ std::span<const ScenarioKey> scenario_keys();
 // The key at `path`, or nullptr.
 const ScenarioKey* find_scenario_key(std::string_view path);
 
-// The sections that hold keys ("cluster", "network", "policy", "workload"):
+// The sections that hold keys ("cluster", "network", "policy", "workload",
+// "perturb", ...):
 // in a file each is a mapping; with --set only their keys can be set.
 std::span<const std::string_view> scenario_sections();
 bool is_scenario_section(std::string_view path);

@@ -181,6 +181,10 @@ SharedFabricResult run_shared_fabric(const trace::LayerProfile& main_profile,
       own.nodes = spec.nodes;
       own.overlap = spec.overlap.value_or(scenario.overlap);
       own.iterations = spec.iterations.value_or(scenario.iterations);
+      // Straggler ranks and layer patterns name the scenario's own job and
+      // profile; the other perturbations apply to every training job.
+      own.perturb.stragglers.clear();
+      own.perturb.layer_factors.clear();
       add_training(spec.name, job_profiles[i], std::move(own), *spec.first_node);
       continue;
     }

@@ -97,6 +97,17 @@ Platform::Platform(PlatformSpec spec, std::int64_t nodes) : spec_(std::move(spec
   if (spec_.fabric.switch_latency < Duration::zero()) {
     throw std::invalid_argument("fabric switch latency must not be negative");
   }
+  for (int k = 0; k < kLinkKindCount; ++k) {
+    const double b = spec_.bandwidth_factor[static_cast<std::size_t>(k)];
+    const double l = spec_.latency_factor[static_cast<std::size_t>(k)];
+    if (!(b > 0) || !std::isfinite(b) || !(l >= 0) || !std::isfinite(l)) {
+      throw std::invalid_argument(fmt::format(
+          "the {} link factors must be finite, bandwidth > 0 and latency >= 0, got {} and {}",
+          to_string(static_cast<LinkKind>(k)), b, l));
+    }
+  }
+  spec_.fabric.switch_latency =
+      scale(spec_.fabric.switch_latency, spec_.latency_factor[static_cast<std::size_t>(LinkKind::kFabric)]);
   if (n.ring_order.empty()) {
     for (std::int64_t g = 0; g < n.gpus; ++g) spec_.node.ring_order.push_back(g);
   } else {
@@ -134,9 +145,15 @@ Platform::Platform(PlatformSpec spec, std::int64_t nodes) : spec_(std::move(spec
   build_fabric();
 }
 
+LinkSpec Platform::scaled(const LinkSpec& link, LinkKind kind) const {
+  const auto k = static_cast<std::size_t>(kind);
+  return {link.bandwidth_bytes_per_s * spec_.bandwidth_factor[k], scale(link.latency, spec_.latency_factor[k])};
+}
+
 std::uint32_t Platform::add_local_link(std::uint32_t from, std::uint32_t to, const LinkSpec& spec,
                                        LinkKind kind) {
-  local_links_.push_back({from, to, spec.bandwidth_bytes_per_s, spec.latency, kind});
+  const LinkSpec s = scaled(spec, kind);
+  local_links_.push_back({from, to, s.bandwidth_bytes_per_s, s.latency, kind});
   return static_cast<std::uint32_t>(local_links_.size() - 1);
 }
 
@@ -324,14 +341,17 @@ void Platform::build_fabric() {
     for (std::int64_t k = 0; k < n.nics; ++k) {
       const VertexId nic = static_cast<VertexId>(node) * lv + first_nic_ + static_cast<VertexId>(k);
       const VertexId leaf = leaf_of(node, k);
-      links_.push_back({nic, leaf, n.nic.bandwidth_bytes_per_s, n.nic.latency, LinkKind::kNic});
-      links_.push_back({leaf, nic, n.nic.bandwidth_bytes_per_s, n.nic.latency, LinkKind::kNic});
+      const LinkSpec line = scaled(n.nic, LinkKind::kNic);
+      links_.push_back({nic, leaf, line.bandwidth_bytes_per_s, line.latency, LinkKind::kNic});
+      links_.push_back({leaf, nic, line.bandwidth_bytes_per_s, line.latency, LinkKind::kNic});
+      // The leaf is sized for the NICs' unscaled lines: a NIC factor leaves the switch as it is.
       leaf_down_capacity[leaf - first_fabric_vertex_] += n.nic.bandwidth_bytes_per_s;
     }
   }
   if (f.kind == FabricKind::kFatTree) {
     for (std::int64_t l = 0; l < leaves_; ++l) {
-      const double up = leaf_down_capacity[static_cast<std::size_t>(l)] / f.oversubscription;
+      const double up = leaf_down_capacity[static_cast<std::size_t>(l)] / f.oversubscription *
+                        spec_.bandwidth_factor[static_cast<std::size_t>(LinkKind::kFabric)];
       const VertexId leaf = first_fabric_vertex_ + static_cast<VertexId>(l);
       links_.push_back({leaf, spine, up, f.switch_latency, LinkKind::kFabric});
       links_.push_back({spine, leaf, up, f.switch_latency, LinkKind::kFabric});

@@ -26,10 +26,6 @@ using VertexId = std::uint32_t;
 using LinkId = std::uint32_t;
 
 enum class VertexKind : std::uint8_t { kGpu, kCpu, kPcieSwitch, kNvSwitch, kNic, kLeaf, kSpine };
-enum class LinkKind : std::uint8_t { kPcie, kSocket, kNvlink, kNic, kFabric };
-const char* to_string(LinkKind kind);
-inline constexpr int kLinkKindCount = 5;
-
 struct PlatformLink {
   VertexId from = 0;
   VertexId to = 0;
@@ -95,6 +91,8 @@ class Platform {
   void build_fabric();
   void compute_local_routes();
   void check_connected() const;
+  // `link` with the spec's what-if factors for `kind` applied.
+  [[nodiscard]] LinkSpec scaled(const LinkSpec& link, LinkKind kind) const;
   std::uint32_t add_local_link(std::uint32_t from, std::uint32_t to, const LinkSpec& spec,
                                LinkKind kind);
   [[nodiscard]] const LocalRoute& local_route(std::uint32_t from, std::uint32_t to) const;

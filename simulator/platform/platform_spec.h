@@ -10,6 +10,7 @@
 // link_preset.cc); a route pays the largest start-up cost of the link kinds
 // it crosses, not their sum, plus every fabric switch hop.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +23,11 @@ struct LinkSpec {
   double bandwidth_bytes_per_s = 0;  // > 0
   Duration latency;                  // >= 0
 };
+
+// The kinds of link a platform is built of (Platform::links()).
+enum class LinkKind : std::uint8_t { kPcie, kSocket, kNvlink, kNic, kFabric };
+const char* to_string(LinkKind kind);
+inline constexpr int kLinkKindCount = 5;
 
 enum class NvlinkTopology { kNone, kMesh, kSwitch };
 const char* to_string(NvlinkTopology t);
@@ -97,6 +103,14 @@ struct PlatformSpec {
   NodeSpec node;
   Transport transport = Transport::kNative;
   FabricSpec fabric;
+  // What-if factors per link kind, indexed by LinkKind (perturb.bandwidth_factors
+  // and perturb.latency_factors): Platform multiplies the bandwidth and the
+  // latency of every link of a kind by them when it builds its links, so both
+  // network models see them. A fabric leaf's uplink is made from the NICs'
+  // unscaled lines, then scaled by the fabric factor; the fabric latency
+  // factor also scales FabricSpec::switch_latency.
+  std::array<double, kLinkKindCount> bandwidth_factor{1, 1, 1, 1, 1};
+  std::array<double, kLinkKindCount> latency_factor{1, 1, 1, 1, 1};
 };
 
 }  // namespace ssgd::sim

@@ -85,6 +85,14 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   if (c.oversubscription) spec.fabric.oversubscription = *c.oversubscription;
   if (c.rail_optimized) spec.fabric.rail_optimized = *c.rail_optimized;
   if (c.switch_latency) spec.fabric.switch_latency = *c.switch_latency;
+  // perturb.bandwidth_factors / latency_factors, and the nccl class factor t
+  // as latency x t and bandwidth / t on every link: that multiplies every
+  // alpha-beta collective time by t under both network models.
+  const double nccl = s.perturb.class_factors[static_cast<std::size_t>(KernelClass::kNccl)];
+  for (std::size_t k = 0; k < static_cast<std::size_t>(kLinkKindCount); ++k) {
+    spec.bandwidth_factor[k] = s.perturb.bandwidth_factors[k] / nccl;
+    spec.latency_factor[k] = s.perturb.latency_factors[k] * nccl;
+  }
   // Any platform.* key beyond the preset's name changes the machine.
   PlatformChoice preset_only;
   preset_only.preset = c.preset;

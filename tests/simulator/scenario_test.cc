@@ -107,6 +107,7 @@ TEST(Scenario, DocumentedDefaultsMatchTheStruct) {
     EXPECT_EQ(s.servers, d.servers) << flag;
     EXPECT_EQ(s.servers_colocated, d.servers_colocated) << flag;
     EXPECT_EQ(s.platform.transport, d.platform.transport) << flag;
+    EXPECT_EQ(s.perturb, d.perturb) << flag;
   }
 }
 
@@ -444,7 +445,7 @@ TEST(ScenarioFile, UnknownTopLevelKeys) {
     expect_located(e, file, 2, "something_else");
     EXPECT_EQ(e.reason(),
               "unknown key 'something_else' (top-level keys: iterations, cluster, platform, "
-              "network, policy, workload)");
+              "network, policy, workload, perturb)");
   }
   {
     const fs::path file = write_yaml("short_leaf.yaml", "cluster:\n  gpus: 4\n");
@@ -616,10 +617,13 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "workload.batch_per_gpu", "workload.io_time", "workload.h2d_time",
         "workload.update_time", "platform.preset", "platform.nic.transport",
         "platform.fabric.oversubscription", "network.model", "network.algorithm",
-        "network.calibration"}) {
+        "network.calibration", "perturb.compute_time_factor", "perturb.layer_factors",
+        "perturb.class_factors", "perturb.mixed_precision", "perturb.mixed_precision_speedup",
+        "perturb.bandwidth_factors", "perturb.latency_factors", "perturb.stragglers",
+        "perturb.imbalance", "perturb.jitter", "perturb.seed", "perturb.repeats"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 46U);
+  EXPECT_EQ(scenario_keys().size(), 58U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));

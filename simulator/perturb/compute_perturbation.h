@@ -1,0 +1,42 @@
+#pragma once
+// Perturbations of compute, applied where the simulator gets its task times:
+//
+// - perturbed_profile(): the layer profile as the perturbed run sees it.
+//   Layer l's forward and backward times become
+//     t x compute_time_factor x prod(factors of the layer_factors patterns l matches)
+//       x class_factor(class of l's name) / (mixed_precision_speedup if mixed precision)
+//   and, with mixed precision, its gradient bytes ceil(grad_bytes / 2).
+//   A layer profile has no kernel names, so a layer's class is that of its
+//   name (kernel_class.h); traces reach the simulator as layer profiles too
+//   (dag/trace_profile.h), so this holds for every input. Measured comm_ns
+//   (replayed collectives) are multiplied by the nccl class factor; mixed
+//   precision does not change them (they were measured at the captured size).
+// - rank_compute_factors(): per rank r of P, the factor on its forward and
+//   backward times from stragglers and load imbalance:
+//     (1 + percent_r / 100) x (1 + x (2r / (P - 1) - 1))
+//   the imbalance term running linearly from 1 - x on rank 0 to 1 + x on
+//   rank P-1 (mean 1; 1 with one worker).
+//
+// I/O, host-to-device copy and update times are not changed by any of them.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "simulator/perturb/perturbation.h"
+#include "traces/layer_profile.h"
+
+namespace ssgd::sim {
+
+// Throws std::invalid_argument naming perturb.layer_factors for a pattern that
+// matches no layer, and std::out_of_range for a time that would overflow.
+trace::LayerProfile perturbed_profile(const trace::LayerProfile& profile, const Perturbation& p);
+
+// Throws std::invalid_argument naming perturb.stragglers for a rank the job
+// does not have.
+std::vector<double> rank_compute_factors(const Perturbation& p, std::int64_t workers);
+
+// Glob match: '*' any run of characters (also none), '?' any one character.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+}  // namespace ssgd::sim
