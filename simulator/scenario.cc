@@ -70,29 +70,37 @@ std::string keys_under(std::string_view section) {
   return names;
 }
 
-// " (did you mean 'cluster.nodes'?)" for a near miss or a key put in the
-// wrong section; otherwise the keys valid where the unknown one was written.
-std::string suggest(std::string_view path) {
+// The candidate nearest `wanted`, if near enough to suggest. The right name
+// in the wrong section is the nearest miss there is; a name cut short
+// ("gpus" for "gpus_per_node") is the next nearest; then edit distance.
+std::optional<std::string_view> nearest(std::string_view wanted,
+                                        const std::vector<std::string_view>& candidates) {
   std::string_view best;
   std::size_t best_distance = std::string_view::npos;
-  const std::string_view leaf = leaf_of(path);
-  const auto consider = [&](std::string_view candidate) {
+  const std::string_view leaf = leaf_of(wanted);
+  for (const std::string_view candidate : candidates) {
     const std::string_view candidate_leaf = leaf_of(candidate);
-    // The right name in the wrong section is the nearest miss there is; a
-    // name cut short ("gpus" for "gpus_per_node") is the next nearest.
     std::size_t d = 0;
     if (candidate_leaf == leaf) d = 0;
     else if (leaf.size() >= 3 && candidate_leaf.starts_with(leaf)) d = 1;
-    else d = edit_distance(path, candidate);
+    else d = edit_distance(wanted, candidate);
     if (d < best_distance) {
       best_distance = d;
       best = candidate;
     }
-  };
-  for (const auto& k : scenario_keys()) consider(k.path);
-  for (std::string_view s : scenario_sections()) consider(s);
-  const std::size_t threshold = std::max<std::size_t>(2, path.size() / 4);
-  if (best_distance <= threshold) return fmt::format(" (did you mean '{}'?)", best);
+  }
+  const std::size_t threshold = std::max<std::size_t>(2, wanted.size() / 4);
+  if (best_distance <= threshold) return best;
+  return std::nullopt;
+}
+
+// " (did you mean 'cluster.nodes'?)" for a near miss or a key put in the
+// wrong section; otherwise the keys valid where the unknown one was written.
+std::string suggest(std::string_view path) {
+  std::vector<std::string_view> candidates;
+  for (const auto& k : scenario_keys()) candidates.push_back(k.path);
+  for (std::string_view s : scenario_sections()) candidates.push_back(s);
+  if (const auto best = nearest(path, candidates)) return fmt::format(" (did you mean '{}'?)", *best);
   const std::string_view section = section_of(path);
   if (section.empty()) return fmt::format(" (top-level keys: {})", keys_under(section));
   return fmt::format(" (keys under '{}': {})", section, keys_under(section));
@@ -119,13 +127,35 @@ std::optional<std::int64_t> line_of(const YAML::Mark& mark) {
 }
 
 // Runs a key's setter, turning its reason into an InputError at `where`.
-void apply(Scenario& scenario, const ScenarioKey& key, std::string_view value,
-           const InputLocation& where) {
+template <typename Key, typename Target>
+void apply(Target& target, const Key& key, std::string_view value, const InputLocation& where) {
   try {
-    key.set(scenario, value);
+    key.set(target, value);
   } catch (const std::invalid_argument& e) {
     throw InputError(where, e.what());
   }
+}
+
+// Sets `name` of one entry of `jobs:` (scenario_schema.h, job_keys()).
+void set_job_key(JobSpec& job, std::string_view name, std::string_view value,
+                 const InputLocation& where) {
+  const JobKey* key = find_job_key(name);
+  if (key == nullptr) {
+    std::vector<std::string_view> names;
+    std::string listed;
+    for (const auto& k : job_keys()) {
+      names.push_back(k.name);
+      if (!listed.empty()) listed += ", ";
+      listed += k.name;
+    }
+    const auto best = nearest(name, names);
+    throw InputError(where, best ? fmt::format("unknown job key '{}' (did you mean '{}'?)", name, *best)
+                                 : fmt::format("unknown job key '{}' (job keys: {})", name, listed));
+  }
+  if (value.empty()) {
+    throw InputError(where, fmt::format("has no value; expected a value of type {}", key->type));
+  }
+  apply(job, *key, value, where);
 }
 
 std::string section_needs_mapping(std::string_view section) {

@@ -11,15 +11,6 @@
 namespace ssgd::sim {
 namespace {
 
-std::string job_key_names() {
-  std::string names;
-  for (const auto& k : job_keys()) {
-    if (!names.empty()) names += ", ";
-    names += k.name;
-  }
-  return names;
-}
-
 InputLocation at(const JobSpec& job, std::size_t index, std::string_view key) {
   return InputLocation{job.file, job.line, std::nullopt, fmt::format("jobs[{}].{}", index, key)};
 }
@@ -52,32 +43,6 @@ const char* to_string(JobKind kind) {
     case JobKind::kTraffic: return "traffic";
   }
   return "?";
-}
-
-void set_job_key(JobSpec& job, std::string_view key, std::string_view value,
-                 const InputLocation& where) {
-  const JobKey* k = find_job_key(key);
-  if (k == nullptr) {
-    std::string near;
-    for (const auto& candidate : job_keys()) {
-      if (candidate.name.starts_with(key.substr(0, 3)) && key.size() >= 3) {
-        near = std::string(candidate.name);
-        break;
-      }
-    }
-    throw InputError(where, near.empty()
-                                ? fmt::format("unknown job key '{}' (job keys: {})", key,
-                                              job_key_names())
-                                : fmt::format("unknown job key '{}' (did you mean '{}'?)", key, near));
-  }
-  if (value.empty()) {
-    throw InputError(where, fmt::format("has no value; expected a value of type {}", k->type));
-  }
-  try {
-    k->set(job, value);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(where, e.what());
-  }
 }
 
 void finish_jobs(Scenario& scenario) {

@@ -1,7 +1,8 @@
 #pragma once
-// The jobs that share the fabric with a scenario's own training job: how an
-// entry of `jobs:` is set key by key, and the checks and defaults that need
-// the whole scenario (done once the file and every --set are applied).
+// The jobs that share the fabric with a scenario's own training job: the
+// checks and defaults that need the whole scenario, done once the file and
+// every --set are applied. scenario.cc reads the entries key by key
+// (scenario_schema.h, job_keys()).
 
 #include <cstdint>
 #include <string_view>
@@ -10,11 +11,6 @@
 #include "simulator/scenario.h"
 
 namespace ssgd::sim {
-
-// Sets `key` of `job` from `value`. Throws ssgd::InputError at `where` for an
-// unknown key (with the job keys listed or the nearest suggested) or a bad value.
-void set_job_key(JobSpec& job, std::string_view key, std::string_view value,
-                 const InputLocation& where);
 
 // Fills the defaults (names, first nodes) and checks the jobs together:
 // kind and required keys given, no key of the other kind, unique names,
