@@ -84,6 +84,15 @@ OverlapPolicy parse_overlap(std::string_view value) {
       fmt::format("unknown overlap policy '{}'; expected one of {}", value, names));
 }
 
+CollectiveAlgorithm parse_algorithm(std::string_view value) {
+  const auto a = parse_collective_algorithm(value);
+  if (!a) {
+    throw std::invalid_argument(fmt::format("unknown collective algorithm '{}'; known: {}", value,
+                                            collective_algorithm_names()));
+  }
+  return *a;
+}
+
 std::int64_t parse_positive_size(std::string_view value) {
   const std::int64_t b = parse_bytes(value);
   if (b <= 0) throw std::invalid_argument(fmt::format("must be greater than zero, got '{}'", value));
@@ -231,14 +240,7 @@ void set_network_model(Scenario& s, std::string_view v) {
   else if (v == "flow") s.network_model = NetworkModelKind::kFlow;
   else throw std::invalid_argument(fmt::format("unknown network model '{}'; expected analytical or flow", v));
 }
-void set_algorithm(Scenario& s, std::string_view v) {
-  const auto a = parse_collective_algorithm(v);
-  if (!a) {
-    throw std::invalid_argument(
-        fmt::format("unknown collective algorithm '{}'; known: {}", v, collective_algorithm_names()));
-  }
-  s.algorithm = *a;
-}
+void set_algorithm(Scenario& s, std::string_view v) { s.algorithm = parse_algorithm(v); }
 void set_servers(Scenario& s, std::string_view v) { s.servers = parse_int(v, 1, kMaxNodes); }
 void set_servers_colocated(Scenario& s, std::string_view v) { s.servers_colocated = parse_bool(v); }
 void set_calibration(Scenario& s, std::string_view v) {
@@ -470,21 +472,10 @@ void set_job_op(JobSpec& j, std::string_view v) {
   }
   j.op = *op;
 }
-void set_job_bytes(JobSpec& j, std::string_view v) {
-  const std::int64_t b = parse_bytes(v);
-  if (b <= 0) throw std::invalid_argument(fmt::format("must be greater than zero, got '{}'", v));
-  j.bytes = b;
-}
+void set_job_bytes(JobSpec& j, std::string_view v) { j.bytes = parse_positive_size(v); }
 void set_job_period(JobSpec& j, std::string_view v) { j.period = parse_nonnegative_duration(v); }
 void set_job_start(JobSpec& j, std::string_view v) { j.start = parse_nonnegative_duration(v); }
-void set_job_algorithm(JobSpec& j, std::string_view v) {
-  const auto a = parse_collective_algorithm(v);
-  if (!a) {
-    throw std::invalid_argument(
-        fmt::format("unknown collective algorithm '{}'; known: {}", v, collective_algorithm_names()));
-  }
-  j.algorithm = *a;
-}
+void set_job_algorithm(JobSpec& j, std::string_view v) { j.algorithm = parse_algorithm(v); }
 
 const std::array kJobKeys = {
     JobKey{"name", "string", "job<n>", "shown in the report; unique, not 'main'", set_job_name},
