@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <stdexcept>
 #include <system_error>
@@ -113,55 +114,63 @@ std::vector<LayerFactor> parse_layer_factors(std::string_view value) {
   return out;
 }
 
-std::array<double, kKernelClassCount> parse_class_factors(std::string_view value) {
-  std::array<double, kKernelClassCount> out{1, 1, 1, 1, 1, 1};
+namespace {
+
+// "name:factor,..." into one factor per name (1 where not given). `index_of`
+// finds a name's slot; `noun` ("kernel class") and `short_noun` ("class")
+// name them in messages, with `known` listing the valid names.
+template <std::size_t N>
+std::array<double, N> parse_named_factors(
+    std::string_view value, std::string_view form, std::string_view noun,
+    std::string_view short_noun, const std::string& known,
+    const std::function<std::optional<std::size_t>(std::string_view)>& index_of, bool above_zero) {
+  std::array<double, N> out;
+  out.fill(1.0);
   if (is_none(value)) return out;
   std::set<std::string_view> seen;
   std::size_t index = 0;
   for (std::string_view raw : split_list(value)) {
     const std::string_view item = trim(raw);
     ++index;
-    const auto [name, factor] = split_item(item, index, "class:factor, e.g. gemm:0.5");
-    const auto c = parse_kernel_class(name);
-    if (!c) {
-      throw std::invalid_argument(fmt::format("item {} of the list: unknown kernel class '{}'; known: {}",
-                                              index, name, kernel_class_names()));
+    const auto [name, factor] = split_item(item, index, form);
+    const std::optional<std::size_t> slot = index_of(name);
+    if (!slot) {
+      throw std::invalid_argument(fmt::format("item {} of the list: unknown {} '{}'; known: {}",
+                                              index, noun, name, known));
     }
     if (!seen.insert(name).second) {
-      throw std::invalid_argument(fmt::format("item {} of the list: class '{}' given twice", index, name));
+      throw std::invalid_argument(
+          fmt::format("item {} of the list: {} '{}' given twice", index, short_noun, name));
     }
-    out[static_cast<std::size_t>(*c)] =
-        in_item(index, item, [&] { return parse_factor(factor, 0, kMaxFactor, true); });
+    out[*slot] = in_item(index, item, [&] { return parse_factor(factor, 0, kMaxFactor, above_zero); });
   }
   return out;
 }
 
+}  // namespace
+
+std::array<double, kKernelClassCount> parse_class_factors(std::string_view value) {
+  return parse_named_factors<kKernelClassCount>(
+      value, "class:factor, e.g. gemm:0.5", "kernel class", "class", kernel_class_names(),
+      [](std::string_view name) -> std::optional<std::size_t> {
+        const auto c = parse_kernel_class(name);
+        if (!c) return std::nullopt;
+        return static_cast<std::size_t>(*c);
+      },
+      true);
+}
+
 std::array<double, kLinkKindCount> parse_link_factors(std::string_view value, bool latency) {
-  std::array<double, kLinkKindCount> out{1, 1, 1, 1, 1};
-  if (is_none(value)) return out;
-  std::set<std::string_view> seen;
-  std::size_t index = 0;
-  for (std::string_view raw : split_list(value)) {
-    const std::string_view item = trim(raw);
-    ++index;
-    const auto [name, factor] = split_item(item, index, "kind:factor, e.g. nic:0.5");
-    int kind = -1;
-    for (int k = 0; k < kLinkKindCount; ++k) {
-      if (name == to_string(static_cast<LinkKind>(k))) kind = k;
-    }
-    if (kind < 0) {
-      throw std::invalid_argument(fmt::format(
-          "item {} of the list: unknown link kind '{}'; known: pcie, socket, nvlink, nic, fabric",
-          index, name));
-    }
-    if (!seen.insert(name).second) {
-      throw std::invalid_argument(fmt::format("item {} of the list: kind '{}' given twice", index, name));
-    }
-    // A latency may go to zero; a bandwidth may not.
-    out[static_cast<std::size_t>(kind)] =
-        in_item(index, item, [&] { return parse_factor(factor, 0, kMaxFactor, !latency); });
-  }
-  return out;
+  // A latency may go to zero; a bandwidth may not.
+  return parse_named_factors<kLinkKindCount>(
+      value, "kind:factor, e.g. nic:0.5", "link kind", "kind", "pcie, socket, nvlink, nic, fabric",
+      [](std::string_view name) -> std::optional<std::size_t> {
+        for (std::size_t k = 0; k < kLinkKindCount; ++k) {
+          if (name == to_string(static_cast<LinkKind>(k))) return k;
+        }
+        return std::nullopt;
+      },
+      !latency);
 }
 
 std::vector<Straggler> parse_stragglers(std::string_view value) {
