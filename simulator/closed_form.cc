@@ -49,11 +49,15 @@ Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t) {
 
 LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scenario,
                        const CommModel& comm) {
+  return layer_times(profile, job_comm_plan(profile, scenario, comm), scenario, comm);
+}
+
+LayerTimes layer_times(const trace::LayerProfile& profile, const dag::CommPlan& plan,
+                       const Scenario& scenario, const CommModel& comm) {
   LayerTimes t;
   t.io = scenario.io_time;
   t.h2d = scenario.h2d_time;
   t.update = scenario.update_time;
-  const auto plan = job_comm_plan(profile, scenario, comm);
   t.comm.assign(profile.layers.size(), Duration::zero());
   for (const auto& row : profile.layers) {
     t.forward.push_back(row.forward);

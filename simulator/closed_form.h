@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/time.h"
+#include "dag/comm_plan.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/scenario.h"
 #include "traces/layer_profile.h"
@@ -38,6 +39,9 @@ Duration bsp_iteration_time(const LayerTimes& t);
 // with one worker.
 LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scenario,
                        const CommModel& comm);
+// The same for a plan already made for them (job_comm_plan()).
+LayerTimes layer_times(const trace::LayerProfile& profile, const dag::CommPlan& plan,
+                       const Scenario& scenario, const CommModel& comm);
 
 Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t);
 

@@ -70,7 +70,8 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   job.ranks_built = fold ? 1 : job.workers;
   const dag::DagShape shape{job.ranks_built, scenario.iterations, scenario.io_time,
                             scenario.h2d_time, scenario.update_time, fold};
-  job.times = layer_times(profile, scenario, comm);
+  const dag::CommPlan plan = job_comm_plan(profile, scenario, comm);
+  job.times = layer_times(profile, plan, scenario, comm);
   LayerTimes slowest = job.times;  // for the overflow check: the slowest rank's
   const double max_factor = *std::max_element(rank_factor.begin(), rank_factor.end());
   for (auto& d : slowest.forward) d = scale(d, max_factor);
@@ -78,7 +79,7 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   check_size(shape, profile.layers.size(), slowest);
   const auto t0 = std::chrono::steady_clock::now();
   job.graph = std::make_shared<dag::TaskGraph>(
-      dag::build_profile_dag(profile, shape, job_comm_plan(profile, scenario, comm)));
+      dag::build_profile_dag(profile, shape, plan));
   // Modelled collectives get their time with nothing else on the network (the
   // flow model's executor replaces it with the time they really take).
   // Per-rank compute factors and jitter scale forward and backward tasks, in
