@@ -26,6 +26,14 @@ struct CommPlan {
   // of all its layers. true (BSP): only once every worker finished the whole
   // backward pass.
   bool wait_for_full_backward = false;
+  // Priority scheduling (P3, ByteScheduler): the groups are not issued in
+  // plan order but by priority. Whenever the network is free it starts the
+  // ready group of the earliest iteration and, within it, of the front-most
+  // layer (the one the next forward needs first); then, while less than
+  // credit_bytes are in flight, the next ready groups in the same order
+  // (credit 0: one at a time). A group already started is never interrupted.
+  bool prioritized = false;
+  std::int64_t credit_bytes = 0;
 };
 
 }  // namespace ssgd::dag

@@ -40,6 +40,13 @@ const char* to_string(ResourceKind kind);
 struct Resource {
   ResourceKind kind = ResourceKind::kCompute;
   std::int32_t rank = 0;  // kAllRanks for shared resources
+  // Priority order instead of ready order: the ready task of the earliest
+  // iteration, then of the smallest layer, then the earliest ready, runs
+  // first; with credit_bytes > 0 the resource starts ready tasks together
+  // until their bytes reach the credit (the last one may overshoot it), and
+  // they end together (see CommPlan::prioritized).
+  bool prioritized = false;
+  std::int64_t credit_bytes = 0;
 };
 
 }  // namespace ssgd::dag

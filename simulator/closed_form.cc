@@ -42,9 +42,21 @@ Duration bsp_iteration_time(const LayerTimes& t) {
   return t.io + t.h2d + sum(t.forward) + sum(t.backward) + sum(t.comm) + t.update;
 }
 
-Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t) {
+Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t,
+                                    std::int64_t prefetch_depth) {
   const bool after_backward = policy == OverlapPolicy::kBsp || policy == OverlapPolicy::kSingle;
-  return after_backward ? bsp_iteration_time(t) : wfbp_iteration_time(t);
+  const Duration no_prefetch = after_backward ? bsp_iteration_time(t) : wfbp_iteration_time(t);
+  if (prefetch_depth <= 0) return no_prefetch;
+  const Duration rest = no_prefetch - t.io - t.h2d;  // W
+  return prefetch_depth == 1 ? t.h2d + max(t.io, rest) : max(t.io, t.h2d + rest);
+}
+
+std::optional<Duration> scenario_closed_form(const Scenario& scenario, const LayerTimes& t) {
+  if (scenario.overlap == OverlapPolicy::kPriority ||
+      effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer) {
+    return std::nullopt;
+  }
+  return closed_form_iteration_time(scenario.overlap, t, scenario.policy.prefetch_depth);
 }
 
 LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scenario,

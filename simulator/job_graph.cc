@@ -18,8 +18,9 @@ namespace {
 
 // Refuses, with the numbers, runs whose DAG would not fit in this machine's
 // memory or whose simulated time would overflow int64 nanoseconds.
-void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes& times) {
-  const double tasks = dag::profile_dag_task_count(layers, shape);
+void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes& times,
+                std::size_t updates) {
+  const double tasks = dag::profile_dag_task_count(layers, shape, updates);
   // About 120 bytes a task: the task, its edges, and its start, end and release records.
   const double bytes = tasks * 120.0;
   const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
@@ -28,7 +29,7 @@ void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes
     throw std::invalid_argument(fmt::format(
         "this run needs about {:.1f} GB for {:.3g} tasks ({} workers x {} iterations x {} tasks), "
         "more than 80% of this machine's {:.1f} GB; use fewer iterations or workers",
-        bytes / 1e9, tasks, shape.workers, shape.iterations, 2 * layers + 3, memory / 1e9));
+        bytes / 1e9, tasks, shape.workers, shape.iterations, 2 * layers + 2 + updates, memory / 1e9));
   }
   // An upper bound of one iteration: everything one after another.
   double ns = static_cast<double>((times.io + times.h2d + times.update).ns());
@@ -68,15 +69,19 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   // perturbation makes them differ.
   const bool fold = allow_folding && job.workers > 1 && !job.ranks_differ;
   job.ranks_built = fold ? 1 : job.workers;
-  const dag::DagShape shape{job.ranks_built, scenario.iterations, scenario.io_time,
-                            scenario.h2d_time, scenario.update_time, fold};
+  dag::DagShape shape{job.ranks_built, scenario.iterations, scenario.io_time,
+                      scenario.h2d_time, scenario.update_time, fold};
+  shape.update_per_group =
+      effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer;
+  shape.prefetch_depth = scenario.policy.prefetch_depth;
   const dag::CommPlan plan = job_comm_plan(profile, scenario, comm);
   job.times = layer_times(profile, plan, scenario, comm);
   LayerTimes slowest = job.times;  // for the overflow check: the slowest rank's
   const double max_factor = *std::max_element(rank_factor.begin(), rank_factor.end());
   for (auto& d : slowest.forward) d = scale(d, max_factor);
   for (auto& d : slowest.backward) d = scale(d, max_factor);
-  check_size(shape, profile.layers.size(), slowest);
+  check_size(shape, profile.layers.size(), slowest,
+             shape.update_per_group && !plan.groups.empty() ? plan.groups.size() : 1);
   const auto t0 = std::chrono::steady_clock::now();
   job.graph = std::make_shared<dag::TaskGraph>(
       dag::build_profile_dag(profile, shape, plan));
@@ -119,7 +124,9 @@ IterationEnds iteration_ends(const dag::TaskGraph& graph, const Schedule& schedu
     const auto& task = graph.task(t);
     if (task.kind != dag::TaskKind::kUpdate) continue;
     const auto i = static_cast<std::size_t>(task.iteration);
-    out.update_end[i][static_cast<std::size_t>(task.rank)] = schedule.end[t];
+    // A per-group update has several update tasks per rank and iteration.
+    auto& rank_end = out.update_end[i][static_cast<std::size_t>(task.rank)];
+    rank_end = max(rank_end, schedule.end[t]);
     out.end[i] = max(out.end[i], schedule.end[t]);
   }
   return out;

@@ -68,7 +68,7 @@ class FlowCommExecutor : public TaskExecutor {
 
 struct IterationEnds {
   std::vector<Time> end;                       // per iteration: its last update, over all ranks
-  std::vector<std::vector<Time>> update_end;   // [iteration][rank built]
+  std::vector<std::vector<Time>> update_end;   // [iteration][rank built]: its last update
 };
 IterationEnds iteration_ends(const dag::TaskGraph& graph, const Schedule& schedule,
                              std::int64_t iterations, std::int64_t ranks_built);

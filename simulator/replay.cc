@@ -140,6 +140,10 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
       log->info("simulating: {:.0f}% of tasks done", 100 * f);
     };
   }
+  // Partitions a prioritized network starts together run as one collective.
+  sched_opts.batch_duration = [&comm](const dag::Task& merged) {
+    return comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(merged.bytes));
+  };
   const auto t0 = std::chrono::steady_clock::now();
   Engine engine;
   std::unique_ptr<FlowNetwork> flows;
@@ -257,7 +261,7 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
   // The closed forms assume identical ranks: with stragglers, imbalance or
   // jitter there is none to compare with.
   out.ranks_differ = job.ranks_differ;
-  if (!job.ranks_differ) out.closed_form = closed_form_iteration_time(scenario.overlap, times);
+  if (!job.ranks_differ) out.closed_form = scenario_closed_form(scenario, times);
 
   if (scenario.perturb.repeats > 1) {
     // Repeat k draws its jitter from seed + k; without jitter every repeat

@@ -411,8 +411,18 @@ const char* to_string(OverlapPolicy p) {
     case OverlapPolicy::kDdp: return "ddp";
     case OverlapPolicy::kHorovod: return "horovod";
     case OverlapPolicy::kSingle: return "single";
+    case OverlapPolicy::kPriority: return "priority";
   }
   return "?";
+}
+
+const char* to_string(UpdateMode mode) {
+  return mode == UpdateMode::kGlobal ? "global" : "per_layer";
+}
+
+UpdateMode effective_update(OverlapPolicy overlap, const PolicyParams& params) {
+  if (params.update) return *params.update;
+  return overlap == OverlapPolicy::kPriority ? UpdateMode::kPerLayer : UpdateMode::kGlobal;
 }
 
 Scenario load_scenario(const std::optional<std::filesystem::path>& file,

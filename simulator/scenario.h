@@ -23,7 +23,7 @@ namespace ssgd::sim {
 enum class NetworkModelKind { kAnalytical, kFlow };
 const char* to_string(NetworkModelKind kind);
 
-enum class OverlapPolicy { kBsp, kWfbp, kMgWfbp, kDdp, kHorovod, kSingle };
+enum class OverlapPolicy { kBsp, kWfbp, kMgWfbp, kDdp, kHorovod, kSingle, kPriority };
 const char* to_string(OverlapPolicy p);
 
 // A link: a preset name plus optional overrides of its numbers.
@@ -89,6 +89,12 @@ struct JobSpec {
   std::optional<std::int64_t> line;
 };
 
+// The optimizer step: once per iteration after every gradient has arrived
+// (global), or per communication group as soon as its gradients have
+// (per_layer), so that the next forward of a layer waits only for its own.
+enum class UpdateMode { kGlobal, kPerLayer };
+const char* to_string(UpdateMode mode);
+
 // The parameters of the overlap policies (simulator/policy/overlap_policy.h).
 struct PolicyParams {
   std::int64_t bucket_cap_bytes = 25LL << 20;       // policy.bucket_cap (ddp)
@@ -96,7 +102,16 @@ struct PolicyParams {
   std::int64_t fusion_threshold_bytes = 128LL << 20;  // policy.fusion_threshold (horovod)
   Duration cycle_time = Duration(1'000'000);        // policy.cycle_time (horovod)
   std::optional<Duration> merge_startup;            // policy.merge_startup (mgwfbp's a)
+  std::int64_t partition_bytes = 4'000'000;         // policy.partition_size (priority)
+  std::int64_t credit_bytes = 16'000'000;           // policy.credit_size (priority)
+  std::optional<UpdateMode> update;                 // policy.update; default per policy
+  std::int64_t prefetch_depth = 0;                  // policy.prefetch_depth (batches, >= 0)
 };
+
+// The update mode a scenario runs with: policy.update, or per_layer under
+// priority scheduling (which exists to let the next forward start early) and
+// global under every other policy.
+UpdateMode effective_update(OverlapPolicy overlap, const PolicyParams& params);
 
 struct Scenario {
   std::int64_t iterations = 10;              // key: iterations (>= 1)

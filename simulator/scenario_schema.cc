@@ -27,6 +27,7 @@ constexpr std::int64_t kMaxIterations = 1'000'000;
 constexpr std::int64_t kMaxNodes = 1'048'576;
 constexpr std::int64_t kMaxGpusPerNode = 1'024;
 constexpr std::int64_t kMaxBatchPerGpu = 1'048'576;
+constexpr std::int64_t kMaxPrefetchDepth = 1'024;
 
 std::int64_t parse_int(std::string_view value, std::int64_t lo, std::int64_t hi) {
   std::int64_t v = 0;
@@ -96,6 +97,12 @@ CollectiveAlgorithm parse_algorithm(std::string_view value) {
 std::int64_t parse_positive_size(std::string_view value) {
   const std::int64_t b = parse_bytes(value);
   if (b <= 0) throw std::invalid_argument(fmt::format("must be greater than zero, got '{}'", value));
+  return b;
+}
+
+std::int64_t parse_nonnegative_size(std::string_view value) {
+  const std::int64_t b = parse_bytes(value);
+  if (b < 0) throw std::invalid_argument(fmt::format("must not be negative, got '{}'", value));
   return b;
 }
 
@@ -263,6 +270,20 @@ void set_cycle_time(Scenario& s, std::string_view v) {
 void set_merge_startup(Scenario& s, std::string_view v) {
   s.policy.merge_startup = parse_nonnegative_duration(v);
 }
+void set_partition_size(Scenario& s, std::string_view v) {
+  s.policy.partition_bytes = parse_positive_size(v);
+}
+void set_credit_size(Scenario& s, std::string_view v) {
+  s.policy.credit_bytes = parse_nonnegative_size(v);
+}
+void set_update(Scenario& s, std::string_view v) {
+  if (v == "global") s.policy.update = UpdateMode::kGlobal;
+  else if (v == "per_layer") s.policy.update = UpdateMode::kPerLayer;
+  else throw std::invalid_argument(fmt::format("unknown update mode '{}'; expected global or per_layer", v));
+}
+void set_prefetch_depth(Scenario& s, std::string_view v) {
+  s.policy.prefetch_depth = parse_int(v, 0, kMaxPrefetchDepth);
+}
 void set_batch_per_gpu(Scenario& s, std::string_view v) {
   s.batch_per_gpu = parse_int(v, 1, kMaxBatchPerGpu);
 }
@@ -376,7 +397,7 @@ constexpr std::array kKeys = {
                 "network file from `ssgd calibrate`; its bands replace the fitted level's costs",
                 set_calibration},
     ScenarioKey{"policy.overlap", "policy", "wfbp",
-                "bsp, wfbp, mgwfbp, ddp, horovod or single (`ssgd presets` describes each)",
+                "bsp, wfbp, mgwfbp, ddp, horovod, single or priority (`ssgd presets` describes each)",
                 set_overlap},
     ScenarioKey{"policy.bucket_cap", "size", "25MiB", "ddp: bucket size cap (> 0)", set_bucket_cap},
     ScenarioKey{"policy.first_bucket", "size", "1MiB", "ddp: cap of the first bucket (> 0)",
@@ -388,6 +409,18 @@ constexpr std::array kKeys = {
     ScenarioKey{"policy.merge_startup", "duration", "(model)",
                 "mgwfbp: start-up cost a that a merge saves; default from the network model",
                 set_merge_startup},
+    ScenarioKey{"policy.partition_size", "size", "4MB",
+                "priority: gradients are cut into partitions of at most this (> 0)",
+                set_partition_size},
+    ScenarioKey{"policy.credit_size", "size", "16MB",
+                "priority: bytes the network may start together (>= 0; 0: one partition at a time)",
+                set_credit_size},
+    ScenarioKey{"policy.update", "update", "(policy)",
+                "global or per_layer optimizer step; default per_layer under priority, else global",
+                set_update},
+    ScenarioKey{"policy.prefetch_depth", "int", "0",
+                "batches the data loader reads ahead (0..1024); 0: I/O waits for the previous step",
+                set_prefetch_depth},
     ScenarioKey{"workload.batch_per_gpu", "int", "(input)",
                 "samples per GPU per iteration (1..1048576); default: as captured",
                 set_batch_per_gpu},

@@ -7,6 +7,11 @@
 // recorded, with the task whose completion released it, so the critical path
 // and the breakdown can be read off afterwards.
 //
+// A prioritized resource (the network under priority scheduling) orders its
+// ready tasks by (iteration, layer) instead, decides what to start only once
+// everything that becomes ready at an instant has, and may start several
+// ready tasks together up to its credit in bytes (dag::Resource).
+//
 // A TaskExecutor may take over tasks whose end is not known when they start
 // (collectives on the flow-level network): the scheduler starts them through
 // it and learns of their end from it. Several graphs can share one engine,
@@ -48,6 +53,11 @@ struct ScheduleOptions {
   TaskExecutor* executor = nullptr;  // optional
   // Called once, from the engine, when the graph's last task has ended.
   std::function<void()> on_complete;
+  // The time of tasks a prioritized resource starts together, given as one
+  // task holding their bytes together (dag::Resource::credit_bytes); when
+  // unset, the sum of their times. An executor that handles the merged task
+  // runs it instead.
+  std::function<Duration(const dag::Task& merged)> batch_duration;
 };
 
 // Throws DeadlockError when tasks are left that can never start.

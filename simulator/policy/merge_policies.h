@@ -30,5 +30,10 @@ dag::CommPlan ddp_plan(const std::vector<Gradient>& g, std::int64_t first_bucket
                        std::int64_t bucket_cap_bytes);
 dag::CommPlan horovod_plan(const std::vector<Gradient>& g, std::int64_t threshold_bytes,
                            Duration cycle);
+// Every gradient cut into ceil(bytes / partition) nearly equal partitions
+// (the first ones one byte larger), one group each, prioritized with the
+// credit (priority.cc).
+dag::CommPlan priority_plan(const std::vector<Gradient>& g, std::int64_t partition_bytes,
+                            std::int64_t credit_bytes);
 
 }  // namespace ssgd::sim::detail

@@ -28,6 +28,11 @@ constexpr std::array kPolicies = {
     PolicyInfo{OverlapPolicy::kSingle, "single",
                "one all-reduce of every gradient after the backward pass",
                "SyncEASGD in the MG-WFBP paper's experiments (Shi et al., INFOCOM 2019)"},
+    PolicyInfo{OverlapPolicy::kPriority, "priority",
+               "gradients cut into policy.partition_size pieces, front layers first, up to "
+               "policy.credit_size in flight; per-layer update lets the next forward start early",
+               "P3 (Jayarajan et al., SysML 2019); ByteScheduler (Peng et al., SOSP 2019), "
+               "bytescheduler/common/bytecore.py"},
 };
 
 // bsp and wfbp: one group per layer, measured times replayed.
@@ -78,6 +83,9 @@ dag::CommPlan make_comm_plan(const Scenario& scenario, const trace::LayerProfile
       plan.wait_for_full_backward = true;
       return plan;
     }
+    case OverlapPolicy::kPriority:
+      return detail::priority_plan(detail::gradients_in_backward_order(profile), p.partition_bytes,
+                                   p.credit_bytes);
   }
   return per_layer_plan(profile, false);
 }

@@ -40,10 +40,26 @@
 //            understates Horovod's wait by up to one cycle per buffer.
 //   single   One all-reduce of every gradient after the backward pass
 //            ("SyncEASGD" in the MG-WFBP paper's experiments).
+//   priority Priority scheduling with tensor partitioning (P3, Jayarajan et
+//            al., SysML 2019; ByteScheduler, Peng et al., SOSP 2019, whose
+//            bytecore.py scheduler this follows): each gradient is cut into
+//            ceil(bytes / policy.partition_size) nearly equal partitions;
+//            whenever the network is free it starts the ready partitions of
+//            the front-most layers first, together until policy.credit_size
+//            bytes are in flight (the last may overshoot; 0: one at a time),
+//            and a started batch runs to its end: front layers preempt back
+//            layers at partition granularity. With the per-layer update
+//            (its default) the next forward of a layer waits only for that
+//            layer's partitions. Approximation: partitions in flight
+//            together run as one collective of their total size (their
+//            start-ups overlap, their bytes share the links) and end together.
+//
+// Orthogonal to the policy: policy.update (global or per_layer, dag/
+// profile_dag_builder.h) and policy.prefetch_depth (I/O read ahead).
 //
 // A layer takes part when it has gradients (grad_bytes > 0) or, for bsp and
 // wfbp, a measured communication time above zero. The merging policies
-// (mgwfbp, ddp, horovod, single) model every collective: a measured per-layer
+// (mgwfbp, ddp, horovod, single, priority) model every collective: a measured per-layer
 // time cannot be split or merged, so the input's comm_ns are not replayed.
 
 #include <cstdint>

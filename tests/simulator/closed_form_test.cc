@@ -78,6 +78,32 @@ INSTANTIATE_TEST_SUITE_P(Policies, ClosedForm,
                                            OverlapPolicy::kHorovod, OverlapPolicy::kSingle),
                          [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 
+// With I/O prefetch every iteration after the first takes the closed form's
+// time: t_h2d + max(t_io, W) at depth 1, max(t_io, t_h2d + W) deeper.
+TEST(ClosedForm, PrefetchRandomProfilesMatchInSteadyState) {
+  std::mt19937_64 rng(2024);
+  for (int trial = 0; trial < 150; ++trial) {
+    const auto profile = random_profile(rng, false);
+    auto scenario = random_scenario(rng, trial % 2 == 0 ? OverlapPolicy::kWfbp : OverlapPolicy::kBsp);
+    scenario.iterations = 2 + static_cast<std::int64_t>(rng() % 4);
+    scenario.policy.prefetch_depth = 1 + static_cast<std::int64_t>(rng() % 3);
+    // Reading is the bottleneck in about half the trials.
+    scenario.io_time = Duration(static_cast<std::int64_t>(rng() % 150'000'000));
+    ReplayOptions opts;
+    opts.single_worker_baseline = false;
+    const auto result = replay(profile, scenario, opts);
+    const CommModel comm = scenario_comm_model(scenario);
+    const auto expected = scenario_closed_form(scenario, layer_times(profile, scenario, comm));
+    ASSERT_TRUE(expected);
+    ASSERT_EQ(result.iteration_time, *expected) << "trial " << trial << ", depth "
+                                                << scenario.policy.prefetch_depth;
+    ASSERT_EQ(result.closed_form, expected);
+    for (std::size_t i = 1; i < result.iteration_times.size(); ++i) {
+      ASSERT_EQ(result.iteration_times[i], *expected) << "trial " << trial << ", iteration " << i;
+    }
+  }
+}
+
 TEST(ClosedForm, HandComputedWfbpExample) {
   // Three layers; backward 3, 2, 1 (layers 1..3), comm 4 each. Backward runs
   // layer 3 (t=0..1), 2 (1..3), 1 (3..6). Comm: c3 at 1..5, c2 at 5..9,

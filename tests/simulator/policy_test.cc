@@ -203,7 +203,7 @@ TEST(Policies, EveryPolicyHasANameDescriptionAndSource) {
     EXPECT_FALSE(p.source.empty()) << p.name;
     EXPECT_STREQ(to_string(p.policy), std::string(p.name).c_str());
   }
-  EXPECT_EQ(overlap_policies().size(), 6u);
+  EXPECT_EQ(overlap_policies().size(), 7u);
 }
 
 }  // namespace

@@ -60,13 +60,17 @@ TEST(Replay, MoreWorkersAreSlowerPerIterationAndReportIsConsistent) {
 // under both network models and both policies; only the task count shrinks.
 TEST(Replay, FoldedRanksGiveTheFullDagsTimes) {
   for (const auto model : {NetworkModelKind::kAnalytical, NetworkModelKind::kFlow}) {
-    for (const auto policy : {OverlapPolicy::kBsp, OverlapPolicy::kWfbp}) {
+    for (const auto policy : {OverlapPolicy::kBsp, OverlapPolicy::kWfbp, OverlapPolicy::kPriority}) {
       Scenario s;
       s.nodes = 4;
       s.gpus_per_node = 2;
       s.iterations = 3;
       s.network_model = model;
       s.overlap = policy;
+      // Priority: small partitions and a credit, so batches form; prefetch.
+      s.policy.partition_bytes = 1'000'000;
+      s.policy.credit_bytes = 3'000'000;
+      if (policy == OverlapPolicy::kPriority) s.policy.prefetch_depth = 2;
       s.io_time = Duration(300'000);
       s.update_time = Duration(200'000);
       ReplayOptions full;

@@ -422,7 +422,7 @@ TEST(ScenarioFile, UnknownPolicy) {
   const fs::path file = write_yaml("policy.yaml", "policy:\n  overlap: WFBP\n");
   const InputError e = file_error(file);
   expect_located(e, file, 2, "policy.overlap");
-  EXPECT_EQ(e.reason(), "unknown overlap policy 'WFBP'; expected one of bsp, wfbp, mgwfbp, ddp, horovod, single");
+  EXPECT_EQ(e.reason(), "unknown overlap policy 'WFBP'; expected one of bsp, wfbp, mgwfbp, ddp, horovod, single, priority");
 }
 
 TEST(ScenarioFile, KeyInTheWrongSection) {
@@ -620,10 +620,11 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "network.calibration", "perturb.compute_time_factor", "perturb.layer_factors",
         "perturb.class_factors", "perturb.mixed_precision", "perturb.mixed_precision_speedup",
         "perturb.bandwidth_factors", "perturb.latency_factors", "perturb.stragglers",
-        "perturb.imbalance", "perturb.jitter", "perturb.seed", "perturb.repeats"}) {
+        "perturb.imbalance", "perturb.jitter", "perturb.seed", "perturb.repeats",
+        "policy.partition_size", "policy.credit_size", "policy.update", "policy.prefetch_depth"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 58U);
+  EXPECT_EQ(scenario_keys().size(), 62U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));

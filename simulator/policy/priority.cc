@@ -1,0 +1,39 @@
+// Priority scheduling with tensor partitioning, after P3 (Jayarajan et al.,
+// SysML 2019) and ByteScheduler (Peng et al., SOSP 2019). ByteScheduler
+// (bytescheduler/common/bytecore.py) cuts each tensor larger than the
+// partition size into ceil(size / partition) nearly equal slices, gives each
+// the priority of its layer (the closer to the input, the higher), and keeps
+// starting the highest-priority ready slice while its credit, the bytes in
+// flight, is above zero; the last slice started may overshoot it. A started
+// slice is never interrupted: a front layer's gradient overtakes the queued
+// slices of back layers, so the next iteration's forward, which waits for
+// each layer's own update, can start before the back layers are done.
+//
+// Its defaults are counted in parameters (1,000,000 per partition,
+// 4,000,000 of credit); ssgd counts bytes, and its defaults of 4 MB and
+// 16 MB are those numbers of 4-byte gradients.
+
+#include "simulator/policy/merge_policies.h"
+
+namespace ssgd::sim::detail {
+
+dag::CommPlan priority_plan(const std::vector<Gradient>& g, std::int64_t partition_bytes,
+                            std::int64_t credit_bytes) {
+  dag::CommPlan plan;
+  plan.prioritized = true;
+  plan.credit_bytes = credit_bytes;
+  for (const Gradient& grad : g) {
+    const std::int64_t parts = (grad.bytes + partition_bytes - 1) / partition_bytes;
+    const std::int64_t base = grad.bytes / parts;
+    const std::int64_t larger = grad.bytes % parts;  // these many get one byte more
+    for (std::int64_t k = 0; k < parts; ++k) {
+      dag::CommGroup group;
+      group.layers = {grad.layer};
+      group.bytes = base + (k < larger ? 1 : 0);
+      plan.groups.push_back(std::move(group));
+    }
+  }
+  return plan;
+}
+
+}  // namespace ssgd::sim::detail
