@@ -166,27 +166,50 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
 
   const auto N = static_cast<std::size_t>(out.iterations);
   const IterationEnds ends = iteration_ends(*graph, *schedule, out.iterations, job.ranks_built);
+  // The collectives as they ran: one per comm task, except that the
+  // partitions a prioritized network started together ran as one.
+  struct Unit {
+    dag::TaskId first;
+    std::int64_t bytes;
+    Duration isolated;  // its time with nothing else on the network
+  };
+  std::vector<Unit> units;
+  std::vector<bool> batched(graph->task_count(), false);
+  for (const auto& batch : schedule->batches) {
+    Unit u{batch.front(), 0, Duration::zero()};
+    for (dag::TaskId t : batch) {
+      batched[t] = true;
+      u.bytes += graph->task(t).bytes;
+    }
+    dag::Task merged = graph->task(batch.front());
+    merged.bytes = u.bytes;
+    u.isolated = sched_opts.batch_duration(merged);
+    units.push_back(u);
+  }
   for (dag::TaskId t = 0; t < graph->task_count(); ++t) {
     const auto& task = graph->task(t);
-    if (task.kind == dag::TaskKind::kComm && task.iteration == 0) {
-      out.comm_per_iteration += task.duration;
-      ++out.collectives_per_iteration;
-    }
+    if (task.kind == dag::TaskKind::kComm && !batched[t]) units.push_back({t, task.bytes, task.duration});
+  }
+  std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.first < b.first; });
+  for (const Unit& u : units) {
+    if (graph->task(u.first).iteration != 0) continue;
+    out.comm_per_iteration += u.isolated;
+    ++out.collectives_per_iteration;
   }
   // The collectives of the last iteration, as nccl-tests would report them.
   // Analytical link traffic: the bytes of each algorithm's collectives
   // together, spread by its one-byte link load once at the end.
   std::map<CollectiveAlgorithm, double> bytes_by_algorithm;
-  for (dag::TaskId t = 0; t < graph->task_count(); ++t) {
+  for (const Unit& u : units) {
+    const dag::TaskId t = u.first;
     const auto& task = graph->task(t);
-    if (task.kind != dag::TaskKind::kComm) continue;
-    const double bytes = static_cast<double>(task.bytes);
+    const double bytes = static_cast<double>(u.bytes);
     const CollectiveAlgorithm algorithm = comm.algorithm_for(CollectiveOp::kAllReduce, bytes);
     if (!flow && task.duration_modelled && bytes > 0) bytes_by_algorithm[algorithm] += bytes;
     if (task.iteration != out.iterations - 1) continue;
     CollectiveRecord rec;
     rec.group = task.group;
-    rec.bytes = task.bytes;
+    rec.bytes = u.bytes;
     rec.algorithm = task.duration_modelled ? to_string(algorithm) : "measured";
     rec.time = schedule->end[t] - schedule->start[t];
     rec.replayed = !task.duration_modelled;

@@ -77,6 +77,7 @@ class Scheduler {
     out_.makespan = Time::zero();
     for (const Time e : out_.end) out_.makespan = max(out_.makespan, e);
     out_.events = engine_.events_processed();
+    out_.batches = std::move(batches_);
     return std::move(out_);
   }
 

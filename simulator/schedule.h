@@ -33,6 +33,9 @@ struct Schedule {
   std::vector<dag::TaskId> started_by;
   Time makespan;
   std::uint64_t events = 0;
+  // Tasks a prioritized resource started together and ran as one (in the
+  // order it took them), each batch of at least two.
+  std::vector<std::vector<dag::TaskId>> batches;
 
   [[nodiscard]] dag::ScheduledTimes view() const { return {start, end, started_by}; }
 };

@@ -95,6 +95,27 @@ TEST(Replay, FoldedRanksGiveTheFullDagsTimes) {
   }
 }
 
+TEST(Replay, PartitionsStartedTogetherAreReportedAsOneCollective) {
+  Scenario s;
+  s.nodes = 4;
+  s.iterations = 2;
+  s.overlap = OverlapPolicy::kPriority;
+  s.policy.partition_bytes = 1'000'000;  // each 4 MB gradient: 4 partitions
+  s.policy.credit_bytes = 0;
+  const auto one_at_a_time = replay(profile(), s);
+  std::int64_t bytes = 0;
+  for (const auto& c : one_at_a_time.collectives) bytes += c.bytes;
+  EXPECT_EQ(one_at_a_time.collectives.size(), 4u * profile().layers.size());
+  EXPECT_EQ(bytes, 4'000'000 * static_cast<std::int64_t>(profile().layers.size()));
+  s.policy.credit_bytes = 1LL << 40;  // everything ready at once goes together
+  const auto together = replay(profile(), s);
+  bytes = 0;
+  for (const auto& c : together.collectives) bytes += c.bytes;
+  EXPECT_LT(together.collectives.size(), one_at_a_time.collectives.size());
+  EXPECT_EQ(bytes, 4'000'000 * static_cast<std::int64_t>(profile().layers.size()));
+  EXPECT_LT(together.comm_per_iteration, one_at_a_time.comm_per_iteration);  // fewer start-ups
+}
+
 TEST(Replay, MeasuredCommIsReplayedAsGiven) {
   auto p = profile();
   for (auto& row : p.layers) row.comm = Duration(5'000'000);
