@@ -22,6 +22,8 @@ class AtomicFile {
   void commit();
 
   [[nodiscard]] const std::filesystem::path& path() const { return final_; }
+  // The temporary name written to until commit(): `<path>.tmp.<pid>.<n>`.
+  [[nodiscard]] const std::filesystem::path& temporary_path() const { return temp_; }
 
  private:
   std::filesystem::path final_;

@@ -131,6 +131,10 @@ TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
         break;
       case v1::Event::kMarker: ++s.markers; break;
       case v1::Event::kApiCall: ++s.api_calls; break;
+      case v1::Event::kSynchronization: ++s.synchronizations; break;
+      case v1::Event::kCudaEvent: ++s.cuda_events; break;
+      case v1::Event::kExternalCorrelation: ++s.external_correlations; break;
+      case v1::Event::kDevice: ++s.devices; break;
       case v1::Event::PAYLOAD_NOT_SET: ++s.empty; break;
     }
   }
@@ -196,6 +200,8 @@ void print_summary(const TraceSummary& s, std::ostream& out) {
   const std::pair<const char*, std::uint64_t> kinds[] = {
       {"kernels", s.kernels},         {"memcpys", s.memcpys}, {"memsets", s.memsets},
       {"collectives", s.collectives}, {"markers", s.markers}, {"api calls", s.api_calls},
+      {"syncs", s.synchronizations}, {"cuda events", s.cuda_events},
+      {"external ids", s.external_correlations}, {"devices", s.devices},
       {"no payload", s.empty}};
   for (const auto& [name, count] : kinds) {
     if (count != 0) row(std::string("  ") + name, std::to_string(count));
@@ -296,14 +302,15 @@ v1::Footer pack_text_trace(const std::filesystem::path& text_path,
       return InputLocation{file, locations.GetLocation(events_field, i).line + 1, i,
                            fmt::format("events[{}]{}", i, field)};
     };
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    if (!event_time_span(e, start_ns, end_ns)) {
+    if (e.payload_case() == v1::Event::PAYLOAD_NOT_SET) {
       throw InputError(where(""),
                        "the event has no payload: set one of kernel, memcpy, memset, "
-                       "collective, marker or api_call");
+                       "collective, marker, api_call, synchronization, cuda_event, "
+                       "external_correlation or device");
     }
-    if (end_ns < start_ns) {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    if (event_time_span(e, start_ns, end_ns) && end_ns < start_ns) {
       const auto* payload = v1::Event::descriptor()->FindFieldByNumber(e.payload_case());
       throw InputError(where("." + payload->name() + ".end_ns"),
                        fmt::format("end_ns {} is before start_ns {}", end_ns, start_ns));

@@ -40,6 +40,12 @@ bool event_time_span(const v1::Event& event, std::int64_t& start_ns, std::int64_
     case v1::Event::kCollective: return take(event.collective());
     case v1::Event::kMarker: return take(event.marker());
     case v1::Event::kApiCall: return take(event.api_call());
+    case v1::Event::kSynchronization: return take(event.synchronization());
+    case v1::Event::kCudaEvent:
+      start_ns = end_ns = event.cuda_event().timestamp_ns();
+      return true;
+    case v1::Event::kExternalCorrelation:
+    case v1::Event::kDevice:
     case v1::Event::PAYLOAD_NOT_SET: break;
   }
   return false;
@@ -115,6 +121,14 @@ void TraceWriter::append(const v1::Event& event) {
       break;
     case v1::Event::kMarker: footer_.set_marker_count(footer_.marker_count() + 1); break;
     case v1::Event::kApiCall: footer_.set_api_call_count(footer_.api_call_count() + 1); break;
+    case v1::Event::kSynchronization:
+      footer_.set_synchronization_count(footer_.synchronization_count() + 1);
+      break;
+    case v1::Event::kCudaEvent: footer_.set_cuda_event_count(footer_.cuda_event_count() + 1); break;
+    case v1::Event::kExternalCorrelation:
+      footer_.set_external_correlation_count(footer_.external_correlation_count() + 1);
+      break;
+    case v1::Event::kDevice: footer_.set_device_count(footer_.device_count() + 1); break;
     case v1::Event::PAYLOAD_NOT_SET: break;
   }
   std::int64_t start_ns = 0;
@@ -157,6 +171,17 @@ void TraceWriter::flush_chunk() {
   footer_.set_chunk_count(footer_.chunk_count() + 1);
   buffer_.clear();
   buffered_events_ = 0;
+}
+
+const std::filesystem::path& TraceWriter::temporary_path() const {
+  return file_->temporary_path();
+}
+
+void TraceWriter::flush() {
+  flush_chunk();
+  auto& out = file_->stream();
+  out.flush();
+  if (!out) throw std::runtime_error("error while writing '" + path_.string() + "'");
 }
 
 void TraceWriter::add_dropped(std::uint64_t n) {

@@ -50,7 +50,13 @@ class TraceWriter {
   // std::runtime_error on a write error, std::logic_error after close().
   void append(const v1::Event& event);
   // Writes the buffered events as one chunk; does nothing when none are.
+  // The chunk may still sit in the stream's buffer in this process.
   void flush_chunk();
+  // flush_chunk(), then hands every byte written so far to the OS (no
+  // fsync): a process killed afterwards leaves a temporary file that
+  // TraceReader reads up to this chunk. Throws std::runtime_error on a write
+  // error, std::logic_error after close().
+  void flush();
   // Footer counters: records the caller lost or discarded before append().
   void add_dropped(std::uint64_t n);
   void add_invalid_timestamps(std::uint64_t n);
@@ -62,6 +68,8 @@ class TraceWriter {
   // The totals so far; after close(), the footer as written.
   [[nodiscard]] const v1::Footer& footer() const { return footer_; }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  // The temporary file written until close() renames it to path().
+  [[nodiscard]] const std::filesystem::path& temporary_path() const;
 
  private:
   struct Compressor;
@@ -78,8 +86,10 @@ class TraceWriter {
   bool closed_ = false;
 };
 
-// The [start_ns, end_ns] of an event's payload; false for an event without
-// a payload. Shared by the writer's footer and the summaries.
+// The [start_ns, end_ns] of an event's payload (a CudaEvent's timestamp for
+// both); false for an event without a payload or whose payload has no time
+// (ExternalCorrelation, device). Shared by the writer's footer and the
+// summaries.
 bool event_time_span(const v1::Event& event, std::int64_t& start_ns, std::int64_t& end_ns);
 
 }  // namespace ssgd::trace
