@@ -1,0 +1,321 @@
+// The tracer's writer (tracer/core/trace_sink.h) end to end with the mock
+// activity source: every kind reaches the file, exact drop and invalid
+// counts in the footer, concurrent producers, byte-identical output, the
+// clock domain in the header, periodic flushes, and a process killed with
+// SIGKILL leaving a file that TraceReader reads up to its last flush.
+#include "tracer/core/trace_sink.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "tests/support/test_files.h"
+#include "tests/tracer/mock_activity_source.h"
+#include "traces/trace_reader.h"
+
+namespace ssgd::tracer {
+namespace {
+
+namespace fs = std::filesystem;
+namespace v1 = trace::v1;
+
+constexpr std::int64_t kStartNs = 5'000'000'000'000;  // the event clock at open()
+
+class TraceSinkTest : public ssgd::testing::TempDirTest {
+ protected:
+  TraceSinkOptions options(std::int32_t rank = 0) {
+    TraceSinkOptions o;
+    o.out_dir = dir_ / "out";
+    o.rank = rank;
+    o.world_size = 4;
+    o.metadata.set_tool("trace_sink_test");
+    o.metadata.set_provenance("synthetic");
+    HostClockSample clock;
+    clock.kind = v1::ClockDomain::MONOTONIC_RAW;
+    clock.realtime_ns = 1'700'000'000'000'000'000;
+    clock.event_clock_ns = kStartNs;
+    clock.uncertainty_ns = 40;
+    clock.hostname = "node7";
+    clock.process_id = 4242;
+    o.clock_sample = clock;
+    o.flush_interval = std::chrono::milliseconds(0);
+    o.log = [this](std::string_view m) { log_.emplace_back(m); };
+    return o;
+  }
+
+  static std::unique_ptr<TraceSink> open(TraceSinkOptions o) {
+    std::string error;
+    auto sink = TraceSink::open(std::move(o), &error);
+    EXPECT_TRUE(sink) << error;
+    return sink;
+  }
+
+  struct ReadBack {
+    v1::CaptureMetadata metadata;
+    std::vector<v1::Event> events;
+    std::optional<v1::Footer> footer;
+    bool truncated = false;
+  };
+  static ReadBack read(const fs::path& path) {
+    ReadBack r;
+    trace::TraceReader reader = trace::TraceReader::open(path);
+    r.metadata = reader.metadata();
+    v1::Event e;
+    while (reader.next(e)) r.events.push_back(e);
+    if (reader.footer() != nullptr) r.footer = *reader.footer();
+    r.truncated = reader.truncated();
+    return r;
+  }
+
+  std::vector<std::string> log_;
+};
+
+TEST_F(TraceSinkTest, EveryKindIsWrittenAndCountedInTheFooter) {
+  auto sink = open(options(2));
+  const auto run = testing::run_mock_source(*sink, 1, 10 * kActivityKindCount, kStartNs);
+  EXPECT_EQ(run.stored, 10 * kActivityKindCount);
+  ASSERT_EQ(sink->close(), SinkStatus::kOk);
+  EXPECT_FALSE(fs::exists(sink->temporary_path()));
+
+  const ReadBack r = read(dir_ / "out" / "rank-2.ssgdt");
+  ASSERT_TRUE(r.footer);
+  ASSERT_EQ(r.events.size(), 10 * kActivityKindCount);
+  for (std::size_t i = 0; i < r.events.size(); ++i) {
+    EXPECT_EQ(testing::synthetic_id(r.events[i]), i);  // one producer: in order
+    EXPECT_EQ(r.events[i].rank(), 2);
+  }
+  const v1::Footer& f = *r.footer;
+  for (std::uint64_t n : {f.kernel_count(), f.memcpy_count(), f.memset_count(),
+                          f.api_call_count(), f.synchronization_count(), f.cuda_event_count(),
+                          f.external_correlation_count(), f.device_count(),
+                          f.collective_count(), f.marker_count()}) {
+    EXPECT_EQ(n, 10u);
+  }
+  EXPECT_EQ(f.dropped_records(), 0u);
+  EXPECT_EQ(f.invalid_timestamps(), 0u);
+  EXPECT_TRUE(log_.empty());
+}
+
+TEST_F(TraceSinkTest, InvalidTimestampsAreDroppedAndCountedExactly) {
+  auto sink = open(options());
+  RecordProducer p = sink->producer();
+  auto kernel = [](std::uint64_t id, std::int64_t start, std::int64_t end) {
+    KernelActivity k;
+    k.correlation_id = id;
+    k.start_ns = start;
+    k.end_ns = end;
+    return ActivityRecord{k, "k"};
+  };
+  const std::int64_t t = kStartNs + 1000;
+  p.append(kernel(1, t, t + 10));                             // valid
+  p.append(kernel(2, 0, t));                                  // zero start
+  p.append(kernel(3, t, 0));                                  // zero end
+  p.append(kernel(4, t + 10, t));                             // end before start
+  p.append(kernel(5, kStartNs - 61'000'000'000, t));          // long before open()
+  p.append(kernel(6, t, kStartNs + 31LL * 86400'000'000'000));  // far after
+  p.append(kernel(7, kStartNs - 59'000'000'000, t));          // within the minute before: valid
+  CudaEventActivity ev;
+  ev.correlation_id = 8;
+  p.append(ActivityRecord{ev, {}});  // no timestamp: zero
+  ExternalCorrelationActivity x;
+  x.correlation_id = 9;
+  p.append(ActivityRecord{x, {}});  // has no time: kept
+  p.hand_over();
+  ASSERT_EQ(sink->close(), SinkStatus::kOk);
+  EXPECT_EQ(sink->counters().invalid_timestamps, 6u);
+  EXPECT_EQ(sink->counters().written, 3u);
+
+  const ReadBack r = read(sink->path());
+  ASSERT_TRUE(r.footer);
+  EXPECT_EQ(r.footer->invalid_timestamps(), 6u);
+  EXPECT_EQ(r.footer->dropped_records(), 0u);
+  std::vector<std::uint64_t> ids;
+  for (const auto& e : r.events) ids.push_back(testing::synthetic_id(e));
+  EXPECT_EQ(ids, (std::vector<std::uint64_t>{1, 7, 9}));
+}
+
+TEST_F(TraceSinkTest, BufferOverflowIsCountedExactlyInTheFooter) {
+  TraceSinkOptions o = options();
+  o.buffers.buffer_count = 3;
+  o.buffers.records_per_buffer = 10;
+  o.poll_interval = std::chrono::hours(1);  // the writer sleeps until close()
+  auto sink = open(std::move(o));
+  const auto run = testing::run_mock_source(*sink, 1, 100, kStartNs);
+  EXPECT_EQ(run.stored, 30u);
+  EXPECT_EQ(run.dropped, 70u);
+  ASSERT_EQ(sink->close(), SinkStatus::kOk);
+  const ReadBack r = read(sink->path());
+  ASSERT_TRUE(r.footer);
+  EXPECT_EQ(r.events.size(), 30u);
+  EXPECT_EQ(r.footer->dropped_records(), 70u);
+  EXPECT_EQ(r.footer->invalid_timestamps(), 0u);
+  for (std::size_t i = 0; i < r.events.size(); ++i) {
+    EXPECT_EQ(testing::synthetic_id(r.events[i]), i);  // the first 30 made it
+  }
+}
+
+TEST_F(TraceSinkTest, ConcurrentProducersLoseAndDuplicateNothing) {
+  TraceSinkOptions o = options();
+  o.buffers.buffer_count = 64;
+  o.buffers.records_per_buffer = 512;  // room for every record even if the writer lags
+  o.flush_interval = std::chrono::milliseconds(2);
+  o.writer.events_per_chunk = 1000;
+  auto sink = open(std::move(o));
+  constexpr std::uint64_t kTotal = 8 * 3000;
+  const auto run = testing::run_mock_source(*sink, 8, kTotal, kStartNs);
+  EXPECT_EQ(run.stored, kTotal);
+  ASSERT_EQ(sink->close(), SinkStatus::kOk);
+
+  const ReadBack r = read(sink->path());
+  ASSERT_TRUE(r.footer);
+  EXPECT_EQ(r.footer->dropped_records(), 0u);
+  ASSERT_EQ(r.events.size(), kTotal);
+  std::vector<std::uint64_t> ids;
+  for (const auto& e : r.events) ids.push_back(testing::synthetic_id(e));
+  std::sort(ids.begin(), ids.end());
+  for (std::uint64_t i = 0; i < kTotal; ++i) ASSERT_EQ(ids[i], i) << "lost or duplicated";
+}
+
+TEST_F(TraceSinkTest, TheSameInputGivesByteIdenticalFiles) {
+  std::string bytes[2];
+  for (int run = 0; run < 2; ++run) {
+    TraceSinkOptions o = options();
+    o.out_dir = dir_ / ("run" + std::to_string(run));
+    o.writer.events_per_chunk = 7;
+    auto sink = open(std::move(o));
+    testing::run_mock_source(*sink, 1, 95, kStartNs);
+    ASSERT_EQ(sink->flush(), SinkStatus::kOk);  // an explicit chunk boundary
+    testing::run_mock_source(*sink, 1, 13, kStartNs + 10'000'000);
+    ASSERT_EQ(sink->close(), SinkStatus::kOk);
+    bytes[run] = ssgd::testing::read_file_bytes(sink->path());
+  }
+  ASSERT_FALSE(bytes[0].empty());
+  EXPECT_EQ(bytes[0], bytes[1]);
+}
+
+TEST_F(TraceSinkTest, TheHeaderHoldsRankAndHostClockDomain) {
+  auto sink = open(options(3));
+  ASSERT_EQ(sink->close(), SinkStatus::kOk);
+  const ReadBack r = read(sink->path());
+  const v1::CaptureMetadata& m = r.metadata;
+  EXPECT_EQ(m.tool(), "trace_sink_test");
+  EXPECT_EQ(m.rank(), 3);
+  EXPECT_EQ(m.world_size(), 4);
+  EXPECT_EQ(m.process_id(), 4242);
+  EXPECT_EQ(m.capture_start_ns(), 1'700'000'000'000'000'000);
+  ASSERT_EQ(m.hosts_size(), 1);
+  EXPECT_EQ(m.hosts(0).hostname(), "node7");
+  EXPECT_EQ(m.hosts(0).clock().kind(), v1::ClockDomain::MONOTONIC_RAW);
+  EXPECT_EQ(m.hosts(0).clock().realtime_offset_ns(), 1'700'000'000'000'000'000 - kStartNs);
+  EXPECT_EQ(m.hosts(0).clock().realtime_offset_uncertainty_ns(), 40);
+  EXPECT_TRUE(r.events.empty());
+}
+
+TEST_F(TraceSinkTest, TheRealClockSampleRelatesRealtimeToTheEventClock) {
+  const HostClockSample s = sample_host_clock(v1::ClockDomain::MONOTONIC);
+  EXPECT_EQ(s.process_id, static_cast<std::int64_t>(::getpid()));
+  EXPECT_FALSE(s.hostname.empty());
+  EXPECT_GE(s.uncertainty_ns, 0);
+  EXPECT_LT(s.uncertainty_ns, 100'000'000);
+  // realtime = monotonic + offset, now as at the sample (within a second).
+  const std::int64_t offset = s.realtime_ns - s.event_clock_ns;
+  const std::int64_t predicted = read_clock_ns(v1::ClockDomain::MONOTONIC) + offset;
+  EXPECT_LT(std::abs(predicted - read_clock_ns(v1::ClockDomain::REALTIME)), 1'000'000'000);
+}
+
+TEST_F(TraceSinkTest, PeriodicFlushesReachTheFileWithoutFlushOrClose) {
+  TraceSinkOptions o = options();
+  o.flush_interval = std::chrono::milliseconds(10);
+  o.poll_interval = std::chrono::milliseconds(1);
+  auto sink = open(std::move(o));
+  RecordProducer p = sink->producer();  // kept: its partly filled buffer is taken by the flush
+  std::string name;
+  for (std::uint64_t id = 0; id < 25; ++id) p.append(testing::synthetic_record(id, kStartNs, name));
+  std::size_t seen = 0;
+  for (int i = 0; i < 400 && seen < 25; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    seen = read(sink->temporary_path()).events.size();
+  }
+  EXPECT_EQ(seen, 25u);
+  EXPECT_FALSE(fs::exists(sink->path()));  // still under its temporary name
+  ASSERT_EQ(sink->close(), SinkStatus::kOk);
+}
+
+TEST_F(TraceSinkTest, AProcessKilledAfterAFlushLeavesAReadablePrefix) {
+  const fs::path out = dir_ / "out";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child: write, flush, write more, die without closing.
+    TraceSinkOptions o = options(1);
+    o.log = nullptr;
+    std::string error;
+    auto sink = TraceSink::open(std::move(o), &error);
+    if (!sink) ::_exit(10);
+    // Few records: a chunk smaller than the stream's buffer, which only
+    // reaches the file because flush() hands it to the OS.
+    testing::run_mock_source(*sink, 2, 20, kStartNs);
+    if (sink->flush() != SinkStatus::kOk) ::_exit(11);
+    testing::run_mock_source(*sink, 2, 10, kStartNs + 1'000'000);  // never flushed
+    ::raise(SIGKILL);
+    ::_exit(12);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child exited with " << WEXITSTATUS(status);
+  ASSERT_EQ(WTERMSIG(status), SIGKILL);
+
+  EXPECT_FALSE(fs::exists(out / "rank-1.ssgdt"));  // never renamed into place
+  std::vector<fs::path> partial;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    if (entry.path().filename().string().starts_with("rank-1.ssgdt.tmp." +
+                                                     std::to_string(child) + ".")) {
+      partial.push_back(entry.path());
+    }
+  }
+  ASSERT_EQ(partial.size(), 1u);
+  const ReadBack r = read(partial[0]);
+  EXPECT_TRUE(r.truncated);
+  EXPECT_FALSE(r.footer);
+  EXPECT_EQ(r.metadata.rank(), 1);
+  ASSERT_EQ(r.events.size(), 20u);  // exactly the flushed records
+  std::vector<std::uint64_t> ids;
+  for (const auto& e : r.events) ids.push_back(testing::synthetic_id(e));
+  std::sort(ids.begin(), ids.end());
+  for (std::uint64_t i = 0; i < 20; ++i) EXPECT_EQ(ids[i], i);
+}
+
+TEST_F(TraceSinkTest, EntryPointsAfterCloseReturnClosedAndNothingGoesToStdout) {
+  ::testing::internal::CaptureStdout();
+  auto sink = open(options());
+  testing::run_mock_source(*sink, 1, 30, kStartNs);
+  EXPECT_EQ(sink->flush(), SinkStatus::kOk);
+  EXPECT_EQ(sink->close(), SinkStatus::kOk);
+  EXPECT_EQ(sink->close(), SinkStatus::kClosed);
+  EXPECT_EQ(sink->flush(), SinkStatus::kClosed);
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
+}
+
+TEST_F(TraceSinkTest, AnUnwritableFolderFailsOpenWithAMessageAndNoThrow) {
+  ssgd::testing::write_file_bytes(dir_ / "file", "x");
+  TraceSinkOptions o = options();
+  o.out_dir = dir_ / "file" / "sub";  // under a regular file
+  std::string error;
+  std::unique_ptr<TraceSink> sink;
+  EXPECT_NO_THROW(sink = TraceSink::open(std::move(o), &error));
+  EXPECT_FALSE(sink);
+  EXPECT_NE(error.find("cannot open the trace in"), std::string::npos) << error;
+  ASSERT_EQ(log_.size(), 1u);
+  EXPECT_EQ(log_[0], error);
+}
+
+}  // namespace
+}  // namespace ssgd::tracer

@@ -1,0 +1,261 @@
+#include "tracer/core/trace_sink.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "tracer/core/event_conversion.h"
+#include "tracer/core/timestamp_check.h"
+
+namespace ssgd::tracer {
+
+namespace v1 = trace::v1;
+
+// What the caller's threads and the writer thread share.
+struct TraceSink::Shared {
+  std::mutex mutex;
+  std::condition_variable wake;  // the writer waits on it
+  std::condition_variable done;  // flush() waits on it
+  std::uint64_t flush_requested = 0;
+  std::uint64_t flush_done = 0;
+  bool stop = false;
+  bool writer_exited = false;
+  bool closed = false;
+  std::mutex close_mutex;
+  std::thread thread;
+
+  SessionWindow window;
+  v1::Event event;  // reused by the writer thread
+  std::atomic<std::uint64_t> invalid{0};
+  std::atomic<std::uint64_t> written{0};
+  std::atomic<std::uint64_t> dropped_after_error{0};
+  std::atomic<std::uint64_t> write_errors{0};
+  std::atomic<bool> writer_failed{false};  // set by the writer thread (or close(), after join)
+};
+
+std::filesystem::path rank_trace_path(const std::filesystem::path& out_dir, std::int32_t rank) {
+  return out_dir / fmt::format("rank-{}.ssgdt", rank);
+}
+
+namespace {
+
+void log_to_stderr_if_asked(std::string_view message) noexcept {
+  const char* v = std::getenv("SSGD_TRACER_LOG");
+  if (v == nullptr || *v == '\0' || std::string_view(v) == "0") return;
+  try {
+    const std::string line = fmt::format("ssgd-tracer: {}\n", message);
+    // One write(2) per line, so lines from several threads do not interleave.
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
+  } catch (...) {
+  }
+}
+
+v1::CaptureMetadata header_metadata(const TraceSinkOptions& o, const HostClockSample& clock) {
+  v1::CaptureMetadata m = o.metadata;
+  if (m.tool().empty()) m.set_tool("ssgd-tracer");
+  if (m.provenance().empty()) m.set_provenance("captured");
+  m.set_rank(o.rank);
+  m.set_world_size(o.world_size);
+  m.set_process_id(clock.process_id);
+  m.set_capture_start_ns(clock.realtime_ns);
+  v1::Host* host = m.hosts_size() > 0 ? m.mutable_hosts(0) : m.add_hosts();
+  if (host->hostname().empty()) host->set_hostname(clock.hostname);
+  v1::ClockDomain* domain = host->mutable_clock();
+  domain->set_kind(clock.kind);
+  if (clock.kind != v1::ClockDomain::REALTIME) {
+    domain->set_realtime_offset_ns(clock.realtime_ns - clock.event_clock_ns);
+    domain->set_realtime_offset_uncertainty_ns(clock.uncertainty_ns);
+  }
+  return m;
+}
+
+}  // namespace
+
+void TraceSink::log(std::string_view message) const noexcept {
+  if (options_.log) {
+    try {
+      options_.log(message);
+    } catch (...) {
+    }
+    return;
+  }
+  log_to_stderr_if_asked(message);
+}
+
+std::unique_ptr<TraceSink> TraceSink::open(TraceSinkOptions options, std::string* error) noexcept {
+  std::unique_ptr<TraceSink> sink;
+  try {
+    sink.reset(new TraceSink());
+    sink->options_ = std::move(options);
+    const TraceSinkOptions& o = sink->options_;
+    const HostClockSample clock = o.clock_sample ? *o.clock_sample : sample_host_clock(o.event_clock);
+    sink->shared_ = std::make_unique<Shared>();
+    sink->shared_->window = {clock.event_clock_ns - o.window_before_ns,
+                             clock.event_clock_ns + o.window_after_ns};
+    sink->pool_ = std::make_unique<RecordBufferPool>(o.buffers);
+    std::filesystem::create_directories(o.out_dir);
+    sink->path_ = rank_trace_path(o.out_dir, o.rank);
+    sink->writer_ =
+        std::make_unique<trace::TraceWriter>(sink->path_, header_metadata(o, clock), o.writer);
+    sink->temporary_path_ = sink->writer_->temporary_path();
+    sink->writer_->flush();  // the header reaches the file before any chunk can
+    sink->shared_->thread = std::thread([s = sink.get()] { s->run_writer(); });
+  } catch (const std::exception& e) {
+    const std::string message = fmt::format("cannot open the trace in '{}': {}",
+                                            sink ? sink->options_.out_dir.string() : "", e.what());
+    if (sink) sink->log(message);
+    if (error != nullptr) *error = message;
+    return nullptr;
+  } catch (...) {
+    if (error != nullptr) *error = "cannot open the trace: unknown error";
+    return nullptr;
+  }
+  return sink;
+}
+
+TraceSink::~TraceSink() {
+  if (shared_ && shared_->thread.joinable()) close();
+}
+
+RecordProducer TraceSink::producer() noexcept { return pool_->producer(); }
+
+void TraceSink::drain() noexcept {
+  Shared& s = *shared_;
+  std::uint32_t index = 0;
+  while (pool_->pop_completed(index)) {
+    const RecordBuffer& buffer = pool_->buffer(index);
+    for (std::size_t i = 0; i < buffer.size(); ++i) {
+      const ActivityRecord& record = buffer[i];
+      const TimestampVerdict verdict = check_timestamps(record, s.window);
+      if (verdict != TimestampVerdict::kValid && verdict != TimestampVerdict::kNoTime) {
+        s.invalid.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      if (s.writer_failed) {
+        s.dropped_after_error.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      try {
+        to_event(record, options_.rank, s.event);
+        writer_->append(s.event);
+        s.written.fetch_add(1, std::memory_order_relaxed);
+      } catch (const std::exception& e) {
+        s.writer_failed = true;
+        s.write_errors.fetch_add(1, std::memory_order_relaxed);
+        s.dropped_after_error.fetch_add(1, std::memory_order_relaxed);
+        log(fmt::format("writing '{}' failed, further records are dropped: {}",
+                        temporary_path_.string(), e.what()));
+      }
+    }
+    pool_->recycle(index);
+  }
+}
+
+void TraceSink::write_to_os() noexcept {
+  Shared& s = *shared_;
+  if (s.writer_failed) return;
+  try {
+    writer_->flush();
+  } catch (const std::exception& e) {
+    s.writer_failed = true;
+    s.write_errors.fetch_add(1, std::memory_order_relaxed);
+    log(fmt::format("flushing '{}' failed, further records are dropped: {}",
+                    temporary_path_.string(), e.what()));
+  }
+}
+
+void TraceSink::run_writer() noexcept {
+  Shared& s = *shared_;
+  using Clock = std::chrono::steady_clock;
+  const auto interval = options_.flush_interval;
+  auto next_flush = Clock::now() + interval;
+  for (;;) {
+    std::uint64_t requested = 0;
+    bool stop = false;
+    {
+      std::unique_lock lock(s.mutex);
+      s.wake.wait_for(lock, options_.poll_interval,
+                      [&] { return s.stop || s.flush_requested > s.flush_done; });
+      requested = s.flush_requested;
+      stop = s.stop;
+    }
+    const bool periodic = interval.count() > 0 && Clock::now() >= next_flush;
+    const bool asked = requested > s.flush_done;  // flush_done is only written here
+    if (asked || periodic) pool_->collect_partial();
+    drain();
+    if (asked || periodic) {
+      write_to_os();
+      next_flush = Clock::now() + interval;
+    }
+    {
+      std::lock_guard lock(s.mutex);
+      s.flush_done = requested;
+      if (stop) s.writer_exited = true;
+    }
+    s.done.notify_all();
+    if (stop) return;
+  }
+}
+
+SinkStatus TraceSink::flush() noexcept {
+  Shared& s = *shared_;
+  const std::uint64_t errors_before = s.write_errors.load();
+  {
+    std::unique_lock lock(s.mutex);
+    if (s.stop) return SinkStatus::kClosed;
+    const std::uint64_t ticket = ++s.flush_requested;
+    s.wake.notify_one();
+    s.done.wait(lock, [&] { return s.flush_done >= ticket || s.writer_exited; });
+  }
+  return s.write_errors.load() != errors_before || s.writer_failed ? SinkStatus::kError
+                                                                    : SinkStatus::kOk;
+}
+
+SinkStatus TraceSink::close() noexcept {
+  Shared& s = *shared_;
+  std::lock_guard close_lock(s.close_mutex);
+  if (s.closed) return SinkStatus::kClosed;
+  {
+    std::lock_guard lock(s.mutex);
+    s.stop = true;
+  }
+  s.wake.notify_one();
+  if (s.thread.joinable()) s.thread.join();
+  s.closed = true;
+
+  pool_->collect_partial();
+  drain();
+  if (s.writer_failed) return SinkStatus::kError;
+  try {
+    const SinkCounters c = counters();
+    writer_->add_dropped(c.dropped);
+    writer_->add_invalid_timestamps(c.invalid_timestamps);
+    writer_->close();
+  } catch (const std::exception& e) {
+    s.write_errors.fetch_add(1, std::memory_order_relaxed);
+    log(fmt::format("closing '{}' failed: {}", path_.string(), e.what()));
+    return SinkStatus::kError;
+  }
+  return SinkStatus::kOk;
+}
+
+SinkCounters TraceSink::counters() const noexcept {
+  const Shared& s = *shared_;
+  const PoolCounters p = pool_->counters();
+  SinkCounters c;
+  c.appended = p.appended;
+  c.dropped = p.dropped + s.dropped_after_error.load(std::memory_order_relaxed);
+  c.invalid_timestamps = s.invalid.load(std::memory_order_relaxed);
+  c.written = s.written.load(std::memory_order_relaxed);
+  c.truncated_names = p.truncated_names;
+  c.write_errors = s.write_errors.load(std::memory_order_relaxed);
+  return c;
+}
+
+}  // namespace ssgd::tracer
