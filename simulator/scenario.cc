@@ -19,6 +19,7 @@
 
 #include "common/error.h"
 #include "simulator/platform/scenario_platform.h"
+#include "simulator/scaling/batch_plan.h"
 #include "simulator/scenario_jobs.h"
 #include "simulator/scenario_schema.h"
 
@@ -317,11 +318,17 @@ void load_file(Scenario& scenario, const std::filesystem::path& path) {
                                              documents.size()));
   }
   const auto calibration_before = scenario.calibration;
+  const auto second_profile_before = scenario.scaling.second_profile;
   YamlLoader(scenario, file).load_document(documents.front());
   // A relative calibration path in a file is relative to the file.
   if (scenario.calibration && scenario.calibration != calibration_before &&
       scenario.calibration->is_relative()) {
     scenario.calibration = path.parent_path() / *scenario.calibration;
+  }
+  // So is the second profile of the batch compute model.
+  if (scenario.scaling.second_profile && scenario.scaling.second_profile != second_profile_before &&
+      scenario.scaling.second_profile->is_relative()) {
+    scenario.scaling.second_profile = path.parent_path() / *scenario.scaling.second_profile;
   }
   // So is a job's profile.
   for (JobSpec& job : scenario.jobs) {
@@ -425,6 +432,14 @@ UpdateMode effective_update(OverlapPolicy overlap, const PolicyParams& params) {
   return overlap == OverlapPolicy::kPriority ? UpdateMode::kPerLayer : UpdateMode::kGlobal;
 }
 
+const char* to_string(ScalingMode mode) {
+  switch (mode) {
+    case ScalingMode::kWeak: return "weak";
+    case ScalingMode::kStrong: return "strong";
+  }
+  return "?";
+}
+
 Scenario load_scenario(const std::optional<std::filesystem::path>& file,
                        const std::vector<std::string>& sets) {
   Scenario scenario;
@@ -432,6 +447,7 @@ Scenario load_scenario(const std::optional<std::filesystem::path>& file,
   for (const auto& flag : sets) apply_set(scenario, flag);
   scenario.gpus_per_node = scenario_gpus_per_node(scenario);
   finish_jobs(scenario);
+  check_scaling_keys(scenario, file ? file->string() : std::string(kSetFile));
   // Straggler ranks can be checked only now that the worker count is known
   // (the replay checks them again, for scenarios built in code).
   for (const Straggler& st : scenario.perturb.stragglers) {

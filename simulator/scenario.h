@@ -113,6 +113,18 @@ struct PolicyParams {
 // global under every other policy.
 UpdateMode effective_update(OverlapPolicy overlap, const PolicyParams& params);
 
+enum class ScalingMode { kWeak, kStrong };
+const char* to_string(ScalingMode mode);
+
+// How the per-GPU batch follows the GPU count, and how compute follows the
+// per-GPU batch (simulator/scaling/, docs/scaling.md). Keys: scaling.*.
+struct ScalingChoice {
+  ScalingMode mode = ScalingMode::kWeak;           // scaling.mode
+  std::optional<std::int64_t> global_batch;        // scaling.global_batch (strong only)
+  std::optional<double> fixed_fraction;            // scaling.fixed_fraction, in [0, 1); default 0
+  std::optional<std::filesystem::path> second_profile;  // scaling.second_profile
+};
+
 struct Scenario {
   std::int64_t iterations = 10;              // key: iterations (>= 1)
   std::int64_t nodes = 1;                    // key: cluster.nodes (>= 1)
@@ -138,6 +150,7 @@ struct Scenario {
   Duration update_time;                      // key: workload.update_time (>= 0): optimizer step
   std::vector<JobSpec> jobs;                 // key: jobs (a sequence; file or --set jobs.<i>.<key>)
   Perturbation perturb;                      // keys: perturb.* (simulator/perturb/perturbation.h)
+  ScalingChoice scaling;                     // keys: scaling.*
 
   [[nodiscard]] std::int64_t workers() const { return nodes * gpus_per_node; }
 };
@@ -150,12 +163,13 @@ struct Scenario {
 // the reverse; a value of the wrong type; a missing or unknown unit; a value
 // out of range (e.g. zero or negative nodes); an unknown link preset or
 // policy; a --set without '='; jobs that do not fit together (see JobSpec and
-// scenarios/README.md).
+// scenarios/README.md); scaling keys that contradict each other or the GPU
+// count (simulator/scaling/batch_plan.h, check_scaling_keys).
 Scenario load_scenario(const std::optional<std::filesystem::path>& file,
                        const std::vector<std::string>& sets);
 
 // Every key with its type, default and one-line description, one per line, for
-// `ssgd scenario-keys` and for the docs.
+// `ssgd presets` and for the docs.
 std::string describe_scenario_keys();
 
 }  // namespace ssgd::sim

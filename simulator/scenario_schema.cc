@@ -320,6 +320,36 @@ void set_seed(Scenario& s, std::string_view v) {
 }
 void set_repeats(Scenario& s, std::string_view v) { s.perturb.repeats = parse_int(v, 1, 10'000); }
 
+// --- scaling.*: GPU-count scaling and the per-GPU batch (docs/scaling.md) ---
+// The checks that need the whole scenario (a global batch in weak mode, one
+// below the GPU count, ...) are in simulator/scaling/batch_plan.cc.
+
+// A global batch far above any real one; it keeps batch x time products
+// clear of overflow.
+constexpr std::int64_t kMaxGlobalBatch = 1LL << 30;
+
+void set_scaling_mode(Scenario& s, std::string_view v) {
+  if (v == "weak") s.scaling.mode = ScalingMode::kWeak;
+  else if (v == "strong") s.scaling.mode = ScalingMode::kStrong;
+  else throw std::invalid_argument(fmt::format("unknown scaling mode '{}'; expected weak or strong",
+                                               v));
+}
+void set_global_batch(Scenario& s, std::string_view v) {
+  s.scaling.global_batch = parse_int(v, 1, kMaxGlobalBatch);
+}
+void set_fixed_fraction(Scenario& s, std::string_view v) {
+  const double f = parse_ratio(v, 0, 1);
+  if (f >= 1) throw std::invalid_argument(fmt::format("must be at least 0 and below 1, got {}", v));
+  s.scaling.fixed_fraction = f;
+}
+void set_second_profile(Scenario& s, std::string_view v) {
+  if (v.empty()) {
+    throw std::invalid_argument(
+        "expected the path of a layer profile of the same model at another batch");
+  }
+  s.scaling.second_profile = std::filesystem::path(std::string(v));
+}
+
 // The defaults shown here must match the initialisers in scenario.h;
 // scenario_test checks that they do.
 constexpr std::array kKeys = {
@@ -461,11 +491,24 @@ constexpr std::array kKeys = {
     ScenarioKey{"perturb.seed", "int", "1", "jitter seed; repeat k uses seed + k (>= 0)", set_seed},
     ScenarioKey{"perturb.repeats", "int", "1",
                 "runs with seeds seed, seed+1, ...: mean and 95% CI (1..10000)", set_repeats},
+    // scaling.*
+    ScenarioKey{"scaling.mode", "weak|strong", "weak",
+                "weak: each GPU keeps the input's batch; strong: one global batch over the GPUs",
+                set_scaling_mode},
+    ScenarioKey{"scaling.global_batch", "int", "(see text)",
+                "strong: samples per iteration, all GPUs (1..1073741824); default: batch x GPUs",
+                set_global_batch},
+    ScenarioKey{"scaling.fixed_fraction", "number", "0",
+                "strong: part of each layer's time that does not grow with the batch (0 <= f < 1)",
+                set_fixed_fraction},
+    ScenarioKey{"scaling.second_profile", "path", "(none)",
+                "strong: the same model at another batch; fits t(b) = t0 + k b per layer",
+                set_second_profile},
 };
 
-constexpr std::array<std::string_view, 10> kSections = {
+constexpr std::array<std::string_view, 11> kSections = {
     "cluster", "platform", "platform.pcie", "platform.nvlink", "platform.nic", "platform.fabric",
-    "network", "policy", "workload", "perturb"};
+    "network", "policy", "workload", "perturb", "scaling"};
 
 // Job keys: the kind checks (a traffic key on a training job) come later,
 // once the whole entry is read.

@@ -108,6 +108,9 @@ TEST(Scenario, DocumentedDefaultsMatchTheStruct) {
     EXPECT_EQ(s.servers_colocated, d.servers_colocated) << flag;
     EXPECT_EQ(s.platform.transport, d.platform.transport) << flag;
     EXPECT_EQ(s.perturb, d.perturb) << flag;
+    EXPECT_EQ(s.scaling.mode, d.scaling.mode) << flag;
+    EXPECT_EQ(s.scaling.fixed_fraction.value_or(0.0), d.scaling.fixed_fraction.value_or(0.0))
+        << flag;
   }
 }
 
@@ -445,7 +448,7 @@ TEST(ScenarioFile, UnknownTopLevelKeys) {
     expect_located(e, file, 2, "something_else");
     EXPECT_EQ(e.reason(),
               "unknown key 'something_else' (top-level keys: iterations, cluster, platform, "
-              "network, policy, workload, perturb)");
+              "network, policy, workload, perturb, scaling)");
   }
   {
     const fs::path file = write_yaml("short_leaf.yaml", "cluster:\n  gpus: 4\n");
@@ -621,10 +624,11 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "perturb.class_factors", "perturb.mixed_precision", "perturb.mixed_precision_speedup",
         "perturb.bandwidth_factors", "perturb.latency_factors", "perturb.stragglers",
         "perturb.imbalance", "perturb.jitter", "perturb.seed", "perturb.repeats",
-        "policy.partition_size", "policy.credit_size", "policy.update", "policy.prefetch_depth"}) {
+        "policy.partition_size", "policy.credit_size", "policy.update", "policy.prefetch_depth",
+        "scaling.mode", "scaling.global_batch", "scaling.fixed_fraction", "scaling.second_profile"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 62U);
+  EXPECT_EQ(scenario_keys().size(), 66U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));
@@ -770,6 +774,73 @@ TEST(ScenarioJobs, BadJobsAreLocated) {
   EXPECT_THAT(set_error("jobs.1.nodes=2").what(), HasSubstr("the next one is jobs.0"));
   EXPECT_THAT(set_error("jobs.x.nodes=2").what(), HasSubstr("jobs.<index>.<key>"));
   EXPECT_THAT(set_error("jobs=2").what(), HasSubstr("jobs.<index>.<key>"));
+}
+
+// --- scaling.* ---
+
+TEST(ScenarioScaling, ReadsTheKeys) {
+  const fs::path file = write_yaml("scaling.yaml",
+                                   "cluster:\n  nodes: 4\nscaling:\n  mode: strong\n"
+                                   "  global_batch: 250\n  second_profile: other/at128.csv\n");
+  const Scenario s = load_scenario(file, {});
+  EXPECT_EQ(s.scaling.mode, ScalingMode::kStrong);
+  EXPECT_EQ(s.scaling.global_batch, 250);
+  EXPECT_FALSE(s.scaling.fixed_fraction);
+  // Relative to the scenario file's folder, as network.calibration.
+  EXPECT_EQ(*s.scaling.second_profile, file.parent_path() / "other/at128.csv");
+  // The last --set wins; --set paths stay relative to the current directory.
+  const Scenario t = load_scenario(file, {"scaling.mode=weak", "scaling.global_batch=8",
+                                          "scaling.mode = strong", "scaling.second_profile=x.csv"});
+  EXPECT_EQ(t.scaling.mode, ScalingMode::kStrong);
+  EXPECT_EQ(t.scaling.global_batch, 8);
+  EXPECT_EQ(*t.scaling.second_profile, fs::path("x.csv"));
+  EXPECT_EQ(load_scenario(std::nullopt, {"scaling.fixed_fraction=0.25"}).scaling.fixed_fraction,
+            0.25);
+}
+
+TEST(ScenarioScaling, BadValuesNameTheKey) {
+  expect_located(set_error("scaling.mode=medium"), "--set", std::nullopt, "scaling.mode");
+  EXPECT_THAT(set_error("scaling.mode=medium").what(), HasSubstr("expected weak or strong"));
+  EXPECT_THAT(set_error("scaling.global_batch=0").what(),
+              HasSubstr("field 'scaling.global_batch': must be between 1"));
+  EXPECT_THAT(set_error("scaling.global_batch=64.5").what(), HasSubstr("expected an integer"));
+  EXPECT_THAT(set_error("scaling.fixed_fraction=1").what(),
+              HasSubstr("field 'scaling.fixed_fraction': must be at least 0 and below 1, got 1"));
+  EXPECT_THAT(set_error("scaling.fixed_fraction=-0.1").what(), HasSubstr("scaling.fixed_fraction"));
+  EXPECT_THAT(set_error("scaling.fixed_fraction=half").what(), HasSubstr("expected a number"));
+  EXPECT_THAT(set_error("scaling.second_profile=").what(), HasSubstr("scaling.second_profile"));
+  EXPECT_THAT(set_error("scaling.global_bach=64").what(),
+              HasSubstr("did you mean 'scaling.global_batch'"));
+  EXPECT_THAT(set_error("scaling.strong=true").what(),
+              HasSubstr("keys under 'scaling': mode, global_batch, fixed_fraction, second_profile"));
+}
+
+TEST(ScenarioScaling, KeysThatContradictEachOtherAreRefused) {
+  // A global batch in weak mode.
+  InputError e = error_of(std::nullopt, {"scaling.global_batch=256"});
+  expect_located(e, "--set", std::nullopt, "scaling.global_batch");
+  EXPECT_THAT(e.reason(), HasSubstr("scaling.mode is weak"));
+  // Fewer samples than GPUs, whatever order the keys come in.
+  e = error_of(std::nullopt, {"scaling.global_batch=8", "scaling.mode=strong", "cluster.nodes=4",
+                              "cluster.gpus_per_node=4"});
+  expect_located(e, "--set", std::nullopt, "scaling.global_batch");
+  EXPECT_THAT(e.reason(), HasSubstr("8 samples cannot be split over 16 GPUs (4 node(s) x 4)"));
+  // A file's keys are named with the file.
+  const fs::path file = write_yaml(
+      "few.yaml", "cluster:\n  nodes: 4\nscaling:\n  mode: strong\n  global_batch: 3\n");
+  expect_located(file_error(file), file, std::nullopt, "scaling.global_batch");
+  // Both sources of the compute model.
+  e = error_of(std::nullopt, {"scaling.fixed_fraction=0.2", "scaling.second_profile=b.csv"});
+  expect_located(e, "--set", std::nullopt, "scaling.fixed_fraction");
+  EXPECT_THAT(e.reason(), HasSubstr("not both"));
+  // Strong scaling and jobs on a shared fabric.
+  e = error_of(std::nullopt, {"network.model=flow", "scaling.mode=strong", "jobs.0.kind=traffic",
+                              "jobs.0.nodes=2", "jobs.0.bytes=1MiB"});
+  expect_located(e, "--set", std::nullopt, "scaling.mode");
+  // Enough samples, or the default, are fine.
+  EXPECT_NO_THROW(load_scenario(std::nullopt,
+                                {"scaling.mode=strong", "cluster.nodes=4", "scaling.global_batch=4"}));
+  EXPECT_NO_THROW(load_scenario(std::nullopt, {"scaling.mode=strong", "cluster.nodes=4"}));
 }
 
 TEST(ScenarioJobs, KeysAreDescribed) {
