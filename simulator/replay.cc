@@ -17,6 +17,7 @@
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/platform/scenario_platform.h"
 #include "simulator/policy/overlap_policy.h"
+#include "simulator/scaling/batch_plan.h"
 
 namespace ssgd::sim {
 namespace {
@@ -88,21 +89,28 @@ std::vector<bool> tracked_links(const Platform& platform, std::int64_t ranks) {
 
 }  // namespace
 
-ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario,
+ReplayResult replay(const trace::LayerProfile& captured, const Scenario& given,
                     const ReplayOptions& options) {
   auto log = logger("sim");
   ReplayResult out;
-  out.workers = scenario.workers();
-  out.iterations = scenario.iterations;
-  if (scenario.batch_per_gpu) {
-    out.batch_per_gpu = *scenario.batch_per_gpu;
-    out.batch_given = true;
-  } else if (profile.batch_per_gpu) {
-    out.batch_per_gpu = *profile.batch_per_gpu;
-    out.batch_given = true;
-  } else {
-    out.batch_per_gpu = 1;
+  out.workers = given.workers();
+  out.iterations = given.iterations;
+  // The batch each GPU computes, and what compute and I/O cost at that batch.
+  const BatchPlan plan = batch_plan(captured, given);
+  std::shared_ptr<const BatchTimeModel> batch_model = options.batch_model;
+  if (!batch_model && plan.mode == ScalingMode::kStrong) {
+    batch_model =
+        std::make_shared<const BatchTimeModel>(scenario_batch_time_model(captured, given, plan));
   }
+  const BatchWorkload workload = workload_at_batch(captured, given, plan, batch_model.get());
+  const trace::LayerProfile& profile = workload.profile;
+  const Scenario& scenario = workload.scenario;
+  out.batch_per_gpu = plan.per_gpu_batch;
+  out.batch_given = plan.batch_known;
+  out.scaling_mode = plan.mode;
+  out.global_batch = plan.global_batch;
+  out.reference_batch = plan.reference_batch;
+  if (batch_model) out.compute_model = batch_model->description;
 
   const CommModel comm = scenario_comm_model(scenario);
   const Platform* platform = &comm.platform();
@@ -267,7 +275,7 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
   out.iteration_time = steady_iteration_time(ends.end);
   out.throughput_samples_per_s =
       out.iteration_time > Duration::zero()
-          ? static_cast<double>(out.workers * out.batch_per_gpu) /
+          ? static_cast<double>(out.global_batch) /
                 (static_cast<double>(out.iteration_time.ns()) * 1e-9)
           : 0.0;
 
@@ -293,46 +301,34 @@ ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario
     ReplayOptions repeat_opts;
     repeat_opts.single_worker_baseline = false;
     repeat_opts.fold_ranks = options.fold_ranks;
+    repeat_opts.batch_model = batch_model;
     for (std::int64_t k = 1; k < scenario.perturb.repeats; ++k) {
       if (scenario.perturb.jitter.kind == JitterKind::kNone) {
         runs.push_back(out.iteration_time);
         continue;
       }
-      Scenario again = scenario;
-      again.perturb.seed = scenario.perturb.seed + static_cast<std::uint64_t>(k);
+      Scenario again = given;
+      again.perturb.seed = given.perturb.seed + static_cast<std::uint64_t>(k);
       again.perturb.repeats = 1;
-      runs.push_back(replay(profile, again, repeat_opts).iteration_time);
+      runs.push_back(replay(captured, again, repeat_opts).iteration_time);
     }
     out.repeat_iteration_times = runs;
     out.repeats = repeat_stats(runs);
   }
 
   if (options.single_worker_baseline) {
-    Scenario one = scenario;
-    one.nodes = 1;
-    one.gpus_per_node = 1;
-    // One worker communicates with no one: the platform does not matter.
-    one.platform = PlatformChoice{};
-    one.intra_node_given = one.inter_node_given = false;
-    one.gpus_per_node_given = false;
-    one.calibration.reset();
-    one.algorithm = CollectiveAlgorithm::kAuto;
-    one.network_model = NetworkModelKind::kAnalytical;
-    one.iterations = std::min<std::int64_t>(scenario.iterations, 3);
-    // The baseline is one unperturbed rank: the compute factors that apply
-    // to every rank stay, those that make ranks differ go.
-    one.perturb.stragglers.clear();
-    one.perturb.imbalance = 0;
-    one.perturb.jitter = JitterSpec{};
-    one.perturb.repeats = 1;
+    // Weak: one GPU at the same batch; strong: one GPU computing the whole
+    // global batch. One rank, at most 3 iterations: cheap next to the run.
     ReplayOptions base_opts;
     base_opts.single_worker_baseline = false;
-    const ReplayResult base = replay(profile, one, base_opts);
+    base_opts.batch_model = batch_model;
+    const ReplayResult base = replay(captured, single_gpu_scenario(given, plan), base_opts);
     out.single_worker_iteration_time = base.iteration_time;
-    const double t1 = static_cast<double>(base.iteration_time.ns());
-    const double tp = static_cast<double>(out.iteration_time.ns());
-    out.scaling_efficiency = tp > 0 ? t1 / tp : 0;
-    out.speedup = out.scaling_efficiency * static_cast<double>(out.workers);
+    out.single_worker_batch = base.global_batch;
+    out.single_worker_throughput_samples_per_s = base.throughput_samples_per_s;
+    const ScalingFigures figures = scaling_figures(plan, out.iteration_time, base.iteration_time);
+    out.speedup = figures.speedup;
+    out.scaling_efficiency = figures.efficiency;
   }
   if (options.keep_schedule) {
     out.graph = std::move(graph);

@@ -13,6 +13,7 @@
 #include "dag/task_graph.h"
 #include "dag/time_breakdown.h"
 #include "simulator/perturb/repeat_stats.h"
+#include "simulator/scaling/batch_time_model.h"
 #include "simulator/scenario.h"
 #include "simulator/schedule.h"
 #include "traces/layer_profile.h"
@@ -26,6 +27,10 @@ struct ReplayOptions {
   // Fold identical ranks into one (see simulator/job_graph.h); never with keep_schedule.
   bool fold_ranks = true;
   std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
+  // The batch compute model (simulator/scaling/batch_time_model.h) for
+  // strong scaling; made from the scenario (reading scaling.second_profile)
+  // when not given. Callers that replay one input many times make it once.
+  std::shared_ptr<const BatchTimeModel> batch_model;
 };
 
 // One collective of a steady-state iteration, as nccl-tests would report it:
@@ -66,14 +71,21 @@ struct LinkTrack {
 struct ReplayResult {
   std::int64_t workers = 0;
   std::int64_t iterations = 0;
-  std::int64_t batch_per_gpu = 0;
+  std::int64_t batch_per_gpu = 0;             // each GPU's batch (strong: the largest share)
   bool batch_given = false;                   // false: batch 1 assumed, samples are batches
+  // GPU-count scaling (simulator/scaling/batch_plan.h, docs/scaling.md).
+  ScalingMode scaling_mode = ScalingMode::kWeak;
+  std::int64_t global_batch = 0;              // samples per iteration over all GPUs
+  std::int64_t reference_batch = 0;           // the batch the input's times were measured at
+  std::string compute_model;                  // strong: how compute follows the batch, in words
   std::vector<Duration> iteration_times;      // per iteration: end of its last update minus the previous
   Duration iteration_time;                    // steady state: mean of iterations after the first
-  double throughput_samples_per_s = 0;
+  double throughput_samples_per_s = 0;        // global_batch / iteration_time
   std::optional<Duration> single_worker_iteration_time;
-  double speedup = 0;                         // P x t(1) / t(P)
-  double scaling_efficiency = 0;              // t(1) / t(P), weak scaling
+  std::int64_t single_worker_batch = 0;       // the baseline's: weak b, strong the global batch
+  double single_worker_throughput_samples_per_s = 0;
+  double speedup = 0;                         // weak: P x t(1) / t(P); strong: t(1) / t(P)
+  double scaling_efficiency = 0;              // speedup / P
   dag::TimeBreakdown breakdown;               // per iteration, steady state, mean over ranks
   dag::CriticalPath critical_path;            // of the whole run, as scheduled
   std::optional<Duration> closed_form;        // the DESIGN.md closed form; none when ranks differ

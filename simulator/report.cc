@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "common/units.h"
+#include "simulator/scaling/scaling_table.h"
 
 namespace ssgd::sim {
 namespace {
@@ -86,6 +87,67 @@ void print_shared_fabric(const SharedFabricResult& f, std::ostream& out) {
   }
 }
 
+nlohmann::json scenario_scaling_json(const ScalingChoice& c) {
+  const auto or_null = [](const auto& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  return {{"mode", to_string(c.mode)},
+          {"global_batch", or_null(c.global_batch)},
+          {"fixed_fraction", or_null(c.fixed_fraction)},
+          {"second_profile", c.second_profile ? c.second_profile->string() : std::string()}};
+}
+
+// The run and its one-GPU baseline as rows of the scaling table.
+std::vector<ScalingRow> scaling_rows(const ReplayResult& r, const Scenario& s) {
+  std::vector<ScalingRow> rows;
+  ScalingRow run;
+  run.label = "this run";
+  run.gpus = r.workers;
+  run.nodes = s.nodes;
+  run.gpus_per_node = s.gpus_per_node;
+  run.per_gpu_batch = r.batch_per_gpu;
+  run.global_batch = r.global_batch;
+  run.iteration_time = r.iteration_time;
+  run.throughput_samples_per_s = r.throughput_samples_per_s;
+  if (r.single_worker_iteration_time) {
+    run.speedup = r.speedup;
+    run.efficiency = r.scaling_efficiency;
+  }
+  rows.push_back(run);
+  if (r.single_worker_iteration_time) {
+    ScalingRow one;
+    one.label = "1 GPU";
+    one.per_gpu_batch = one.global_batch = r.single_worker_batch;
+    one.iteration_time = *r.single_worker_iteration_time;
+    one.throughput_samples_per_s = r.single_worker_throughput_samples_per_s;
+    one.speedup = 1.0;
+    one.efficiency = 1.0;
+    rows.push_back(one);
+  }
+  return rows;
+}
+
+nlohmann::json scaling_json(const ReplayResult& r, const Scenario& s) {
+  const auto rows = scaling_rows(r, s);
+  nlohmann::json j = scaling_row_json(rows.front());
+  j["mode"] = to_string(r.scaling_mode);
+  j["reference_batch"] = r.reference_batch;
+  j["compute_model"] = r.compute_model;
+  j["single_gpu"] = rows.size() > 1 ? scaling_row_json(rows[1]) : nlohmann::json(nullptr);
+  return j;
+}
+
+void print_scaling(const ReplayResult& r, const Scenario& s, std::ostream& out) {
+  if (r.scaling_mode == ScalingMode::kWeak) {
+    out << fmt::format("\n  scaling: weak, {} {} per GPU on every GPU count\n", r.batch_per_gpu,
+                       r.batch_given ? "samples" : "batch (no batch size given)");
+  } else {
+    out << fmt::format("\n  scaling: strong, global batch {} fixed; compute model: {}\n",
+                       r.global_batch, r.compute_model);
+  }
+  print_scaling_table(scaling_rows(r, s), "  ", out);
+}
+
 }  // namespace
 
 nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const ReportContext& ctx) {
@@ -108,7 +170,8 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                                  {"io_time_ns", s.io_time.ns()},
                                  {"h2d_time_ns", s.h2d_time.ns()},
                                  {"update_time_ns", s.update_time.ns()}}},
-                   {"perturb", perturb_json(s.perturb)}};
+                   {"perturb", perturb_json(s.perturb)},
+                   {"scaling", scenario_scaling_json(s.scaling)}};
   j["workers"] = r.workers;
   j["iteration_time_ns"] = r.iteration_time.ns();
   nlohmann::json iters = nlohmann::json::array();
@@ -134,6 +197,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
     j["speedup"] = nullptr;
     j["scaling_efficiency"] = nullptr;
   }
+  j["scaling"] = scaling_json(r, s);
   j["breakdown"] = {{"compute_ns", r.breakdown.compute.ns()},
                     {"io_ns", r.breakdown.io.ns()},
                     {"exposed_comm_ns", r.breakdown.exposed_comm.ns()},
@@ -206,13 +270,23 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
                     s.perturb.seed + static_cast<std::uint64_t>(r.repeats->count - 1),
                     format_duration(r.repeats->min), format_duration(r.repeats->max)));
   }
-  row("throughput", fmt::format("{:.1f}", r.throughput_samples_per_s),
-      r.batch_given ? fmt::format("samples/s ({} per GPU per iteration)", r.batch_per_gpu)
-                    : std::string("batches/s (no batch size given: set workload.batch_per_gpu)"));
+  std::string per_iteration;
+  if (!r.batch_given) {
+    per_iteration = "batches/s (no batch size given: set workload.batch_per_gpu)";
+  } else if (r.scaling_mode == ScalingMode::kWeak) {
+    per_iteration = fmt::format("samples/s ({} per GPU per iteration)", r.batch_per_gpu);
+  } else {
+    per_iteration = fmt::format("samples/s (global batch {}: {} per GPU per iteration)",
+                                r.global_batch,
+                                per_gpu_batch_text(r.batch_per_gpu, r.global_batch, r.workers));
+  }
+  row("throughput", fmt::format("{:.1f}", r.throughput_samples_per_s), per_iteration);
   if (r.single_worker_iteration_time) {
     row("speedup vs 1 GPU", fmt::format("{:.2f}x", r.speedup),
-        fmt::format("1 GPU: {}", format_duration(*r.single_worker_iteration_time)));
-    row("scaling efficiency", fmt::format("{:.1f}%", 100 * r.scaling_efficiency), "weak scaling");
+        fmt::format("1 GPU: {} at batch {}", format_duration(*r.single_worker_iteration_time),
+                    r.single_worker_batch));
+    row("scaling efficiency", fmt::format("{:.1f}%", 100 * r.scaling_efficiency),
+        fmt::format("{} scaling: speedup / {} GPUs", to_string(r.scaling_mode), r.workers));
   }
   row("  compute", format_duration(r.breakdown.compute), fmt::format("{:5.1f}%", pct(r.breakdown.compute, it)));
   row("  exposed comm", format_duration(r.breakdown.exposed_comm),
@@ -230,6 +304,7 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
         diff == Duration::zero() ? std::string("matches the simulation")
                                  : fmt::format("differs by {} ns", diff.ns()));
   }
+  print_scaling(r, s, out);
   if (!r.collectives.empty()) {
     // Per size: how long, and how fast as nccl-tests would put it.
     std::map<std::pair<std::int64_t, std::string>, std::pair<std::int64_t, Duration>> by_size;
