@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   add_presets_command(app);
   add_calibrate_command(app);
   add_optimize_command(app);
+  add_scale_command(app);
 
   try {
     app.parse(argc, argv);
