@@ -149,6 +149,25 @@ TEST_F(ScaleCliTest, StrongScalingSplitsOneGlobalBatch) {
   EXPECT_EQ(eight["speedup"], rows[3]["speedup"]);
 }
 
+// --mode overrides the scenario's scaling.mode, so one file sweeps both ways.
+TEST_F(ScaleCliTest, ModeFlagOverridesTheScenario) {
+  const std::string scenario = (kSource / "scenarios/strong_scaling.yaml").string();
+  auto r = ssgd({"scale", kResnet, "--scenario", scenario, "--gpus", "4,16", "--report", "s.json"});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("strong scaling of a global batch of 1024 samples"));
+  EXPECT_EQ(json("s.json")["rows"][0]["per_gpu_batch"], 256);
+  r = ssgd({"scale", kResnet, "--scenario", scenario, "--gpus", "4,16", "--mode", "weak",
+            "--report", "w.json"});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("weak scaling at 64 samples per GPU"));
+  EXPECT_THAT(r.err, HasSubstr("the scenario's scaling.global_batch (1024) is not used"));
+  const auto w = json("w.json");
+  EXPECT_EQ(w["mode"], "weak");
+  EXPECT_EQ(w["rows"][0]["per_gpu_batch"], 64);
+  // At 16 GPUs both split 1024 samples into 64 each: the same run.
+  EXPECT_EQ(w["rows"][1]["iteration_time_ns"], json("s.json")["rows"][1]["iteration_time_ns"]);
+}
+
 TEST_F(ScaleCliTest, SimulatePrintsTheScalingSection) {
   const auto r =
       ssgd({"simulate", kResnet, "--set", "cluster.nodes=4", "--set", "scaling.mode=strong"});
@@ -176,7 +195,7 @@ TEST_F(ScaleCliTest, BadFlagsAreRefusedNamingTheFlag) {
   expect_refused({kResnet, "--gpus", "1,2", "--mode", "strong", "--global-batch", "0"},
                  "--global-batch", "expected a number of samples");
   expect_refused({kResnet, "--gpus", "1,2", "--global-batch", "64"}, "--global-batch",
-                 "add --mode strong");
+                 "use --mode strong");
   expect_refused({kResnet, "--gpus", "1,8", "--mode", "strong", "--global-batch", "4"}, "--gpus",
                  "the global batch of 4 samples cannot be split");
   expect_refused({kResnet, "--gpus", "1,2", "--set", "scaling.fixed_fraction=1.5"},

@@ -129,13 +129,9 @@ void run_scale(const ScaleArgs& a) {
   auto log = logger("tools");
   check_output_path(a.report, "--report");
   const std::vector<std::int64_t> counts = parse_gpu_list(a.gpus);
-  std::vector<std::string> sets = a.sets;
-  if (!a.mode.empty()) {
-    if (a.mode != "weak" && a.mode != "strong") {
-      throw flag_error("--mode",
-                       fmt::format("unknown scaling mode '{}'; expected weak or strong", a.mode));
-    }
-    sets.push_back("scaling.mode=" + a.mode);
+  if (!a.mode.empty() && a.mode != "weak" && a.mode != "strong") {
+    throw flag_error("--mode",
+                     fmt::format("unknown scaling mode '{}'; expected weak or strong", a.mode));
   }
   std::optional<std::int64_t> global_batch;
   if (!a.global_batch.empty()) {
@@ -148,10 +144,24 @@ void run_scale(const ScaleArgs& a) {
   }
   const std::optional<std::filesystem::path> scenario_file =
       a.scenario.empty() ? std::nullopt : std::optional<std::filesystem::path>(a.scenario);
-  const sim::Scenario base = sim::load_scenario(scenario_file, sets);
+  sim::Scenario base = sim::load_scenario(scenario_file, a.sets);
+  // --mode overrides the scenario's scaling.mode; weak scaling has no global
+  // batch, so a scenario's is set aside (and said so), which lets one
+  // scenario file be swept both ways.
+  if (a.mode == "weak") {
+    if (base.scaling.global_batch) {
+      log->info("--mode weak: the scenario's scaling.global_batch ({}) is not used",
+                *base.scaling.global_batch);
+    }
+    base.scaling.mode = sim::ScalingMode::kWeak;
+    base.scaling.global_batch.reset();
+  } else if (a.mode == "strong") {
+    base.scaling.mode = sim::ScalingMode::kStrong;
+  }
   if (global_batch && base.scaling.mode != sim::ScalingMode::kStrong) {
-    throw flag_error("--global-batch",
-                     "fixes the global batch of strong scaling: add --mode strong");
+    throw flag_error(
+        "--global-batch",
+        "fixes the global batch of strong scaling, and the mode is weak: use --mode strong");
   }
   if (!base.jobs.empty()) {
     throw InputError(
