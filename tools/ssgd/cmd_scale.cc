@@ -217,12 +217,25 @@ void run_scale(const ScaleArgs& a) {
   const sim::ReplayResult baseline =
       sim::replay(profile, sim::single_gpu_scenario(one_base, one_plan), options);
 
+  // Progress: a line before each count once the sweep has run for a while
+  // or when the count is large (a big flow-model replay can take minutes),
+  // and one after each count that took more than two seconds.
   const auto t0 = std::chrono::steady_clock::now();
-  auto last = t0;
+  const auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  constexpr std::int64_t kLargeCount = 1024;
   std::vector<Row> rows;
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
     const sim::Scenario& s = scenarios[i];
+    if (since(t0) > 2 || s.workers() >= kLargeCount) {
+      log->info("scale: replaying {} GPUs ({} of {})", s.workers(), i + 1, scenarios.size());
+    }
+    const auto row_start = std::chrono::steady_clock::now();
     sim::ReplayResult r = s.workers() == 1 ? baseline : sim::replay(profile, s, options);
+    if (since(row_start) > 2) {
+      log->info("scale: {} GPUs took {:.1f} s", s.workers(), since(row_start));
+    }
     const sim::BatchPlan plan = sim::batch_plan(profile, s);
     const sim::ScalingFigures f =
         sim::scaling_figures(plan, r.iteration_time, baseline.iteration_time);
@@ -237,15 +250,8 @@ void run_scale(const ScaleArgs& a) {
     row.speedup = f.speedup;
     row.efficiency = f.efficiency;
     rows.push_back({row, std::move(r)});
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last > std::chrono::seconds(2)) {
-      last = now;
-      log->info("scale: {} of {} GPU counts replayed ({} GPUs done)", i + 1, scenarios.size(),
-                row.gpus);
-    }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = since(t0);
 
   const std::string model = profile.model.empty() ? a.input : profile.model;
   const std::string compute_model = strong ? options.batch_model->description : std::string();
