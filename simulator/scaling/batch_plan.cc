@@ -1,6 +1,7 @@
 #include "simulator/scaling/batch_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -9,6 +10,12 @@
 #include "simulator/replay_input.h"
 
 namespace ssgd::sim {
+namespace {
+
+// As scaling.global_batch's bound in scenario_schema.cc.
+constexpr std::int64_t kMaxGlobalBatch = 1LL << 30;
+
+}  // namespace
 
 BatchPlan batch_plan(const trace::LayerProfile& profile, const Scenario& scenario) {
   BatchPlan plan;
@@ -21,7 +28,14 @@ BatchPlan batch_plan(const trace::LayerProfile& profile, const Scenario& scenari
     plan.reference_batch = *profile.batch_per_gpu;
     plan.batch_known = true;
   }
+  // A batch line of an input is any positive integer: keep batch x GPUs in range.
   if (plan.mode == ScalingMode::kWeak) {
+    if (plan.reference_batch > std::numeric_limits<std::int64_t>::max() / plan.gpus) {
+      throw std::invalid_argument(
+          fmt::format("a batch of {} on each of {} GPUs overflows the sample count; check the "
+                      "input's batch_per_gpu and workload.batch_per_gpu",
+                      plan.reference_batch, plan.gpus));
+    }
     plan.per_gpu_batch = plan.reference_batch;
     plan.global_batch = plan.gpus * plan.reference_batch;
     return plan;
@@ -33,6 +47,12 @@ BatchPlan batch_plan(const trace::LayerProfile& profile, const Scenario& scenari
         "scaling.mode strong needs the per-GPU batch this input's times were measured at, and the "
         "input does not say: add a '# batch_per_gpu: N' line to the profile, or set "
         "workload.batch_per_gpu");
+  }
+  if (!scenario.scaling.global_batch && plan.reference_batch > kMaxGlobalBatch / plan.gpus) {
+    throw std::invalid_argument(fmt::format(
+        "scaling.global_batch: the default, a batch of {} on each of {} GPUs, is more than {} "
+        "samples; set scaling.global_batch",
+        plan.reference_batch, plan.gpus, kMaxGlobalBatch));
   }
   plan.global_batch = scenario.scaling.global_batch.value_or(plan.reference_batch * plan.gpus);
   if (plan.global_batch < plan.gpus) {
@@ -72,10 +92,17 @@ BatchWorkload workload_at_batch(const trace::LayerProfile& profile, const Scenar
                     plan.per_gpu_batch, plan.reference_batch));
   }
   out.profile = profile_at_batch(profile, *model, plan.per_gpu_batch);
-  out.scenario.io_time =
-      batch_proportional_time(scenario.io_time, plan.per_gpu_batch, plan.reference_batch);
-  out.scenario.h2d_time =
-      batch_proportional_time(scenario.h2d_time, plan.per_gpu_batch, plan.reference_batch);
+  const auto at_batch = [&plan](Duration d, const char* key) {
+    try {
+      return batch_proportional_time(d, plan.per_gpu_batch, plan.reference_batch);
+    } catch (const std::out_of_range&) {
+      throw std::invalid_argument(
+          fmt::format("{} at batch {} (x {} / {}) does not fit the simulated clock", key,
+                      plan.per_gpu_batch, plan.per_gpu_batch, plan.reference_batch));
+    }
+  };
+  out.scenario.io_time = at_batch(scenario.io_time, "workload.io_time");
+  out.scenario.h2d_time = at_batch(scenario.h2d_time, "workload.h2d_time");
   return out;
 }
 

@@ -221,6 +221,34 @@ TEST(BatchPlan, StrongNeedsABatchAndEnoughSamples) {
   }
 }
 
+TEST(BatchPlan, BatchesThatWouldOverflowAreRefused) {
+  auto p = profile_of(64, {{1000, 2000}});
+  p.batch_per_gpu = std::int64_t{1} << 40;  // a batch line can hold any positive integer
+  try {
+    batch_plan(p, strong(1 << 20, std::nullopt));
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("scaling.global_batch: the default"));
+  }
+  Scenario weak;
+  weak.nodes = 1 << 20;
+  weak.gpus_per_node = 1 << 10;
+  p.batch_per_gpu = std::int64_t{1} << 40;
+  EXPECT_THROW(batch_plan(p, weak), std::invalid_argument);
+  // A huge batch on one GPU makes I/O overflow the clock: refused naming the key.
+  p.batch_per_gpu = 1;
+  Scenario s = strong(1, std::int64_t{1} << 30);
+  s.io_time = Duration(1'000'000LL * 1'000'000'000LL);
+  const auto plan = batch_plan(p, s);
+  const auto model = fixed_fraction_model(p, 1, 0);
+  try {
+    workload_at_batch(p, s, plan, &model);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("workload.io_time at batch 1073741824"));
+  }
+}
+
 // --- whole replays ---
 
 // A zero-cost network: measured all-reduces that take no time.
