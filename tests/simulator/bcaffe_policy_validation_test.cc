@@ -90,8 +90,12 @@ double compare(const trace::LayerProfile& p, const fs::path& cal, const char* la
                   measured, 100 * err);
       if (policy == OverlapPolicy::kWfbp) previous_wfbp = predicted;
       // MG-WFBP never loses to WFBP; one all-reduce after backward hides nothing.
-      if (policy == OverlapPolicy::kMgWfbp) EXPECT_GE(predicted, previous_wfbp - 1e-9) << m.nodes;
-      if (policy == OverlapPolicy::kSingle) EXPECT_LT(predicted, previous_wfbp) << m.nodes;
+      if (policy == OverlapPolicy::kMgWfbp) {
+        EXPECT_GE(predicted, previous_wfbp - 1e-9) << m.nodes;
+      }
+      if (policy == OverlapPolicy::kSingle) {
+        EXPECT_LT(predicted, previous_wfbp) << m.nodes;
+      }
     }
   }
   std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
