@@ -2,6 +2,7 @@
 // each variable alone, the order of preference, malformed values skipped
 // with a reason, and the fallback to rank 0.
 #include "tracer/core/rank_env.h"
+#include "tracer/core/process_session.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -111,6 +112,21 @@ TEST(RankEnvTest, ProcessEnvironmentReadsTheRealEnvironment) {
   EXPECT_EQ(process_environment("SSGD_RANK_ENV_TEST_VARIABLE"), "12");
   ::unsetenv("SSGD_RANK_ENV_TEST_VARIABLE");
   EXPECT_FALSE(process_environment("SSGD_RANK_ENV_TEST_VARIABLE"));
+}
+
+TEST(SessionSettingsTest, DefaultsAndOverridesAndMalformedValuesKeepTheDefault) {
+  SessionSettings d = read_session_settings(lookup({}));
+  EXPECT_EQ(d.out_dir, "ssgd-trace");
+  EXPECT_EQ(d.flush_ms, 1000);
+  EXPECT_TRUE(d.problems.empty());
+  SessionSettings s = read_session_settings(lookup({{"SSGD_TRACER_OUT", "/tmp/x"}, {"SSGD_TRACER_FLUSH_MS", "250"}}));
+  EXPECT_EQ(s.out_dir, "/tmp/x");
+  EXPECT_EQ(s.flush_ms, 250);
+  SessionSettings bad = read_session_settings(lookup({{"SSGD_TRACER_OUT", ""}, {"SSGD_TRACER_FLUSH_MS", "soon"}}));
+  EXPECT_EQ(bad.out_dir, "ssgd-trace");
+  EXPECT_EQ(bad.flush_ms, 1000);
+  ASSERT_EQ(bad.problems.size(), 2u);
+  EXPECT_NE(bad.problems[1].find("SSGD_TRACER_FLUSH_MS='soon'"), std::string::npos) << bad.problems[1];
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // clock domain in the header, periodic flushes, and a process killed with
 // SIGKILL leaving a file that TraceReader reads up to its last flush.
 #include "tracer/core/trace_sink.h"
+#include "tracer/core/process_session.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -315,6 +316,40 @@ TEST_F(TraceSinkTest, AnUnwritableFolderFailsOpenWithAMessageAndNoThrow) {
   EXPECT_NE(error.find("cannot open the trace in"), std::string::npos) << error;
   ASSERT_EQ(log_.size(), 1u);
   EXPECT_EQ(log_[0], error);
+}
+
+// The process session opens its file from the environment on first use and
+// closes it (footer, rename) at exit, with no call from the program.
+TEST_F(TraceSinkTest, TheProcessSessionOpensFromTheEnvironmentAndClosesAtExit) {
+  const fs::path out = dir_ / "session";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::setenv("SSGD_TRACER_OUT", out.c_str(), 1);
+    ::setenv("SSGD_TRACER_FLUSH_MS", "0", 1);
+    ::setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+    ::unsetenv("RANK");
+    ProcessSession& session = ProcessSession::get();
+    if (!session.is_open() || session.rank() != 5) ::_exit(20);
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+    const std::int64_t t = std::int64_t(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+    KernelActivity k;
+    k.start_ns = t;
+    k.end_ns = t + 1000;
+    k.correlation_id = 42;
+    if (session.append(ActivityRecord{k, "gemm"}) != AppendStatus::kStored) ::_exit(21);
+    std::exit(0);  // atexit closes the session
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const ReadBack r = read(out / "rank-5.ssgdt");
+  EXPECT_FALSE(r.truncated);
+  ASSERT_TRUE(r.footer);
+  EXPECT_EQ(r.metadata.rank(), 5);
+  ASSERT_EQ(r.events.size(), 1u);
 }
 
 }  // namespace

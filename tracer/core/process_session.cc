@@ -1,0 +1,95 @@
+#include "tracer/core/process_session.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "tracer/core/rank_env.h"
+
+namespace ssgd::tracer {
+namespace {
+
+void log_to_stderr_if_asked(std::string_view message) {
+  const char* v = std::getenv("SSGD_TRACER_LOG");
+  if (v == nullptr || std::string_view(v) == "0" || std::string_view(v).empty()) return;
+  std::fprintf(stderr, "ssgd-tracer: %.*s\n", static_cast<int>(message.size()), message.data());
+}
+
+void close_at_exit() { ProcessSession::get().shutdown(); }
+
+}  // namespace
+
+SessionSettings read_session_settings(const EnvLookup& env) noexcept {
+  SessionSettings s;
+  try {
+    if (auto out = env("SSGD_TRACER_OUT")) {
+      if (out->empty()) {
+        s.problems.push_back("SSGD_TRACER_OUT is empty; writing to ssgd-trace");
+      } else {
+        s.out_dir = *out;
+      }
+    }
+    if (auto ms = env("SSGD_TRACER_FLUSH_MS")) {
+      std::string why;
+      const auto v = parse_rank_value(*ms, why);  // a non-negative int32
+      if (v) {
+        s.flush_ms = *v;
+      } else {
+        s.problems.push_back("SSGD_TRACER_FLUSH_MS='" + *ms + "' " + why + "; using 1000");
+      }
+    }
+  } catch (...) {
+    s.problems.push_back("could not read the settings (out of memory); using the defaults");
+  }
+  return s;
+}
+
+ProcessSession::ProcessSession() noexcept {
+  try {
+    rank_ = detect_rank(process_environment);
+    const SessionSettings settings = read_session_settings(process_environment);
+    for (const auto& p : settings.problems) log_to_stderr_if_asked(p);
+    for (const auto& p : rank_.skipped) log_to_stderr_if_asked(p);
+    TraceSinkOptions o;
+    o.out_dir = settings.out_dir;
+    o.rank = rank_.rank;
+    o.world_size = rank_.world_size.value.value_or(0);
+    o.flush_interval = std::chrono::milliseconds(settings.flush_ms);
+    o.log = log_to_stderr_if_asked;
+    std::string error;
+    sink_ = TraceSink::open(std::move(o), &error);
+    if (!sink_) log_to_stderr_if_asked("tracing is off: " + error);
+  } catch (...) {
+    sink_.reset();
+    log_to_stderr_if_asked("tracing is off: could not open the session");
+  }
+}
+
+ProcessSession& ProcessSession::get() noexcept {
+  static ProcessSession* session = [] {
+    auto* s = new ProcessSession();  // never destroyed: threads may append during exit
+    std::atexit(close_at_exit);
+    return s;
+  }();
+  return *session;
+}
+
+AppendStatus ProcessSession::append(const ActivityRecord& record) noexcept {
+  if (!sink_ || closed_.load(std::memory_order_acquire)) {
+    dropped_closed_.fetch_add(1, std::memory_order_relaxed);
+    return AppendStatus::kDropped;
+  }
+  thread_local RecordProducer producer = sink_->producer();
+  return producer.append(record);
+}
+
+void ProcessSession::flush() noexcept {
+  if (sink_ && !closed_.load(std::memory_order_acquire)) sink_->flush();
+}
+
+void ProcessSession::shutdown() noexcept {
+  if (!sink_ || closed_.exchange(true, std::memory_order_acq_rel)) return;
+  sink_->close();
+}
+
+}  // namespace ssgd::tracer

@@ -1,0 +1,63 @@
+#pragma once
+// The one trace session of a traced process, shared by every way the tracer
+// enters it: the CUDA injection entry point (tracer/inject) and the NCCL
+// profiler plugin (tracer/nccl), whichever runs first. It opens the process's
+// TraceSink from the environment that `ssgd trace` sets:
+//
+//   SSGD_TRACER_OUT       folder of the trace files (default "ssgd-trace")
+//   SSGD_TRACER_FLUSH_MS  milliseconds between flushes (default 1000; 0: at exit only)
+//
+// and the rank from the launcher's variables (rank_env.h). The file is
+// closed at exit (atexit) or by shutdown(). Every function is noexcept and
+// cheap after the first call; when the session could not be opened (an
+// unwritable folder, a bad setting), append() drops and counts, and the
+// reason is logged once, never thrown.
+
+#include <cstdint>
+#include <string>
+
+#include "tracer/core/activity_record.h"
+#include "tracer/core/rank_env.h"
+#include "tracer/core/record_buffer_pool.h"
+#include "tracer/core/trace_sink.h"
+
+namespace ssgd::tracer {
+
+struct SessionSettings {
+  std::string out_dir = "ssgd-trace";
+  std::int64_t flush_ms = 1000;
+  std::vector<std::string> problems;  // settings that were malformed and set aside, with why
+};
+
+// Reads the settings above through `env`; a malformed value keeps the
+// default and is listed in `problems`.
+SessionSettings read_session_settings(const EnvLookup& env) noexcept;
+
+class ProcessSession {
+ public:
+  // The process's session, opened on the first call (thread-safe).
+  static ProcessSession& get() noexcept;
+
+  // Appends through the calling thread's producer. kDropped when the
+  // session is not open or no buffer was free.
+  AppendStatus append(const ActivityRecord& record) noexcept;
+  // Writes everything so far to the file (exit paths only: it waits).
+  void flush() noexcept;
+  // Closes the file (footer, rename); later appends are dropped. Called at
+  // exit; safe to call more than once.
+  void shutdown() noexcept;
+
+  [[nodiscard]] bool is_open() const noexcept { return sink_ != nullptr; }
+  [[nodiscard]] std::int32_t rank() const noexcept { return rank_.rank; }
+  [[nodiscard]] std::uint64_t dropped_while_closed() const noexcept { return dropped_closed_; }
+  [[nodiscard]] TraceSink* sink() noexcept { return sink_.get(); }
+
+ private:
+  ProcessSession() noexcept;
+  RankEnv rank_;
+  std::unique_ptr<TraceSink> sink_;
+  std::atomic<bool> closed_{false};
+  std::atomic<std::uint64_t> dropped_closed_{0};
+};
+
+}  // namespace ssgd::tracer
