@@ -1,0 +1,87 @@
+"""Tests of ssgd_marks' torch-free logic: the iteration window, the module
+selection and the backward-range bookkeeping. The hooks themselves need
+torch and a GPU run (tracer/README.md); these run in CI."""
+
+import unittest
+
+import ssgd_marks as sm
+
+
+class IterationWindow(unittest.TestCase):
+    def test_forms(self):
+        self.assertEqual(sm.parse_iteration_window(None), (0, None))
+        self.assertEqual(sm.parse_iteration_window(""), (0, None))
+        self.assertEqual(sm.parse_iteration_window("10:30"), (10, 30))
+        self.assertEqual(sm.parse_iteration_window(":5"), (0, 5))
+        self.assertEqual(sm.parse_iteration_window("3:"), (3, None))
+
+    def test_bad_values_name_the_variable(self):
+        for bad in ("5", "a:b", "5:5", "7:3", "-1:4", "1:2:3"):
+            with self.assertRaises(ValueError) as e:
+                sm.parse_iteration_window(bad)
+            self.assertIn("SSGD_TRACER_ITERATIONS", str(e.exception))
+
+
+class ModuleSelection(unittest.TestCase):
+    named = [("", "root", True, False), ("conv1", "c", False, True), ("relu", "r", False, False),
+             ("block", "b", True, False), ("block.fc", "f", False, True)]
+
+    def test_leaves_params_and_names(self):
+        self.assertEqual([n for n, _ in sm.select_modules(self.named)], ["conv1", "relu", "block.fc"])
+        self.assertEqual([n for n, _ in sm.select_modules(self.named, "params")], ["conv1", "block.fc"])
+        self.assertEqual(sm.select_modules(self.named, ["block"]), [("block", "b")])
+
+    def test_unknown_and_empty_are_errors(self):
+        with self.assertRaises(ValueError) as e:
+            sm.select_modules(self.named, ["nope"])
+        self.assertIn("'nope'", str(e.exception))
+        with self.assertRaises(ValueError):
+            sm.select_modules([("", "root", False, False)])
+        with self.assertRaises(ValueError):
+            sm.select_modules([("a/b", "m", False, True)])
+
+
+class Backward(unittest.TestCase):
+    def setUp(self):
+        self.log = []
+        self.next_id = 0
+
+        def start(msg):
+            self.next_id += 1
+            self.log.append(("start", msg, self.next_id))
+            return self.next_id
+
+        def end(rid):
+            self.log.append(("end", rid))
+
+        self.t = sm.BackwardTracker(start, end)
+
+    def test_range_ends_when_every_gradient_arrived(self):
+        self.t.expect(3)  # an input and two parameters
+        self.t.started("conv1")
+        self.t.gradient_done("conv1")
+        self.t.gradient_done("conv1")
+        self.assertEqual(self.log, [("start", "backward/conv1", 1)])
+        self.t.gradient_done("conv1")
+        self.assertEqual(self.log, [("start", "backward/conv1", 1), ("end", 1)])
+
+    def test_start_is_once_and_late_or_extra_calls_are_safe(self):
+        self.t.expect(1)
+        self.t.started("fc")
+        self.t.started("fc")  # a second pre-hook call (module used twice)
+        self.t.gradient_done("fc")
+        self.t.gradient_done("fc")  # nothing expected: ignored
+        self.assertEqual(self.log, [("start", "backward/fc", 1), ("end", 1)])
+
+    def test_gradient_without_prehook_still_gives_a_range(self):
+        self.t.expect(1)
+        self.t.gradient_done("emb")
+        self.assertEqual(self.log, [("start", "backward/emb", 1), ("end", 1)])
+
+    def test_nothing_expected_opens_nothing(self):
+        self.t.started("relu")
+        self.assertEqual(self.log, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
