@@ -1,6 +1,8 @@
 #include "dag/trace_profile.h"
 
 #include <algorithm>
+#include <cctype>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -8,6 +10,18 @@
 
 namespace ssgd::dag {
 namespace {
+
+// Kernel names of optimizer steps (PyTorch's foreach and fused optimizers,
+// apex, Caffe's solvers), matched case-insensitively as substrings.
+bool is_optimizer_kernel(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* p : {"multi_tensor_apply", "adam", "sgd", "lamb", "adagrad", "rmsprop",
+                        "optimizer", "momentum_update", "fused_update"}) {
+    if (name.find(p) != std::string::npos) return true;
+  }
+  return false;
+}
 
 namespace v1 = ssgd::trace::v1;
 
@@ -34,6 +48,7 @@ struct RankData {
     std::int64_t duration_ns;
     std::int64_t bytes;
     bool collective;
+    bool optimizer = false;  // a kernel whose name says it is an optimizer step
   };
   std::vector<Work> work;
   std::unordered_map<std::uint64_t, std::int64_t> launch_ns;  // correlation id -> API call start
@@ -46,6 +61,53 @@ struct LayerAccumulator {
   std::int64_t comm_ns = 0;
   std::int64_t bytes = 0;
 };
+
+// Iterations of a rank without iteration markers, from its work in launch
+// order; `how` says which rule found them. An iteration ends just after the
+// launch of its end mark, where the next one starts; the first starts with
+// the trace.
+//   1. Optimizer steps: each run of optimizer kernels (no other work
+//      between them) ends an iteration.
+//   2. Collective boundaries: the smallest K such that the collectives'
+//      sizes repeat with period K over at least two periods; every K-th
+//      collective ends an iteration.
+// Work after the last end mark is a partial iteration and left out. Empty
+// when neither rule applies.
+std::vector<IterationRange> fallback_iterations(const std::vector<RankData::Work>& work,
+                                                std::string& how) {
+  std::vector<std::size_t> ends;  // index of the work item that ends each iteration
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    if (work[i].optimizer && (i + 1 == work.size() || !work[i + 1].optimizer)) ends.push_back(i);
+  }
+  if (!ends.empty()) {
+    how = "after each optimizer step (kernels named like adam, sgd or multi_tensor_apply)";
+  } else {
+    std::vector<std::size_t> coll;
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      if (work[i].collective) coll.push_back(i);
+    }
+    const std::size_t n = coll.size();
+    for (std::size_t k = 1; 2 * k <= n && ends.empty(); ++k) {
+      bool periodic = true;
+      for (std::size_t i = 0; i + k < n && periodic; ++i) {
+        periodic = work[coll[i]].bytes == work[coll[i + k]].bytes;
+      }
+      if (!periodic) continue;
+      for (std::size_t j = k - 1; j < n; j += k) ends.push_back(coll[j]);
+      how = "every " + std::to_string(k) + " collective(s), the period of their sizes";
+    }
+  }
+  std::vector<IterationRange> out;
+  // Each iteration starts just after the previous end mark was launched, so
+  // that the layer ranges opened before its first launch are inside it.
+  std::int64_t start = std::numeric_limits<std::int64_t>::min();
+  for (std::size_t e = 0; e < ends.size(); ++e) {
+    const std::int64_t end = work[ends[e]].host_ns + 1;
+    out.push_back({start, end, static_cast<std::int64_t>(e)});
+    start = end;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -104,7 +166,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
       }
       case v1::Event::kKernel: {
         const auto& k = ev.kernel();
-        rd.work.push_back({k.start_ns(), k.end_ns() - k.start_ns(), 0, false});
+        rd.work.push_back({k.start_ns(), k.end_ns() - k.start_ns(), 0, false,
+                           is_optimizer_kernel(k.name())});
         if (k.correlation_id() != 0) rd.pending.emplace_back(k.correlation_id(), rd.work.size() - 1);
         break;
       }
@@ -156,6 +219,26 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   if (unknown_backward > 0) {
     out.warnings.push_back(std::to_string(unknown_backward) +
                            " backward ranges name layers with no forward range; ignored");
+  }
+
+  // Ranks without iteration markers: split at optimizer steps, else at the
+  // period of their collectives (fallback_iterations).
+  for (auto& [rank, rd] : ranks) {
+    if (!rd.iterations.empty() || rd.work.empty()) continue;
+    for (auto& [corr, idx] : rd.pending) {
+      auto it = rd.launch_ns.find(corr);
+      if (it != rd.launch_ns.end()) rd.work[idx].host_ns = it->second;
+    }
+    rd.pending.clear();
+    std::sort(rd.work.begin(), rd.work.end(),
+              [](const auto& a, const auto& b) { return a.host_ns < b.host_ns; });
+    std::string how;
+    rd.iterations = fallback_iterations(rd.work, how);
+    if (!rd.iterations.empty()) {
+      out.warnings.push_back("rank " + std::to_string(rank) +
+                             " has no iteration/<N> markers: its iterations were split " + how +
+                             " (" + std::to_string(rd.iterations.size()) + " found)");
+    }
   }
 
   const auto L = layer_order.size();
@@ -229,7 +312,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   }
   if (samples == 0) {
     throw InputError({source, std::nullopt, std::nullopt, "marker.name"},
-                     "the trace has no iteration/<N> marker ranges; mark iterations to replay it");
+                     "the trace has no iteration/<N> marker ranges, no optimizer-step kernels and "
+                     "no collectives whose sizes repeat; mark iterations to replay it");
   }
   out.iterations_seen = max_iterations;
   out.iterations_used = samples / std::max<std::int64_t>(out.ranks, 1);

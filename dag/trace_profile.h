@@ -14,6 +14,12 @@
 // Values are averaged over all ranks and over every iteration but the first
 // (warm-up) when there are several. The profile then builds the DAG as any
 // other.
+//
+// A rank without iteration markers has its iterations split, with a
+// warning, after each optimizer step (a run of kernels named like adam,
+// sgd or multi_tensor_apply), or else every K collectives, K being the
+// period with which their sizes repeat (at least twice). Layers always come
+// from the forward/backward markers.
 
 #include <string>
 #include <vector>
@@ -35,7 +41,8 @@ struct TraceProfileResult {
 };
 
 // Throws ssgd::InputError (file and the offending marker) when the trace has
-// no iteration markers, no forward markers, or a marker name without a layer.
+// no forward markers, a marker name without a layer, or no iterations (no
+// markers and neither fallback applies).
 TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::string& source);
 
 }  // namespace ssgd::dag

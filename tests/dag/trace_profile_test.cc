@@ -155,6 +155,44 @@ TEST_F(TraceProfileTest, NoCollectivesWarns) {
   EXPECT_THAT(r.warnings[0], HasSubstr("no collectives"));
 }
 
+// The marked trace with its iteration markers left out (and, for the second
+// rule, its sgd_update kernels too): the fallback finds the same three
+// iterations, so the profile is the same as with the markers.
+TEST_F(TraceProfileTest, WithoutIterationMarkersIterationsSplitAtOptimizerStepsOrCollectives) {
+  const fs::path packed = dir_ / "marked.ssgdt";
+  trace::pack_text_trace(kMarked, packed);
+  auto strip = [&](const std::string& name, bool drop_optimizer) {
+    auto in = trace::TraceReader::open(packed);
+    std::vector<v1::Event> events;
+    v1::Event e;
+    while (in.next(e)) {
+      if (e.has_marker() && e.marker().name().starts_with("iteration/")) continue;
+      if (drop_optimizer && e.has_kernel() && e.kernel().name() == "sgd_update") continue;
+      events.push_back(e);
+    }
+    auto reader = trace::TraceReader::open(write_trace(name, events));
+    return profile_from_trace(reader, name);
+  };
+  const auto marked = profile_marked();
+  for (const bool drop_optimizer : {false, true}) {
+    SCOPED_TRACE(drop_optimizer ? "collective boundaries" : "optimizer steps");
+    const auto r = strip(drop_optimizer ? "nosgd.ssgdt" : "noiter.ssgdt", drop_optimizer);
+    EXPECT_EQ(r.iterations_seen, 3);
+    EXPECT_EQ(r.iterations_used, 2);
+    ASSERT_EQ(r.profile.layers.size(), marked.profile.layers.size());
+    for (std::size_t l = 0; l < r.profile.layers.size(); ++l) {
+      EXPECT_EQ(r.profile.layers[l].forward, marked.profile.layers[l].forward) << l;
+      EXPECT_EQ(r.profile.layers[l].backward, marked.profile.layers[l].backward) << l;
+      EXPECT_EQ(r.profile.layers[l].comm, marked.profile.layers[l].comm) << l;
+      EXPECT_EQ(r.profile.layers[l].grad_bytes, marked.profile.layers[l].grad_bytes) << l;
+    }
+    ASSERT_FALSE(r.warnings.empty());
+    EXPECT_THAT(r.warnings[0], HasSubstr("rank 0 has no iteration/<N> markers"));
+    EXPECT_THAT(r.warnings[0], HasSubstr(drop_optimizer ? "every 2 collective(s)" : "optimizer step"));
+    EXPECT_THAT(r.warnings[0], HasSubstr("(3 found)"));
+  }
+}
+
 TEST_F(TraceProfileTest, NoIterationMarkersIsAnError) {
   const std::string msg =
       profile_error({marker("forward/a", 100, 500), marker("backward/a", 500, 900), kernel(200, 300)});
