@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add_simulate_command(app);
   add_info_command(app);
   add_pack_command(app);
+  add_merge_command(app);
   add_import_command(app);
   add_presets_command(app);
   add_calibrate_command(app);

@@ -1,0 +1,366 @@
+// The NCCL profiler plugin (tracer/nccl) driven through its exported
+// ncclProfiler_v5 and ncclProfiler_v4 tables with synthetic descriptors, in
+// the order NCCL 2.28 calls them: the exact CollectiveActivity written, the
+// external correlation ids pushed and popped around kernel launches, pool
+// exhaustion, and descriptors and handles that are garbage.
+#include "tracer/nccl/nccl_profiler_plugin.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "tracer/nccl/nccl_names.h"
+
+namespace ssgd::tracer {
+namespace {
+
+namespace abi = nccl_abi;
+
+// What the hooks saw: function pointers cannot carry state, so it is global
+// and reset by the fixture.
+std::vector<CollectiveActivity> g_records;
+std::vector<std::string> g_calls;
+std::int64_t g_now = 0;
+bool g_refuse = false;
+
+AppendStatus capture(const ActivityRecord& record) noexcept {
+  if (const auto* c = std::get_if<CollectiveActivity>(&record.payload)) g_records.push_back(*c);
+  return g_refuse ? AppendStatus::kDropped : AppendStatus::kStored;
+}
+std::int64_t fake_now() noexcept { return g_now; }
+int push(int kind, std::uint64_t id) {
+  g_calls.push_back("push " + std::to_string(kind) + " " + std::to_string(id));
+  return 0;
+}
+int pop(int kind, std::uint64_t* last) {
+  g_calls.push_back("pop " + std::to_string(kind));
+  *last = 0;
+  return 0;
+}
+
+class NcclPluginTest : public ::testing::Test {
+ protected:
+  void reset(std::size_t slots = CollectiveTracker::kDefaultSlots, bool correlation = true) {
+    g_records.clear();
+    g_calls.clear();
+    g_now = 0;
+    g_refuse = false;
+    PluginHooks hooks;
+    hooks.append = capture;
+    hooks.now_ns = fake_now;
+    if (correlation) hooks.correlation = {push, pop};
+    reset_nccl_plugin_for_testing(hooks, slots);
+  }
+  void SetUp() override { reset(); }
+
+  void* init_v5(std::uint64_t comm, int nranks, int rank) {
+    void* ctx = nullptr;
+    int mask = -1;
+    EXPECT_EQ(ncclProfiler_v5.init(&ctx, comm, &mask, "c", 1, nranks, rank, nullptr),
+              abi::kNcclSuccess);
+    EXPECT_EQ(mask, kNcclV5ActivationMask);
+    EXPECT_NE(ctx, nullptr);
+    return ctx;
+  }
+  void* start5(void* ctx, abi::EventDescrV5 d) {
+    void* h = reinterpret_cast<void*>(0x1);  // must be overwritten
+    EXPECT_EQ(ncclProfiler_v5.start_event(ctx, &h, &d), abi::kNcclSuccess);
+    return h;
+  }
+  static abi::EventDescrV5 descr(std::uint64_t type, void* parent, int rank = 0) {
+    abi::EventDescrV5 d{};
+    d.type = type;
+    d.parent_obj = parent;
+    d.rank = rank;
+    return d;
+  }
+  static abi::EventDescrV5 channel(void* task, std::uint8_t id) {
+    abi::EventDescrV5 d = descr(abi::kProfileKernelCh, task);
+    d.kernel_ch.channel_id = id;
+    d.kernel_ch.gpu_timer_start = 123;
+    return d;
+  }
+  static void stop(void* h) { EXPECT_EQ(ncclProfiler_v5.stop_event(h), abi::kNcclSuccess); }
+  static void channel_stop(void* h) {
+    abi::EventStateArgs args{};
+    args.kernel_ch.gpu_timer = 456;
+    EXPECT_EQ(ncclProfiler_v5.record_event_state(h, abi::kKernelChStop, &args), abi::kNcclSuccess);
+  }
+};
+
+TEST_F(NcclPluginTest, V5AllReduceIsRecordedExactlyAndJoinedByItsGroupId) {
+  void* ctx = init_v5(0xC0FFEE, 8, 3);
+  // ncclAllReduce: GroupApi, CollApi, the kernel launch, then NCCL's host
+  // task (Coll), after the API events have stopped.
+  g_now = 100;
+  void* group = start5(ctx, descr(abi::kProfileGroupApi, nullptr, 3));
+  auto api_d = descr(abi::kProfileCollApi, group, 3);
+  api_d.coll_api.func = "AllReduce";
+  void* api = start5(ctx, api_d);
+  stop(api);
+  void* launch = start5(ctx, descr(abi::kProfileKernelLaunch, group, 3));
+  EXPECT_EQ(g_calls, (std::vector<std::string>{"push 5 1"}));
+  stop(launch);
+  stop(group);
+  EXPECT_EQ(g_calls, (std::vector<std::string>{"push 5 1", "pop 5"}));
+
+  g_now = 1000;
+  auto coll = descr(abi::kProfileColl, api, 3);
+  coll.coll.seq_number = 7;
+  coll.coll.func = "AllReduce";
+  coll.coll.count = 1024;
+  coll.coll.datatype = "ncclFloat32";
+  coll.coll.n_channels = 2;
+  coll.coll.algo = "RING";
+  coll.coll.proto = "LL128";
+  void* task = start5(ctx, coll);
+  ASSERT_NE(task, nullptr);
+  g_now = 1100;
+  stop(task);
+  EXPECT_TRUE(g_records.empty()) << "written before its channels ended";
+
+  g_now = 2000;
+  void* ch0 = start5(ctx, channel(task, 0));
+  void* ch3 = start5(ctx, channel(task, 3));
+  g_now = 5000;
+  channel_stop(ch0);
+  stop(ch0);
+  EXPECT_TRUE(g_records.empty()) << "written with one of two channels open";
+  g_now = 5200;
+  channel_stop(ch3);
+  g_now = 9000;  // the stop comes later than the channel's end
+  stop(ch3);
+
+  ASSERT_EQ(g_records.size(), 1u);
+  const CollectiveActivity& a = g_records[0];
+  EXPECT_EQ(a.op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(a.communicator_id, 0xC0FFEEu);
+  EXPECT_EQ(a.rank, 3);
+  EXPECT_EQ(a.nranks, 8);
+  EXPECT_EQ(a.count, 1024);
+  EXPECT_EQ(a.size_bytes, 4096);
+  EXPECT_EQ(a.datatype.view(), "float32");
+  EXPECT_EQ(a.sequence_number, 7u);
+  EXPECT_EQ(a.algorithm.view(), "RING");
+  EXPECT_EQ(a.protocol.view(), "LL128");
+  EXPECT_EQ(a.channels, 2);
+  EXPECT_EQ(a.start_ns, 1000);
+  EXPECT_EQ(a.end_ns, 5200);
+  EXPECT_EQ(a.correlation_id, 1u);  // the id pushed around the launch
+  EXPECT_EQ(ncclProfiler_v5.finalize(ctx), abi::kNcclSuccess);
+  EXPECT_EQ(g_records.size(), 1u);
+  const TrackerCounters c = nccl_plugin_tracker()->counters();
+  EXPECT_EQ(c.records_written, 1u);
+  EXPECT_EQ(c.ids_pushed, 1u);
+  EXPECT_EQ(c.events_dropped + c.orphan_children + c.ignored_events + c.incomplete_flushed, 0u);
+}
+
+TEST_F(NcclPluginTest, V5GroupWithTwoLaunchesAndASendPushesOneIdPerGroupInOrder) {
+  void* ctx = init_v5(42, 2, 0);
+  void* g1 = start5(ctx, descr(abi::kProfileGroupApi, nullptr));
+  auto send_api = descr(abi::kProfileP2pApi, g1);
+  void* api = start5(ctx, send_api);
+  stop(api);
+  stop(start5(ctx, descr(abi::kProfileKernelLaunch, g1)));
+  stop(start5(ctx, descr(abi::kProfileKernelLaunch, g1)));
+  stop(g1);
+  void* g2 = start5(ctx, descr(abi::kProfileGroupApi, nullptr));
+  stop(start5(ctx, descr(abi::kProfileKernelLaunch, g2)));
+  stop(g2);
+  EXPECT_EQ(g_calls, (std::vector<std::string>{"push 5 1", "pop 5", "push 5 1", "pop 5",
+                                                "push 5 2", "pop 5"}));
+
+  g_now = 10;
+  auto p2p = descr(abi::kProfileP2p, api);
+  p2p.p2p.func = "Send";
+  p2p.p2p.count = 3;
+  p2p.p2p.datatype = "ncclBfloat16";
+  p2p.p2p.peer = 1;
+  p2p.p2p.n_channels = 1;
+  void* task = start5(ctx, p2p);
+  g_now = 20;
+  stop(task);
+  void* ch = start5(ctx, channel(task, 5));
+  g_now = 30;
+  stop(ch);  // no recordEventState: the stop marks the end
+  ASSERT_EQ(g_records.size(), 1u);
+  EXPECT_EQ(g_records[0].op, CollectiveOp::kSend);
+  EXPECT_EQ(g_records[0].peer, 1);
+  EXPECT_EQ(g_records[0].size_bytes, 6);
+  EXPECT_EQ(g_records[0].datatype.view(), "bfloat16");
+  EXPECT_EQ(g_records[0].sequence_number, 0u);
+  EXPECT_EQ(g_records[0].channels, 1);
+  EXPECT_EQ(g_records[0].start_ns, 10);
+  EXPECT_EQ(g_records[0].end_ns, 30);  // the channel stop, as no KernelChStop came
+  EXPECT_EQ(g_records[0].correlation_id, 1u);
+}
+
+TEST_F(NcclPluginTest, V5WithoutCuptiPushesNothingAndStillRecords) {
+  reset(CollectiveTracker::kDefaultSlots, /*correlation=*/false);
+  void* ctx = init_v5(1, 1, 0);
+  void* group = start5(ctx, descr(abi::kProfileGroupApi, nullptr));
+  void* api = start5(ctx, descr(abi::kProfileCollApi, group));
+  stop(start5(ctx, descr(abi::kProfileKernelLaunch, group)));
+  auto coll = descr(abi::kProfileColl, api);
+  coll.coll.func = "Broadcast";
+  coll.coll.root = 2;
+  stop(start5(ctx, coll));  // no channels expected: written at its stop
+  EXPECT_TRUE(g_calls.empty());
+  ASSERT_EQ(g_records.size(), 1u);
+  EXPECT_EQ(g_records[0].op, CollectiveOp::kBroadcast);
+  EXPECT_EQ(g_records[0].peer, 2);
+  EXPECT_EQ(g_records[0].correlation_id, 1u);  // still the group's id, for the record
+  EXPECT_EQ(nccl_plugin_tracker()->counters().ids_pushed, 0u);
+}
+
+TEST_F(NcclPluginTest, V4RecordsCollectivesWithoutExternalIds) {
+  void* ctx = nullptr;
+  int mask = 0;
+  ASSERT_EQ(ncclProfiler_v4.init(&ctx, &mask, "c", 77, 1, 4, 2, nullptr), abi::kNcclSuccess);
+  EXPECT_EQ(mask, kNcclV4ActivationMask);
+  abi::EventDescrV4 group{};
+  group.type = abi::kProfileGroup;
+  void* gh = reinterpret_cast<void*>(0x1);
+  ASSERT_EQ(ncclProfiler_v4.start_event(ctx, &gh, &group), abi::kNcclSuccess);
+  EXPECT_EQ(gh, nullptr);  // groups are not followed
+  abi::EventDescrV4 coll{};
+  coll.type = abi::kProfileColl;
+  coll.rank = 2;
+  coll.coll.seq_number = 9;
+  coll.coll.func = "ReduceScatter";
+  coll.coll.count = 10;
+  coll.coll.datatype = "ncclInt64";
+  coll.coll.n_channels = 1;
+  coll.coll.algo = "RING";
+  coll.coll.proto = "Simple";
+  g_now = 50;
+  void* task = nullptr;
+  ASSERT_EQ(ncclProfiler_v4.start_event(ctx, &task, &coll), abi::kNcclSuccess);
+  ASSERT_NE(task, nullptr);
+  g_now = 60;
+  ncclProfiler_v4.stop_event(task);
+  abi::EventDescrV4 ch{};
+  ch.type = abi::kProfileKernelCh;
+  ch.parent_obj = task;
+  ch.kernel_ch.channel_id = 0;
+  void* chh = nullptr;
+  ncclProfiler_v4.start_event(ctx, &chh, &ch);
+  g_now = 70;
+  ncclProfiler_v4.record_event_state(chh, abi::kKernelChStop, nullptr);
+  g_now = 80;
+  ncclProfiler_v4.stop_event(chh);
+  ASSERT_EQ(g_records.size(), 1u);
+  EXPECT_EQ(g_records[0].op, CollectiveOp::kReduceScatter);
+  EXPECT_EQ(g_records[0].communicator_id, 77u);
+  EXPECT_EQ(g_records[0].rank, 2);
+  EXPECT_EQ(g_records[0].nranks, 4);
+  EXPECT_EQ(g_records[0].size_bytes, 80);
+  EXPECT_EQ(g_records[0].sequence_number, 9u);
+  EXPECT_EQ(g_records[0].protocol.view(), "Simple");
+  EXPECT_EQ(g_records[0].start_ns, 50);
+  EXPECT_EQ(g_records[0].end_ns, 70);
+  EXPECT_EQ(g_records[0].correlation_id, 0u);
+  EXPECT_TRUE(g_calls.empty());
+  EXPECT_EQ(ncclProfiler_v4.finalize(ctx), abi::kNcclSuccess);
+}
+
+TEST_F(NcclPluginTest, FullPoolDropsAndCountsThenRecovers) {
+  reset(3);
+  void* ctx = init_v5(5, 2, 0);
+  void* group = start5(ctx, descr(abi::kProfileGroupApi, nullptr));
+  void* api = start5(ctx, descr(abi::kProfileCollApi, group));
+  void* launch = start5(ctx, descr(abi::kProfileKernelLaunch, group));
+  ASSERT_NE(launch, nullptr);
+  auto coll = descr(abi::kProfileColl, api);
+  coll.coll.func = "AllGather";
+  EXPECT_EQ(start5(ctx, coll), nullptr);
+  EXPECT_EQ(nccl_plugin_tracker()->counters().events_dropped, 1u);
+  stop(nullptr);  // NCCL never stops a null handle, but it must be harmless
+  stop(launch);
+  stop(api);
+  stop(group);
+  void* task = start5(ctx, coll);
+  ASSERT_NE(task, nullptr);
+  stop(task);
+  EXPECT_EQ(g_records.size(), 1u);
+  EXPECT_EQ(nccl_plugin_tracker()->counters().events_dropped, 1u);
+}
+
+TEST_F(NcclPluginTest, GarbageDescriptorsAndHandlesAreIgnored) {
+  void* ctx = init_v5(6, 2, 0);
+  EXPECT_EQ(start5(ctx, descr(0, nullptr)), nullptr);
+  EXPECT_EQ(start5(ctx, descr(std::uint64_t{1} << 40, nullptr)), nullptr);
+  EXPECT_EQ(start5(reinterpret_cast<void*>(0x1234), descr(abi::kProfileColl, nullptr)), nullptr);
+  void* h = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(ncclProfiler_v5.start_event(ctx, &h, nullptr), abi::kNcclSuccess);
+  EXPECT_EQ(h, nullptr);
+  int local = 0;
+  stop(&local);
+  channel_stop(&local);
+  auto coll = descr(abi::kProfileColl, nullptr);
+  void* task = start5(ctx, coll);  // null func and datatype
+  ASSERT_NE(task, nullptr);
+  // A pointer inside the pool that is not a slot's start.
+  stop(static_cast<char*>(task) + 1);
+  EXPECT_TRUE(g_records.empty());
+  stop(task);
+  stop(task);  // a second stop of a written (freed) slot
+  ASSERT_EQ(g_records.size(), 1u);
+  EXPECT_EQ(g_records[0].op, CollectiveOp::kUnknown);
+  EXPECT_EQ(g_records[0].datatype.view(), "");
+  // A kernel channel whose task is gone.
+  EXPECT_EQ(start5(ctx, channel(task, 0)), nullptr);
+  const TrackerCounters c = nccl_plugin_tracker()->counters();
+  EXPECT_EQ(c.ignored_events, 7u);
+  EXPECT_EQ(c.orphan_children, 1u);
+}
+
+TEST_F(NcclPluginTest, FinalizeWritesUnfinishedCollectivesAndSinkRefusalsAreCounted) {
+  void* ctx = init_v5(8, 2, 1);
+  auto coll = descr(abi::kProfileColl, nullptr, 1);
+  coll.coll.func = "AllReduce";
+  coll.coll.n_channels = 4;
+  g_now = 10;
+  void* task = start5(ctx, coll);
+  void* ch = start5(ctx, channel(task, 2));
+  g_now = 40;
+  channel_stop(ch);
+  stop(ch);
+  stop(task);
+  EXPECT_TRUE(g_records.empty());  // three of four channels never came
+  g_refuse = true;
+  EXPECT_EQ(ncclProfiler_v5.finalize(ctx), abi::kNcclSuccess);
+  ASSERT_EQ(g_records.size(), 1u);
+  EXPECT_EQ(g_records[0].channels, 1);
+  EXPECT_EQ(g_records[0].end_ns, 40);
+  const TrackerCounters c = nccl_plugin_tracker()->counters();
+  EXPECT_EQ(c.incomplete_flushed, 1u);
+  EXPECT_EQ(c.records_dropped, 1u);
+  EXPECT_EQ(c.records_written, 0u);
+  // The context is gone: later events on it are ignored.
+  EXPECT_EQ(start5(ctx, coll), nullptr);
+}
+
+TEST(NcclNamesTest, OperationsAndDatatypes) {
+  EXPECT_EQ(collective_op_from_nccl("AlltoAll"), CollectiveOp::kAllToAll);
+  EXPECT_EQ(collective_op_from_nccl("Recv"), CollectiveOp::kRecv);
+  EXPECT_EQ(collective_op_from_nccl("SendRecv"), CollectiveOp::kUnknown);
+  EXPECT_EQ(collective_op_from_nccl(nullptr), CollectiveOp::kUnknown);
+  EXPECT_EQ(datatype_from_nccl("ncclFloat16"), "float16");
+  EXPECT_EQ(datatype_from_nccl("mystery"), "mystery");
+  EXPECT_EQ(datatype_size_bytes("float64"), 8);
+  EXPECT_EQ(datatype_size_bytes("mystery"), 0);
+}
+
+TEST(NcclAbiTest, TablesAreFilledAndNamed) {
+  EXPECT_STREQ(ncclProfiler_v5.name, "ssgd");
+  EXPECT_STREQ(ncclProfiler_v4.name, "ssgd");
+  EXPECT_NE(ncclProfiler_v5.init, nullptr);
+  EXPECT_NE(ncclProfiler_v5.finalize, nullptr);
+  EXPECT_NE(ncclProfiler_v4.record_event_state, nullptr);
+}
+
+}  // namespace
+}  // namespace ssgd::tracer

@@ -1,0 +1,47 @@
+// ssgd merge DIR -o FILE.ssgdt [--force]: the per-rank traces of one capture
+// (DIR/rank-<r>.ssgdt) into one trace on one time line (traces/trace_merge.h).
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "tools/ssgd/commands.h"
+#include "tools/ssgd/output_path.h"
+#include "traces/trace_merge.h"
+
+namespace ssgd::tools {
+
+void add_merge_command(CLI::App& app) {
+  struct Options {
+    std::string dir;
+    std::string output;
+    bool force = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "merge",
+      "Merge the per-rank traces of one capture (DIR/rank-<r>.ssgdt) into one trace, with "
+      "every rank's clock aligned to the host of the lowest rank by the calibrations the "
+      "tracer stored.");
+  cmd->add_option("DIR", options->dir, "folder of rank-<r>.ssgdt files")->required();
+  cmd->add_option("-o,--output", options->output, "merged trace to write (.ssgdt)")->required();
+  cmd->add_flag("--force", options->force,
+                "merge even hosts without a clock calibration (uncorrected), rank files cut "
+                "short (their readable part) and missing ranks; the merged trace says so");
+  cmd->callback([options] {
+    check_output_path(options->output, "-o");
+    trace::MergeOptions merge;
+    merge.force = options->force;
+    merge.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+    const trace::MergeResult r = trace::merge_rank_traces(options->dir, options->output, merge);
+    for (const std::string& note : r.notes) std::cerr << "ssgd: warning: " << note << "\n";
+    std::cout << "merged " << r.ranks << " ranks from " << r.hosts
+              << (r.hosts == 1 ? " host" : " hosts") << " into " << options->output << ": "
+              << r.events << " events\n";
+    if (!r.notes.empty()) {
+      std::cout << "forced: " << r.notes.size()
+                << " problem(s) let through, listed on stderr and in the trace's provenance\n";
+    }
+  });
+}
+
+}  // namespace ssgd::tools

@@ -1,0 +1,216 @@
+#include "tracer/nccl/nccl_profiler_plugin.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+#include "tracer/core/process_session.h"
+
+namespace ssgd::tracer {
+
+namespace abi = nccl_abi;
+
+namespace {
+
+struct PluginState {
+  std::mutex init_mutex;  // init() and finalize() only, never the event path
+  std::unique_ptr<CollectiveTracker> tracker;
+  std::atomic<CollectiveTracker*> current{nullptr};
+  ExternalCorrelationApi correlation;
+  bool correlation_set = false;
+  bool exit_flush_registered = false;
+};
+
+PluginState& state() {
+  static PluginState s;
+  return s;
+}
+
+void flush_at_exit() {
+  if (CollectiveTracker* t = state().current.load(std::memory_order_acquire)) t->flush_all();
+}
+
+// The tracker for init(): created on the first call with the real hooks.
+CollectiveTracker* tracker_for_init() {
+  PluginState& s = state();
+  std::lock_guard lock(s.init_mutex);
+  if (s.tracker == nullptr) {
+    PluginHooks hooks;
+    hooks.correlation = s.correlation_set ? s.correlation : resolve_cupti_external_correlation();
+    // The session first, so that its exit handler (the file's close) runs
+    // after ours, which writes the unfinished collectives into it.
+    ProcessSession::get();
+    s.tracker = std::make_unique<CollectiveTracker>(hooks);
+    s.current.store(s.tracker.get(), std::memory_order_release);
+  }
+  if (!s.exit_flush_registered) {
+    s.exit_flush_registered = std::atexit(flush_at_exit) == 0;
+  }
+  return s.tracker.get();
+}
+
+CollectiveTracker* tracker() noexcept { return state().current.load(std::memory_order_acquire); }
+
+abi::NcclResult init_common(void** context, int* activation_mask, std::uint64_t comm_id,
+                            int nranks, int rank, int mask) noexcept {
+  if (context == nullptr) return abi::kNcclSuccess;
+  *context = nullptr;
+  CollectiveTracker* t = nullptr;
+  try {
+    t = tracker_for_init();
+  } catch (...) {  // a failed allocation or lock: trace nothing, harm nothing
+    t = nullptr;
+  }
+  if (t != nullptr) *context = t->open_communicator(comm_id, nranks, rank, mask);
+  if (activation_mask != nullptr) *activation_mask = *context != nullptr ? mask : 0;
+  return abi::kNcclSuccess;
+}
+
+abi::NcclResult init_v5(void** context, std::uint64_t comm_id, int* activation_mask,
+                        const char* /*comm_name*/, int /*n_nodes*/, int nranks, int rank,
+                        abi::NcclDebugLogger /*log*/) {
+  return init_common(context, activation_mask, comm_id, nranks, rank, kNcclV5ActivationMask);
+}
+
+abi::NcclResult init_v4(void** context, int* activation_mask, const char* /*comm_name*/,
+                        std::uint64_t comm_hash, int /*n_nodes*/, int nranks, int rank,
+                        abi::NcclDebugLogger /*log*/) {
+  return init_common(context, activation_mask, comm_hash, nranks, rank, kNcclV4ActivationMask);
+}
+
+NcclEventStart from_v5(const abi::EventDescrV5& d) noexcept {
+  NcclEventStart e;
+  e.type = d.type;
+  e.parent = d.parent_obj;
+  e.rank = d.rank;
+  switch (d.type) {
+    case abi::kProfileColl:
+      e.seq_number = d.coll.seq_number;
+      e.func = d.coll.func;
+      e.count = d.coll.count;
+      e.root_or_peer = d.coll.root;
+      e.datatype = d.coll.datatype;
+      e.n_channels = d.coll.n_channels;
+      e.algo = d.coll.algo;
+      e.proto = d.coll.proto;
+      break;
+    case abi::kProfileP2p:
+      e.func = d.p2p.func;
+      e.count = d.p2p.count;
+      e.root_or_peer = d.p2p.peer;
+      e.datatype = d.p2p.datatype;
+      e.n_channels = d.p2p.n_channels;
+      break;
+    case abi::kProfileKernelCh:
+      e.channel_id = d.kernel_ch.channel_id;
+      break;
+    case abi::kProfileProxyOp:
+      e.channel_id = d.proxy_op.channel_id;
+      break;
+    default:
+      break;
+  }
+  return e;
+}
+
+NcclEventStart from_v4(const abi::EventDescrV4& d) noexcept {
+  NcclEventStart e;
+  e.type = d.type;
+  e.parent = d.parent_obj;
+  e.rank = d.rank;
+  switch (d.type) {
+    case abi::kProfileColl:
+      e.seq_number = d.coll.seq_number;
+      e.func = d.coll.func;
+      e.count = d.coll.count;
+      e.root_or_peer = d.coll.root;
+      e.datatype = d.coll.datatype;
+      e.n_channels = d.coll.n_channels;
+      e.algo = d.coll.algo;
+      e.proto = d.coll.proto;
+      break;
+    case abi::kProfileP2p:
+      e.func = d.p2p.func;
+      e.count = d.p2p.count;
+      e.root_or_peer = d.p2p.peer;
+      e.datatype = d.p2p.datatype;
+      e.n_channels = d.p2p.n_channels;
+      break;
+    case abi::kProfileKernelCh:
+      e.channel_id = d.kernel_ch.channel_id;
+      break;
+    case abi::kProfileProxyOp:
+      e.channel_id = d.proxy_op.channel_id;
+      break;
+    default:
+      break;
+  }
+  return e;
+}
+
+abi::NcclResult start_v5(void* context, void** handle, abi::EventDescrV5* descr) {
+  if (handle == nullptr) return abi::kNcclSuccess;
+  *handle = nullptr;
+  CollectiveTracker* t = tracker();
+  if (t != nullptr && descr != nullptr) *handle = t->start(context, from_v5(*descr));
+  return abi::kNcclSuccess;
+}
+
+abi::NcclResult start_v4(void* context, void** handle, abi::EventDescrV4* descr) {
+  if (handle == nullptr) return abi::kNcclSuccess;
+  *handle = nullptr;
+  CollectiveTracker* t = tracker();
+  if (t != nullptr && descr != nullptr) *handle = t->start(context, from_v4(*descr));
+  return abi::kNcclSuccess;
+}
+
+abi::NcclResult stop_event(void* handle) {
+  if (CollectiveTracker* t = tracker(); t != nullptr && handle != nullptr) t->stop(handle);
+  return abi::kNcclSuccess;
+}
+
+abi::NcclResult record_state(void* handle, abi::EventState state, abi::EventStateArgs* /*args*/) {
+  if (CollectiveTracker* t = tracker();
+      t != nullptr && handle != nullptr && state == abi::kKernelChStop) {
+    t->kernel_channel_stopped(handle);
+  }
+  return abi::kNcclSuccess;
+}
+
+abi::NcclResult finalize(void* context) {
+  if (CollectiveTracker* t = tracker(); t != nullptr && context != nullptr) {
+    t->close_communicator(context);
+  }
+  return abi::kNcclSuccess;
+}
+
+}  // namespace
+
+void set_nccl_external_correlation(const ExternalCorrelationApi& api) noexcept {
+  PluginState& s = state();
+  std::lock_guard lock(s.init_mutex);
+  s.correlation = api;
+  s.correlation_set = true;
+}
+
+CollectiveTracker* nccl_plugin_tracker() noexcept { return tracker(); }
+
+void reset_nccl_plugin_for_testing(const PluginHooks& hooks, std::size_t slot_count) {
+  PluginState& s = state();
+  std::lock_guard lock(s.init_mutex);
+  s.current.store(nullptr, std::memory_order_release);
+  s.tracker = std::make_unique<CollectiveTracker>(hooks, slot_count);
+  s.current.store(s.tracker.get(), std::memory_order_release);
+}
+
+}  // namespace ssgd::tracer
+
+extern "C" {
+ssgd::tracer::nccl_abi::ProfilerV5 ncclProfiler_v5 = {
+    "ssgd", ssgd::tracer::init_v5, ssgd::tracer::start_v5, ssgd::tracer::stop_event,
+    ssgd::tracer::record_state, ssgd::tracer::finalize};
+ssgd::tracer::nccl_abi::ProfilerV4 ncclProfiler_v4 = {
+    "ssgd", ssgd::tracer::init_v4, ssgd::tracer::start_v4, ssgd::tracer::stop_event,
+    ssgd::tracer::record_state, ssgd::tracer::finalize};
+}
