@@ -38,13 +38,19 @@ class TraceCliTest : public ssgd::testing::TempDirTest {
     all.insert(all.end(), args.begin(), args.end());
     return run_cli(binary, all, dir_, dir_ / "scratch");
   }
-  void require_tracer() {
+};
+
+// The tests that run a command need the library; without it they skip
+// (GTEST_SKIP in SetUp keeps the test body from running).
+class TraceCliTracerTest : public TraceCliTest {
+ protected:
+  void SetUp() override {
+    TraceCliTest::SetUp();
     if (!kTracerBuilt) GTEST_SKIP() << "libssgd_tracer.so was not built (no CUDA/CUPTI)";
   }
 };
 
-TEST_F(TraceCliTest, ForwardsTheExitStatus) {
-  require_tracer();
+TEST_F(TraceCliTracerTest, ForwardsTheExitStatus) {
   CliResult r = trace({"--out", "t", "--", "/bin/true"});
   EXPECT_TRUE(r.exited && r.status == 0) << r;
   r = trace({"--out", "t", "--", "sh", "-c", "exit 3"});
@@ -52,15 +58,13 @@ TEST_F(TraceCliTest, ForwardsTheExitStatus) {
   EXPECT_NE(r.err.find("no trace files in"), std::string::npos) << r;
 }
 
-TEST_F(TraceCliTest, DiesOfTheSignalThatKilledTheCommand) {
-  require_tracer();
+TEST_F(TraceCliTracerTest, DiesOfTheSignalThatKilledTheCommand) {
   const CliResult r = trace({"--out", "t", "--", "sh", "-c", "kill -TERM $$"});
   EXPECT_FALSE(r.exited) << r;
   EXPECT_EQ(r.signal, SIGTERM) << r;
 }
 
-TEST_F(TraceCliTest, TheCommandSeesTheTracerSettings) {
-  require_tracer();
+TEST_F(TraceCliTracerTest, TheCommandSeesTheTracerSettings) {
   const CliResult r =
       trace({"--out", "traces", "--nvtx", "--iterations", "5:10", "--", "sh", "-c",
              "echo \"$CUDA_INJECTION64_PATH|$SSGD_TRACER_OUT|$SSGD_TRACER_NVTX|"
@@ -72,16 +76,14 @@ TEST_F(TraceCliTest, TheCommandSeesTheTracerSettings) {
                      "|1|5:10\n");
 }
 
-TEST_F(TraceCliTest, NvtxIsOffUnlessAsked) {
-  require_tracer();
+TEST_F(TraceCliTracerTest, NvtxIsOffUnlessAsked) {
   const CliResult r =
       trace({"--out", "t", "--", "sh", "-c", "echo \"$SSGD_TRACER_NVTX\" > env.txt"});
   ASSERT_TRUE(r.exited && r.status == 0) << r;
   EXPECT_EQ(slurp(dir_ / "env.txt"), "0\n");
 }
 
-TEST_F(TraceCliTest, ReportsWhatEachTraceHolds) {
-  require_tracer();
+TEST_F(TraceCliTracerTest, ReportsWhatEachTraceHolds) {
   // The command leaves a trace where the tracer would: `ssgd pack` of a small text trace.
   const CliResult packed =
       run_cli(SSGD_CLI, {"pack", std::string(SSGD_SOURCE_DIR) + "/tests/data/traces/small.txtpb",
@@ -99,8 +101,7 @@ TEST_F(TraceCliTest, ReportsWhatEachTraceHolds) {
   EXPECT_EQ(r.out, "") << "the report goes to stderr, the program's stdout stays its own";
 }
 
-TEST_F(TraceCliTest, RefusesAFolderThatAlreadyHoldsTraces) {
-  require_tracer();
+TEST_F(TraceCliTracerTest, RefusesAFolderThatAlreadyHoldsTraces) {
   fs::create_directories(dir_ / "t");
   std::ofstream(dir_ / "t" / "rank-3.ssgdt") << "old";
   const CliResult r = trace({"--out", "t", "--", "/bin/true"});
@@ -108,8 +109,7 @@ TEST_F(TraceCliTest, RefusesAFolderThatAlreadyHoldsTraces) {
   EXPECT_NE(r.err.find("--out 't' already holds traces (rank-3.ssgdt)"), std::string::npos) << r;
 }
 
-TEST_F(TraceCliTest, ACommandThatCannotRunIsNamed) {
-  require_tracer();
+TEST_F(TraceCliTracerTest, ACommandThatCannotRunIsNamed) {
   const CliResult r = trace({"--out", "t", "--", "/nonexistent/train.py"});
   EXPECT_TRUE(r.exited && r.status == 127) << r;
   EXPECT_NE(r.err.find("cannot run '/nonexistent/train.py': No such file or directory"),
