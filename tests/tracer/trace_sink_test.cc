@@ -143,6 +143,24 @@ TEST_F(TraceSinkTest, InvalidTimestampsAreDroppedAndCountedExactly) {
   EXPECT_EQ(ids, (std::vector<std::uint64_t>{1, 7, 9}));
 }
 
+TEST_F(TraceSinkTest, DropsReportedByTheSourceAddToTheFooter) {
+  TraceSinkOptions o = options();
+  o.buffers.buffer_count = 2;
+  o.buffers.records_per_buffer = 10;
+  o.poll_interval = std::chrono::hours(1);
+  auto sink = open(std::move(o));
+  const auto run = testing::run_mock_source(*sink, 1, 25, kStartNs);  // 5 dropped by the pool
+  ASSERT_EQ(run.dropped, 5u);
+  sink->add_dropped(40);  // e.g. what cuptiActivityGetNumDroppedRecords said
+  sink->add_dropped(2);
+  EXPECT_EQ(sink->counters().dropped, 47u);
+  ASSERT_EQ(sink->close(), SinkStatus::kOk);
+  const ReadBack r = read(sink->path());
+  ASSERT_TRUE(r.footer);
+  EXPECT_EQ(r.events.size(), 20u);
+  EXPECT_EQ(r.footer->dropped_records(), 47u);
+}
+
 TEST_F(TraceSinkTest, BufferOverflowIsCountedExactlyInTheFooter) {
   TraceSinkOptions o = options();
   o.buffers.buffer_count = 3;

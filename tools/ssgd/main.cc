@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add_calibrate_command(app);
   add_optimize_command(app);
   add_scale_command(app);
+  add_trace_command(app);
 
   try {
     app.parse(argc, argv);

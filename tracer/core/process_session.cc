@@ -83,6 +83,14 @@ AppendStatus ProcessSession::append(const ActivityRecord& record) noexcept {
   return producer.append(record);
 }
 
+void ProcessSession::add_dropped(std::uint64_t n) noexcept {
+  if (!sink_ || closed_.load(std::memory_order_acquire)) {
+    dropped_closed_.fetch_add(n, std::memory_order_relaxed);
+    return;
+  }
+  sink_->add_dropped(n);
+}
+
 void ProcessSession::flush() noexcept {
   if (sink_ && !closed_.load(std::memory_order_acquire)) sink_->flush();
 }

@@ -41,6 +41,10 @@ class ProcessSession {
   // Appends through the calling thread's producer. kDropped when the
   // session is not open or no buffer was free.
   AppendStatus append(const ActivityRecord& record) noexcept;
+  // Counts records the source lost before appending them (CUPTI's drops)
+  // in the footer's dropped_records; counted as dropped_while_closed when
+  // the session is not open.
+  void add_dropped(std::uint64_t n) noexcept;
   // Writes everything so far to the file (exit paths only: it waits).
   void flush() noexcept;
   // Closes the file (footer, rename); later appends are dropped. Called at

@@ -35,6 +35,7 @@ struct TraceSink::Shared {
   std::atomic<std::uint64_t> invalid{0};
   std::atomic<std::uint64_t> written{0};
   std::atomic<std::uint64_t> dropped_after_error{0};
+  std::atomic<std::uint64_t> dropped_by_source{0};
   std::atomic<std::uint64_t> write_errors{0};
   std::atomic<bool> writer_failed{false};  // set by the writer thread (or close(), after join)
 };
@@ -245,12 +246,17 @@ SinkStatus TraceSink::close() noexcept {
   return SinkStatus::kOk;
 }
 
+void TraceSink::add_dropped(std::uint64_t n) noexcept {
+  shared_->dropped_by_source.fetch_add(n, std::memory_order_relaxed);
+}
+
 SinkCounters TraceSink::counters() const noexcept {
   const Shared& s = *shared_;
   const PoolCounters p = pool_->counters();
   SinkCounters c;
   c.appended = p.appended;
-  c.dropped = p.dropped + s.dropped_after_error.load(std::memory_order_relaxed);
+  c.dropped = p.dropped + s.dropped_after_error.load(std::memory_order_relaxed) +
+              s.dropped_by_source.load(std::memory_order_relaxed);
   c.invalid_timestamps = s.invalid.load(std::memory_order_relaxed);
   c.written = s.written.load(std::memory_order_relaxed);
   c.truncated_names = p.truncated_names;

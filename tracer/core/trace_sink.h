@@ -75,7 +75,8 @@ enum class SinkStatus : std::uint8_t {
 // What became of the records so far.
 struct SinkCounters {
   std::uint64_t appended = 0;            // stored in a buffer by a producer
-  std::uint64_t dropped = 0;             // lost: no buffer, no slot, or after a write error
+  std::uint64_t dropped = 0;             // lost: no buffer, no slot, after a write error, or
+                                         // by the source itself (add_dropped)
   std::uint64_t invalid_timestamps = 0;  // discarded by the writer
   std::uint64_t written = 0;             // handed to the trace writer
   std::uint64_t truncated_names = 0;
@@ -102,6 +103,11 @@ class TraceSink {
   // the dropped and invalid counts) and renames the file into place.
   // Producers should be done: records appended afterwards are dropped.
   SinkStatus close() noexcept;
+
+  // Counts `n` records lost before they reached a producer (CUPTI's own
+  // drops, cuptiActivityGetNumDroppedRecords); they go into `dropped` and
+  // the footer's dropped_records.
+  void add_dropped(std::uint64_t n) noexcept;
 
   [[nodiscard]] SinkCounters counters() const noexcept;
   // `<out_dir>/rank-<r>.ssgdt`, and the temporary name until close().
