@@ -79,42 +79,9 @@ abi::NcclResult init_v4(void** context, int* activation_mask, const char* /*comm
   return init_common(context, activation_mask, comm_hash, nranks, rank, kNcclV4ActivationMask);
 }
 
-NcclEventStart from_v5(const abi::EventDescrV5& d) noexcept {
-  NcclEventStart e;
-  e.type = d.type;
-  e.parent = d.parent_obj;
-  e.rank = d.rank;
-  switch (d.type) {
-    case abi::kProfileColl:
-      e.seq_number = d.coll.seq_number;
-      e.func = d.coll.func;
-      e.count = d.coll.count;
-      e.root_or_peer = d.coll.root;
-      e.datatype = d.coll.datatype;
-      e.n_channels = d.coll.n_channels;
-      e.algo = d.coll.algo;
-      e.proto = d.coll.proto;
-      break;
-    case abi::kProfileP2p:
-      e.func = d.p2p.func;
-      e.count = d.p2p.count;
-      e.root_or_peer = d.p2p.peer;
-      e.datatype = d.p2p.datatype;
-      e.n_channels = d.p2p.n_channels;
-      break;
-    case abi::kProfileKernelCh:
-      e.channel_id = d.kernel_ch.channel_id;
-      break;
-    case abi::kProfileProxyOp:
-      e.channel_id = d.proxy_op.channel_id;
-      break;
-    default:
-      break;
-  }
-  return e;
-}
-
-NcclEventStart from_v4(const abi::EventDescrV4& d) noexcept {
+// v4 and v5 name the fields this reads alike; only their layouts differ.
+template <typename Descr>
+NcclEventStart from_descr(const Descr& d) noexcept {
   NcclEventStart e;
   e.type = d.type;
   e.parent = d.parent_obj;
@@ -153,7 +120,7 @@ abi::NcclResult start_v5(void* context, void** handle, abi::EventDescrV5* descr)
   if (handle == nullptr) return abi::kNcclSuccess;
   *handle = nullptr;
   CollectiveTracker* t = tracker();
-  if (t != nullptr && descr != nullptr) *handle = t->start(context, from_v5(*descr));
+  if (t != nullptr && descr != nullptr) *handle = t->start(context, from_descr(*descr));
   return abi::kNcclSuccess;
 }
 
@@ -161,7 +128,7 @@ abi::NcclResult start_v4(void* context, void** handle, abi::EventDescrV4* descr)
   if (handle == nullptr) return abi::kNcclSuccess;
   *handle = nullptr;
   CollectiveTracker* t = tracker();
-  if (t != nullptr && descr != nullptr) *handle = t->start(context, from_v4(*descr));
+  if (t != nullptr && descr != nullptr) *handle = t->start(context, from_descr(*descr));
   return abi::kNcclSuccess;
 }
 
