@@ -1,6 +1,5 @@
 #include "tracer/core/process_session.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -8,12 +7,6 @@
 
 namespace ssgd::tracer {
 namespace {
-
-void log_to_stderr_if_asked(std::string_view message) {
-  const char* v = std::getenv("SSGD_TRACER_LOG");
-  if (v == nullptr || std::string_view(v) == "0" || std::string_view(v).empty()) return;
-  std::fprintf(stderr, "ssgd-tracer: %.*s\n", static_cast<int>(message.size()), message.data());
-}
 
 void close_at_exit() { ProcessSession::get().shutdown(); }
 

@@ -44,8 +44,6 @@ std::filesystem::path rank_trace_path(const std::filesystem::path& out_dir, std:
   return out_dir / fmt::format("rank-{}.ssgdt", rank);
 }
 
-namespace {
-
 void log_to_stderr_if_asked(std::string_view message) noexcept {
   const char* v = std::getenv("SSGD_TRACER_LOG");
   if (v == nullptr || *v == '\0' || std::string_view(v) == "0") return;
@@ -56,6 +54,8 @@ void log_to_stderr_if_asked(std::string_view message) noexcept {
   } catch (...) {
   }
 }
+
+namespace {
 
 v1::CaptureMetadata header_metadata(const TraceSinkOptions& o, const HostClockSample& clock) {
   v1::CaptureMetadata m = o.metadata;

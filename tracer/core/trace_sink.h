@@ -130,6 +130,10 @@ class TraceSink {
   std::unique_ptr<Shared> shared_;
 };
 
+// Writes "ssgd-tracer: <message>" to stderr, in one write(2), when the
+// environment variable SSGD_TRACER_LOG is set and not "0"; else nothing.
+void log_to_stderr_if_asked(std::string_view message) noexcept;
+
 // `<out_dir>/rank-<rank>.ssgdt`.
 std::filesystem::path rank_trace_path(const std::filesystem::path& out_dir, std::int32_t rank);
 

@@ -3,7 +3,6 @@
 #include <cupti.h>
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string_view>
@@ -47,12 +46,6 @@ const char* result_text(CUptiResult r) {
   const char* text = nullptr;
   if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr) return "unknown error";
   return text;
-}
-
-void log_if_asked(std::string_view message) noexcept {
-  const char* v = std::getenv("SSGD_TRACER_LOG");
-  if (v == nullptr || *v == '\0' || std::string_view(v) == "0") return;
-  std::fprintf(stderr, "ssgd-tracer: %.*s\n", static_cast<int>(message.size()), message.data());
 }
 
 const char* api_name(ApiKind api, std::uint32_t cbid) {
@@ -145,7 +138,7 @@ void stand_down(Source& s, std::string reason) {
   if (s.subscriber != nullptr) cuptiUnsubscribe(s.subscriber);
   s.subscriber = nullptr;
   s.reason = "CUPTI tracing is off: " + std::move(reason);
-  log_if_asked(s.reason);
+  log_to_stderr_if_asked(s.reason);
   note(s.reason);
   s.state.store(SourceState::kStoodDown, std::memory_order_release);
 }
@@ -183,7 +176,7 @@ SourceState start(Source& s) {
       stand_down(s, std::string("cannot enable ") + k.name + ": " + result_text(r));
       return SourceState::kStoodDown;
     } else {
-      log_if_asked(std::string("activity kind ") + k.name + " not captured: " + result_text(r));
+      log_to_stderr_if_asked(std::string("activity kind ") + k.name + " not captured: " + result_text(r));
     }
   }
   if (s.settings.nvtx) {
@@ -191,12 +184,12 @@ SourceState start(Source& s) {
     if (r == CUPTI_SUCCESS) {
       s.enabled.push_back(CUPTI_ACTIVITY_KIND_MARKER);
     } else {
-      log_if_asked(std::string("NVTX ranges not captured: ") + result_text(r));
+      log_to_stderr_if_asked(std::string("NVTX ranges not captured: ") + result_text(r));
     }
   }
   // CUDA event records carry their GPU time only when asked for.
   if ((r = cuptiActivityEnableCudaEventDeviceTimestamps(1)) != CUPTI_SUCCESS) {
-    log_if_asked(std::string("CUDA event timestamps not captured: ") + result_text(r));
+    log_to_stderr_if_asked(std::string("CUDA event timestamps not captured: ") + result_text(r));
   }
   s.state.store(SourceState::kRunning, std::memory_order_release);
   return SourceState::kRunning;
@@ -236,14 +229,14 @@ SourceState start_cupti_activity_source(const ActivitySourceSettings& settings) 
     std::call_once(once, [&] {
       Source& s = source();
       s.settings = settings;
-      for (const auto& p : settings.problems) log_if_asked(p);
+      for (const auto& p : settings.problems) log_to_stderr_if_asked(p);
       // The session first: its atexit close must be registered before the
       // flush below, so that the flush runs first at exit.
       ProcessSession::get();
       if (start(s) == SourceState::kRunning) std::atexit(flush_at_exit);
     });
   } catch (...) {
-    log_if_asked("CUPTI tracing is off: could not start (out of memory)");
+    log_to_stderr_if_asked("CUPTI tracing is off: could not start (out of memory)");
   }
   return source().state.load(std::memory_order_acquire);
 }
@@ -255,7 +248,7 @@ void flush_cupti_activity_source() noexcept {
   const CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (r != CUPTI_SUCCESS) {
     try {
-      log_if_asked(std::string("cuptiActivityFlushAll failed: ") + result_text(r));
+      log_to_stderr_if_asked(std::string("cuptiActivityFlushAll failed: ") + result_text(r));
     } catch (...) {
     }
   }
@@ -268,7 +261,7 @@ void flush_cupti_activity_source() noexcept {
     std::lock_guard lock(s.decode_mutex);
     const DecoderCounters& c = s.decoder.counters();
     if (c.unknown_kinds + c.unmatched_markers + c.dropped_markers + c.links > 0) {
-      log_if_asked("decoded " + std::to_string(c.decoded) + " records; skipped " +
+      log_to_stderr_if_asked("decoded " + std::to_string(c.decoded) + " records; skipped " +
                    std::to_string(c.unknown_kinds) + " of kinds not read (last kind " +
                    std::to_string(c.last_unknown_kind) + "), " +
                    std::to_string(c.unmatched_markers) + " unmatched marker ends, " +
