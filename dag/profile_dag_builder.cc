@@ -112,13 +112,17 @@ TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& 
   net.credit_bytes = plan.credit_bytes;
   const ResourceId network = g.add_resource(net);
 
-  // For each group, the layer whose backward finishes last (backward runs L-1
-  // down to 0, so the smallest index).
+  // For each group, its layer whose backward finishes last (backward runs
+  // L-1 down to 0, so the smallest index), and the layer whose backward
+  // releases its collective: that one, or layer 0 when the plan waits for
+  // the whole backward pass.
   const auto plan_groups = static_cast<std::int32_t>(plan.groups.size());
+  std::vector<std::int32_t> last_layer(plan_groups);
   std::vector<std::int32_t> trigger_layer(plan_groups);
   for (std::int32_t k = 0; k < plan_groups; ++k) {
     const auto& ls = plan.groups[k].layers;
-    trigger_layer[k] = plan.wait_for_full_backward ? 0 : *std::min_element(ls.begin(), ls.end());
+    last_layer[k] = *std::min_element(ls.begin(), ls.end());
+    trigger_layer[k] = plan.wait_for_full_backward ? 0 : last_layer[k];
   }
   // Per-group update: the groups whose update each layer's next forward waits for.
   std::vector<std::vector<std::int32_t>> groups_of_layer(per_group ? L : 0);
@@ -172,9 +176,7 @@ TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& 
       }
       if (per_group) {
         for (std::int32_t k = 0; k < U; ++k) {
-          update[r][k] = add(TaskKind::kUpdate, res[r].compute, update_time[k],
-                             *std::min_element(plan.groups[k].layers.begin(),
-                                               plan.groups[k].layers.end()));
+          update[r][k] = add(TaskKind::kUpdate, res[r].compute, update_time[k], last_layer[k]);
           // Without communication a group's update follows its gradients.
           if (G == 0) {
             g.add_edge(backward[static_cast<std::size_t>(r) * L + trigger_layer[k]], update[r][k]);
@@ -195,7 +197,7 @@ TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& 
       c.rank = kAllRanks;
       c.iteration = i;
       c.group = k;
-      c.layer = *std::min_element(group.layers.begin(), group.layers.end());
+      c.layer = group.layers.front();
       c.resource = network;
       c.bytes = group.bytes;
       c.duration = group.replayed.value_or(Duration::zero());
