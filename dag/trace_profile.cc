@@ -221,17 +221,19 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
                            " backward ranges name layers with no forward range; ignored");
   }
 
-  // Ranks without iteration markers: split at optimizer steps, else at the
-  // period of their collectives (fallback_iterations).
+  // Every rank's work at its launch time, in launch order.
   for (auto& [rank, rd] : ranks) {
-    if (!rd.iterations.empty() || rd.work.empty()) continue;
     for (auto& [corr, idx] : rd.pending) {
       auto it = rd.launch_ns.find(corr);
       if (it != rd.launch_ns.end()) rd.work[idx].host_ns = it->second;
     }
-    rd.pending.clear();
     std::sort(rd.work.begin(), rd.work.end(),
               [](const auto& a, const auto& b) { return a.host_ns < b.host_ns; });
+  }
+  // Ranks without iteration markers: split at optimizer steps, else at the
+  // period of their collectives (fallback_iterations).
+  for (auto& [rank, rd] : ranks) {
+    if (!rd.iterations.empty() || rd.work.empty()) continue;
     std::string how;
     rd.iterations = fallback_iterations(rd.work, how);
     if (!rd.iterations.empty()) {
@@ -248,16 +250,10 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   for (auto& [rank, rd] : ranks) {
     if (rd.iterations.empty()) continue;
     ++out.ranks;
-    for (auto& [corr, idx] : rd.pending) {
-      auto it = rd.launch_ns.find(corr);
-      if (it != rd.launch_ns.end()) rd.work[idx].host_ns = it->second;
-    }
     std::sort(rd.iterations.begin(), rd.iterations.end(),
               [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
     std::sort(rd.ranges.begin(), rd.ranges.end(),
               [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; });
-    std::sort(rd.work.begin(), rd.work.end(),
-              [](const auto& a, const auto& b) { return a.host_ns < b.host_ns; });
     max_iterations = std::max<std::int64_t>(max_iterations, rd.iterations.size());
     const std::size_t first = rd.iterations.size() > 1 ? 1 : 0;
     for (std::size_t i = first; i < rd.iterations.size(); ++i) {
