@@ -10,7 +10,7 @@ packages=(
   protobuf-compiler libprotobuf-dev
   libboost-graph-dev
   libspdlog-dev libfmt-dev
-  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libzstd-dev
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libzstd-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
 )
