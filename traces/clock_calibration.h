@@ -9,6 +9,11 @@
 // smallest round trip gives the tightest bound: it is the one kept (Mills'
 // "minimum filter"), and delta / 2 is its uncertainty.
 //
+// The tracer's exchanges run the other way round (tracer/core/clock_exchange.h):
+// the traced host, whose offset is wanted, sends first and the reference
+// host answers. The same bound holds with the roles swapped;
+// estimate_offset_of_sender computes it.
+//
 // With an estimate at the start and one at the end of a capture, the offset
 // is taken to drift linearly between them (and beyond them, along the same
 // line); its uncertainty is the larger of the two.
@@ -16,8 +21,10 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "traces/proto/capture_metadata.pb.h"
+#include "traces/proto/trace_file.pb.h"
 
 namespace ssgd::trace {
 
@@ -41,6 +48,14 @@ struct OffsetEstimate {
 // impossible (t3 < t0, t2 < t1, or a round trip below 0), naming its index.
 OffsetEstimate estimate_offset(std::span<const ClockExchange> exchanges);
 
+// The same minimum filter for exchanges that the remote host started: here
+// t0 and t3 are on the remote host's clock (it sent the request at t0 and
+// got the answer at t3) and t1, t2 on the reference host's (it received at
+// t1 and answered at t2). The offset to add to remote time is then
+// ((t1 - t0) + (t2 - t3)) / 2 and measured_at_ns is the remote time
+// (t0 + t3) / 2. Throws like estimate_offset.
+OffsetEstimate estimate_offset_of_sender(std::span<const ClockExchange> exchanges);
+
 // Maps a remote host's event-clock times to the reference host's.
 class ClockMapping {
  public:
@@ -48,8 +63,10 @@ class ClockMapping {
   ClockMapping() = default;
   // A constant offset, or a linear drift from `start` to `end`.
   explicit ClockMapping(OffsetEstimate start, std::optional<OffsetEstimate> end = std::nullopt);
-  // From a stored calibration. Throws std::invalid_argument when its end is
-  // measured at or before its start.
+  // From a stored calibration: a linear drift from its start to its end, or
+  // a constant offset when it holds only one of them. Throws
+  // std::invalid_argument when it holds neither, or its end is measured at
+  // or before its start.
   static ClockMapping from_proto(const v1::ClockCalibration& calibration);
 
   // The offset to add at remote time `remote_ns` (rounded down).
@@ -67,5 +84,16 @@ class ClockMapping {
 
 // The stored form of an estimate.
 v1::ClockOffsetSample to_proto(const OffsetEstimate& estimate);
+
+// The calibration a rank file holds: the footer's when there is a footer
+// with one (the tracer writes it at exit, with the end estimate), else the
+// header's (start only: a process killed before exit leaves no footer).
+// Null when neither has one.
+const v1::ClockCalibration* stored_calibration(const v1::CaptureMetadata& header,
+                                               const v1::Footer* footer);
+
+// One line for people: "to 'node0': +1200 ns +- 35 ns at the start,
+// +1300 ns +- 40 ns at the end".
+std::string describe_calibration(const v1::ClockCalibration& calibration);
 
 }  // namespace ssgd::trace

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "traces/clock_calibration.h"
 
 namespace ssgd::trace {
 namespace {
@@ -146,6 +147,9 @@ TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
   }
   s.truncated = reader.truncated();
   s.truncation_warning = reader.truncation_warning();
+  if (const v1::ClockCalibration* c = stored_calibration(s.metadata, reader.footer())) {
+    s.clock_calibration = *c;
+  }
 
   s.distinct_kernels = kernels.size();
   for (auto& [name, stats] : kernels) s.top_kernels.push_back({name, stats});
@@ -190,6 +194,7 @@ void print_summary(const TraceSummary& s, std::ostream& out) {
                     gpus, enum_name(v1::ClockDomain::Kind_Name<int>, host.clock().kind(), "KIND"),
                     host.clock().offset_ns()));
   }
+  if (s.clock_calibration) row("clock sync", describe_calibration(*s.clock_calibration));
   if (m.topology().links_size() > 0) row("links", std::to_string(m.topology().links_size()));
 
   row("chunks", fmt::format("{} ({})", s.chunks,

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct TraceSummary {
   std::uint64_t invalid_timestamps = 0;  // from the footer
   bool truncated = false;
   std::string truncation_warning;
+  // The stored clock calibration (the footer's, else the header's;
+  // stored_calibration in clock_calibration.h); absent when none.
+  std::optional<v1::ClockCalibration> clock_calibration;
 };
 
 // Reads every remaining event of `reader`. Throws what TraceReader::next throws.

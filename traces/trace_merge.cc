@@ -191,6 +191,75 @@ std::string join_names(const std::vector<const RankFile*>& files) {
   return s;
 }
 
+// The calibration a rank file holds (the footer's, else the header's) and
+// the field it is in, for messages.
+const v1::ClockCalibration* calibration_of_file(const RankFile& f, std::string* field) {
+  const v1::ClockCalibration* c = stored_calibration(f.metadata, &f.footer);
+  if (field != nullptr) {
+    *field = c == &f.footer.clock_calibration() ? "footer.clock_calibration"
+                                                : "hosts[0].clock.calibration";
+  }
+  return c;
+}
+
+// The clock the merged events are put on: the host of the lowest rank,
+// unless that host's calibration names another host as its reference (the
+// clock server ran elsewhere, e.g. on a login node); then that host's,
+// which is `host` when it ran ranks too.
+struct ReferenceClock {
+  std::string hostname;
+  std::optional<HostKey> host;
+};
+
+ReferenceClock find_reference(const std::vector<HostKey>& hosts,
+                              const std::map<HostKey, std::vector<const RankFile*>>& files_of) {
+  ReferenceClock r;
+  r.hostname = hosts.front().hostname;
+  for (const RankFile* f : files_of.at(hosts.front())) {
+    if (const v1::ClockCalibration* c = calibration_of_file(*f, nullptr)) {
+      r.hostname = c->reference_hostname();
+      break;
+    }
+  }
+  for (const HostKey& h : hosts) {
+    if (h.hostname == r.hostname) {
+      r.host = h;
+      break;
+    }
+  }
+  return r;
+}
+
+// A host's calibration against `reference`: that of its lowest rank with
+// one, preferring one with an end estimate (drift). Without one, the other
+// reference its files name, if any.
+struct CalibrationOf {
+  const RankFile* file = nullptr;
+  const v1::ClockCalibration* calibration = nullptr;
+  std::string field;
+  std::string other_reference;
+};
+
+CalibrationOf calibration_against(const std::vector<const RankFile*>& files,
+                                  const std::string& reference) {
+  CalibrationOf found;
+  for (const RankFile* f : files) {
+    std::string field;
+    const v1::ClockCalibration* c = calibration_of_file(*f, &field);
+    if (c == nullptr) continue;
+    if (c->reference_hostname() != reference) {
+      if (found.other_reference.empty()) found.other_reference = c->reference_hostname();
+      continue;
+    }
+    if (found.file == nullptr || (c->has_end() && !found.calibration->has_end())) {
+      found.file = f;
+      found.calibration = c;
+      found.field = field;
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
@@ -236,7 +305,7 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
     result.notes.push_back(what);
   }
 
-  // Hosts, in the order of their lowest rank; the first is the reference.
+  // Hosts, in the order of their lowest rank.
   std::vector<HostKey> hosts;
   std::map<HostKey, std::vector<const RankFile*>> files_of;
   for (const RankFile& f : files) {
@@ -244,40 +313,44 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
     if (!files_of.contains(key)) hosts.push_back(key);
     files_of[key].push_back(&f);
   }
-  const HostKey& reference = hosts.front();
+  const ReferenceClock reference = find_reference(hosts, files_of);
+  if (reference.host) {
+    // The reference host's clock is the merged time line: list it first.
+    std::stable_partition(hosts.begin(), hosts.end(),
+                          [&](const HostKey& h) { return h == *reference.host; });
+  }
   std::map<HostKey, ClockMapping> mapping_of;
   std::map<HostKey, const v1::ClockCalibration*> calibration_of;
   std::string uncalibrated;
-  for (std::size_t h = 1; h < hosts.size(); ++h) {
-    const HostKey& key = hosts[h];
-    const RankFile* with = nullptr;
-    for (const RankFile* f : files_of[key]) {
-      const v1::ClockDomain& clock = f->metadata.hosts(0).clock();
-      if (clock.has_calibration() &&
-          clock.calibration().reference_hostname() == reference.hostname) {
-        with = f;
-        break;
-      }
-    }
-    if (with == nullptr) {
+  for (const HostKey& key : hosts) {
+    if (reference.host && key == *reference.host) continue;
+    const CalibrationOf found = calibration_against(files_of[key], reference.hostname);
+    if (found.file == nullptr) {
       uncalibrated += (uncalibrated.empty() ? "" : "; ") + std::string("host ") + describe(key) +
                       " (" + join_names(files_of[key]) + ")";
+      if (!found.other_reference.empty()) {
+        uncalibrated += ", calibrated against '" + found.other_reference +
+                        "' instead (did each node's `ssgd trace` run its own clock server? "
+                        "Give them one with --clock-server HOST:PORT)";
+      }
       continue;
     }
-    const v1::ClockCalibration& calibration = with->metadata.hosts(0).clock().calibration();
     try {
-      mapping_of[key] = ClockMapping::from_proto(calibration);
+      mapping_of[key] = ClockMapping::from_proto(*found.calibration);
     } catch (const std::invalid_argument& e) {
-      throw InputError({with->path.string(), std::nullopt, std::nullopt,
-                        "hosts[0].clock.calibration"},
+      throw InputError({found.file->path.string(), std::nullopt, std::nullopt, found.field},
                        e.what());
     }
-    calibration_of[key] = &calibration;
+    calibration_of[key] = found.calibration;
   }
+  const std::string reference_text =
+      reference.host ? describe(*reference.host) + " (" + join_names(files_of[*reference.host]) + ")"
+                     : "'" + reference.hostname + "' (the clock server's host, which ran no rank)";
   if (!uncalibrated.empty()) {
-    const std::string what = "ranks are on different hosts and these have no clock calibration "
-                             "against the reference host " + describe(reference) + " (" +
-                             join_names(files_of[reference]) + "): " + uncalibrated;
+    const std::string what = std::string(hosts.size() > 1 ? "ranks are on different hosts and "
+                                                           : "") +
+                             "these have no clock calibration against the reference host " +
+                             reference_text + ": " + uncalibrated;
     if (!options.force) {
       throw InputError({dir.string(), std::nullopt, std::nullopt, "hosts[0].clock.calibration"},
                        what + ". Their clocks cannot be aligned; merge them uncorrected "
@@ -333,8 +406,10 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
   }
   std::string provenance = metadata.provenance().empty() ? "captured" : metadata.provenance();
   provenance += "; merged by ssgd merge from " + std::to_string(files.size()) + " rank files";
-  if (hosts.size() > 1 && uncalibrated.empty()) {
-    provenance += ", clocks aligned to host '" + reference.hostname + "' by stored calibrations";
+  if ((hosts.size() > 1 || !reference.host) && uncalibrated.empty()) {
+    provenance += ", clocks aligned to host '" + reference.hostname + "'" +
+                  (reference.host ? "" : " (the clock server's host, which ran no rank)") +
+                  " by stored calibrations";
   }
   for (const std::string& note : result.notes) provenance += "; " + note;
   metadata.set_provenance(provenance);

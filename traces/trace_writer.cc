@@ -192,6 +192,10 @@ void TraceWriter::add_invalid_timestamps(std::uint64_t n) {
   footer_.set_invalid_timestamps(footer_.invalid_timestamps() + n);
 }
 
+void TraceWriter::set_clock_calibration(const v1::ClockCalibration& calibration) {
+  *footer_.mutable_clock_calibration() = calibration;
+}
+
 void TraceWriter::close() {
   if (closed_) return;
   flush_chunk();

@@ -60,6 +60,9 @@ class TraceWriter {
   // Footer counters: records the caller lost or discarded before append().
   void add_dropped(std::uint64_t n);
   void add_invalid_timestamps(std::uint64_t n);
+  // The clock calibration measured over the whole capture, for the footer
+  // (Footer.clock_calibration); the header holds only what was known first.
+  void set_clock_calibration(const v1::ClockCalibration& calibration);
   // Writes the last chunk and the footer and renames the file into place
   // (no fsync). Throws std::runtime_error on an I/O error, in which case
   // the temporary file is removed when the writer is destroyed.

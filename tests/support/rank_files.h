@@ -20,6 +20,8 @@ struct RankFileSpec {
   trace::v1::ClockDomain::Kind kind = trace::v1::ClockDomain::MONOTONIC_RAW;
   std::optional<trace::v1::ClockCalibration> calibration;
   std::vector<trace::v1::Event> events;
+  // The footer's calibration (start and end, as the tracer writes at exit).
+  std::optional<trace::v1::ClockCalibration> footer_calibration = std::nullopt;
 };
 
 inline trace::v1::Event kernel_event(int rank, std::int64_t start_ns, std::int64_t end_ns,
@@ -60,6 +62,7 @@ inline std::filesystem::path write_rank_file(const std::filesystem::path& dir,
   options.events_per_chunk = 2;  // several chunks, so a cut file keeps a readable prefix
   trace::TraceWriter writer(path, m, options);
   for (const auto& e : spec.events) writer.append(e);
+  if (spec.footer_calibration) writer.set_clock_calibration(*spec.footer_calibration);
   writer.close();
   return path;
 }

@@ -3,11 +3,14 @@
 // rejects bad flags with messages naming them. The command here is a shell,
 // not a CUDA program: what needs a GPU is listed in tracer/README.md.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/support/cli_runner.h"
 #include "tests/support/test_files.h"
@@ -115,6 +118,115 @@ TEST_F(TraceCliTracerTest, ACommandThatCannotRunIsNamed) {
   EXPECT_NE(r.err.find("cannot run '/nonexistent/train.py': No such file or directory"),
             std::string::npos)
       << r;
+}
+
+// The clock server: the command sees its address, it answers the clock
+// protocol while the command runs, and the report says how many requests
+// it answered.
+TEST_F(TraceCliTracerTest, TheCommandSeesAClockServerThatAnswers) {
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3 to send a request";
+  const std::string client =
+      "import os, socket, struct\n"
+      "host, port = os.environ['SSGD_TRACER_CLOCK_SERVER'].rsplit(':', 1)\n"
+      "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+      "s.settimeout(5)\n"
+      "s.sendto(struct.pack('>IHHQq', 0x53434B51, 1, 0, 7, 123).ljust(128, b'\\0'), (host, "
+      "int(port)))\n"
+      "r = s.recv(256)\n"
+      "m, v, n, seq, t0, t1, t2 = struct.unpack('>IHHQqqq', r[:40])\n"
+      "open('reply.txt', 'w').write('%x %d %d %s %s\\n' % (m, seq, t0, t2 >= t1, "
+      "r[40:40 + n].decode()))\n";
+  const CliResult r = trace({"--out", "t", "--clock-address", "127.0.0.1", "--", "sh", "-c",
+                             "echo \"$SSGD_TRACER_CLOCK_SERVER\" > clock.txt && "
+                             "/usr/bin/python3 -c \"$0\"",
+                             client});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  const std::string address = slurp(dir_ / "clock.txt");
+  ASSERT_TRUE(address.starts_with("127.0.0.1:")) << address;
+  const std::string port = address.substr(10, address.size() - 11);
+  EXPECT_FALSE(port.empty());
+  EXPECT_EQ(port.find_first_not_of("0123456789"), std::string::npos) << port;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_EQ(slurp(dir_ / "reply.txt"), "53434b52 7 123 True " + std::string(host) + "\n");
+  EXPECT_NE(r.err.find("ssgd trace: clock server 127.0.0.1:" + port +
+                       ": answered 1 clock requests, ignored 0 other packets"),
+            std::string::npos)
+      << r;
+}
+
+TEST_F(TraceCliTracerTest, TheAdvertisedAddressIsTheHostNameByDefault) {
+  const CliResult r = trace({"--out", "t", "--", "sh", "-c",
+                             "echo \"$SSGD_TRACER_CLOCK_SERVER\" > clock.txt"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_TRUE(slurp(dir_ / "clock.txt").starts_with(std::string(host) + ":"))
+      << slurp(dir_ / "clock.txt");
+}
+
+TEST_F(TraceCliTracerTest, AnOuterClockServerIsKeptAndNoSecondOneStarted) {
+  ::setenv("SSGD_TRACER_CLOCK_SERVER", "outer:4791", 1);
+  CliResult r = trace({"--out", "t", "--", "sh", "-c",
+                       "echo \"$SSGD_TRACER_CLOCK_SERVER\" > clock.txt"});
+  EXPECT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_EQ(slurp(dir_ / "clock.txt"), "outer:4791\n");
+  EXPECT_EQ(r.err.find("clock server"), std::string::npos) << r;
+  // --no-clock-sync removes it; --clock-server replaces it.
+  r = trace({"--out", "t", "--no-clock-sync", "--", "sh", "-c",
+             "echo \"${SSGD_TRACER_CLOCK_SERVER-unset}\" > clock.txt"});
+  EXPECT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_EQ(slurp(dir_ / "clock.txt"), "unset\n");
+  r = trace({"--out", "t", "--clock-server", "[fe80::1]:99", "--", "sh", "-c",
+             "echo \"$SSGD_TRACER_CLOCK_SERVER\" > clock.txt"});
+  EXPECT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_EQ(slurp(dir_ / "clock.txt"), "[fe80::1]:99\n");
+  ::unsetenv("SSGD_TRACER_CLOCK_SERVER");
+}
+
+TEST_F(TraceCliTracerTest, BadClockOptionsAreNamed) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
+      {{"--clock-server", "nohost"}, "--clock-server 'nohost': expected HOST:PORT"},
+      {{"--clock-server", "a:0"}, "--clock-server 'a:0': the port 0 is not in 1..65535"},
+      {{"--no-clock-sync", "--clock-port", "5000"}, "--no-clock-sync: cannot be combined"},
+      {{"--clock-server", "a:1", "--clock-address", "b"}, "--clock-server uses another"},
+      {{"--clock-port", "70000"}, "--clock-port"},
+      {{"--clock-address", "two words"}, "--clock-address 'two words'"},
+  };
+  for (const auto& [flags, message] : bad) {
+    std::vector<std::string> args{"--out", "t"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "/bin/true"});
+    const CliResult r = trace(args);
+    EXPECT_TRUE(r.exited && r.status == 2) << message << "\n" << r;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r;
+  }
+}
+
+// Open MPI's mpirun passes only -x variables to ranks on other nodes; Hydra
+// (MPICH, Intel MPI) passes everything and knows no -x.
+TEST_F(TraceCliTracerTest, AnOpenMpiLauncherGetsMinusXForEachTracerVariable) {
+  fs::create_directories(dir_ / "ompi");
+  fs::create_directories(dir_ / "hydra");
+  for (const fs::path& script : {dir_ / "ompi" / "mpirun", dir_ / "hydra" / "mpiexec.hydra"}) {
+    std::ofstream(script) << "#!/bin/sh\necho \"$@\" > args.txt\n";
+    fs::permissions(script, fs::perms::owner_all);
+  }
+  fs::create_symlink(dir_ / "hydra" / "mpiexec.hydra", dir_ / "hydra" / "mpiexec");
+  CliResult r = trace({"--out", "t", "--", (dir_ / "ompi" / "mpirun").string(), "-np", "2",
+                       "python", "x.py"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  const std::string args = slurp(dir_ / "args.txt");
+  EXPECT_TRUE(args.starts_with("-x CUDA_INJECTION64_PATH ")) << args;
+  for (const char* name : {"-x SSGD_TRACER_OUT ", "-x SSGD_TRACER_NVTX ",
+                           "-x SSGD_TRACER_CLOCK_SERVER "}) {
+    EXPECT_NE(args.find(name), std::string::npos) << name << " not in " << args;
+  }
+  EXPECT_TRUE(args.ends_with(" -np 2 python x.py\n")) << args;
+  r = trace({"--out", "t", "--", (dir_ / "hydra" / "mpiexec").string(), "-np", "2", "python",
+             "x.py"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_EQ(slurp(dir_ / "args.txt"), "-np 2 python x.py\n");
 }
 
 TEST_F(TraceCliTest, BadIterationsAreNamed) {

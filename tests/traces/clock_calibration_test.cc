@@ -101,6 +101,63 @@ TEST(ClockCalibrationTest, DriftIsInterpolatedAndExtrapolatedLinearly) {
   EXPECT_THROW(ClockMapping({0, 0, 10}, OffsetEstimate{0, 0, 10}), std::invalid_argument);
 }
 
+TEST(ClockCalibrationTest, TheSenderSideEstimateHasTheSignOfItsReference) {
+  // The remote host sends at t0 (its clock), the reference, whose clock
+  // reads 5 s more, receives at t1 and answers at t2; back at t3.
+  constexpr std::int64_t kAhead = 5'000'000'000;
+  ClockExchange e;
+  e.t0 = 1000;
+  e.t1 = e.t0 + 100 + kAhead;  // 100 ns forward
+  e.t2 = e.t1 + 30;
+  e.t3 = e.t2 - kAhead + 300;  // 300 ns back
+  std::vector<ClockExchange> ex{e};
+  OffsetEstimate r = estimate_offset_of_sender(ex);
+  EXPECT_EQ(r.offset_ns, kAhead - 100);  // off by half the 200 ns asymmetry
+  EXPECT_EQ(r.uncertainty_ns, 200);      // half of the 400 ns round trip
+  EXPECT_EQ(r.measured_at_ns, (e.t0 + e.t3) / 2);
+  EXPECT_LE(std::llabs(r.offset_ns - kAhead), r.uncertainty_ns);
+  // A reference behind: the offset is negative.
+  e.t1 = e.t0 + 100 - kAhead;
+  e.t2 = e.t1 + 30;
+  e.t3 = e.t2 + kAhead + 100;
+  ex = {e, exchange(0, 0, 1, 1, 1)};
+  ex[1] = ex[0];
+  ex[1].t3 += 50;  // a longer round trip: not kept
+  r = estimate_offset_of_sender(ex);
+  EXPECT_EQ(r.offset_ns, -kAhead);
+  EXPECT_EQ(r.uncertainty_ns, 100);
+  ex[1].t3 = ex[1].t0 - 1;
+  EXPECT_THROW(estimate_offset_of_sender(ex), std::invalid_argument);
+}
+
+TEST(ClockCalibrationTest, AStoredCalibrationNeedsAnEstimateAndMayHoldOnlyItsEnd) {
+  v1::ClockCalibration c;
+  c.set_reference_hostname("login");
+  EXPECT_THROW(ClockMapping::from_proto(c), std::invalid_argument);
+  c.mutable_end()->set_offset_ns(-70);
+  c.mutable_end()->set_uncertainty_ns(9);
+  const ClockMapping m = ClockMapping::from_proto(c);
+  EXPECT_EQ(m.offset_at(123), -70);
+  EXPECT_EQ(m.uncertainty_ns(), 9);
+  EXPECT_EQ(describe_calibration(c), "to 'login': -70 ns +- 9 ns at the end");
+  c.mutable_start()->set_offset_ns(12);
+  c.mutable_start()->set_uncertainty_ns(3);
+  c.mutable_start()->set_measured_at_ns(-5);
+  EXPECT_EQ(describe_calibration(c),
+            "to 'login': +12 ns +- 3 ns at the start, -70 ns +- 9 ns at the end");
+}
+
+TEST(ClockCalibrationTest, TheFootersCalibrationIsPreferredToTheHeaders) {
+  v1::CaptureMetadata header;
+  v1::Footer footer;
+  EXPECT_EQ(stored_calibration(header, nullptr), nullptr);
+  header.add_hosts()->mutable_clock()->mutable_calibration()->set_reference_hostname("h");
+  EXPECT_EQ(stored_calibration(header, &footer), &header.hosts(0).clock().calibration());
+  footer.mutable_clock_calibration()->set_reference_hostname("f");
+  EXPECT_EQ(stored_calibration(header, &footer)->reference_hostname(), "f");
+  EXPECT_EQ(stored_calibration(header, nullptr)->reference_hostname(), "h");
+}
+
 TEST(ClockCalibrationTest, StartAndEndEstimatesTrackADriftingClock) {
   // The remote clock runs 20 ppm fast: remote = ref * (1 + 2e-5) - 3000,
   // so the offset to add falls by 20 ns per ms of capture.

@@ -142,6 +142,87 @@ TEST_F(TraceMergeTest, DriftBetweenStartAndEndCalibrationsIsCorrected) {
   EXPECT_EQ(m.metadata.hosts(1).clock().offset_uncertainty_ns(), 8);
 }
 
+TEST_F(TraceMergeTest, TheFootersCalibrationSupersedesTheHeaders) {
+  write_rank_file(in(), {0, 2, "a", v1::ClockDomain::MONOTONIC_RAW, std::nullopt, {}});
+  // The header has the start only; the footer adds the end (drift).
+  auto full = calibration("a", 1000, 3, 0);
+  full.mutable_end()->set_offset_ns(2000);
+  full.mutable_end()->set_uncertainty_ns(8);
+  full.mutable_end()->set_measured_at_ns(1'000'000);
+  write_rank_file(in(), {1, 2, "b", v1::ClockDomain::MONOTONIC_RAW, calibration("a", 1000, 3, 0),
+                         {kernel_event(1, 500'000, 500'600)}, full});
+  merge_rank_traces(in(), out(), {});
+  const Read m = read_all(out());
+  ASSERT_EQ(m.events.size(), 1u);
+  EXPECT_EQ(m.events[0].kernel().start_ns(), 501'500);  // 1500 at mid-capture, not 1000
+  EXPECT_EQ(m.metadata.hosts(1).clock().calibration().end().offset_ns(), 2000);
+}
+
+TEST_F(TraceMergeTest, AReferenceThatRanNoRankShiftsEveryHost) {
+  // The clock server ran on a login node: every host is calibrated against
+  // it; two ranks on host 'a' move together.
+  write_rank_file(in(), {0, 3, "a", v1::ClockDomain::MONOTONIC_RAW,
+                         calibration("login", 700, 4, 0), {kernel_event(0, 100, 200)}});
+  write_rank_file(in(), {1, 3, "a", v1::ClockDomain::MONOTONIC_RAW,
+                         calibration("login", 700, 4, 0), {kernel_event(1, 150, 250)}});
+  write_rank_file(in(), {2, 3, "b", v1::ClockDomain::MONOTONIC_RAW,
+                         calibration("login", -50, 6, 0), {kernel_event(2, 900, 950)}});
+  const MergeResult r = merge_rank_traces(in(), out(), {});
+  EXPECT_TRUE(r.notes.empty());
+  EXPECT_EQ(r.hosts, 2);
+  const Read m = read_all(out());
+  ASSERT_EQ(m.events.size(), 3u);
+  EXPECT_EQ(m.events[0].kernel().start_ns(), 800);
+  EXPECT_EQ(m.events[1].kernel().start_ns(), 850);
+  EXPECT_EQ(m.events[2].kernel().start_ns(), 850);
+  EXPECT_EQ(m.events[2].rank(), 2);
+  ASSERT_EQ(m.metadata.hosts_size(), 2);
+  EXPECT_EQ(m.metadata.hosts(0).clock().calibration().reference_hostname(), "login");
+  EXPECT_EQ(m.metadata.hosts(0).clock().offset_uncertainty_ns(), 4);
+  EXPECT_NE(m.metadata.provenance().find(
+                "clocks aligned to host 'login' (the clock server's host, which ran no rank)"),
+            std::string::npos)
+      << m.metadata.provenance();
+}
+
+TEST_F(TraceMergeTest, AHostCalibratedAgainstAnotherReferenceIsRefused) {
+  // Each node's `ssgd trace` ran its own clock server.
+  write_rank_file(in(), {0, 2, "a", v1::ClockDomain::MONOTONIC_RAW, calibration("a", 3, 2, 0),
+                         {kernel_event(0, 100, 200)}});
+  write_rank_file(in(), {1, 2, "b", v1::ClockDomain::MONOTONIC_RAW, calibration("b", -2, 2, 0),
+                         {kernel_event(1, 100, 200)}});
+  const std::string why = refused();
+  for (const char* part :
+       {"against the reference host 'a' (MONOTONIC_RAW) (rank-0.ssgdt)",
+        "host 'b' (MONOTONIC_RAW) (rank-1.ssgdt), calibrated against 'b' instead",
+        "--clock-server HOST:PORT", "--force"}) {
+    EXPECT_NE(why.find(part), std::string::npos) << part << " not in: " << why;
+  }
+  // The reference host itself is never shifted by its own (loopback) calibration.
+  fs::remove(in() / "rank-1.ssgdt");
+  write_rank_file(in(), {1, 2, "b", v1::ClockDomain::MONOTONIC_RAW, calibration("a", 40, 2, 0),
+                         {kernel_event(1, 100, 200)}});
+  merge_rank_traces(in(), out(), {});
+  const Read m = read_all(out());
+  EXPECT_EQ(m.events[0].kernel().start_ns(), 100);
+  EXPECT_EQ(m.events[0].rank(), 0);
+  EXPECT_EQ(m.events[1].kernel().start_ns(), 140);
+}
+
+TEST_F(TraceMergeTest, AReferenceRankHostThatIsNotTheFirstIsListedFirst) {
+  // Rank 0's host names host 'b' (which runs rank 1) as its reference.
+  write_rank_file(in(), {0, 2, "a", v1::ClockDomain::MONOTONIC_RAW, calibration("b", 500, 2, 0),
+                         {kernel_event(0, 100, 200)}});
+  write_rank_file(in(), {1, 2, "b", v1::ClockDomain::MONOTONIC_RAW, std::nullopt,
+                         {kernel_event(1, 100, 200)}});
+  merge_rank_traces(in(), out(), {});
+  const Read m = read_all(out());
+  EXPECT_EQ(m.metadata.hosts(0).hostname(), "b");
+  EXPECT_FALSE(m.metadata.hosts(0).clock().has_calibration());
+  EXPECT_EQ(m.events[0].rank(), 1);
+  EXPECT_EQ(m.events[1].kernel().start_ns(), 600);
+}
+
 TEST_F(TraceMergeTest, HostsWithoutCalibrationAreRefusedUnlessForced) {
   write_rank_file(in(), {0, 3, "a", v1::ClockDomain::MONOTONIC_RAW, std::nullopt,
                          {kernel_event(0, 10, 20)}});

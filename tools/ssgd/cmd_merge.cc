@@ -20,8 +20,8 @@ void add_merge_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "merge",
       "Merge the per-rank traces of one capture (DIR/rank-<r>.ssgdt) into one trace, with "
-      "every rank's clock aligned to the host of the lowest rank by the calibrations the "
-      "tracer stored.");
+      "every rank's clock aligned by the calibrations the tracer stored to the host of the "
+      "lowest rank, or to the clock server's host that its calibration names.");
   cmd->add_option("DIR", options->dir, "folder of rank-<r>.ssgdt files")->required();
   cmd->add_option("-o,--output", options->output, "merged trace to write (.ssgdt)")->required();
   cmd->add_flag("--force", options->force,

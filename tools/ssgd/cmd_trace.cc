@@ -1,9 +1,14 @@
-// ssgd trace [--out DIR] [--iterations A:B] [--nvtx] -- CMD ARGS...: run a
-// training command with the CUPTI tracer injected, then say what it captured.
+// ssgd trace [--out DIR] [--iterations A:B] [--nvtx] [clock options] -- CMD ARGS...:
+// run a training command with the CUPTI tracer injected, then say what it
+// captured.
 //
 // The tracer is loaded through environment variables only, so the command
 // may be a launcher (torchrun, mpirun) that starts many ranks: every rank
-// inherits them. See tracer/README.md for how to use it with each launcher.
+// inherits them (Open MPI's mpirun gets `-x VAR` for each, so that ranks on
+// other nodes do too). While the command runs, a clock server
+// (tracer/core/clock_exchange.h) answers every rank's clock exchanges, so
+// that `ssgd merge` can align hosts. See tracer/README.md for how to use it
+// with each launcher.
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,10 +21,15 @@
 #include <vector>
 
 #include <stdexcept>
+
 #include "tools/ssgd/child_process.h"
 #include "tools/ssgd/commands.h"
+#include "tracer/core/clock_exchange.h"
+#include "traces/clock_calibration.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
+
+extern char** environ;
 
 namespace ssgd::tools {
 namespace {
@@ -73,6 +83,116 @@ void set_env(const char* name, const std::string& value) {
   }
 }
 
+// Open MPI's mpirun passes its environment only to the ranks on its own
+// node; the others get the variables named with -x. So for an Open MPI
+// launcher, the tracer's variables (SSGD_*, CUDA_INJECTION*, NCCL_PROFILER*,
+// NVTX_INJECTION*) are named after the launcher's name. MPICH's and Intel
+// MPI's Hydra (mpiexec.hydra) pass the whole environment and have no -x:
+// a launcher that resolves to a Hydra binary is left alone.
+bool is_open_mpi_launcher(const std::string& program) {
+  const std::string name = fs::path(program).filename().string();
+  if (name != "mpirun" && name != "mpiexec" && name != "orterun") return false;
+  std::error_code ec;
+  fs::path resolved = program;
+  if (program.find('/') == std::string::npos) {
+    const char* path = std::getenv("PATH");
+    std::string dirs = path == nullptr ? "" : path;
+    resolved.clear();
+    for (std::size_t at = 0; at <= dirs.size();) {
+      const std::size_t colon = std::min(dirs.find(':', at), dirs.size());
+      const fs::path candidate = fs::path(dirs.substr(at, colon - at)) / program;
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        resolved = candidate;
+        break;
+      }
+      at = colon + 1;
+    }
+  }
+  const fs::path target = resolved.empty() ? resolved : fs::canonical(resolved, ec);
+  return target.filename().string().find("hydra") == std::string::npos;
+}
+
+std::vector<std::string> with_mpirun_exports(const std::vector<std::string>& command) {
+  if (command.empty() || !is_open_mpi_launcher(command.front())) return command;
+  std::vector<std::string> names;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    for (const std::string_view prefix :
+         {"SSGD_", "CUDA_INJECTION", "NCCL_PROFILER", "NVTX_INJECTION"}) {
+      if (name.starts_with(prefix)) {
+        names.emplace_back(name);
+        break;
+      }
+    }
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> out{command.front()};
+  for (const std::string& name : names) {
+    out.push_back("-x");
+    out.push_back(name);
+  }
+  out.insert(out.end(), command.begin() + 1, command.end());
+  return out;
+}
+
+// The clock server this launcher starts, or the one it hands on; see
+// add_trace_command's --clock-* options.
+struct ClockOptions {
+  std::string address;  // --clock-address
+  int port = -1;        // --clock-port; -1: not given
+  std::string server;   // --clock-server
+  bool off = false;     // --no-clock-sync
+};
+
+std::unique_ptr<tracer::ClockServer> set_up_clock_sync(const ClockOptions& o) {
+  const bool own = !o.address.empty() || o.port >= 0;
+  if (o.off && (own || !o.server.empty())) {
+    throw std::invalid_argument(
+        "--no-clock-sync: cannot be combined with --clock-server, --clock-address or --clock-port");
+  }
+  if (!o.server.empty() && own) {
+    throw std::invalid_argument("--clock-server uses another launcher's clock server; "
+                                "--clock-address and --clock-port are for this one's");
+  }
+  if (o.off) {
+    ::unsetenv("SSGD_TRACER_CLOCK_SERVER");
+    return nullptr;
+  }
+  if (!o.server.empty()) {
+    std::string why;
+    if (!tracer::parse_clock_server_address(o.server, why)) {
+      throw std::invalid_argument("--clock-server " + why);
+    }
+    set_env("SSGD_TRACER_CLOCK_SERVER", o.server);
+    return nullptr;
+  }
+  if (std::getenv("SSGD_TRACER_CLOCK_SERVER") != nullptr && !own) {
+    // An outer launcher's (`mpirun ... ssgd trace -- python train.py`, each
+    // rank under its own ssgd trace): one clock server for all.
+    return nullptr;
+  }
+  if (!o.address.empty() &&
+      (o.address.find_first_of(" \t[]") != std::string::npos || o.address.size() > 255)) {
+    throw std::invalid_argument("--clock-address '" + o.address + "': expected a host name or an "
+                                "IP address");
+  }
+  tracer::ClockServerOptions options;
+  options.port = static_cast<std::uint16_t>(std::max(o.port, 0));
+  std::string error;
+  auto server = tracer::ClockServer::start(options, &error);
+  if (!server) {
+    if (o.port >= 0) throw std::invalid_argument("--clock-port " + std::to_string(o.port) + ": " + error);
+    std::cerr << "ssgd trace: warning: no clock server (" << error
+              << "); ranks on different hosts will not be aligned\n";
+    return nullptr;
+  }
+  tracer::ClockServerAddress advertised{o.address.empty() ? server->hostname() : o.address,
+                                        server->port()};
+  set_env("SSGD_TRACER_CLOCK_SERVER", advertised.to_string());
+  return server;
+}
+
 bool is_trace_file(const fs::path& p) {
   const std::string name = p.filename().string();
   return name.rfind("rank-", 0) == 0 && name.find(".ssgdt") != std::string::npos;
@@ -89,7 +209,13 @@ std::vector<fs::path> trace_files(const fs::path& dir) {
 }
 
 // What each trace file holds, on stderr: the program's stdout stays its own.
-void report(const fs::path& out_dir) {
+void report(const fs::path& out_dir, const tracer::ClockServer* clock_server) {
+  if (clock_server != nullptr) {
+    const tracer::ClockServerCounters c = clock_server->counters();
+    std::cerr << "ssgd trace: clock server " << std::getenv("SSGD_TRACER_CLOCK_SERVER")
+              << ": answered " << c.answered << " clock requests, ignored " << c.ignored
+              << " other packets\n";
+  }
   const auto files = trace_files(out_dir);
   if (files.empty()) {
     std::cerr << "ssgd trace: no trace files in '" << out_dir.string()
@@ -111,11 +237,15 @@ void report(const fs::path& out_dir) {
                 << s.collectives << ", marker " << s.markers << ")";
       if (s.has_footer) {
         std::cerr << ", dropped " << s.dropped_records << ", invalid timestamps "
-                  << s.invalid_timestamps << "\n";
+                  << s.invalid_timestamps;
       } else {
         std::cerr << ", no footer: the process did not exit normally (" << s.truncation_warning
-                  << ")\n";
+                  << ")";
       }
+      std::cerr << ", clock offset "
+                << (s.clock_calibration ? trace::describe_calibration(*s.clock_calibration)
+                                        : std::string("not measured"))
+                << "\n";
     } catch (const std::exception& e) {
       std::cerr << "  " << f.filename().string() << ": unreadable: " << e.what() << "\n";
     }
@@ -129,6 +259,7 @@ void add_trace_command(CLI::App& app) {
     std::string out = "ssgd-trace";
     std::string iterations;
     bool nvtx = false;
+    ClockOptions clock;
     std::vector<std::string> command;
   };
   auto options = std::make_shared<Options>();
@@ -143,6 +274,18 @@ void add_trace_command(CLI::App& app) {
                   "iterations to keep, A:B (A inclusive, B exclusive); passed on as "
                   "SSGD_TRACER_ITERATIONS");
   cmd->add_flag("--nvtx", options->nvtx, "also capture NVTX ranges (SSGD_TRACER_NVTX=1)");
+  cmd->add_option("--clock-address", options->clock.address,
+                  "host name or address the ranks reach this launcher's clock server at "
+                  "(default: this host's name)");
+  cmd->add_option("--clock-port", options->clock.port,
+                  "UDP port of this launcher's clock server (default: one the OS picks)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--clock-server", options->clock.server,
+                  "HOST:PORT of another launcher's clock server to use instead of starting one "
+                  "(one ssgd trace per node: give every node the same)");
+  cmd->add_flag("--no-clock-sync", options->clock.off,
+                "measure no clock offsets (ranks on different hosts cannot be merged without "
+                "--force)");
   cmd->add_option("command", options->command, "the command to trace, after --")->required();
   cmd->callback([options] {
     if (!options->iterations.empty()) check_iterations(options->iterations);
@@ -170,13 +313,15 @@ void add_trace_command(CLI::App& app) {
       set_env("NVTX_INJECTION64_PATH", SSGD_CUPTI_LIBRARY);
     }
 #endif
+    const std::unique_ptr<tracer::ClockServer> clock_server = set_up_clock_sync(options->clock);
     std::cout.flush();
-    const ChildResult child = run_child(options->command);
+    const ChildResult child = run_child(with_mpirun_exports(options->command));
+    if (clock_server) clock_server->stop();
     if (!child.started) {
       std::cerr << "ssgd trace: " << child.error << "\n";
       std::exit(127);
     }
-    report(out_dir);
+    report(out_dir, clock_server.get());
     std::cerr.flush();
     if (child.exited) std::exit(child.exit_status);
     // Die of the same signal, so that a launcher above sees what the command did.

@@ -1,14 +1,64 @@
 #include "tracer/core/process_session.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
 #include "tracer/core/rank_env.h"
 
 namespace ssgd::tracer {
+
+namespace v1 = trace::v1;
+
 namespace {
 
 void close_at_exit() { ProcessSession::get().shutdown(); }
+
+// A host name as gethostname() could return it: 1 to 255 printable
+// characters, no space.
+bool plausible_hostname(const std::string& name) {
+  return !name.empty() && name.size() <= 255 &&
+         std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 127; });
+}
+
+void read_clock_settings(const EnvLookup& env, SessionSettings& s) {
+  if (auto server = env("SSGD_TRACER_CLOCK_SERVER")) {
+    std::string why;
+    s.clock.server = parse_clock_server_address(*server, why);
+    if (!s.clock.server) {
+      s.problems.push_back("SSGD_TRACER_CLOCK_SERVER=" + why + "; no clock calibration");
+    }
+  }
+  if (auto reference = env("SSGD_TRACER_CLOCK_REFERENCE")) {
+    if (!plausible_hostname(*reference)) {
+      s.problems.push_back("SSGD_TRACER_CLOCK_REFERENCE='" + *reference +
+                           "' is not a host name; storing the name the clock server sends");
+    } else if (!s.clock.server) {
+      s.problems.push_back("SSGD_TRACER_CLOCK_REFERENCE is set but no usable "
+                           "SSGD_TRACER_CLOCK_SERVER; no clock calibration");
+    } else {
+      s.clock.reference = *reference;
+    }
+  }
+  if (auto ms = env("SSGD_TRACER_CLOCK_TIMEOUT_MS")) {
+    std::string why;
+    const auto v = parse_rank_value(*ms, why);  // a non-negative int32
+    if (v && (*v < 1 || *v > 60'000)) why = "is not in 1..60000";
+    if (v && why.empty()) {
+      s.clock.budget = std::chrono::milliseconds(*v);
+    } else {
+      s.problems.push_back("SSGD_TRACER_CLOCK_TIMEOUT_MS='" + *ms + "' " + why + "; using 500");
+    }
+  }
+  if (auto name = env("SSGD_TRACER_HOSTNAME")) {
+    if (plausible_hostname(*name)) {
+      s.hostname = *name;
+    } else {
+      s.problems.push_back("SSGD_TRACER_HOSTNAME='" + *name +
+                           "' is not a host name; using gethostname()");
+    }
+  }
+}
 
 }  // namespace
 
@@ -31,6 +81,7 @@ SessionSettings read_session_settings(const EnvLookup& env) noexcept {
         s.problems.push_back("SSGD_TRACER_FLUSH_MS='" + *ms + "' " + why + "; using 1000");
       }
     }
+    read_clock_settings(env, s);
   } catch (...) {
     s.problems.push_back("could not read the settings (out of memory); using the defaults");
   }
@@ -49,6 +100,20 @@ ProcessSession::ProcessSession() noexcept {
     o.world_size = rank_.world_size.value.value_or(0);
     o.flush_interval = std::chrono::milliseconds(settings.flush_ms);
     o.log = log_to_stderr_if_asked;
+    if (!settings.hostname.empty()) o.metadata.add_hosts()->set_hostname(settings.hostname);
+    if (settings.clock.server) {
+      // Before the header is written, which holds the start estimate.
+      const auto kind = o.event_clock;
+      calibration_ = std::make_unique<CaptureCalibration>(
+          settings.clock, [kind] { return read_clock_ns(kind); }, log_to_stderr_if_asked);
+      if (auto c = calibration_->measure_start()) {
+        v1::Host* host = o.metadata.hosts_size() > 0 ? o.metadata.mutable_hosts(0)
+                                                     : o.metadata.add_hosts();
+        *host->mutable_clock()->mutable_calibration() = *c;
+      } else {
+        o.metadata.set_provenance("captured; " + calibration_->note());
+      }
+    }
     std::string error;
     sink_ = TraceSink::open(std::move(o), &error);
     if (!sink_) log_to_stderr_if_asked("tracing is off: " + error);
@@ -90,6 +155,9 @@ void ProcessSession::flush() noexcept {
 
 void ProcessSession::shutdown() noexcept {
   if (!sink_ || closed_.exchange(true, std::memory_order_acq_rel)) return;
+  if (calibration_) {
+    if (auto c = calibration_->measure_end()) sink_->set_clock_calibration(*c);
+  }
   sink_->close();
 }
 

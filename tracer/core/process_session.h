@@ -6,6 +6,13 @@
 //
 //   SSGD_TRACER_OUT       folder of the trace files (default "ssgd-trace")
 //   SSGD_TRACER_FLUSH_MS  milliseconds between flushes (default 1000; 0: at exit only)
+//   SSGD_TRACER_CLOCK_SERVER      HOST:PORT of the clock server (clock_exchange.h):
+//                                 measure the clock offset at open and at close
+//   SSGD_TRACER_CLOCK_REFERENCE   the reference host name to store, instead of
+//                                 the name the server sends
+//   SSGD_TRACER_CLOCK_TIMEOUT_MS  time budget of each measurement (default 500)
+//   SSGD_TRACER_HOSTNAME          for tests: the host name written in the header,
+//                                 instead of gethostname()'s
 //
 // and the rank from the launcher's variables (rank_env.h). The file is
 // closed at exit (atexit) or by shutdown(). Every function is noexcept and
@@ -17,6 +24,7 @@
 #include <string>
 
 #include "tracer/core/activity_record.h"
+#include "tracer/core/capture_calibration.h"
 #include "tracer/core/rank_env.h"
 #include "tracer/core/record_buffer_pool.h"
 #include "tracer/core/trace_sink.h"
@@ -26,6 +34,8 @@ namespace ssgd::tracer {
 struct SessionSettings {
   std::string out_dir = "ssgd-trace";
   std::int64_t flush_ms = 1000;
+  ClockCalibrationSettings clock;
+  std::string hostname;  // empty: gethostname()
   std::vector<std::string> problems;  // settings that were malformed and set aside, with why
 };
 
@@ -59,6 +69,7 @@ class ProcessSession {
  private:
   ProcessSession() noexcept;
   RankEnv rank_;
+  std::unique_ptr<CaptureCalibration> calibration_;  // null without a clock server
   std::unique_ptr<TraceSink> sink_;
   std::atomic<bool> closed_{false};
   std::atomic<std::uint64_t> dropped_closed_{0};

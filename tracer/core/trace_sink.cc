@@ -38,6 +38,7 @@ struct TraceSink::Shared {
   std::atomic<std::uint64_t> dropped_by_source{0};
   std::atomic<std::uint64_t> write_errors{0};
   std::atomic<bool> writer_failed{false};  // set by the writer thread (or close(), after join)
+  std::optional<v1::ClockCalibration> clock_calibration;  // under `mutex`
 };
 
 std::filesystem::path rank_trace_path(const std::filesystem::path& out_dir, std::int32_t rank) {
@@ -237,6 +238,10 @@ SinkStatus TraceSink::close() noexcept {
     const SinkCounters c = counters();
     writer_->add_dropped(c.dropped);
     writer_->add_invalid_timestamps(c.invalid_timestamps);
+    {
+      std::lock_guard lock(s.mutex);
+      if (s.clock_calibration) writer_->set_clock_calibration(*s.clock_calibration);
+    }
     writer_->close();
   } catch (const std::exception& e) {
     s.write_errors.fetch_add(1, std::memory_order_relaxed);
@@ -248,6 +253,15 @@ SinkStatus TraceSink::close() noexcept {
 
 void TraceSink::add_dropped(std::uint64_t n) noexcept {
   shared_->dropped_by_source.fetch_add(n, std::memory_order_relaxed);
+}
+
+void TraceSink::set_clock_calibration(const v1::ClockCalibration& calibration) noexcept {
+  try {
+    std::lock_guard lock(shared_->mutex);
+    shared_->clock_calibration = calibration;
+  } catch (...) {
+    log("cannot keep the clock calibration for the footer");
+  }
 }
 
 SinkCounters TraceSink::counters() const noexcept {

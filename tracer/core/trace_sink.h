@@ -109,6 +109,10 @@ class TraceSink {
   // the footer's dropped_records.
   void add_dropped(std::uint64_t n) noexcept;
 
+  // The clock calibration for the footer (Footer.clock_calibration), set
+  // before close(); the last one set is written.
+  void set_clock_calibration(const trace::v1::ClockCalibration& calibration) noexcept;
+
   [[nodiscard]] SinkCounters counters() const noexcept;
   // `<out_dir>/rank-<r>.ssgdt`, and the temporary name until close().
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
