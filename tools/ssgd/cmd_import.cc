@@ -1,4 +1,5 @@
 // ssgd import bcaffe LOG -o PROFILE.csv
+// ssgd import kineto FILE.json[.gz] -o FILE.ssgdt [--rank N] [--no-module-marks]
 #include <iostream>
 #include <memory>
 #include <string>
@@ -6,6 +7,7 @@
 #include "common/atomic_file.h"
 #include "common/logging.h"
 #include "traces/bcaffe_log.h"
+#include "traces/kineto_import.h"
 #include "tools/ssgd/commands.h"
 
 namespace ssgd::tools {
@@ -28,6 +30,29 @@ void add_import_command(CLI::App& app) {
     trace::write_layer_profile_csv(profile, f.stream());
     f.commit();
     logger("tools")->info("{}: {} layers written to {}", args->log, profile.layers.size(), args->out);
+  });
+
+  struct KinetoArgs {
+    std::string input;
+    std::string out;
+    std::int32_t rank = -1;
+    bool no_module_marks = false;
+  };
+  auto kargs = std::make_shared<KinetoArgs>();
+  auto* kineto = cmd->add_subcommand(
+      "kineto", "PyTorch profiler (Kineto) Chrome-trace JSON, plain or .gz -> .ssgdt trace");
+  kineto->add_option("FILE", kargs->input, "trace JSON written by torch.profiler")->required();
+  kineto->add_option("-o,--output", kargs->out, ".ssgdt trace to write")->required();
+  kineto->add_option("--rank", kargs->rank, "rank of the file (default: its distributedInfo.rank)")
+      ->check(CLI::NonNegativeNumber);
+  kineto->add_flag("--no-module-marks", kargs->no_module_marks,
+                   "do not turn nn.Module ranges into forward/<module> marks");
+  kineto->callback([kargs] {
+    trace::KinetoImportOptions options;
+    if (kargs->rank >= 0) options.rank = kargs->rank;
+    options.module_marks = !kargs->no_module_marks;
+    const auto summary = trace::import_kineto(kargs->input, kargs->out, options);
+    trace::print_kineto_import_summary(summary, std::cout);
   });
 }
 

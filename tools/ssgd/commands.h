@@ -12,7 +12,7 @@ namespace ssgd::tools {
 void add_info_command(CLI::App& app);      // ssgd info [--dump] FILE
 void add_pack_command(CLI::App& app);      // ssgd pack TEXT -o FILE.ssgdt
 void add_merge_command(CLI::App& app);     // ssgd merge DIR -o FILE.ssgdt [--force]
-void add_import_command(CLI::App& app);    // ssgd import bcaffe LOG -o PROFILE.csv
+void add_import_command(CLI::App& app);    // ssgd import bcaffe|kineto FILE -o OUT
 void add_presets_command(CLI::App& app);   // ssgd presets
 void add_simulate_command(CLI::App& app);  // ssgd simulate INPUT ...
 void add_calibrate_command(CLI::App& app); // ssgd calibrate INPUT... -o network.yaml

@@ -1,0 +1,61 @@
+// `ssgd import kineto` as a real process: the summary it prints, a trace
+// that `ssgd simulate` replays, and the exit status and message of a
+// truncated file (no output left behind).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/cli_runner.h"
+#include "tests/support/kineto_json_writer.h"
+#include "tests/support/test_files.h"
+
+namespace ssgd::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class KinetoCliTest : public TempDirTest {
+ protected:
+  CliResult ssgd(const std::vector<std::string>& args) {
+    return run_cli(SSGD_CLI, args, SSGD_SOURCE_DIR, dir_);
+  }
+};
+
+TEST_F(KinetoCliTest, ImportPrintsASummaryAndSimulateReplaysTheTrace) {
+  write_two_step_training(dir_ / "rank1.pt.trace.json");
+  const auto out = (dir_ / "rank1.ssgdt").string();
+  const auto r = ssgd({"import", "kineto", (dir_ / "rank1.pt.trace.json").string(), "-o", out});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("rank         1 (distributedInfo.rank), world size 2, 1 GPU(s)"));
+  EXPECT_THAT(r.out, HasSubstr("46 events: 10 kernels, 2 memcpys, 2 memsets, 18 API calls, "
+                               "4 collectives, 10 marker ranges"));
+  EXPECT_THAT(r.out, HasSubstr("cat cpu_op (not a mark)"));
+  const auto sim = ssgd({"simulate", out, "-q", "--log", "warn"});
+  EXPECT_EQ(sim.status, 0) << sim;
+}
+
+TEST_F(KinetoCliTest, RankFlagOverrides) {
+  write_two_step_training(dir_ / "t.json");
+  const auto r = ssgd({"import", "kineto", (dir_ / "t.json").string(), "-o",
+                       (dir_ / "t.ssgdt").string(), "--rank", "5"});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("rank         5 (--rank)"));
+}
+
+TEST_F(KinetoCliTest, TruncatedFileExitsWithBadInputAndLeavesNoOutput) {
+  write_two_step_training(dir_ / "full.json");
+  const std::string full = read_file_bytes(dir_ / "full.json");
+  write_file_bytes(dir_ / "cut.json", full.substr(0, full.size() - 300));
+  const auto r = ssgd({"import", "kineto", (dir_ / "cut.json").string(), "-o",
+                       (dir_ / "cut.ssgdt").string()});
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("cut.json"));
+  EXPECT_THAT(r.err, HasSubstr("truncated"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "cut.ssgdt"));
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_THAT(e.path().filename().string(), ::testing::Not(HasSubstr(".tmp")));
+  }
+}
+
+}  // namespace
+}  // namespace ssgd::testing

@@ -1,0 +1,581 @@
+#include "traces/kineto_mapping.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+#include "common/error.h"
+
+namespace ssgd::trace {
+
+// The NCCL metadata of one collective, from the args PyTorch's c10d writes
+// on its record_param_comms op and Kineto copies onto the NCCL kernel.
+struct KinetoEventMapper::CommsMeta {
+  bool present = false;         // has "Collective name" or "In msg nelems"
+  std::string collective_name;  // c10d's name: "allreduce", "_allgather_base", ...
+  std::string dtype;            // c10 ScalarType name: "Float", "BFloat16", ...
+  std::optional<std::int64_t> in_nelems, group_size, rank, seq, peer;
+  std::string pg_name;  // "Process Group Name", e.g. "0"
+  std::string ranks;    // "Process Group Ranks" without spaces, e.g. "[0,1]"
+};
+
+struct KinetoEventMapper::PendingCollective {
+  v1::Collective collective;
+  NcclKernelName from_name;
+  std::optional<std::int64_t> external_id;
+  CommsMeta meta;
+};
+
+namespace {
+
+struct DtypeName {
+  std::string_view kineto;  // c10 ScalarType name or NCCL kernel-name token
+  std::string_view trace;   // the trace's spelling (tracer/nccl/nccl_names.cc)
+  std::int64_t bytes;
+};
+
+// c10 ScalarType names (record_param_comms "dtype") and the type tokens of
+// NCCL kernel names (new: f32, old: float), to the trace's datatype names.
+constexpr DtypeName kDtypes[] = {
+    {"Float", "float32", 4},     {"Double", "float64", 8},   {"Half", "float16", 2},
+    {"BFloat16", "bfloat16", 2}, {"Int", "int32", 4},        {"Long", "int64", 8},
+    {"Char", "int8", 1},         {"Byte", "uint8", 1},       {"Bool", "uint8", 1},
+    {"UInt32", "uint32", 4},     {"UInt64", "uint64", 8},    {"Float8_e4m3fn", "float8e4m3", 1},
+    {"Float8_e5m2", "float8e5m2", 1},
+    {"f32", "float32", 4},       {"f64", "float64", 8},      {"f16", "float16", 2},
+    {"bf16", "bfloat16", 2},     {"i8", "int8", 1},          {"u8", "uint8", 1},
+    {"i32", "int32", 4},         {"u32", "uint32", 4},       {"i64", "int64", 8},
+    {"u64", "uint64", 8},        {"f8e4m3", "float8e4m3", 1}, {"f8e5m2", "float8e5m2", 1},
+    {"float", "float32", 4},     {"double", "float64", 8},   {"half", "float16", 2},
+    {"bfloat16", "bfloat16", 2}, {"int8_t", "int8", 1},      {"uint8_t", "uint8", 1},
+    {"int32_t", "int32", 4},     {"uint32_t", "uint32", 4},  {"int64_t", "int64", 8},
+    {"uint64_t", "uint64", 8},
+};
+
+const DtypeName* find_dtype(std::string_view name) {
+  for (const auto& d : kDtypes) {
+    if (d.kineto == name) return &d;
+  }
+  return nullptr;
+}
+
+std::int64_t dtype_bytes(std::string_view trace_name) {
+  for (const auto& d : kDtypes) {
+    if (d.trace == trace_name) return d.bytes;
+  }
+  return 0;
+}
+
+// c10d's collective names ("allreduce", "_allgather_base",
+// "reduce_scatter_tensor_coalesced", "all_to_all", "send", ...) to an op.
+v1::Collective::Op op_from_c10d(std::string_view name) {
+  std::string n;
+  for (char c : name) {
+    if (c != '_') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  auto starts = [&](std::string_view p) { return n.rfind(p, 0) == 0; };
+  if (starts("allreduce") || starts("barrier")) return v1::Collective::ALL_REDUCE;
+  if (starts("allgather")) return v1::Collective::ALL_GATHER;
+  if (starts("reducescatter")) return v1::Collective::REDUCE_SCATTER;
+  if (starts("alltoall")) return v1::Collective::ALL_TO_ALL;
+  if (starts("broadcast")) return v1::Collective::BROADCAST;
+  if (starts("reduce")) return v1::Collective::REDUCE;
+  if (starts("send")) return v1::Collective::SEND;
+  if (starts("recv")) return v1::Collective::RECV;
+  return v1::Collective::UNKNOWN;
+}
+
+std::string without_spaces(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c != ' ') out += c;
+  }
+  return out;
+}
+
+// The number of ranks in "[0,1,2]"; nullopt when truncated ("...") or empty.
+std::optional<std::int64_t> count_ranks(const std::string& ranks) {
+  if (ranks.size() < 3 || ranks.find("...") != std::string::npos) return std::nullopt;
+  return static_cast<std::int64_t>(std::count(ranks.begin(), ranks.end(), ',')) + 1;
+}
+
+// The position of `rank` in "[0,1,2]", or nullopt.
+std::optional<std::int64_t> index_in_ranks(const std::string& ranks, std::int64_t rank) {
+  std::int64_t i = 0;
+  const char* p = ranks.data() + 1;
+  const char* end = ranks.data() + ranks.size();
+  while (p < end) {
+    std::int64_t v = 0;
+    auto [q, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc()) return std::nullopt;
+    if (v == rank) return i;
+    ++i;
+    p = q + 1;  // past the ',' (or the closing ']')
+  }
+  return std::nullopt;
+}
+
+std::string value_text(const KinetoValue& v) {
+  if (v.type == KinetoValue::Type::kString || v.is_number()) return v.text;
+  if (v.type == KinetoValue::Type::kIntArray) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.ints.size(); ++i) {
+      if (i > 0) s += ",";
+      s += std::to_string(v.ints[i]);
+    }
+    return s + "]";
+  }
+  return "";
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+}  // namespace
+
+bool is_nccl_kernel(std::string_view name) {
+  return starts_with(name, "ncclDevKernel_") || starts_with(name, "ncclKernel_");
+}
+
+NcclKernelName parse_nccl_kernel_name(std::string_view name) {
+  NcclKernelName out;
+  if (auto p = name.find('('); p != std::string_view::npos) name = name.substr(0, p);
+  if (starts_with(name, "ncclDevKernel_")) {
+    name.remove_prefix(14);
+  } else if (starts_with(name, "ncclKernel_")) {
+    name.remove_prefix(11);
+  } else {
+    return out;
+  }
+  std::vector<std::string_view> tokens;
+  for (std::size_t start = 0; start <= name.size();) {
+    const auto end = std::min(name.find('_', start), name.size());
+    tokens.push_back(name.substr(start, end - start));
+    start = end + 1;
+  }
+  const std::string_view op = tokens.empty() ? std::string_view() : tokens[0];
+  if (op == "AllReduce") out.op = v1::Collective::ALL_REDUCE;
+  else if (op == "AllGather") out.op = v1::Collective::ALL_GATHER;
+  else if (op == "ReduceScatter") out.op = v1::Collective::REDUCE_SCATTER;
+  else if (op == "Broadcast") out.op = v1::Collective::BROADCAST;
+  else if (op == "Reduce") out.op = v1::Collective::REDUCE;
+  else if (op == "AllToAll" || op == "AlltoAll") out.op = v1::Collective::ALL_TO_ALL;
+  else if (op == "Send") out.op = v1::Collective::SEND;
+  else if (op == "Recv") out.op = v1::Collective::RECV;
+  for (std::size_t i = 1; i < tokens.size(); ++i) {
+    const std::string_view t = tokens[i];
+    const std::string_view next = i + 1 < tokens.size() ? tokens[i + 1] : std::string_view();
+    if ((t == "COLLNET" && (next == "DIRECT" || next == "CHAIN")) ||
+        (t == "NVLS" && next == "TREE")) {
+      out.algorithm = std::string(t) + "_" + std::string(next);
+      ++i;
+    } else if (t == "RING" || t == "TREE" || t == "NVLS" || t == "PAT" || t == "COLLNET") {
+      out.algorithm = std::string(t);
+    } else if (t == "LL" || t == "LL128" || t == "SIMPLE") {
+      out.protocol = std::string(t);
+    } else if (next == "t" && find_dtype(std::string(t) + "_t") != nullptr) {
+      out.datatype = std::string(find_dtype(std::string(t) + "_t")->trace);  // int8_t, uint64_t
+      ++i;
+    } else if (const DtypeName* d = find_dtype(t); d != nullptr && d->kineto != "Float") {
+      out.datatype = std::string(d->trace);
+    }
+  }
+  return out;
+}
+
+std::uint64_t kineto_communicator_id(std::string_view key) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : key) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+KinetoEventMapper::KinetoEventMapper(KinetoMappingOptions options, Emit emit)
+    : options_(std::move(options)), emit_(std::move(emit)) {}
+
+KinetoEventMapper::~KinetoEventMapper() = default;
+
+namespace {
+
+[[noreturn]] void bad_field(const std::string& file, const KinetoEvent& e, std::string_view field,
+                            std::string_view what, const std::string& problem) {
+  std::string label(what);
+  if (e.name.type == KinetoValue::Type::kString) label += " '" + e.name.text + "'";
+  throw InputError({file, std::nullopt, static_cast<std::int64_t>(e.index),
+                    "traceEvents[" + std::to_string(e.index) + "]." + std::string(field)},
+                   label + ": " + problem);
+}
+
+}  // namespace
+
+KinetoEventMapper::Times KinetoEventMapper::times(const KinetoEvent& e,
+                                                  std::string_view what) const {
+  auto read = [&](const KinetoValue& v, std::string_view field) -> std::int64_t {
+    if (!v.present()) bad_field(options_.file, e, field, what, "has no '" + std::string(field) + "'");
+    std::optional<std::int64_t> ns;
+    if (v.is_number()) ns = parse_microseconds_ns(v.text);
+    if (!ns) {
+      bad_field(options_.file, e, field, what,
+                "'" + std::string(field) + "' is not a number of microseconds" +
+                    (v.type == KinetoValue::Type::kString ? " (it is the string \"" + v.text + "\")"
+                                                          : ""));
+    }
+    return *ns;
+  };
+  const std::int64_t ts = read(e.ts, "ts");
+  const std::int64_t dur = read(e.dur, "dur");
+  if (dur < 0) bad_field(options_.file, e, "dur", what, "'dur' is negative (" + e.dur.text + ")");
+  const std::int64_t start = ts;
+  if (start > std::numeric_limits<std::int64_t>::max() - dur) {
+    bad_field(options_.file, e, "dur", what, "ts + dur overflows 64-bit nanoseconds");
+  }
+  return {start, start + dur};
+}
+
+std::string KinetoEventMapper::required_string(const KinetoEvent& e, const KinetoValue& v,
+                                               std::string_view field,
+                                               std::string_view what) const {
+  if (!v.present()) bad_field(options_.file, e, field, what, "has no '" + std::string(field) + "'");
+  if (v.type != KinetoValue::Type::kString) {
+    bad_field(options_.file, e, field, what, "'" + std::string(field) + "' is not a string");
+  }
+  return v.text;
+}
+
+std::optional<std::int64_t> KinetoEventMapper::optional_int(const KinetoEvent& e,
+                                                            std::string_view key,
+                                                            std::string_view what) {
+  const KinetoValue& v = e.arg(key);
+  if (!v.present() || v.type == KinetoValue::Type::kNull) return std::nullopt;
+  if (auto i = v.as_int()) return i;
+  ++stats_.ignored_fields[std::string(what) + " args." + std::string(key)];
+  return std::nullopt;
+}
+
+void KinetoEventMapper::convert(const KinetoEvent& e) {
+  if (!e.ph.present()) {
+    throw InputError({options_.file, std::nullopt, static_cast<std::int64_t>(e.index),
+                      "traceEvents[" + std::to_string(e.index) + "].ph"},
+                     "event has no 'ph' (phase)");
+  }
+  if (e.ph.type != KinetoValue::Type::kString) {
+    throw InputError({options_.file, std::nullopt, static_cast<std::int64_t>(e.index),
+                      "traceEvents[" + std::to_string(e.index) + "].ph"},
+                     "'ph' is not a string");
+  }
+  if (e.ph.text != "X") {
+    skip("ph " + e.ph.text + " (not a complete event)");
+    return;
+  }
+  if (e.cat.type != KinetoValue::Type::kString) {
+    skip(e.cat.present() ? "cat of the wrong type" : "no cat");
+    return;
+  }
+  const std::string& cat = e.cat.text;
+  // Kineto's category names (ActivityType.cpp), and the capitalised names
+  // of PyTorch 1.8-1.9 traces.
+  if (cat == "kernel" || cat == "Kernel") {
+    kernel(e);
+  } else if (cat == "gpu_memcpy" || cat == "Memcpy") {
+    memcpy(e);
+  } else if (cat == "gpu_memset" || cat == "Memset") {
+    memset(e);
+  } else if (cat == "cuda_runtime" || cat == "Runtime") {
+    api_call(e, false);
+  } else if (cat == "cuda_driver") {
+    api_call(e, true);
+  } else if (cat == "cpu_op" || cat == "Operator" || cat == "user_annotation" ||
+             cat == "python_function") {
+    host_range(e, cat);
+  } else {
+    skip("cat " + cat);
+  }
+}
+
+void KinetoEventMapper::kernel(const KinetoEvent& e) {
+  const std::string name = required_string(e, e.name, "name", "kernel");
+  const Times t = times(e, "kernel");
+  if (is_nccl_kernel(name)) {
+    nccl_kernel(e, name, t);
+    return;
+  }
+  event_.Clear();
+  auto* k = event_.mutable_kernel();
+  k->set_name(name);
+  k->set_device(static_cast<std::int32_t>(
+      optional_int(e, "device", "kernel").value_or(e.pid.as_int().value_or(0))));
+  k->set_stream(static_cast<std::uint32_t>(
+      optional_int(e, "stream", "kernel").value_or(e.tid.as_int().value_or(0))));
+  k->set_start_ns(t.start_ns);
+  k->set_end_ns(t.end_ns);
+  k->set_correlation_id(static_cast<std::uint64_t>(optional_int(e, "correlation", "kernel").value_or(0)));
+  auto dims = [&](std::string_view key, auto set) {
+    const KinetoValue& v = e.arg(key);
+    if (!v.present()) return;
+    if (v.type != KinetoValue::Type::kIntArray || v.ints.size() != 3) {
+      ++stats_.ignored_fields["kernel args." + std::string(key)];
+      return;
+    }
+    set(v.ints);
+  };
+  dims("grid", [&](const std::vector<std::int64_t>& d) {
+    k->set_grid_x(static_cast<std::int32_t>(d[0]));
+    k->set_grid_y(static_cast<std::int32_t>(d[1]));
+    k->set_grid_z(static_cast<std::int32_t>(d[2]));
+  });
+  dims("block", [&](const std::vector<std::int64_t>& d) {
+    k->set_block_x(static_cast<std::int32_t>(d[0]));
+    k->set_block_y(static_cast<std::int32_t>(d[1]));
+    k->set_block_z(static_cast<std::int32_t>(d[2]));
+  });
+  ++stats_.kernels;
+  emit_(event_);
+}
+
+KinetoEventMapper::CommsMeta KinetoEventMapper::comms_meta(const KinetoEvent& e,
+                                                           std::string_view what) {
+  CommsMeta m;
+  const KinetoValue& name = e.arg("Collective name");
+  if (name.type == KinetoValue::Type::kString) m.collective_name = name.text;
+  const KinetoValue& dtype = e.arg("dtype");
+  if (dtype.type == KinetoValue::Type::kString) m.dtype = dtype.text;
+  m.in_nelems = optional_int(e, "In msg nelems", what);
+  m.group_size = optional_int(e, "Group size", what);
+  m.rank = optional_int(e, "Rank", what);
+  m.seq = optional_int(e, "Seq", what);
+  if (!m.seq) m.seq = optional_int(e, "seq", what);
+  m.pg_name = value_text(e.arg("Process Group Name"));
+  m.ranks = without_spaces(value_text(e.arg("Process Group Ranks")));
+  m.peer = optional_int(e, "Dst Rank", what);
+  if (!m.peer) m.peer = optional_int(e, "Src Rank", what);
+  m.present = !m.collective_name.empty() || m.in_nelems.has_value();
+  return m;
+}
+
+void KinetoEventMapper::nccl_kernel(const KinetoEvent& e, const std::string& name, Times t) {
+  PendingCollective p;
+  auto& c = p.collective;
+  c.set_start_ns(t.start_ns);
+  c.set_end_ns(t.end_ns);
+  c.set_device(static_cast<std::int32_t>(
+      optional_int(e, "device", "kernel").value_or(e.pid.as_int().value_or(0))));
+  c.set_stream(static_cast<std::uint32_t>(
+      optional_int(e, "stream", "kernel").value_or(e.tid.as_int().value_or(0))));
+  c.set_correlation_id(
+      static_cast<std::uint64_t>(optional_int(e, "correlation", "kernel").value_or(0)));
+  p.from_name = parse_nccl_kernel_name(name);
+  p.external_id = optional_int(e, "External id", "kernel");
+  p.meta = comms_meta(e, "kernel");
+  pending_.push_back(std::move(p));
+}
+
+void KinetoEventMapper::memcpy(const KinetoEvent& e) {
+  const std::string name = required_string(e, e.name, "name", "memcpy");
+  const Times t = times(e, "memcpy");
+  event_.Clear();
+  auto* m = event_.mutable_memcpy();
+  // Kineto names a copy "Memcpy <kind> (<src memory> -> <dst memory>)".
+  std::string_view kind(name);
+  if (starts_with(kind, "Memcpy ")) kind.remove_prefix(7);
+  kind = kind.substr(0, kind.find(' '));
+  const std::int32_t device = static_cast<std::int32_t>(
+      optional_int(e, "device", "memcpy")
+          .value_or(optional_int(e, "inDevice", "memcpy").value_or(e.pid.as_int().value_or(0))));
+  m->set_device(device);
+  if (kind == "HtoD") {
+    m->set_kind(v1::Memcpy::HTOD);
+    m->set_src_device(-1);
+    m->set_dst_device(device);
+  } else if (kind == "DtoH") {
+    m->set_kind(v1::Memcpy::DTOH);
+    m->set_src_device(device);
+    m->set_dst_device(-1);
+  } else if (kind == "DtoD") {
+    m->set_kind(v1::Memcpy::DTOD);
+    m->set_src_device(device);
+    m->set_dst_device(device);
+  } else if (kind == "HtoH") {
+    m->set_kind(v1::Memcpy::HTOH);
+    m->set_src_device(-1);
+    m->set_dst_device(-1);
+  } else if (kind == "PtoP") {
+    m->set_kind(v1::Memcpy::PTOP);
+    m->set_src_device(static_cast<std::int32_t>(optional_int(e, "fromDevice", "memcpy").value_or(device)));
+    m->set_dst_device(static_cast<std::int32_t>(optional_int(e, "toDevice", "memcpy").value_or(device)));
+  } else {
+    ++stats_.skipped["memcpy kind '" + std::string(kind) + "' recorded as UNKNOWN"];
+  }
+  m->set_size_bytes(optional_int(e, "bytes", "memcpy").value_or(0));
+  m->set_stream(static_cast<std::uint32_t>(
+      optional_int(e, "stream", "memcpy").value_or(e.tid.as_int().value_or(0))));
+  m->set_start_ns(t.start_ns);
+  m->set_end_ns(t.end_ns);
+  m->set_correlation_id(static_cast<std::uint64_t>(optional_int(e, "correlation", "memcpy").value_or(0)));
+  ++stats_.memcpys;
+  emit_(event_);
+}
+
+void KinetoEventMapper::memset(const KinetoEvent& e) {
+  required_string(e, e.name, "name", "memset");
+  const Times t = times(e, "memset");
+  event_.Clear();
+  auto* m = event_.mutable_memset();
+  m->set_device(static_cast<std::int32_t>(
+      optional_int(e, "device", "memset").value_or(e.pid.as_int().value_or(0))));
+  m->set_stream(static_cast<std::uint32_t>(
+      optional_int(e, "stream", "memset").value_or(e.tid.as_int().value_or(0))));
+  m->set_start_ns(t.start_ns);
+  m->set_end_ns(t.end_ns);
+  m->set_size_bytes(optional_int(e, "bytes", "memset").value_or(0));
+  m->set_correlation_id(static_cast<std::uint64_t>(optional_int(e, "correlation", "memset").value_or(0)));
+  ++stats_.memsets;
+  emit_(event_);
+}
+
+void KinetoEventMapper::api_call(const KinetoEvent& e, bool driver) {
+  const char* what = driver ? "cuda_driver" : "cuda_runtime";
+  const std::string name = required_string(e, e.name, "name", what);
+  const Times t = times(e, what);
+  event_.Clear();
+  auto* a = event_.mutable_api_call();
+  a->set_api(driver ? v1::ApiCall::DRIVER : v1::ApiCall::RUNTIME);
+  a->set_name(name);
+  a->set_thread_id(static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.tid.as_int().value_or(0))));
+  a->set_start_ns(t.start_ns);
+  a->set_end_ns(t.end_ns);
+  a->set_correlation_id(static_cast<std::uint64_t>(optional_int(e, "correlation", what).value_or(0)));
+  ++stats_.api_calls;
+  emit_(event_);
+}
+
+void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat) {
+  const std::string name = required_string(e, e.name, "name", cat);
+  std::string mark;
+  if (name == "record_param_comms") {
+    CommsMeta m = comms_meta(e, "record_param_comms");
+    const auto ext = optional_int(e, "External id", "record_param_comms");
+    if (m.present && ext) {
+      param_comms_[*ext] = std::move(m);
+    } else {
+      skip("record_param_comms without External id or metadata");
+    }
+    return;
+  }
+  if (starts_with(name, "ProfilerStep#")) {
+    const std::string_view n = std::string_view(name).substr(13);
+    std::int64_t step = 0;
+    auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), step);
+    if (ec != std::errc() || p != n.data() + n.size()) {
+      skip("ProfilerStep# without a step number");
+      return;
+    }
+    mark = "iteration/" + std::to_string(step);
+  } else if (starts_with(name, "iteration/") || starts_with(name, "forward/") ||
+             starts_with(name, "backward/")) {
+    mark = name;
+  } else if (options_.module_marks && starts_with(name, "nn.Module: ")) {
+    mark = "forward/" + name.substr(11);
+  } else {
+    skip("cat " + cat + " (not a mark)");
+    return;
+  }
+  const Times t = times(e, cat);
+  event_.Clear();
+  auto* m = event_.mutable_marker();
+  m->set_name(mark);
+  m->set_domain("kineto:" + cat);
+  m->set_thread_id(static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.tid.as_int().value_or(0))));
+  m->set_start_ns(t.start_ns);
+  m->set_end_ns(t.end_ns);
+  ++stats_.markers;
+  emit_(event_);
+}
+
+void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_size) {
+  // Join metadata, then fill each collective.
+  std::map<std::string, std::vector<std::size_t>> unnumbered;  // communicator key -> indices
+  std::vector<std::string> keys(pending_.size());
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    auto& p = pending_[i];
+    // Kineto copies only some of record_param_comms's args onto the kernel
+    // (none before PyTorch 2.1, no Rank): fill what the kernel lacks from
+    // the op it was launched under.
+    if (p.external_id) {
+      if (auto it = param_comms_.find(*p.external_id); it != param_comms_.end()) {
+        const CommsMeta& op = it->second;
+        CommsMeta& k = p.meta;
+        if (k.collective_name.empty()) k.collective_name = op.collective_name;
+        if (k.dtype.empty()) k.dtype = op.dtype;
+        if (k.pg_name.empty()) k.pg_name = op.pg_name;
+        if (k.ranks.empty()) k.ranks = op.ranks;
+        for (auto [mine, theirs] : {std::pair{&k.in_nelems, &op.in_nelems}, {&k.group_size, &op.group_size},
+                                    {&k.rank, &op.rank}, {&k.seq, &op.seq}, {&k.peer, &op.peer}}) {
+          if (!*mine) *mine = *theirs;
+        }
+        k.present = k.present || op.present;
+      }
+    }
+    const CommsMeta& m = p.meta;
+    auto& c = p.collective;
+    if (!m.present) ++stats_.collectives_without_metadata;
+    v1::Collective::Op op = p.from_name.op;
+    if (op == v1::Collective::UNKNOWN) op = op_from_c10d(m.collective_name);
+    c.set_op(op);
+    std::string dtype;
+    if (const DtypeName* d = find_dtype(m.dtype)) dtype = std::string(d->trace);
+    if (dtype.empty()) dtype = p.from_name.datatype;
+    c.set_datatype(dtype);
+    if (m.in_nelems) {
+      c.set_count(*m.in_nelems);
+      c.set_size_bytes(*m.in_nelems * dtype_bytes(dtype));
+    }
+    c.set_algorithm(p.from_name.algorithm);
+    c.set_protocol(p.from_name.protocol);
+    const auto nranks = m.group_size ? m.group_size : count_ranks(m.ranks);
+    c.set_nranks(static_cast<std::int32_t>(nranks.value_or(world_size)));
+    std::optional<std::int64_t> rank = m.rank;
+    if (!rank && !m.ranks.empty()) rank = index_in_ranks(m.ranks, rank_in_world);
+    c.set_rank(static_cast<std::int32_t>(rank.value_or(rank_in_world)));
+    if ((op == v1::Collective::SEND || op == v1::Collective::RECV) && m.peer) {
+      c.set_peer(static_cast<std::int32_t>(*m.peer));
+    }
+    keys[i] = !m.pg_name.empty() ? "pg:" + m.pg_name
+              : !m.ranks.empty() ? "ranks:" + m.ranks
+                                 : std::string("world");
+    c.set_communicator_id(kineto_communicator_id(keys[i]));
+    if (m.seq) {
+      c.set_sequence_number(static_cast<std::uint64_t>(*m.seq));
+    } else {
+      unnumbered[keys[i]].push_back(i);
+    }
+  }
+  // Collectives without a sequence number: numbered 0, 1, ... per
+  // communicator in order of start time, which is the order NCCL runs them
+  // on one communicator (one stream).
+  for (auto& [key, idx] : unnumbered) {
+    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+      const auto& x = pending_[a].collective;
+      const auto& y = pending_[b].collective;
+      return std::make_tuple(x.start_ns(), x.end_ns(), x.stream(), x.correlation_id()) <
+             std::make_tuple(y.start_ns(), y.end_ns(), y.stream(), y.correlation_id());
+    });
+    for (std::size_t n = 0; n < idx.size(); ++n) {
+      pending_[idx[n]].collective.set_sequence_number(n);
+      ++stats_.collectives_numbered;
+    }
+  }
+  for (auto& p : pending_) {
+    event_.Clear();
+      *event_.mutable_collective() = std::move(p.collective);
+    ++stats_.collectives;
+    emit_(event_);
+  }
+  pending_.clear();
+  param_comms_.clear();
+}
+
+}  // namespace ssgd::trace

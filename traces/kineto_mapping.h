@@ -1,0 +1,128 @@
+#pragma once
+// Turns Kineto events (traces/kineto_json_reader.h) into ssgd.trace.v1
+// events, one at a time. What maps to what, and why, is in docs/kineto.md;
+// in short:
+//   kernel                       -> Kernel (NCCL kernels -> Collective only)
+//   gpu_memcpy / gpu_memset      -> Memcpy / Memset
+//   cuda_runtime / cuda_driver   -> ApiCall (RUNTIME / DRIVER)
+//   cpu_op, user_annotation, python_function ranges named
+//     ProfilerStep#N             -> MarkerRange iteration/N
+//     iteration/N, forward/<m>, backward/<m> -> MarkerRange, name kept
+//     nn.Module: <M>             -> MarkerRange forward/<M> (module_marks)
+//   record_param_comms cpu_op    -> NCCL metadata for the kernel it launched
+// Everything else is counted by category and skipped.
+//
+// Memory: one record per NCCL kernel and per record_param_comms op is kept
+// until finish(), because the metadata of a collective can come before or
+// after its kernel and a missing sequence number is given by start order.
+// Both are a few per layer and iteration, far fewer than the events.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "traces/kineto_json_reader.h"
+#include "traces/proto/trace_events.pb.h"
+
+namespace ssgd::trace {
+
+// Counts of what an import converted, skipped and ignored, for the summary.
+struct KinetoMappingStats {
+  std::uint64_t kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, collectives = 0,
+                markers = 0;
+  // NCCL kernels whose metadata (count, dtype, group) was found on neither
+  // the kernel nor a record_param_comms op: converted with op and times only.
+  std::uint64_t collectives_without_metadata = 0;
+  // Collectives without a `Seq` arg, numbered by start time per communicator.
+  std::uint64_t collectives_numbered = 0;
+  // Skipped events by reason, e.g. "cat cpu_op (not a mark)", "ph M".
+  std::map<std::string, std::uint64_t> skipped;
+  // Optional fields with a value of the wrong type, ignored, e.g.
+  // "kernel args.stream" -> 2.
+  std::map<std::string, std::uint64_t> ignored_fields;
+};
+
+// Events come out with rank 0 and times as the file's `ts` (relative to
+// baseTimeNanoseconds in recent Kineto): the importer sets the rank and adds
+// the base when it writes them, since both may come after the events.
+struct KinetoMappingOptions {
+  std::string file;          // as named in messages
+  bool module_marks = true;  // nn.Module: <M> -> forward/<M>
+};
+
+class KinetoEventMapper {
+ public:
+  using Emit = std::function<void(const v1::Event&)>;
+  KinetoEventMapper(KinetoMappingOptions options, Emit emit);
+  ~KinetoEventMapper();
+  KinetoEventMapper(const KinetoEventMapper&) = delete;
+  KinetoEventMapper& operator=(const KinetoEventMapper&) = delete;
+
+  // Converts one event. Throws ssgd::InputError (file, event index, field)
+  // when a converted event lacks a required field or has one of the wrong
+  // type: ph, name, ts, dur.
+  void convert(const KinetoEvent& event);
+  // Emits the collectives, with their metadata joined and numbered.
+  // `rank` (global) and `world_size` fill what a collective's own metadata
+  // does not say (its rank in the group, the group's size).
+  void finish(std::int32_t rank, std::int32_t world_size);
+
+  [[nodiscard]] const KinetoMappingStats& stats() const { return stats_; }
+
+ private:
+  struct CommsMeta;
+  struct PendingCollective;
+  struct Times {
+    std::int64_t start_ns;
+    std::int64_t end_ns;
+  };
+
+  Times times(const KinetoEvent& e, std::string_view what) const;
+  std::string required_string(const KinetoEvent& e, const KinetoValue& v, std::string_view field,
+                              std::string_view what) const;
+  std::optional<std::int64_t> optional_int(const KinetoEvent& e, std::string_view key,
+                                           std::string_view what);
+  CommsMeta comms_meta(const KinetoEvent& e, std::string_view what);
+
+  void kernel(const KinetoEvent& e);
+  void nccl_kernel(const KinetoEvent& e, const std::string& name, Times t);
+  void memcpy(const KinetoEvent& e);
+  void memset(const KinetoEvent& e);
+  void api_call(const KinetoEvent& e, bool driver);
+  void host_range(const KinetoEvent& e, const std::string& cat);
+  void skip(const std::string& reason) { ++stats_.skipped[reason]; }
+
+  KinetoMappingOptions options_;
+  Emit emit_;
+  KinetoMappingStats stats_;
+  std::vector<PendingCollective> pending_;
+  std::map<std::int64_t, CommsMeta> param_comms_;  // External id -> metadata
+  v1::Event event_;  // reused
+};
+
+// True for the kernels NCCL launches (ncclDevKernel_*, ncclKernel_*).
+bool is_nccl_kernel(std::string_view name);
+
+// What an NCCL kernel's name says (NCCL >= 2.19:
+// `ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)`, older:
+// `ncclKernel_AllReduce_RING_LL_Sum_float(...)`): the operation, and the
+// algorithm and protocol as NCCL spells them (`RING`, `LL128`), when present.
+struct NcclKernelName {
+  v1::Collective::Op op = v1::Collective::UNKNOWN;
+  std::string algorithm;
+  std::string protocol;
+  std::string datatype;  // trace spelling ("float32"), from f32 / float
+};
+NcclKernelName parse_nccl_kernel_name(std::string_view name);
+
+// The communicator id of an imported collective: FNV-1a (64-bit) of
+// "pg:<Process Group Name>", or of "ranks:<Process Group Ranks>" (spaces
+// removed) without a name, or of "world" without either. Every rank of a
+// group computes the same value.
+std::uint64_t kineto_communicator_id(std::string_view key);
+
+}  // namespace ssgd::trace
