@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "tracer/core/fatal_signal_flush.h"
 #include "tracer/core/rank_env.h"
 
 namespace ssgd::tracer {
@@ -31,6 +32,24 @@ SessionSettings read_session_settings(const EnvLookup& env) noexcept {
         s.problems.push_back("SSGD_TRACER_FLUSH_MS='" + *ms + "' " + why + "; using 1000");
       }
     }
+    if (auto on = env("SSGD_TRACER_SIGNALS")) {
+      if (*on == "0") {
+        s.signals = false;
+      } else if (!on->empty() && *on != "1") {
+        s.problems.push_back("SSGD_TRACER_SIGNALS='" + *on +
+                             "' is not 0 or 1; flushing on fatal signals");
+      }
+    }
+    if (auto ms = env("SSGD_TRACER_SIGNAL_FLUSH_MS")) {
+      std::string why;
+      const auto v = parse_rank_value(*ms, why);  // a non-negative int32
+      if (v) {
+        s.signal_flush_ms = *v;
+      } else {
+        s.problems.push_back("SSGD_TRACER_SIGNAL_FLUSH_MS='" + *ms + "' " + why +
+                             "; using 2000");
+      }
+    }
   } catch (...) {
     s.problems.push_back("could not read the settings (out of memory); using the defaults");
   }
@@ -51,7 +70,11 @@ ProcessSession::ProcessSession() noexcept {
     o.log = log_to_stderr_if_asked;
     std::string error;
     sink_ = TraceSink::open(std::move(o), &error);
-    if (!sink_) log_to_stderr_if_asked("tracing is off: " + error);
+    if (!sink_) {
+      log_to_stderr_if_asked("tracing is off: " + error);
+    } else if (settings.signals) {
+      install_fatal_signal_flush(*sink_, std::chrono::milliseconds(settings.signal_flush_ms));
+    }
   } catch (...) {
     sink_.reset();
     log_to_stderr_if_asked("tracing is off: could not open the session");
@@ -88,8 +111,13 @@ void ProcessSession::flush() noexcept {
   if (sink_ && !closed_.load(std::memory_order_acquire)) sink_->flush();
 }
 
+void ProcessSession::set_signal_flush_hook(void (*hook)() noexcept) noexcept {
+  if (sink_) sink_->set_signal_flush_hook(hook);
+}
+
 void ProcessSession::shutdown() noexcept {
   if (!sink_ || closed_.exchange(true, std::memory_order_acq_rel)) return;
+  uninstall_fatal_signal_flush();  // from here on, signals act as without the tracer
   sink_->close();
 }
 

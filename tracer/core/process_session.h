@@ -4,11 +4,14 @@
 // profiler plugin (tracer/nccl), whichever runs first. It opens the process's
 // TraceSink from the environment that `ssgd trace` sets:
 //
-//   SSGD_TRACER_OUT       folder of the trace files (default "ssgd-trace")
-//   SSGD_TRACER_FLUSH_MS  milliseconds between flushes (default 1000; 0: at exit only)
+//   SSGD_TRACER_OUT              folder of the trace files (default "ssgd-trace")
+//   SSGD_TRACER_FLUSH_MS         milliseconds between flushes (default 1000; 0: at exit only)
+//   SSGD_TRACER_SIGNALS          0: no flush on fatal signals (default 1)
+//   SSGD_TRACER_SIGNAL_FLUSH_MS  how long a fatal signal waits for its flush (default 2000)
 //
 // and the rank from the launcher's variables (rank_env.h). The file is
-// closed at exit (atexit) or by shutdown(). Every function is noexcept and
+// closed at exit (atexit) or by shutdown(); on a fatal signal it is flushed
+// first (fatal_signal_flush.h), installed when the session opens. Every function is noexcept and
 // cheap after the first call; when the session could not be opened (an
 // unwritable folder, a bad setting), append() drops and counts, and the
 // reason is logged once, never thrown.
@@ -26,6 +29,8 @@ namespace ssgd::tracer {
 struct SessionSettings {
   std::string out_dir = "ssgd-trace";
   std::int64_t flush_ms = 1000;
+  bool signals = true;
+  std::int64_t signal_flush_ms = 2000;
   std::vector<std::string> problems;  // settings that were malformed and set aside, with why
 };
 
@@ -47,6 +52,9 @@ class ProcessSession {
   void add_dropped(std::uint64_t n) noexcept;
   // Writes everything so far to the file (exit paths only: it waits).
   void flush() noexcept;
+  // The hook the writer thread calls before the flush of a fatal signal
+  // (TraceSink::set_signal_flush_hook); the CUPTI source sets it.
+  void set_signal_flush_hook(void (*hook)() noexcept) noexcept;
   // Closes the file (footer, rename); later appends are dropped. Called at
   // exit; safe to call more than once.
   void shutdown() noexcept;

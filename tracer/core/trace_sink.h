@@ -109,6 +109,24 @@ class TraceSink {
   // the footer's dropped_records.
   void add_dropped(std::uint64_t n) noexcept;
 
+  // The flush of a fatal signal (fatal_signal_flush.h). These three are
+  // async-signal-safe: lock-free atomics and gettid(2), no lock, no
+  // allocation. The writer thread sees the request within `poll_interval`
+  // (nothing wakes it: notifying a condition variable is not signal-safe),
+  // calls the signal flush hook, takes every producer's partly filled
+  // buffer, writes all records so far as a chunk and hands it to the OS.
+  // Returns the ticket to wait for; 0 when no writer thread runs.
+  std::uint64_t request_signal_flush() noexcept;
+  // True once the writer finished the flush of `ticket`, or has exited.
+  [[nodiscard]] bool signal_flush_done(std::uint64_t ticket) const noexcept;
+  // True when called on the writer thread itself (a fault there must not
+  // wait for the writer).
+  [[nodiscard]] bool on_writer_thread() const noexcept;
+  // Called by the writer thread before a signal flush, so that a source can
+  // hand over what it holds (the CUPTI source: cuptiActivityFlushAll). Null:
+  // none. Must not throw; it may block (the signal handler waits only so long).
+  void set_signal_flush_hook(void (*hook)() noexcept) noexcept;
+
   [[nodiscard]] SinkCounters counters() const noexcept;
   // `<out_dir>/rank-<r>.ssgdt`, and the temporary name until close().
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }

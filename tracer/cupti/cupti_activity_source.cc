@@ -145,6 +145,13 @@ void stand_down(Source& s, std::string reason) {
 
 void flush_at_exit() { flush_cupti_activity_source(); }
 
+// Run by the trace writer thread before the flush of a fatal signal
+// (tracer/core/fatal_signal_flush.h): CUPTI hands over its buffers, full or
+// not, and buffer_completed appends them on this thread. Nothing more: the
+// process is dying, CUPTI may be stuck behind the dying thread, and the
+// signal handler stops waiting after SSGD_TRACER_SIGNAL_FLUSH_MS.
+void flush_for_signal() noexcept { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
+
 SourceState start(Source& s) {
   CUptiResult r = cuptiSubscribe(&s.subscriber, no_callback, nullptr);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
@@ -233,7 +240,10 @@ SourceState start_cupti_activity_source(const ActivitySourceSettings& settings) 
       // The session first: its atexit close must be registered before the
       // flush below, so that the flush runs first at exit.
       ProcessSession::get();
-      if (start(s) == SourceState::kRunning) std::atexit(flush_at_exit);
+      if (start(s) == SourceState::kRunning) {
+        std::atexit(flush_at_exit);
+        ProcessSession::get().set_signal_flush_hook(flush_for_signal);
+      }
     });
   } catch (...) {
     log_to_stderr_if_asked("CUPTI tracing is off: could not start (out of memory)");
