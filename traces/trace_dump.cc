@@ -135,6 +135,7 @@ TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
       case v1::Event::kCudaEvent: ++s.cuda_events; break;
       case v1::Event::kExternalCorrelation: ++s.external_correlations; break;
       case v1::Event::kDevice: ++s.devices; break;
+      case v1::Event::kLink: ++s.links; break;
       case v1::Event::PAYLOAD_NOT_SET: ++s.empty; break;
     }
   }
@@ -201,7 +202,7 @@ void print_summary(const TraceSummary& s, std::ostream& out) {
       {"kernels", s.kernels},         {"memcpys", s.memcpys}, {"memsets", s.memsets},
       {"collectives", s.collectives}, {"markers", s.markers}, {"api calls", s.api_calls},
       {"syncs", s.synchronizations}, {"cuda events", s.cuda_events},
-      {"external ids", s.external_correlations}, {"devices", s.devices},
+      {"external ids", s.external_correlations}, {"devices", s.devices}, {"links", s.links},
       {"no payload", s.empty}};
   for (const auto& [name, count] : kinds) {
     if (count != 0) row(std::string("  ") + name, std::to_string(count));
@@ -306,7 +307,7 @@ v1::Footer pack_text_trace(const std::filesystem::path& text_path,
       throw InputError(where(""),
                        "the event has no payload: set one of kernel, memcpy, memset, "
                        "collective, marker, api_call, synchronization, cuda_event, "
-                       "external_correlation or device");
+                       "external_correlation, device or link");
     }
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;

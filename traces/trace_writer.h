@@ -88,7 +88,7 @@ class TraceWriter {
 
 // The [start_ns, end_ns] of an event's payload (a CudaEvent's timestamp for
 // both); false for an event without a payload or whose payload has no time
-// (ExternalCorrelation, device). Shared by the writer's footer and the
+// (ExternalCorrelation, device, link). Shared by the writer's footer and the
 // summaries.
 bool event_time_span(const v1::Event& event, std::int64_t& start_ns, std::int64_t& end_ns);
 
