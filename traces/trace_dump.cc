@@ -144,6 +144,9 @@ TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
     s.has_footer = true;
     s.dropped_records = footer->dropped_records();
     s.invalid_timestamps = footer->invalid_timestamps();
+    s.nccl_events_dropped = footer->nccl_events_dropped();
+    s.nccl_incomplete_collectives = footer->nccl_incomplete_collectives();
+    s.nccl_orphan_events = footer->nccl_orphan_events();
   }
   s.truncated = reader.truncated();
   s.truncation_warning = reader.truncation_warning();
@@ -219,6 +222,12 @@ void print_summary(const TraceSummary& s, std::ostream& out) {
   if (s.has_footer) {
     row("lost by tracer", fmt::format("{} dropped records, {} invalid timestamps",
                                       s.dropped_records, s.invalid_timestamps));
+    if (s.nccl_events_dropped + s.nccl_incomplete_collectives + s.nccl_orphan_events > 0) {
+      row("NCCL plugin", fmt::format("{} events dropped, {} collectives incomplete, {} orphan "
+                                     "events",
+                                     s.nccl_events_dropped, s.nccl_incomplete_collectives,
+                                     s.nccl_orphan_events));
+    }
   }
   if (!s.top_kernels.empty()) {
     out << fmt::format("top kernels by total time ({} distinct, {} in all):\n", s.distinct_kernels,

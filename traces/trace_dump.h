@@ -51,6 +51,9 @@ struct TraceSummary {
   bool has_footer = false;
   std::uint64_t dropped_records = 0;     // from the footer
   std::uint64_t invalid_timestamps = 0;  // from the footer
+  std::uint64_t nccl_events_dropped = 0;          // from the footer
+  std::uint64_t nccl_incomplete_collectives = 0;  // from the footer
+  std::uint64_t nccl_orphan_events = 0;           // from the footer
   bool truncated = false;
   std::string truncation_warning;
 };

@@ -366,6 +366,9 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
   for (const RankFile& f : files) {
     writer.add_dropped(f.footer.dropped_records());
     writer.add_invalid_timestamps(f.footer.invalid_timestamps());
+    writer.add_nccl_plugin_counts(f.footer.nccl_events_dropped(),
+                                  f.footer.nccl_incomplete_collectives(),
+                                  f.footer.nccl_orphan_events());
   }
   writer.close();
   result.ranks = static_cast<int>(files.size());

@@ -194,6 +194,15 @@ void TraceWriter::add_invalid_timestamps(std::uint64_t n) {
   footer_.set_invalid_timestamps(footer_.invalid_timestamps() + n);
 }
 
+void TraceWriter::add_nccl_plugin_counts(std::uint64_t events_dropped,
+                                         std::uint64_t incomplete_collectives,
+                                         std::uint64_t orphan_events) {
+  footer_.set_nccl_events_dropped(footer_.nccl_events_dropped() + events_dropped);
+  footer_.set_nccl_incomplete_collectives(footer_.nccl_incomplete_collectives() +
+                                          incomplete_collectives);
+  footer_.set_nccl_orphan_events(footer_.nccl_orphan_events() + orphan_events);
+}
+
 void TraceWriter::close() {
   if (closed_) return;
   flush_chunk();

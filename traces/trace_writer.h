@@ -60,6 +60,9 @@ class TraceWriter {
   // Footer counters: records the caller lost or discarded before append().
   void add_dropped(std::uint64_t n);
   void add_invalid_timestamps(std::uint64_t n);
+  // The NCCL plugin's footer counters (Footer fields 19-21), added.
+  void add_nccl_plugin_counts(std::uint64_t events_dropped, std::uint64_t incomplete_collectives,
+                              std::uint64_t orphan_events);
   // Writes the last chunk and the footer and renames the file into place
   // (no fsync). Throws std::runtime_error on an I/O error, in which case
   // the temporary file is removed when the writer is destroyed.

@@ -90,13 +90,39 @@ ProcessSession& ProcessSession::get() noexcept {
   return *session;
 }
 
+namespace {
+
+// Set when the calling thread's producer has been destroyed. exit() runs the
+// main thread's thread_local destructors before the atexit handlers, so the
+// exit-time appends (the CUPTI flush, the NCCL plugin's unfinished
+// collectives) come after it. A bool has no destructor: it stays readable.
+thread_local bool t_producer_gone = false;
+
+struct ThreadProducer {
+  RecordProducer producer;
+  ~ThreadProducer() { t_producer_gone = true; }
+};
+
+}  // namespace
+
 AppendStatus ProcessSession::append(const ActivityRecord& record) noexcept {
   if (!sink_ || closed_.load(std::memory_order_acquire)) {
     dropped_closed_.fetch_add(1, std::memory_order_relaxed);
     return AppendStatus::kDropped;
   }
-  thread_local RecordProducer producer = sink_->producer();
-  return producer.append(record);
+  if (t_producer_gone) {
+    // Exit paths only: one shared producer; a thread that would have to
+    // wait for it drops the record instead, counted in the footer.
+    std::unique_lock lock(late_mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      sink_->add_dropped(1);
+      return AppendStatus::kDropped;
+    }
+    if (!late_producer_.has_slot()) late_producer_ = sink_->producer();
+    return late_producer_.append(record);
+  }
+  thread_local ThreadProducer t{sink_->producer()};
+  return t.producer.append(record);
 }
 
 void ProcessSession::add_dropped(std::uint64_t n) noexcept {
@@ -111,12 +137,32 @@ void ProcessSession::flush() noexcept {
   if (sink_ && !closed_.load(std::memory_order_acquire)) sink_->flush();
 }
 
+void ProcessSession::set_nccl_plugin_counts(const NcclPluginCounts& counts) noexcept {
+  if (sink_ && !closed_.load(std::memory_order_acquire)) sink_->set_nccl_plugin_counts(counts);
+}
+
 void ProcessSession::set_signal_flush_hook(void (*hook)() noexcept) noexcept {
   if (sink_) sink_->set_signal_flush_hook(hook);
 }
 
+bool ProcessSession::add_close_hook(void (*hook)() noexcept) noexcept {
+  for (auto& slot : close_hooks_) {
+    void (*expected)() noexcept = nullptr;
+    if (slot.load(std::memory_order_acquire) == hook ||
+        slot.compare_exchange_strong(expected, hook, std::memory_order_acq_rel) ||
+        expected == hook) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void ProcessSession::shutdown() noexcept {
-  if (!sink_ || closed_.exchange(true, std::memory_order_acq_rel)) return;
+  if (!sink_ || closed_.load(std::memory_order_acquire)) return;
+  for (auto& slot : close_hooks_) {
+    if (auto* hook = slot.load(std::memory_order_acquire)) hook();
+  }
+  if (closed_.exchange(true, std::memory_order_acq_rel)) return;
   uninstall_fatal_signal_flush();  // from here on, signals act as without the tracer
   sink_->close();
 }

@@ -17,6 +17,7 @@
 // reason is logged once, never thrown.
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "tracer/core/activity_record.h"
@@ -50,14 +51,24 @@ class ProcessSession {
   // in the footer's dropped_records; counted as dropped_while_closed when
   // the session is not open.
   void add_dropped(std::uint64_t n) noexcept;
+  // The NCCL plugin's totals, for the footer (TraceSink::set_nccl_plugin_counts);
+  // the plugin sets them from its close hook.
+
+  void set_nccl_plugin_counts(const NcclPluginCounts& counts) noexcept;
   // Writes everything so far to the file (exit paths only: it waits).
   void flush() noexcept;
   // The hook the writer thread calls before the flush of a fatal signal
   // (TraceSink::set_signal_flush_hook); the CUPTI source sets it.
   void set_signal_flush_hook(void (*hook)() noexcept) noexcept;
   // Closes the file (footer, rename); later appends are dropped. Called at
-  // exit; safe to call more than once.
+  // exit; safe to call more than once. Runs the close hooks first.
   void shutdown() noexcept;
+  // A function shutdown() calls before it closes the file, while appends
+  // still count (the NCCL plugin: its unfinished collectives and counters),
+  // whatever the order of the exit handlers. Adding one twice adds it once.
+  // False when all kMaxCloseHooks are taken.
+  bool add_close_hook(void (*hook)() noexcept) noexcept;
+  static constexpr std::size_t kMaxCloseHooks = 4;
 
   [[nodiscard]] bool is_open() const noexcept { return sink_ != nullptr; }
   [[nodiscard]] std::int32_t rank() const noexcept { return rank_.rank; }
@@ -70,6 +81,10 @@ class ProcessSession {
   std::unique_ptr<TraceSink> sink_;
   std::atomic<bool> closed_{false};
   std::atomic<std::uint64_t> dropped_closed_{0};
+  // For appends after the calling thread's own producer was destroyed.
+  std::mutex late_mutex_;
+  RecordProducer late_producer_;
+  std::atomic<void (*)() noexcept> close_hooks_[kMaxCloseHooks] = {};
 };
 
 }  // namespace ssgd::tracer

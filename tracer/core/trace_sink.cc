@@ -37,6 +37,10 @@ struct TraceSink::Shared {
   std::atomic<std::uint64_t> written{0};
   std::atomic<std::uint64_t> dropped_after_error{0};
   std::atomic<std::uint64_t> dropped_by_source{0};
+  std::atomic<std::uint64_t> nccl_events_dropped{0};
+  std::atomic<std::uint64_t> nccl_collectives_dropped{0};
+  std::atomic<std::uint64_t> nccl_incomplete{0};
+  std::atomic<std::uint64_t> nccl_orphans{0};
   std::atomic<std::uint64_t> write_errors{0};
   std::atomic<bool> writer_failed{false};  // set by the writer thread (or close(), after join)
 
@@ -298,6 +302,8 @@ SinkStatus TraceSink::close() noexcept {
     const SinkCounters c = counters();
     writer_->add_dropped(c.dropped);
     writer_->add_invalid_timestamps(c.invalid_timestamps);
+    writer_->add_nccl_plugin_counts(s.nccl_events_dropped.load(), s.nccl_incomplete.load(),
+                                    s.nccl_orphans.load());
     writer_->close();
   } catch (const std::exception& e) {
     s.write_errors.fetch_add(1, std::memory_order_relaxed);
@@ -311,13 +317,22 @@ void TraceSink::add_dropped(std::uint64_t n) noexcept {
   shared_->dropped_by_source.fetch_add(n, std::memory_order_relaxed);
 }
 
+void TraceSink::set_nccl_plugin_counts(const NcclPluginCounts& counts) noexcept {
+  Shared& s = *shared_;
+  s.nccl_events_dropped.store(counts.events_dropped, std::memory_order_relaxed);
+  s.nccl_collectives_dropped.store(counts.collectives_dropped, std::memory_order_relaxed);
+  s.nccl_incomplete.store(counts.incomplete_collectives, std::memory_order_relaxed);
+  s.nccl_orphans.store(counts.orphan_events, std::memory_order_relaxed);
+}
+
 SinkCounters TraceSink::counters() const noexcept {
   const Shared& s = *shared_;
   const PoolCounters p = pool_->counters();
   SinkCounters c;
   c.appended = p.appended;
   c.dropped = p.dropped + s.dropped_after_error.load(std::memory_order_relaxed) +
-              s.dropped_by_source.load(std::memory_order_relaxed);
+              s.dropped_by_source.load(std::memory_order_relaxed) +
+              s.nccl_collectives_dropped.load(std::memory_order_relaxed);
   c.invalid_timestamps = s.invalid.load(std::memory_order_relaxed);
   c.written = s.written.load(std::memory_order_relaxed);
   c.truncated_names = p.truncated_names;

@@ -66,6 +66,15 @@ struct TraceSinkOptions {
   LogCallback log;
 };
 
+// What the NCCL profiler plugin (tracer/nccl) lost or set aside, totals
+// since it started; the sink writes them into the footer at close().
+struct NcclPluginCounts {
+  std::uint64_t events_dropped = 0;       // Footer.nccl_events_dropped
+  std::uint64_t collectives_dropped = 0;  // of those, collectives: into dropped_records
+  std::uint64_t incomplete_collectives = 0;
+  std::uint64_t orphan_events = 0;
+};
+
 enum class SinkStatus : std::uint8_t {
   kOk,
   kClosed,  // the sink was closed already
@@ -76,7 +85,7 @@ enum class SinkStatus : std::uint8_t {
 struct SinkCounters {
   std::uint64_t appended = 0;            // stored in a buffer by a producer
   std::uint64_t dropped = 0;             // lost: no buffer, no slot, after a write error, or
-                                         // by the source itself (add_dropped)
+                                         // by the source itself (add_dropped, NCCL collectives)
   std::uint64_t invalid_timestamps = 0;  // discarded by the writer
   std::uint64_t written = 0;             // handed to the trace writer
   std::uint64_t truncated_names = 0;
@@ -108,6 +117,10 @@ class TraceSink {
   // drops, cuptiActivityGetNumDroppedRecords); they go into `dropped` and
   // the footer's dropped_records.
   void add_dropped(std::uint64_t n) noexcept;
+  // Replaces the NCCL plugin's counts (totals) written into the footer;
+  // collectives_dropped counts in `dropped` and dropped_records. Records
+  // the plugin handed to a full sink are counted by the sink already.
+  void set_nccl_plugin_counts(const NcclPluginCounts& counts) noexcept;
 
   // The flush of a fatal signal (fatal_signal_flush.h). These three are
   // async-signal-safe: lock-free atomics and gettid(2), no lock, no
