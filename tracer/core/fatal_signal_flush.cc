@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <ctime>
+#include <iterator>
 #include <mutex>
 
 namespace ssgd::tracer {
