@@ -136,6 +136,7 @@ TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
       case v1::Event::kCudaEvent: ++s.cuda_events; break;
       case v1::Event::kExternalCorrelation: ++s.external_correlations; break;
       case v1::Event::kDevice: ++s.devices; break;
+      case v1::Event::kLink: ++s.links; break;
       case v1::Event::PAYLOAD_NOT_SET: ++s.empty; break;
     }
   }
@@ -144,6 +145,9 @@ TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
     s.has_footer = true;
     s.dropped_records = footer->dropped_records();
     s.invalid_timestamps = footer->invalid_timestamps();
+    s.nccl_events_dropped = footer->nccl_events_dropped();
+    s.nccl_incomplete_collectives = footer->nccl_incomplete_collectives();
+    s.nccl_orphan_events = footer->nccl_orphan_events();
   }
   s.truncated = reader.truncated();
   s.truncation_warning = reader.truncation_warning();
@@ -206,7 +210,7 @@ void print_summary(const TraceSummary& s, std::ostream& out) {
       {"kernels", s.kernels},         {"memcpys", s.memcpys}, {"memsets", s.memsets},
       {"collectives", s.collectives}, {"markers", s.markers}, {"api calls", s.api_calls},
       {"syncs", s.synchronizations}, {"cuda events", s.cuda_events},
-      {"external ids", s.external_correlations}, {"devices", s.devices},
+      {"external ids", s.external_correlations}, {"devices", s.devices}, {"links", s.links},
       {"no payload", s.empty}};
   for (const auto& [name, count] : kinds) {
     if (count != 0) row(std::string("  ") + name, std::to_string(count));
@@ -223,6 +227,12 @@ void print_summary(const TraceSummary& s, std::ostream& out) {
   if (s.has_footer) {
     row("lost by tracer", fmt::format("{} dropped records, {} invalid timestamps",
                                       s.dropped_records, s.invalid_timestamps));
+    if (s.nccl_events_dropped + s.nccl_incomplete_collectives + s.nccl_orphan_events > 0) {
+      row("NCCL plugin", fmt::format("{} events dropped, {} collectives incomplete, {} orphan "
+                                     "events",
+                                     s.nccl_events_dropped, s.nccl_incomplete_collectives,
+                                     s.nccl_orphan_events));
+    }
   }
   if (!s.top_kernels.empty()) {
     out << fmt::format("top kernels by total time ({} distinct, {} in all):\n", s.distinct_kernels,
@@ -311,7 +321,7 @@ v1::Footer pack_text_trace(const std::filesystem::path& text_path,
       throw InputError(where(""),
                        "the event has no payload: set one of kernel, memcpy, memset, "
                        "collective, marker, api_call, synchronization, cuda_event, "
-                       "external_correlation or device");
+                       "external_correlation, device or link");
     }
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;

@@ -37,7 +37,7 @@ struct TraceSummary {
   std::uint64_t events = 0;
   // Events per payload kind; `empty` counts events without a payload.
   std::uint64_t kernels = 0, memcpys = 0, memsets = 0, collectives = 0, markers = 0, api_calls = 0,
-                synchronizations = 0, cuda_events = 0, external_correlations = 0, devices = 0,
+                synchronizations = 0, cuda_events = 0, external_correlations = 0, devices = 0, links = 0,
                 empty = 0;
   std::map<std::int32_t, std::uint64_t> events_per_rank;
   bool has_time = false;      // some event has a payload
@@ -52,6 +52,9 @@ struct TraceSummary {
   bool has_footer = false;
   std::uint64_t dropped_records = 0;     // from the footer
   std::uint64_t invalid_timestamps = 0;  // from the footer
+  std::uint64_t nccl_events_dropped = 0;          // from the footer
+  std::uint64_t nccl_incomplete_collectives = 0;  // from the footer
+  std::uint64_t nccl_orphan_events = 0;           // from the footer
   bool truncated = false;
   std::string truncation_warning;
   // The stored clock calibration (the footer's, else the header's;

@@ -185,6 +185,21 @@ void shift_event(v1::Event& e, const ClockMapping& mapping) {
   }
 }
 
+// A per-rank file's links name hosts[0], its own host; the merged trace's
+// links name `host`, that host's index in the merged list.
+void remap_link_hosts(v1::Event& e, std::int32_t host, const RankFile& f, std::size_t index) {
+  if (!e.has_link()) return;
+  v1::Link* link = e.mutable_link();
+  if (link->src_host() != 0 || link->dst_host() != 0) {
+    throw InputError({f.path.string(), std::nullopt, static_cast<std::int64_t>(index), "link"},
+                     "a link from host " + std::to_string(link->src_host()) + " to host " +
+                         std::to_string(link->dst_host()) +
+                         ": a rank file names only its own host, 0");
+  }
+  link->set_src_host(host);
+  link->set_dst_host(host);
+}
+
 std::string join_names(const std::vector<const RankFile*>& files) {
   std::string s;
   for (const RankFile* f : files) s += (s.empty() ? "" : ", ") + f->name;
@@ -372,9 +387,12 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
     const auto m = mapping_of.find(host_key(f));
     const ClockMapping identity;
     const ClockMapping& mapping = m == mapping_of.end() ? identity : m->second;
+    const auto host = static_cast<std::int32_t>(
+        std::find(hosts.begin(), hosts.end(), host_key(f)) - hosts.begin());
     for (std::size_t i = 0; i < f.events.size(); ++i) {
       v1::Event& e = f.events[i];
       shift_event(e, mapping);
+      remap_link_hosts(e, host, f, i);
       std::int64_t start = 0;
       std::int64_t end = 0;
       const std::int64_t key = event_time_span(e, start, end)
@@ -423,6 +441,9 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
   for (const RankFile& f : files) {
     writer.add_dropped(f.footer.dropped_records());
     writer.add_invalid_timestamps(f.footer.invalid_timestamps());
+    writer.add_nccl_plugin_counts(f.footer.nccl_events_dropped(),
+                                  f.footer.nccl_incomplete_collectives(),
+                                  f.footer.nccl_orphan_events());
   }
   writer.close();
   result.ranks = static_cast<int>(files.size());

@@ -9,7 +9,11 @@
 // without one, the merge is refused, or done uncorrected with `force`.
 // Events keep their rank and are written sorted by start time (then rank,
 // then their order in their file); events without a time (external
-// correlations, device descriptions) come first.
+// correlations, device descriptions, links) come first. Link events stay
+// per rank (each rank's file tells what its process saw; ranks on one host
+// repeat the host's links), with their host index, 0 in a rank file, set to
+// the rank's host in the merged host list; the merged header's `topology`
+// is the lowest rank's, unchanged.
 //
 // Every problem with the input is an ssgd::InputError naming the file and
 // the field, raised before the output is created; the output is written

@@ -46,6 +46,7 @@ bool event_time_span(const v1::Event& event, std::int64_t& start_ns, std::int64_
       return true;
     case v1::Event::kExternalCorrelation:
     case v1::Event::kDevice:
+    case v1::Event::kLink:
     case v1::Event::PAYLOAD_NOT_SET: break;
   }
   return false;
@@ -129,6 +130,7 @@ void TraceWriter::append(const v1::Event& event) {
       footer_.set_external_correlation_count(footer_.external_correlation_count() + 1);
       break;
     case v1::Event::kDevice: footer_.set_device_count(footer_.device_count() + 1); break;
+    case v1::Event::kLink: footer_.set_link_count(footer_.link_count() + 1); break;
     case v1::Event::PAYLOAD_NOT_SET: break;
   }
   std::int64_t start_ns = 0;
@@ -194,6 +196,15 @@ void TraceWriter::add_invalid_timestamps(std::uint64_t n) {
 
 void TraceWriter::set_clock_calibration(const v1::ClockCalibration& calibration) {
   *footer_.mutable_clock_calibration() = calibration;
+}
+
+void TraceWriter::add_nccl_plugin_counts(std::uint64_t events_dropped,
+                                         std::uint64_t incomplete_collectives,
+                                         std::uint64_t orphan_events) {
+  footer_.set_nccl_events_dropped(footer_.nccl_events_dropped() + events_dropped);
+  footer_.set_nccl_incomplete_collectives(footer_.nccl_incomplete_collectives() +
+                                          incomplete_collectives);
+  footer_.set_nccl_orphan_events(footer_.nccl_orphan_events() + orphan_events);
 }
 
 void TraceWriter::close() {

@@ -63,6 +63,9 @@ class TraceWriter {
   // The clock calibration measured over the whole capture, for the footer
   // (Footer.clock_calibration); the header holds only what was known first.
   void set_clock_calibration(const v1::ClockCalibration& calibration);
+  // The NCCL plugin's footer counters (Footer fields 19-21), added.
+  void add_nccl_plugin_counts(std::uint64_t events_dropped, std::uint64_t incomplete_collectives,
+                              std::uint64_t orphan_events);
   // Writes the last chunk and the footer and renames the file into place
   // (no fsync). Throws std::runtime_error on an I/O error, in which case
   // the temporary file is removed when the writer is destroyed.
@@ -91,7 +94,7 @@ class TraceWriter {
 
 // The [start_ns, end_ns] of an event's payload (a CudaEvent's timestamp for
 // both); false for an event without a payload or whose payload has no time
-// (ExternalCorrelation, device). Shared by the writer's footer and the
+// (ExternalCorrelation, device, link). Shared by the writer's footer and the
 // summaries.
 bool event_time_span(const v1::Event& event, std::int64_t& start_ns, std::int64_t& end_ns);
 

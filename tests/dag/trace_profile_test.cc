@@ -124,6 +124,35 @@ TEST_F(TraceProfileTest, CollectivesGiveCommAndGradBytes) {
   EXPECT_EQ(conv2.grad_bytes, 0);
 }
 
+// Link events (no time, no work) change nothing the profile holds.
+TEST_F(TraceProfileTest, LinkEventsAreIgnored) {
+  const fs::path packed = dir_ / "marked.ssgdt";
+  trace::pack_text_trace(kMarked, packed);
+  std::vector<v1::Event> events;
+  {
+    auto reader = trace::TraceReader::open(packed);
+    v1::Event link;
+    link.mutable_link()->set_src_device(0);
+    link.mutable_link()->set_dst_device(-1);
+    link.mutable_link()->set_kind(v1::Link::PCIE);
+    events.push_back(link);
+    v1::Event e;
+    while (reader.next(e)) events.push_back(e);
+    events.push_back(link);
+  }
+  auto with_links = trace::TraceReader::open(write_trace("links.ssgdt", events));
+  const auto r = profile_from_trace(with_links, "links.ssgdt");
+  const auto plain = profile_marked();
+  ASSERT_EQ(r.profile.layers.size(), plain.profile.layers.size());
+  for (std::size_t i = 0; i < r.profile.layers.size(); ++i) {
+    EXPECT_EQ(r.profile.layers[i].forward.ns(), plain.profile.layers[i].forward.ns()) << i;
+    EXPECT_EQ(r.profile.layers[i].backward.ns(), plain.profile.layers[i].backward.ns()) << i;
+    EXPECT_EQ(r.profile.layers[i].grad_bytes, plain.profile.layers[i].grad_bytes) << i;
+  }
+  EXPECT_EQ(r.iterations_seen, plain.iterations_seen);
+  EXPECT_EQ(r.warnings, plain.warnings);
+}
+
 TEST_F(TraceProfileTest, CountsAndWarnings) {
   const auto r = profile_marked();
   EXPECT_EQ(r.ranks, 1);

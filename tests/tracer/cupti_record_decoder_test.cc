@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace ssgd::tracer {
 namespace {
@@ -324,6 +325,125 @@ TEST_F(DecoderTest, NvLinkAndPcieBecomeTopologyLinks) {
   EXPECT_EQ(out_.link.link_width, 16u);
   EXPECT_EQ(out_.link.upstream_bus, 0x3bu);
   EXPECT_EQ(decoder_.counters().links, 2u);
+}
+
+// Directed links the decoder has ready, in order.
+std::vector<LinkActivity> take_links(CuptiRecordDecoder& d) {
+  std::vector<LinkActivity> links;
+  ActivityRecord r;
+  while (d.take_link(r)) links.push_back(std::get<LinkActivity>(r.payload));
+  return links;
+}
+
+CUpti_ActivityDevice5 device_with_uuid(std::uint32_t ordinal, std::uint8_t tag) {
+  auto d = zeroed<CUpti_ActivityDevice5>();
+  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  d.id = ordinal;
+  d.uuid.bytes[0] = static_cast<char>(tag);
+  return d;
+}
+
+CUpti_ActivityNvLink4 nvlink(std::uint8_t tag0, std::uint8_t tag1) {
+  auto n = zeroed<CUpti_ActivityNvLink4>();
+  n.kind = CUPTI_ACTIVITY_KIND_NVLINK;
+  n.typeDev0 = CUPTI_DEV_TYPE_GPU;
+  n.typeDev1 = CUPTI_DEV_TYPE_GPU;
+  n.idDev0.uuidDev.bytes[0] = static_cast<char>(tag0);
+  n.idDev1.uuidDev.bytes[0] = static_cast<char>(tag1);
+  n.bandwidth = 50'000'000;  // kbytes/s
+  return n;
+}
+
+TEST_F(DecoderTest, NvLinkEndsAreMappedToOrdinalsThroughTheDeviceRecords) {
+  ASSERT_EQ(decode(device_with_uuid(0, 0xa0)), DecodeStatus::kRecord);
+  ASSERT_EQ(decode(device_with_uuid(1, 0xb1)), DecodeStatus::kRecord);
+  EXPECT_TRUE(take_links(decoder_).empty());
+  ASSERT_EQ(decode(nvlink(0xb1, 0xa0)), DecodeStatus::kLink);
+  const auto links = take_links(decoder_);
+  ASSERT_EQ(links.size(), 2u);  // one per direction
+  EXPECT_EQ(links[0].kind, LinkKind::kNvLink);
+  EXPECT_EQ(links[0].src_device, 1);
+  EXPECT_EQ(links[0].dst_device, 0);
+  EXPECT_EQ(links[0].bandwidth_bytes_per_s, 50'000'000'000);
+  EXPECT_EQ(links[1].src_device, 0);
+  EXPECT_EQ(links[1].dst_device, 1);
+}
+
+TEST_F(DecoderTest, AnNvLinkWaitsForTheDeviceRecordsOfItsGpus) {
+  auto n = nvlink(0xa0, 0xb1);
+  n.nvswitchConnected = 1;
+  ASSERT_EQ(decode(n), DecodeStatus::kLink);
+  EXPECT_TRUE(take_links(decoder_).empty());
+  EXPECT_EQ(decoder_.pending_links(), 1u);
+  ASSERT_EQ(decode(device_with_uuid(4, 0xa0)), DecodeStatus::kRecord);
+  EXPECT_TRUE(take_links(decoder_).empty());  // one end still unknown
+  ASSERT_EQ(decode(device_with_uuid(5, 0xb1)), DecodeStatus::kRecord);
+  const auto links = take_links(decoder_);
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_EQ(links[0].kind, LinkKind::kNvSwitch);
+  EXPECT_EQ(links[0].src_device, 4);
+  EXPECT_EQ(links[0].dst_device, 5);
+  EXPECT_EQ(decoder_.pending_links(), 0u);
+}
+
+TEST_F(DecoderTest, AnNvLinkToAGpuThisProcessCannotSeeStaysUnwritten) {
+  ASSERT_EQ(decode(device_with_uuid(0, 0xa0)), DecodeStatus::kRecord);
+  ASSERT_EQ(decode(nvlink(0xa0, 0xee)), DecodeStatus::kLink);  // 0xee: hidden GPU
+  EXPECT_TRUE(take_links(decoder_).empty());
+  EXPECT_EQ(decoder_.pending_links(), 1u);
+  for (std::size_t i = 0; i < CuptiRecordDecoder::kMaxPendingLinks; ++i) decode(nvlink(0xa0, 0xee));
+  EXPECT_EQ(decoder_.pending_links(), CuptiRecordDecoder::kMaxPendingLinks);
+  EXPECT_EQ(decoder_.counters().unmapped_links, 1u);
+}
+
+TEST_F(DecoderTest, AnNvLinkToACpuEndsAtTheHost) {
+  ASSERT_EQ(decode(device_with_uuid(2, 0xa0)), DecodeStatus::kRecord);
+  auto n = nvlink(0xa0, 0);
+  n.typeDev1 = CUPTI_DEV_TYPE_NPU;
+  n.idDev1.npu.index = 0;
+  ASSERT_EQ(decode(n), DecodeStatus::kLink);
+  const auto links = take_links(decoder_);
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_EQ(links[0].src_device, 2);
+  EXPECT_EQ(links[0].dst_device, -1);
+}
+
+TEST_F(DecoderTest, APcieGpuRecordLinksItsOrdinalToTheHostAndBridgesAreSkipped) {
+  auto p = zeroed<CUpti_ActivityPcie>();
+  p.kind = CUPTI_ACTIVITY_KIND_PCIE;
+  p.type = CUPTI_PCIE_DEVICE_TYPE_GPU;
+  p.id.devId = 3;
+  p.pcieGeneration = 4;
+  p.linkWidth = 16;
+  ASSERT_EQ(decode(p), DecodeStatus::kLink);
+  const auto links = take_links(decoder_);
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_EQ(links[0].kind, LinkKind::kPcie);
+  EXPECT_EQ(links[0].src_device, 3);
+  EXPECT_EQ(links[0].dst_device, -1);
+  EXPECT_EQ(links[1].src_device, -1);
+  EXPECT_EQ(links[1].dst_device, 3);
+  // 16 lanes x 16 GT/s x 128/130 / 8 bits.
+  EXPECT_EQ(links[0].bandwidth_bytes_per_s, 31'507'692'307);
+
+  auto b = zeroed<CUpti_ActivityPcie>();
+  b.kind = CUPTI_ACTIVITY_KIND_PCIE;
+  b.type = CUPTI_PCIE_DEVICE_TYPE_BRIDGE;
+  b.id.bridgeId = 9;
+  ASSERT_EQ(decode(b), DecodeStatus::kLink);
+  EXPECT_TRUE(take_links(decoder_).empty());
+  EXPECT_EQ(decoder_.counters().pcie_bridges, 1u);
+}
+
+TEST(PcieBandwidthTest, LanesTimesRateTimesEncodingOverEightBits) {
+  EXPECT_EQ(pcie_bandwidth_bytes_per_s(1, 1), 250'000'000);
+  EXPECT_EQ(pcie_bandwidth_bytes_per_s(2, 8), 4'000'000'000);
+  EXPECT_EQ(pcie_bandwidth_bytes_per_s(3, 16), 15'753'846'153);
+  EXPECT_EQ(pcie_bandwidth_bytes_per_s(5, 16), 63'015'384'615);
+  EXPECT_EQ(pcie_bandwidth_bytes_per_s(6, 16), 121'000'000'000);
+  EXPECT_EQ(pcie_bandwidth_bytes_per_s(0, 16), 0);
+  EXPECT_EQ(pcie_bandwidth_bytes_per_s(7, 16), 0);
+  EXPECT_EQ(pcie_bandwidth_bytes_per_s(4, 0), 0);
 }
 
 CUpti_ActivityMarker2 marker(std::uint32_t id, CUpti_ActivityFlag flags, std::uint64_t t,

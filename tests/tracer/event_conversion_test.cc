@@ -29,6 +29,25 @@ TEST(EventConversionTest, EveryKindBecomesItsOwnPayload) {
   EXPECT_EQ(payloads.size(), kActivityKindCount);
 }
 
+TEST(EventConversionTest, ALinkNamesThisRanksHostAtBothEnds) {
+  LinkActivity l;
+  l.kind = LinkKind::kNvSwitch;
+  l.src_device = 2;
+  l.dst_device = -1;
+  l.bandwidth_bytes_per_s = 450'000'000'000;
+  v1::Event e;
+  to_event(ActivityRecord{l, {}}, 6, e);
+  ASSERT_TRUE(e.has_link());
+  EXPECT_EQ(e.rank(), 6);
+  EXPECT_EQ(e.link().src_host(), 0);
+  EXPECT_EQ(e.link().dst_host(), 0);
+  EXPECT_EQ(e.link().src_device(), 2);
+  EXPECT_EQ(e.link().dst_device(), -1);
+  EXPECT_EQ(e.link().kind(), v1::Link::NVSWITCH);
+  EXPECT_EQ(e.link().bandwidth_bytes_per_s(), 450e9);
+  EXPECT_EQ(check_timestamps(ActivityRecord{l, {}}, SessionWindow{1, 2}), TimestampVerdict::kNoTime);
+}
+
 TEST(EventConversionTest, FieldsLandWhereTheProtoSays) {
   std::string name;
   v1::Event e;

@@ -130,6 +130,15 @@ ActivityRecord synthetic_record(std::uint64_t id, std::int64_t base_ns, std::str
       name = "forward/conv1";
       break;
     }
+    case ActivityKind::kLink: {
+      LinkActivity l;
+      l.kind = LinkKind::kNvLink;
+      l.src_device = 0;
+      l.dst_device = 1;
+      l.bandwidth_bytes_per_s = static_cast<std::int64_t>(id);  // carries the id
+      r.payload = l;
+      break;
+    }
   }
   r.name = name;
   return r;
@@ -147,6 +156,7 @@ std::uint64_t synthetic_id(const v1::Event& e) {
     case v1::Event::kDevice: return static_cast<std::uint64_t>(e.device().device_id());
     case v1::Event::kCollective: return e.collective().correlation_id();
     case v1::Event::kMarker: return e.marker().thread_id();
+    case v1::Event::kLink: return static_cast<std::uint64_t>(e.link().bandwidth_bytes_per_s());
     case v1::Event::PAYLOAD_NOT_SET: break;
   }
   return UINT64_MAX;

@@ -6,12 +6,19 @@
 #include "tracer/nccl/nccl_profiler_plugin.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "tests/support/test_files.h"
+#include "tracer/core/process_session.h"
 #include "tracer/nccl/nccl_names.h"
+#include "traces/trace_reader.h"
 
 namespace ssgd::tracer {
 namespace {
@@ -341,6 +348,83 @@ TEST_F(NcclPluginTest, FinalizeWritesUnfinishedCollectivesAndSinkRefusalsAreCoun
   EXPECT_EQ(c.records_written, 0u);
   // The context is gone: later events on it are ignored.
   EXPECT_EQ(start5(ctx, coll), nullptr);
+}
+
+// The plugin with the real process session, in a forked child: the 4096
+// slots overflow, a collective stays incomplete, a channel comes after its
+// collective was written; at exit the plugin's counters reach the footer.
+class NcclPluginFooterTest : public ssgd::testing::TempDirTest {};
+
+TEST_F(NcclPluginFooterTest, PoolOverflowAndIncompleteCollectivesReachTheFooter) {
+  const std::filesystem::path out = dir_ / "out";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::setenv("SSGD_TRACER_OUT", out.c_str(), 1);
+    ::setenv("SSGD_TRACER_FLUSH_MS", "0", 1);
+    ::setenv("RANK", "2", 1);
+    // The session first, as the plugin's init does, so that the file is
+    // closed after the plugin's exit handler has run.
+    if (!ProcessSession::get().is_open()) ::_exit(20);
+    reset_nccl_plugin_for_testing(PluginHooks{});  // the session and the real clock
+    void* ctx = nullptr;
+    int mask = 0;
+    ncclProfiler_v5.init(&ctx, 77, &mask, "c", 1, 2, 0, nullptr);
+    if (ctx == nullptr) ::_exit(21);
+    auto start = [ctx](abi::EventDescrV5 d) {
+      void* h = nullptr;
+      ncclProfiler_v5.start_event(ctx, &h, &d);
+      return h;
+    };
+    abi::EventDescrV5 group{};
+    group.type = abi::kProfileGroupApi;
+    std::vector<void*> groups;
+    for (std::size_t i = 0; i < CollectiveTracker::kDefaultSlots; ++i) groups.push_back(start(group));
+    if (start(group) != nullptr || start(group) != nullptr) ::_exit(22);  // 2 events dropped
+    abi::EventDescrV5 coll{};
+    coll.type = abi::kProfileColl;
+    coll.coll.func = "AllReduce";
+    coll.coll.datatype = "ncclFloat32";
+    coll.coll.count = 256;
+    for (int i = 0; i < 3; ++i) {
+      if (start(coll) != nullptr) ::_exit(23);  // 3 collectives dropped
+    }
+    for (int i = 0; i < 3; ++i) ncclProfiler_v5.stop_event(groups[i]);
+    // A: two channels announced, one comes: incomplete, written at exit.
+    coll.coll.n_channels = 2;
+    void* a = start(coll);
+    abi::EventDescrV5 ch{};
+    ch.type = abi::kProfileKernelCh;
+    ch.parent_obj = a;
+    void* a_ch = start(ch);
+    abi::EventStateArgs args{};
+    ncclProfiler_v5.record_event_state(a_ch, abi::kKernelChStop, &args);
+    ncclProfiler_v5.stop_event(a_ch);
+    ncclProfiler_v5.stop_event(a);
+    // B: no channel announced: written at its stop; a channel after that is an orphan.
+    coll.coll.n_channels = 0;
+    void* b = start(coll);
+    ncclProfiler_v5.stop_event(b);
+    ch.parent_obj = b;
+    if (start(ch) != nullptr) ::_exit(24);
+    std::exit(0);  // atexit: the plugin's flush, then the session's close
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  trace::TraceReader reader = trace::TraceReader::open(out / "rank-2.ssgdt");
+  trace::v1::Event e;
+  std::string events;
+  while (reader.next(e)) events += e.ShortDebugString() + "\n";
+  ASSERT_NE(reader.footer(), nullptr);
+  const trace::v1::Footer& f = *reader.footer();
+  EXPECT_EQ(f.invalid_timestamps(), 0u);
+  EXPECT_EQ(f.collective_count(), 2u) << events;
+  EXPECT_EQ(f.nccl_events_dropped(), 5u);
+  EXPECT_EQ(f.dropped_records(), 3u);  // the collectives lost; nothing else was lost
+  EXPECT_EQ(f.nccl_incomplete_collectives(), 1u);
+  EXPECT_EQ(f.nccl_orphan_events(), 1u);
 }
 
 TEST(NcclNamesTest, OperationsAndDatatypes) {

@@ -129,5 +129,21 @@ TEST(SessionSettingsTest, DefaultsAndOverridesAndMalformedValuesKeepTheDefault) 
   EXPECT_NE(bad.problems[1].find("SSGD_TRACER_FLUSH_MS='soon'"), std::string::npos) << bad.problems[1];
 }
 
+TEST(SessionSettingsTest, FatalSignalFlushIsOnByDefaultAndSetByTheEnvironment) {
+  SessionSettings d = read_session_settings(lookup({}));
+  EXPECT_TRUE(d.signals);
+  EXPECT_EQ(d.signal_flush_ms, 2000);
+  SessionSettings off = read_session_settings(
+      lookup({{"SSGD_TRACER_SIGNALS", "0"}, {"SSGD_TRACER_SIGNAL_FLUSH_MS", "500"}}));
+  EXPECT_FALSE(off.signals);
+  EXPECT_EQ(off.signal_flush_ms, 500);
+  SessionSettings bad = read_session_settings(
+      lookup({{"SSGD_TRACER_SIGNALS", "no"}, {"SSGD_TRACER_SIGNAL_FLUSH_MS", "-1"}}));
+  EXPECT_TRUE(bad.signals);
+  EXPECT_EQ(bad.signal_flush_ms, 2000);
+  ASSERT_EQ(bad.problems.size(), 2u);
+  EXPECT_NE(bad.problems[0].find("SSGD_TRACER_SIGNALS='no'"), std::string::npos) << bad.problems[0];
+}
+
 }  // namespace
 }  // namespace ssgd::tracer

@@ -97,7 +97,7 @@ TEST_F(TraceSinkTest, EveryKindIsWrittenAndCountedInTheFooter) {
   for (std::uint64_t n : {f.kernel_count(), f.memcpy_count(), f.memset_count(),
                           f.api_call_count(), f.synchronization_count(), f.cuda_event_count(),
                           f.external_correlation_count(), f.device_count(),
-                          f.collective_count(), f.marker_count()}) {
+                          f.collective_count(), f.marker_count(), f.link_count()}) {
     EXPECT_EQ(n, 10u);
   }
   EXPECT_EQ(f.dropped_records(), 0u);

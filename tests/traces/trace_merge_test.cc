@@ -93,6 +93,51 @@ TEST_F(TraceMergeTest, RanksOnOneHostAreSortedByTimeAndNotShifted) {
   EXPECT_EQ(ssgd::testing::read_file_bytes(out()), first);
 }
 
+v1::Event link_event(std::int32_t rank, std::int32_t src, std::int32_t dst, std::int32_t host = 0) {
+  v1::Event e;
+  e.set_rank(rank);
+  v1::Link* l = e.mutable_link();
+  l->set_src_host(host);
+  l->set_src_device(src);
+  l->set_dst_host(host);
+  l->set_dst_device(dst);
+  l->set_kind(v1::Link::NVLINK);
+  l->set_bandwidth_bytes_per_s(50e9);
+  return e;
+}
+
+TEST_F(TraceMergeTest, LinksKeepTheirRankAndNameTheirRanksHostInTheMergedList) {
+  write_rank_file(in(), {0, 2, "a", v1::ClockDomain::MONOTONIC_RAW, std::nullopt,
+                         {kernel_event(0, 5000, 5100), link_event(0, 0, 1)}});
+  write_rank_file(in(), {1, 2, "b", v1::ClockDomain::MONOTONIC_RAW, calibration("a", 0, 5, 0),
+                         {link_event(1, 1, -1)}});
+  merge_rank_traces(in(), out(), {});
+  TraceReader reader = TraceReader::open(out());
+  std::vector<v1::Event> events;
+  v1::Event e;
+  while (reader.next(e)) events.push_back(e);
+  ASSERT_EQ(events.size(), 3u);
+  ASSERT_TRUE(events[0].has_link());  // no time: first
+  EXPECT_EQ(events[0].rank(), 0);
+  EXPECT_EQ(events[0].link().src_host(), 0);
+  EXPECT_EQ(events[0].link().dst_device(), 1);
+  ASSERT_TRUE(events[1].has_link());
+  EXPECT_EQ(events[1].rank(), 1);
+  EXPECT_EQ(events[1].link().src_host(), 1);  // host "b" is hosts[1] of the merged trace
+  EXPECT_EQ(events[1].link().dst_host(), 1);
+  EXPECT_EQ(events[1].link().dst_device(), -1);
+  ASSERT_NE(reader.footer(), nullptr);
+  EXPECT_EQ(reader.footer()->link_count(), 2u);
+}
+
+TEST_F(TraceMergeTest, ALinkNamingAnotherHostInARankFileIsRefused) {
+  write_rank_file(in(), {0, 1, "a", v1::ClockDomain::MONOTONIC_RAW, std::nullopt,
+                         {link_event(0, 0, 1, 3)}});
+  const std::string message = refused();
+  EXPECT_NE(message.find("a rank file names only its own host, 0"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank-0.ssgdt"), std::string::npos) << message;
+}
+
 TEST_F(TraceMergeTest, ACalibratedSecondHostIsShiftedExactly) {
   write_rank_file(in(), {0, 2, "a", v1::ClockDomain::MONOTONIC_RAW, std::nullopt,
                          {kernel_event(0, 5000, 5100)}});

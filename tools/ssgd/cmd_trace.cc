@@ -233,7 +233,8 @@ void report(const fs::path& out_dir, const tracer::ClockServer* clock_server) {
                 << s.events << " events (kernel " << s.kernels << ", memcpy " << s.memcpys
                 << ", memset " << s.memsets << ", api " << s.api_calls << ", sync "
                 << s.synchronizations << ", cuda_event " << s.cuda_events << ", ext_corr "
-                << s.external_correlations << ", device " << s.devices << ", collective "
+                << s.external_correlations << ", device " << s.devices << ", link " << s.links
+                << ", collective "
                 << s.collectives << ", marker " << s.markers << ")";
       if (s.has_footer) {
         std::cerr << ", dropped " << s.dropped_records << ", invalid timestamps "

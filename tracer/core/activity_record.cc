@@ -14,6 +14,7 @@ std::string_view activity_kind_name(ActivityKind kind) {
     case ActivityKind::kDevice: return "device";
     case ActivityKind::kCollective: return "collective";
     case ActivityKind::kMarker: return "marker";
+    case ActivityKind::kLink: return "link";
   }
   return "unknown";
 }

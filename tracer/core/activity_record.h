@@ -157,6 +157,17 @@ struct CollectiveActivity {
   std::uint64_t correlation_id = 0;
 };
 
+enum class LinkKind : std::uint8_t { kUnknown, kPcie, kNvLink, kNvSwitch };
+
+// One directed link between two devices of this process's host (NVLink,
+// or a GPU's PCIe link to the host), as the driver described it. Has no time.
+struct LinkActivity {
+  LinkKind kind = LinkKind::kUnknown;
+  std::int32_t src_device = -1;  // CUDA ordinal; -1 is the host
+  std::int32_t dst_device = -1;
+  std::int64_t bandwidth_bytes_per_s = 0;  // 0 when unknown
+};
+
 // A host range marked with NVTX. Name: the range's message.
 struct MarkerActivity {
   ShortText<32> domain;  // empty for the default domain
@@ -168,12 +179,12 @@ struct MarkerActivity {
 using ActivityPayload =
     std::variant<KernelActivity, MemcpyActivity, MemsetActivity, ApiCallActivity,
                  SynchronizationActivity, CudaEventActivity, ExternalCorrelationActivity,
-                 DeviceActivity, CollectiveActivity, MarkerActivity>;
+                 DeviceActivity, CollectiveActivity, MarkerActivity, LinkActivity>;
 
 // The kinds, in the order of ActivityPayload's alternatives.
 enum class ActivityKind : std::uint8_t { kKernel, kMemcpy, kMemset, kApiCall, kSynchronization,
                                          kCudaEvent, kExternalCorrelation, kDevice, kCollective,
-                                         kMarker };
+                                         kMarker, kLink };
 inline constexpr std::size_t kActivityKindCount = std::variant_size_v<ActivityPayload>;
 
 // One record. `name` is only read while the record is appended (the buffer

@@ -180,6 +180,27 @@ void fill(const CollectiveActivity& a, std::string_view, v1::Event& e) {
   c->set_peer(a.peer);
 }
 
+v1::Link::Kind to_proto(LinkKind k) {
+  switch (k) {
+    case LinkKind::kPcie: return v1::Link::PCIE;
+    case LinkKind::kNvLink: return v1::Link::NVLINK;
+    case LinkKind::kNvSwitch: return v1::Link::NVSWITCH;
+    case LinkKind::kUnknown: break;
+  }
+  return v1::Link::UNKNOWN;
+}
+
+// Both ends are on this rank's host: hosts[0] of a per-rank file.
+void fill(const LinkActivity& a, std::string_view, v1::Event& e) {
+  auto* l = e.mutable_link();
+  l->set_src_host(0);
+  l->set_src_device(a.src_device);
+  l->set_dst_host(0);
+  l->set_dst_device(a.dst_device);
+  l->set_kind(to_proto(a.kind));
+  l->set_bandwidth_bytes_per_s(static_cast<double>(a.bandwidth_bytes_per_s));
+}
+
 void fill(const MarkerActivity& a, std::string_view name, v1::Event& e) {
   auto* m = e.mutable_marker();
   m->set_name(std::string(name));

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "tracer/core/fatal_signal_flush.h"
 #include "tracer/core/rank_env.h"
 
 namespace ssgd::tracer {
@@ -82,6 +83,24 @@ SessionSettings read_session_settings(const EnvLookup& env) noexcept {
       }
     }
     read_clock_settings(env, s);
+    if (auto on = env("SSGD_TRACER_SIGNALS")) {
+      if (*on == "0") {
+        s.signals = false;
+      } else if (!on->empty() && *on != "1") {
+        s.problems.push_back("SSGD_TRACER_SIGNALS='" + *on +
+                             "' is not 0 or 1; flushing on fatal signals");
+      }
+    }
+    if (auto ms = env("SSGD_TRACER_SIGNAL_FLUSH_MS")) {
+      std::string why;
+      const auto v = parse_rank_value(*ms, why);  // a non-negative int32
+      if (v) {
+        s.signal_flush_ms = *v;
+      } else {
+        s.problems.push_back("SSGD_TRACER_SIGNAL_FLUSH_MS='" + *ms + "' " + why +
+                             "; using 2000");
+      }
+    }
   } catch (...) {
     s.problems.push_back("could not read the settings (out of memory); using the defaults");
   }
@@ -116,7 +135,11 @@ ProcessSession::ProcessSession() noexcept {
     }
     std::string error;
     sink_ = TraceSink::open(std::move(o), &error);
-    if (!sink_) log_to_stderr_if_asked("tracing is off: " + error);
+    if (!sink_) {
+      log_to_stderr_if_asked("tracing is off: " + error);
+    } else if (settings.signals) {
+      install_fatal_signal_flush(*sink_, std::chrono::milliseconds(settings.signal_flush_ms));
+    }
   } catch (...) {
     sink_.reset();
     log_to_stderr_if_asked("tracing is off: could not open the session");
@@ -132,13 +155,39 @@ ProcessSession& ProcessSession::get() noexcept {
   return *session;
 }
 
+namespace {
+
+// Set when the calling thread's producer has been destroyed. exit() runs the
+// main thread's thread_local destructors before the atexit handlers, so the
+// exit-time appends (the CUPTI flush, the NCCL plugin's unfinished
+// collectives) come after it. A bool has no destructor: it stays readable.
+thread_local bool t_producer_gone = false;
+
+struct ThreadProducer {
+  RecordProducer producer;
+  ~ThreadProducer() { t_producer_gone = true; }
+};
+
+}  // namespace
+
 AppendStatus ProcessSession::append(const ActivityRecord& record) noexcept {
   if (!sink_ || closed_.load(std::memory_order_acquire)) {
     dropped_closed_.fetch_add(1, std::memory_order_relaxed);
     return AppendStatus::kDropped;
   }
-  thread_local RecordProducer producer = sink_->producer();
-  return producer.append(record);
+  if (t_producer_gone) {
+    // Exit paths only: one shared producer; a thread that would have to
+    // wait for it drops the record instead, counted in the footer.
+    std::unique_lock lock(late_mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      sink_->add_dropped(1);
+      return AppendStatus::kDropped;
+    }
+    if (!late_producer_.has_slot()) late_producer_ = sink_->producer();
+    return late_producer_.append(record);
+  }
+  thread_local ThreadProducer t{sink_->producer()};
+  return t.producer.append(record);
 }
 
 void ProcessSession::add_dropped(std::uint64_t n) noexcept {
@@ -153,8 +202,33 @@ void ProcessSession::flush() noexcept {
   if (sink_ && !closed_.load(std::memory_order_acquire)) sink_->flush();
 }
 
+void ProcessSession::set_nccl_plugin_counts(const NcclPluginCounts& counts) noexcept {
+  if (sink_ && !closed_.load(std::memory_order_acquire)) sink_->set_nccl_plugin_counts(counts);
+}
+
+void ProcessSession::set_signal_flush_hook(void (*hook)() noexcept) noexcept {
+  if (sink_) sink_->set_signal_flush_hook(hook);
+}
+
+bool ProcessSession::add_close_hook(void (*hook)() noexcept) noexcept {
+  for (auto& slot : close_hooks_) {
+    void (*expected)() noexcept = nullptr;
+    if (slot.load(std::memory_order_acquire) == hook ||
+        slot.compare_exchange_strong(expected, hook, std::memory_order_acq_rel) ||
+        expected == hook) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void ProcessSession::shutdown() noexcept {
-  if (!sink_ || closed_.exchange(true, std::memory_order_acq_rel)) return;
+  if (!sink_ || closed_.load(std::memory_order_acquire)) return;
+  for (auto& slot : close_hooks_) {
+    if (auto* hook = slot.load(std::memory_order_acquire)) hook();
+  }
+  if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+  uninstall_fatal_signal_flush();  // from here on, signals act as without the tracer
   if (calibration_) {
     if (auto c = calibration_->measure_end()) sink_->set_clock_calibration(*c);
   }

@@ -9,7 +9,7 @@ bool record_time_span(const ActivityRecord& record, std::int64_t& start_ns, std:
       [&](const auto& a) {
         using T = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<T, ExternalCorrelationActivity> ||
-                      std::is_same_v<T, DeviceActivity>) {
+                      std::is_same_v<T, DeviceActivity> || std::is_same_v<T, LinkActivity>) {
           return false;
         } else if constexpr (std::is_same_v<T, CudaEventActivity>) {
           start_ns = end_ns = a.timestamp_ns;

@@ -1,6 +1,7 @@
 #include "tracer/core/trace_sink.h"
 
 #include <fmt/format.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -36,10 +37,32 @@ struct TraceSink::Shared {
   std::atomic<std::uint64_t> written{0};
   std::atomic<std::uint64_t> dropped_after_error{0};
   std::atomic<std::uint64_t> dropped_by_source{0};
+  std::atomic<std::uint64_t> nccl_events_dropped{0};
+  std::atomic<std::uint64_t> nccl_collectives_dropped{0};
+  std::atomic<std::uint64_t> nccl_incomplete{0};
+  std::atomic<std::uint64_t> nccl_orphans{0};
   std::atomic<std::uint64_t> write_errors{0};
   std::atomic<bool> writer_failed{false};  // set by the writer thread (or close(), after join)
   std::optional<v1::ClockCalibration> clock_calibration;  // under `mutex`
+
+  // Signal flushes (request_signal_flush): written by signal handlers and
+  // the writer thread only through these lock-free atomics.
+  std::atomic<std::uint64_t> signal_requested{0};
+  std::atomic<std::uint64_t> signal_done{0};
+  std::atomic<bool> writer_alive{false};  // from open() until the writer thread exits
+  std::atomic<pid_t> writer_tid{0};        // the writer thread's, once it runs
+  std::atomic<void (*)() noexcept> signal_hook{nullptr};
 };
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
+                  std::atomic<pid_t>::is_always_lock_free &&
+                  std::atomic<bool>::is_always_lock_free &&
+                  std::atomic<void (*)() noexcept>::is_always_lock_free,
+              "signal handlers may touch only lock-free atomics");
+
+namespace {
+pid_t current_tid() noexcept { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+}  // namespace
 
 std::filesystem::path rank_trace_path(const std::filesystem::path& out_dir, std::int32_t rank) {
   return out_dir / fmt::format("rank-{}.ssgdt", rank);
@@ -107,7 +130,13 @@ std::unique_ptr<TraceSink> TraceSink::open(TraceSinkOptions options, std::string
         std::make_unique<trace::TraceWriter>(sink->path_, header_metadata(o, clock), o.writer);
     sink->temporary_path_ = sink->writer_->temporary_path();
     sink->writer_->flush();  // the header reaches the file before any chunk can
-    sink->shared_->thread = std::thread([s = sink.get()] { s->run_writer(); });
+    sink->shared_->writer_alive.store(true, std::memory_order_release);
+    try {
+      sink->shared_->thread = std::thread([s = sink.get()] { s->run_writer(); });
+    } catch (...) {
+      sink->shared_->writer_alive.store(false, std::memory_order_release);
+      throw;
+    }
   } catch (const std::exception& e) {
     const std::string message = fmt::format("cannot open the trace in '{}': {}",
                                             sink ? sink->options_.out_dir.string() : "", e.what());
@@ -174,35 +203,71 @@ void TraceSink::write_to_os() noexcept {
 
 void TraceSink::run_writer() noexcept {
   Shared& s = *shared_;
+  s.writer_tid.store(current_tid(), std::memory_order_release);
   using Clock = std::chrono::steady_clock;
   const auto interval = options_.flush_interval;
   auto next_flush = Clock::now() + interval;
+  const auto signalled = [&s] {
+    return s.signal_requested.load(std::memory_order_acquire) >
+           s.signal_done.load(std::memory_order_relaxed);
+  };
   for (;;) {
     std::uint64_t requested = 0;
     bool stop = false;
     {
       std::unique_lock lock(s.mutex);
       s.wake.wait_for(lock, options_.poll_interval,
-                      [&] { return s.stop || s.flush_requested > s.flush_done; });
+                      [&] { return s.stop || s.flush_requested > s.flush_done || signalled(); });
       requested = s.flush_requested;
       stop = s.stop;
     }
+    // Read before the buffers are taken: every record appended before the
+    // request is then in this flush.
+    const std::uint64_t signal_ticket = s.signal_requested.load(std::memory_order_acquire);
+    const bool by_signal = signal_ticket > s.signal_done.load(std::memory_order_relaxed);
+    if (by_signal) {
+      if (auto* hook = s.signal_hook.load(std::memory_order_acquire)) hook();
+    }
     const bool periodic = interval.count() > 0 && Clock::now() >= next_flush;
     const bool asked = requested > s.flush_done;  // flush_done is only written here
-    if (asked || periodic) pool_->collect_partial();
+    if (asked || periodic || by_signal) pool_->collect_partial();
     drain();
-    if (asked || periodic) {
+    if (asked || periodic || by_signal) {
       write_to_os();
       next_flush = Clock::now() + interval;
     }
+    if (by_signal) s.signal_done.store(signal_ticket, std::memory_order_release);
     {
       std::lock_guard lock(s.mutex);
       s.flush_done = requested;
       if (stop) s.writer_exited = true;
     }
     s.done.notify_all();
-    if (stop) return;
+    if (stop) {
+      s.writer_alive.store(false, std::memory_order_release);
+      return;
+    }
   }
+}
+
+std::uint64_t TraceSink::request_signal_flush() noexcept {
+  Shared& s = *shared_;
+  if (!s.writer_alive.load(std::memory_order_acquire)) return 0;
+  return s.signal_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
+}
+
+bool TraceSink::signal_flush_done(std::uint64_t ticket) const noexcept {
+  const Shared& s = *shared_;
+  return s.signal_done.load(std::memory_order_acquire) >= ticket ||
+         !s.writer_alive.load(std::memory_order_acquire);
+}
+
+bool TraceSink::on_writer_thread() const noexcept {
+  return shared_->writer_tid.load(std::memory_order_acquire) == current_tid();
+}
+
+void TraceSink::set_signal_flush_hook(void (*hook)() noexcept) noexcept {
+  shared_->signal_hook.store(hook, std::memory_order_release);
 }
 
 SinkStatus TraceSink::flush() noexcept {
@@ -242,6 +307,8 @@ SinkStatus TraceSink::close() noexcept {
       std::lock_guard lock(s.mutex);
       if (s.clock_calibration) writer_->set_clock_calibration(*s.clock_calibration);
     }
+    writer_->add_nccl_plugin_counts(s.nccl_events_dropped.load(), s.nccl_incomplete.load(),
+                                    s.nccl_orphans.load());
     writer_->close();
   } catch (const std::exception& e) {
     s.write_errors.fetch_add(1, std::memory_order_relaxed);
@@ -264,13 +331,22 @@ void TraceSink::set_clock_calibration(const v1::ClockCalibration& calibration) n
   }
 }
 
+void TraceSink::set_nccl_plugin_counts(const NcclPluginCounts& counts) noexcept {
+  Shared& s = *shared_;
+  s.nccl_events_dropped.store(counts.events_dropped, std::memory_order_relaxed);
+  s.nccl_collectives_dropped.store(counts.collectives_dropped, std::memory_order_relaxed);
+  s.nccl_incomplete.store(counts.incomplete_collectives, std::memory_order_relaxed);
+  s.nccl_orphans.store(counts.orphan_events, std::memory_order_relaxed);
+}
+
 SinkCounters TraceSink::counters() const noexcept {
   const Shared& s = *shared_;
   const PoolCounters p = pool_->counters();
   SinkCounters c;
   c.appended = p.appended;
   c.dropped = p.dropped + s.dropped_after_error.load(std::memory_order_relaxed) +
-              s.dropped_by_source.load(std::memory_order_relaxed);
+              s.dropped_by_source.load(std::memory_order_relaxed) +
+              s.nccl_collectives_dropped.load(std::memory_order_relaxed);
   c.invalid_timestamps = s.invalid.load(std::memory_order_relaxed);
   c.written = s.written.load(std::memory_order_relaxed);
   c.truncated_names = p.truncated_names;

@@ -66,6 +66,15 @@ struct TraceSinkOptions {
   LogCallback log;
 };
 
+// What the NCCL profiler plugin (tracer/nccl) lost or set aside, totals
+// since it started; the sink writes them into the footer at close().
+struct NcclPluginCounts {
+  std::uint64_t events_dropped = 0;       // Footer.nccl_events_dropped
+  std::uint64_t collectives_dropped = 0;  // of those, collectives: into dropped_records
+  std::uint64_t incomplete_collectives = 0;
+  std::uint64_t orphan_events = 0;
+};
+
 enum class SinkStatus : std::uint8_t {
   kOk,
   kClosed,  // the sink was closed already
@@ -76,7 +85,7 @@ enum class SinkStatus : std::uint8_t {
 struct SinkCounters {
   std::uint64_t appended = 0;            // stored in a buffer by a producer
   std::uint64_t dropped = 0;             // lost: no buffer, no slot, after a write error, or
-                                         // by the source itself (add_dropped)
+                                         // by the source itself (add_dropped, NCCL collectives)
   std::uint64_t invalid_timestamps = 0;  // discarded by the writer
   std::uint64_t written = 0;             // handed to the trace writer
   std::uint64_t truncated_names = 0;
@@ -108,6 +117,28 @@ class TraceSink {
   // drops, cuptiActivityGetNumDroppedRecords); they go into `dropped` and
   // the footer's dropped_records.
   void add_dropped(std::uint64_t n) noexcept;
+  // Replaces the NCCL plugin's counts (totals) written into the footer;
+  // collectives_dropped counts in `dropped` and dropped_records. Records
+  // the plugin handed to a full sink are counted by the sink already.
+  void set_nccl_plugin_counts(const NcclPluginCounts& counts) noexcept;
+
+  // The flush of a fatal signal (fatal_signal_flush.h). These three are
+  // async-signal-safe: lock-free atomics and gettid(2), no lock, no
+  // allocation. The writer thread sees the request within `poll_interval`
+  // (nothing wakes it: notifying a condition variable is not signal-safe),
+  // calls the signal flush hook, takes every producer's partly filled
+  // buffer, writes all records so far as a chunk and hands it to the OS.
+  // Returns the ticket to wait for; 0 when no writer thread runs.
+  std::uint64_t request_signal_flush() noexcept;
+  // True once the writer finished the flush of `ticket`, or has exited.
+  [[nodiscard]] bool signal_flush_done(std::uint64_t ticket) const noexcept;
+  // True when called on the writer thread itself (a fault there must not
+  // wait for the writer).
+  [[nodiscard]] bool on_writer_thread() const noexcept;
+  // Called by the writer thread before a signal flush, so that a source can
+  // hand over what it holds (the CUPTI source: cuptiActivityFlushAll). Null:
+  // none. Must not throw; it may block (the signal handler waits only so long).
+  void set_signal_flush_hook(void (*hook)() noexcept) noexcept;
 
   // The clock calibration for the footer (Footer.clock_calibration), set
   // before close(); the last one set is written.

@@ -110,6 +110,9 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uin
     DecodeOutput out;
     while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
       if (s.decoder.decode(*record, out) == DecodeStatus::kRecord) session.append(out.record);
+      // NVLINK and PCIE records, and DEVICE records that name the GPUs of
+      // a waiting NVLink, give directed links.
+      while (s.decoder.take_link(out.record)) session.append(out.record);
     }
   }
   std::free(buffer);
@@ -144,6 +147,13 @@ void stand_down(Source& s, std::string reason) {
 }
 
 void flush_at_exit() { flush_cupti_activity_source(); }
+
+// Run by the trace writer thread before the flush of a fatal signal
+// (tracer/core/fatal_signal_flush.h): CUPTI hands over its buffers, full or
+// not, and buffer_completed appends them on this thread. Nothing more: the
+// process is dying, CUPTI may be stuck behind the dying thread, and the
+// signal handler stops waiting after SSGD_TRACER_SIGNAL_FLUSH_MS.
+void flush_for_signal() noexcept { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
 SourceState start(Source& s) {
   CUptiResult r = cuptiSubscribe(&s.subscriber, no_callback, nullptr);
@@ -233,7 +243,10 @@ SourceState start_cupti_activity_source(const ActivitySourceSettings& settings) 
       // The session first: its atexit close must be registered before the
       // flush below, so that the flush runs first at exit.
       ProcessSession::get();
-      if (start(s) == SourceState::kRunning) std::atexit(flush_at_exit);
+      if (start(s) == SourceState::kRunning) {
+        std::atexit(flush_at_exit);
+        ProcessSession::get().set_signal_flush_hook(flush_for_signal);
+      }
     });
   } catch (...) {
     log_to_stderr_if_asked("CUPTI tracing is off: could not start (out of memory)");
@@ -260,14 +273,17 @@ void flush_cupti_activity_source() noexcept {
   try {
     std::lock_guard lock(s.decode_mutex);
     const DecoderCounters& c = s.decoder.counters();
-    if (c.unknown_kinds + c.unmatched_markers + c.dropped_markers + c.links > 0) {
+    const std::uint64_t unmapped = c.unmapped_links + s.decoder.pending_links();
+    if (c.unknown_kinds + c.unmatched_markers + c.dropped_markers + unmapped + c.pcie_bridges >
+        0) {
       log_to_stderr_if_asked("decoded " + std::to_string(c.decoded) + " records; skipped " +
                    std::to_string(c.unknown_kinds) + " of kinds not read (last kind " +
                    std::to_string(c.last_unknown_kind) + "), " +
                    std::to_string(c.unmatched_markers) + " unmatched marker ends, " +
-                   std::to_string(c.dropped_markers) + " marker starts; " +
-                   std::to_string(c.links) + " topology records not written (no place in "
-                   "the trace format yet)");
+                   std::to_string(c.dropped_markers) + " marker starts; of " +
+                   std::to_string(c.links) + " topology records, " +
+                   std::to_string(unmapped) + " NVLinks to GPUs this process cannot see "
+                   "and " + std::to_string(c.pcie_bridges) + " PCIe bridges not written");
     }
   } catch (...) {
   }

@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -83,6 +84,52 @@ std::uint32_t valid_or_zero(std::uint32_t v) {
 }
 
 }  // namespace
+
+std::int64_t pcie_bandwidth_bytes_per_s(std::uint32_t generation, std::uint32_t lanes) {
+  struct Gen {
+    std::int64_t megatransfers_per_s;
+    std::int64_t efficiency_num;
+    std::int64_t efficiency_den;
+  };
+  constexpr Gen kGens[] = {{2500, 8, 10},    {5000, 8, 10},    {8000, 128, 130},
+                           {16000, 128, 130}, {32000, 128, 130}, {64000, 242, 256}};
+  if (generation < 1 || generation > std::size(kGens) || lanes == 0) return 0;
+  const Gen& g = kGens[generation - 1];
+  return std::int64_t{lanes} * g.megatransfers_per_s * 1'000'000 * g.efficiency_num /
+         g.efficiency_den / 8;
+}
+
+bool CuptiRecordDecoder::take_link(ActivityRecord& out) noexcept {
+  if (ready_links_.empty()) return false;
+  out.payload = ready_links_.front();
+  out.name = {};
+  ready_links_.pop_front();
+  return true;
+}
+
+bool CuptiRecordDecoder::resolve_nvlink(const TopologyLink& l) {
+  // An end without a GPU uuid is an NVLink-attached CPU (CUPTI's NPU): the host.
+  const auto end = [this](const std::array<std::uint8_t, 16>& uuid, std::int32_t& device) {
+    if (std::all_of(uuid.begin(), uuid.end(), [](std::uint8_t b) { return b == 0; })) {
+      device = -1;
+      return true;
+    }
+    const auto it = uuid_devices_.find(uuid);
+    if (it == uuid_devices_.end()) return false;
+    device = it->second;
+    return true;
+  };
+  LinkActivity a;
+  std::int32_t d1 = -1;
+  if (!end(l.uuid0, a.src_device) || !end(l.uuid1, d1)) return false;
+  a.dst_device = d1;
+  a.kind = l.nvswitch ? LinkKind::kNvSwitch : LinkKind::kNvLink;
+  a.bandwidth_bytes_per_s = static_cast<std::int64_t>(l.bandwidth_bytes_per_s);
+  ready_links_.push_back(a);
+  std::swap(a.src_device, a.dst_device);
+  ready_links_.push_back(a);
+  return true;
+}
 
 std::string demangle_kernel_name(const char* mangled) {
   if (mangled == nullptr) return {};
@@ -249,6 +296,9 @@ DecodeStatus CuptiRecordDecoder::decode_kind(const CUpti_Activity& in, DecodeOut
       a.compute_capability_minor = static_cast<std::int32_t>(r.computeCapabilityMinor);
       out.record.payload = a;
       if (r.name != nullptr) out.record.name = r.name;
+      uuid_devices_[a.uuid] = a.device;
+      // NVLinks that waited for this GPU's ordinal.
+      std::erase_if(pending_links_, [this](const TopologyLink& l) { return resolve_nvlink(l); });
       return DecodeStatus::kRecord;
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
@@ -268,6 +318,13 @@ DecodeStatus CuptiRecordDecoder::decode_kind(const CUpti_Activity& in, DecodeOut
       // CUPTI documents the bandwidth in "kbytes/sec"; taken as 10^3 bytes.
       l.bandwidth_bytes_per_s = r.bandwidth * 1000ULL;
       out.link = l;
+      if (!resolve_nvlink(l)) {
+        if (pending_links_.size() < kMaxPendingLinks) {
+          pending_links_.push_back(l);
+        } else {
+          ++counters_.unmapped_links;
+        }
+      }
       return DecodeStatus::kLink;
     }
     case CUPTI_ACTIVITY_KIND_PCIE: {
@@ -282,6 +339,19 @@ DecodeStatus CuptiRecordDecoder::decode_kind(const CUpti_Activity& in, DecodeOut
       l.pcie_generation = r.pcieGeneration;
       l.link_width = r.linkWidth;
       out.link = l;
+      if (gpu) {
+        // The record names the GPU by its CUdevice: already the ordinal.
+        LinkActivity a;
+        a.kind = LinkKind::kPcie;
+        a.src_device = static_cast<std::int32_t>(l.id);
+        a.dst_device = -1;
+        a.bandwidth_bytes_per_s = pcie_bandwidth_bytes_per_s(l.pcie_generation, l.link_width);
+        ready_links_.push_back(a);
+        std::swap(a.src_device, a.dst_device);
+        ready_links_.push_back(a);
+      } else {
+        ++counters_.pcie_bridges;  // the trace's Link joins devices, not bridges
+      }
       return DecodeStatus::kLink;
     }
     case CUPTI_ACTIVITY_KIND_MARKER:

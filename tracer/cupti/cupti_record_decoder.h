@@ -22,8 +22,12 @@
 //   CONTEXT                     CUpti_ActivityContext3 (remembered: it maps the
 //                               context ids of synchronization records to devices)
 //   NVLINK, PCIE                CUpti_ActivityNvLink4, CUpti_ActivityPcie, decoded
-//                               into TopologyLinks (the trace format has no
-//                               event for links yet; see tracer/README.md)
+//                               into TopologyLinks, then into directed
+//                               LinkActivity records (take_link) between CUDA
+//                               ordinals: NVLink names GPUs by UUID, mapped
+//                               to ordinals through the DEVICE records (a link
+//                               waits for its GPUs' DEVICE records); a PCIe
+//                               GPU record names its ordinal (CUdevice)
 //   MARKER                      CUpti_ActivityMarker2: a range is a START and an
 //                               END record with the same id; the decoder holds
 //                               the start (name copied) until its end arrives
@@ -35,9 +39,12 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "tracer/core/activity_record.h"
 
@@ -70,7 +77,7 @@ struct TopologyLink {
 
 enum class DecodeStatus : std::uint8_t {
   kRecord,       // `record` holds a decoded activity
-  kLink,         // `link` holds a topology link
+  kLink,         // `link` holds a topology link; take_link() gives its directed links
   kHeld,         // remembered for later (a marker start, a context), nothing to emit
   kUnknownKind,  // a kind the decoder does not read: skipped and counted
   kUnmatched,    // a marker end without its start: skipped and counted
@@ -83,7 +90,9 @@ struct DecodeOutput {
 
 struct DecoderCounters {
   std::uint64_t decoded = 0;
-  std::uint64_t links = 0;
+  std::uint64_t links = 0;               // NVLINK and PCIE records read
+  std::uint64_t pcie_bridges = 0;        // PCIe bridge records: no Link for them
+  std::uint64_t unmapped_links = 0;      // NVLinks given up: over kMaxPendingLinks waiting
   std::uint64_t unknown_kinds = 0;       // records skipped because of their kind
   std::uint64_t unmatched_markers = 0;   // marker ends without a start
   std::uint64_t dropped_markers = 0;     // starts dropped: too many ranges open at once
@@ -104,6 +113,19 @@ class CuptiRecordDecoder {
 
   [[nodiscard]] const DecoderCounters& counters() const { return counters_; }
 
+  // A directed link ready to append (from an NVLINK or PCIE record, or from
+  // an NVLINK record whose GPUs a later DEVICE record named); false when
+  // none is. Call it until false after every decode().
+  bool take_link(ActivityRecord& out) noexcept;
+  // NVLink records still waiting for the DEVICE record of a GPU end: a GPU
+  // this process cannot see (CUDA_VISIBLE_DEVICES) is never named, so its
+  // links are never written.
+  [[nodiscard]] std::size_t pending_links() const { return pending_links_.size(); }
+
+  // At most this many NVLink records wait for DEVICE records; more are
+  // counted in unmapped_links.
+  static constexpr std::size_t kMaxPendingLinks = 1024;
+
  private:
   struct OpenMarker {
     std::int64_t start_ns = 0;
@@ -115,13 +137,27 @@ class CuptiRecordDecoder {
   DecodeStatus decode_kind(const CUpti_Activity& in, DecodeOutput& out);
   DecodeStatus decode_marker(const CUpti_ActivityMarker2& in, DecodeOutput& out);
   std::int32_t device_of_context(std::uint32_t context_id) const;
+  // Queues the directed links of an NVLink whose GPU ends are all known;
+  // false (nothing queued) when one is not.
+  bool resolve_nvlink(const TopologyLink& link);
 
   ApiNameLookup api_names_;
   std::string name_;  // the name of the last record, when the decoder made it
   std::unordered_map<std::uint32_t, OpenMarker> open_markers_;
   std::unordered_map<std::uint32_t, std::int32_t> context_devices_;
+  std::map<std::array<std::uint8_t, 16>, std::int32_t> uuid_devices_;  // from DEVICE records
+  std::vector<TopologyLink> pending_links_;
+  std::deque<LinkActivity> ready_links_;
   DecoderCounters counters_;
 };
+
+// Peak bandwidth of one direction of a PCIe link, bytes per second:
+// lanes x transfer rate x encoding efficiency / 8 bits. Generations 1-2
+// run 2.5 and 5 GT/s with 8b/10b encoding, 3-5 run 8, 16 and 32 GT/s with
+// 128b/130b, 6 runs 64 GT/s with 242/256 FLIT framing (PCI-SIG base
+// specifications). 0 for an unknown generation or width. The record's own
+// linkRate is an integer of GT/s (it cannot hold 2.5), so it is not used.
+std::int64_t pcie_bandwidth_bytes_per_s(std::uint32_t generation, std::uint32_t lanes);
 
 // The demangled form of a C++ symbol; `mangled` itself when it is not one.
 std::string demangle_kernel_name(const char* mangled);

@@ -228,7 +228,10 @@ void* CollectiveTracker::start_kernel_launch(Communicator& comm,
 void* CollectiveTracker::start_task(Communicator& comm, const NcclEventStart& event,
                                     std::uint8_t kind) noexcept {
   Slot* s = allocate(kind, &comm);
-  if (s == nullptr) return nullptr;
+  if (s == nullptr) {
+    collectives_dropped_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
   CollectiveActivity& a = s->activity;
   a.op = collective_op_from_nccl(event.func);
   a.communicator_id = comm.comm_id;
@@ -388,6 +391,7 @@ void CollectiveTracker::flush_all() noexcept { flush(nullptr); }
 TrackerCounters CollectiveTracker::counters() const noexcept {
   TrackerCounters c;
   c.events_dropped = events_dropped_.load(std::memory_order_relaxed);
+  c.collectives_dropped = collectives_dropped_.load(std::memory_order_relaxed);
   c.records_dropped = records_dropped_.load(std::memory_order_relaxed);
   c.records_written = records_written_.load(std::memory_order_relaxed);
   c.orphan_children = orphan_children_.load(std::memory_order_relaxed);

@@ -60,6 +60,7 @@ struct NcclEventStart {
 // What the tracker lost or set aside, since it was constructed.
 struct TrackerCounters {
   std::uint64_t events_dropped = 0;      // no free slot: the event got a null handle
+  std::uint64_t collectives_dropped = 0; // of those, Coll and P2p events: collectives lost
   std::uint64_t records_dropped = 0;     // the sink refused a finished collective
   std::uint64_t records_written = 0;     // collectives the sink took
   std::uint64_t orphan_children = 0;     // kernel channel or proxy op whose Coll/P2p was gone
@@ -131,6 +132,7 @@ class CollectiveTracker {
   std::atomic<std::uint64_t> next_external_id_{1};
 
   std::atomic<std::uint64_t> events_dropped_{0};
+  std::atomic<std::uint64_t> collectives_dropped_{0};
   std::atomic<std::uint64_t> records_dropped_{0};
   std::atomic<std::uint64_t> records_written_{0};
   std::atomic<std::uint64_t> orphan_children_{0};

@@ -19,16 +19,29 @@ struct PluginState {
   std::atomic<CollectiveTracker*> current{nullptr};
   ExternalCorrelationApi correlation;
   bool correlation_set = false;
-  bool exit_flush_registered = false;
+  bool uses_session = false;  // the tracker appends to the ProcessSession (not a test's hook)
 };
 
+// Never destroyed: NCCL's threads and the session's close hook (at exit,
+// after static destructors registered later have run) may still use it.
 PluginState& state() {
-  static PluginState s;
-  return s;
+  static PluginState* s = new PluginState();
+  return *s;
 }
 
-void flush_at_exit() {
-  if (CollectiveTracker* t = state().current.load(std::memory_order_acquire)) t->flush_all();
+// The session's close hook (at exit, or at shutdown()): the unfinished
+// collectives, then the plugin's counters for the footer.
+void flush_at_close() noexcept {
+  CollectiveTracker* t = state().current.load(std::memory_order_acquire);
+  if (t == nullptr) return;
+  t->flush_all();
+  const TrackerCounters c = t->counters();
+  NcclPluginCounts counts;
+  counts.events_dropped = c.events_dropped;
+  counts.collectives_dropped = c.collectives_dropped;
+  counts.incomplete_collectives = c.incomplete_flushed;
+  counts.orphan_events = c.orphan_children;
+  ProcessSession::get().set_nccl_plugin_counts(counts);
 }
 
 // The tracker for init(): created on the first call with the real hooks.
@@ -38,15 +51,14 @@ CollectiveTracker* tracker_for_init() {
   if (s.tracker == nullptr) {
     PluginHooks hooks;
     hooks.correlation = s.correlation_set ? s.correlation : resolve_cupti_external_correlation();
-    // The session first, so that its exit handler (the file's close) runs
-    // after ours, which writes the unfinished collectives into it.
-    ProcessSession::get();
     s.tracker = std::make_unique<CollectiveTracker>(hooks);
     s.current.store(s.tracker.get(), std::memory_order_release);
+    s.uses_session = true;
   }
-  if (!s.exit_flush_registered) {
-    s.exit_flush_registered = std::atexit(flush_at_exit) == 0;
-  }
+  // Every init (cheap, and a forked process has a session of its own): the
+  // session writes the unfinished collectives and the counters before it
+  // closes the file.
+  if (s.uses_session) ProcessSession::get().add_close_hook(flush_at_close);
   return s.tracker.get();
 }
 
@@ -168,6 +180,7 @@ void reset_nccl_plugin_for_testing(const PluginHooks& hooks, std::size_t slot_co
   std::lock_guard lock(s.init_mutex);
   s.current.store(nullptr, std::memory_order_release);
   s.tracker = std::make_unique<CollectiveTracker>(hooks, slot_count);
+  s.uses_session = hooks.append == nullptr;
   s.current.store(s.tracker.get(), std::memory_order_release);
 }
 
