@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "dag/marker_name.h"
 
 namespace ssgd::dag {
 namespace {
@@ -134,33 +135,12 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     switch (ev.payload_case()) {
       case v1::Event::kMarker: {
         const auto& m = ev.marker();
-        const std::string& name = m.name();
-        auto slash = name.find('/');
-        const std::string prefix = slash == std::string::npos ? "" : name.substr(0, slash);
-        if (prefix != "iteration" && prefix != "forward" && prefix != "backward") break;
-        const std::string rest = name.substr(slash + 1);
-        if (rest.empty()) {
-          throw InputError({source, std::nullopt, record, "marker.name"},
-                           "marker '" + name + "' names no " +
-                               (prefix == "iteration" ? "iteration number" : "layer"));
-        }
-        if (m.end_ns() < m.start_ns()) {
-          throw InputError({source, std::nullopt, record, "marker.end_ns"},
-                           "marker '" + name + "' ends before it starts");
-        }
-        if (prefix == "iteration") {
-          std::int64_t number = 0;
-          try {
-            std::size_t used = 0;
-            number = std::stoll(rest, &used);
-            if (used != rest.size()) throw std::invalid_argument(rest);
-          } catch (const std::exception&) {
-            throw InputError({source, std::nullopt, record, "marker.name"},
-                             "marker '" + name + "': iteration number is not an integer");
-          }
-          rd.iterations.push_back({m.start_ns(), m.end_ns(), number});
-        } else {
-          layer_ranges.push_back({ev.rank(), rest, m.start_ns(), m.end_ns(), prefix == "backward"});
+        const MarkerName mark = parse_marker_name(m, source, record);
+        if (mark.kind == MarkerName::Kind::kIteration) {
+          rd.iterations.push_back({m.start_ns(), m.end_ns(), mark.number});
+        } else if (mark.kind != MarkerName::Kind::kOther) {
+          layer_ranges.push_back({ev.rank(), mark.layer, m.start_ns(), m.end_ns(),
+                                  mark.kind == MarkerName::Kind::kBackward});
         }
         break;
       }

@@ -127,7 +127,9 @@ ReplayResult replay(const trace::LayerProfile& captured, const Scenario& given,
     log->info("one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
   }
 
-  const JobGraph job = build_job_graph(profile, scenario, comm, options.fold_ranks && !options.keep_schedule);
+  const JobGraph job = build_job_graph(
+      profile, scenario, comm,
+      options.fold_ranks && (!options.keep_schedule || options.keep_folded_schedule));
   auto graph = job.graph;
   const LayerTimes& times = job.times;
   out.ranks_simulated = job.ranks_built;

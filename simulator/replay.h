@@ -24,8 +24,13 @@ struct ReplayOptions {
   bool keep_schedule = false;    // keep the graph and schedule, for a timeline
   bool single_worker_baseline = true;  // also replay on one worker, for scaling efficiency
   bool progress = false;         // log progress on long runs
-  // Fold identical ranks into one (see simulator/job_graph.h); never with keep_schedule.
+  // Fold identical ranks into one (see simulator/job_graph.h); not with
+  // keep_schedule unless keep_folded_schedule.
   bool fold_ranks = true;
+  // With keep_schedule, the kept graph may be folded (one rank standing for
+  // all, ReplayResult::ranks_simulated == 1), as the simulated trace allows
+  // (simulator/simulated_trace.h); a timeline needs every rank.
+  bool keep_folded_schedule = false;
   std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
   // The batch compute model (simulator/scaling/batch_time_model.h) for
   // strong scaling; made from the scenario (reading scaling.second_profile)

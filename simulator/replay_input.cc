@@ -68,12 +68,7 @@ ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInp
     out.kind = InputKind::kTrace;
     auto reader = trace::TraceReader::open(path);
     auto truncation = [&](const std::string& extra) {
-      std::string why = reader.truncation_warning();
-      const std::string prefix = path.string() + ": ";
-      if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
-      return InputError({path.string(), std::nullopt,
-                         static_cast<std::int64_t>(reader.chunks_read()), ""},
-                        why + extra);
+      return trace::truncated_trace_error(reader, extra);
     };
     dag::TraceProfileResult result;
     try {

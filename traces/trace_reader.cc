@@ -341,4 +341,13 @@ bool TraceReader::read_footer(std::uint64_t at) {
   return false;
 }
 
+InputError truncated_trace_error(const TraceReader& reader, const std::string& advice) {
+  std::string why = reader.truncation_warning();
+  const std::string prefix = reader.file_name() + ": ";
+  if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+  return InputError({reader.file_name(), std::nullopt,
+                     static_cast<std::int64_t>(reader.chunks_read()), ""},
+                    why + advice);
+}
+
 }  // namespace ssgd::trace

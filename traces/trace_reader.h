@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/error.h"
 #include "traces/proto/capture_metadata.pb.h"
 #include "traces/proto/trace_events.pb.h"
 #include "traces/proto/trace_file.pb.h"
@@ -94,6 +95,11 @@ class TraceReader {
   std::string warning_;
   std::unique_ptr<Decompressor> decompressor_;
 };
+
+// The error for a trace that was cut short, where the caller does not accept
+// one: names the file and the chunk (record) where it ends, then says why
+// (truncation_warning() without the file name) and `advice`.
+InputError truncated_trace_error(const TraceReader& reader, const std::string& advice);
 
 // True when `head` (the first bytes of a file) starts with the .ssgdt magic.
 bool looks_like_trace(std::string_view head);

@@ -463,7 +463,7 @@ TEST_F(CliTest, OutputsMustBeDistinctFiles) {
   const std::string good = (kSource / "tests/data/profiles/good.csv").string();
   Result r = ssgd({"simulate", good, "--report", "same.json", "--timeline", "./same.json"});
   EXPECT_EQ(r.status, kBadInput) << r;
-  EXPECT_THAT(r.err, HasSubstr("the report and the timeline cannot be the same file"));
+  EXPECT_THAT(r.err, HasSubstr("--report and --timeline cannot be the same file"));
   fs::create_directory(work_ / "adir");
   r = ssgd({"simulate", good, "--report", "rep.json", "--timeline", "adir"});
   EXPECT_EQ(r.status, kBadInput) << r;

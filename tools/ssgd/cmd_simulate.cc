@@ -1,5 +1,8 @@
 // ssgd simulate INPUT [--scenario FILE.yaml] [--set key.path=value]...
-//                     [--report FILE.json] [--timeline FILE.json]
+//                     [--report FILE.json] [--timeline FILE.json[.gz]]
+//                     [--trace-out FILE.ssgdt [--trace-ranks K]]
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -8,6 +11,7 @@
 #include <vector>
 
 #include "common/atomic_file.h"
+#include "common/chrome_trace_writer.h"
 #include "common/error.h"
 #include "common/logging.h"
 #include "simulator/replay.h"
@@ -15,6 +19,7 @@
 #include "simulator/report.h"
 #include "simulator/scenario.h"
 #include "simulator/shared_fabric.h"
+#include "simulator/simulated_trace.h"
 #include "simulator/timeline.h"
 #include "tools/ssgd/commands.h"
 #include "tools/ssgd/output_path.h"
@@ -29,25 +34,51 @@ struct SimulateArgs {
   std::string report;
   std::string timeline;
   std::int64_t timeline_ranks = 16;
+  std::string trace_out;
+  std::int64_t trace_ranks = 0;
   bool allow_truncated = false;
   bool quiet = false;
   bool no_fold = false;
 };
+
+// No two outputs may be the same file.
+void check_distinct_outputs(const std::vector<std::pair<std::string, const char*>>& outputs) {
+  namespace fs = std::filesystem;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      if (outputs[i].first.empty() || outputs[j].first.empty()) continue;
+      std::error_code ec;
+      if (fs::weakly_canonical(fs::absolute(outputs[i].first), ec) ==
+          fs::weakly_canonical(fs::absolute(outputs[j].first), ec)) {
+        throw InputError({outputs[j].first, std::nullopt, std::nullopt, outputs[j].second},
+                         fmt::format("{} and {} cannot be the same file", outputs[i].second,
+                                     outputs[j].second));
+      }
+    }
+  }
+}
+
+// "analytical: simulated by ssgd from IN under 2 node(s) x 4 GPU(s), policy wfbp, ..."
+std::string simulated_provenance(const SimulateArgs& a, const sim::Scenario& scenario,
+                                 const sim::ReplayResult& result) {
+  std::string s = fmt::format(
+      "analytical: simulated by ssgd from {} under {} node(s) x {} GPU(s), policy {}, {}, {} "
+      "iteration(s)",
+      a.input, scenario.nodes, scenario.gpus_per_node, sim::to_string(scenario.overlap),
+      result.network, scenario.iterations);
+  if (!a.scenario.empty()) s += ", scenario " + a.scenario;
+  for (const auto& set : a.sets) s += ", --set " + set;
+  return s;
+}
 
 void run_simulate(const SimulateArgs& a) {
   auto log = logger("tools");
   // Everything is read and checked before anything is written.
   check_output_path(a.report, "--report");
   check_output_path(a.timeline, "--timeline");
-  if (!a.report.empty() && !a.timeline.empty()) {
-    std::error_code ec;
-    namespace fs = std::filesystem;
-    if (fs::weakly_canonical(fs::absolute(a.report), ec) ==
-        fs::weakly_canonical(fs::absolute(a.timeline), ec)) {
-      throw InputError({a.timeline, std::nullopt, std::nullopt, "--timeline"},
-                       "the report and the timeline cannot be the same file");
-    }
-  }
+  check_output_path(a.trace_out, "--trace-out");
+  check_distinct_outputs({{a.report, "--report"}, {a.timeline, "--timeline"},
+                          {a.trace_out, "--trace-out"}});
   const std::optional<std::filesystem::path> scenario_file =
       a.scenario.empty() ? std::nullopt : std::optional<std::filesystem::path>(a.scenario);
   const sim::Scenario scenario = sim::load_scenario(scenario_file, a.sets);
@@ -55,7 +86,9 @@ void run_simulate(const SimulateArgs& a) {
   for (const auto& w : input.warnings) log->warn("{}", w);
 
   sim::ReplayOptions options;
-  options.keep_schedule = !a.timeline.empty();
+  options.keep_schedule = !a.timeline.empty() || !a.trace_out.empty();
+  // A simulated trace can be written from a folded run; a timeline cannot.
+  options.keep_folded_schedule = a.timeline.empty();
   options.link_track_ranks = a.timeline_ranks;
   options.progress = true;
   options.fold_ranks = !a.no_fold;
@@ -82,9 +115,11 @@ void run_simulate(const SimulateArgs& a) {
   const sim::ReportContext ctx{a.input, sim::to_string(input.kind), input.profile.model,
                                input.profile.provenance, a.scenario,
                                shared ? &*shared : nullptr};
-  // Both outputs are written under temporary names and renamed only once both
-  // are complete, so a failure leaves neither behind.
-  std::optional<AtomicFile> report_file, timeline_file;
+  // The outputs are written under temporary names and renamed only once all
+  // are complete (the trace renames itself when it is), so a failure leaves
+  // none behind.
+  std::optional<AtomicFile> report_file;
+  std::optional<ChromeTraceFile> timeline_file;
   if (!a.report.empty()) {
     report_file.emplace(a.report);
     report_file->stream() << sim::report_json(result, scenario, ctx).dump(2) << "\n";
@@ -92,7 +127,15 @@ void run_simulate(const SimulateArgs& a) {
   if (!a.timeline.empty()) {
     timeline_file.emplace(a.timeline);
     sim::write_timeline(*result.graph, *result.schedule, {a.timeline_ranks, &result.link_tracks},
-                        timeline_file->stream());
+                        timeline_file->writer());
+  }
+  if (!a.trace_out.empty()) {
+    sim::SimulatedTraceOptions trace_options;
+    trace_options.max_ranks = a.trace_ranks;
+    trace_options.gpus_per_node = scenario.gpus_per_node;
+    trace_options.framework = input.profile.model;
+    trace_options.provenance = simulated_provenance(a, scenario, result);
+    sim::write_simulated_trace(result, trace_options, a.trace_out);
   }
   if (report_file) report_file->commit();
   if (timeline_file) timeline_file->commit();
@@ -107,6 +150,7 @@ void run_simulate(const SimulateArgs& a) {
   if (!a.quiet) sim::print_summary(result, scenario, ctx, std::cout);
   if (!a.report.empty()) log->info("report written to {}", a.report);
   if (!a.timeline.empty()) log->info("timeline written to {} (open it in ui.perfetto.dev)", a.timeline);
+  if (!a.trace_out.empty()) log->info("simulated trace written to {}", a.trace_out);
 }
 
 }  // namespace
@@ -124,7 +168,14 @@ void add_simulate_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--report", args->report, "write the JSON report here");
   cmd->add_option("--timeline", args->timeline,
-                  "write a Chrome trace-event JSON timeline here (opens in ui.perfetto.dev)");
+                  "write a Chrome trace-event JSON timeline here (opens in ui.perfetto.dev); "
+                  "gzip-compressed when the name ends in .gz");
+  cmd->add_option("--trace-out", args->trace_out,
+                  "write the simulated run as an ssgd trace here (ClockDomain SIMULATED), for "
+                  "`ssgd export perfetto` and `ssgd diff`");
+  cmd->add_option("--trace-ranks", args->trace_ranks,
+                  "ranks written to --trace-out (0 = all)")
+      ->capture_default_str();
   cmd->add_option("--timeline-ranks", args->timeline_ranks,
                   "ranks shown in the timeline (0 = all)")
       ->capture_default_str();

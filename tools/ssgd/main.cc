@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   add_optimize_command(app);
   add_scale_command(app);
   add_trace_command(app);
+  add_export_command(app);
+  add_diff_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,51 @@
+// ssgd export perfetto TRACE.ssgdt -o OUT.json[.gz] [--allow-truncated]
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "common/chrome_trace_writer.h"
+#include "common/logging.h"
+#include "tools/ssgd/commands.h"
+#include "tools/ssgd/output_path.h"
+#include "traces/perfetto_export.h"
+#include "traces/trace_reader.h"
+
+namespace ssgd::tools {
+
+void add_export_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("export", "Convert an ssgd trace into another tool's format");
+  cmd->require_subcommand(1);
+  struct Args {
+    std::string trace;
+    std::string out;
+    bool allow_truncated = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* perfetto = cmd->add_subcommand(
+      "perfetto",
+      "ssgd trace (measured, merged or simulated) -> Chrome trace-event JSON for ui.perfetto.dev "
+      "and chrome://tracing (docs/export.md)");
+  perfetto->add_option("TRACE", args->trace, "ssgd trace (.ssgdt)")->required();
+  perfetto->add_option("-o,--output", args->out,
+                       "JSON file to write; gzip-compressed when the name ends in .gz")
+      ->required();
+  perfetto->add_flag("--allow-truncated", args->allow_truncated,
+                     "export the readable prefix of a trace that was cut short");
+  perfetto->callback([args] {
+    check_output_path(args->out, "--output");
+    auto reader = trace::TraceReader::open(args->trace);
+    // Written under a temporary name, renamed only once the whole trace is
+    // exported: a damaged trace leaves no output.
+    ChromeTraceFile file(args->out);
+    const auto result =
+        trace::export_perfetto(reader, file.writer(), {args->allow_truncated});
+    file.commit();
+    logger("tools")->info(
+        "{}: {} events of {} rank(s) -> {} slices and {} launch arrows in {} ({} correlation ids "
+        "without a partner, at most {} held at once)",
+        args->trace, result.events_read, result.ranks, result.slices, result.flows, args->out,
+        result.unmatched, result.peak_pending);
+  });
+}
+
+}  // namespace ssgd::tools
