@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <system_error>
 #include <tuple>
+#include <utility>
 
 namespace ssgd::trace {
 namespace {
@@ -82,6 +83,10 @@ void EventSorter::add(const v1::Event& event) {
   }
   e.kind = static_cast<std::int32_t>(event.payload_case());
   event.SerializeToString(&e.bytes);
+  add_entry(std::move(e));
+}
+
+void EventSorter::add_entry(Entry e) {
   held_bytes_ += e.bytes.size() + sizeof(Entry);
   entries_.push_back(std::move(e));
   ++events_;
@@ -105,9 +110,13 @@ void EventSorter::spill() {
 
 void EventSorter::write_to(TraceWriter& out, const std::function<void(v1::Event&)>& amend) {
   v1::Event scratch;
+  for_each([&](const Entry& e) { append_entry(out, e, scratch, amend); });
+}
+
+void EventSorter::for_each(const std::function<void(const Entry&)>& visit) {
   if (runs_.empty()) {
     std::sort(entries_.begin(), entries_.end(), before);
-    for (const auto& e : entries_) append_entry(out, e, scratch, amend);
+    for (const auto& e : entries_) visit(e);
     entries_.clear();
     return;
   }
@@ -122,7 +131,7 @@ void EventSorter::write_to(TraceWriter& out, const std::function<void(v1::Event&
   while (!heap.empty()) {
     const std::size_t i = heap.top();
     heap.pop();
-    append_entry(out, cursors[i]->entry, scratch, amend);
+    visit(cursors[i]->entry);
     if (cursors[i]->next()) heap.push(i);
   }
 }

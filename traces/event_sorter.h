@@ -10,6 +10,10 @@
 // `spill_dir`; write_to() merges the runs (a heap over one cursor per run).
 // With a single run nothing is spilled. Run files are removed by the
 // destructor, whatever happens.
+//
+// Besides events, it sorts raw entries (add_entry / for_each): the Kineto
+// importer puts the CPU operator ranges it derives layers from through a
+// second sorter, with its own keys and bytes (traces/kineto_layers.h).
 
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +37,18 @@ class EventSorter {
   EventSorter& operator=(const EventSorter&) = delete;
 
   void add(const v1::Event& event);
+
+  struct Entry {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;  // the second key; any value the caller orders by
+    std::int32_t kind = 0;    // Event::payload_case() for events
+    std::string bytes;        // the serialized Event, or the caller's record
+  };
+  // Adds an entry as it is; entries sort by (start_ns, end_ns, kind, bytes).
+  void add_entry(Entry entry);
+  // Calls `visit` with every entry, in order. Call once, and not with
+  // write_to(). Throws std::runtime_error when a run cannot be read back.
+  void for_each(const std::function<void(const Entry&)>& visit);
   // Appends every event, in order, to `out`, after `amend` (when given) has
   // changed it in a way that keeps the order (the Kineto importer sets the
   // rank and adds the base time there). Call once. Throws
@@ -41,13 +57,6 @@ class EventSorter {
 
   [[nodiscard]] std::size_t runs_spilled() const { return runs_.size(); }
   [[nodiscard]] std::uint64_t events() const { return events_; }
-
-  struct Entry {
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    std::int32_t kind = 0;  // Event::payload_case()
-    std::string bytes;      // the serialized Event
-  };
 
  private:
   void spill();

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 
 #include "common/error.h"
@@ -51,6 +52,48 @@ bool shift(v1::Event& e, std::int64_t base_ns) {
     case v1::Event::kMarker: return add(e.mutable_marker());
     case v1::Event::kApiCall: return add(e.mutable_api_call());
     default: return true;
+  }
+}
+
+// Picks the layer source (--layers auto: what the file has) and, for
+// modules and ops, derives the marks into `sorter`.
+void derive_layers(KinetoLayerSource asked, KinetoLayerDeriver& deriver, EventSorter& sorter,
+                   KinetoImportSummary& s) {
+  const auto& m = s.mapping;
+  KinetoLayerSource used = asked;
+  if (asked == KinetoLayerSource::kAuto) {
+    if (m.layer_annotations > 0) {
+      used = KinetoLayerSource::kMarks;
+      s.layer_source_reason = "the file has forward/backward annotations";
+    } else if (m.module_ranges > 0) {
+      used = KinetoLayerSource::kModules;
+      s.layer_source_reason = "nn.Module ranges, no forward/backward annotations";
+    } else {
+      used = KinetoLayerSource::kOps;
+      s.layer_source_reason = "no forward/backward annotations or nn.Module ranges";
+    }
+  }
+  s.layer_source = used;
+  if (used == KinetoLayerSource::kMarks) {
+    s.layers.layers = m.forward_mark_names.size();
+  } else {
+    s.layers = deriver.derive(used, [&](const v1::Event& e) { sorter.add(e); });
+    s.mapping.markers += s.layers.forward_ranges + s.layers.backward_ranges;
+  }
+  if (s.layers.layers == 0) {
+    s.warnings.push_back(fmt::format(
+        "no layers found with --layers {}: dag/trace_profile cannot build a profile from this "
+        "trace ({})",
+        kineto_layer_source_name(used),
+        used == KinetoLayerSource::kMarks     ? "no forward/<layer> annotations"
+        : used == KinetoLayerSource::kModules ? "no nn.Module ranges (profile with with_stack=True)"
+                                              : "no cpu_op with a Sequence number"));
+  }
+  if (s.layers.backward_unmatched > 0) {
+    s.warnings.push_back(fmt::format(
+        "{} backward op(s) had a sequence number that no forward op of their iteration had; "
+        "they are in no layer",
+        s.layers.backward_unmatched));
   }
 }
 
@@ -121,7 +164,11 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   const auto spill_dir = output.parent_path() / ("." + output.filename().string() + ".sort." +
                                                  std::to_string(::getpid()));
   EventSorter sorter(spill_dir, options.sort_run_bytes);
-  KinetoEventMapper mapper({file, options.module_marks},
+  // The layer ranges are a small part of the events: a quarter of the run.
+  KinetoLayerDeriver deriver(output.parent_path() / ("." + output.filename().string() + ".ops." +
+                                                     std::to_string(::getpid())),
+                             std::max<std::size_t>(options.sort_run_bytes / 4, 1));
+  KinetoEventMapper mapper({file, options.layers, [&](const KinetoHostOp& op) { deriver.add(op); }},
                            [&](const v1::Event& e) { sorter.add(e); });
   KinetoReaderOptions reader_options;
   reader_options.on_event = [&](const KinetoEvent& e) { mapper.convert(e); };
@@ -169,6 +216,7 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   }
   mapper.finish(s.rank, s.world_size);
   s.mapping = mapper.stats();
+  derive_layers(options.layers, deriver, sorter, s);
 
   // Recent Kineto writes ts relative to baseTimeNanoseconds; older Kineto
   // writes absolute Unix-epoch microseconds and no base.
@@ -222,6 +270,31 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
                      "{} collectives, {} marker ranges\n",
                      s.events_written, m.kernels, m.memcpys, m.memsets, m.api_calls,
                      m.collectives, m.markers);
+  out << fmt::format("  layers       {} layers from {}{}", s.layers.layers,
+                     kineto_layer_source_name(s.layer_source),
+                     s.layer_source_reason.empty() ? std::string()
+                                                   : " (auto: " + s.layer_source_reason + ")");
+  if (s.layer_source == KinetoLayerSource::kMarks) {
+    out << "\n";
+  } else {
+    const auto& l = s.layers;
+    out << fmt::format(": {} forward and {} backward ranges\n", l.forward_ranges, l.backward_ranges);
+    if (l.containers > 0) {
+      out << fmt::format("    {:>10}  module(s) holding other modules, not layers\n", l.containers);
+    }
+    if (l.backward_unmatched > 0) {
+      out << fmt::format("    {:>10}  backward op(s) with a sequence number no forward op had\n",
+                         l.backward_unmatched);
+    }
+    if (l.backward_outside_layers > 0) {
+      out << fmt::format("    {:>10}  backward op(s) of forward ops outside every layer\n",
+                         l.backward_outside_layers);
+    }
+    if (m.backward_ops_without_sequence > 0) {
+      out << fmt::format("    {:>10}  backward op(s) without a sequence number (AccumulateGrad)\n",
+                         m.backward_ops_without_sequence);
+    }
+  }
   if (m.collectives_numbered > 0) {
     out << fmt::format("  collectives  {} without a Seq arg, numbered by start time\n",
                        m.collectives_numbered);

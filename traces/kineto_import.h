@@ -14,6 +14,11 @@
 // written under a temporary name and renamed, so a failed import leaves
 // nothing behind; the same input gives a byte-identical file, whatever the
 // order of its events.
+//
+// Layer marks: unless they come from annotations in the file, the CPU
+// ranges they are derived from go through a second, smaller sorter
+// (traces/kineto_layers.h); after the read, the derivation reads them once in
+// time order and adds its marks to the events before they are written.
 
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/kineto_layers.h"
 #include "traces/kineto_mapping.h"
 #include "traces/proto/capture_metadata.pb.h"
 
@@ -31,8 +37,9 @@ namespace ssgd::trace {
 struct KinetoImportOptions {
   // The rank of the file's events; default: distributedInfo.rank, else 0.
   std::optional<std::int32_t> rank;
-  // nn.Module python_function ranges become forward/<module> marks.
-  bool module_marks = true;
+  // Where forward/<layer> and backward/<layer> marks come from
+  // (traces/kineto_layers.h).
+  KinetoLayerSource layers = KinetoLayerSource::kAuto;
   // Converted events held in memory before a sorted run is spilled.
   std::size_t sort_run_bytes = std::size_t{128} << 20;
   // Progress on stderr ([traces] logger, info) about this often.
@@ -53,6 +60,9 @@ struct KinetoImportSummary {
   std::size_t gpus = 0;           // deviceProperties entries
   std::size_t sort_runs = 0;      // runs spilled to disk (0: sorted in memory)
   KinetoMappingStats mapping;
+  KinetoLayerSource layer_source = KinetoLayerSource::kMarks;  // the one used
+  std::string layer_source_reason;  // why, with --layers auto
+  KinetoLayerStats layers;          // kModules / kOps: what the derivation found
   std::vector<std::string> warnings;
 };
 

@@ -452,6 +452,37 @@ void KinetoEventMapper::api_call(const KinetoEvent& e, bool driver) {
   emit_(event_);
 }
 
+bool KinetoEventMapper::wants_host_ops() const {
+  if (!options_.on_host_op) return false;
+  switch (options_.layers) {
+    case KinetoLayerSource::kMarks: return false;
+    case KinetoLayerSource::kAuto: return stats_.layer_annotations == 0;
+    default: return true;
+  }
+}
+
+void KinetoEventMapper::host_op(const KinetoEvent& e, KinetoHostOp::Kind kind, std::string name,
+                                std::int64_t sequence_number) {
+  if (!wants_host_ops()) return;
+  // Not an error when a range nothing else needs has bad times: it just
+  // gives no layer.
+  std::optional<std::int64_t> ts, dur;
+  if (e.ts.is_number()) ts = parse_microseconds_ns(e.ts.text);
+  if (e.dur.is_number()) dur = parse_microseconds_ns(e.dur.text);
+  if (!ts || !dur || *dur < 0 || *ts > std::numeric_limits<std::int64_t>::max() - *dur) {
+    skip("range without valid ts/dur (not used for layers)");
+    return;
+  }
+  KinetoHostOp op;
+  op.kind = kind;
+  op.start_ns = *ts;
+  op.end_ns = *ts + *dur;
+  op.thread_id = static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.tid.as_int().value_or(0)));
+  op.sequence_number = sequence_number;
+  op.name = std::move(name);
+  options_.on_host_op(op);
+}
+
 void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat) {
   const std::string name = required_string(e, e.name, "name", cat);
   std::string mark;
@@ -465,6 +496,8 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
     }
     return;
   }
+  const bool derive = options_.layers == KinetoLayerSource::kModules ||
+                      options_.layers == KinetoLayerSource::kOps;
   if (starts_with(name, "ProfilerStep#")) {
     const std::string_view n = std::string_view(name).substr(13);
     std::int64_t step = 0;
@@ -474,12 +507,45 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
       return;
     }
     mark = "iteration/" + std::to_string(step);
-  } else if (starts_with(name, "iteration/") || starts_with(name, "forward/") ||
-             starts_with(name, "backward/")) {
+    host_op(e, KinetoHostOp::Kind::kStep, name, -1);
+  } else if (starts_with(name, "iteration/")) {
     mark = name;
-  } else if (options_.module_marks && starts_with(name, "nn.Module: ")) {
+  } else if (starts_with(name, "forward/") || starts_with(name, "backward/")) {
+    if (derive) {
+      skip("forward/backward annotation (--layers " +
+           std::string(kineto_layer_source_name(options_.layers)) + ")");
+      return;
+    }
+    ++stats_.layer_annotations;
+    if (name[0] == 'f') stats_.forward_mark_names.insert(name.substr(8));
+    mark = name;
+  } else if (starts_with(name, "nn.Module: ")) {
+    ++stats_.module_ranges;
+    if (options_.layers != KinetoLayerSource::kMarks) {
+      host_op(e, KinetoHostOp::Kind::kModule, name.substr(11), -1);
+      skip("nn.Module range (read for layers)");
+      return;
+    }
     mark = "forward/" + name.substr(11);
+    stats_.forward_mark_names.insert(name.substr(11));
   } else {
+    if (cat == "cpu_op" || cat == "Operator") {
+      // PyTorch writes both args only when the op has a sequence number
+      // (>= 0); the records of backward nodes (scope BACKWARD_FUNCTION)
+      // have a forward thread id > 0, forward ops 0.
+      const auto seq = optional_int(e, "Sequence number", "cpu_op");
+      if (starts_with(name, "autograd::engine::evaluate_function: ")) {
+        if (seq && *seq >= 0) {
+          ++stats_.sequence_ops;
+          host_op(e, KinetoHostOp::Kind::kBackwardOp, name, *seq);
+        } else {
+          ++stats_.backward_ops_without_sequence;
+        }
+      } else if (seq && *seq >= 0 && optional_int(e, "Fwd thread id", "cpu_op").value_or(0) == 0) {
+        ++stats_.sequence_ops;
+        host_op(e, KinetoHostOp::Kind::kForwardOp, name, *seq);
+      }
+    }
     skip("cat " + cat + " (not a mark)");
     return;
   }

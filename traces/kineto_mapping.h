@@ -8,9 +8,13 @@
 //   cpu_op, user_annotation, python_function ranges named
 //     ProfilerStep#N             -> MarkerRange iteration/N
 //     iteration/N, forward/<m>, backward/<m> -> MarkerRange, name kept
-//     nn.Module: <M>             -> MarkerRange forward/<M> (module_marks)
+//       (not with layers kModules or kOps)
+//     nn.Module: <M>             -> MarkerRange forward/<M> (layers kMarks)
 //   record_param_comms cpu_op    -> NCCL metadata for the kernel it launched
-// Everything else is counted by category and skipped.
+// Everything else is counted by category and skipped. Unless the layers
+// come from annotations, the ranges that layers are derived from
+// (ProfilerStep#N, nn.Module ranges, cpu_ops with a Sequence number) also
+// go to `on_host_op` (traces/kineto_layers.h).
 //
 // Memory: one record per NCCL kernel and per record_param_comms op is kept
 // until finish(), because the metadata of a collective can come before or
@@ -21,11 +25,13 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "traces/kineto_json_reader.h"
+#include "traces/kineto_layers.h"
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::trace {
@@ -44,14 +50,28 @@ struct KinetoMappingStats {
   // Optional fields with a value of the wrong type, ignored, e.g.
   // "kernel args.stream" -> 2.
   std::map<std::string, std::uint64_t> ignored_fields;
+  // What layer marks can come from: ranges already named forward/<l> or
+  // backward/<l>, nn.Module ranges, cpu_ops with a Sequence number.
+  std::uint64_t layer_annotations = 0;
+  std::uint64_t module_ranges = 0;
+  std::uint64_t sequence_ops = 0;
+  // autograd::engine::evaluate_function ops without a Sequence number
+  // (AccumulateGrad, whose node number is -1): in no layer.
+  std::uint64_t backward_ops_without_sequence = 0;
+  // The layer names of the forward marks written (annotations, and nn.Module
+  // ranges with layers kMarks).
+  std::set<std::string> forward_mark_names;
 };
 
 // Events come out with rank 0 and times as the file's `ts` (relative to
 // baseTimeNanoseconds in recent Kineto): the importer sets the rank and adds
 // the base when it writes them, since both may come after the events.
 struct KinetoMappingOptions {
-  std::string file;          // as named in messages
-  bool module_marks = true;  // nn.Module: <M> -> forward/<M>
+  std::string file;  // as named in messages
+  KinetoLayerSource layers = KinetoLayerSource::kAuto;
+  // Receives the ranges layers are derived from, unless `layers` is kMarks
+  // (or kAuto once the file has shown a forward/backward annotation).
+  std::function<void(const KinetoHostOp&)> on_host_op;
 };
 
 class KinetoEventMapper {
@@ -94,6 +114,10 @@ class KinetoEventMapper {
   void memset(const KinetoEvent& e);
   void api_call(const KinetoEvent& e, bool driver);
   void host_range(const KinetoEvent& e, const std::string& cat);
+  // Hands a range to on_host_op when layers may be derived from it.
+  void host_op(const KinetoEvent& e, KinetoHostOp::Kind kind, std::string name,
+               std::int64_t sequence_number);
+  [[nodiscard]] bool wants_host_ops() const;
   void skip(const std::string& reason) { ++stats_.skipped[reason]; }
 
   KinetoMappingOptions options_;

@@ -21,6 +21,28 @@
 //   S+50000 multi_tensor_apply_kernel (optimizer), outside every layer
 // plus events the importer skips: aten:: cpu ops, ac2g flows, process
 // metadata, the profiler's Trace span and instant events.
+//
+// plain_training() is what torch.profiler writes with its default settings
+// (no annotations; nn.Module ranges only with module_ranges): two steps of
+// x * 2 -> Linear -> ReLU -> Linear -> mse_loss, the forward aten ops with
+// their autograd sequence numbers on the main thread (tid 4243), the
+// backward nodes as `autograd::engine::evaluate_function: <Node>` ops with
+// the same numbers on the autograd thread (tid 4250), DDP's all-reduces
+// from the AccumulateGrad ops, then the optimizer step. At
+// S = 1000 + 200000 * step_index ns, sequence numbers from s = 100 + 6 * step_index:
+//   op (seq)                      kernel ns fwd   backward node (seq): kernel ns
+//   aten::mul (s, makes no node)  mul_fwd 500     -
+//   aten::linear (s; t s, addmm s+1)  3000        TBackward0 (s): -, AddmmBackward0 (s+1): 5000
+//   aten::relu (s+2)              1000            ReluBackward0 (s+2): 1500
+//   aten::linear (s+3; t s+3, addmm s+4)  4000    TBackward0, AddmmBackward0 (s+4): 6000
+//   aten::mse_loss (s+5)          700             MseLossBackward0 (s+5): 800
+// With module_ranges, nn.Module: Net_0 holds the leaf modules Linear_0
+// (the first linear), ReLU_0 and Linear_1 and the aten::mul; mse_loss is
+// outside every module. The all-reduces (1024 floats, 7000 ns, launched at
+// S+41000 after Linear_1's backward; 512 floats, 3000 ns, at S+55000 after
+// Linear_0's) run inside AccumulateGrad ops, which have no sequence number.
+// With stray_backward, each step also has a CloneBackward0 with sequence
+// number 7, which no forward op had.
 
 #include <algorithm>
 #include <cstdint>
@@ -50,6 +72,8 @@ struct KinetoJsonOptions {
   bool module_ranges = false;
   // Shuffle the events (fixed seed) instead of Kineto's usual order.
   bool shuffle = false;
+  // plain_training(): a backward op whose sequence number no forward op had.
+  bool stray_backward = false;
 };
 
 class KinetoJsonWriter {
@@ -101,6 +125,41 @@ class KinetoJsonWriter {
     }
     raw(R"j({"ph": "X", "cat": "Trace", "ts": 0.000, "dur": 300000.000, "pid": "Spans", "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}})j");
     raw(R"({"name": "Iteration Start: PyTorch Profiler", "ph": "i", "s": "g", "pid": "Traces", "tid": "Trace PyTorch Profiler", "ts": 0.000})");
+  }
+
+  void plain_training() {
+    std::int64_t corr = 100;
+    const std::string main = "4243";
+    const std::string bwd = "4250";
+    raw(R"({"name": "process_name", "ph": "M", "ts": 0.000, "pid": 0, "tid": 0, "args": {"name": "python 4242"}})");
+    for (int step = 0; step < 2; ++step) {
+      const std::int64_t S = 1000 + 200000 * step;
+      const std::int64_t s = 100 + 6 * step;
+      complete("user_annotation", "ProfilerStep#" + std::to_string(5 + step), S, 150000, "4242",
+               main, ext_arg());
+      if (o_.module_ranges) module("Net_0", S + 900, S + 22000);
+      forward_op("aten::mul", s, S + 1000, 1000, corr, "mul_fwd", 500);
+      if (o_.module_ranges) module("Linear_0", S + 3000, S + 9000);
+      forward_linear(s, S + 3100, corr, "gemm_fwd_0", 3000);
+      if (o_.module_ranges) module("ReLU_0", S + 10000, S + 14000);
+      forward_op("aten::relu", s + 2, S + 10100, 2900, corr, "relu_fwd", 1000);
+      if (o_.module_ranges) module("Linear_1", S + 15000, S + 21000);
+      forward_linear(s + 3, S + 15100, corr, "gemm_fwd_1", 4000);
+      forward_op("aten::mse_loss", s + 5, S + 23000, 2000, corr, "mse_fwd", 700);
+      backward_op("MseLossBackward0", s + 5, S + 31000, 2000, corr, "mse_bwd", 800);
+      backward_op("AddmmBackward0", s + 4, S + 34000, 4000, corr, "gemm_bwd_1", 6000);
+      backward_op("TBackward0", s + 3, S + 38500, 1000, corr, "", 0);
+      accumulate_grad(S + 40000, 1024, 7000, 1 + 2 * step, corr);
+      backward_op("ReluBackward0", s + 2, S + 45000, 2000, corr, "relu_bwd", 1500);
+      backward_op("AddmmBackward0", s + 1, S + 48000, 4000, corr, "gemm_bwd_0", 5000);
+      backward_op("TBackward0", s, S + 52500, 1000, corr, "", 0);
+      accumulate_grad(S + 54000, 512, 3000, 2 + 2 * step, corr);
+      if (o_.stray_backward) backward_op("CloneBackward0", 7, S + 59000, 500, corr, "", 0);
+      complete("user_annotation", "Optimizer.step#SGD.step", S + 60000, 10000, "4242", main, ext_arg());
+      complete("cpu_op", "aten::_foreach_add_", S + 60100, 900, "4242", main, ext_arg());
+      launch("cudaLaunchKernel", S + 60200, corr);
+      kernel("multi_tensor_apply_kernel", S + 60500, 1000, 7, corr++, "");
+    }
   }
 
   // The whole file.
@@ -214,9 +273,85 @@ class KinetoJsonWriter {
                (o_.nccl_meta_on_kernels ? ", " + meta : std::string()));
   }
 
+  std::string ext_arg() { return "\"External id\": " + std::to_string(ext_++); }
+
+  void module(const std::string& name, std::int64_t start, std::int64_t end) {
+    complete("python_function", "nn.Module: " + name, start, end - start, "4242", "4243",
+             "\"Python parent id\": 1, \"Python id\": 2, \"Python module id\": 0");
+  }
+
+  // A forward aten op with its sequence number, launching one kernel.
+  void forward_op(const std::string& name, std::int64_t seq, std::int64_t start, std::int64_t dur,
+                  std::int64_t& corr, const std::string& kernel_name, std::int64_t kernel_ns) {
+    complete("cpu_op", name, start, dur, "4242", "4243",
+             ext_arg() + ", \"Sequence number\": " + std::to_string(seq) + ", \"Fwd thread id\": 0");
+    launch_on("4243", start + 100, corr);
+    kernel(kernel_name, start + 500, kernel_ns, 7, corr++, "");
+  }
+
+  // aten::linear (seq) holding aten::t (seq, makes TBackward0) and
+  // aten::addmm (seq + 1, makes AddmmBackward0), which launches the gemm.
+  void forward_linear(std::int64_t seq, std::int64_t start, std::int64_t& corr,
+                      const std::string& kernel_name, std::int64_t kernel_ns) {
+    complete("cpu_op", "aten::linear", start, 4900, "4242", "4243",
+             ext_arg() + ", \"Sequence number\": " + std::to_string(seq) + ", \"Fwd thread id\": 0");
+    complete("cpu_op", "aten::t", start + 100, 100, "4242", "4243",
+             ext_arg() + ", \"Sequence number\": " + std::to_string(seq) + ", \"Fwd thread id\": 0");
+    forward_op("aten::addmm", seq + 1, start + 300, 4500, corr, kernel_name, kernel_ns);
+  }
+
+  // The autograd engine's range around a node, the node's own record (same
+  // number, scope BACKWARD_FUNCTION, forward thread id 1) and an aten op
+  // without a number (grad mode is off in backward), launching one kernel.
+  void backward_op(const std::string& node, std::int64_t seq, std::int64_t start, std::int64_t dur,
+                   std::int64_t& corr, const std::string& kernel_name, std::int64_t kernel_ns) {
+    const std::string seq_args =
+        ", \"Sequence number\": " + std::to_string(seq) + ", \"Fwd thread id\": 1";
+    complete("cpu_op", "autograd::engine::evaluate_function: " + node, start, dur, "4242", "4250",
+             ext_arg() + seq_args);
+    complete("cpu_op", node, start + 20, dur - 40, "4242", "4250", ext_arg() + seq_args);
+    if (kernel_name.empty()) return;
+    complete("cpu_op", "aten::mm", start + 50, dur - 100, "4242", "4250", ext_arg());
+    launch_on("4250", start + 100, corr);
+    kernel(kernel_name, start + 500, kernel_ns, 7, corr++, "");
+  }
+
+  // DDP's hook in AccumulateGrad (no sequence number) launching an
+  // all-reduce through c10d's record_param_comms.
+  void accumulate_grad(std::int64_t start, std::int64_t nelems, std::int64_t comm_ns, int seq,
+                       std::int64_t& corr) {
+    complete("cpu_op", "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
+             start, 4000, "4242", "4250", ext_arg());
+    const std::string meta =
+        "\"Collective name\": \"allreduce\", \"dtype\": \"Float\", \"In msg nelems\": " +
+        std::to_string(nelems) + ", \"Out msg nelems\": " + std::to_string(nelems) +
+        ", \"Group size\": 2, \"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\", "
+        "\"Seq\": " + std::to_string(seq);
+    const std::int64_t comms_ext = ext_++;
+    complete("cpu_op", "record_param_comms", start + 500, 1000, "4242", "4250",
+             "\"External id\": " + std::to_string(comms_ext) + ", " + meta +
+                 ", \"Rank\": " + std::to_string(o_.rank));
+    launch_on("4250", start + 1000, corr);
+    kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", start + 2000,
+           comm_ns, 20, corr++, "\"External id\": " + std::to_string(comms_ext) + ", " + meta);
+  }
+
+  void launch_on(const std::string& tid, std::int64_t ts, std::int64_t corr) {
+    complete("cuda_runtime", "cudaLaunchKernel", ts, 100, "4242", tid,
+             "\"cbid\": 211, \"correlation\": " + std::to_string(corr));
+  }
+
   KinetoJsonOptions o_;
   std::vector<std::string> events_;
+  std::int64_t ext_ = 9000;
 };
+
+// plain_training() written to `path` with options `o`.
+inline void write_plain_training(const std::filesystem::path& path, KinetoJsonOptions o = {}) {
+  KinetoJsonWriter w(o);
+  w.plain_training();
+  w.write(path);
+}
 
 // two_step_training() written to `path` with options `o`.
 inline void write_two_step_training(const std::filesystem::path& path, KinetoJsonOptions o = {}) {

@@ -30,6 +30,8 @@ TEST_F(KinetoCliTest, ImportPrintsASummaryAndSimulateReplaysTheTrace) {
   EXPECT_THAT(r.out, HasSubstr("46 events: 10 kernels, 2 memcpys, 2 memsets, 18 API calls, "
                                "4 collectives, 10 marker ranges"));
   EXPECT_THAT(r.out, HasSubstr("cat cpu_op (not a mark)"));
+  EXPECT_THAT(r.out, HasSubstr("layers       2 layers from marks (auto: the file has forward/backward "
+                               "annotations)"));
   const auto sim = ssgd({"simulate", out, "-q", "--log", "warn"});
   EXPECT_EQ(sim.status, 0) << sim;
 }
@@ -40,6 +42,37 @@ TEST_F(KinetoCliTest, RankFlagOverrides) {
                        (dir_ / "t.ssgdt").string(), "--rank", "5"});
   ASSERT_EQ(r.status, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("rank         5 (--rank)"));
+}
+
+// A trace with default profiler settings: auto derives layers from the
+// operators, and the simulator replays the result; --layers marks finds no
+// layers there.
+TEST_F(KinetoCliTest, LayersFlagPicksTheSourceAndTheSummarySaysWhich) {
+  write_plain_training(dir_ / "plain.json");
+  const auto out = (dir_ / "plain.ssgdt").string();
+  auto r = ssgd({"import", "kineto", (dir_ / "plain.json").string(), "-o", out});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("layers       5 layers from ops (auto: no forward/backward "
+                               "annotations or nn.Module ranges): 10 forward and 12 backward ranges"));
+  EXPECT_THAT(r.out, HasSubstr("4  backward op(s) without a sequence number (AccumulateGrad)"));
+  const auto sim = ssgd({"simulate", out, "-q", "--log", "warn"});
+  EXPECT_EQ(sim.status, 0) << sim;
+  r = ssgd({"import", "kineto", (dir_ / "plain.json").string(), "-o", out, "--layers", "ops"});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("layers       5 layers from ops: 10 forward"));
+  r = ssgd({"import", "kineto", (dir_ / "plain.json").string(), "-o", out, "--layers", "marks"});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("layers       0 layers from marks\n"));
+  EXPECT_THAT(r.err, HasSubstr("no layers found with --layers marks"));
+}
+
+TEST_F(KinetoCliTest, BadLayersValueIsABadInput) {
+  write_plain_training(dir_ / "plain.json");
+  const auto r = ssgd({"import", "kineto", (dir_ / "plain.json").string(), "-o",
+                       (dir_ / "plain.ssgdt").string(), "--layers", "module"});
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("--layers"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "plain.ssgdt"));
 }
 
 TEST_F(KinetoCliTest, TruncatedFileExitsWithBadInputAndLeavesNoOutput) {

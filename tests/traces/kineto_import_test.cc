@@ -29,17 +29,22 @@ using ::testing::HasSubstr;
 using testing::KinetoJsonOptions;
 using testing::read_file_bytes;
 using testing::write_file_bytes;
+using testing::write_plain_training;
 using testing::write_two_step_training;
 
 class KinetoImportTest : public testing::TempDirTest {
  protected:
   // Writes the generator's file with `o` and imports it; returns the .ssgdt path.
   std::filesystem::path import(const std::string& stem, KinetoJsonOptions o = {},
-                               KinetoImportOptions io = {}) {
+                               KinetoImportOptions io = {}, bool plain = false) {
     // The same file name in each folder: the provenance names it.
     std::filesystem::create_directories(dir_ / stem);
     const auto json = dir_ / stem / "rank1.json";
-    write_two_step_training(json, o);
+    if (plain) {
+      write_plain_training(json, o);
+    } else {
+      write_two_step_training(json, o);
+    }
     const auto out = dir_ / stem / "rank1.ssgdt";
     summary_ = import_kineto(json, out, io);
     return out;
@@ -73,6 +78,12 @@ class KinetoImportTest : public testing::TempDirTest {
     }
     ADD_FAILURE() << "no InputError";
     return InputError({}, "none");
+  }
+
+  // The default-settings trace of tests/support/kineto_json_writer.h.
+  std::filesystem::path import_plain(const std::string& stem, KinetoJsonOptions o = {},
+                                     KinetoImportOptions io = {}) {
+    return import(stem, o, io, true);
   }
 
   KinetoImportSummary summary_;
@@ -222,10 +233,14 @@ TEST_F(KinetoImportTest, RankFlagOverridesDistributedInfo) {
   EXPECT_EQ(e.rank(), 3);
 }
 
-TEST_F(KinetoImportTest, ModuleRangesBecomeForwardMarks) {
+// --layers marks keeps the importer's first rules: every nn.Module range is
+// a forward mark, next to the annotations. auto keeps the annotations only.
+TEST_F(KinetoImportTest, LayersMarksTurnsEveryModuleRangeIntoAForwardMark) {
   KinetoJsonOptions modules;
   modules.module_ranges = true;
-  auto reader = TraceReader::open(import("modules", modules));
+  KinetoImportOptions marks;
+  marks.layers = KinetoLayerSource::kMarks;
+  auto reader = TraceReader::open(import("modules", modules, marks));
   std::vector<std::string> names;
   v1::Event e;
   while (reader.next(e)) {
@@ -233,10 +248,20 @@ TEST_F(KinetoImportTest, ModuleRangesBecomeForwardMarks) {
   }
   EXPECT_THAT(names, ::testing::ElementsAre("forward/Linear_0", "forward/Linear_1",
                                             "forward/Linear_0", "forward/Linear_1"));
-  KinetoImportOptions off;
-  off.module_marks = false;
-  import("no_modules", modules, off);
+  EXPECT_EQ(summary_.layer_source, KinetoLayerSource::kMarks);
+  EXPECT_EQ(summary_.layers.layers, 4u);  // l1, l2, Linear_0, Linear_1
+  import("auto", modules);
+  EXPECT_EQ(summary_.layer_source, KinetoLayerSource::kMarks);
+  EXPECT_EQ(summary_.layer_source_reason, "the file has forward/backward annotations");
   EXPECT_EQ(summary_.mapping.markers, 10u);
+  EXPECT_EQ(summary_.layers.layers, 2u);
+}
+
+// The annotated file gives the same bytes with --layers marks as with auto.
+TEST_F(KinetoImportTest, LayersMarksOnAnAnnotatedFileIsTheSameAsAuto) {
+  KinetoImportOptions marks;
+  marks.layers = KinetoLayerSource::kMarks;
+  EXPECT_EQ(read_file_bytes(import("auto")), read_file_bytes(import("marks", {}, marks)));
 }
 
 TEST_F(KinetoImportTest, TruncatedPlainFileIsAClearError) {
@@ -340,6 +365,157 @@ TEST_F(KinetoImportTest, ProfileFromImportedTraceHasTheGeneratedLayerTimes) {
   EXPECT_EQ(r.iterations_seen, 2);
   EXPECT_EQ(r.collectives, 2);
   EXPECT_EQ(r.kernels_unassigned, 1);  // the optimizer kernel
+}
+
+// ---- Layers derived from CPU operators (traces/kineto_layers.h) ----
+
+struct LayerTimes {
+  std::string name;
+  std::int64_t forward_ns, backward_ns, comm_ns, grad_bytes;
+};
+
+std::vector<LayerTimes> layer_times(const dag::TraceProfileResult& r) {
+  std::vector<LayerTimes> out;
+  for (const auto& l : r.profile.layers) {
+    out.push_back({l.name, l.forward.ns(), l.backward.ns(), l.comm ? l.comm->ns() : -1, l.grad_bytes});
+  }
+  return out;
+}
+
+MATCHER_P5(Layer, name, fwd, bwd, comm, bytes, "") {
+  *result_listener << arg.name << " fwd " << arg.forward_ns << " bwd " << arg.backward_ns
+                   << " comm " << arg.comm_ns << " bytes " << arg.grad_bytes;
+  return arg.name == name && arg.forward_ns == fwd && arg.backward_ns == bwd &&
+         arg.comm_ns == comm && arg.grad_bytes == bytes;
+}
+
+// A trace with default profiler settings (no annotations, no module ranges):
+// auto picks the operators, and the dump shows the derived marks.
+TEST_F(KinetoImportTest, PlainTraceGetsLayersFromOperatorsMatchGolden) {
+  const auto out = import_plain("plain");
+  expect_golden(dump(out), "plain_ops.dump.txt");
+  EXPECT_EQ(summary_.layer_source, KinetoLayerSource::kOps);
+  EXPECT_EQ(summary_.layer_source_reason, "no forward/backward annotations or nn.Module ranges");
+  const auto& l = summary_.layers;
+  EXPECT_EQ(l.layers, 5u);
+  EXPECT_EQ(l.forward_ranges, 10u);
+  EXPECT_EQ(l.backward_ranges, 12u);  // 6 nodes with a number per step
+  EXPECT_EQ(l.backward_unmatched, 0u);
+  EXPECT_EQ(l.backward_outside_layers, 0u);
+  // One iteration's top-level ops with a number, not the file's (mul and the
+  // first linear share one).
+  EXPECT_EQ(l.peak_iteration_ops, 4u);
+  EXPECT_EQ(summary_.mapping.backward_ops_without_sequence, 4u);  // AccumulateGrad
+  EXPECT_EQ(summary_.mapping.markers, 2u + 22u);
+  EXPECT_TRUE(summary_.warnings.empty()) << summary_.warnings.front();
+}
+
+// The per-operator forward and backward times the generator put in come
+// back from the DAG builder's profile (step 6; step 5 is warm-up). The
+// all-reduces fall to the latest layer whose backward had ended.
+TEST_F(KinetoImportTest, ProfileFromPlainTraceHasPerOperatorTimes) {
+  auto reader = TraceReader::open(import_plain("profile"));
+  const auto r = dag::profile_from_trace(reader, "plain.ssgdt");
+  EXPECT_THAT(layer_times(r), ::testing::ElementsAre(Layer("aten::mul#0", 500, 0, 0, 0),
+                                                     Layer("aten::linear#1", 3000, 5000, 3000, 2048),
+                                                     Layer("aten::relu#2", 1000, 1500, 0, 0),
+                                                     Layer("aten::linear#3", 4000, 6000, 7000, 4096),
+                                                     Layer("aten::mse_loss#4", 700, 800, 0, 0)));
+  EXPECT_EQ(r.iterations_seen, 2);
+  EXPECT_EQ(r.kernels_unassigned, 1);  // the optimizer's
+}
+
+// With nn.Module ranges, the leaf modules are the layers; the container
+// Net_0 is not, and mse_loss (outside every module) has no layer.
+TEST_F(KinetoImportTest, ModuleRangesGiveLeafModuleLayersWithBackward) {
+  KinetoJsonOptions modules;
+  modules.module_ranges = true;
+  auto reader = TraceReader::open(import_plain("modules", modules));
+  EXPECT_EQ(summary_.layer_source, KinetoLayerSource::kModules);
+  const auto& l = summary_.layers;
+  EXPECT_EQ(l.layers, 3u);
+  EXPECT_EQ(l.containers, 1u);
+  EXPECT_EQ(l.forward_ranges, 6u);
+  EXPECT_EQ(l.backward_ranges, 10u);
+  EXPECT_EQ(l.backward_outside_layers, 2u);  // MseLossBackward0
+  const auto r = dag::profile_from_trace(reader, "modules.ssgdt");
+  EXPECT_THAT(layer_times(r), ::testing::ElementsAre(Layer("Linear_0", 3000, 5000, 3000, 2048),
+                                                     Layer("ReLU_0", 1000, 1500, 0, 0),
+                                                     Layer("Linear_1", 4000, 6000, 7000, 4096)));
+  EXPECT_EQ(r.kernels_unassigned, 4);  // mul, mse_loss forward and backward, optimizer
+}
+
+// --layers marks keeps the first rules: a plain trace then has no layers,
+// which the summary says and the DAG builder refuses.
+TEST_F(KinetoImportTest, LayersMarksOnAPlainTraceFindsNoLayers) {
+  KinetoImportOptions marks;
+  marks.layers = KinetoLayerSource::kMarks;
+  auto reader = TraceReader::open(import_plain("marks", {}, marks));
+  EXPECT_EQ(summary_.layers.layers, 0u);
+  EXPECT_EQ(summary_.mapping.markers, 2u);  // the two iterations
+  EXPECT_THAT(summary_.warnings, ::testing::Contains(HasSubstr("no layers found with --layers marks")));
+  EXPECT_THROW(dag::profile_from_trace(reader, "marks.ssgdt"), InputError);
+}
+
+// Forced modes: ops on an annotated file drops its annotations; modules on a
+// file without module ranges finds nothing and says so.
+TEST_F(KinetoImportTest, ForcedLayerSourceIgnoresOtherMarks) {
+  KinetoImportOptions ops;
+  ops.layers = KinetoLayerSource::kOps;
+  import("ops", {}, ops);
+  EXPECT_EQ(summary_.mapping.skipped.at("forward/backward annotation (--layers ops)"), 8u);
+  KinetoImportOptions modules;
+  modules.layers = KinetoLayerSource::kModules;
+  import_plain("modules", {}, modules);
+  EXPECT_EQ(summary_.layers.layers, 0u);
+  EXPECT_THAT(summary_.warnings, ::testing::Contains(HasSubstr("no nn.Module ranges")));
+}
+
+// Shuffled events, and both sorters spilling tiny runs, give the same file.
+TEST_F(KinetoImportTest, PlainTraceOrderAndSpillsDoNotChangeTheOutput) {
+  const auto ordered = read_file_bytes(import_plain("ordered"));
+  KinetoJsonOptions shuffled;
+  shuffled.shuffle = true;
+  shuffled.module_ranges = false;
+  KinetoImportOptions tiny;
+  tiny.sort_run_bytes = 2048;
+  EXPECT_EQ(ordered, read_file_bytes(import_plain("shuffled", shuffled, tiny)));
+  EXPECT_GT(summary_.sort_runs, 2u);
+  EXPECT_GT(summary_.layers.sort_runs, 2u);
+  KinetoJsonOptions modules;
+  modules.module_ranges = true;
+  const auto m = read_file_bytes(import_plain("modules_ordered", modules));
+  modules.shuffle = true;
+  EXPECT_EQ(m, read_file_bytes(import_plain("modules_shuffled", modules, tiny)));
+  for (const auto& entry : std::filesystem::directory_iterator(dir_ / "shuffled")) {
+    EXPECT_THAT(entry.path().filename().string(), ::testing::Not(HasSubstr(".ops.")));
+  }
+}
+
+// A backward op whose sequence number no forward op had is counted and
+// reported, and changes nothing else.
+TEST_F(KinetoImportTest, BackwardOpWithAnUnseenSequenceNumberIsCounted) {
+  KinetoJsonOptions stray;
+  stray.stray_backward = true;
+  auto reader = TraceReader::open(import_plain("stray", stray));
+  EXPECT_EQ(summary_.layers.backward_unmatched, 2u);
+  EXPECT_EQ(summary_.layers.backward_ranges, 12u);
+  EXPECT_THAT(summary_.warnings,
+              ::testing::Contains(HasSubstr("2 backward op(s) had a sequence number")));
+  std::ostringstream text;
+  print_kineto_import_summary(summary_, text);
+  EXPECT_THAT(text.str(), HasSubstr("2  backward op(s) with a sequence number no forward op had"));
+  const auto r = dag::profile_from_trace(reader, "stray.ssgdt");
+  ASSERT_EQ(r.profile.layers.size(), 5u);
+  EXPECT_EQ(r.profile.layers[3].backward.ns(), 6000);
+}
+
+TEST(KinetoLayerSource, NamesParseBack) {
+  for (auto s : {KinetoLayerSource::kAuto, KinetoLayerSource::kMarks, KinetoLayerSource::kModules,
+                 KinetoLayerSource::kOps}) {
+    EXPECT_EQ(parse_kineto_layer_source(kineto_layer_source_name(s)), s);
+  }
+  EXPECT_EQ(parse_kineto_layer_source("module"), std::nullopt);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 # Measures `ssgd import kineto` on a synthetic Kineto (PyTorch profiler)
 # trace of a requested size: throughput and peak memory, plain and gzip.
 #
-#   tools/bench/kineto_import.sh [SIZE_MB] [--gzip] [--keep]
+#   tools/bench/kineto_import.sh [SIZE_MB] [--gzip] [--keep] [--plain]
 #
 # SIZE_MB defaults to 2048 (2 GiB of JSON). The files go to a fresh folder
 # under ${TMPDIR:-/tmp} and are deleted at the end unless --keep is given.
@@ -11,17 +11,23 @@
 # in the shape Kineto writes it (docs/kineto.md): per layer, an aten cpu_op,
 # a cudaLaunchKernel runtime call with its kernel and ac2g flow, forward and
 # backward user annotations, and an NCCL all-reduce per 5 layers with c10d's
-# record_param_comms op; a ProfilerStep#N per step.
+# record_param_comms op; a ProfilerStep#N per step. With --plain, as
+# torch.profiler writes by default: no annotations, the backward ops as
+# `autograd::engine::evaluate_function: AddmmBackward0` on an autograd thread
+# with the forward op's sequence number, so that layers are derived from the
+# operators (--layers auto picks ops).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 size_mb=2048
 gz=0
 keep=0
+plain=0
 for a in "$@"; do
   case "$a" in
     --gzip) gz=1 ;;
     --keep) keep=1 ;;
+    --plain) plain=1 ;;
     *) size_mb="$a" ;;
   esac
 done
@@ -40,9 +46,9 @@ fi
 
 echo "writing $size_mb MB of Kineto JSON to $dir/trace.json ..." >&2
 gen_start=$(date +%s.%N)
-python3 - "$dir/trace.json" "$size_mb" <<'PY'
+python3 - "$dir/trace.json" "$size_mb" "$plain" <<'PY'
 import sys
-path, size = sys.argv[1], int(sys.argv[2]) << 20
+path, size, plain = sys.argv[1], int(sys.argv[2]) << 20, sys.argv[3] == "1"
 base = 1700000000000000000
 def us(ns):
     return "%d.%03d" % (ns // 1000, ns % 1000)
@@ -63,10 +69,16 @@ while written < size:
     for phase in ("forward", "backward"):
         for l in range(layers):
             layer = l if phase == "forward" else layers - 1 - l
-            parts.append('  {"ph": "X", "cat": "user_annotation", "name": "%s/layer%d", "pid": 100, "tid": 101, "ts": %s, "dur": %s, "args": {"External id": %d}}' % (phase, layer, us(t), us(80_000), corr))
-            parts.append('  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 100, "tid": 101, "ts": %s, "dur": %s, "args": {"External id": %d, "Record function id": 0, "Sequence number": %d, "Fwd thread id": 0, "Ev Idx": %d}}' % (us(t + 100), us(2_000), corr, layer, corr))
-            parts.append('  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 101, "ts": %s, "dur": %s, "args": {"cbid": 211, "correlation": %d, "External id": %d}}' % (us(t + 300), us(4_123), corr, corr))
-            parts.append('  {"ph": "s", "id": %d, "pid": 100, "tid": 101, "ts": %s, "cat": "ac2g", "name": "ac2g"}' % (corr, us(t + 300)))
+            seq = step * layers + layer
+            tid = 102 if plain and phase == "backward" else 101
+            if not plain:
+                parts.append('  {"ph": "X", "cat": "user_annotation", "name": "%s/layer%d", "pid": 100, "tid": 101, "ts": %s, "dur": %s, "args": {"External id": %d}}' % (phase, layer, us(t), us(80_000), corr))
+            if phase == "forward" or not plain:
+                parts.append('  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 100, "tid": 101, "ts": %s, "dur": %s, "args": {"External id": %d, "Record function id": 0, "Sequence number": %d, "Fwd thread id": 0, "Ev Idx": %d}}' % (us(t + 100), us(2_000 if not plain else 50_000), corr, seq, corr))
+            else:
+                parts.append('  {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0", "pid": 100, "tid": 102, "ts": %s, "dur": %s, "args": {"External id": %d, "Record function id": 0, "Sequence number": %d, "Fwd thread id": 1, "Ev Idx": %d}}' % (us(t + 100), us(50_000), corr, seq, corr))
+            parts.append('  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": %d, "ts": %s, "dur": %s, "args": {"cbid": 211, "correlation": %d, "External id": %d}}' % (tid, us(t + 300), us(4_123), corr, corr))
+            parts.append('  {"ph": "s", "id": %d, "pid": 100, "tid": %d, "ts": %s, "cat": "ac2g", "name": "ac2g"}' % (corr, tid, us(t + 300)))
             parts.append('  {"ph": "X", "cat": "kernel", "name": "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x5_nn_align4>(cutlass_80_tensorop_s1688gemm_128x128_16x5_nn_align4::Params)", "pid": 0, "tid": 7, "ts": %s, "dur": %s, "args": {"External id": %d, "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": %d, "registers per thread": 232, "shared memory": 81920, "blocks per SM": 0.592593, "warps per SM": 4.740741, "grid": [64, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %%": 6}}' % (us(t + 20_000), us(31_457), corr, corr))
             parts.append('  {"ph": "f", "id": %d, "pid": 0, "tid": 7, "ts": %s, "cat": "ac2g", "name": "ac2g", "bp": "e"}' % (corr, us(t + 20_000)))
             corr += 1

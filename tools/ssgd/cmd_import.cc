@@ -1,5 +1,5 @@
 // ssgd import bcaffe LOG -o PROFILE.csv
-// ssgd import kineto FILE.json[.gz] -o FILE.ssgdt [--rank N] [--no-module-marks]
+// ssgd import kineto FILE.json[.gz] -o FILE.ssgdt [--rank N] [--layers auto|marks|modules|ops]
 #include <iostream>
 #include <memory>
 #include <string>
@@ -36,7 +36,7 @@ void add_import_command(CLI::App& app) {
     std::string input;
     std::string out;
     std::int32_t rank = -1;
-    bool no_module_marks = false;
+    std::string layers = "auto";
   };
   auto kargs = std::make_shared<KinetoArgs>();
   auto* kineto = cmd->add_subcommand(
@@ -45,12 +45,18 @@ void add_import_command(CLI::App& app) {
   kineto->add_option("-o,--output", kargs->out, ".ssgdt trace to write")->required();
   kineto->add_option("--rank", kargs->rank, "rank of the file (default: its distributedInfo.rank)")
       ->check(CLI::NonNegativeNumber);
-  kineto->add_flag("--no-module-marks", kargs->no_module_marks,
-                   "do not turn nn.Module ranges into forward/<module> marks");
+  kineto
+      ->add_option("--layers", kargs->layers,
+                   "where layer marks come from: auto (annotations if the file has them, else "
+                   "modules, else ops), marks (forward/<l>, backward/<l> annotations and every "
+                   "nn.Module range as a forward mark), modules (leaf nn.Module ranges), ops "
+                   "(top-level forward operators); backward through autograd sequence numbers")
+      ->check(CLI::IsMember({"auto", "marks", "modules", "ops"}))
+      ->capture_default_str();
   kineto->callback([kargs] {
     trace::KinetoImportOptions options;
     if (kargs->rank >= 0) options.rank = kargs->rank;
-    options.module_marks = !kargs->no_module_marks;
+    options.layers = *trace::parse_kineto_layer_source(kargs->layers);
     const auto summary = trace::import_kineto(kargs->input, kargs->out, options);
     trace::print_kineto_import_summary(summary, std::cout);
   });
