@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "dag/kernel_names.h"
 #include "dag/marker_name.h"
 
 namespace ssgd::dag {
@@ -69,12 +70,19 @@ TraceIterations TraceIterations::read(const std::string& path, bool allow_trunca
       }
       case v1::Event::kKernel: {
         const auto& k = ev.kernel();
+        if (is_nccl_kernel(k.name())) {  // communication; see below
+          rank.nccl_kernels.push_back({TaskKind::kComm, k.start_ns(), k.start_ns(), k.end_ns(),
+                                       0, 0, rank.nccl_kernels.size()});
+          rank.nccl_correlations.push_back(k.correlation_id());
+          break;
+        }
         add_work({TaskKind::kForward, k.start_ns(), k.start_ns(), k.end_ns(), 0, 0, 0},
                  k.correlation_id());
         break;
       }
       case v1::Event::kCollective: {
         const auto& c = ev.collective();
+        rank.has_collectives = true;
         add_work({TaskKind::kComm, c.start_ns(), c.start_ns(), c.end_ns(), c.size_bytes(),
                   c.communicator_id(), c.sequence_number()},
                  c.correlation_id());
@@ -99,6 +107,17 @@ TraceIterations TraceIterations::read(const std::string& path, bool allow_trunca
   }
   if (reader.truncated() && !allow_truncated) {
     throw trace::truncated_trace_error(reader, "; pass --allow-truncated to use the readable prefix");
+  }
+  // NCCL kernels are the rank's collectives only when it has no Collective
+  // records of them (no NCCL plugin); they are never compute.
+  for (auto& [r, rank] : out.ranks_) {
+    if (rank.has_collectives) continue;
+    for (std::size_t i = 0; i < rank.nccl_kernels.size(); ++i) {
+      rank.work.push_back(rank.nccl_kernels[i]);
+      if (rank.nccl_correlations[i] != 0) {
+        pending[r].emplace_back(rank.nccl_correlations[i], rank.work.size() - 1);
+      }
+    }
   }
   // Work at its launch time, in launch order; ranges by start.
   for (auto& [r, rank] : out.ranks_) {

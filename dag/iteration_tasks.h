@@ -83,6 +83,9 @@ class TraceIterations {
     std::vector<Range> ranges;                           // layer ranges, by start
     std::vector<std::pair<std::int64_t, std::int64_t>> io;  // io ranges
     std::vector<Work> work;                              // by launch time
+    bool has_collectives = false;                        // any Collective record
+    std::vector<Work> nccl_kernels;                      // NCCL kernels, kept apart
+    std::vector<std::uint64_t> nccl_correlations;        // their correlation ids
   };
   std::string source_;
   std::map<std::int32_t, Rank> ranks_;

@@ -7,22 +7,11 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "dag/kernel_names.h"
 #include "dag/marker_name.h"
 
 namespace ssgd::dag {
 namespace {
-
-// Kernel names of optimizer steps (PyTorch's foreach and fused optimizers,
-// apex, Caffe's solvers), matched case-insensitively as substrings.
-bool is_optimizer_kernel(std::string name) {
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const char* p : {"multi_tensor_apply", "adam", "sgd", "lamb", "adagrad", "rmsprop",
-                        "optimizer", "momentum_update", "fused_update"}) {
-    if (name.find(p) != std::string::npos) return true;
-  }
-  return false;
-}
 
 namespace v1 = ssgd::trace::v1;
 
@@ -52,6 +41,12 @@ struct RankData {
     bool optimizer = false;  // a kernel whose name says it is an optimizer step
   };
   std::vector<Work> work;
+  // NCCL kernels, kept apart: with Collective records (ssgd's NCCL plugin,
+  // or an import) they are the same operations again and are dropped; a
+  // rank without any becomes communication of unknown size from them.
+  std::vector<Work> nccl_kernels;
+  std::vector<std::pair<std::uint64_t, std::size_t>> nccl_pending;  // correlation -> index
+  bool has_collectives = false;
   std::unordered_map<std::uint64_t, std::int64_t> launch_ns;  // correlation id -> API call start
   std::vector<std::pair<std::uint64_t, std::size_t>> pending;  // correlation id -> work index
 };
@@ -146,6 +141,13 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
       }
       case v1::Event::kKernel: {
         const auto& k = ev.kernel();
+        if (is_nccl_kernel(k.name())) {
+          rd.nccl_kernels.push_back({k.start_ns(), k.end_ns() - k.start_ns(), 0, true});
+          if (k.correlation_id() != 0) {
+            rd.nccl_pending.emplace_back(k.correlation_id(), rd.nccl_kernels.size() - 1);
+          }
+          break;
+        }
         rd.work.push_back({k.start_ns(), k.end_ns() - k.start_ns(), 0, false,
                            is_optimizer_kernel(k.name())});
         if (k.correlation_id() != 0) rd.pending.emplace_back(k.correlation_id(), rd.work.size() - 1);
@@ -153,6 +155,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
       }
       case v1::Event::kCollective: {
         const auto& c = ev.collective();
+        rd.has_collectives = true;
         rd.work.push_back({c.start_ns(), c.end_ns() - c.start_ns(), c.size_bytes(), true});
         if (c.correlation_id() != 0) rd.pending.emplace_back(c.correlation_id(), rd.work.size() - 1);
         break;
@@ -200,6 +203,25 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     out.warnings.push_back(std::to_string(unknown_backward) +
                            " backward ranges name layers with no forward range; ignored");
   }
+
+  // NCCL kernels: dropped where Collective records describe the same
+  // operations; a rank with none gets its communication from them.
+  std::int64_t nccl_dropped = 0;
+  for (auto& [rank, rd] : ranks) {
+    if (rd.nccl_kernels.empty()) continue;
+    if (rd.has_collectives) {
+      nccl_dropped += static_cast<std::int64_t>(rd.nccl_kernels.size());
+      continue;
+    }
+    out.warnings.push_back(
+        "rank " + std::to_string(rank) + ": no NCCL collective records (was the NCCL profiler "
+        "plugin loaded?); its " + std::to_string(rd.nccl_kernels.size()) +
+        " NCCL kernels give the communication times, with unknown sizes (grad_bytes 0)");
+    const std::size_t base = rd.work.size();
+    rd.work.insert(rd.work.end(), rd.nccl_kernels.begin(), rd.nccl_kernels.end());
+    for (const auto& [corr, idx] : rd.nccl_pending) rd.pending.emplace_back(corr, base + idx);
+  }
+  out.nccl_kernels_dropped = nccl_dropped;
 
   // Every rank's work at its launch time, in launch order.
   for (auto& [rank, rd] : ranks) {

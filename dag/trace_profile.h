@@ -11,6 +11,9 @@
 // iteration. Collectives belong to the backward range they were launched in,
 // or to the latest layer whose backward had ended by then; their sizes
 // become grad_bytes and their durations comm_ns, replayed as measured.
+// NCCL kernels are never compute: beside Collective records (ssgd's tracer
+// writes both) they are left out; on a rank without any they are its
+// collectives, of unknown size (dag/kernel_names.h).
 // Values are averaged over all ranks and over every iteration but the first
 // (warm-up) when there are several. The profile then builds the DAG as any
 // other.
@@ -37,6 +40,11 @@ struct TraceProfileResult {
   std::int64_t kernels_assigned = 0;
   std::int64_t kernels_unassigned = 0;    // outside any forward/backward range
   std::int64_t collectives = 0;
+  // NCCL kernels (names starting with "nccl") left out because the rank has
+  // Collective records of the same operations; on a rank without any, NCCL
+  // kernels are its collectives (sizes unknown, with a warning). NCCL
+  // kernels never count as compute.
+  std::int64_t nccl_kernels_dropped = 0;
   std::vector<std::string> warnings;
 };
 

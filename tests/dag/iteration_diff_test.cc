@@ -65,6 +65,23 @@ TEST_F(IterationDiffTest, TasksOfAnIterationFollowTheMarkers) {
   EXPECT_EQ(tasks[0].end_ns, 111250);    // the tail kernel's end
 }
 
+// The NCCL kernel ssgd's tracer records beside the plugin's Collective (same
+// launch, same times) is communication: it adds nothing to the backward of
+// the layer that launched it, and no second all-reduce.
+TEST_F(IterationDiffTest, NcclKernelsBesideCollectivesAreNotCompute) {
+  const std::string coll = "events { rank: 0 collective { op: ALL_REDUCE size_bytes: 40960 "
+                           "communicator_id: 42 rank: 0 nranks: 1 sequence_number: 2";
+  const std::string nccl = "events { rank: 0 kernel { name: \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\" "
+                           "device: 0 stream: 9 start_ns: 114100 end_ns: 115100 correlation_id: 16 } }\n";
+  const auto plain = TraceIterations::read(pack("m"), false).tasks(1);
+  const auto with_kernel = TraceIterations::read(pack("k", coll, nccl + coll), false).tasks(1);
+  ASSERT_EQ(with_kernel.size(), plain.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_EQ(task_label(with_kernel[i]), task_label(plain[i])) << i;
+    EXPECT_EQ(with_kernel[i].busy_ns, plain[i].busy_ns) << task_label(plain[i]);
+  }
+}
+
 TEST_F(IterationDiffTest, TraceAgainstItselfDiffersNowhere) {
   const auto m = TraceIterations::read(pack("m"), false);
   for (const DiffBy by : {DiffBy::kStart, DiffBy::kEnd, DiffBy::kDuration}) {

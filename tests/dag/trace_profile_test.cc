@@ -184,6 +184,64 @@ TEST_F(TraceProfileTest, NoCollectivesWarns) {
   EXPECT_THAT(r.warnings[0], HasSubstr("no collectives"));
 }
 
+v1::Event named_kernel(const std::string& name, std::int64_t start, std::int64_t end) {
+  v1::Event e = kernel(start, end);
+  e.mutable_kernel()->set_name(name);
+  return e;
+}
+
+v1::Event all_reduce(std::int64_t start, std::int64_t end, std::int64_t bytes) {
+  v1::Event e;
+  e.mutable_collective()->set_op(v1::Collective::ALL_REDUCE);
+  e.mutable_collective()->set_start_ns(start);
+  e.mutable_collective()->set_end_ns(end);
+  e.mutable_collective()->set_size_bytes(bytes);
+  return e;
+}
+
+// ssgd's tracer writes an NCCL collective twice: the kernel CUPTI saw and the
+// Collective the NCCL plugin saw. The kernel is communication, not compute.
+TEST_F(TraceProfileTest, NcclKernelsBesideCollectiveRecordsAreNotCompute) {
+  const fs::path path = write_trace(
+      "nccl.ssgdt",
+      {marker("iteration/0", 100, 2000), marker("forward/a", 100, 500),
+       marker("backward/a", 500, 1500), kernel(200, 300), kernel(600, 800),
+       named_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 900, 1400),
+       all_reduce(900, 1400, 4096)});
+  auto reader = trace::TraceReader::open(path);
+  const auto r = profile_from_trace(reader, "nccl.ssgdt");
+  ASSERT_EQ(r.profile.layers.size(), 1u);
+  EXPECT_EQ(r.profile.layers[0].backward.ns(), 200);  // not 700: the NCCL kernel is left out
+  ASSERT_TRUE(r.profile.layers[0].comm);
+  EXPECT_EQ(r.profile.layers[0].comm->ns(), 500);
+  EXPECT_EQ(r.profile.layers[0].grad_bytes, 4096);
+  EXPECT_EQ(r.collectives, 1);
+  EXPECT_EQ(r.nccl_kernels_dropped, 1);
+  EXPECT_EQ(r.kernels_assigned, 2);
+}
+
+// Without the plugin's records (NCCL_PROFILER_PLUGIN not honoured), the NCCL
+// kernels are the only record of the communication: they become collectives
+// of unknown size, with a warning.
+TEST_F(TraceProfileTest, NcclKernelsWithoutCollectiveRecordsBecomeCommunication) {
+  const fs::path path = write_trace(
+      "nccl_only.ssgdt",
+      {marker("iteration/0", 100, 2000), marker("forward/a", 100, 500),
+       marker("backward/a", 500, 1500), kernel(200, 300), kernel(600, 800),
+       named_kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 900, 1400)});
+  auto reader = trace::TraceReader::open(path);
+  const auto r = profile_from_trace(reader, "nccl_only.ssgdt");
+  ASSERT_EQ(r.profile.layers.size(), 1u);
+  EXPECT_EQ(r.profile.layers[0].backward.ns(), 200);
+  ASSERT_TRUE(r.profile.layers[0].comm);
+  EXPECT_EQ(r.profile.layers[0].comm->ns(), 500);
+  EXPECT_EQ(r.profile.layers[0].grad_bytes, 0);
+  EXPECT_EQ(r.collectives, 1);
+  EXPECT_EQ(r.nccl_kernels_dropped, 0);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_THAT(r.warnings[0], HasSubstr("no NCCL collective records"));
+}
+
 // The marked trace with its iteration markers left out (and, for the second
 // rule, its sgd_update kernels too): the fallback finds the same three
 // iterations, so the profile is the same as with the markers.
