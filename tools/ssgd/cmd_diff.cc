@@ -1,5 +1,6 @@
 // ssgd diff MEASURED SIMULATED [--iteration N] [--simulated-iteration M]
 //                              [--rank R] [--top K] [--by start|end|duration] [--json FILE]
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <iostream>
@@ -89,11 +90,15 @@ void print_side_only(const char* title, const std::vector<dag::DiffRow>& rows, s
   if (rows.empty()) return;
   out << fmt::format("\n{} ({}{}):\n", title, rows.size(),
                      rows.size() > top ? fmt::format(", first {}", top) : "");
-  out << fmt::format("  {:>4}  {:<28} {:>14} {:>14}\n", "rank", "task", "start ms", "busy ms");
+  std::size_t w = 28;  // the task column fits the longest label shown
+  for (std::size_t k = 0; k < rows.size() && k < top; ++k) {
+    w = std::max(w, dag::task_label(rows[k].task()).size());
+  }
+  out << fmt::format("  {:>4}  {:<{}} {:>14} {:>14}\n", "rank", "task", w, "start ms", "busy ms");
   for (std::size_t k = 0; k < rows.size() && k < top; ++k) {
     const auto& t = rows[k].task();
-    out << fmt::format("  {:>4}  {:<28} {:>14} {:>14}\n", t.rank, dag::task_label(t), ms(t.start_ns),
-                       ms(t.busy_ns));
+    out << fmt::format("  {:>4}  {:<{}} {:>14} {:>14}\n", t.rank, dag::task_label(t), w,
+                       ms(t.start_ns), ms(t.busy_ns));
   }
 }
 
@@ -110,13 +115,17 @@ void print_diff(const DiffArgs& a, const dag::IterationDiff& d, std::ostream& ou
   const auto top = static_cast<std::size_t>(std::max<std::int64_t>(a.top, 0));
   out << fmt::format("\nlargest {} differences by {}, simulated - measured:\n",
                      std::min(top, d.matched.size()), by_meaning(d.by));
-  out << fmt::format("  {:>4}  {:<28} {:>14} {:>14} {:>14} {:>14} {:>14} {:>9}\n", "rank", "task",
-                     "meas start", "meas busy", "sim start", "sim busy", "diff ms", "diff %");
+  std::size_t w = 28;  // the task column fits the longest label shown
+  for (std::size_t k = 0; k < d.matched.size() && k < top; ++k) {
+    w = std::max(w, dag::task_label(*d.matched[k].measured).size());
+  }
+  out << fmt::format("  {:>4}  {:<{}} {:>14} {:>14} {:>14} {:>14} {:>14} {:>9}\n", "rank", "task",
+                     w, "meas start", "meas busy", "sim start", "sim busy", "diff ms", "diff %");
   for (std::size_t k = 0; k < d.matched.size() && k < top; ++k) {
     const auto& r = d.matched[k];
     const auto diff = r.diff(d.by);
-    out << fmt::format("  {:>4}  {:<28} {:>14} {:>14} {:>14} {:>14} {:>14} {:>9}\n", r.measured->rank,
-                       dag::task_label(*r.measured), ms(r.measured->start_ns),
+    out << fmt::format("  {:>4}  {:<{}} {:>14} {:>14} {:>14} {:>14} {:>14} {:>9}\n", r.measured->rank,
+                       dag::task_label(*r.measured), w, ms(r.measured->start_ns),
                        ms(r.measured->busy_ns), ms(r.simulated->start_ns), ms(r.simulated->busy_ns),
                        ms(diff), percent(diff, duration_of(*r.measured, d.by)));
   }
