@@ -14,30 +14,14 @@
 #include "dag/profile_dag_builder.h"
 #include "simulator/closed_form.h"
 #include "simulator/schedule.h"
+#include "tests/support/four_layer_profile.h"
 
 namespace ssgd::sim {
 namespace {
 
-constexpr std::int64_t kMs = 1'000'000;
-
-// Forward 1 ms per layer. Backward (layer 3 first): 1, 2, 3, 4 ms, so the
-// gradients of layers 3, 2, 1, 0 are ready 1, 3, 6 and 10 ms into backward
-// (5, 7, 10, 14 ms into the iteration). Gradients 2, 1, 1 and 4 MB.
-trace::LayerProfile profile() {
-  trace::LayerProfile p;
-  const std::int64_t backward[] = {4, 3, 2, 1};
-  const std::int64_t bytes[] = {2'000'000, 1'000'000, 1'000'000, 4'000'000};
-  for (int l = 0; l < 4; ++l) {
-    p.layers.push_back({l, fmt::format("l{}", l), Duration(kMs), Duration(backward[l] * kMs),
-                        bytes[l], std::nullopt});
-  }
-  return p;
-}
-
-// T(M) = 3 ms + M x 1 ns: 1 MB takes 4 ms, 4 MB 7 ms; a merge saves 3 ms.
-Duration allreduce_time(std::int64_t bytes) {
-  return bytes == 0 ? Duration::zero() : Duration(3 * kMs + bytes);
-}
+using ssgd::testing::four_layer_allreduce_time;
+using ssgd::testing::four_layer_profile;
+using ssgd::testing::kMs;
 
 struct Collective {
   std::vector<std::int32_t> layers;
@@ -46,17 +30,18 @@ struct Collective {
 };
 
 std::ostream& operator<<(std::ostream& os, const Collective& c) {
-  return os << fmt::format("{{layers {}, {}..{} ms}}", fmt::join(c.layers, ","), c.start_ms, c.end_ms);
+  return os << fmt::format("{{layers {}, {}..{} ms}}", fmt::join(c.layers, ","), c.start_ms,
+                           c.end_ms);
 }
 
 // The plan of `policy`, run on two workers for one iteration.
 std::vector<Collective> timeline(const Scenario& s) {
-  const auto p = profile();
-  const dag::CommPlan plan = make_comm_plan(s, p, allreduce_time);
+  const auto p = four_layer_profile();
+  const dag::CommPlan plan = make_comm_plan(s, p, four_layer_allreduce_time);
   dag::TaskGraph g = dag::build_profile_dag(p, {2, 1, {}, {}, {}}, plan);
   for (dag::TaskId t = 0; t < g.task_count(); ++t) {
     auto& task = g.mutable_task(t);
-    if (task.kind == dag::TaskKind::kComm) task.duration = allreduce_time(task.bytes);
+    if (task.kind == dag::TaskKind::kComm) task.duration = four_layer_allreduce_time(task.bytes);
   }
   const Schedule sched = run_schedule(g);
   std::vector<Collective> out;
@@ -132,8 +117,7 @@ TEST(PolicyGolden, HorovodFusion) {
   EXPECT_EQ(timeline(s), (std::vector<Collective>{{{3, 2}, 7, 15}, {{1, 0}, 15, 21}}));
   // A 4.5 MB buffer cannot take gradient 2 after gradient 3: checked before adding.
   s.policy.fusion_threshold_bytes = 4'500'000;
-  EXPECT_EQ(timeline(s),
-            (std::vector<Collective>{{{3}, 5, 12}, {{2}, 12, 16}, {{1, 0}, 16, 22}}));
+  EXPECT_EQ(timeline(s), (std::vector<Collective>{{{3}, 5, 12}, {{2}, 12, 16}, {{1, 0}, 16, 22}}));
   // A 1 ms cycle sees every gradient on its own tick: WFBP.
   s.policy.cycle_time = Duration(kMs);
   s.policy.fusion_threshold_bytes = 128 << 20;
@@ -171,10 +155,10 @@ TEST(MgWfbp, NeverSlowerThanWfbpAndEqualWithoutStartup) {
     trace::LayerProfile p;
     const int layers = 1 + static_cast<int>(rng() % 40);
     for (int l = 0; l < layers; ++l) {
-      p.layers.push_back({l, fmt::format("l{}", l), Duration(static_cast<std::int64_t>(rng() % 3'000'000)),
-                          Duration(static_cast<std::int64_t>(rng() % 5'000'000)),
-                          rng() % 5 == 0 ? 0 : static_cast<std::int64_t>(rng() % 40'000'000),
-                          std::nullopt});
+      p.layers.push_back(
+          {l, fmt::format("l{}", l), Duration(static_cast<std::int64_t>(rng() % 3'000'000)),
+           Duration(static_cast<std::int64_t>(rng() % 5'000'000)),
+           rng() % 5 == 0 ? 0 : static_cast<std::int64_t>(rng() % 40'000'000), std::nullopt});
     }
     const Duration a(trial % 4 == 0 ? 0 : static_cast<std::int64_t>(rng() % 3'000'000));
     const double b = 1e-3 * static_cast<double>(1 + rng() % 2000);  // ns per byte

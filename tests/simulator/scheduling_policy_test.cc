@@ -1,8 +1,9 @@
 // Golden tests of the scheduling knobs that change the DAG across
 // iterations: priority scheduling with tensor partitioning (P3,
 // ByteScheduler), the per-layer update, and I/O prefetch. On the
-// four-layer profile of policy_test.cc, two workers, the exact start and end
-// of every collective and the iteration ends, worked out by hand below.
+// four-layer profile of tests/support/four_layer_profile.h, two workers,
+// the exact start and end of every collective and the iteration ends,
+// worked out by hand below.
 #include <cstdint>
 #include <vector>
 
@@ -14,30 +15,14 @@
 #include "simulator/job_graph.h"
 #include "simulator/policy/overlap_policy.h"
 #include "simulator/schedule.h"
+#include "tests/support/four_layer_profile.h"
 
 namespace ssgd::sim {
 namespace {
 
-constexpr std::int64_t kMs = 1'000'000;
-
-// Forward 1 ms per layer. Backward (layer 3 first): 1, 2, 3, 4 ms, so the
-// gradients of layers 3, 2, 1, 0 are ready 1, 3, 6 and 10 ms into backward.
-// Gradients 2, 1, 1 and 4 MB.
-trace::LayerProfile profile() {
-  trace::LayerProfile p;
-  const std::int64_t backward[] = {4, 3, 2, 1};
-  const std::int64_t bytes[] = {2'000'000, 1'000'000, 1'000'000, 4'000'000};
-  for (int l = 0; l < 4; ++l) {
-    p.layers.push_back({l, fmt::format("l{}", l), Duration(kMs), Duration(backward[l] * kMs),
-                        bytes[l], std::nullopt});
-  }
-  return p;
-}
-
-// T(M) = 3 ms + M x 1 ns: 1 MB takes 4 ms, 2 MB 5 ms, 4 MB 7 ms.
-Duration allreduce_time(std::int64_t bytes) {
-  return bytes == 0 ? Duration::zero() : Duration(3 * kMs + bytes);
-}
+using ssgd::testing::four_layer_allreduce_time;
+using ssgd::testing::four_layer_profile;
+using ssgd::testing::kMs;
 
 struct Collective {
   std::int32_t iteration, layer;
@@ -51,25 +36,27 @@ std::ostream& operator<<(std::ostream& os, const Collective& c) {
 }
 
 struct Outcome {
-  std::vector<Collective> comm;       // in task order: iteration, then plan order
-  std::vector<std::int64_t> end_ms;   // per iteration: its last update
+  std::vector<Collective> comm;                // in task order: iteration, then plan order
+  std::vector<std::int64_t> end_ms;            // per iteration: its last update
   std::vector<std::int64_t> forward_start_ms;  // rank 0, last iteration, per layer
 };
 
 Outcome run(const Scenario& s, std::int64_t iterations, Duration io = {}, Duration h2d = {},
-        Duration update = {}) {
-  const auto p = profile();
-  const dag::CommPlan plan = make_comm_plan(s, p, allreduce_time);
+            Duration update = {}) {
+  const auto p = four_layer_profile();
+  const dag::CommPlan plan = make_comm_plan(s, p, four_layer_allreduce_time);
   dag::DagShape shape{2, iterations, io, h2d, update};
   shape.update_per_group = effective_update(s.overlap, s.policy) == UpdateMode::kPerLayer;
   shape.prefetch_depth = s.policy.prefetch_depth;
   dag::TaskGraph g = dag::build_profile_dag(p, shape, plan);
   for (dag::TaskId t = 0; t < g.task_count(); ++t) {
     auto& task = g.mutable_task(t);
-    if (task.kind == dag::TaskKind::kComm) task.duration = allreduce_time(task.bytes);
+    if (task.kind == dag::TaskKind::kComm) task.duration = four_layer_allreduce_time(task.bytes);
   }
   ScheduleOptions opts;
-  opts.batch_duration = [](const dag::Task& merged) { return allreduce_time(merged.bytes); };
+  opts.batch_duration = [](const dag::Task& merged) {
+    return four_layer_allreduce_time(merged.bytes);
+  };
   const Schedule sched = run_schedule(g, opts);
   Outcome out;
   for (dag::TaskId t = 0; t < g.task_count(); ++t) {
@@ -80,11 +67,13 @@ Outcome run(const Scenario& s, std::int64_t iterations, Duration io = {}, Durati
       out.comm.push_back({task.iteration, task.layer, task.bytes, sched.start[t].ns() / kMs,
                           sched.end[t].ns() / kMs});
     }
-    if (task.kind == dag::TaskKind::kForward && task.rank == 0 && task.iteration == iterations - 1) {
+    if (task.kind == dag::TaskKind::kForward && task.rank == 0 &&
+        task.iteration == iterations - 1) {
       out.forward_start_ms.push_back(sched.start[t].ns() / kMs);
     }
   }
-  for (const Time e : iteration_ends(g, sched, iterations, 2).end) out.end_ms.push_back(e.ns() / kMs);
+  for (const Time e : iteration_ends(g, sched, iterations, 2).end)
+    out.end_ms.push_back(e.ns() / kMs);
   return out;
 }
 
@@ -98,7 +87,8 @@ Scenario priority(std::int64_t partition, std::int64_t credit) {
 
 TEST(PriorityPolicy, PartitionsAreNearlyEqualAndFrontLayersGoFirst) {
   // 4 MB in partitions of 1.5 MB: 3 of 1,333,334 / 1,333,333 / 1,333,333.
-  const auto plan = make_comm_plan(priority(1'500'000, 0), profile(), allreduce_time);
+  const auto plan =
+      make_comm_plan(priority(1'500'000, 0), four_layer_profile(), four_layer_allreduce_time);
   EXPECT_TRUE(plan.prioritized);
   std::vector<std::int64_t> bytes;
   for (const auto& g : plan.groups) bytes.push_back(g.bytes);
@@ -199,10 +189,10 @@ TEST(PrefetchPolicy, IterationTimesMatchTheClosedForm) {
   const std::vector<std::vector<std::int64_t>> expected_ends = {
       {56, 112, 168}, {56, 87, 118}, {56, 86, 116}};
   LayerTimes t;
-  for (const auto& row : profile().layers) {
+  for (const auto& row : four_layer_profile().layers) {
     t.forward.push_back(row.forward);
     t.backward.push_back(row.backward);
-    t.comm.push_back(allreduce_time(row.grad_bytes));
+    t.comm.push_back(four_layer_allreduce_time(row.grad_bytes));
   }
   t.io = Duration(30 * kMs);
   t.h2d = Duration(kMs);
@@ -237,7 +227,8 @@ TEST(PrefetchPolicy, NoClosedFormUnderPriorityOrAPerLayerUpdate) {
 TEST(PrefetchPolicy, NegativeDepthIsRefused) {
   dag::DagShape shape{1, 1, {}, {}, {}};
   shape.prefetch_depth = -1;
-  EXPECT_THROW((void)dag::build_profile_dag(profile(), shape, {}), std::invalid_argument);
+  EXPECT_THROW((void)dag::build_profile_dag(four_layer_profile(), shape, {}),
+               std::invalid_argument);
 }
 
 }  // namespace
