@@ -15,6 +15,7 @@
 #include <map>
 
 #include "tests/support/test_files.h"
+#include "tests/support/tracer_test_doubles.h"
 #include "tracer/core/process_session.h"
 #include "traces/clock_calibration.h"
 #include "traces/trace_merge.h"
@@ -29,30 +30,15 @@ using namespace std::chrono_literals;
 
 constexpr std::int64_t kShiftNs = 5'000'000'000;
 
-std::unique_ptr<ClockServer> shifted_server(std::int64_t shift_ns, const std::string& name) {
-  ClockServerOptions o;
-  o.clock = [shift_ns] { return read_event_clock_ns() + shift_ns; };
-  o.hostname = name;
-  std::string error;
-  auto server = ClockServer::start(std::move(o), &error);
-  EXPECT_TRUE(server) << error;
-  return server;
-}
-
-EnvLookup env_of(std::map<std::string, std::string> values) {
-  return [values = std::move(values)](const char* name) -> std::optional<std::string> {
-    const auto it = values.find(name);
-    if (it == values.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using ssgd::testing::map_env;
+using ssgd::testing::shifted_clock_server;
 
 bool within(const v1::ClockOffsetSample& s, std::int64_t true_offset) {
   return std::llabs(s.offset_ns() - true_offset) <= s.uncertainty_ns();
 }
 
 TEST(CaptureCalibrationTest, StartAndEndEstimatesAgainstAShiftedServer) {
-  auto server = shifted_server(-kShiftNs, "login0");
+  auto server = shifted_clock_server(-kShiftNs, "login0");
   ASSERT_TRUE(server);
   ClockCalibrationSettings settings;
   settings.server = ClockServerAddress{"127.0.0.1", server->port()};
@@ -75,7 +61,7 @@ TEST(CaptureCalibrationTest, StartAndEndEstimatesAgainstAShiftedServer) {
 }
 
 TEST(CaptureCalibrationTest, AServerGoneAtTheEndLeavesTheStartInTheFooter) {
-  auto server = shifted_server(kShiftNs, "login0");
+  auto server = shifted_clock_server(kShiftNs, "login0");
   ASSERT_TRUE(server);
   ClockCalibrationSettings settings;
   settings.server = ClockServerAddress{"127.0.0.1", server->port()};
@@ -110,7 +96,7 @@ TEST(CaptureCalibrationTest, NoServerLeavesANoteAndNoCalibration) {
 }
 
 TEST(CaptureCalibrationTest, ClockSettingsAreReadAndMalformedOnesSetAside) {
-  SessionSettings s = read_session_settings(env_of({{"SSGD_TRACER_CLOCK_SERVER", "node0:4791"},
+  SessionSettings s = read_session_settings(map_env({{"SSGD_TRACER_CLOCK_SERVER", "node0:4791"},
                                                     {"SSGD_TRACER_CLOCK_REFERENCE", "node0"},
                                                     {"SSGD_TRACER_CLOCK_TIMEOUT_MS", "250"},
                                                     {"SSGD_TRACER_HOSTNAME", "fake7"}}));
@@ -121,7 +107,7 @@ TEST(CaptureCalibrationTest, ClockSettingsAreReadAndMalformedOnesSetAside) {
   EXPECT_EQ(s.clock.budget, 250ms);
   EXPECT_EQ(s.hostname, "fake7");
 
-  s = read_session_settings(env_of({{"SSGD_TRACER_CLOCK_SERVER", "node0"},
+  s = read_session_settings(map_env({{"SSGD_TRACER_CLOCK_SERVER", "node0"},
                                     {"SSGD_TRACER_CLOCK_REFERENCE", "node0"},
                                     {"SSGD_TRACER_CLOCK_TIMEOUT_MS", "0"},
                                     {"SSGD_TRACER_HOSTNAME", "two words"}}));
@@ -137,7 +123,7 @@ TEST(CaptureCalibrationTest, ClockSettingsAreReadAndMalformedOnesSetAside) {
       "SSGD_TRACER_HOSTNAME='two words' is not a host name; using gethostname()"};
   EXPECT_EQ(s.problems, expected);
 
-  s = read_session_settings(env_of({{"SSGD_TRACER_CLOCK_TIMEOUT_MS", "soon"},
+  s = read_session_settings(map_env({{"SSGD_TRACER_CLOCK_TIMEOUT_MS", "soon"},
                                     {"SSGD_TRACER_CLOCK_SERVER", "[::1]:99999"}}));
   ASSERT_EQ(s.problems.size(), 2u);
   EXPECT_EQ(s.problems[0],
@@ -185,7 +171,7 @@ class SessionClockTest : public ssgd::testing::TempDirTest {
 };
 
 TEST_F(SessionClockTest, RankFilesCarryTheCalibrationAndMergeOnTheServersClock) {
-  auto server = shifted_server(kShiftNs, "login0");
+  auto server = shifted_clock_server(kShiftNs, "login0");
   ASSERT_TRUE(server);
   const std::string address = "127.0.0.1:" + std::to_string(server->port());
   const std::int64_t t0 = run_rank(0, "hostA", address);

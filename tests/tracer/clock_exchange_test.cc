@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "tests/support/tracer_test_doubles.h"
+
 namespace ssgd::tracer {
 namespace {
 
@@ -53,15 +55,7 @@ struct UdpSocket {
   }
 };
 
-std::unique_ptr<ClockServer> start_server(std::int64_t shift_ns, const std::string& name) {
-  ClockServerOptions o;
-  o.clock = [shift_ns] { return read_event_clock_ns() + shift_ns; };
-  o.hostname = name;
-  std::string error;
-  auto server = ClockServer::start(std::move(o), &error);
-  EXPECT_TRUE(server) << error;
-  return server;
-}
+using ssgd::testing::shifted_clock_server;
 
 ClockExchangeOptions quick(std::chrono::milliseconds budget = 2000ms) {
   ClockExchangeOptions o;
@@ -137,7 +131,7 @@ TEST(ClockExchangeTest, ServerAddressesAreParsedOrRefusedWithAReason) {
 }
 
 TEST(ClockExchangeTest, LoopbackWithTheSameClockGivesASmallOffset) {
-  auto server = start_server(0, "refhost");
+  auto server = shifted_clock_server(0, "refhost");
   ASSERT_TRUE(server);
   const ClockExchangeResult r = measure_clock_offset({"127.0.0.1", server->port()}, quick());
   ASSERT_TRUE(r.estimate) << r.failure;
@@ -156,7 +150,7 @@ TEST(ClockExchangeTest, AShiftedServerClockGivesTheOffsetWithItsSign) {
   // The server's clock reads 5 s ahead (then behind) of this host's: the
   // stored offset is what to add to this host's time to get the server's.
   for (const std::int64_t shift : {kFiveSeconds, -kFiveSeconds}) {
-    auto server = start_server(shift, "ref");
+    auto server = shifted_clock_server(shift, "ref");
     ASSERT_TRUE(server);
     const std::int64_t before = read_event_clock_ns();
     const ClockExchangeResult r = measure_clock_offset({"localhost", server->port()}, quick());
@@ -199,7 +193,7 @@ TEST(ClockExchangeTest, ASilentServerGivesNoEstimateAfterTheBudget) {
 }
 
 TEST(ClockExchangeTest, GarbagePacketsAreIgnoredAndCounted) {
-  auto server = start_server(0, "ref");
+  auto server = shifted_clock_server(0, "ref");
   ASSERT_TRUE(server);
   UdpSocket sender;
   sender.send_to(server->port(), std::vector<std::uint8_t>(10, 0xab));  // short
@@ -251,7 +245,7 @@ TEST(ClockExchangeTest, StaleAndForeignRepliesAreIgnoredByTheClient) {
 }
 
 TEST(ClockExchangeTest, AFixedPortInUseIsAnErrorNotAThrow) {
-  auto first = start_server(0, "ref");
+  auto first = shifted_clock_server(0, "ref");
   ASSERT_TRUE(first);
   ClockServerOptions o;
   o.port = first->port();

@@ -10,25 +10,21 @@
 #include <map>
 #include <string>
 
+#include "tests/support/tracer_test_doubles.h"
+
 namespace ssgd::tracer {
 namespace {
 
 using Env = std::map<std::string, std::string>;
 
-EnvLookup lookup(const Env& env) {
-  return [env](const char* name) -> std::optional<std::string> {
-    auto it = env.find(name);
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using ssgd::testing::map_env;
 
 TEST(RankEnvTest, EachRankVariableAloneGivesTheRank) {
   const char* names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID",
                          "LOCAL_RANK"};
   int value = 3;
   for (const char* name : names) {
-    const RankEnv r = detect_rank(lookup({{name, std::to_string(value)}}));
+    const RankEnv r = detect_rank(map_env({{name, std::to_string(value)}}));
     EXPECT_EQ(r.rank, value) << name;
     EXPECT_EQ(r.rank_source, name);
     EXPECT_TRUE(r.skipped.empty()) << name;
@@ -42,18 +38,18 @@ TEST(RankEnvTest, PreferenceOrderIsAsDocumented) {
   const std::vector<const char*>& order = rank_variables();
   ASSERT_EQ(order.size(), 5u);
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const RankEnv r = detect_rank(lookup(env));
+    const RankEnv r = detect_rank(map_env(env));
     EXPECT_EQ(r.rank_source, order[i]);
     EXPECT_EQ(r.rank, static_cast<int>(i) + 1);
     env.erase(order[i]);  // the next one takes over
   }
-  const RankEnv none = detect_rank(lookup(env));
+  const RankEnv none = detect_rank(map_env(env));
   EXPECT_EQ(none.rank, 0);
   EXPECT_EQ(none.rank_source, "");
 }
 
 TEST(RankEnvTest, MalformedValuesAreSkippedWithTheReasonAndTheNextVariableIsUsed) {
-  const RankEnv r = detect_rank(lookup({{"RANK", "abc"},
+  const RankEnv r = detect_rank(map_env({{"RANK", "abc"},
                                         {"OMPI_COMM_WORLD_RANK", "-1"},
                                         {"PMI_RANK", "  "},
                                         {"SLURM_PROCID", "99999999999"},
@@ -68,7 +64,7 @@ TEST(RankEnvTest, MalformedValuesAreSkippedWithTheReasonAndTheNextVariableIsUsed
 }
 
 TEST(RankEnvTest, AllMalformedFallsBackToRankZeroAndSaysWhy) {
-  const RankEnv r = detect_rank(lookup({{"RANK", "2x"}}));
+  const RankEnv r = detect_rank(map_env({{"RANK", "2x"}}));
   EXPECT_EQ(r.rank, 0);
   EXPECT_EQ(r.rank_source, "");
   ASSERT_EQ(r.skipped.size(), 1u);
@@ -78,31 +74,31 @@ TEST(RankEnvTest, AllMalformedFallsBackToRankZeroAndSaysWhy) {
 TEST(RankEnvTest, WorldSizeFromEachVariableAndZeroIsSkipped) {
   const char* names[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
   for (const char* name : names) {
-    const RankEnv r = detect_rank(lookup({{name, "16"}}));
+    const RankEnv r = detect_rank(map_env({{name, "16"}}));
     ASSERT_TRUE(r.world_size.value) << name;
     EXPECT_EQ(*r.world_size.value, 16);
     EXPECT_EQ(r.world_size.source, name);
   }
-  const RankEnv r = detect_rank(lookup({{"WORLD_SIZE", "0"}, {"PMI_SIZE", "8"}}));
+  const RankEnv r = detect_rank(map_env({{"WORLD_SIZE", "0"}, {"PMI_SIZE", "8"}}));
   EXPECT_EQ(*r.world_size.value, 8);
   EXPECT_EQ(r.world_size.source, "PMI_SIZE");
   ASSERT_EQ(r.skipped.size(), 1u);
   EXPECT_EQ(r.skipped[0], "WORLD_SIZE='0': a size must be at least 1");
-  EXPECT_FALSE(detect_rank(lookup({})).world_size.value);
+  EXPECT_FALSE(detect_rank(map_env({})).world_size.value);
 }
 
 TEST(RankEnvTest, LocalRankFromEachVariable) {
   const char* names[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
                          "SLURM_LOCALID"};
   for (const char* name : names) {
-    const RankEnv r = detect_rank(lookup({{name, "2"}}));
+    const RankEnv r = detect_rank(map_env({{name, "2"}}));
     ASSERT_TRUE(r.local_rank.value) << name;
     EXPECT_EQ(*r.local_rank.value, 2);
     EXPECT_EQ(r.local_rank.source, name);
   }
   // OMPI sets both: the global rank wins for the rank, the local for the local rank.
   const RankEnv r = detect_rank(
-      lookup({{"OMPI_COMM_WORLD_RANK", "9"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}}));
+      map_env({{"OMPI_COMM_WORLD_RANK", "9"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}}));
   EXPECT_EQ(r.rank, 9);
   EXPECT_EQ(*r.local_rank.value, 1);
 }
@@ -115,14 +111,14 @@ TEST(RankEnvTest, ProcessEnvironmentReadsTheRealEnvironment) {
 }
 
 TEST(SessionSettingsTest, DefaultsAndOverridesAndMalformedValuesKeepTheDefault) {
-  SessionSettings d = read_session_settings(lookup({}));
+  SessionSettings d = read_session_settings(map_env({}));
   EXPECT_EQ(d.out_dir, "ssgd-trace");
   EXPECT_EQ(d.flush_ms, 1000);
   EXPECT_TRUE(d.problems.empty());
-  SessionSettings s = read_session_settings(lookup({{"SSGD_TRACER_OUT", "/tmp/x"}, {"SSGD_TRACER_FLUSH_MS", "250"}}));
+  SessionSettings s = read_session_settings(map_env({{"SSGD_TRACER_OUT", "/tmp/x"}, {"SSGD_TRACER_FLUSH_MS", "250"}}));
   EXPECT_EQ(s.out_dir, "/tmp/x");
   EXPECT_EQ(s.flush_ms, 250);
-  SessionSettings bad = read_session_settings(lookup({{"SSGD_TRACER_OUT", ""}, {"SSGD_TRACER_FLUSH_MS", "soon"}}));
+  SessionSettings bad = read_session_settings(map_env({{"SSGD_TRACER_OUT", ""}, {"SSGD_TRACER_FLUSH_MS", "soon"}}));
   EXPECT_EQ(bad.out_dir, "ssgd-trace");
   EXPECT_EQ(bad.flush_ms, 1000);
   ASSERT_EQ(bad.problems.size(), 2u);
@@ -130,15 +126,15 @@ TEST(SessionSettingsTest, DefaultsAndOverridesAndMalformedValuesKeepTheDefault) 
 }
 
 TEST(SessionSettingsTest, FatalSignalFlushIsOnByDefaultAndSetByTheEnvironment) {
-  SessionSettings d = read_session_settings(lookup({}));
+  SessionSettings d = read_session_settings(map_env({}));
   EXPECT_TRUE(d.signals);
   EXPECT_EQ(d.signal_flush_ms, 2000);
   SessionSettings off = read_session_settings(
-      lookup({{"SSGD_TRACER_SIGNALS", "0"}, {"SSGD_TRACER_SIGNAL_FLUSH_MS", "500"}}));
+      map_env({{"SSGD_TRACER_SIGNALS", "0"}, {"SSGD_TRACER_SIGNAL_FLUSH_MS", "500"}}));
   EXPECT_FALSE(off.signals);
   EXPECT_EQ(off.signal_flush_ms, 500);
   SessionSettings bad = read_session_settings(
-      lookup({{"SSGD_TRACER_SIGNALS", "no"}, {"SSGD_TRACER_SIGNAL_FLUSH_MS", "-1"}}));
+      map_env({{"SSGD_TRACER_SIGNALS", "no"}, {"SSGD_TRACER_SIGNAL_FLUSH_MS", "-1"}}));
   EXPECT_TRUE(bad.signals);
   EXPECT_EQ(bad.signal_flush_ms, 2000);
   ASSERT_EQ(bad.problems.size(), 2u);
