@@ -1,50 +1,80 @@
-"""Layer and iteration marks for PyTorch, for the ssgd tracer.
+"""Layer and iteration marks for PyTorch, for ssgd's tracer and for
+torch.profiler.
 
 One call marks a model's iterations and the forward and backward of each of
-its modules with NVTX ranges named as ssgd's DAG builder expects
-(dag/trace_profile.h):
+its modules with ranges named as ssgd's DAG builder expects
+(traces/marker_names.h, docs/kineto.md):
 
     iteration/<N>    one training step
     forward/<name>   a module's forward pass
     backward/<name>  a module's backward pass
 
-Usage, with the tracer's launcher (`ssgd trace --nvtx -- python train.py`):
+and, at the start of every marked iteration (a profiler may record any
+window of them), zero-length metadata ranges that the importers read:
+
+    ssgd/rank=<r>, ssgd/world_size=<w>       torch.distributed, when initialised
+    ssgd/hostname=<h>
+    ssgd/clock_realtime_ns=<ns>              CLOCK_REALTIME at that range's start,
+                                             so that files of several ranks share
+                                             one clock (the legacy profiler's
+                                             times are relative)
+    ssgd/grad_bytes/<name>=<bytes>           each marked module's parameters that
+                                             need a gradient
+    ssgd/collective_bytes=<b0>,<b1>,...      the sizes of one iteration's
+                                             gradient all-reduces in launch order:
+                                             DDP's bucket layout, or what the
+                                             program declared (collective_bytes())
+
+Usage:
 
     import ssgd_marks
-    marks = ssgd_marks.mark(model, optimizer)   # once, before the loop
+    marks = ssgd_marks.mark(model, optimizer)   # once, before the loop; model may be a DDP
     for batch in loader:
         loss = model(batch).sum(); loss.backward(); optimizer.step(); optimizer.zero_grad()
     marks.remove()                              # optional
 
+Where the ranges go (`backend`):
+- "profiler": torch.autograd.profiler.record_function ranges, which
+  torch.profiler records in both of its writers (Kineto JSON, and the legacy
+  JSON array of torch without Kineto, e.g. Debian's torch 1.13);
+- "nvtx": NVTX start/end ranges for ssgd's CUPTI tracer
+  (`ssgd trace --nvtx`);
+- "auto" (default): nvtx under `ssgd trace --nvtx`, else profiler.
+
 How the ranges are found:
 - Forward: a forward pre-hook and a forward hook on each marked module.
-- Backward: it starts when autograd runs the last operation of the module's
-  forward (a pre-hook on the grad_fn of its output) and ends when the
+- Backward: it starts when autograd reaches the last operation of the
+  module's forward (a pre-hook on the grad_fn of its output; a hook on the
+  output tensor where grad_fn pre-hooks do not exist) and ends when the
   gradients of all of the module's inputs that need one and of its own
-  parameters have been computed (tensor hooks and post-accumulate-grad
-  hooks). Module full-backward hooks are not used: they fail on models with
-  in-place activations such as torchvision's ResNet.
-- Ranges are NVTX start/end ranges (torch.cuda.nvtx.range_start and
-  range_end), not push/pop, since backward ranges of branching models do not
-  nest.
+  parameters have been computed (tensor hooks, and post-accumulate-grad
+  hooks where torch has them, >= 2.1). Module full-backward hooks are not
+  used: they fail on models with in-place activations such as torchvision's
+  ResNet.
+- Ranges are start/end ranges, not push/pop, since backward ranges of
+  branching models do not nest.
 - Iteration N starts at the first forward of the model after the previous
-  optimizer step and ends after optimizer.step() (a step post-hook). Without
-  an optimizer, wrap each step in `with marks.iteration():`.
+  optimizer step and ends after optimizer.step() (a step post-hook where
+  torch has them, >= 2.0; else a wrapper around optimizer.step). Without an
+  optimizer, wrap each step in `with marks.iteration():`.
 - SSGD_TRACER_ITERATIONS=A:B (set by `ssgd trace --iterations A:B`) marks only
-  iterations A <= N < B (counting from 0); the others run unmarked.
+  iterations A <= N < B (counting from 0); the others run unmarked. Start
+  marking after DDP's first iteration: DDP rebuilds its buckets then, and the
+  bucket layout is read when each marked iteration starts.
 
 Marked modules: by default every module without children (the leaves), named
-by their qualified names in model.named_modules(). Pass modules="params" for
-the leaves that hold parameters only, or a list of names.
+by their qualified names in model.named_modules() (inside a DDP wrapper: its
+.module's names). Pass modules="params" for the leaves that hold parameters
+only, or a list of names.
 
-Requires torch >= 2.1 (grad_fn pre-hooks and post-accumulate-grad hooks). No
-other dependency.
+Requires torch >= 1.13. No other dependency.
 """
 
 import contextlib
 import os
 
-__all__ = ["mark", "Marks", "parse_iteration_window", "select_modules", "BackwardTracker"]
+__all__ = ["mark", "Marks", "parse_iteration_window", "select_modules", "BackwardTracker",
+           "parse_bucket_sizes", "metadata_names", "grad_bytes_by_layer"]
 
 
 def parse_iteration_window(text):
@@ -67,11 +97,16 @@ def parse_iteration_window(text):
 
 def select_modules(named_modules, modules="leaves"):
     """The (name, module) pairs to mark. `named_modules` is a list of
-    (name, module, has_children, has_params) tuples, in model order."""
+    (name, module, has_children, has_params) tuples, in model order;
+    has_params means parameters of its own (not its children's). "leaves":
+    modules without children, and modules holding parameters of their own
+    (nn.MultiheadAttention holds its input projection and calls its out_proj
+    child's weights without calling the child). "params": those of them that
+    hold parameters."""
     if modules == "leaves":
-        chosen = [(n, m) for n, m, children, _ in named_modules if not children and n]
+        chosen = [(n, m) for n, m, children, params in named_modules if (not children or params) and n]
     elif modules == "params":
-        chosen = [(n, m) for n, m, children, params in named_modules if not children and params and n]
+        chosen = [(n, m) for n, m, children, params in named_modules if params and n]
     else:
         wanted = list(modules)
         by_name = {n: m for n, m, _, _ in named_modules}
@@ -117,49 +152,206 @@ class BackwardTracker:
             self._open = None
 
 
+def parse_bucket_sizes(text):
+    """DDP's logged bucket sizes ('1071144, 1050624') -> [1071144, 1050624].
+    Raises ValueError on anything but non-negative integers."""
+    sizes = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit():
+            raise ValueError(f"ssgd_marks: DDP bucket sizes '{text}': '{part}' is not a byte count")
+        sizes.append(int(part))
+    return sizes
+
+
+def grad_bytes_by_layer(own_bytes, ran):
+    """[(module, bytes of its own parameters)] in model order -> [(layer,
+    bytes)] for the modules with bytes. A module whose forward did not run in
+    the last iteration (`ran`: names that did; empty before the first
+    iteration: all count as run) has no ranges, so its bytes go to the
+    nearest enclosing marked module that ran (nn.MultiheadAttention's
+    out_proj to the attention module), or stay with it when there is none."""
+    names = [n for n, _ in own_bytes]
+    out = {}
+    for name, count in own_bytes:
+        if not count:
+            continue
+        owner = name
+        if ran and name not in ran:
+            parts = name.split(".")
+            for k in range(len(parts) - 1, 0, -1):
+                parent = ".".join(parts[:k])
+                if parent in ran:
+                    owner = parent
+                    break
+        out[owner] = out.get(owner, 0) + count
+    return [(n, out[n]) for n in names if n in out]
+
+
+def metadata_names(meta, grad_bytes, collective_bytes):
+    """The metadata range names, in the order they are written: the keys of
+    `meta` (rank, world_size, hostname; None values left out), then one
+    ssgd/grad_bytes/<module>=<bytes> per module, then ssgd/collective_bytes.
+    clock_realtime_ns is written separately, with the time of its own range.
+    Raises ValueError for a value holding '=' or '"' (the legacy writer does
+    not escape names)."""
+    names = []
+    for key, value in meta:
+        if value is None:
+            continue
+        text = str(value)
+        if "=" in text or '"' in text or "\\" in text or not text:
+            raise ValueError(f"ssgd_marks: metadata {key}='{text}' cannot be written as a range name")
+        names.append(f"ssgd/{key}={text}")
+    for module, count in grad_bytes:
+        names.append(f"ssgd/grad_bytes/{module}={int(count)}")
+    if collective_bytes:
+        names.append("ssgd/collective_bytes=" + ",".join(str(int(b)) for b in collective_bytes))
+    return names
+
+
+class _ProfilerRanges:
+    """record_function ranges, entered and exited by hand (start/end)."""
+
+    def __init__(self, torch):
+        self._rf = torch.autograd.profiler.record_function
+
+    def range_start(self, name):
+        r = self._rf(name)
+        r.__enter__()
+        return r
+
+    def range_end(self, r):
+        r.__exit__(None, None, None)
+
+
+class _NvtxRanges:
+    def __init__(self, torch):
+        self.range_start = torch.cuda.nvtx.range_start
+        self.range_end = torch.cuda.nvtx.range_end
+
+
+def _ranges(torch, backend):
+    if backend == "auto":
+        backend = "nvtx" if os.environ.get("SSGD_TRACER_NVTX", "0") not in ("", "0") else "profiler"
+    if backend == "profiler":
+        return _ProfilerRanges(torch)
+    if backend == "nvtx":
+        return _NvtxRanges(torch)
+    raise ValueError(f"ssgd_marks: backend '{backend}': expected auto, profiler or nvtx")
+
+
 class Marks:
     """The hooks one mark() call installed; remove() takes them all out."""
 
-    def __init__(self, torch, model, optimizer, modules, window):
+    def __init__(self, torch, model, optimizer, modules, window, backend="auto"):
         self._torch = torch
-        self._nvtx = torch.cuda.nvtx
+        self._ranges = _ranges(torch, backend)
         self._handles = []
         self._first, self._end = window
         self._iteration = 0
         self._iteration_range = None
+        self._ddp = model if hasattr(model, "_get_ddp_logging_data") else None
+        inner = model.module if self._ddp is not None else model
         named = [(n, m, any(True for _ in m.children()), any(True for _ in m.parameters(recurse=False)))
-                 for n, m in model.named_modules()]
+                 for n, m in inner.named_modules()]
         self._modules = select_modules(named, modules)
         self._forward_open = {}
         self._backward = {}
+        self._declared_collectives = None
+        self._ran = set()  # marked modules whose forward ran in the current iteration
         for name, module in self._modules:
             self._install(name, module)
-        self._handles.append(model.register_forward_pre_hook(self._model_forward_starts))
+        self._handles.append(inner.register_forward_pre_hook(self._model_forward_starts))
         if optimizer is not None:
+            self._hook_optimizer(optimizer)
+
+    def _hook_optimizer(self, optimizer):
+        if hasattr(optimizer, "register_step_post_hook"):  # torch >= 2.0
             self._handles.append(optimizer.register_step_post_hook(self._step_ended))
+            return
+        step = optimizer.step
+        marks = self
+
+        def wrapped(*args, **kwargs):
+            out = step(*args, **kwargs)
+            marks.end_iteration()
+            return out
+
+        optimizer.step = wrapped
+
+        class _Restore:
+            def remove(self_inner):
+                optimizer.step = step
+
+        self._handles.append(_Restore())
+
+    # -- metadata
+    def collective_bytes(self, sizes):
+        """Declares the sizes of one iteration's gradient collectives, in launch
+        order (for programs that all-reduce by hand instead of through DDP)."""
+        self._declared_collectives = [int(s) for s in sizes]
+
+    def _collectives(self):
+        if self._declared_collectives is not None:
+            return self._declared_collectives
+        if self._ddp is None:
+            return []
+        data = self._ddp._get_ddp_logging_data()
+        text = data.get("rebuilt_bucket_sizes") or data.get("bucket_sizes") or ""
+        if not data.get("has_rebuilt_buckets", 0):
+            import warnings
+            warnings.warn("ssgd_marks: DDP has not rebuilt its buckets yet (mark from its second "
+                          "iteration on): the bucket sizes written may not be the ones used")
+        return parse_bucket_sizes(text)
+
+    def _write_metadata(self):
+        import socket
+        import time
+        torch = self._torch
+        rank = world = None
+        dist = getattr(torch, "distributed", None)
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            rank, world = dist.get_rank(), dist.get_world_size()
+        grads = grad_bytes_by_layer(
+            [(name, sum(p.numel() * p.element_size() for p in module.parameters(recurse=False)
+                        if p.requires_grad)) for name, module in self._modules],
+            self._ran)
+        names = metadata_names([("rank", rank), ("world_size", world), ("hostname", socket.gethostname())],
+                               grads, self._collectives())
+        for n in names:
+            self._ranges.range_end(self._ranges.range_start(n))
+        now = time.time_ns()
+        self._ranges.range_end(self._ranges.range_start(f"ssgd/clock_realtime_ns={now}"))
 
     # -- iterations
     def _marking(self):
         return self._iteration >= self._first and (self._end is None or self._iteration < self._end)
 
-    def _model_forward_starts(self, module, args):
+    def _open_iteration(self):
         if self._iteration_range is None and self._marking():
-            self._iteration_range = self._nvtx.range_start(f"iteration/{self._iteration}")
+            self._iteration_range = self._ranges.range_start(f"iteration/{self._iteration}")
+            self._write_metadata()
+            self._ran = set()
+
+    def _model_forward_starts(self, module, args):
+        self._open_iteration()
 
     def _step_ended(self, optimizer, args, kwargs):
         self.end_iteration()
 
     def end_iteration(self):
         if self._iteration_range is not None:
-            self._nvtx.range_end(self._iteration_range)
+            self._ranges.range_end(self._iteration_range)
             self._iteration_range = None
         self._iteration += 1
 
     @contextlib.contextmanager
     def iteration(self):
         """Marks one step by hand (without an optimizer hook)."""
-        if self._iteration_range is None and self._marking():
-            self._iteration_range = self._nvtx.range_start(f"iteration/{self._iteration}")
+        self._open_iteration()
         try:
             yield self._iteration
         finally:
@@ -168,21 +360,26 @@ class Marks:
     # -- modules
     def _install(self, name, module):
         torch = self._torch
-        tracker = BackwardTracker(self._nvtx.range_start, self._nvtx.range_end)
+        ranges = self._ranges
+        tracker = BackwardTracker(ranges.range_start, ranges.range_end)
         self._backward[name] = tracker
 
         params = [p for p in module.parameters(recurse=False) if p.requires_grad]
         # Once per parameter: it fires once per step, however often the
         # module ran (autograd sums the contributions before accumulating).
         for p in params:
-            self._handles.append(
-                p.register_post_accumulate_grad_hook(lambda p: tracker.gradient_done(name)))
+            if hasattr(p, "register_post_accumulate_grad_hook"):  # torch >= 2.1
+                self._handles.append(
+                    p.register_post_accumulate_grad_hook(lambda p: tracker.gradient_done(name)))
+            else:  # fires as the gradient reaches the parameter, before accumulation
+                self._handles.append(p.register_hook(lambda g: (tracker.gradient_done(name), None)[1]))
         last_step = [-1]
 
         def pre(mod, args):
             if not self._marking():
                 return
-            self._forward_open[name] = self._nvtx.range_start("forward/" + name)
+            self._forward_open[name] = ranges.range_start("forward/" + name)
+            self._ran.add(name)
             if not torch.is_grad_enabled():
                 return
             grads = [a for a in args if torch.is_tensor(a) and a.requires_grad]
@@ -197,11 +394,14 @@ class Marks:
         def post(mod, args, output):
             rid = self._forward_open.pop(name, None)
             if rid is not None:
-                self._nvtx.range_end(rid)
+                ranges.range_end(rid)
             outs = output if isinstance(output, (tuple, list)) else (output,)
             for o in outs:
                 if torch.is_tensor(o) and o.grad_fn is not None:
-                    o.grad_fn.register_prehook(lambda grad_outputs: tracker.started(name))
+                    if hasattr(o.grad_fn, "register_prehook"):
+                        o.grad_fn.register_prehook(lambda grad_outputs: tracker.started(name))
+                    else:
+                        o.register_hook(lambda g: (tracker.started(name), None)[1])
                     break
 
         self._handles.append(module.register_forward_pre_hook(pre))
@@ -213,12 +413,14 @@ class Marks:
         self._handles = []
 
 
-def mark(model, optimizer=None, modules="leaves"):
-    """Installs the marks on `model` (and `optimizer`, for iteration ends)."""
+def mark(model, optimizer=None, modules="leaves", backend="auto"):
+    """Installs the marks on `model` (a module or a DDP wrapper) and
+    `optimizer` (for iteration ends)."""
     import torch  # the only dependency
 
     window = parse_iteration_window(os.environ.get("SSGD_TRACER_ITERATIONS"))
-    if os.environ.get("SSGD_TRACER_OUT") and os.environ.get("SSGD_TRACER_NVTX", "0") in ("", "0"):
+    if backend in ("auto", "nvtx") and os.environ.get("SSGD_TRACER_OUT") and \
+            os.environ.get("SSGD_TRACER_NVTX", "0") in ("", "0"):
         import warnings
         warnings.warn("ssgd_marks: the tracer is not recording NVTX ranges; run `ssgd trace --nvtx`")
-    return Marks(torch, model, optimizer, modules, window)
+    return Marks(torch, model, optimizer, modules, window, backend)

@@ -83,5 +83,45 @@ class Backward(unittest.TestCase):
         self.assertEqual(self.log, [])
 
 
+class ModulesWithOwnParameters(unittest.TestCase):
+    # nn.MultiheadAttention: parameters of its own and a child (out_proj) it never calls.
+    named = [("", "root", True, False), ("attn", "a", True, True), ("attn.out_proj", "o", False, True),
+             ("norm", "n", False, True), ("drop", "d", False, False)]
+
+    def test_a_module_with_own_parameters_is_a_layer(self):
+        self.assertEqual([n for n, _ in sm.select_modules(self.named)], ["attn", "attn.out_proj", "norm", "drop"])
+        self.assertEqual([n for n, _ in sm.select_modules(self.named, "params")], ["attn", "attn.out_proj", "norm"])
+
+    def test_bytes_of_a_module_that_never_ran_go_to_its_marked_parent(self):
+        own = [("attn", 786432), ("attn.out_proj", 263168), ("norm", 2048), ("drop", 0)]
+        self.assertEqual(sm.grad_bytes_by_layer(own, {"attn", "norm", "drop"}),
+                         [("attn", 1049600), ("norm", 2048)])
+        # before the first iteration nothing is known: every module keeps its own
+        self.assertEqual(sm.grad_bytes_by_layer(own, set()),
+                         [("attn", 786432), ("attn.out_proj", 263168), ("norm", 2048)])
+        # no marked parent ran: the bytes stay where they are
+        self.assertEqual(sm.grad_bytes_by_layer([("a.b", 8)], {"x"}), [("a.b", 8)])
+
+
+class Metadata(unittest.TestCase):
+    def test_bucket_sizes(self):
+        self.assertEqual(sm.parse_bucket_sizes("1071144, 1050624"), [1071144, 1050624])
+        self.assertEqual(sm.parse_bucket_sizes(""), [])
+        with self.assertRaises(ValueError):
+            sm.parse_bucket_sizes("12, x")
+
+    def test_names_in_order(self):
+        names = sm.metadata_names([("rank", 1), ("world_size", 4), ("hostname", "node7")],
+                                  [("fc", 41000)], [4239400, 4198400])
+        self.assertEqual(names, ["ssgd/rank=1", "ssgd/world_size=4", "ssgd/hostname=node7",
+                                 "ssgd/grad_bytes/fc=41000", "ssgd/collective_bytes=4239400,4198400"])
+        self.assertEqual(sm.metadata_names([("rank", None)], [], []), [])
+
+    def test_values_the_legacy_writer_cannot_hold_are_refused(self):
+        for bad in ('a"b', "a=b", "a\\b", ""):
+            with self.assertRaises(ValueError):
+                sm.metadata_names([("hostname", bad)], [], [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,149 @@
+"""A testbed run's raw results -> an ssgd dataset (docs/datasets.md):
+
+    DIR/machine.json, DIR/grid.toml                      written by the run
+    DIR/network/<key>/round<k>.json                      raw all-reduce sweeps
+    DIR/network/<key>/allreduce.osu                      their curve, OSU format
+    DIR/network/<key>/calibration.yaml                   ssgd calibrate's fit of it
+    DIR/configs/<id>/config.json, round<k>.json          knobs, raw iteration times
+    DIR/configs/<id>/rank<r>.json.gz                     each rank's profiler trace
+    DIR/configs/<id>/trace.ssgdt                         imported and merged (ssgd import pytorch, merge)
+    DIR/configs/<id>/scenario.yaml                       the testbed as an ssgd scenario
+    DIR/configs/<id>/entry.json                          measured times, what-if sources
+    DIR/manifest.json                                    ssgd dataset pack
+
+It runs the ssgd binary for every conversion, so that the dataset is what
+ssgd itself makes of the raw files."""
+
+import glob
+import json
+import os
+import subprocess
+import tempfile
+
+import stats
+from grid import network_key as grid_network_key
+
+
+class AssembleError(Exception):
+    pass
+
+
+def _ssgd(ssgd, args, what):
+    r = subprocess.run([ssgd] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssembleError(f"{what}: ssgd {' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
+    return r.stdout
+
+
+def _load_rounds(folder):
+    rounds = []
+    for path in sorted(glob.glob(os.path.join(folder, "round*.json")),
+                       key=lambda p: int(os.path.basename(p)[5:-5])):
+        with open(path) as f:
+            rounds.append(json.load(f))
+    return rounds
+
+
+def write_osu(curve, world, key, path):
+    with open(path, "w") as f:
+        f.write("# OSU MPI Allreduce Latency Test\n")
+        f.write(f"# gloo all-reduce (torch.distributed, float32) on the ssgd testbed, network {key}: "
+                "the slowest rank's time after a barrier, median over repeats, then over rounds\n")
+        f.write("# Size       Avg Latency(us)\n")
+        for size, ns, _, _ in curve:
+            f.write(f"{world},{size} {ns / 1000:.2f}\n")
+
+
+def scenario_text(config, calibration_rel, iterations=10):
+    rate = config["rate_bits_per_s"]
+    lines = [f"# The testbed configuration {config['model']}, {config['world']} rank(s), "
+             f"link {config['rate']}, overlap {config['overlap']}"
+             + (f", DDP buckets of {config['bucket_mb']} MiB" if config["overlap"] == "on" else "")
+             + f", {config['cpu_per_rank']:g} CPU per rank.",
+             "# One rank per node; the node's 'GPU' is the rank's CPU core. Collective costs come from",
+             "# the gloo all-reduce sweep of the same network (network.calibration).",
+             f"iterations: {iterations}",
+             "cluster:",
+             f"  nodes: {config['world']}",
+             "  gpus_per_node: 1",
+             "network:"]
+    if rate is not None:
+        lines.append(f"  inter_node_bandwidth: {rate // 10**6}Mb/s")
+    lines += [f"  calibration: {calibration_rel}", "  algorithm: ring", "policy:"]
+    if config["overlap"] == "on":
+        lines += ["  overlap: ddp", f"  bucket_cap: {_mib(config['bucket_mb'])}", "  first_bucket: 1MiB"]
+    else:
+        lines.append("  overlap: single")
+    return "\n".join(lines) + "\n"
+
+
+def _mib(mb):
+    # DDP's bucket_cap_mb counts MiB (bucket_cap_mb * 1024 * 1024 bytes).
+    return f"{int(mb)}MiB" if float(mb).is_integer() else f"{round(mb * 1024 * 1024)}B"
+
+
+def assemble(out, grid, ssgd):
+    ssgd = os.path.abspath(ssgd)
+    if not os.path.isfile(ssgd):
+        raise AssembleError(f"{ssgd}: no ssgd binary (build it first: tools/build.sh)")
+    # 1. Networks: the sweep curve, in OSU's format, and its calibration.
+    for folder in sorted(glob.glob(os.path.join(out, "network", "*"))):
+        rounds = _load_rounds(folder)
+        if not rounds:
+            continue
+        key = os.path.basename(folder)
+        curve = stats.sweep_curve(rounds)
+        world = rounds[0]["world"]
+        osu = os.path.join(folder, "allreduce.osu")
+        write_osu(curve, world, key, osu)
+        with open(os.path.join(folder, "curve.json"), "w") as f:
+            json.dump([{"bytes": s, "median_ns": m, "min_ns": lo, "round_spread": sp}
+                       for s, m, lo, sp in curve], f, indent=1)
+            f.write("\n")
+        _ssgd(ssgd, ["calibrate", osu, "-o", os.path.join(folder, "calibration.yaml")], f"network {key}")
+    # 2. Configurations.
+    configs = {c.id: c for c in grid.configs}
+    for folder in sorted(glob.glob(os.path.join(out, "configs", "*"))):
+        cid = os.path.basename(folder)
+        rounds = _load_rounds(folder)
+        if not rounds:
+            continue
+        with open(os.path.join(folder, "config.json")) as f:
+            knobs = json.load(f)
+        captures = sorted(glob.glob(os.path.join(folder, "rank*.json.gz")))
+        if captures:
+            with tempfile.TemporaryDirectory(dir=folder, prefix=".import") as tmp:
+                for path in captures:
+                    r = int(os.path.basename(path)[4:].split(".")[0])
+                    _ssgd(ssgd, ["import", "pytorch", path, "-o", os.path.join(tmp, f"rank-{r}.ssgdt"),
+                                 "--rank", str(r)], cid)
+                _ssgd(ssgd, ["merge", tmp, "-o", os.path.join(folder, "trace.ssgdt")], cid)
+        network = os.path.join(out, "network", grid_network_key(knobs["rate"], knobs["world"],
+                                                                knobs["cpu_per_rank"]))
+        calibration = os.path.relpath(os.path.join(network, "calibration.yaml"), folder)
+        with open(os.path.join(folder, "scenario.yaml"), "w") as f:
+            f.write(scenario_text(knobs, calibration))
+        entry = {"id": cid,
+                 "description": f"{knobs['model']} (batch {knobs['batch']} per rank), {knobs['world']} ranks, "
+                                f"link {knobs['rate']}, overlap {knobs['overlap']}"
+                                + (f", buckets of {knobs['bucket_mb']} MiB" if knobs["overlap"] == "on" else "")
+                                + f", {knobs['cpu_per_rank']:g} CPU per rank",
+                 "scenario": "scenario.yaml",
+                 "measured": {"iteration_ns": stats.iteration_stats(rounds)},
+                 "config": knobs}
+        if captures:
+            entry["trace"] = "trace.ssgdt"
+        if cid in configs:
+            sources = [s for s in grid.whatif_sources(configs[cid])
+                       if os.path.isfile(os.path.join(out, "configs", s, "rank0.json.gz"))]
+            if sources:
+                entry["predict_from"] = sources
+        with open(os.path.join(folder, "entry.json"), "w") as f:
+            json.dump(entry, f, indent=2)
+            f.write("\n")
+    # 3. The manifest.
+    _ssgd(ssgd, ["dataset", "pack", out, "--name", grid.name, "--description", grid.description],
+          "dataset pack")
+
+
+__all__ = ["assemble", "AssembleError", "scenario_text", "write_osu"]

@@ -1,0 +1,210 @@
+"""Grid files: which testbed configurations to run, as TOML.
+
+    name = "cpu-cluster"
+    description = "..."
+    rounds = 3            # every configuration runs once per round, rounds interleaved
+    warmup = 5            # untimed iterations before the timed ones
+    iterations = 20       # timed iterations per configuration and round
+    capture = 6           # profiled iterations (round 1 only; 0: no capture)
+    seed = 1              # the order of the tasks in each round
+    whatif = ["rate", "bucket_mb", "overlap:on->off", "world:2->4"]
+
+    [batch]               # samples per rank per iteration, by model
+    mlp = 32
+
+    [sweep]               # the gloo all-reduce sweep, one per (rate, world, cpu_per_rank)
+    sizes = [1024, 4096, ...]   # bytes
+    repeats = 10
+    large_repeats = 5           # above 4 MiB
+
+    [[configs]]           # one table = a cartesian product: a list is an axis
+    model = ["mlp", "cnn"]
+    rate = ["unshaped", "1gbit"]
+    bucket_mb = 25
+    overlap = "on"        # "on" (DDP) or "off" (one all-reduce after backward)
+    world = 2
+    cpu_per_rank = 1.0    # < 1: a cgroup CPU quota per rank
+
+`whatif` names the knobs along which one configuration is predicted from the
+capture of another with the same model: a knob name (every pair of values),
+or knob:A->B (from A to B only).
+"""
+
+import itertools
+import tomllib
+
+import cluster
+
+MODELS = ("mlp", "cnn", "transformer")  # models.py builds them
+KNOBS = ("model", "world", "cpu_per_rank", "rate", "bucket_mb", "overlap")
+DEFAULTS = {"world": 2, "cpu_per_rank": 1.0, "rate": "unshaped", "bucket_mb": 25, "overlap": "on"}
+TOP_KEYS = {"name", "description", "rounds", "warmup", "iterations", "capture", "seed", "whatif",
+            "batch", "sweep", "configs"}
+
+
+class GridError(Exception):
+    pass
+
+
+def _fmt_number(x):
+    return str(int(x)) if float(x).is_integer() else str(x).replace(".", "p")
+
+
+def network_key(rate_label, world, cpu_per_rank):
+    """The name of one network's all-reduce sweep: link rate, ranks, CPU cap."""
+    key = f"{rate_label}-w{world}"
+    if cpu_per_rank != 1:
+        key += f"-cpu{_fmt_number(cpu_per_rank)}"
+    return key
+
+
+class Config:
+    """One configuration of the testbed."""
+
+    def __init__(self, model, batch, world, cpu_per_rank, rate_bits, bucket_mb, overlap):
+        self.model = model
+        self.batch = batch
+        self.world = world
+        self.cpu_per_rank = cpu_per_rank
+        self.rate_bits = rate_bits
+        self.bucket_mb = bucket_mb
+        self.overlap = overlap
+
+    @property
+    def id(self):
+        parts = [self.model, f"w{self.world}", cluster.rate_label(self.rate_bits)]
+        parts.append(f"b{_fmt_number(self.bucket_mb)}" if self.overlap == "on" else "nooverlap")
+        if self.cpu_per_rank != 1:
+            parts.append(f"cpu{_fmt_number(self.cpu_per_rank)}")
+        return "-".join(parts)
+
+    @property
+    def network_key(self):
+        """The all-reduce sweep that calibrates this configuration's network."""
+        return network_key(cluster.rate_label(self.rate_bits), self.world, self.cpu_per_rank)
+
+    def knobs(self):
+        return {"model": self.model, "batch": self.batch, "world": self.world,
+                "cpu_per_rank": self.cpu_per_rank, "rate": cluster.rate_label(self.rate_bits),
+                "rate_bits_per_s": self.rate_bits, "bucket_mb": self.bucket_mb, "overlap": self.overlap}
+
+    def knob(self, name):
+        return {"rate": self.rate_bits}.get(name, getattr(self, name, None))
+
+
+class Grid:
+    def __init__(self, path, text=None):
+        self.path = path
+        try:
+            data = tomllib.loads(text) if text is not None else tomllib.load(open(path, "rb"))
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise GridError(f"{path}: {e}") from None
+        unknown = sorted(set(data) - TOP_KEYS)
+        if unknown:
+            raise GridError(f"{path}: unknown key(s) {', '.join(unknown)}")
+        self.name = self._str(data, "name", "dataset")
+        self.description = self._str(data, "description", "")
+        self.rounds = self._int(data, "rounds", 3, 1, 100)
+        self.warmup = self._int(data, "warmup", 5, 0, 1000)
+        self.iterations = self._int(data, "iterations", 20, 1, 100000)
+        self.capture = self._int(data, "capture", 6, 0, 1000)
+        self.seed = self._int(data, "seed", 1, 0, 2**31)
+        self.batch = data.get("batch", {})
+        if not isinstance(self.batch, dict) or not all(isinstance(v, int) and v > 0 for v in self.batch.values()):
+            raise GridError(f"{path}: batch: expected a table of model = samples (> 0)")
+        sweep = data.get("sweep", {})
+        self.sweep_sizes = sweep.get("sizes", [1 << k for k in range(10, 27)])
+        self.sweep_repeats = sweep.get("repeats", 10)
+        self.sweep_large_repeats = sweep.get("large_repeats", 5)
+        if not self.sweep_sizes or any(not isinstance(s, int) or s < 4 or s % 4 for s in self.sweep_sizes):
+            raise GridError(f"{path}: sweep.sizes: expected byte counts, positive multiples of 4")
+        self.whatif = data.get("whatif", [])
+        for w in self.whatif:
+            knob = w.split(":")[0]
+            if knob not in KNOBS or knob == "model":
+                raise GridError(f"{path}: whatif: '{w}': expected one of {', '.join(KNOBS[1:])}[:A->B]")
+        tables = data.get("configs", [])
+        if not tables:
+            raise GridError(f"{path}: no [[configs]] table")
+        self.configs = []
+        seen = set()
+        for i, table in enumerate(tables):
+            for c in self._expand(table, i):
+                if c.id not in seen:
+                    seen.add(c.id)
+                    self.configs.append(c)
+
+    def _str(self, data, key, default):
+        v = data.get(key, default)
+        if not isinstance(v, str):
+            raise GridError(f"{self.path}: {key}: expected a string")
+        return v
+
+    def _int(self, data, key, default, lo, hi):
+        v = data.get(key, default)
+        if not isinstance(v, int) or not lo <= v <= hi:
+            raise GridError(f"{self.path}: {key}: expected an integer from {lo} to {hi}, got {v!r}")
+        return v
+
+    def _expand(self, table, index):
+        where = f"{self.path}: configs[{index}]"
+        unknown = sorted(set(table) - set(KNOBS))
+        if unknown:
+            raise GridError(f"{where}: unknown key(s) {', '.join(unknown)}")
+        if "model" not in table:
+            raise GridError(f"{where}: model is required")
+        axes = []
+        for knob in KNOBS:
+            v = table.get(knob, DEFAULTS.get(knob))
+            axes.append(v if isinstance(v, list) else [v])
+        out = []
+        for model, world, cpu, rate, bucket, overlap in itertools.product(*axes):
+            if model not in MODELS:
+                raise GridError(f"{where}: model '{model}': expected one of {', '.join(MODELS)}")
+            if model not in self.batch:
+                raise GridError(f"{where}: no batch for model '{model}' in [batch]")
+            if not isinstance(world, int) or not 1 <= world <= 64:
+                raise GridError(f"{where}: world {world!r}: expected an integer from 1 to 64")
+            if not isinstance(cpu, (int, float)) or not 0 < cpu <= 1:
+                raise GridError(f"{where}: cpu_per_rank {cpu!r}: expected a number in (0, 1]")
+            try:
+                rate_bits = cluster.parse_rate_bits(rate)
+            except ValueError as e:
+                raise GridError(f"{where}: {e}") from None
+            if not isinstance(bucket, (int, float)) or bucket <= 0:
+                raise GridError(f"{where}: bucket_mb {bucket!r}: expected a number > 0")
+            if overlap not in ("on", "off"):
+                raise GridError(f"{where}: overlap {overlap!r}: expected \"on\" or \"off\"")
+            if overlap == "off":
+                bucket = None  # one all-reduce of every gradient: no buckets
+            out.append(Config(model, self.batch[model], world, float(cpu), rate_bits, bucket, overlap))
+        return out
+
+    def network_keys(self):
+        """(key, rate_bits, world, cpu_per_rank) of each all-reduce sweep, in order."""
+        seen = {}
+        for c in self.configs:
+            seen.setdefault(c.network_key, (c.network_key, c.rate_bits, c.world, c.cpu_per_rank))
+        return list(seen.values())
+
+    def whatif_sources(self, target):
+        """The ids of the configurations that predict `target`."""
+        out = []
+        for rule in self.whatif:
+            knob, _, arrow = rule.partition(":")
+            for c in self.configs:
+                if c is target or c.model != target.model:
+                    continue
+                differs = [k for k in KNOBS if k != "model" and c.knob(k) != target.knob(k)]
+                # overlap off has no bucket: a bucket difference alone does not count there
+                if c.overlap == "off" or target.overlap == "off":
+                    differs = [k for k in differs if k != "bucket_mb"]
+                if differs != [knob]:
+                    continue
+                if arrow:
+                    a, _, b = arrow.partition("->")
+                    if str(c.knob(knob)) != a or str(target.knob(knob)) != b:
+                        continue
+                if c.id not in out:
+                    out.append(c.id)
+        return out

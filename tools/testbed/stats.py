@@ -1,0 +1,56 @@
+"""Robust statistics of the testbed's measurements (no numpy needed)."""
+
+
+def percentile(values, q):
+    """The q-th percentile (0-100) by linear interpolation between order
+    statistics, as numpy's default."""
+    v = sorted(values)
+    if not v:
+        raise ValueError("percentile of nothing")
+    pos = (len(v) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def median(values):
+    return percentile(values, 50)
+
+
+def iteration_stats(rounds):
+    """rounds: [{"ranks": [{"iteration_ns": [...]}, ...]}, ...] -> the
+    measured iteration time: each iteration's time is the mean over ranks
+    (they run in lock-step); then the median, minimum, 10th and 90th
+    percentiles of all rounds' iterations together, each round's median, and
+    the spread of the round medians relative to the median."""
+    per_round = []
+    pooled = []
+    for r in rounds:
+        lists = [rank["iteration_ns"] for rank in r["ranks"]]
+        n = min(len(x) for x in lists)
+        its = [sum(x[i] for x in lists) / len(lists) for i in range(n)]
+        per_round.append(round(median(its)))
+        pooled += its
+    med = median(pooled)
+    return {"median": round(med), "min": round(min(pooled)), "p10": round(percentile(pooled, 10)),
+            "p90": round(percentile(pooled, 90)), "samples": len(pooled), "rounds": len(rounds),
+            "round_medians": per_round,
+            "round_spread": round((max(per_round) - min(per_round)) / med, 4) if med else 0.0}
+
+
+def sweep_curve(rounds):
+    """rounds: [{"ranks": [{"sizes": [...], "ns": [[...], ...]}]}] -> [(size,
+    median ns, min ns, round spread)]: one all-reduce's time is its slowest
+    rank's; a round's value for a size is the median over its repeats; the
+    curve is the median over rounds."""
+    sizes = rounds[0]["ranks"][0]["sizes"]
+    out = []
+    for i, size in enumerate(sizes):
+        values = []
+        for r in rounds:
+            reps = zip(*[rank["ns"][i] for rank in r["ranks"]])
+            values.append(median([max(rep) for rep in reps]))
+        med = median(values)
+        out.append((size, round(med), round(min(values)),
+                    round((max(values) - min(values)) / med, 4) if med else 0.0))
+    return out

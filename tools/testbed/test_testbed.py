@@ -1,0 +1,153 @@
+"""Tests of the testbed's torch-free logic: grid files, statistics, core
+assignment, the scenario and OSU files it writes. The testbed itself needs
+root and torch (tools/testbed/build_dataset.sh); these run in CI."""
+
+import os
+import tempfile
+import unittest
+
+import assemble
+import cluster
+import grid
+import launcher
+import stats
+
+GRID = """
+name = "t"
+whatif = ["rate", "bucket_mb", "overlap:on->off", "world:2->4"]
+[batch]
+mlp = 32
+cnn = 16
+[[configs]]
+model = ["mlp", "cnn"]
+rate = ["unshaped", "1gbit"]
+bucket_mb = [25, 2]
+[[configs]]
+model = "mlp"
+rate = ["unshaped", "1gbit"]
+overlap = "off"
+bucket_mb = 7
+[[configs]]
+model = "mlp"
+world = [2, 4]
+cpu_per_rank = 0.5
+rate = "1gbit"
+"""
+
+
+class Grids(unittest.TestCase):
+    def test_expansion_ids_and_networks(self):
+        g = grid.Grid("t.toml", GRID)
+        ids = [c.id for c in g.configs]
+        self.assertEqual(len(ids), 8 + 2 + 2)
+        self.assertIn("mlp-w2-1gbit-b25", ids)
+        self.assertIn("mlp-w2-unshaped-nooverlap", ids)
+        self.assertIn("mlp-w4-1gbit-b25-cpu0p5", ids)
+        self.assertEqual([n[0] for n in g.network_keys()],
+                         ["unshaped-w2", "1gbit-w2", "1gbit-w2-cpu0p5", "1gbit-w4-cpu0p5"])
+        off = next(c for c in g.configs if c.overlap == "off")
+        self.assertIsNone(off.bucket_mb)  # no buckets without overlap
+
+    def test_whatif_sources_differ_in_one_knob(self):
+        g = grid.Grid("t.toml", GRID)
+        by_id = {c.id: c for c in g.configs}
+        self.assertEqual(g.whatif_sources(by_id["mlp-w2-1gbit-b25"]), ["mlp-w2-unshaped-b25", "mlp-w2-1gbit-b2"])
+        self.assertEqual(g.whatif_sources(by_id["mlp-w2-1gbit-nooverlap"]),
+                         ["mlp-w2-unshaped-nooverlap", "mlp-w2-1gbit-b25", "mlp-w2-1gbit-b2"])
+        self.assertEqual(g.whatif_sources(by_id["mlp-w4-1gbit-b25-cpu0p5"]), ["mlp-w2-1gbit-b25-cpu0p5"])
+        # on->off only: overlap on is never predicted from overlap off
+        self.assertNotIn("mlp-w2-1gbit-nooverlap", g.whatif_sources(by_id["mlp-w2-1gbit-b25"]))
+
+    def test_errors_name_the_file_and_key(self):
+        for text, needle in (("[[configs]]\nmodel='x'\n[batch]\nx=1", "model 'x'"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nrate='fast'", "link rate 'fast'"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\ncolour=1", "colour"),
+                             ("[batch]\nmlp=1", "no [[configs]]"),
+                             ("rounds=0\n[batch]\nmlp=1\n[[configs]]\nmodel='mlp'", "rounds"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\ncpu_per_rank=2", "cpu_per_rank"),
+                             ("[[configs]]\nmodel='cnn'", "no batch"),
+                             ("whatif=['colour']\n[batch]\nmlp=1\n[[configs]]\nmodel='mlp'", "whatif")):
+            with self.assertRaises(grid.GridError) as e:
+                grid.Grid("g.toml", text)
+            self.assertIn("g.toml", str(e.exception))
+            self.assertIn(needle, str(e.exception))
+
+    def test_the_bundled_grids_load(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in ("cpu-cluster.toml", "smoke.toml"):
+            g = grid.Grid(os.path.join(here, "grids", name))
+            self.assertTrue(g.configs)
+
+
+class Rates(unittest.TestCase):
+    def test_rates(self):
+        self.assertEqual(cluster.parse_rate_bits("1gbit"), 10**9)
+        self.assertEqual(cluster.parse_rate_bits("200Mbit/s"), 200 * 10**6)
+        self.assertIsNone(cluster.parse_rate_bits("unshaped"))
+        self.assertEqual(cluster.rate_label(200 * 10**6), "200mbit")
+        for bad in ("fast", "-1mbit", "mbit"):
+            with self.assertRaises(ValueError):
+                cluster.parse_rate_bits(bad)
+
+
+class Statistics(unittest.TestCase):
+    def test_percentiles(self):
+        self.assertEqual(stats.median([3, 1, 2]), 2)
+        self.assertEqual(stats.percentile([0, 10], 10), 1)
+
+    def test_iterations_are_averaged_over_ranks_and_pooled_over_rounds(self):
+        rounds = [{"ranks": [{"iteration_ns": [100, 110, 120]}, {"iteration_ns": [100, 110, 140]}]},
+                  {"ranks": [{"iteration_ns": [200, 200, 200]}, {"iteration_ns": [200, 200, 200]}]}]
+        s = stats.iteration_stats(rounds)
+        self.assertEqual(s["round_medians"], [110, 200])
+        self.assertEqual(s["samples"], 6)
+        self.assertEqual(s["min"], 100)
+        self.assertEqual(s["median"], 165)
+        self.assertAlmostEqual(s["round_spread"], round(90 / 165, 4))
+
+    def test_sweep_takes_the_slowest_rank_then_medians(self):
+        rounds = [{"ranks": [{"sizes": [4, 8], "ns": [[10, 30, 20], [5, 5]]},
+                             {"sizes": [4, 8], "ns": [[12, 10, 20], [6, 4]]}]},
+                  {"ranks": [{"sizes": [4, 8], "ns": [[40, 40, 40], [5, 5]]},
+                             {"sizes": [4, 8], "ns": [[40, 40, 40], [5, 5]]}]}]
+        curve = stats.sweep_curve(rounds)
+        self.assertEqual(curve[0][:3], (4, 30, 20))  # round values 20 and 40
+        self.assertEqual(curve[1][:3], (8, 5, 5))  # round values 5.5 and 5
+
+
+class Launching(unittest.TestCase):
+    def test_cores(self):
+        self.assertEqual([launcher.core_of(r, 2, 2) for r in range(2)], [0, 1])
+        self.assertEqual([launcher.core_of(r, 4, 2) for r in range(4)], [0, 0, 1, 1])
+
+    def test_oversubscription_is_refused(self):
+        launcher.check_cpu(4, 0.5, 2)
+        with self.assertRaises(cluster.TestbedError) as e:
+            launcher.check_cpu(4, 1.0, 2)
+        self.assertIn("time-share", str(e.exception))
+
+
+class Files(unittest.TestCase):
+    def test_scenario(self):
+        knobs = {"model": "mlp", "world": 2, "rate": "1gbit", "rate_bits_per_s": 10**9, "overlap": "on",
+                 "bucket_mb": 25, "cpu_per_rank": 1.0, "batch": 32}
+        text = assemble.scenario_text(knobs, "../../network/1gbit-w2/calibration.yaml")
+        self.assertIn("  nodes: 2\n", text)
+        self.assertIn("  inter_node_bandwidth: 1000Mb/s\n", text)
+        self.assertIn("  overlap: ddp\n  bucket_cap: 25MiB\n", text)
+        off = dict(knobs, overlap="off", bucket_mb=None, rate="unshaped", rate_bits_per_s=None)
+        text = assemble.scenario_text(off, "x.yaml")
+        self.assertIn("  overlap: single\n", text)
+        self.assertNotIn("inter_node_bandwidth", text)
+
+    def test_osu(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "a.osu")
+            assemble.write_osu([(1024, 123456, 120000, 0.1)], 4, "1gbit-w4", path)
+            text = open(path).read()
+        self.assertTrue(text.startswith("# OSU MPI Allreduce Latency Test\n"))
+        self.assertIn("\n4,1024 123.46\n", text)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,152 @@
+"""One rank of a testbed training run: PyTorch DDP on CPU over gloo.
+
+    /usr/bin/python3 train.py --rank R --world W --master ADDR --port P \
+        --model mlp --batch 32 --bucket-mb 25 --overlap on \
+        --warmup 5 --iterations 20 --capture 6 --out DIR
+
+1. Measure: `warmup` untimed iterations, then `iterations` timed ones, with
+   no profiler and no marks; each iteration's time is the time from the end
+   of the previous one to the end of this one (after optimizer.step()).
+2. Capture (when --capture > 0): the marks of tracer/python/ssgd_marks.py,
+   two iterations to settle, then `capture` iterations under torch.profiler
+   (CPU), exported as Chrome-trace JSON (the legacy writer on torch without
+   Kineto), gzip-compressed: DIR/rank<R>.json.gz.
+3. Writes DIR/rank<R>.result.json and exits at once (os._exit: gloo may spin
+   at shutdown after a peer has gone; the launcher holds a timeout too).
+
+Overlap on: DDP (bucket_cap_mb, broadcast_buffers off, so that each
+iteration's only collectives are the gradient all-reduces). Overlap off: the
+model without DDP; after backward every gradient is copied into one flat
+buffer, all-reduced once and copied back (what DDP's no_sync() followed by a
+single all-reduce does).
+"""
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tracer", "python"))
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rank", type=int, required=True)
+    p.add_argument("--world", type=int, required=True)
+    p.add_argument("--master", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--batch", type=int, required=True)
+    p.add_argument("--bucket-mb", type=float, default=25.0)
+    p.add_argument("--overlap", choices=("on", "off"), default="on")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--capture", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeout-s", type=float, default=300.0)
+    p.add_argument("--out", required=True)
+    a = p.parse_args(argv)
+    if not 0 <= a.rank < a.world:
+        p.error(f"--rank {a.rank}: expected 0 to {a.world - 1}")
+    if a.batch < 1 or a.iterations < 1 or a.warmup < 0 or a.capture < 0 or a.bucket_mb <= 0:
+        p.error("--batch, --iterations >= 1; --warmup, --capture >= 0; --bucket-mb > 0")
+    return a
+
+
+def main(argv):
+    a = parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import datetime
+
+    import torch
+    import torch.distributed as dist
+
+    import models
+    import ssgd_marks
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://{a.master}:{a.port}", rank=a.rank,
+                            world_size=a.world, timeout=datetime.timedelta(seconds=a.timeout_s))
+    model, x, y = models.build(a.model, a.batch, a.seed)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    params = [p for p in model.parameters() if p.requires_grad]
+    if a.overlap == "on":
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        net = DDP(model, bucket_cap_mb=a.bucket_mb, broadcast_buffers=False)
+    else:
+        net = model
+        for p in model.parameters():  # the same start on every rank, as DDP does
+            dist.broadcast(p.data, 0)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+
+    def step():
+        optimizer.zero_grad(set_to_none=False)
+        loss = loss_fn(net(x), y)
+        loss.backward()
+        if a.overlap == "off":
+            flat = torch.cat([p.grad.reshape(-1) for p in params])
+            dist.all_reduce(flat)
+            flat.div_(a.world)
+            offset = 0
+            for p in params:
+                n = p.numel()
+                p.grad.copy_(flat[offset:offset + n].view_as(p.grad))
+                offset += n
+        optimizer.step()
+
+    for _ in range(a.warmup):
+        step()
+    dist.barrier()
+    times = []
+    last = time.perf_counter_ns()
+    for _ in range(a.iterations):
+        step()
+        now = time.perf_counter_ns()
+        times.append(now - last)
+        last = now
+
+    result = {"rank": a.rank, "world": a.world, "iteration_ns": times,
+              "grad_bytes": models.grad_bytes(model), "torch": torch.__version__,
+              "threads": torch.get_num_threads(), "affinity": sorted(os.sched_getaffinity(0))}
+    if a.overlap == "on":
+        data = net._get_ddp_logging_data()
+        result["ddp_bucket_bytes"] = ssgd_marks.parse_bucket_sizes(
+            data.get("rebuilt_bucket_sizes") or data.get("bucket_sizes") or "")
+
+    if a.capture > 0:
+        marks = ssgd_marks.mark(net, optimizer, backend="profiler")
+        if a.overlap == "off":
+            marks.collective_bytes([sum(p.numel() * p.element_size() for p in params)])
+        for _ in range(2):  # unmarked? no: marked and unprofiled, to settle the hooks
+            step()
+        dist.barrier()
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(a.capture):
+                step()
+        marks.remove()
+        plain = os.path.join(a.out, f".rank{a.rank}.json")
+        prof.export_chrome_trace(plain)
+        with open(plain, "rb") as src, gzip.GzipFile(os.path.join(a.out, f"rank{a.rank}.json.gz"), "wb",
+                                                      mtime=0) as dst:
+            shutil.copyfileobj(src, dst)
+        os.remove(plain)
+        result["captured_iterations"] = a.capture
+
+    tmp = os.path.join(a.out, f".rank{a.rank}.result.json")
+    with open(tmp, "w") as f:
+        json.dump(result, f)
+    os.replace(tmp, os.path.join(a.out, f"rank{a.rank}.result.json"))
+    dist.barrier()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
