@@ -5,8 +5,8 @@
 #include <unordered_map>
 
 #include "common/error.h"
-#include "dag/kernel_names.h"
-#include "dag/marker_name.h"
+#include "traces/kernel_names.h"
+#include "traces/marker_names.h"
 
 namespace ssgd::dag {
 namespace {
@@ -57,12 +57,12 @@ TraceIterations TraceIterations::read(const std::string& path, bool allow_trunca
     switch (ev.payload_case()) {
       case v1::Event::kMarker: {
         const auto& m = ev.marker();
-        const MarkerName mark = parse_marker_name(m, path, record);
-        if (mark.kind == MarkerName::Kind::kIteration) {
+        const trace::MarkerName mark = trace::parse_marker_name(m, path, record);
+        if (mark.kind == trace::MarkerName::Kind::kIteration) {
           rank.iterations.emplace(mark.number, std::make_pair(m.start_ns(), m.end_ns()));
-        } else if (mark.kind != MarkerName::Kind::kOther) {
+        } else if (mark.kind != trace::MarkerName::Kind::kOther) {
           rank.ranges.push_back({m.start_ns(), m.end_ns(), mark.layer,
-                                 mark.kind == MarkerName::Kind::kBackward});
+                                 mark.kind == trace::MarkerName::Kind::kBackward});
         } else if (m.name() == "io") {
           rank.io.emplace_back(m.start_ns(), m.end_ns());
         }
@@ -70,7 +70,7 @@ TraceIterations TraceIterations::read(const std::string& path, bool allow_trunca
       }
       case v1::Event::kKernel: {
         const auto& k = ev.kernel();
-        if (is_nccl_kernel(k.name())) {  // communication; see below
+        if (trace::is_nccl_kernel(k.name())) {  // communication; see below
           rank.nccl_kernels.push_back({TaskKind::kComm, k.start_ns(), k.start_ns(), k.end_ns(),
                                        0, 0, rank.nccl_kernels.size()});
           rank.nccl_correlations.push_back(k.correlation_id());

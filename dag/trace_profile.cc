@@ -7,8 +7,8 @@
 #include <unordered_map>
 
 #include "common/error.h"
-#include "dag/kernel_names.h"
-#include "dag/marker_name.h"
+#include "traces/kernel_names.h"
+#include "traces/marker_names.h"
 
 namespace ssgd::dag {
 namespace {
@@ -130,18 +130,18 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     switch (ev.payload_case()) {
       case v1::Event::kMarker: {
         const auto& m = ev.marker();
-        const MarkerName mark = parse_marker_name(m, source, record);
-        if (mark.kind == MarkerName::Kind::kIteration) {
+        const trace::MarkerName mark = trace::parse_marker_name(m, source, record);
+        if (mark.kind == trace::MarkerName::Kind::kIteration) {
           rd.iterations.push_back({m.start_ns(), m.end_ns(), mark.number});
-        } else if (mark.kind != MarkerName::Kind::kOther) {
+        } else if (mark.kind != trace::MarkerName::Kind::kOther) {
           layer_ranges.push_back({ev.rank(), mark.layer, m.start_ns(), m.end_ns(),
-                                  mark.kind == MarkerName::Kind::kBackward});
+                                  mark.kind == trace::MarkerName::Kind::kBackward});
         }
         break;
       }
       case v1::Event::kKernel: {
         const auto& k = ev.kernel();
-        if (is_nccl_kernel(k.name())) {
+        if (trace::is_nccl_kernel(k.name())) {
           rd.nccl_kernels.push_back({k.start_ns(), k.end_ns() - k.start_ns(), 0, true});
           if (k.correlation_id() != 0) {
             rd.nccl_pending.emplace_back(k.correlation_id(), rd.nccl_kernels.size() - 1);
@@ -149,7 +149,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
           break;
         }
         rd.work.push_back({k.start_ns(), k.end_ns() - k.start_ns(), 0, false,
-                           is_optimizer_kernel(k.name())});
+                           trace::is_optimizer_kernel(k.name())});
         if (k.correlation_id() != 0) rd.pending.emplace_back(k.correlation_id(), rd.work.size() - 1);
         break;
       }

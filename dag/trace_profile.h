@@ -13,7 +13,7 @@
 // become grad_bytes and their durations comm_ns, replayed as measured.
 // NCCL kernels are never compute: beside Collective records (ssgd's tracer
 // writes both) they are left out; on a rank without any they are its
-// collectives, of unknown size (dag/kernel_names.h).
+// collectives, of unknown size (traces/kernel_names.h).
 // Values are averaged over all ranks and over every iteration but the first
 // (warm-up) when there are several. The profile then builds the DAG as any
 // other.
