@@ -1,47 +1,18 @@
 #include "dag/trace_walk.h"
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
 #include <optional>
-#include <string_view>
 #include <tuple>
+#include <variant>
 
 #include "common/error.h"
-#include "dag/kernel_names.h"
-#include "dag/marker_name.h"
+#include "traces/kernel_names.h"
+#include "traces/marker_names.h"
 
 namespace ssgd::dag {
-namespace {
 
 namespace v1 = trace::v1;
-
-// "ssgd/grad_bytes/<layer>=<bytes>": the layer and its bytes; nullopt for
-// any other name. Throws ssgd::InputError for such a mark without a layer
-// or whose bytes are not a non-negative integer.
-std::optional<std::pair<std::string, std::int64_t>> grad_bytes_mark(const std::string& name,
-                                                                    const std::string& source,
-                                                                    std::int64_t record) {
-  constexpr std::string_view kPrefix = "ssgd/grad_bytes/";
-  if (!name.starts_with(kPrefix)) return std::nullopt;
-  const auto eq = name.rfind('=');
-  const auto fail = [&](const std::string& why) {
-    return InputError({source, std::nullopt, record, "marker.name"},
-                      "metadata mark '" + name + "' " + why);
-  };
-  if (eq == std::string::npos || eq < kPrefix.size()) throw fail("has no '=<bytes>'");
-  std::string layer = name.substr(kPrefix.size(), eq - kPrefix.size());
-  if (layer.empty()) throw fail("names no layer");
-  const std::string_view value = std::string_view(name).substr(eq + 1);
-  std::int64_t bytes = -1;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
-  if (ec != std::errc() || end != value.data() + value.size() || bytes < 0) {
-    throw fail("has no byte count: '" + std::string(value) + "' is not a non-negative integer");
-  }
-  return std::make_pair(std::move(layer), bytes);
-}
-
-}  // namespace
 
 TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
                      const Options& options) {
@@ -57,7 +28,8 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
     switch (ev.payload_case()) {
       case v1::Event::kMarker: {
         const auto& m = ev.marker();
-        const MarkerName mark = parse_marker_name(m, source, record);
+        using trace::MarkerName;
+        const MarkerName mark = trace::parse_marker_name(m, source, record);
         if (mark.kind == MarkerName::Kind::kIteration) {
           rank.iterations.push_back({mark.number, m.start_ns(), m.end_ns()});
         } else if (mark.kind != MarkerName::Kind::kOther) {
@@ -66,21 +38,25 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
                mark.kind == MarkerName::Kind::kBackward ? TaskKind::kBackward : TaskKind::kForward});
         } else if (m.name() == "io") {
           add({WorkKind::kIo, m.start_ns(), m.start_ns(), m.end_ns(), 0, 0, 0, false}, 0);
-        } else if (auto mark_bytes = grad_bytes_mark(m.name(), source, record)) {
-          grad_bytes.push_back(std::move(*mark_bytes));
+        } else if (trace::is_metadata_mark(m.name())) {
+          const trace::MetadataMark meta =
+              trace::parse_metadata_mark(m.name(), {source, std::nullopt, record, "marker.name"});
+          if (const auto* g = std::get_if<trace::GradBytesMark>(&meta)) {
+            grad_bytes.emplace_back(g->layer, g->bytes);
+          }
         }
         break;
       }
       case v1::Event::kKernel: {
         const auto& k = ev.kernel();
-        if (is_nccl_kernel(k.name())) {  // communication, never compute: see place_work()
+        if (trace::is_nccl_kernel(k.name())) {  // communication, never compute: see place_work()
           rank.nccl_kernels.push_back({WorkKind::kCollective, k.start_ns(), k.start_ns(), k.end_ns(),
                                        0, 0, rank.nccl_kernels.size(), false});
           rank.nccl_correlations.push_back(k.correlation_id());
           break;
         }
         add({WorkKind::kKernel, k.start_ns(), k.start_ns(), k.end_ns(), 0, 0, 0,
-             is_optimizer_kernel(k.name())},
+             trace::is_optimizer_kernel(k.name())},
             k.correlation_id());
         break;
       }

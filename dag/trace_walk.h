@@ -20,8 +20,8 @@
 //                  start of the API call with its correlation id (a CUDA
 //                  launch, a framework call such as c10d::allreduce_), else
 //                  its own start
-//   grad bytes     ssgd/grad_bytes/<layer>=<bytes> marks (traces/README.md)
-// NCCL kernels (dag/kernel_names.h) are never compute: beside Collective
+//   grad bytes     ssgd/grad_bytes/<layer>=<bytes> marks (traces/marker_names.h)
+// NCCL kernels (traces/kernel_names.h) are never compute: beside Collective
 // records (ssgd's tracer writes both) they are left out and counted; on a
 // rank without any Collective they are its collectives, of unknown size,
 // with a warning.
@@ -42,7 +42,7 @@
 //   h2d copy     h2d;  io range   io
 //
 // Iterations found from work (a rank without iteration markers): each run
-// of optimizer kernels (dag/kernel_names.h) with no other work between them
+// of optimizer kernels (traces/kernel_names.h) with no other work between them
 // ends an iteration; without any, every K-th collective does, K being the
 // smallest period with which their sizes repeat over at least two periods.
 // An iteration ends just after the launch of its last piece, where the next
