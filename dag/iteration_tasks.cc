@@ -31,11 +31,13 @@ TraceIterations TraceIterations::read(const std::string& path, bool allow_trunca
   auto reader = trace::TraceReader::open(path);
   TraceIterations out(path, TraceWalk(reader, path, {.split_unmarked_iterations = false}));
   if (reader.truncated() && !allow_truncated) {
-    throw trace::truncated_trace_error(reader, "; pass --allow-truncated to use the readable prefix");
+    throw trace::truncated_trace_error(reader,
+                                       "; pass --allow-truncated to use the readable prefix");
   }
   for (const std::int32_t rank : out.walk_.ranks()) {
     for (const WalkIteration& it : out.walk_.iterations(rank)) {
-      auto [span, added] = out.spans_.try_emplace(it.number, IterationSpan{it.number, it.start_ns, it.end_ns});
+      auto [span, added] =
+          out.spans_.try_emplace(it.number, IterationSpan{it.number, it.start_ns, it.end_ns});
       if (!added) {
         span->second.start_ns = std::min(span->second.start_ns, it.start_ns);
         span->second.end_ns = std::max(span->second.end_ns, it.end_ns);
@@ -77,8 +79,9 @@ std::vector<IterationTask> TraceIterations::tasks(std::int64_t number) const {
   std::vector<IterationTask> out;
   for (const std::int32_t r : walk_.ranks()) {
     const auto& iterations = walk_.iterations(r);
-    const auto found = std::find_if(iterations.begin(), iterations.end(),
-                                    [number](const WalkIteration& it) { return it.number == number; });
+    const auto found =
+        std::find_if(iterations.begin(), iterations.end(),
+                     [number](const WalkIteration& it) { return it.number == number; });
     if (found == iterations.end()) continue;
     const IterationWork work = walk_.iteration_work(r, *found);
     // One task per (kind, position): forward in layer order, backward in

@@ -33,9 +33,10 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         if (mark.kind == MarkerName::Kind::kIteration) {
           rank.iterations.push_back({mark.number, m.start_ns(), m.end_ns()});
         } else if (mark.kind != MarkerName::Kind::kOther) {
-          rank.named_ranges.push_back(
-              {m.start_ns(), m.end_ns(), mark.layer,
-               mark.kind == MarkerName::Kind::kBackward ? TaskKind::kBackward : TaskKind::kForward});
+          rank.named_ranges.push_back({m.start_ns(), m.end_ns(), mark.layer,
+                                       mark.kind == MarkerName::Kind::kBackward
+                                           ? TaskKind::kBackward
+                                           : TaskKind::kForward});
         } else if (m.name() == "io") {
           add({WorkKind::kIo, m.start_ns(), m.start_ns(), m.end_ns(), 0, 0, 0, false}, 0);
         } else if (trace::is_metadata_mark(m.name())) {
@@ -50,8 +51,8 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
       case v1::Event::kKernel: {
         const auto& k = ev.kernel();
         if (trace::is_nccl_kernel(k.name())) {  // communication, never compute: see place_work()
-          rank.nccl_kernels.push_back({WorkKind::kCollective, k.start_ns(), k.start_ns(), k.end_ns(),
-                                       0, 0, rank.nccl_kernels.size(), false});
+          rank.nccl_kernels.push_back({WorkKind::kCollective, k.start_ns(), k.start_ns(),
+                                       k.end_ns(), 0, 0, rank.nccl_kernels.size(), false});
           rank.nccl_correlations.push_back(k.correlation_id());
           break;
         }
@@ -80,24 +81,23 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
           rank.launch_ns.emplace(ev.api_call().correlation_id(), ev.api_call().start_ns());
         }
         break;
-      default:
-        break;
+      default: break;
     }
     ++record;
   }
 
-  order_layers();
+  const std::map<std::string, std::int32_t> layer_index = order_layers();
   if (!grad_bytes.empty()) {
     marked_grad_bytes_.assign(layers_.size(), 0);
     std::vector<bool> seen(layers_.size(), false);
     std::int64_t unknown = 0;
     for (const auto& [layer, bytes] : grad_bytes) {
-      const auto it = std::find(layers_.begin(), layers_.end(), layer);
-      if (it == layers_.end()) {
+      const auto it = layer_index.find(layer);
+      if (it == layer_index.end()) {
         ++unknown;
         continue;
       }
-      const auto l = static_cast<std::size_t>(it - layers_.begin());
+      const auto l = static_cast<std::size_t>(it->second);
       if (seen[l] && marked_grad_bytes_[l] != bytes) {
         warnings_.push_back("ssgd/grad_bytes marks disagree on layer " + layer + " (" +
                             std::to_string(marked_grad_bytes_[l]) + " and " +
@@ -122,7 +122,7 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
 
 // Layers in the order of their first forward range (start, then rank);
 // every rank's ranges then name layers by index, sorted by start.
-void TraceWalk::order_layers() {
+std::map<std::string, std::int32_t> TraceWalk::order_layers() {
   std::vector<std::tuple<std::int64_t, std::int32_t, const std::string*>> forwards;
   for (const auto& [r, rank] : ranks_) {
     for (const auto& range : rank.named_ranges) {
@@ -149,13 +149,15 @@ void TraceWalk::order_layers() {
       rank.ranges.push_back({range.start_ns, range.end_ns, it->second, range.kind});
     }
     rank.named_ranges.clear();
-    std::stable_sort(rank.ranges.begin(), rank.ranges.end(),
-                     [](const LayerRange& a, const LayerRange& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(
+        rank.ranges.begin(), rank.ranges.end(),
+        [](const LayerRange& a, const LayerRange& b) { return a.start_ns < b.start_ns; });
   }
   if (unknown_backward > 0) {
     warnings_.push_back(std::to_string(unknown_backward) +
                         " backward ranges name layers with no forward range; ignored");
   }
+  return index;
 }
 
 // NCCL kernels are dropped where Collective records describe the same
@@ -169,8 +171,10 @@ void TraceWalk::place_work() {
       continue;
     }
     warnings_.push_back(
-        "rank " + std::to_string(r) + ": no NCCL collective records (was the NCCL profiler "
-        "plugin loaded?); its " + std::to_string(rank.nccl_kernels.size()) +
+        "rank " + std::to_string(r) +
+        ": no NCCL collective records (was the NCCL profiler "
+        "plugin loaded?); its " +
+        std::to_string(rank.nccl_kernels.size()) +
         " NCCL kernels give the communication times, with unknown sizes (grad_bytes 0)");
     for (std::size_t i = 0; i < rank.nccl_kernels.size(); ++i) {
       rank.work.push_back(rank.nccl_kernels[i]);
@@ -205,7 +209,9 @@ void TraceWalk::split_unmarked_iterations() {
     std::vector<std::size_t> ends;  // index of the work that ends each iteration
     std::string how;
     for (std::size_t i = 0; i < work.size(); ++i) {
-      if (work[i]->optimizer && (i + 1 == work.size() || !work[i + 1]->optimizer)) ends.push_back(i);
+      if (work[i]->optimizer && (i + 1 == work.size() || !work[i + 1]->optimizer)) {
+        ends.push_back(i);
+      }
     }
     if (!ends.empty()) {
       how = "after each optimizer step (kernels named like adam, sgd or multi_tensor_apply)";
@@ -254,22 +260,23 @@ const std::vector<WalkIteration>& TraceWalk::iterations(std::int32_t rank) const
   return it == ranks_.end() ? kNone : it->second.iterations;
 }
 
-IterationWork TraceWalk::iteration_work(std::int32_t rank_id, const WalkIteration& iteration) const {
+IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
+                                        const WalkIteration& iteration) const {
   IterationWork out;
   const auto found = ranks_.find(rank_id);
   if (found == ranks_.end()) return out;
   const Rank& rank = found->second;
   const std::int64_t s = iteration.start_ns;
   const std::int64_t e = iteration.end_ns;
-  for (auto it = std::lower_bound(rank.ranges.begin(), rank.ranges.end(), s,
-                                  [](const LayerRange& r, std::int64_t t) { return r.start_ns < t; });
-       it != rank.ranges.end() && it->start_ns < e; ++it) {
-    out.ranges.push_back(*it);
-  }
+  const auto starts_before = [](const LayerRange& r, std::int64_t t) { return r.start_ns < t; };
+  auto range = std::lower_bound(rank.ranges.begin(), rank.ranges.end(), s, starts_before);
+  for (; range != rank.ranges.end() && range->start_ns < e; ++range) out.ranges.push_back(*range);
   const auto& ranges = out.ranges;
   std::optional<std::int64_t> backward_end;  // end of the iteration's last backward range
   for (const auto& r : ranges) {
-    if (r.kind == TaskKind::kBackward) backward_end = std::max(backward_end.value_or(r.end_ns), r.end_ns);
+    if (r.kind == TaskKind::kBackward) {
+      backward_end = std::max(backward_end.value_or(r.end_ns), r.end_ns);
+    }
   }
   // One pass over the work in launch order. `open` holds the ranges started
   // and not yet ended at the current launch, by start, so its last is the
@@ -278,11 +285,12 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id, const WalkIteratio
   const LayerRange* ended = nullptr;
   const LayerRange* ended_backward = nullptr;
   const auto later = [](const LayerRange* best, const LayerRange& r) {
-    return best == nullptr || std::tie(r.end_ns, r.start_ns) >= std::tie(best->end_ns, best->start_ns);
+    return best == nullptr ||
+           std::tie(r.end_ns, r.start_ns) >= std::tie(best->end_ns, best->start_ns);
   };
   std::size_t next = 0;
-  for (auto w = std::lower_bound(rank.work.begin(), rank.work.end(), s,
-                                 [](const Work& x, std::int64_t t) { return x.host_ns < t; });
+  const auto launched_before = [](const Work& x, std::int64_t t) { return x.host_ns < t; };
+  for (auto w = std::lower_bound(rank.work.begin(), rank.work.end(), s, launched_before);
        w != rank.work.end() && w->host_ns < e; ++w) {
     for (; next < ranges.size() && ranges[next].start_ns <= w->host_ns; ++next) {
       open.push_back(&ranges[next]);
@@ -299,15 +307,12 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id, const WalkIteratio
     t.end_ns = w->end_ns;
     t.bytes = w->bytes;
     switch (w->kind) {
-      case WorkKind::kIo:
-        t.kind = TaskKind::kIo;
-        break;
-      case WorkKind::kH2d:
-        t.kind = TaskKind::kH2d;
-        break;
+      case WorkKind::kIo: t.kind = TaskKind::kIo; break;
+      case WorkKind::kH2d: t.kind = TaskKind::kH2d; break;
       case WorkKind::kCollective: {
         t.kind = TaskKind::kComm;
-        const LayerRange* by = holder && holder->kind == TaskKind::kBackward ? holder : ended_backward;
+        const LayerRange* by =
+            holder && holder->kind == TaskKind::kBackward ? holder : ended_backward;
         t.layer = by ? by->layer : -1;
         t.communicator = w->communicator;
         t.sequence = w->sequence;

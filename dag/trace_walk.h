@@ -64,18 +64,18 @@ namespace ssgd::dag {
 struct LayerRange {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
-  std::int32_t layer = 0;            // index into TraceWalk::layers()
+  std::int32_t layer = 0;              // index into TraceWalk::layers()
   TaskKind kind = TaskKind::kForward;  // kForward or kBackward
 };
 
 // A piece of work of an iteration with the task the rules give it.
 struct TaskWork {
   TaskKind kind = TaskKind::kForward;  // kernels: kForward, kBackward or kUpdate; kComm, kH2d, kIo
-  std::int32_t layer = -1;  // forward/backward: the layer; comm: the launching layer or -1
-  bool in_range = false;    // kernels: launched inside a layer range (else by the glue rule)
+  std::int32_t layer = -1;    // forward/backward: the layer; comm: the launching layer or -1
+  bool in_range = false;      // kernels: launched inside a layer range (else by the glue rule)
   std::int64_t start_ns = 0;  // when it ran (on the GPU, or the host's own times)
   std::int64_t end_ns = 0;
-  std::int64_t bytes = 0;         // comm and h2d
+  std::int64_t bytes = 0;          // comm and h2d
   std::uint64_t communicator = 0;  // comm
   std::uint64_t sequence = 0;      // comm
   [[nodiscard]] std::int64_t duration_ns() const { return end_ns - start_ns; }
@@ -150,11 +150,11 @@ class TraceWalk {
     std::vector<Work> nccl_kernels;        // kept apart until the rank is read
     std::vector<std::uint64_t> nccl_correlations;
     std::vector<std::pair<std::uint64_t, std::size_t>> pending;  // correlation -> work index
-    std::unordered_map<std::uint64_t, std::int64_t> launch_ns;  // correlation -> API call start
+    std::unordered_map<std::uint64_t, std::int64_t> launch_ns;   // correlation -> API call start
     bool has_collectives = false;
   };
 
-  void order_layers();
+  std::map<std::string, std::int32_t> order_layers();  // returns each layer's index
   void place_work();
   void split_unmarked_iterations();
 

@@ -282,6 +282,47 @@ TEST_F(TraceProfileTest, WithoutIterationMarkersIterationsSplitAtOptimizerStepsO
   }
 }
 
+// ssgd/grad_bytes marks give the layers' gradient sizes (0 for a layer
+// without one), so a trace without collectives still gets its communication
+// modelled.
+TEST_F(TraceProfileTest, GradBytesMarksGiveGradientSizesWithoutCollectives) {
+  const fs::path path = write_trace(
+      "marks.ssgdt",
+      {marker("iteration/0", 100, 2000), marker("ssgd/grad_bytes/a=4096", 100, 100),
+       marker("ssgd/rank=0", 100, 100), marker("forward/a", 100, 500), marker("forward/b", 500, 900),
+       marker("backward/b", 900, 1300), marker("backward/a", 1300, 1700), kernel(200, 300),
+       kernel(600, 700), kernel(1000, 1200), kernel(1400, 1500)});
+  auto reader = trace::TraceReader::open(path);
+  const auto r = profile_from_trace(reader, "marks.ssgdt");
+  ASSERT_EQ(r.profile.layers.size(), 2u);
+  EXPECT_EQ(r.profile.layers[0].grad_bytes, 4096);
+  EXPECT_EQ(r.profile.layers[1].grad_bytes, 0);
+  EXPECT_FALSE(r.profile.has_comm());
+  EXPECT_THAT(r.warnings, ElementsAre(HasSubstr("communication is modelled from its "
+                                                "ssgd/grad_bytes marks")));
+}
+
+// An iteration without layer ranges is all update, by the walker's rule.
+TEST_F(TraceProfileTest, IterationWithoutLayerRangesIsAllUpdate) {
+  const fs::path path = write_trace(
+      "bare.ssgdt", {marker("iteration/0", 100, 1000), marker("forward/a", 100, 500),
+                     kernel(200, 300), marker("iteration/1", 1000, 2000), kernel(1100, 1400),
+                     kernel(1500, 1600)});
+  auto reader = trace::TraceReader::open(path);
+  const auto r = profile_from_trace(reader, "bare.ssgdt");
+  EXPECT_EQ(r.profile.layers[0].forward.ns(), 0);  // iteration 0 is warm-up
+  EXPECT_EQ(r.profile.update, Duration(400));
+  EXPECT_EQ(r.kernels_update, 2);
+}
+
+TEST_F(TraceProfileTest, MalformedMetadataMarkIsAnError) {
+  const std::string msg = profile_error({marker("iteration/0", 100, 1000), marker("forward/a", 100, 500),
+                                         marker("ssgd/grad_bytes/a=lots", 100, 100)});
+  EXPECT_THAT(msg, HasSubstr("bad.ssgdt"));
+  EXPECT_THAT(msg, HasSubstr("record 2"));
+  EXPECT_THAT(msg, HasSubstr("'ssgd/grad_bytes/a=lots'"));
+}
+
 TEST_F(TraceProfileTest, NoIterationMarkersIsAnError) {
   const std::string msg =
       profile_error({marker("forward/a", 100, 500), marker("backward/a", 500, 900), kernel(200, 300)});

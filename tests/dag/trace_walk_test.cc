@@ -130,12 +130,12 @@ TEST_F(TraceWalkTest, DiffTasksOfEachRank) {
     busy.push_back(t.busy_ns);
     bytes.push_back(t.bytes);
   }
-  EXPECT_THAT(labels, ElementsAre("0 io", "0 h2d", "0 forward embed", "0 forward fc",
-                                  "0 backward fc", "0 backward embed", "0 all-reduce #0 (fc)",
-                                  "0 all-reduce #1 (embed)", "0 update",  //
-                                  "1 forward embed", "1 forward fc", "1 backward fc",
-                                  "1 backward embed", "1 all-reduce #0 (fc)",
-                                  "1 all-reduce #1 (embed)", "1 update"));
+  EXPECT_THAT(labels,
+              ElementsAre("0 io", "0 h2d", "0 forward embed", "0 forward fc", "0 backward fc",
+                          "0 backward embed", "0 all-reduce #0 (fc)", "0 all-reduce #1 (embed)",
+                          "0 update",  //
+                          "1 forward embed", "1 forward fc", "1 backward fc", "1 backward embed",
+                          "1 all-reduce #0 (fc)", "1 all-reduce #1 (embed)", "1 update"));
   EXPECT_THAT(busy, ElementsAre(1000, 500, 1500, 2400, 3100, 1500, 2000, 1000, 500,  //
                                 1500, 2400, 3000, 1500, 2000, 1000, 500));
   EXPECT_THAT(bytes, ElementsAre(0, 4096, 0, 0, 0, 0, 3000, 1000, 0,  //
