@@ -2,16 +2,12 @@
 
 #include <algorithm>
 #include <tuple>
-#include <unordered_map>
+#include <utility>
 
 #include "common/error.h"
-#include "dag/kernel_names.h"
-#include "dag/marker_name.h"
 
 namespace ssgd::dag {
 namespace {
-
-namespace v1 = trace::v1;
 
 // A task being filled: its first work sets start and end.
 struct Builder {
@@ -26,115 +22,25 @@ struct Builder {
   }
 };
 
-int kind_order(TaskKind k) {
-  switch (k) {
-    case TaskKind::kIo: return 0;
-    case TaskKind::kH2d: return 1;
-    case TaskKind::kForward: return 2;
-    case TaskKind::kBackward: return 3;
-    case TaskKind::kComm: return 4;
-    case TaskKind::kUpdate: return 5;
-  }
-  return 6;
-}
-
 }  // namespace
 
+TraceIterations::TraceIterations(std::string source, TraceWalk walk)
+    : source_(std::move(source)), walk_(std::move(walk)) {}
+
 TraceIterations TraceIterations::read(const std::string& path, bool allow_truncated) {
-  TraceIterations out;
-  out.source_ = path;
   auto reader = trace::TraceReader::open(path);
-  std::map<std::int32_t, std::unordered_map<std::uint64_t, std::int64_t>> launch_ns;
-  std::map<std::int32_t, std::vector<std::pair<std::uint64_t, std::size_t>>> pending;
-  v1::Event ev;
-  std::int64_t record = 0;
-  while (reader.next(ev)) {
-    Rank& rank = out.ranks_[ev.rank()];
-    auto add_work = [&](Work w, std::uint64_t correlation) {
-      rank.work.push_back(w);
-      if (correlation != 0) pending[ev.rank()].emplace_back(correlation, rank.work.size() - 1);
-    };
-    switch (ev.payload_case()) {
-      case v1::Event::kMarker: {
-        const auto& m = ev.marker();
-        const MarkerName mark = parse_marker_name(m, path, record);
-        if (mark.kind == MarkerName::Kind::kIteration) {
-          rank.iterations.emplace(mark.number, std::make_pair(m.start_ns(), m.end_ns()));
-        } else if (mark.kind != MarkerName::Kind::kOther) {
-          rank.ranges.push_back({m.start_ns(), m.end_ns(), mark.layer,
-                                 mark.kind == MarkerName::Kind::kBackward});
-        } else if (m.name() == "io") {
-          rank.io.emplace_back(m.start_ns(), m.end_ns());
-        }
-        break;
-      }
-      case v1::Event::kKernel: {
-        const auto& k = ev.kernel();
-        if (is_nccl_kernel(k.name())) {  // communication; see below
-          rank.nccl_kernels.push_back({TaskKind::kComm, k.start_ns(), k.start_ns(), k.end_ns(),
-                                       0, 0, rank.nccl_kernels.size()});
-          rank.nccl_correlations.push_back(k.correlation_id());
-          break;
-        }
-        add_work({TaskKind::kForward, k.start_ns(), k.start_ns(), k.end_ns(), 0, 0, 0},
-                 k.correlation_id());
-        break;
-      }
-      case v1::Event::kCollective: {
-        const auto& c = ev.collective();
-        rank.has_collectives = true;
-        add_work({TaskKind::kComm, c.start_ns(), c.start_ns(), c.end_ns(), c.size_bytes(),
-                  c.communicator_id(), c.sequence_number()},
-                 c.correlation_id());
-        break;
-      }
-      case v1::Event::kMemcpy: {
-        const auto& c = ev.memcpy();
-        if (c.kind() != v1::Memcpy::HTOD) break;
-        add_work({TaskKind::kH2d, c.start_ns(), c.start_ns(), c.end_ns(), c.size_bytes(), 0, 0},
-                 c.correlation_id());
-        break;
-      }
-      case v1::Event::kApiCall:
-        if (ev.api_call().correlation_id() != 0) {
-          launch_ns[ev.rank()].emplace(ev.api_call().correlation_id(), ev.api_call().start_ns());
-        }
-        break;
-      default:
-        break;
-    }
-    ++record;
-  }
+  TraceIterations out(path, TraceWalk(reader, path, {.split_unmarked_iterations = false}));
   if (reader.truncated() && !allow_truncated) {
-    throw trace::truncated_trace_error(reader, "; pass --allow-truncated to use the readable prefix");
+    throw trace::truncated_trace_error(reader,
+                                       "; pass --allow-truncated to use the readable prefix");
   }
-  // NCCL kernels are the rank's collectives only when it has no Collective
-  // records of them (no NCCL plugin); they are never compute.
-  for (auto& [r, rank] : out.ranks_) {
-    if (rank.has_collectives) continue;
-    for (std::size_t i = 0; i < rank.nccl_kernels.size(); ++i) {
-      rank.work.push_back(rank.nccl_kernels[i]);
-      if (rank.nccl_correlations[i] != 0) {
-        pending[r].emplace_back(rank.nccl_correlations[i], rank.work.size() - 1);
-      }
-    }
-  }
-  // Work at its launch time, in launch order; ranges by start.
-  for (auto& [r, rank] : out.ranks_) {
-    const auto& launches = launch_ns[r];
-    for (const auto& [correlation, index] : pending[r]) {
-      auto it = launches.find(correlation);
-      if (it != launches.end()) rank.work[index].host_ns = it->second;
-    }
-    std::stable_sort(rank.work.begin(), rank.work.end(),
-                     [](const Work& a, const Work& b) { return a.host_ns < b.host_ns; });
-    std::stable_sort(rank.ranges.begin(), rank.ranges.end(),
-                     [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; });
-    for (const auto& [number, range] : rank.iterations) {
-      auto [it, added] = out.spans_.try_emplace(number, IterationSpan{number, range.first, range.second});
+  for (const std::int32_t rank : out.walk_.ranks()) {
+    for (const WalkIteration& it : out.walk_.iterations(rank)) {
+      auto [span, added] =
+          out.spans_.try_emplace(it.number, IterationSpan{it.number, it.start_ns, it.end_ns});
       if (!added) {
-        it->second.start_ns = std::min(it->second.start_ns, range.first);
-        it->second.end_ns = std::max(it->second.end_ns, range.second);
+        span->second.start_ns = std::min(span->second.start_ns, it.start_ns);
+        span->second.end_ns = std::max(span->second.end_ns, it.end_ns);
       }
     }
   }
@@ -142,19 +48,6 @@ TraceIterations TraceIterations::read(const std::string& path, bool allow_trunca
     throw InputError({path, std::nullopt, std::nullopt, "marker.name"},
                      "the trace has no iteration/<N> marker ranges: ssgd diff compares marked "
                      "iterations (mark them, e.g. with tracer/python's helper)");
-  }
-  // Layer order: forward ranges by start (then rank), first appearance.
-  std::vector<std::tuple<std::int64_t, std::int32_t, const std::string*>> forwards;
-  for (const auto& [r, rank] : out.ranks_) {
-    for (const auto& range : rank.ranges) {
-      if (!range.backward) forwards.emplace_back(range.start_ns, r, &range.layer);
-    }
-  }
-  std::stable_sort(forwards.begin(), forwards.end(), [](const auto& a, const auto& b) {
-    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
-  });
-  for (const auto& f : forwards) {
-    out.layer_order_.emplace(*std::get<2>(f), static_cast<std::int64_t>(out.layer_order_.size()));
   }
   return out;
 }
@@ -184,86 +77,52 @@ const IterationSpan& TraceIterations::iteration(std::int64_t number) const {
 std::vector<IterationTask> TraceIterations::tasks(std::int64_t number) const {
   (void)iteration(number);  // throws for a number the trace lacks
   std::vector<IterationTask> out;
-  for (const auto& [r, rank] : ranks_) {
-    auto found = rank.iterations.find(number);
-    if (found == rank.iterations.end()) continue;
-    const auto [s, e] = found->second;
-    std::map<std::pair<TaskKind, std::string>, Builder> tasks;
-    auto task = [&](TaskKind kind, const std::string& layer) -> Builder& {
-      auto [it, added] = tasks.try_emplace({kind, layer});
+  for (const std::int32_t r : walk_.ranks()) {
+    const auto& iterations = walk_.iterations(r);
+    const auto found =
+        std::find_if(iterations.begin(), iterations.end(),
+                     [number](const WalkIteration& it) { return it.number == number; });
+    if (found == iterations.end()) continue;
+    const IterationWork work = walk_.iteration_work(r, *found);
+    // One task per (kind, position): forward in layer order, backward in
+    // reverse, as they run; comm by number; io, h2d and update one each. The
+    // map's order is the tasks' (TaskKind lists the kinds in that order).
+    std::map<std::pair<TaskKind, std::int64_t>, Builder> tasks;
+    auto task = [&](TaskKind kind, std::int32_t layer, std::int64_t position) -> Builder& {
+      auto [it, added] = tasks.try_emplace({kind, position});
       if (added) {
         it->second.task.rank = r;
         it->second.task.kind = kind;
-        it->second.task.layer = layer;
+        if (layer >= 0) it->second.task.layer = walk_.layers()[static_cast<std::size_t>(layer)];
       }
       return it->second;
     };
-    std::vector<const Range*> ranges;
-    for (const auto& range : rank.ranges) {
-      if (range.start_ns < s || range.start_ns >= e) continue;
-      ranges.push_back(&range);
-      Builder& b = task(range.backward ? TaskKind::kBackward : TaskKind::kForward, range.layer);
+    auto layer_task = [&](TaskKind kind, std::int32_t layer) -> Builder& {
+      return task(kind, layer, kind == TaskKind::kBackward ? -layer : layer);
+    };
+    for (const LayerRange& range : work.ranges) {
+      Builder& b = layer_task(range.kind, range.layer);
       if (!b.has_work) b.task.start_ns = b.task.end_ns = range.start_ns;
     }
-    for (const auto& [start, end] : rank.io) {
-      if (start >= s && start < e) task(TaskKind::kIo, "").add(start, end, 0);
-    }
-    std::vector<std::pair<const Work*, std::string>> comms;
-    for (const auto& w : rank.work) {
-      if (w.host_ns < s || w.host_ns >= e) continue;
-      // The innermost range open at the launch, and the latest-starting
-      // backward range that had ended by then.
-      const Range* holder = nullptr;
-      const Range* ended_backward = nullptr;
-      for (const Range* range : ranges) {
-        if (range->start_ns > w.host_ns) break;
-        if (w.host_ns < range->end_ns) {
-          holder = range;
-        } else if (range->backward) {
-          ended_backward = range;
-        }
-      }
+    std::vector<const TaskWork*> comms;
+    for (const TaskWork& w : work.work) {
       if (w.kind == TaskKind::kComm) {
-        const Range* by = holder && holder->backward ? holder : ended_backward;
-        comms.emplace_back(&w, by ? by->layer : "");
-      } else if (w.kind == TaskKind::kH2d) {
-        task(TaskKind::kH2d, "").add(w.start_ns, w.end_ns, w.bytes);
-      } else if (holder) {
-        task(holder->backward ? TaskKind::kBackward : TaskKind::kForward, holder->layer)
-            .add(w.start_ns, w.end_ns, 0);
+        comms.push_back(&w);
+      } else if (w.kind == TaskKind::kForward || w.kind == TaskKind::kBackward) {
+        layer_task(w.kind, w.layer).add(w.start_ns, w.end_ns, w.bytes);
       } else {
-        task(TaskKind::kUpdate, "").add(w.start_ns, w.end_ns, 0);
+        task(w.kind, -1, 0).add(w.start_ns, w.end_ns, w.bytes);
       }
     }
-    std::stable_sort(comms.begin(), comms.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.first->communicator, a.first->sequence) <
-             std::tie(b.first->communicator, b.first->sequence);
+    std::stable_sort(comms.begin(), comms.end(), [](const TaskWork* a, const TaskWork* b) {
+      return std::tie(a->communicator, a->sequence) < std::tie(b->communicator, b->sequence);
     });
-    std::vector<IterationTask> rank_tasks;
-    for (auto& [key, b] : tasks) rank_tasks.push_back(b.task);
     for (std::size_t k = 0; k < comms.size(); ++k) {
-      Builder b;
-      b.task.rank = r;
-      b.task.kind = TaskKind::kComm;
-      b.task.layer = comms[k].second;
+      Builder& b = task(TaskKind::kComm, comms[k]->layer, static_cast<std::int64_t>(k));
       b.task.index = static_cast<std::int64_t>(k);
-      b.add(comms[k].first->start_ns, comms[k].first->end_ns, comms[k].first->bytes);
-      rank_tasks.push_back(b.task);
+      b.add(comms[k]->start_ns, comms[k]->end_ns, comms[k]->bytes);
     }
-    // Forward in layer order, backward in reverse, as they run.
-    auto position = [&](const IterationTask& t) -> std::int64_t {
-      if (t.kind == TaskKind::kComm) return t.index;
-      auto it = layer_order_.find(t.layer);
-      const std::int64_t p = it == layer_order_.end() ? 0 : it->second;
-      return t.kind == TaskKind::kBackward ? -p : p;
-    };
-    std::stable_sort(rank_tasks.begin(), rank_tasks.end(),
-                     [&](const IterationTask& a, const IterationTask& b) {
-                       const int ka = kind_order(a.kind), kb = kind_order(b.kind);
-                       if (ka != kb) return ka < kb;
-                       return position(a) < position(b);
-                     });
-    out.insert(out.end(), rank_tasks.begin(), rank_tasks.end());
+    for (auto& [key, b] : tasks) out.push_back(std::move(b.task));
   }
   return out;
 }

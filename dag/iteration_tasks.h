@@ -1,21 +1,26 @@
 #pragma once
 // The S-SGD tasks of one marked iteration of a trace, rank by rank, as
-// `ssgd diff` compares them (dag/iteration_diff.h). A trace is read whole
-// into per-rank marker ranges and GPU work (as dag/trace_profile.h reads
-// it); then any iteration/<N> can be cut out:
-//   forward, backward  one task per forward/<layer> or backward/<layer>
-//                      range of the iteration: the kernels launched inside
-//                      it (innermost range at the launch call's start, or
-//                      the kernel's own start without one)
+// `ssgd diff` compares them (dag/iteration_diff.h). The trace is read whole
+// by the walker (dag/trace_walk.h), the one `ssgd simulate` reads traces
+// through (dag/trace_profile.h), so both give work the same tasks; then any
+// iteration/<N> can be cut out:
+//   forward, backward  one task per layer: its forward/<layer> or
+//                      backward/<layer> ranges in the iteration and the
+//                      kernels the walker gives it (those launched inside
+//                      its range, and by the glue rule some launched outside
+//                      every range)
 //   comm               one task per collective, numbered 0, 1, ... in the
 //                      iteration in (communicator, sequence number) order,
 //                      labelled with the layer whose backward launched it
 //   h2d                all host-to-device copies of the iteration together
 //   io                 all "io" marker ranges of the iteration together
-//   update             all kernels of the iteration outside every layer range
-// A task's start is its first GPU start (a range's start when it has no
-// work), its end its last GPU end, its busy time the sum of its work's
+//   update             the kernels launched after the iteration's last
+//                      backward range ended, outside every range
+// A task's start is its work's first start (a range's start when it has no
+// work), its end its work's last end, its busy time the sum of its work's
 // durations (what the layer profile and so the simulator use).
+// Only marked iterations count: unlike profile_from_trace, a rank without
+// iteration/<N> ranges has none.
 
 #include <cstdint>
 #include <map>
@@ -23,7 +28,7 @@
 #include <vector>
 
 #include "dag/task.h"
-#include "traces/trace_reader.h"
+#include "dag/trace_walk.h"
 
 namespace ssgd::dag {
 
@@ -49,8 +54,8 @@ struct IterationSpan {
 class TraceIterations {
  public:
   // Reads the whole trace. Throws ssgd::InputError for a damaged trace, a
-  // truncated one unless `allow_truncated`, a bad marker name, and a trace
-  // without iteration/<N> ranges.
+  // truncated one unless `allow_truncated`, a bad marker name or
+  // ssgd/grad_bytes mark, and a trace without iteration/<N> ranges.
   static TraceIterations read(const std::string& path, bool allow_truncated);
 
   // Every marked iteration, by number.
@@ -67,30 +72,16 @@ class TraceIterations {
 
   [[nodiscard]] const std::string& source() const { return source_; }
 
+  // What the walker found worth a warning (ignored ranges, NCCL kernels
+  // standing in for collectives), one line each.
+  [[nodiscard]] const std::vector<std::string>& warnings() const { return walk_.warnings(); }
+
  private:
-  struct Range {
-    std::int64_t start_ns, end_ns;
-    std::string layer;
-    bool backward;
-  };
-  struct Work {
-    TaskKind kind;  // kForward for any kernel, kComm, kH2d
-    std::int64_t host_ns, start_ns, end_ns, bytes;
-    std::uint64_t communicator, sequence;
-  };
-  struct Rank {
-    std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> iterations;  // number -> range
-    std::vector<Range> ranges;                           // layer ranges, by start
-    std::vector<std::pair<std::int64_t, std::int64_t>> io;  // io ranges
-    std::vector<Work> work;                              // by launch time
-    bool has_collectives = false;                        // any Collective record
-    std::vector<Work> nccl_kernels;                      // NCCL kernels, kept apart
-    std::vector<std::uint64_t> nccl_correlations;        // their correlation ids
-  };
+  TraceIterations(std::string source, TraceWalk walk);
+
   std::string source_;
-  std::map<std::int32_t, Rank> ranks_;
+  TraceWalk walk_;
   std::map<std::int64_t, IterationSpan> spans_;
-  std::map<std::string, std::int64_t> layer_order_;  // layer -> first forward position
 };
 
 }  // namespace ssgd::dag

@@ -1,19 +1,24 @@
 #pragma once
 // Builds a layer profile from a trace whose iterations and layers are marked
-// by marker ranges (NVTX ranges in a capture, or written by hand):
+// by marker ranges (NVTX ranges in a capture, record_function ranges in a
+// PyTorch one, or written by hand):
 //   iteration/<N>          one training iteration
 //   forward/<layer>        the forward pass of one layer
 //   backward/<layer>       the backward pass of one layer
-// Each GPU kernel belongs to the innermost forward/backward range holding the
-// time its launch call started (found through the correlation id of its
-// runtime or driver API call), or, without a launch record, its own start. A
-// layer's forward_ns and backward_ns are its kernels' summed durations per
-// iteration. Collectives belong to the backward range they were launched in,
-// or to the latest layer whose backward had ended by then; their sizes
-// become grad_bytes and their durations comm_ns, replayed as measured.
-// NCCL kernels are never compute: beside Collective records (ssgd's tracer
-// writes both) they are left out; on a rank without any they are its
-// collectives, of unknown size (dag/kernel_names.h).
+// The trace is read by the walker (dag/trace_walk.h), which gives every
+// kernel, collective and copy of an iteration its task; `ssgd diff` reads
+// traces through the same walker, so both see the same tasks. Per rank and
+// iteration, a layer's forward_ns and backward_ns are the summed durations
+// of the kernels (GPU kernels and the host's CPU ops alike) the walker gives
+// its forward and backward, which includes the work launched outside every
+// range that the walker's glue rule gives to the layer; the update is the
+// work it gives the update (after the last backward range), and becomes
+// LayerProfile::update. Collectives give each layer, the one whose backward
+// launched them, comm_ns (replayed as measured) and, unless the trace has
+// ssgd/grad_bytes/<layer> marks, grad_bytes; with those marks a layer's
+// grad_bytes are its mark's (0 for a layer without one), whether or not the
+// trace has collectives. A collective no backward launched counts for the
+// first layer. NCCL kernels are never compute (dag/trace_walk.h).
 // Values are averaged over all ranks and over every iteration but the first
 // (warm-up) when there are several. The profile then builds the DAG as any
 // other.
@@ -37,8 +42,9 @@ struct TraceProfileResult {
   std::int64_t ranks = 0;
   std::int64_t iterations_seen = 0;
   std::int64_t iterations_used = 0;
-  std::int64_t kernels_assigned = 0;
-  std::int64_t kernels_unassigned = 0;    // outside any forward/backward range
+  std::int64_t kernels_in_ranges = 0;       // launched inside a forward/backward range
+  std::int64_t kernels_outside_ranges = 0;  // outside every one: placed by the glue rule
+  std::int64_t kernels_update = 0;          // of those, the update's
   std::int64_t collectives = 0;
   // NCCL kernels (names starting with "nccl") left out because the rank has
   // Collective records of the same operations; on a rank without any, NCCL
@@ -49,8 +55,9 @@ struct TraceProfileResult {
 };
 
 // Throws ssgd::InputError (file and the offending marker) when the trace has
-// no forward markers, a marker name without a layer, or no iterations (no
-// markers and neither fallback applies).
+// no forward markers, a marker name without a layer, a malformed
+// ssgd/grad_bytes mark, or no iterations (no markers and neither fallback
+// applies).
 TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::string& source);
 
 }  // namespace ssgd::dag

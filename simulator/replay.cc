@@ -89,10 +89,13 @@ std::vector<bool> tracked_links(const Platform& platform, std::int64_t ranks) {
 
 }  // namespace
 
-ReplayResult replay(const trace::LayerProfile& captured, const Scenario& given,
+ReplayResult replay(const trace::LayerProfile& captured, const Scenario& requested,
                     const ReplayOptions& options) {
   auto log = logger("sim");
+  // The input's measured update, unless the scenario sets workload.update_time.
+  const Scenario given = scenario_for_profile(requested, captured);
   ReplayResult out;
+  out.update_time = given.update_time;
   out.workers = given.workers();
   out.iterations = given.iterations;
   // The batch each GPU computes, and what compute and I/O cost at that batch.

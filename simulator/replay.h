@@ -83,6 +83,8 @@ struct ReplayResult {
   std::int64_t global_batch = 0;              // samples per iteration over all GPUs
   std::int64_t reference_batch = 0;           // the batch the input's times were measured at
   std::string compute_model;                  // strong: how compute follows the batch, in words
+  Duration update_time;                       // workload.update_time as replayed: the scenario's,
+                                              // else the input's measured update (LayerProfile::update)
   std::vector<Duration> iteration_times;      // per iteration: end of its last update minus the previous
   Duration iteration_time;                    // steady state: mean of iterations after the first
   double throughput_samples_per_s = 0;        // global_batch / iteration_time
@@ -118,8 +120,9 @@ struct ReplayResult {
   std::shared_ptr<const Schedule> schedule;     // with keep_schedule
 };
 
-// Throws std::invalid_argument on an unusable scenario or profile and
-// DeadlockError if the DAG cannot finish.
+// workload.update_time is the profile's measured update when the scenario
+// does not set it (scenario_for_profile). Throws std::invalid_argument on an
+// unusable scenario or profile and DeadlockError if the DAG cannot finish.
 ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario,
                     const ReplayOptions& options = {});
 

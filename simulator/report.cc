@@ -169,7 +169,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                                  {"batch_given", r.batch_given},
                                  {"io_time_ns", s.io_time.ns()},
                                  {"h2d_time_ns", s.h2d_time.ns()},
-                                 {"update_time_ns", s.update_time.ns()}}},
+                                 {"update_time_ns", r.update_time.ns()}}},
                    {"perturb", perturb_json(s.perturb)},
                    {"scaling", scenario_scaling_json(s.scaling)}};
   j["workers"] = r.workers;

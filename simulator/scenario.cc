@@ -462,6 +462,12 @@ Scenario load_scenario(const std::optional<std::filesystem::path>& file,
   return scenario;
 }
 
+Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfile& profile) {
+  Scenario out = scenario;
+  if (!scenario.update_time_given && profile.update) out.update_time = *profile.update;
+  return out;
+}
+
 std::string describe_scenario_keys() {
   std::size_t path_width = std::string_view("key").size();
   std::size_t type_width = std::string_view("type").size();

@@ -17,6 +17,7 @@
 #include "simulator/collective/collective.h"
 #include "simulator/perturb/perturbation.h"
 #include "simulator/platform/platform_spec.h"
+#include "traces/layer_profile.h"
 
 namespace ssgd::sim {
 
@@ -148,6 +149,7 @@ struct Scenario {
   Duration io_time;                          // key: workload.io_time (>= 0): read one batch
   Duration h2d_time;                         // key: workload.h2d_time (>= 0): copy it to the GPU
   Duration update_time;                      // key: workload.update_time (>= 0): optimizer step
+  bool update_time_given = false;            // workload.update_time was set (else the input's)
   std::vector<JobSpec> jobs;                 // key: jobs (a sequence; file or --set jobs.<i>.<key>)
   Perturbation perturb;                      // keys: perturb.* (simulator/perturb/perturbation.h)
   ScalingChoice scaling;                     // keys: scaling.*
@@ -167,6 +169,12 @@ struct Scenario {
 // count (simulator/scaling/batch_plan.h, check_scaling_keys).
 Scenario load_scenario(const std::optional<std::filesystem::path>& file,
                        const std::vector<std::string>& sets);
+
+// The scenario a replay of `profile` runs: workload.update_time is the
+// profile's measured update (trace::LayerProfile::update: a trace's work
+// after the backward pass, or a CSV's "# update_ns:") unless the scenario
+// sets that key; everything else as given.
+Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfile& profile);
 
 // Every key with its type, default and one-line description, one per line, for
 // `ssgd presets` and for the docs.

@@ -291,6 +291,7 @@ void set_io_time(Scenario& s, std::string_view v) { s.io_time = parse_nonnegativ
 void set_h2d_time(Scenario& s, std::string_view v) { s.h2d_time = parse_nonnegative_duration(v); }
 void set_update_time(Scenario& s, std::string_view v) {
   s.update_time = parse_nonnegative_duration(v);
+  s.update_time_given = true;
 }
 
 void set_compute_time_factor(Scenario& s, std::string_view v) {
@@ -458,8 +459,9 @@ constexpr std::array kKeys = {
                 set_io_time},
     ScenarioKey{"workload.h2d_time", "duration", "0ns",
                 "time to copy one batch to the GPU (>= 0)", set_h2d_time},
-    ScenarioKey{"workload.update_time", "duration", "0ns",
-                "time of one optimizer step (>= 0)", set_update_time},
+    ScenarioKey{"workload.update_time", "duration", "(input)",
+                "time of one optimizer step (>= 0); default: the input's measured update, else 0",
+                set_update_time},
     ScenarioKey{"perturb.compute_time_factor", "number", "1",
                 "multiplies every forward and backward time; 2: twice as slow (0 < x <= 1000)",
                 set_compute_time_factor},

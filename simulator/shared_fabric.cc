@@ -164,7 +164,7 @@ SharedFabricResult run_shared_fabric(const trace::LayerProfile& main_profile,
     j.name = std::move(name);
     j.first_node = first_node;
     own.jobs.clear();
-    j.scenario = std::move(own);
+    j.scenario = scenario_for_profile(own, profile);
     try {
       j.comm = std::make_unique<CommModel>(platform, settings, first_node, j.scenario.nodes);
       j.graph = build_job_graph(profile, j.scenario, *j.comm, true);

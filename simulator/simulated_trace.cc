@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/marker_names.h"
 #include "traces/trace_writer.h"
 
 namespace ssgd::sim {
@@ -164,7 +165,7 @@ void write_simulated_trace(const ReplayResult& result, const SimulatedTraceOptio
     const auto device = static_cast<std::int32_t>(item.rank % gpus_per_node);
     if (item.position < 0) {
       const auto& span = spans[static_cast<std::size_t>(src * iterations + item.iteration)];
-      marker(item.rank, "iteration/" + std::to_string(item.iteration), kMainThread, span.first,
+      marker(item.rank, trace::iteration_mark(item.iteration), kMainThread, span.first,
              span.second);
       continue;
     }
@@ -197,7 +198,8 @@ void write_simulated_trace(const ReplayResult& result, const SimulatedTraceOptio
       case dag::TaskKind::kForward:
       case dag::TaskKind::kBackward: {
         const bool fwd = task.kind == dag::TaskKind::kForward;
-        marker(item.rank, (fwd ? "forward/" : "backward/") + layer, kMainThread, start, end);
+        marker(item.rank, fwd ? trace::forward_mark(layer) : trace::backward_mark(layer), kMainThread,
+               start, end);
         if (runs) kernel(item.rank, device, layer + (fwd ? " forward" : " backward"), start, end);
         break;
       }

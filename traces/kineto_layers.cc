@@ -7,20 +7,19 @@
 #include <stdexcept>
 #include <utility>
 
+#include "traces/collective_names.h"
+#include "traces/marker_names.h"
+#include "traces/torch_op_names.h"
+
 namespace ssgd::trace {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // Operators that are not a layer's work even when they carry a sequence
 // number: c10d's collectives and their bookkeeping op, the optimizer, and
-// the profiler's own ranges.
+// the profiler's and the autograd engine's own ranges.
 bool is_layer_op(std::string_view name) {
-  for (std::string_view p : {"record_param_comms", "c10d::", "nccl:", "Optimizer.",
-                             "ProfilerStep#", "autograd::"}) {
-    if (starts_with(name, p)) return false;
-  }
-  return true;
+  return !is_communication_op(name) && !is_optimizer_range(name) &&
+         !is_profiler_step_range(name) && !is_autograd_engine_op(name);
 }
 
 // A host op in a sorter entry: start and kind are the entry's keys, the
@@ -111,7 +110,7 @@ void KinetoLayerDeriver::close_module() {
   open_modules_.pop_back();
   const Layer& layer = layers_[static_cast<std::size_t>(m.layer)];
   if (layer.leaf) {
-    mark("forward/" + layer.name, m.start_ns, m.end_ns, m.thread_id, "kineto:python_function");
+    mark(forward_mark(layer.name), m.start_ns, m.end_ns, m.thread_id, "kineto:python_function");
     ++stats_.forward_ranges;
     layer_names_.insert(layer.name);
   } else {
@@ -163,7 +162,7 @@ void KinetoLayerDeriver::forward_op(const KinetoHostOp& op) {
       owner = static_cast<std::int32_t>(layers_.size());
       layers_.push_back({op.name + "#" + std::to_string(next_k_++), true});
       const std::string& name = layers_.back().name;
-      mark("forward/" + name, op.start_ns, op.end_ns, op.thread_id, "kineto:cpu_op");
+      mark(forward_mark(name), op.start_ns, op.end_ns, op.thread_id, "kineto:cpu_op");
       ++stats_.forward_ranges;
       layer_names_.insert(name);
     }
@@ -186,7 +185,7 @@ void KinetoLayerDeriver::backward_op(const KinetoHostOp& op) {
     ++stats_.backward_outside_layers;
     return;
   }
-  mark("backward/" + layers_[static_cast<std::size_t>(owner)].name, op.start_ns, op.end_ns,
+  mark(backward_mark(layers_[static_cast<std::size_t>(owner)].name), op.start_ns, op.end_ns,
        op.thread_id, "kineto:cpu_op");
   ++stats_.backward_ranges;
 }

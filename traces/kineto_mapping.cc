@@ -1,13 +1,16 @@
 #include "traces/kineto_mapping.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <limits>
 #include <tuple>
 #include <utility>
 
 #include "common/error.h"
+#include "traces/collective_names.h"
+#include "traces/datatype_names.h"
+#include "traces/marker_names.h"
+#include "traces/torch_op_names.h"
 
 namespace ssgd::trace {
 
@@ -30,63 +33,6 @@ struct KinetoEventMapper::PendingCollective {
 };
 
 namespace {
-
-struct DtypeName {
-  std::string_view kineto;  // c10 ScalarType name or NCCL kernel-name token
-  std::string_view trace;   // the trace's spelling (tracer/nccl/nccl_names.cc)
-  std::int64_t bytes;
-};
-
-// c10 ScalarType names (record_param_comms "dtype") and the type tokens of
-// NCCL kernel names (new: f32, old: float), to the trace's datatype names.
-constexpr DtypeName kDtypes[] = {
-    {"Float", "float32", 4},     {"Double", "float64", 8},   {"Half", "float16", 2},
-    {"BFloat16", "bfloat16", 2}, {"Int", "int32", 4},        {"Long", "int64", 8},
-    {"Char", "int8", 1},         {"Byte", "uint8", 1},       {"Bool", "uint8", 1},
-    {"UInt32", "uint32", 4},     {"UInt64", "uint64", 8},    {"Float8_e4m3fn", "float8e4m3", 1},
-    {"Float8_e5m2", "float8e5m2", 1},
-    {"f32", "float32", 4},       {"f64", "float64", 8},      {"f16", "float16", 2},
-    {"bf16", "bfloat16", 2},     {"i8", "int8", 1},          {"u8", "uint8", 1},
-    {"i32", "int32", 4},         {"u32", "uint32", 4},       {"i64", "int64", 8},
-    {"u64", "uint64", 8},        {"f8e4m3", "float8e4m3", 1}, {"f8e5m2", "float8e5m2", 1},
-    {"float", "float32", 4},     {"double", "float64", 8},   {"half", "float16", 2},
-    {"bfloat16", "bfloat16", 2}, {"int8_t", "int8", 1},      {"uint8_t", "uint8", 1},
-    {"int32_t", "int32", 4},     {"uint32_t", "uint32", 4},  {"int64_t", "int64", 8},
-    {"uint64_t", "uint64", 8},
-};
-
-const DtypeName* find_dtype(std::string_view name) {
-  for (const auto& d : kDtypes) {
-    if (d.kineto == name) return &d;
-  }
-  return nullptr;
-}
-
-std::int64_t dtype_bytes(std::string_view trace_name) {
-  for (const auto& d : kDtypes) {
-    if (d.trace == trace_name) return d.bytes;
-  }
-  return 0;
-}
-
-// c10d's collective names ("allreduce", "_allgather_base",
-// "reduce_scatter_tensor_coalesced", "all_to_all", "send", ...) to an op.
-v1::Collective::Op op_from_c10d(std::string_view name) {
-  std::string n;
-  for (char c : name) {
-    if (c != '_') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  auto starts = [&](std::string_view p) { return n.rfind(p, 0) == 0; };
-  if (starts("allreduce") || starts("barrier")) return v1::Collective::ALL_REDUCE;
-  if (starts("allgather")) return v1::Collective::ALL_GATHER;
-  if (starts("reducescatter")) return v1::Collective::REDUCE_SCATTER;
-  if (starts("alltoall")) return v1::Collective::ALL_TO_ALL;
-  if (starts("broadcast")) return v1::Collective::BROADCAST;
-  if (starts("reduce")) return v1::Collective::REDUCE;
-  if (starts("send")) return v1::Collective::SEND;
-  if (starts("recv")) return v1::Collective::RECV;
-  return v1::Collective::UNKNOWN;
-}
 
 std::string without_spaces(std::string_view s) {
   std::string out;
@@ -134,56 +80,6 @@ std::string value_text(const KinetoValue& v) {
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 }  // namespace
-
-bool is_nccl_kernel(std::string_view name) {
-  return starts_with(name, "ncclDevKernel_") || starts_with(name, "ncclKernel_");
-}
-
-NcclKernelName parse_nccl_kernel_name(std::string_view name) {
-  NcclKernelName out;
-  if (auto p = name.find('('); p != std::string_view::npos) name = name.substr(0, p);
-  if (starts_with(name, "ncclDevKernel_")) {
-    name.remove_prefix(14);
-  } else if (starts_with(name, "ncclKernel_")) {
-    name.remove_prefix(11);
-  } else {
-    return out;
-  }
-  std::vector<std::string_view> tokens;
-  for (std::size_t start = 0; start <= name.size();) {
-    const auto end = std::min(name.find('_', start), name.size());
-    tokens.push_back(name.substr(start, end - start));
-    start = end + 1;
-  }
-  const std::string_view op = tokens.empty() ? std::string_view() : tokens[0];
-  if (op == "AllReduce") out.op = v1::Collective::ALL_REDUCE;
-  else if (op == "AllGather") out.op = v1::Collective::ALL_GATHER;
-  else if (op == "ReduceScatter") out.op = v1::Collective::REDUCE_SCATTER;
-  else if (op == "Broadcast") out.op = v1::Collective::BROADCAST;
-  else if (op == "Reduce") out.op = v1::Collective::REDUCE;
-  else if (op == "AllToAll" || op == "AlltoAll") out.op = v1::Collective::ALL_TO_ALL;
-  else if (op == "Send") out.op = v1::Collective::SEND;
-  else if (op == "Recv") out.op = v1::Collective::RECV;
-  for (std::size_t i = 1; i < tokens.size(); ++i) {
-    const std::string_view t = tokens[i];
-    const std::string_view next = i + 1 < tokens.size() ? tokens[i + 1] : std::string_view();
-    if ((t == "COLLNET" && (next == "DIRECT" || next == "CHAIN")) ||
-        (t == "NVLS" && next == "TREE")) {
-      out.algorithm = std::string(t) + "_" + std::string(next);
-      ++i;
-    } else if (t == "RING" || t == "TREE" || t == "NVLS" || t == "PAT" || t == "COLLNET") {
-      out.algorithm = std::string(t);
-    } else if (t == "LL" || t == "LL128" || t == "SIMPLE") {
-      out.protocol = std::string(t);
-    } else if (next == "t" && find_dtype(std::string(t) + "_t") != nullptr) {
-      out.datatype = std::string(find_dtype(std::string(t) + "_t")->trace);  // int8_t, uint64_t
-      ++i;
-    } else if (const DtypeName* d = find_dtype(t); d != nullptr && d->kineto != "Float") {
-      out.datatype = std::string(d->trace);
-    }
-  }
-  return out;
-}
 
 std::uint64_t kineto_communicator_id(std::string_view key) {
   std::uint64_t h = 14695981039346656037ull;
@@ -498,43 +394,43 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
   }
   const bool derive = options_.layers == KinetoLayerSource::kModules ||
                       options_.layers == KinetoLayerSource::kOps;
-  if (starts_with(name, "ProfilerStep#")) {
-    const std::string_view n = std::string_view(name).substr(13);
-    std::int64_t step = 0;
-    auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), step);
-    if (ec != std::errc() || p != n.data() + n.size()) {
+  if (is_profiler_step_range(name)) {
+    const auto step = profiler_step_number(name);
+    if (!step) {
       skip("ProfilerStep# without a step number");
       return;
     }
-    mark = "iteration/" + std::to_string(step);
+    mark = iteration_mark(*step);
     host_op(e, KinetoHostOp::Kind::kStep, name, -1);
-  } else if (starts_with(name, "iteration/")) {
+  } else if (starts_with(name, kIterationMarkPrefix)) {
     mark = name;
-  } else if (starts_with(name, "forward/") || starts_with(name, "backward/")) {
+  } else if (starts_with(name, kForwardMarkPrefix) || starts_with(name, kBackwardMarkPrefix)) {
     if (derive) {
       skip("forward/backward annotation (--layers " +
            std::string(kineto_layer_source_name(options_.layers)) + ")");
       return;
     }
     ++stats_.layer_annotations;
-    if (name[0] == 'f') stats_.forward_mark_names.insert(name.substr(8));
+    if (starts_with(name, kForwardMarkPrefix)) {
+      stats_.forward_mark_names.insert(name.substr(kForwardMarkPrefix.size()));
+    }
     mark = name;
-  } else if (starts_with(name, "nn.Module: ")) {
+  } else if (const auto module = module_range_name(name)) {
     ++stats_.module_ranges;
     if (options_.layers != KinetoLayerSource::kMarks) {
-      host_op(e, KinetoHostOp::Kind::kModule, name.substr(11), -1);
+      host_op(e, KinetoHostOp::Kind::kModule, std::string(*module), -1);
       skip("nn.Module range (read for layers)");
       return;
     }
-    mark = "forward/" + name.substr(11);
-    stats_.forward_mark_names.insert(name.substr(11));
+    mark = forward_mark(*module);
+    stats_.forward_mark_names.insert(std::string(*module));
   } else {
     if (cat == "cpu_op" || cat == "Operator") {
       // PyTorch writes both args only when the op has a sequence number
       // (>= 0); the records of backward nodes (scope BACKWARD_FUNCTION)
       // have a forward thread id > 0, forward ops 0.
       const auto seq = optional_int(e, "Sequence number", "cpu_op");
-      if (starts_with(name, "autograd::engine::evaluate_function: ")) {
+      if (backward_node_name(name)) {
         if (seq && *seq >= 0) {
           ++stats_.sequence_ops;
           host_op(e, KinetoHostOp::Kind::kBackwardOp, name, *seq);
@@ -589,15 +485,14 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
     auto& c = p.collective;
     if (!m.present) ++stats_.collectives_without_metadata;
     v1::Collective::Op op = p.from_name.op;
-    if (op == v1::Collective::UNKNOWN) op = op_from_c10d(m.collective_name);
+    if (op == v1::Collective::UNKNOWN) op = collective_op_from_c10d(m.collective_name);
     c.set_op(op);
-    std::string dtype;
-    if (const DtypeName* d = find_dtype(m.dtype)) dtype = std::string(d->trace);
+    std::string dtype(datatype_from_c10(m.dtype));
     if (dtype.empty()) dtype = p.from_name.datatype;
     c.set_datatype(dtype);
     if (m.in_nelems) {
       c.set_count(*m.in_nelems);
-      c.set_size_bytes(*m.in_nelems * dtype_bytes(dtype));
+      c.set_size_bytes(*m.in_nelems * datatype_size_bytes(dtype));
     }
     c.set_algorithm(p.from_name.algorithm);
     c.set_protocol(p.from_name.protocol);

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "traces/kineto_json_reader.h"
+#include "traces/kernel_names.h"
 #include "traces/kineto_layers.h"
 #include "traces/proto/trace_events.pb.h"
 
@@ -127,21 +128,6 @@ class KinetoEventMapper {
   std::map<std::int64_t, CommsMeta> param_comms_;  // External id -> metadata
   v1::Event event_;  // reused
 };
-
-// True for the kernels NCCL launches (ncclDevKernel_*, ncclKernel_*).
-bool is_nccl_kernel(std::string_view name);
-
-// What an NCCL kernel's name says (NCCL >= 2.19:
-// `ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)`, older:
-// `ncclKernel_AllReduce_RING_LL_Sum_float(...)`): the operation, and the
-// algorithm and protocol as NCCL spells them (`RING`, `LL128`), when present.
-struct NcclKernelName {
-  v1::Collective::Op op = v1::Collective::UNKNOWN;
-  std::string algorithm;
-  std::string protocol;
-  std::string datatype;  // trace spelling ("float32"), from f32 / float
-};
-NcclKernelName parse_nccl_kernel_name(std::string_view name);
 
 // The communicator id of an imported collective: FNV-1a (64-bit) of
 // "pg:<Process Group Name>", or of "ranks:<Process Group Ranks>" (spaces

@@ -126,14 +126,16 @@ class Parser {
     throw InputError({profile_.source, line_, {}, field}, what);
   }
 
-  // "# key: value" for the three metadata keys; every other comment is ignored.
+  // "# key: value" for the four metadata keys; every other comment is ignored.
   void read_comment(std::string_view t) {
     t = trim(t.substr(1));
     const std::size_t colon = t.find(':');
     if (colon == std::string_view::npos) return;
     const std::string_view key = trim(t.substr(0, colon));
     const std::string_view value = trim(t.substr(colon + 1));
-    if (key != "model" && key != "batch_per_gpu" && key != "provenance") return;
+    if (key != "model" && key != "batch_per_gpu" && key != "provenance" && key != "update_ns") {
+      return;
+    }
     if (auto [it, fresh] = metadata_lines_.emplace(std::string(key), line_); !fresh) {
       fail(std::string(key), "metadata given twice (first on line " + std::to_string(it->second) + ")");
     }
@@ -141,6 +143,8 @@ class Parser {
       profile_.model = std::string(value);
     } else if (key == "provenance") {
       profile_.provenance = std::string(value);
+    } else if (key == "update_ns") {
+      profile_.update = parse_time(value, "update_ns");
     } else {
       const std::int64_t batch = parse_int(value, "batch_per_gpu");
       if (batch <= 0) fail("batch_per_gpu", "must be a positive integer, got " + std::to_string(batch));
@@ -363,6 +367,7 @@ void write_layer_profile_csv(const LayerProfile& profile, std::ostream& out) {
   if (!profile.model.empty()) out << "# model: " << profile.model << '\n';
   if (profile.batch_per_gpu) out << "# batch_per_gpu: " << *profile.batch_per_gpu << '\n';
   if (!profile.provenance.empty()) out << "# provenance: " << profile.provenance << '\n';
+  if (profile.update) out << "# update_ns: " << profile.update->ns() << '\n';
   out << "layer,name,forward_ns,backward_ns,grad_bytes" << (comm ? ",comm_ns" : "") << '\n';
   for (const LayerRow& row : profile.layers) {
     out << row.layer << ',' << row.name << ',' << row.forward.ns() << ',' << row.backward.ns() << ','

@@ -6,11 +6,16 @@
 // Columns may come in any order; every one of the five is required, comm_ns is
 // optional and, when present, must be filled on every row. It is each layer's
 // measured gradient communication time, replayed as given instead of being
-// modelled. Lines starting with '#' are comments; three of them are read as
+// modelled. Lines starting with '#' are comments; four of them are read as
 // metadata when written "# key: value":
 //   # model: ResNet-50
 //   # batch_per_gpu: 64
 //   # provenance: analytical (FLOPs at 10 TFLOP/s on V100), not measured
+//   # update_ns: 1200000
+// update_ns is the measured time of one optimizer step (the update: the
+// work after the backward pass, e.g. from a trace, dag/trace_profile.h);
+// `ssgd simulate` replays it as workload.update_time unless the scenario
+// sets that key.
 
 #include <cstdint>
 #include <filesystem>
@@ -38,6 +43,7 @@ struct LayerProfile {
   std::string model;                     // "# model:" metadata, may be empty
   std::optional<std::int64_t> batch_per_gpu;  // "# batch_per_gpu:" metadata
   std::string provenance;                // "# provenance:" metadata, may be empty
+  std::optional<Duration> update;        // "# update_ns:" metadata: one optimizer step, measured
   std::vector<LayerRow> layers;
 
   [[nodiscard]] bool has_comm() const { return !layers.empty() && layers.front().comm.has_value(); }

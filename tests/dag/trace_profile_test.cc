@@ -158,11 +158,13 @@ TEST_F(TraceProfileTest, CountsAndWarnings) {
   EXPECT_EQ(r.ranks, 1);
   EXPECT_EQ(r.iterations_seen, 3);
   EXPECT_EQ(r.iterations_used, 2);
-  EXPECT_EQ(r.kernels_assigned, 14);   // 7 per steady iteration
-  EXPECT_EQ(r.kernels_unassigned, 2);  // sgd_update, once per steady iteration
+  EXPECT_EQ(r.kernels_in_ranges, 14);      // 7 per steady iteration
+  EXPECT_EQ(r.kernels_outside_ranges, 2);  // sgd_update, once per steady iteration,
+  EXPECT_EQ(r.kernels_update, 2);          // after the last backward range: the update
   EXPECT_EQ(r.collectives, 4);
-  EXPECT_THAT(r.warnings,
-              ElementsAre("2 kernels ran outside every forward/backward range; left out"));
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+  ASSERT_TRUE(r.profile.update);
+  EXPECT_EQ(r.profile.update->ns(), 500);
   EXPECT_EQ(r.profile.model, "tinynet");
   EXPECT_EQ(r.profile.source, "marked.ssgdt");
   EXPECT_THAT(r.profile.provenance, HasSubstr("1 rank(s), 2 steady iteration(s) averaged"));
@@ -217,7 +219,7 @@ TEST_F(TraceProfileTest, NcclKernelsBesideCollectiveRecordsAreNotCompute) {
   EXPECT_EQ(r.profile.layers[0].grad_bytes, 4096);
   EXPECT_EQ(r.collectives, 1);
   EXPECT_EQ(r.nccl_kernels_dropped, 1);
-  EXPECT_EQ(r.kernels_assigned, 2);
+  EXPECT_EQ(r.kernels_in_ranges, 2);
 }
 
 // Without the plugin's records (NCCL_PROFILER_PLUGIN not honoured), the NCCL
@@ -278,6 +280,47 @@ TEST_F(TraceProfileTest, WithoutIterationMarkersIterationsSplitAtOptimizerStepsO
     EXPECT_THAT(r.warnings[0], HasSubstr(drop_optimizer ? "every 2 collective(s)" : "optimizer step"));
     EXPECT_THAT(r.warnings[0], HasSubstr("(3 found)"));
   }
+}
+
+// ssgd/grad_bytes marks give the layers' gradient sizes (0 for a layer
+// without one), so a trace without collectives still gets its communication
+// modelled.
+TEST_F(TraceProfileTest, GradBytesMarksGiveGradientSizesWithoutCollectives) {
+  const fs::path path = write_trace(
+      "marks.ssgdt",
+      {marker("iteration/0", 100, 2000), marker("ssgd/grad_bytes/a=4096", 100, 100),
+       marker("ssgd/rank=0", 100, 100), marker("forward/a", 100, 500), marker("forward/b", 500, 900),
+       marker("backward/b", 900, 1300), marker("backward/a", 1300, 1700), kernel(200, 300),
+       kernel(600, 700), kernel(1000, 1200), kernel(1400, 1500)});
+  auto reader = trace::TraceReader::open(path);
+  const auto r = profile_from_trace(reader, "marks.ssgdt");
+  ASSERT_EQ(r.profile.layers.size(), 2u);
+  EXPECT_EQ(r.profile.layers[0].grad_bytes, 4096);
+  EXPECT_EQ(r.profile.layers[1].grad_bytes, 0);
+  EXPECT_FALSE(r.profile.has_comm());
+  EXPECT_THAT(r.warnings, ElementsAre(HasSubstr("communication is modelled from its "
+                                                "ssgd/grad_bytes marks")));
+}
+
+// An iteration without layer ranges is all update, by the walker's rule.
+TEST_F(TraceProfileTest, IterationWithoutLayerRangesIsAllUpdate) {
+  const fs::path path = write_trace(
+      "bare.ssgdt", {marker("iteration/0", 100, 1000), marker("forward/a", 100, 500),
+                     kernel(200, 300), marker("iteration/1", 1000, 2000), kernel(1100, 1400),
+                     kernel(1500, 1600)});
+  auto reader = trace::TraceReader::open(path);
+  const auto r = profile_from_trace(reader, "bare.ssgdt");
+  EXPECT_EQ(r.profile.layers[0].forward.ns(), 0);  // iteration 0 is warm-up
+  EXPECT_EQ(r.profile.update, Duration(400));
+  EXPECT_EQ(r.kernels_update, 2);
+}
+
+TEST_F(TraceProfileTest, MalformedMetadataMarkIsAnError) {
+  const std::string msg = profile_error({marker("iteration/0", 100, 1000), marker("forward/a", 100, 500),
+                                         marker("ssgd/grad_bytes/a=lots", 100, 100)});
+  EXPECT_THAT(msg, HasSubstr("bad.ssgdt"));
+  EXPECT_THAT(msg, HasSubstr("record 2"));
+  EXPECT_THAT(msg, HasSubstr("'ssgd/grad_bytes/a=lots'"));
 }
 
 TEST_F(TraceProfileTest, NoIterationMarkersIsAnError) {

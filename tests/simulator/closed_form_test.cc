@@ -52,18 +52,26 @@ TEST_P(ClosedForm, RandomProfilesMatchExactly) {
   std::mt19937_64 rng(11 + static_cast<int>(GetParam()));
   for (int trial = 0; trial < 150; ++trial) {
     const bool with_comm = trial % 3 == 0;
-    const auto profile = random_profile(rng, with_comm);
+    auto profile = random_profile(rng, with_comm);
     auto scenario = random_scenario(rng, GetParam());
     // Small buckets and buffers, so the fusion policies make many groups.
     scenario.policy.bucket_cap_bytes = 1 + static_cast<std::int64_t>(rng() % 80'000'000);
     scenario.policy.first_bucket_bytes = 1 + static_cast<std::int64_t>(rng() % 20'000'000);
     scenario.policy.fusion_threshold_bytes = 1 + static_cast<std::int64_t>(rng() % 80'000'000);
     scenario.policy.cycle_time = Duration(static_cast<std::int64_t>(rng() % 3'000'000));
+    // Half the profiles carry a measured update (as one from a trace does);
+    // it is the update time unless the scenario sets workload.update_time.
+    if (trial % 2 == 1) profile.update = Duration(static_cast<std::int64_t>(rng() % 800'000));
+    scenario.update_time_given = trial % 4 == 3;
+    const Scenario replayed = scenario_for_profile(scenario, profile);
+    ASSERT_EQ(replayed.update_time, trial % 4 == 1 ? *profile.update : scenario.update_time);
     ReplayOptions opts;
     opts.single_worker_baseline = false;
     const auto result = replay(profile, scenario, opts);
+    ASSERT_EQ(result.update_time, replayed.update_time) << "trial " << trial;
     const CommModel comm = scenario_comm_model(scenario);
-    const auto expected = closed_form_iteration_time(GetParam(), layer_times(profile, scenario, comm));
+    const auto expected = closed_form_iteration_time(GetParam(), layer_times(profile, replayed, comm));
+    ASSERT_EQ(result.closed_form, expected) << "trial " << trial;
     ASSERT_EQ(result.iteration_time, expected)
         << "trial " << trial << ": " << profile.layers.size() << " layers, " << scenario.workers()
         << " workers, comm " << (with_comm ? "replayed" : "modelled");

@@ -80,6 +80,7 @@ TEST(Scenario, Defaults) {
   EXPECT_EQ(s.io_time, Duration(0));
   EXPECT_EQ(s.h2d_time, Duration(0));
   EXPECT_EQ(s.update_time, Duration(0));
+  EXPECT_FALSE(s.update_time_given);
   EXPECT_NE(find_link_preset(s.intra_node.preset), nullptr);
   EXPECT_NE(find_link_preset(s.inter_node.preset), nullptr);
 }
@@ -221,6 +222,20 @@ TEST(Scenario, EveryKeyWithSet) {
   EXPECT_EQ(s.io_time, Duration(1'000'000));
   EXPECT_EQ(s.h2d_time, Duration(500'000));
   EXPECT_EQ(s.update_time, Duration(100'000));
+  EXPECT_TRUE(s.update_time_given);
+}
+
+// A profile's measured update (a trace's) is the update time unless the
+// scenario sets workload.update_time, even to its default.
+TEST(Scenario, ProfileUpdateUnlessTheScenarioSetsTheKey) {
+  trace::LayerProfile measured;
+  measured.update = Duration(7'000);
+  EXPECT_EQ(scenario_for_profile(Scenario{}, measured).update_time, Duration(7'000));
+  EXPECT_EQ(scenario_for_profile(Scenario{}, trace::LayerProfile{}).update_time, Duration(0));
+  const Scenario set = load_scenario(std::nullopt, {"workload.update_time=0ns"});
+  EXPECT_EQ(scenario_for_profile(set, measured).update_time, Duration(0));
+  const fs::path file = write_yaml("update.yaml", "workload:\n  update_time: 2us\n");
+  EXPECT_EQ(scenario_for_profile(load_scenario(file, {}), measured).update_time, Duration(2'000));
 }
 
 TEST(Scenario, SetAppliesAfterTheFileInOrder) {

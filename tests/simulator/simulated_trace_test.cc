@@ -83,8 +83,11 @@ TEST_F(SimulatedTraceTest, ReadsBackAsTheSimulatedProfileAndReplaysToTheSameIter
     ASSERT_TRUE(got.comm.has_value());
     EXPECT_GT(got.comm->ns(), 0) << want.name;
   }
-  // The update kernels lie outside every layer range: 4 ranks x 3 steady iterations.
-  EXPECT_EQ(back.kernels_unassigned, 12);
+  // The update kernels come after the last backward range: 4 ranks x 3
+  // steady iterations, and the profile's update is the simulated one.
+  EXPECT_EQ(back.kernels_outside_ranges, 12);
+  EXPECT_EQ(back.kernels_update, 12);
+  EXPECT_EQ(back.profile.update, scenario_.update_time);
 
   ReplayOptions o;
   o.single_worker_baseline = false;

@@ -93,6 +93,19 @@ TEST(EventConversionTest, FieldsLandWhereTheProtoSays) {
   EXPECT_EQ(e.marker().domain(), "ssgd");
 }
 
+TEST(EventConversionTest, CollectiveOpsRoundTripThroughTheTraceVocabulary) {
+  for (const CollectiveOp op :
+       {CollectiveOp::kUnknown, CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter,
+        CollectiveOp::kAllGather, CollectiveOp::kBroadcast, CollectiveOp::kReduce,
+        CollectiveOp::kAllToAll, CollectiveOp::kSend, CollectiveOp::kRecv}) {
+    CollectiveActivity a;
+    a.op = op;
+    v1::Event e;
+    to_event(ActivityRecord{a, {}}, 0, e);
+    EXPECT_EQ(collective_op_from_proto(e.collective().op()), op);
+  }
+}
+
 TEST(EventConversionTest, UnknownUuidAndPciAddressAreEmpty) {
   EXPECT_EQ(format_gpu_uuid({}), "");
   EXPECT_EQ(format_pci_bus_id(-1, 0x3b, 0), "");

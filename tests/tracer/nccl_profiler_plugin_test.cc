@@ -17,7 +17,6 @@
 
 #include "tests/support/test_files.h"
 #include "tracer/core/process_session.h"
-#include "tracer/nccl/nccl_names.h"
 #include "traces/trace_reader.h"
 
 namespace ssgd::tracer {
@@ -425,17 +424,6 @@ TEST_F(NcclPluginFooterTest, PoolOverflowAndIncompleteCollectivesReachTheFooter)
   EXPECT_EQ(f.dropped_records(), 3u);  // the collectives lost; nothing else was lost
   EXPECT_EQ(f.nccl_incomplete_collectives(), 1u);
   EXPECT_EQ(f.nccl_orphan_events(), 1u);
-}
-
-TEST(NcclNamesTest, OperationsAndDatatypes) {
-  EXPECT_EQ(collective_op_from_nccl("AlltoAll"), CollectiveOp::kAllToAll);
-  EXPECT_EQ(collective_op_from_nccl("Recv"), CollectiveOp::kRecv);
-  EXPECT_EQ(collective_op_from_nccl("SendRecv"), CollectiveOp::kUnknown);
-  EXPECT_EQ(collective_op_from_nccl(nullptr), CollectiveOp::kUnknown);
-  EXPECT_EQ(datatype_from_nccl("ncclFloat16"), "float16");
-  EXPECT_EQ(datatype_from_nccl("mystery"), "mystery");
-  EXPECT_EQ(datatype_size_bytes("float64"), 8);
-  EXPECT_EQ(datatype_size_bytes("mystery"), 0);
 }
 
 TEST(NcclAbiTest, TablesAreFilledAndNamed) {

@@ -364,7 +364,8 @@ TEST_F(KinetoImportTest, ProfileFromImportedTraceHasTheGeneratedLayerTimes) {
   EXPECT_EQ(l2.grad_bytes, 4096);
   EXPECT_EQ(r.iterations_seen, 2);
   EXPECT_EQ(r.collectives, 2);
-  EXPECT_EQ(r.kernels_unassigned, 1);  // the optimizer kernel
+  EXPECT_EQ(r.kernels_outside_ranges, 1);  // the optimizer kernel: the update
+  EXPECT_EQ(r.kernels_update, 1);
 }
 
 // ---- Layers derived from CPU operators (traces/kineto_layers.h) ----
@@ -422,11 +423,16 @@ TEST_F(KinetoImportTest, ProfileFromPlainTraceHasPerOperatorTimes) {
                                                      Layer("aten::linear#3", 4000, 6000, 7000, 4096),
                                                      Layer("aten::mse_loss#4", 700, 800, 0, 0)));
   EXPECT_EQ(r.iterations_seen, 2);
-  EXPECT_EQ(r.kernels_unassigned, 1);  // the optimizer's
+  EXPECT_EQ(r.kernels_outside_ranges, 1);  // the optimizer's: the update
+  EXPECT_EQ(r.kernels_update, 1);
 }
 
 // With nn.Module ranges, the leaf modules are the layers; the container
-// Net_0 is not, and mse_loss (outside every module) has no layer.
+// Net_0 is not, and mse_loss (outside every module) has no layer of its
+// own: the walker's glue rule gives the work outside every range to a
+// neighbour: mul (500, before the first range) to Linear_0's forward,
+// mse_loss's forward (700) and backward (800, launched before the first
+// backward range) to Linear_1's forward, the range that ended last.
 TEST_F(KinetoImportTest, ModuleRangesGiveLeafModuleLayersWithBackward) {
   KinetoJsonOptions modules;
   modules.module_ranges = true;
@@ -439,10 +445,11 @@ TEST_F(KinetoImportTest, ModuleRangesGiveLeafModuleLayersWithBackward) {
   EXPECT_EQ(l.backward_ranges, 10u);
   EXPECT_EQ(l.backward_outside_layers, 2u);  // MseLossBackward0
   const auto r = dag::profile_from_trace(reader, "modules.ssgdt");
-  EXPECT_THAT(layer_times(r), ::testing::ElementsAre(Layer("Linear_0", 3000, 5000, 3000, 2048),
+  EXPECT_THAT(layer_times(r), ::testing::ElementsAre(Layer("Linear_0", 3500, 5000, 3000, 2048),
                                                      Layer("ReLU_0", 1000, 1500, 0, 0),
-                                                     Layer("Linear_1", 4000, 6000, 7000, 4096)));
-  EXPECT_EQ(r.kernels_unassigned, 4);  // mul, mse_loss forward and backward, optimizer
+                                                     Layer("Linear_1", 5500, 6000, 7000, 4096)));
+  EXPECT_EQ(r.kernels_outside_ranges, 4);  // mul, mse_loss forward and backward, optimizer
+  EXPECT_EQ(r.kernels_update, 1);          // the optimizer's
 }
 
 // --layers marks keeps the first rules: a plain trace then has no layers,

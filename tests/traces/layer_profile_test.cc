@@ -144,6 +144,16 @@ TEST(LayerProfile, WritesMetadataThenHeaderThenRows) {
             "# model: M\n# batch_per_gpu: 8\n# provenance: analytical\n"
             "layer,name,forward_ns,backward_ns,grad_bytes,comm_ns\n0,a,1,2,3,4\n");
 
+  p.update = Duration(1200);
+  out.str("");
+  write_layer_profile_csv(p, out);
+  EXPECT_EQ(out.str(),
+            "# model: M\n# batch_per_gpu: 8\n# provenance: analytical\n# update_ns: 1200\n"
+            "layer,name,forward_ns,backward_ns,grad_bytes,comm_ns\n0,a,1,2,3,4\n");
+  const LayerProfile back = parse_layer_profile_csv(out.str(), "again.csv");
+  EXPECT_EQ(back.update, Duration(1200));
+  p.update.reset();
+
   p.layers[0].comm.reset();
   p.model.clear();
   p.batch_per_gpu.reset();
@@ -273,6 +283,12 @@ TEST(LayerProfileErrors, Metadata) {
   expect_error("# batch_per_gpu: lots\n" + rows, 1, "batch_per_gpu", "not an integer");
   expect_error("# batch_per_gpu:\n" + rows, 1, "batch_per_gpu", "missing value");
   expect_error("# model: a\n# model: b\n" + rows, 2, "model", "metadata given twice (first on line 1)");
+  expect_error("# update_ns: -5\n" + rows, 1, "update_ns", "negative time -5");
+  expect_error("# update_ns: 1.5\n" + rows, 1, "update_ns", "integers are required");
+  expect_error("# update_ns: 1\n# update_ns: 2\n" + rows, 2, "update_ns",
+               "metadata given twice (first on line 1)");
+  EXPECT_EQ(parse_layer_profile_csv("# update_ns: 0\n" + rows, "t.csv").update, Duration(0));
+  EXPECT_FALSE(parse_layer_profile_csv(rows, "t.csv").update.has_value());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "common/atomic_file.h"
 #include "common/fixed_decimal.h"
+#include "common/logging.h"
 #include "dag/iteration_diff.h"
 #include "tools/ssgd/commands.h"
 #include "tools/ssgd/output_path.h"
@@ -137,6 +138,10 @@ void run_diff(const DiffArgs& a) {
   check_output_path(a.json, "--json");
   const auto measured = dag::TraceIterations::read(a.measured, a.allow_truncated);
   const auto simulated = dag::TraceIterations::read(a.simulated, a.allow_truncated);
+  auto log = logger("tools");
+  for (const auto* side : {&measured, &simulated}) {
+    for (const auto& w : side->warnings()) log->warn("{}: {}", side->source(), w);
+  }
   dag::DiffOptions options;
   options.iteration = a.iteration;
   options.simulated_iteration = a.simulated_iteration;

@@ -218,6 +218,16 @@ void to_event(const ActivityRecord& record, std::int32_t rank, v1::Event& event)
   std::visit([&](const auto& a) { fill(a, record.name, event); }, record.payload);
 }
 
+CollectiveOp collective_op_from_proto(v1::Collective::Op op) {
+  for (const CollectiveOp o :
+       {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kAllGather,
+        CollectiveOp::kBroadcast, CollectiveOp::kReduce, CollectiveOp::kAllToAll,
+        CollectiveOp::kSend, CollectiveOp::kRecv}) {
+    if (to_proto(o) == op) return o;
+  }
+  return CollectiveOp::kUnknown;
+}
+
 std::string format_gpu_uuid(const std::array<std::uint8_t, 16>& uuid) {
   if (std::all_of(uuid.begin(), uuid.end(), [](std::uint8_t b) { return b == 0; })) return "";
   std::string s = "GPU-";

@@ -15,6 +15,11 @@ namespace ssgd::tracer {
 // recorded by training rank `rank`.
 void to_event(const ActivityRecord& record, std::int32_t rank, trace::v1::Event& event);
 
+// The record's op for a trace op (the inverse of what to_event writes), for
+// the NCCL plugin, which names ops in the trace's vocabulary
+// (traces/collective_names.h).
+CollectiveOp collective_op_from_proto(trace::v1::Collective::Op op);
+
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints UUIDs;
 // empty for an all-zero (unknown) uuid.
 std::string format_gpu_uuid(const std::array<std::uint8_t, 16>& uuid);

@@ -2,10 +2,12 @@
 
 #include <bit>
 
+#include "tracer/core/event_conversion.h"
 #include "tracer/core/host_clock.h"
 #include "tracer/core/process_session.h"
-#include "tracer/nccl/nccl_names.h"
 #include "tracer/nccl/nccl_profiler_abi.h"
+#include "traces/collective_names.h"
+#include "traces/datatype_names.h"
 
 namespace ssgd::tracer {
 
@@ -233,13 +235,14 @@ void* CollectiveTracker::start_task(Communicator& comm, const NcclEventStart& ev
     return nullptr;
   }
   CollectiveActivity& a = s->activity;
-  a.op = collective_op_from_nccl(event.func);
+  a.op = collective_op_from_proto(
+      trace::collective_op_from_nccl(event.func != nullptr ? event.func : ""));
   a.communicator_id = comm.comm_id;
   a.rank = event.rank;
   a.nranks = comm.nranks;
   a.count = static_cast<std::int64_t>(event.count);
-  a.datatype = datatype_from_nccl(event.datatype);
-  a.size_bytes = a.count * datatype_size_bytes(a.datatype.view());
+  a.datatype = trace::datatype_from_nccl(event.datatype != nullptr ? event.datatype : "");
+  a.size_bytes = a.count * trace::datatype_size_bytes(a.datatype.view());
   a.sequence_number = event.seq_number;
   if (event.algo != nullptr) a.algorithm = event.algo;
   if (event.proto != nullptr) a.protocol = event.proto;

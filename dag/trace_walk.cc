@@ -1,0 +1,342 @@
+#include "dag/trace_walk.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <tuple>
+#include <variant>
+
+#include "common/error.h"
+#include "traces/kernel_names.h"
+#include "traces/marker_names.h"
+
+namespace ssgd::dag {
+
+namespace v1 = trace::v1;
+
+TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
+                     const Options& options) {
+  std::vector<std::pair<std::string, std::int64_t>> grad_bytes;  // marks, in trace order
+  v1::Event ev;
+  std::int64_t record = 0;
+  while (reader.next(ev)) {
+    Rank& rank = ranks_[ev.rank()];
+    const auto add = [&rank](Work w, std::uint64_t correlation) {
+      rank.work.push_back(w);
+      if (correlation != 0) rank.pending.emplace_back(correlation, rank.work.size() - 1);
+    };
+    switch (ev.payload_case()) {
+      case v1::Event::kMarker: {
+        const auto& m = ev.marker();
+        using trace::MarkerName;
+        const MarkerName mark = trace::parse_marker_name(m, source, record);
+        if (mark.kind == MarkerName::Kind::kIteration) {
+          rank.iterations.push_back({mark.number, m.start_ns(), m.end_ns()});
+        } else if (mark.kind != MarkerName::Kind::kOther) {
+          rank.named_ranges.push_back({m.start_ns(), m.end_ns(), mark.layer,
+                                       mark.kind == MarkerName::Kind::kBackward
+                                           ? TaskKind::kBackward
+                                           : TaskKind::kForward});
+        } else if (m.name() == "io") {
+          add({WorkKind::kIo, m.start_ns(), m.start_ns(), m.end_ns(), 0, 0, 0, false}, 0);
+        } else if (trace::is_metadata_mark(m.name())) {
+          const trace::MetadataMark meta =
+              trace::parse_metadata_mark(m.name(), {source, std::nullopt, record, "marker.name"});
+          if (const auto* g = std::get_if<trace::GradBytesMark>(&meta)) {
+            grad_bytes.emplace_back(g->layer, g->bytes);
+          }
+        }
+        break;
+      }
+      case v1::Event::kKernel: {
+        const auto& k = ev.kernel();
+        if (trace::is_nccl_kernel(k.name())) {  // communication, never compute: see place_work()
+          rank.nccl_kernels.push_back({WorkKind::kCollective, k.start_ns(), k.start_ns(),
+                                       k.end_ns(), 0, 0, rank.nccl_kernels.size(), false});
+          rank.nccl_correlations.push_back(k.correlation_id());
+          break;
+        }
+        add({WorkKind::kKernel, k.start_ns(), k.start_ns(), k.end_ns(), 0, 0, 0,
+             trace::is_optimizer_kernel(k.name())},
+            k.correlation_id());
+        break;
+      }
+      case v1::Event::kCollective: {
+        const auto& c = ev.collective();
+        rank.has_collectives = true;
+        add({WorkKind::kCollective, c.start_ns(), c.start_ns(), c.end_ns(), c.size_bytes(),
+             c.communicator_id(), c.sequence_number(), false},
+            c.correlation_id());
+        break;
+      }
+      case v1::Event::kMemcpy: {
+        const auto& c = ev.memcpy();
+        if (c.kind() != v1::Memcpy::HTOD) break;
+        add({WorkKind::kH2d, c.start_ns(), c.start_ns(), c.end_ns(), c.size_bytes(), 0, 0, false},
+            c.correlation_id());
+        break;
+      }
+      case v1::Event::kApiCall:
+        if (ev.api_call().correlation_id() != 0) {
+          rank.launch_ns.emplace(ev.api_call().correlation_id(), ev.api_call().start_ns());
+        }
+        break;
+      default: break;
+    }
+    ++record;
+  }
+
+  const std::map<std::string, std::int32_t> layer_index = order_layers();
+  if (!grad_bytes.empty()) {
+    marked_grad_bytes_.assign(layers_.size(), 0);
+    std::vector<bool> seen(layers_.size(), false);
+    std::int64_t unknown = 0;
+    for (const auto& [layer, bytes] : grad_bytes) {
+      const auto it = layer_index.find(layer);
+      if (it == layer_index.end()) {
+        ++unknown;
+        continue;
+      }
+      const auto l = static_cast<std::size_t>(it->second);
+      if (seen[l] && marked_grad_bytes_[l] != bytes) {
+        warnings_.push_back("ssgd/grad_bytes marks disagree on layer " + layer + " (" +
+                            std::to_string(marked_grad_bytes_[l]) + " and " +
+                            std::to_string(bytes) + " bytes); the first is used");
+        continue;
+      }
+      seen[l] = true;
+      marked_grad_bytes_[l] = bytes;
+    }
+    if (unknown > 0) {
+      warnings_.push_back(std::to_string(unknown) +
+                          " ssgd/grad_bytes mark(s) name no layer of the trace; ignored");
+    }
+  }
+  place_work();
+  if (options.split_unmarked_iterations) split_unmarked_iterations();
+  for (auto& [r, rank] : ranks_) {
+    std::stable_sort(rank.iterations.begin(), rank.iterations.end(),
+                     [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  }
+}
+
+// Layers in the order of their first forward range (start, then rank);
+// every rank's ranges then name layers by index, sorted by start.
+std::map<std::string, std::int32_t> TraceWalk::order_layers() {
+  std::vector<std::tuple<std::int64_t, std::int32_t, const std::string*>> forwards;
+  for (const auto& [r, rank] : ranks_) {
+    for (const auto& range : rank.named_ranges) {
+      if (range.kind == TaskKind::kForward) forwards.emplace_back(range.start_ns, r, &range.layer);
+    }
+  }
+  std::stable_sort(forwards.begin(), forwards.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  std::map<std::string, std::int32_t> index;
+  for (const auto& f : forwards) {
+    if (index.emplace(*std::get<2>(f), static_cast<std::int32_t>(layers_.size())).second) {
+      layers_.push_back(*std::get<2>(f));
+    }
+  }
+  std::int64_t unknown_backward = 0;
+  for (auto& [r, rank] : ranks_) {
+    for (const auto& range : rank.named_ranges) {
+      const auto it = index.find(range.layer);
+      if (it == index.end()) {
+        ++unknown_backward;
+        continue;
+      }
+      rank.ranges.push_back({range.start_ns, range.end_ns, it->second, range.kind});
+    }
+    rank.named_ranges.clear();
+    std::stable_sort(
+        rank.ranges.begin(), rank.ranges.end(),
+        [](const LayerRange& a, const LayerRange& b) { return a.start_ns < b.start_ns; });
+  }
+  if (unknown_backward > 0) {
+    warnings_.push_back(std::to_string(unknown_backward) +
+                        " backward ranges name layers with no forward range; ignored");
+  }
+  return index;
+}
+
+// NCCL kernels are dropped where Collective records describe the same
+// operations, and are the rank's collectives where there are none; then
+// all work moves to its launch time and into launch order.
+void TraceWalk::place_work() {
+  for (auto& [r, rank] : ranks_) {
+    if (rank.nccl_kernels.empty()) continue;
+    if (rank.has_collectives) {
+      nccl_kernels_dropped_ += static_cast<std::int64_t>(rank.nccl_kernels.size());
+      continue;
+    }
+    warnings_.push_back(
+        "rank " + std::to_string(r) +
+        ": no NCCL collective records (was the NCCL profiler "
+        "plugin loaded?); its " +
+        std::to_string(rank.nccl_kernels.size()) +
+        " NCCL kernels give the communication times, with unknown sizes (grad_bytes 0)");
+    for (std::size_t i = 0; i < rank.nccl_kernels.size(); ++i) {
+      rank.work.push_back(rank.nccl_kernels[i]);
+      if (rank.nccl_correlations[i] != 0) {
+        rank.pending.emplace_back(rank.nccl_correlations[i], rank.work.size() - 1);
+      }
+    }
+  }
+  for (auto& [r, rank] : ranks_) {
+    for (const auto& [correlation, index] : rank.pending) {
+      const auto it = rank.launch_ns.find(correlation);
+      if (it != rank.launch_ns.end()) rank.work[index].host_ns = it->second;
+    }
+    std::stable_sort(rank.work.begin(), rank.work.end(),
+                     [](const Work& a, const Work& b) { return a.host_ns < b.host_ns; });
+    rank.nccl_kernels.clear();
+    rank.nccl_correlations.clear();
+    rank.pending.clear();
+    rank.launch_ns.clear();
+  }
+}
+
+void TraceWalk::split_unmarked_iterations() {
+  for (auto& [r, rank] : ranks_) {
+    if (!rank.iterations.empty()) continue;
+    // Kernels and collectives, in launch order: what the rules look at.
+    std::vector<const Work*> work;
+    for (const Work& w : rank.work) {
+      if (w.kind == WorkKind::kKernel || w.kind == WorkKind::kCollective) work.push_back(&w);
+    }
+    if (work.empty()) continue;
+    std::vector<std::size_t> ends;  // index of the work that ends each iteration
+    std::string how;
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      if (work[i]->optimizer && (i + 1 == work.size() || !work[i + 1]->optimizer)) {
+        ends.push_back(i);
+      }
+    }
+    if (!ends.empty()) {
+      how = "after each optimizer step (kernels named like adam, sgd or multi_tensor_apply)";
+    } else {
+      std::vector<std::size_t> coll;
+      for (std::size_t i = 0; i < work.size(); ++i) {
+        if (work[i]->kind == WorkKind::kCollective) coll.push_back(i);
+      }
+      const std::size_t n = coll.size();
+      for (std::size_t k = 1; 2 * k <= n && ends.empty(); ++k) {
+        bool periodic = true;
+        for (std::size_t i = 0; i + k < n && periodic; ++i) {
+          periodic = work[coll[i]]->bytes == work[coll[i + k]]->bytes;
+        }
+        if (!periodic) continue;
+        for (std::size_t j = k - 1; j < n; j += k) ends.push_back(coll[j]);
+        how = "every " + std::to_string(k) + " collective(s), the period of their sizes";
+      }
+    }
+    if (ends.empty()) continue;
+    // Each iteration starts just after the previous end was launched, so
+    // that the layer ranges opened before its first launch are inside it.
+    std::int64_t start = std::numeric_limits<std::int64_t>::min();
+    for (std::size_t e = 0; e < ends.size(); ++e) {
+      const std::int64_t end = work[ends[e]]->host_ns + 1;
+      rank.iterations.push_back({static_cast<std::int64_t>(e), start, end});
+      start = end;
+    }
+    warnings_.push_back("rank " + std::to_string(r) +
+                        " has no iteration/<N> markers: its iterations were split " + how + " (" +
+                        std::to_string(rank.iterations.size()) + " found)");
+  }
+}
+
+std::vector<std::int32_t> TraceWalk::ranks() const {
+  std::vector<std::int32_t> out;
+  for (const auto& [r, rank] : ranks_) {
+    if (!rank.iterations.empty()) out.push_back(r);
+  }
+  return out;
+}
+
+const std::vector<WalkIteration>& TraceWalk::iterations(std::int32_t rank) const {
+  static const std::vector<WalkIteration> kNone;
+  const auto it = ranks_.find(rank);
+  return it == ranks_.end() ? kNone : it->second.iterations;
+}
+
+IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
+                                        const WalkIteration& iteration) const {
+  IterationWork out;
+  const auto found = ranks_.find(rank_id);
+  if (found == ranks_.end()) return out;
+  const Rank& rank = found->second;
+  const std::int64_t s = iteration.start_ns;
+  const std::int64_t e = iteration.end_ns;
+  const auto starts_before = [](const LayerRange& r, std::int64_t t) { return r.start_ns < t; };
+  auto range = std::lower_bound(rank.ranges.begin(), rank.ranges.end(), s, starts_before);
+  for (; range != rank.ranges.end() && range->start_ns < e; ++range) out.ranges.push_back(*range);
+  const auto& ranges = out.ranges;
+  std::optional<std::int64_t> backward_end;  // end of the iteration's last backward range
+  for (const auto& r : ranges) {
+    if (r.kind == TaskKind::kBackward) {
+      backward_end = std::max(backward_end.value_or(r.end_ns), r.end_ns);
+    }
+  }
+  // One pass over the work in launch order. `open` holds the ranges started
+  // and not yet ended at the current launch, by start, so its last is the
+  // innermost; `ended` and `ended_backward` are the ranges that ended last.
+  std::vector<const LayerRange*> open;
+  const LayerRange* ended = nullptr;
+  const LayerRange* ended_backward = nullptr;
+  const auto later = [](const LayerRange* best, const LayerRange& r) {
+    return best == nullptr ||
+           std::tie(r.end_ns, r.start_ns) >= std::tie(best->end_ns, best->start_ns);
+  };
+  std::size_t next = 0;
+  const auto launched_before = [](const Work& x, std::int64_t t) { return x.host_ns < t; };
+  for (auto w = std::lower_bound(rank.work.begin(), rank.work.end(), s, launched_before);
+       w != rank.work.end() && w->host_ns < e; ++w) {
+    for (; next < ranges.size() && ranges[next].start_ns <= w->host_ns; ++next) {
+      open.push_back(&ranges[next]);
+    }
+    std::erase_if(open, [&](const LayerRange* r) {
+      if (r->end_ns > w->host_ns) return false;
+      if (later(ended, *r)) ended = r;
+      if (r->kind == TaskKind::kBackward && later(ended_backward, *r)) ended_backward = r;
+      return true;
+    });
+    const LayerRange* holder = open.empty() ? nullptr : open.back();
+    TaskWork t;
+    t.start_ns = w->start_ns;
+    t.end_ns = w->end_ns;
+    t.bytes = w->bytes;
+    switch (w->kind) {
+      case WorkKind::kIo: t.kind = TaskKind::kIo; break;
+      case WorkKind::kH2d: t.kind = TaskKind::kH2d; break;
+      case WorkKind::kCollective: {
+        t.kind = TaskKind::kComm;
+        const LayerRange* by =
+            holder && holder->kind == TaskKind::kBackward ? holder : ended_backward;
+        t.layer = by ? by->layer : -1;
+        t.communicator = w->communicator;
+        t.sequence = w->sequence;
+        break;
+      }
+      case WorkKind::kKernel:
+        if (holder) {  // inside a range
+          t.kind = holder->kind;
+          t.layer = holder->layer;
+          t.in_range = true;
+        } else if (ranges.empty() || (backward_end && w->host_ns >= *backward_end)) {
+          t.kind = TaskKind::kUpdate;
+        } else if (w->host_ns < ranges.front().start_ns) {
+          t.kind = TaskKind::kForward;
+          t.layer = 0;
+        } else {  // between ranges: the first range has ended, so `ended` is set
+          t.kind = ended->kind;
+          t.layer = ended->layer;
+        }
+        break;
+    }
+    out.work.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace ssgd::dag

@@ -1,0 +1,168 @@
+#pragma once
+// The one walker over a captured trace on the DAG side: the trace is read
+// once into per-rank marker ranges and work, and one set of rules gives each
+// piece of work of an iteration its S-SGD task. profile_from_trace
+// (dag/trace_profile.h, a layer profile for `ssgd simulate`) and
+// TraceIterations (dag/iteration_tasks.h, one iteration's tasks for `ssgd
+// diff`) are both thin users of it, so they see the same tasks.
+//
+// What it reads, per rank:
+//   iterations     iteration/<N> ranges; with split_unmarked_iterations, a
+//                  rank without any has its iterations found from its work
+//                  (see below), with a warning
+//   layer ranges   forward/<layer>, backward/<layer>; the layers are ordered
+//                  by their first forward range (earliest start, then lowest
+//                  rank); a backward range of a layer with no forward range
+//                  is left out, with a warning
+//   work           kernels (any device: the host's CPU ops, device -1, are
+//                  compute like GPU kernels), collectives, host-to-device
+//                  copies and "io" ranges, each at its launch time: the
+//                  start of the API call with its correlation id (a CUDA
+//                  launch, a framework call such as c10d::allreduce_), else
+//                  its own start
+//   grad bytes     ssgd/grad_bytes/<layer>=<bytes> marks (traces/marker_names.h)
+// NCCL kernels (traces/kernel_names.h) are never compute: beside Collective
+// records (ssgd's tracer writes both) they are left out and counted; on a
+// rank without any Collective they are its collectives, of unknown size,
+// with a warning.
+//
+// The rules, for the work launched in an iteration [start, end) and the
+// layer ranges that start in it:
+//   kernel       inside a layer range: the innermost (latest-starting) range
+//                open at its launch, its forward or backward. Outside every
+//                range (the glue rule): launched before the iteration's
+//                first layer range, the first layer's forward; at or after
+//                the end of its last backward range, the update; otherwise
+//                the layer range that ended last before its launch (ties: the
+//                later-starting). An iteration without layer ranges is all
+//                update.
+//   collective   comm, labelled with the backward range open at its launch,
+//                else the backward range that ended last before it, else no
+//                layer
+//   h2d copy     h2d;  io range   io
+//
+// Iterations found from work (a rank without iteration markers): each run
+// of optimizer kernels (traces/kernel_names.h) with no other work between them
+// ends an iteration; without any, every K-th collective does, K being the
+// smallest period with which their sizes repeat over at least two periods.
+// An iteration ends just after the launch of its last piece, where the next
+// begins; the first begins with the trace; work after the last end is a
+// partial iteration and left out.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dag/task.h"
+#include "traces/trace_reader.h"
+
+namespace ssgd::dag {
+
+// A forward/<layer> or backward/<layer> range of one rank.
+struct LayerRange {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int32_t layer = 0;              // index into TraceWalk::layers()
+  TaskKind kind = TaskKind::kForward;  // kForward or kBackward
+};
+
+// A piece of work of an iteration with the task the rules give it.
+struct TaskWork {
+  TaskKind kind = TaskKind::kForward;  // kernels: kForward, kBackward or kUpdate; kComm, kH2d, kIo
+  std::int32_t layer = -1;    // forward/backward: the layer; comm: the launching layer or -1
+  bool in_range = false;      // kernels: launched inside a layer range (else by the glue rule)
+  std::int64_t start_ns = 0;  // when it ran (on the GPU, or the host's own times)
+  std::int64_t end_ns = 0;
+  std::int64_t bytes = 0;          // comm and h2d
+  std::uint64_t communicator = 0;  // comm
+  std::uint64_t sequence = 0;      // comm
+  [[nodiscard]] std::int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+struct WalkIteration {
+  std::int64_t number = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+// One iteration of one rank: its layer ranges, by start, and its work with
+// tasks, in launch order.
+struct IterationWork {
+  std::vector<LayerRange> ranges;
+  std::vector<TaskWork> work;
+};
+
+class TraceWalk {
+ public:
+  struct Options {
+    // Find the iterations of a rank without iteration/<N> ranges from its
+    // work (profile_from_trace); otherwise such a rank has none (ssgd diff).
+    bool split_unmarked_iterations = false;
+  };
+
+  // Reads every event of `reader` (`source` names it in messages). Throws
+  // ssgd::InputError for a marker name without a layer or with a bad
+  // iteration number, a marked range that ends before it starts, and a
+  // malformed ssgd/grad_bytes mark, naming `source` and the record.
+  TraceWalk(trace::TraceReader& reader, const std::string& source, const Options& options);
+
+  // Layer names in forward order; empty when the trace has no forward ranges.
+  [[nodiscard]] const std::vector<std::string>& layers() const { return layers_; }
+  // Ranks that have iterations, ascending.
+  [[nodiscard]] std::vector<std::int32_t> ranks() const;
+  // A rank's iterations by start; empty for a rank the trace lacks.
+  [[nodiscard]] const std::vector<WalkIteration>& iterations(std::int32_t rank) const;
+  // The work of `iteration` (one of iterations(rank)) with its tasks.
+  [[nodiscard]] IterationWork iteration_work(std::int32_t rank,
+                                             const WalkIteration& iteration) const;
+
+  // Per layer, its ssgd/grad_bytes mark (0 for a layer without one); empty
+  // when the trace has no such marks.
+  [[nodiscard]] const std::vector<std::int64_t>& marked_grad_bytes() const {
+    return marked_grad_bytes_;
+  }
+  // NCCL kernels left out because their rank has Collective records.
+  [[nodiscard]] std::int64_t nccl_kernels_dropped() const { return nccl_kernels_dropped_; }
+  // What the reader of the result should know, one line each.
+  [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  enum class WorkKind { kKernel, kCollective, kH2d, kIo };
+  struct Work {
+    WorkKind kind;
+    std::int64_t host_ns;  // launch
+    std::int64_t start_ns, end_ns, bytes;
+    std::uint64_t communicator, sequence;
+    bool optimizer;  // a kernel named like an optimizer step
+  };
+  struct NamedRange {
+    std::int64_t start_ns, end_ns;
+    std::string layer;
+    TaskKind kind;
+  };
+  struct Rank {
+    std::vector<WalkIteration> iterations;
+    std::vector<NamedRange> named_ranges;  // while reading
+    std::vector<LayerRange> ranges;        // by start
+    std::vector<Work> work;                // by launch
+    std::vector<Work> nccl_kernels;        // kept apart until the rank is read
+    std::vector<std::uint64_t> nccl_correlations;
+    std::vector<std::pair<std::uint64_t, std::size_t>> pending;  // correlation -> work index
+    std::unordered_map<std::uint64_t, std::int64_t> launch_ns;   // correlation -> API call start
+    bool has_collectives = false;
+  };
+
+  std::map<std::string, std::int32_t> order_layers();  // returns each layer's index
+  void place_work();
+  void split_unmarked_iterations();
+
+  std::vector<std::string> layers_;
+  std::map<std::int32_t, Rank> ranks_;
+  std::vector<std::int64_t> marked_grad_bytes_;
+  std::int64_t nccl_kernels_dropped_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace ssgd::dag

@@ -1,0 +1,148 @@
+// The walker (dag/trace_walk.h) behind both `ssgd simulate` and `ssgd diff`:
+// on tests/data/traces/walker.txtpb (a GPU rank and a CPU rank, work
+// outside every layer range, CPU ops on device -1, gloo collectives
+// launched through c10d calls, ssgd/grad_bytes marks; its header lists
+// the expected tasks), simulate's path (profile_from_trace) and diff's
+// (TraceIterations) get the same tasks.
+#include "dag/trace_walk.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dag/iteration_diff.h"
+#include "dag/iteration_tasks.h"
+#include "dag/trace_profile.h"
+#include "tests/support/test_files.h"
+#include "traces/trace_dump.h"
+#include "traces/trace_reader.h"
+
+namespace ssgd::dag {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+
+const fs::path kWalker = fs::path(SSGD_SOURCE_DIR) / "tests/data/traces/walker.txtpb";
+
+class TraceWalkTest : public ssgd::testing::TempDirTest {
+ protected:
+  fs::path packed() {
+    const fs::path out = dir_ / "walker.ssgdt";
+    if (!fs::exists(out)) trace::pack_text_trace(kWalker, out);
+    return out;
+  }
+};
+
+// What diff's tasks add up to, averaged the way profile_from_trace averages:
+// over ranks and every iteration but the first, rounded to the nearest ns.
+struct DiffTotals {
+  std::map<std::pair<TaskKind, std::string>, std::int64_t> busy_ns;  // forward, backward, update
+  std::map<std::string, std::int64_t> comm_ns;                       // by launching layer
+  std::int64_t samples = 0;
+  [[nodiscard]] std::int64_t avg(std::int64_t v) const { return (v + samples / 2) / samples; }
+};
+
+DiffTotals diff_totals(const TraceIterations& it) {
+  DiffTotals out;
+  const std::int64_t first = it.iterations().begin()->first;  // warm-up
+  for (const auto& [number, span] : it.iterations()) {
+    if (number == first) continue;
+    std::map<std::int32_t, bool> ranks;
+    for (const IterationTask& t : it.tasks(number)) {
+      ranks[t.rank] = true;
+      if (t.kind == TaskKind::kComm) {
+        out.comm_ns[t.layer] += t.busy_ns;
+      } else {
+        out.busy_ns[{t.kind, t.layer}] += t.busy_ns;
+      }
+    }
+    out.samples += static_cast<std::int64_t>(ranks.size());
+  }
+  return out;
+}
+
+TEST_F(TraceWalkTest, SimulateAndDiffSeeTheSameTasks) {
+  auto reader = trace::TraceReader::open(packed());
+  const TraceProfileResult profile = profile_from_trace(reader, "walker.ssgdt");
+  const TraceIterations diff = TraceIterations::read(packed().string(), false);
+  const DiffTotals totals = diff_totals(diff);
+  ASSERT_EQ(totals.samples, 4);  // 2 ranks x 2 steady iterations
+  ASSERT_EQ(profile.iterations_used * profile.ranks, totals.samples);
+
+  const auto& layers = profile.profile.layers;
+  ASSERT_EQ(layers.size(), 2u);
+  for (const auto& row : layers) {
+    SCOPED_TRACE(row.name);
+    EXPECT_EQ(row.forward.ns(), totals.avg(totals.busy_ns.at({TaskKind::kForward, row.name})));
+    EXPECT_EQ(row.backward.ns(), totals.avg(totals.busy_ns.at({TaskKind::kBackward, row.name})));
+    ASSERT_TRUE(row.comm);
+    EXPECT_EQ(row.comm->ns(), totals.avg(totals.comm_ns.at(row.name)));
+  }
+  ASSERT_TRUE(profile.profile.update);
+  EXPECT_EQ(profile.profile.update->ns(), totals.avg(totals.busy_ns.at({TaskKind::kUpdate, ""})));
+  EXPECT_EQ(totals.comm_ns.count(""), 0u);  // every collective has a launching layer
+
+  // The numbers of the file's header.
+  EXPECT_EQ(layers[0].name, "embed");
+  EXPECT_EQ(layers[1].name, "fc");
+  EXPECT_EQ(layers[0].forward.ns(), 1500);
+  EXPECT_EQ(layers[1].forward.ns(), 2400);
+  EXPECT_EQ(layers[1].backward.ns(), 3050);
+  EXPECT_EQ(layers[0].backward.ns(), 1500);
+  EXPECT_EQ(layers[1].comm->ns(), 2000);
+  EXPECT_EQ(layers[0].comm->ns(), 1000);
+  EXPECT_EQ(profile.profile.update->ns(), 500);
+  // The marks, not the all-reduces' sizes (1000 and 3000 bytes).
+  EXPECT_EQ(layers[0].grad_bytes, 4000);
+  EXPECT_EQ(layers[1].grad_bytes, 12000);
+}
+
+TEST_F(TraceWalkTest, ProfileCountsAndWarnings) {
+  auto reader = trace::TraceReader::open(packed());
+  const TraceProfileResult r = profile_from_trace(reader, "walker.ssgdt");
+  EXPECT_EQ(r.ranks, 2);
+  EXPECT_EQ(r.iterations_seen, 3);
+  EXPECT_EQ(r.iterations_used, 2);
+  EXPECT_EQ(r.kernels_in_ranges, 16);       // 4 per rank and steady iteration
+  EXPECT_EQ(r.kernels_outside_ranges, 16);  // rank 0: 5, rank 1: 3
+  EXPECT_EQ(r.kernels_update, 4);
+  EXPECT_EQ(r.collectives, 8);
+  EXPECT_EQ(r.nccl_kernels_dropped, 3);
+  EXPECT_THAT(r.warnings,
+              ElementsAre("1 ssgd/grad_bytes mark(s) name no layer of the trace; ignored"));
+}
+
+// Rank by rank, diff's tasks of one iteration, with the work outside every
+// range where the glue rule puts it.
+TEST_F(TraceWalkTest, DiffTasksOfEachRank) {
+  const TraceIterations diff = TraceIterations::read(packed().string(), false);
+  std::vector<std::string> labels;
+  std::vector<std::int64_t> busy;
+  std::vector<std::int64_t> bytes;
+  for (const IterationTask& t : diff.tasks(1)) {
+    labels.push_back(std::to_string(t.rank) + " " + task_label(t));
+    busy.push_back(t.busy_ns);
+    bytes.push_back(t.bytes);
+  }
+  EXPECT_THAT(labels,
+              ElementsAre("0 io", "0 h2d", "0 forward embed", "0 forward fc", "0 backward fc",
+                          "0 backward embed", "0 all-reduce #0 (fc)", "0 all-reduce #1 (embed)",
+                          "0 update",  //
+                          "1 forward embed", "1 forward fc", "1 backward fc", "1 backward embed",
+                          "1 all-reduce #0 (fc)", "1 all-reduce #1 (embed)", "1 update"));
+  EXPECT_THAT(busy, ElementsAre(1000, 500, 1500, 2400, 3100, 1500, 2000, 1000, 500,  //
+                                1500, 2400, 3000, 1500, 2000, 1000, 500));
+  EXPECT_THAT(bytes, ElementsAre(0, 4096, 0, 0, 0, 0, 3000, 1000, 0,  //
+                                 0, 0, 0, 0, 3000, 1000, 0));
+  EXPECT_THAT(diff.warnings(),
+              ElementsAre("1 ssgd/grad_bytes mark(s) name no layer of the trace; ignored"));
+}
+
+}  // namespace
+}  // namespace ssgd::dag

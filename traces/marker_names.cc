@@ -1,0 +1,135 @@
+#include "traces/marker_names.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <stdexcept>
+
+namespace ssgd::trace {
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::optional<std::int64_t> whole_number(std::string_view text) {
+  std::int64_t v = 0;
+  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string iteration_mark(std::int64_t n) {
+  return std::string(kIterationMarkPrefix) + std::to_string(n);
+}
+std::string forward_mark(std::string_view layer) {
+  return std::string(kForwardMarkPrefix) + std::string(layer);
+}
+std::string backward_mark(std::string_view layer) {
+  return std::string(kBackwardMarkPrefix) + std::string(layer);
+}
+std::string grad_bytes_mark(std::string_view layer, std::int64_t bytes) {
+  return std::string(kMetadataMarkPrefix) + "grad_bytes/" + std::string(layer) + "=" +
+         std::to_string(bytes);
+}
+
+std::optional<std::int64_t> profiler_step_number(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (!starts_with(name, kPrefix)) return std::nullopt;
+  return whole_number(name.substr(kPrefix.size()));
+}
+
+MarkerName parse_marker_name(const v1::MarkerRange& m, const std::string& source,
+                             std::int64_t record) {
+  MarkerName out;
+  const std::string& name = m.name();
+  std::string_view rest;
+  if (starts_with(name, kIterationMarkPrefix)) {
+    out.kind = MarkerName::Kind::kIteration;
+    rest = std::string_view(name).substr(kIterationMarkPrefix.size());
+  } else if (starts_with(name, kForwardMarkPrefix)) {
+    out.kind = MarkerName::Kind::kForward;
+    rest = std::string_view(name).substr(kForwardMarkPrefix.size());
+  } else if (starts_with(name, kBackwardMarkPrefix)) {
+    out.kind = MarkerName::Kind::kBackward;
+    rest = std::string_view(name).substr(kBackwardMarkPrefix.size());
+  } else {
+    return out;
+  }
+  if (rest.empty()) {
+    throw InputError({source, std::nullopt, record, "marker.name"},
+                     "marker '" + name + "' names no " +
+                         (out.kind == MarkerName::Kind::kIteration ? "iteration number" : "layer"));
+  }
+  if (m.end_ns() < m.start_ns()) {
+    throw InputError({source, std::nullopt, record, "marker.end_ns"},
+                     "marker '" + name + "' ends before it starts");
+  }
+  if (out.kind == MarkerName::Kind::kIteration) {
+    const auto n = whole_number(rest);
+    if (!n) {
+      throw InputError({source, std::nullopt, record, "marker.name"},
+                       "marker '" + name + "': iteration number is not an integer");
+    }
+    out.number = *n;
+  } else {
+    out.layer = std::string(rest);
+  }
+  return out;
+}
+
+bool is_metadata_mark(std::string_view name) { return starts_with(name, kMetadataMarkPrefix); }
+
+MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& where) {
+  InputLocation at = where;
+  if (at.field.empty()) at.field = "name";
+  auto fail = [&](const std::string& problem) -> InputError {
+    return InputError(at, "metadata mark '" + std::string(name) + "': " + problem);
+  };
+  std::string_view body = name;
+  if (starts_with(body, kMetadataMarkPrefix)) body.remove_prefix(kMetadataMarkPrefix.size());
+  const auto eq = body.find('=');
+  if (eq == std::string_view::npos) throw fail("no '=' (expected ssgd/<key>=<value>)");
+  const std::string_view key = body.substr(0, eq);
+  const std::string_view value = body.substr(eq + 1);
+  if (key.empty()) throw fail("no key before '='");
+  auto count = [&](std::string_view text, std::string_view what,
+                   std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
+    const auto v = whole_number(text);
+    if (!v || *v < 0) {
+      throw fail(std::string(what) + " '" + std::string(text) + "' is not a non-negative integer");
+    }
+    if (*v > max) throw fail(std::string(what) + " " + std::string(text) + " is out of range");
+    return *v;
+  };
+  constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+  if (key == "rank") return RankMark{static_cast<std::int32_t>(count(value, "rank", kInt32Max))};
+  if (key == "world_size") {
+    const auto w = count(value, "world size", kInt32Max);
+    if (w == 0) throw fail("world size 0");
+    return WorldSizeMark{static_cast<std::int32_t>(w)};
+  }
+  if (key == "hostname") {
+    if (value.empty()) throw fail("empty hostname");
+    return HostnameMark{std::string(value)};
+  }
+  if (key == "clock_realtime_ns") return ClockRealtimeMark{count(value, "clock_realtime_ns")};
+  if (key == "grad_bytes" || starts_with(key, "grad_bytes/")) {
+    const std::string_view layer = key.size() > 11 ? key.substr(11) : std::string_view();
+    if (layer.empty()) throw fail("grad_bytes names no layer (expected ssgd/grad_bytes/<layer>=<bytes>)");
+    return GradBytesMark{std::string(layer), count(value, "bytes")};
+  }
+  if (key == "collective_bytes") {
+    CollectiveBytesMark m;
+    if (value.empty()) return m;
+    for (std::size_t start = 0; start <= value.size();) {
+      const auto end = std::min(value.find(',', start), value.size());
+      m.sizes_bytes.push_back(count(value.substr(start, end - start), "collective size"));
+      start = end + 1;
+    }
+    return m;
+  }
+  return UnknownMetadataMark{std::string(key), std::string(value)};
+}
+
+}  // namespace ssgd::trace

@@ -1,0 +1,99 @@
+#pragma once
+// The names of the marker ranges (NVTX or record_function ranges) that give
+// a trace its structure, written and read in one place:
+//
+//   iteration/<N>              an iteration (also PyTorch's ProfilerStep#N)
+//   forward/<layer>            a layer's forward pass
+//   backward/<layer>           a layer's backward pass
+//   ssgd/<key>=<value>         metadata, written once by the capture helper
+//                              (tracer/python/) at the start of the first
+//                              marked iteration, as zero-length ranges:
+//     ssgd/rank=<r>, ssgd/world_size=<w>, ssgd/hostname=<h>
+//     ssgd/clock_realtime_ns=<ns>        CLOCK_REALTIME at the range's start
+//     ssgd/grad_bytes/<layer>=<bytes>    gradient bytes of a layer
+//     ssgd/collective_bytes=<b0>,<b1>,...  each iteration's collectives'
+//                                        sizes, in launch order
+//
+// Readers: dag/trace_profile.h and dag/iteration_tasks.h (iteration and
+// layer marks, grad_bytes), the PyTorch importers (everything).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/error.h"
+#include "traces/proto/trace_events.pb.h"
+
+namespace ssgd::trace {
+
+inline constexpr std::string_view kIterationMarkPrefix = "iteration/";
+inline constexpr std::string_view kForwardMarkPrefix = "forward/";
+inline constexpr std::string_view kBackwardMarkPrefix = "backward/";
+inline constexpr std::string_view kMetadataMarkPrefix = "ssgd/";
+
+std::string iteration_mark(std::int64_t n);
+std::string forward_mark(std::string_view layer);
+std::string backward_mark(std::string_view layer);
+std::string grad_bytes_mark(std::string_view layer, std::int64_t bytes);
+
+// PyTorch's step ranges: "ProfilerStep#12" -> 12; nullopt for any other
+// name, "ProfilerStep#" without a number included.
+std::optional<std::int64_t> profiler_step_number(std::string_view name);
+
+// An iteration or layer mark, read from a MarkerRange of a trace.
+struct MarkerName {
+  enum class Kind { kOther, kIteration, kForward, kBackward };
+  Kind kind = Kind::kOther;
+  std::string layer;        // forward and backward: the layer's name
+  std::int64_t number = 0;  // iteration: N
+};
+
+// Throws ssgd::InputError (file `source`, record `record`, field
+// marker.name or marker.end_ns) for a marked name without a layer or with
+// an iteration number that is not an integer, and for a marked range that
+// ends before it starts. Other names (metadata marks included) are kOther
+// and never an error.
+MarkerName parse_marker_name(const v1::MarkerRange& marker, const std::string& source,
+                             std::int64_t record);
+
+// The typed value of a metadata mark ssgd/<key>=<value>.
+struct RankMark {
+  std::int32_t rank = 0;
+};
+struct WorldSizeMark {
+  std::int32_t world_size = 0;
+};
+struct HostnameMark {
+  std::string hostname;
+};
+struct ClockRealtimeMark {
+  std::int64_t realtime_ns = 0;  // CLOCK_REALTIME at the mark's start
+};
+struct GradBytesMark {
+  std::string layer;
+  std::int64_t bytes = 0;
+};
+struct CollectiveBytesMark {
+  std::vector<std::int64_t> sizes_bytes;  // in launch order within an iteration
+};
+struct UnknownMetadataMark {
+  std::string key;  // e.g. "batch_size", "grad_bytes" with no layer is not this
+  std::string value;
+};
+using MetadataMark = std::variant<RankMark, WorldSizeMark, HostnameMark, ClockRealtimeMark,
+                                  GradBytesMark, CollectiveBytesMark, UnknownMetadataMark>;
+
+// True for names starting with "ssgd/".
+bool is_metadata_mark(std::string_view name);
+
+// Reads "ssgd/<key>=<value>". Throws ssgd::InputError at `where` (its field
+// set to `where.field`, or "name" when empty) naming the mark, when there
+// is no '=', the key is empty, a number is not a non-negative integer (rank,
+// world size, bytes, a list entry) or out of range, grad_bytes names no
+// layer, or a hostname is empty. Unknown keys are not an error.
+MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& where);
+
+}  // namespace ssgd::trace
