@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   add_trace_command(app);
   add_export_command(app);
   add_diff_command(app);
+  add_dataset_command(app);
 
   try {
     app.parse(argc, argv);
