@@ -468,6 +468,20 @@ Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfil
   return out;
 }
 
+std::vector<ScenarioFile> scenario_files(const Scenario& scenario) {
+  std::vector<ScenarioFile> files;
+  if (scenario.calibration) files.push_back({"network.calibration", *scenario.calibration});
+  if (scenario.scaling.second_profile) {
+    files.push_back({"scaling.second_profile", *scenario.scaling.second_profile});
+  }
+  for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
+    if (scenario.jobs[i].profile) {
+      files.push_back({fmt::format("jobs.{}.profile", i), *scenario.jobs[i].profile});
+    }
+  }
+  return files;
+}
+
 std::string describe_scenario_keys() {
   std::size_t path_width = std::string_view("key").size();
   std::size_t type_width = std::string_view("type").size();

@@ -176,6 +176,15 @@ Scenario load_scenario(const std::optional<std::filesystem::path>& file,
 // sets that key; everything else as given.
 Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfile& profile);
 
+// A file that a scenario names, with the key that names it, as load_scenario
+// resolved it (relative to the scenario file).
+struct ScenarioFile {
+  std::string key;                 // network.calibration, scaling.second_profile, jobs.<i>.profile
+  std::filesystem::path path;
+};
+// Every file the scenario names, in the order above.
+std::vector<ScenarioFile> scenario_files(const Scenario& scenario);
+
 // Every key with its type, default and one-line description, one per line, for
 // `ssgd presets` and for the docs.
 std::string describe_scenario_keys();

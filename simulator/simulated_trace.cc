@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/version.h"
 #include "traces/marker_names.h"
 #include "traces/trace_writer.h"
 
@@ -28,7 +29,7 @@ v1::CaptureMetadata simulated_metadata(std::int64_t workers, std::int64_t writte
                                        const SimulatedTraceOptions& options) {
   v1::CaptureMetadata m;
   m.set_tool("ssgd simulate");
-  m.set_tool_version("0.1.0");
+  m.set_tool_version(std::string(ssgd_version()));
   m.set_rank(0);
   m.set_world_size(static_cast<std::int32_t>(workers));
   m.set_framework(options.framework);

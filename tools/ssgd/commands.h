@@ -21,6 +21,7 @@ void add_scale_command(CLI::App& app);     // ssgd scale INPUT --gpus LIST ...
 void add_trace_command(CLI::App& app);     // ssgd trace [--out DIR] -- CMD ARGS...
 void add_export_command(CLI::App& app);    // ssgd export perfetto TRACE -o OUT.json[.gz]
 void add_diff_command(CLI::App& app);      // ssgd diff MEASURED SIMULATED
+void add_dataset_command(CLI::App& app);   // ssgd dataset pack|verify DIR
 
 // Exit statuses, documented in the README.
 inline constexpr int kExitOk = 0;

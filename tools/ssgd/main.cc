@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/logging.h"
+#include "common/version.h"
 #include "simulator/deadlock_error.h"
 #include "tools/ssgd/commands.h"
 
@@ -16,7 +17,7 @@ int main(int argc, char** argv) {
                "in a discrete-event simulator"};
   app.require_subcommand(1);
   app.fallthrough();  // --log works before or after the subcommand
-  app.set_version_flag("--version", std::string("ssgd 0.1.0"));
+  app.set_version_flag("--version", "ssgd " + std::string(ssgd::ssgd_version()));
   std::string log_spec;
   app.add_option("--log", log_spec,
                  "log levels: LEVEL or COMPONENT=LEVEL[,...] (trace, debug, info, warn, error, off)")
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   add_trace_command(app);
   add_export_command(app);
   add_diff_command(app);
+  add_dataset_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,148 @@
+// ssgd dataset pack DIR [--name NAME] [--description TEXT]
+// ssgd dataset verify DIR [--jobs N] [--report FILE.json] [--no-replay]
+// A dataset folder of captured configurations and its manifest
+// (docs/datasets.md): pack checks and describes it, verify checks it against
+// the manifest and replays every entry.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/atomic_file.h"
+#include "common/logging.h"
+#include "common/units.h"
+#include "common/version.h"
+#include "simulator/dataset_pack.h"
+#include "simulator/dataset_replay.h"
+#include "simulator/dataset_report.h"
+#include "tools/ssgd/commands.h"
+#include "tools/ssgd/output_path.h"
+#include "traces/dataset_check.h"
+#include "traces/dataset_files.h"
+
+namespace ssgd::tools {
+namespace {
+
+struct PackArgs {
+  std::string dir;
+  std::optional<std::string> name;
+  std::optional<std::string> description;
+};
+
+struct VerifyArgs {
+  std::string dir;
+  std::size_t jobs = 1;
+  std::string report;
+  bool no_replay = false;
+};
+
+void run_pack(const PackArgs& a) {
+  const trace::DatasetManifest m = sim::pack_dataset(a.dir, {a.name, a.description});
+  const std::filesystem::path out = std::filesystem::path(a.dir) / trace::kDatasetManifestName;
+  write_file_atomically(out, trace::manifest_text(m));
+  std::int64_t bytes = 0;
+  for (const auto& f : m.files) bytes += f.size_bytes;
+  std::cout << fmt::format("packed dataset '{}': {} entries, {} files ({}) into {}\n", m.name,
+                           m.entries.size(), m.files.size(), format_bytes(bytes), out.string());
+}
+
+// True when `path` would lie under the folder `dir` as a file of the dataset
+// (hidden names are not).
+bool inside(const std::string& path, const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path));
+  const fs::path rel = p.lexically_relative(fs::weakly_canonical(fs::absolute(dir)));
+  const std::string s = rel.generic_string();
+  return !rel.empty() && !s.starts_with("..") && !trace::is_hidden_dataset_path(s);
+}
+
+void run_verify(const VerifyArgs& a) {
+  check_output_path(a.report, "--report");
+  auto log = logger("tools");
+  const trace::DatasetCheck check = trace::check_dataset(a.dir);
+  const std::string manifest =
+      (std::filesystem::path(a.dir) / trace::kDatasetManifestName).string();
+  if (!check.problems.empty()) {
+    for (const InputError& p : check.problems) std::cerr << "ssgd: error: " << p.what() << "\n";
+    throw InputError({manifest, std::nullopt, std::nullopt, ""},
+                     fmt::format("{} problem(s): the folder does not match its manifest; nothing "
+                                 "was replayed",
+                                 check.problems.size()));
+  }
+  const trace::DatasetManifest& m = check.manifest;
+  log->info("{}: {} files match the manifest, {} entries", a.dir, m.files.size(), m.entries.size());
+  if (m.ssgd_version != ssgd_version()) {
+    log->info("packed by ssgd {}, verified by ssgd {}", m.ssgd_version, ssgd_version());
+  }
+  if (!a.report.empty() && inside(a.report, a.dir)) {
+    log->warn("{} is inside the dataset folder: the next verify will find it unlisted", a.report);
+  }
+
+  std::vector<sim::DatasetCase> cases;
+  if (!a.no_replay) {
+    sim::DatasetReplayOptions options;
+    options.jobs = a.jobs;
+    options.progress = [&log](const sim::DatasetCase& c, std::size_t done, std::size_t total,
+                              double seconds) {
+      log->info("[{}/{}] {}: predicted {}, measured {}, error {:+.2f}% ({:.1f} s)", done, total,
+                c.name(), format_duration(c.predicted), format_duration(c.measured.median),
+                c.error_percent, seconds);
+    };
+    cases = sim::replay_dataset(a.dir, m, options);
+  }
+  const sim::DatasetSummary summary = sim::summarise_dataset(cases, m);
+  std::optional<AtomicFile> report;
+  if (!a.report.empty()) {
+    report.emplace(a.report);
+    report->stream() << sim::dataset_report_json(a.dir, m, cases, summary).dump(2) << "\n";
+    report->commit();
+  }
+
+  std::cout << fmt::format("dataset '{}' ({}): {} entries, {} files intact\n", m.name, a.dir,
+                           m.entries.size(), m.files.size());
+  if (a.no_replay) {
+    std::cout << "  not replayed (--no-replay)\n";
+  } else {
+    std::cout << "\n";
+    sim::print_dataset_table(cases, summary, std::cout);
+  }
+  if (!a.report.empty()) log->info("report written to {}", a.report);
+}
+
+}  // namespace
+
+void add_dataset_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "dataset", "Check and describe a dataset of captured runs, and replay it (docs/datasets.md)");
+  cmd->require_subcommand(1);
+
+  auto pack_args = std::make_shared<PackArgs>();
+  auto* pack = cmd->add_subcommand(
+      "pack",
+      "Check every entry.json under DIR and write DIR/manifest.json: the entries and every file "
+      "with its size and SHA-256");
+  pack->add_option("DIR", pack_args->dir, "the dataset folder")->required();
+  pack->add_option("--name", pack_args->name,
+                   "the dataset's name (default: the previous manifest's, else the folder's)");
+  pack->add_option("--description", pack_args->description,
+                   "what the dataset holds (default: the previous manifest's, else none)");
+  pack->callback([pack_args] { run_pack(*pack_args); });
+
+  auto verify_args = std::make_shared<VerifyArgs>();
+  auto* verify = cmd->add_subcommand(
+      "verify",
+      "Check DIR against its manifest (schema, sizes, SHA-256, no extra file), then replay "
+      "every entry and what-if case and compare with the measured iteration times; exit "
+      "status 2 on any integrity or schema problem");
+  verify->add_option("DIR", verify_args->dir, "the dataset folder")->required();
+  verify->add_option("--jobs", verify_args->jobs, "cases simulated at once")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  verify->add_option("--report", verify_args->report, "write the cases and summary as JSON here");
+  verify->add_flag("--no-replay", verify_args->no_replay, "check the files and the manifest only");
+  verify->callback([verify_args] { run_verify(*verify_args); });
+}
+
+}  // namespace ssgd::tools
