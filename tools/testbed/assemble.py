@@ -56,17 +56,14 @@ def write_osu(curve, world, key, path):
 
 def scenario_text(config, calibration_rel, iterations=10):
     rate = config["rate_bits_per_s"]
-    lines = [f"# The testbed configuration {config['model']}, {config['world']} rank(s), "
-             f"link {config['rate']}, overlap {config['overlap']}"
-             + (f", DDP buckets of {config['bucket_mb']} MiB" if config["overlap"] == "on" else "")
-             + f", {config['cpu_per_rank']:g} CPU per rank.",
-             "# One rank per node; the node's 'GPU' is the rank's CPU core. Collective costs come from",
-             "# the gloo all-reduce sweep of the same network (network.calibration).",
-             f"iterations: {iterations}",
-             "cluster:",
-             f"  nodes: {config['world']}",
-             "  gpus_per_node: 1",
-             "network:"]
+    head = [f"# The testbed configuration {describe(config)}.",
+            "# One rank per node; the node's 'GPU' is the rank's CPU core."]
+    common = [f"iterations: {iterations}", "cluster:", f"  nodes: {config['world']}", "  gpus_per_node: 1",
+              "workload:", f"  batch_per_gpu: {config['batch']}"]
+    if config["world"] == 1:
+        return "\n".join(head + common) + "\n"
+    lines = head + ["# Collective costs come from the gloo all-reduce sweep of the same network",
+                    "# (network.calibration)."] + common + ["network:"]
     if rate is not None:
         lines.append(f"  inter_node_bandwidth: {rate // 10**6}Mb/s")
     lines += [f"  calibration: {calibration_rel}", "  algorithm: ring", "policy:"]
@@ -75,6 +72,16 @@ def scenario_text(config, calibration_rel, iterations=10):
     else:
         lines.append("  overlap: single")
     return "\n".join(lines) + "\n"
+
+
+def describe(config):
+    """One line about a configuration, for scenarios and entries."""
+    text = f"{config['model']} (batch {config['batch']} per rank), {config['world']} rank(s)"
+    if config["world"] > 1:
+        text += f", link {config['rate']}, overlap {config['overlap']}"
+        if config["overlap"] == "on":
+            text += f", DDP buckets of {config['bucket_mb']} MiB"
+    return text + f", {config['cpu_per_rank']:g} CPU per rank"
 
 
 def _mib(mb):
@@ -120,14 +127,13 @@ def assemble(out, grid, ssgd):
                 _ssgd(ssgd, ["merge", tmp, "-o", os.path.join(folder, "trace.ssgdt")], cid)
         network = os.path.join(out, "network", grid_network_key(knobs["rate"], knobs["world"],
                                                                 knobs["cpu_per_rank"]))
+        if knobs["world"] > 1 and not os.path.isfile(os.path.join(network, "calibration.yaml")):
+            raise AssembleError(f"{cid}: no all-reduce sweep of its network ({network})")
         calibration = os.path.relpath(os.path.join(network, "calibration.yaml"), folder)
         with open(os.path.join(folder, "scenario.yaml"), "w") as f:
             f.write(scenario_text(knobs, calibration))
         entry = {"id": cid,
-                 "description": f"{knobs['model']} (batch {knobs['batch']} per rank), {knobs['world']} ranks, "
-                                f"link {knobs['rate']}, overlap {knobs['overlap']}"
-                                + (f", buckets of {knobs['bucket_mb']} MiB" if knobs["overlap"] == "on" else "")
-                                + f", {knobs['cpu_per_rank']:g} CPU per rank",
+                 "description": describe(knobs),
                  "scenario": "scenario.yaml",
                  "measured": {"iteration_ns": stats.iteration_stats(rounds)},
                  "config": knobs}

@@ -22,7 +22,7 @@
     rate = ["unshaped", "1gbit"]
     bucket_mb = 25
     overlap = "on"        # "on" (DDP) or "off" (one all-reduce after backward)
-    world = 2
+    world = 2             # 1: the model alone (no collective; rate, bucket, overlap ignored)
     cpu_per_rank = 1.0    # < 1: a cgroup CPU quota per rank
 
 `whatif` names the knobs along which one configuration is predicted from the
@@ -72,6 +72,11 @@ class Config:
 
     @property
     def id(self):
+        if self.world == 1:
+            parts = [self.model, "w1"]
+            if self.cpu_per_rank != 1:
+                parts.append(f"cpu{_fmt_number(self.cpu_per_rank)}")
+            return "-".join(parts)
         parts = [self.model, f"w{self.world}", cluster.rate_label(self.rate_bits)]
         parts.append(f"b{_fmt_number(self.bucket_mb)}" if self.overlap == "on" else "nooverlap")
         if self.cpu_per_rank != 1:
@@ -175,7 +180,9 @@ class Grid:
                 raise GridError(f"{where}: bucket_mb {bucket!r}: expected a number > 0")
             if overlap not in ("on", "off"):
                 raise GridError(f"{where}: overlap {overlap!r}: expected \"on\" or \"off\"")
-            if overlap == "off":
+            if world == 1:  # one rank: no network, no collective
+                rate_bits, bucket, overlap = None, None, "none"
+            elif overlap == "off":
                 bucket = None  # one all-reduce of every gradient: no buckets
             out.append(Config(model, self.batch[model], world, float(cpu), rate_bits, bucket, overlap))
         return out
@@ -184,6 +191,8 @@ class Grid:
         """(key, rate_bits, world, cpu_per_rank) of each all-reduce sweep, in order."""
         seen = {}
         for c in self.configs:
+            if c.world == 1:
+                continue
             seen.setdefault(c.network_key, (c.network_key, c.rate_bits, c.world, c.cpu_per_rank))
         return list(seen.values())
 
@@ -199,6 +208,9 @@ class Grid:
                 # overlap off has no bucket: a bucket difference alone does not count there
                 if c.overlap == "off" or target.overlap == "off":
                     differs = [k for k in differs if k != "bucket_mb"]
+                # one rank has no network and no overlap: only the world size and the CPU count
+                if c.world == 1 or target.world == 1:
+                    differs = [k for k in differs if k in ("world", "cpu_per_rank")]
                 if differs != [knob]:
                     continue
                 if arrow:

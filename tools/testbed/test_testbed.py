@@ -14,7 +14,7 @@ import stats
 
 GRID = """
 name = "t"
-whatif = ["rate", "bucket_mb", "overlap:on->off", "world:2->4"]
+whatif = ["rate", "bucket_mb", "overlap:on->off", "world:2->4", "world:1->2"]
 [batch]
 mlp = 32
 cnn = 16
@@ -32,6 +32,11 @@ model = "mlp"
 world = [2, 4]
 cpu_per_rank = 0.5
 rate = "1gbit"
+[[configs]]
+model = "mlp"
+world = 1
+cpu_per_rank = [1.0, 0.5]
+rate = "200mbit"
 """
 
 
@@ -39,7 +44,11 @@ class Grids(unittest.TestCase):
     def test_expansion_ids_and_networks(self):
         g = grid.Grid("t.toml", GRID)
         ids = [c.id for c in g.configs]
-        self.assertEqual(len(ids), 8 + 2 + 2)
+        self.assertEqual(len(ids), 8 + 2 + 2 + 2)
+        self.assertIn("mlp-w1", ids)
+        self.assertIn("mlp-w1-cpu0p5", ids)
+        alone = next(c for c in g.configs if c.id == "mlp-w1")
+        self.assertEqual((alone.rate_bits, alone.bucket_mb, alone.overlap), (None, None, "none"))
         self.assertIn("mlp-w2-1gbit-b25", ids)
         self.assertIn("mlp-w2-unshaped-nooverlap", ids)
         self.assertIn("mlp-w4-1gbit-b25-cpu0p5", ids)
@@ -51,10 +60,14 @@ class Grids(unittest.TestCase):
     def test_whatif_sources_differ_in_one_knob(self):
         g = grid.Grid("t.toml", GRID)
         by_id = {c.id: c for c in g.configs}
-        self.assertEqual(g.whatif_sources(by_id["mlp-w2-1gbit-b25"]), ["mlp-w2-unshaped-b25", "mlp-w2-1gbit-b2"])
+        self.assertEqual(g.whatif_sources(by_id["mlp-w2-1gbit-b25"]),
+                         ["mlp-w2-unshaped-b25", "mlp-w2-1gbit-b2", "mlp-w1"])
         self.assertEqual(g.whatif_sources(by_id["mlp-w2-1gbit-nooverlap"]),
-                         ["mlp-w2-unshaped-nooverlap", "mlp-w2-1gbit-b25", "mlp-w2-1gbit-b2"])
+                         ["mlp-w2-unshaped-nooverlap", "mlp-w2-1gbit-b25", "mlp-w2-1gbit-b2", "mlp-w1"])
         self.assertEqual(g.whatif_sources(by_id["mlp-w4-1gbit-b25-cpu0p5"]), ["mlp-w2-1gbit-b25-cpu0p5"])
+        # one rank predicts two ranks at the same CPU share, whatever their network
+        self.assertEqual(g.whatif_sources(by_id["mlp-w2-1gbit-b25-cpu0p5"]), ["mlp-w1-cpu0p5"])
+        self.assertEqual(g.whatif_sources(by_id["mlp-w1"]), [])
         # on->off only: overlap on is never predicted from overlap off
         self.assertNotIn("mlp-w2-1gbit-nooverlap", g.whatif_sources(by_id["mlp-w2-1gbit-b25"]))
 
@@ -135,6 +148,11 @@ class Files(unittest.TestCase):
         self.assertIn("  nodes: 2\n", text)
         self.assertIn("  inter_node_bandwidth: 1000Mb/s\n", text)
         self.assertIn("  overlap: ddp\n  bucket_cap: 25MiB\n", text)
+        self.assertIn("workload:\n  batch_per_gpu: 32\n", text)
+        alone = dict(knobs, world=1, overlap="none", bucket_mb=None, rate="unshaped", rate_bits_per_s=None)
+        text = assemble.scenario_text(alone, "x.yaml")
+        self.assertIn("  nodes: 1\n", text)
+        self.assertNotIn("calibration", text)
         off = dict(knobs, overlap="off", bucket_mb=None, rate="unshaped", rate_bits_per_s=None)
         text = assemble.scenario_text(off, "x.yaml")
         self.assertIn("  overlap: single\n", text)

@@ -18,7 +18,8 @@ Overlap on: DDP (bucket_cap_mb, broadcast_buffers off, so that each
 iteration's only collectives are the gradient all-reduces). Overlap off: the
 model without DDP; after backward every gradient is copied into one flat
 buffer, all-reduced once and copied back (what DDP's no_sync() followed by a
-single all-reduce does).
+single all-reduce does). One rank (--world 1): the model alone, no
+collective, whatever --overlap says: the compute of one iteration.
 """
 
 import argparse
@@ -43,7 +44,7 @@ def parse_args(argv):
     p.add_argument("--model", required=True)
     p.add_argument("--batch", type=int, required=True)
     p.add_argument("--bucket-mb", type=float, default=25.0)
-    p.add_argument("--overlap", choices=("on", "off"), default="on")
+    p.add_argument("--overlap", choices=("on", "off", "none"), default="on")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--capture", type=int, default=0)
@@ -75,7 +76,11 @@ def main(argv):
     model, x, y = models.build(a.model, a.batch, a.seed)
     loss_fn = torch.nn.CrossEntropyLoss()
     params = [p for p in model.parameters() if p.requires_grad]
-    if a.overlap == "on":
+    if a.world == 1:
+        a.overlap = "none"
+    if a.overlap == "none":
+        net = model
+    elif a.overlap == "on":
         from torch.nn.parallel import DistributedDataParallel as DDP
         net = DDP(model, bucket_cap_mb=a.bucket_mb, broadcast_buffers=False)
     else:
