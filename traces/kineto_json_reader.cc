@@ -131,6 +131,12 @@ class KinetoSax {
                          e.reason() + where);
       }
     }
+    if (buf_.at_end() && frames_.empty()) {
+      throw InputError({file_, std::nullopt, std::nullopt, ""},
+                       "no JSON value: the file is empty or holds only whitespace (" +
+                           std::to_string(buf_.position()) + " bytes" +
+                           (reader_.compressed() ? " uncompressed" : "") + ")");
+    }
     if (buf_.at_end()) {
       throw InputError({file_, std::nullopt, record, ""},
                        "the file is truncated: its JSON stops at byte " +
@@ -236,6 +242,7 @@ class KinetoSax {
     }
     if (frames_.empty()) {
       if (array) {
+        result_.top_level_array = true;
         begin_events();
       } else {
         frames_.push_back(Frame::kTop);

@@ -81,6 +81,7 @@ struct KinetoReadResult {
   std::map<std::string, nlohmann::json> top_level;
   std::uint64_t events = 0;
   bool had_trace_events = false;
+  bool top_level_array = false;  // a bare array of events (the legacy profiler's shape)
   std::uint64_t file_size = 0;
   std::uint64_t uncompressed_bytes = 0;
   bool compressed = false;
