@@ -33,6 +33,12 @@ struct CpuRange {
   std::int64_t end_ns = 0;
   std::uint64_t thread_id = 0;
   std::string name;
+  // A communication range's tensors, when the profiler recorded their
+  // shapes and types (Kineto with record_shapes): bytes, elements and the
+  // trace's datatype ("" when mixed or unknown); 0 when not recorded.
+  std::int64_t size_bytes = 0;
+  std::int64_t count = 0;
+  std::string datatype;
 };
 
 // A range as an EventSorter entry, ordered by start, then longest first

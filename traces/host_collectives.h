@@ -8,21 +8,26 @@
 // Matching: ProcessGroupGloo's work queue is FIFO (ProcessGroupGloo::enqueue
 // and runLoop), so the k-th call runs as the k-th execution, across op
 // kinds; send and recv are not queued (their work runs on the caller) and
-// pair among themselves. Read in time order, an execution takes the oldest
-// call still waiting; an execution with none waiting (the profile started
-// after its call) and calls never run (it stopped before) stay unpaired.
-// A pair of different kinds is a warning and is not linked; a barrier pair
-// takes its place in the queue but is no collective.
+// pair among themselves. Calls of a kind that no gloo range of the file
+// runs belong to another backend (NCCL, a device's own) and are left out,
+// so that a GPU or mixed-backend trace does not shift the queue. In time
+// order, an execution takes the oldest call still waiting; an execution
+// with none waiting (the profile started after its call) and calls never
+// run (it stopped before) stay unpaired. A pair of different kinds is a
+// warning and is not linked; a barrier pair takes its place in the queue
+// but is no collective. One gloo process group is assumed: two would each
+// have their own queue.
 //
-// Sizes: gloo's ranges carry none. With `ssgd/collective_bytes=b0,b1,...`
-// marks, the latest one that starts at or before an iteration's first
-// collective applies to that iteration: its k-th collective gets b_k when
-// it has exactly that many; else sizes stay 0 (a warning).
+// Sizes, in this order: the execution's recorded tensors (Kineto with
+// record_shapes: "Input Dims" and "Input type" of the gloo range); else
+// `ssgd/collective_bytes=b0,b1,...` marks, the latest one that starts at or
+// before an iteration's first collective applying to that iteration: its
+// k-th collective gets b_k when it has exactly that many; else 0 (a
+// warning).
 //
 // Memory: one small record per collective, until finish().
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -67,6 +72,8 @@ struct HostCollectiveStats {
   std::uint64_t kind_mismatches = 0;  // paired by the queue, different ops: not linked
   std::uint64_t barriers = 0;         // barrier pairs: no event
   std::uint64_t unknown_ops = 0;      // gather, scatter, ...: written with op UNKNOWN
+  std::uint64_t other_backend_calls = 0;  // c10d calls of kinds gloo never ran: left out
+  std::uint64_t sized_from_shapes = 0;    // size_bytes from the recorded tensors
   std::uint64_t sized = 0;            // size_bytes from ssgd/collective_bytes
   // Iterations whose collective count differs from their mark's list, e.g.
   // "iteration/0: 1 collective(s), its ssgd/collective_bytes mark lists 4".
@@ -86,22 +93,18 @@ class HostCollectiveMatcher {
   // Emits the events, in launch order. Call once.
   HostCollectiveStats finish(const HostCollectiveOptions& options, const Emit& emit);
 
-  [[nodiscard]] std::size_t pending() const { return pairs_.size(); }
+  [[nodiscard]] std::size_t pending() const { return sides_.size(); }
 
  private:
   struct Side {
-    std::string name;
+    CpuRange range;
     HostCollectiveName what;
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    std::uint64_t thread_id = 0;
   };
   struct Pair {
-    std::optional<Side> call;
-    std::optional<Side> execution;
+    const Side* call = nullptr;
+    const Side* execution = nullptr;
   };
-  std::vector<Pair> pairs_;          // in launch order
-  std::deque<std::size_t> waiting_[2];  // calls without execution: queued work, send/recv
+  std::vector<Side> sides_;  // calls and executions, in time order
 };
 
 }  // namespace ssgd::trace

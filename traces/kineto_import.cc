@@ -321,7 +321,7 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
     }
   }
   CpuWalkOptions walk;
-  s.cpu_compute = s.mapping.gpu_kernels == 0;
+  s.cpu_compute = s.mapping.gpu_events == 0;
   walk.compute = s.cpu_compute;
   walk.iterations_from_steps = s.mapping.iteration_marks == 0;
   walk.legacy_layers = legacy && s.layer_source == KinetoLayerSource::kOps;
@@ -386,11 +386,12 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
         s.cpu.step_iterations));
   }
   const auto& hc = s.cpu.collectives;
-  if (hc.collectives > 0 && hc.sized == 0 && md.collective_bytes.empty()) {
+  if (const auto unsized = hc.collectives - hc.sized - hc.sized_from_shapes;
+      unsized > 0 && md.collective_bytes.empty()) {
     s.warnings.push_back(fmt::format(
-        "{} gloo collective(s) without sizes: gloo's ranges record none and the file has no "
+        "{} gloo collective(s) without sizes: no recorded shapes (record_shapes) and no "
         "ssgd/collective_bytes mark",
-        hc.collectives));
+        unsized));
   }
   if (hc.iterations_without_size_mark > 0) {
     s.warnings.push_back(fmt::format(
@@ -566,13 +567,16 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
   }
   const auto& h = c.collectives;
   if (h.collectives + h.framework_calls + h.barriers > 0) {
+    std::string sizes;
+    if (h.sized_from_shapes > 0) sizes = fmt::format("{} from recorded shapes", h.sized_from_shapes);
+    if (h.sized > 0 || !m.metadata.collective_bytes.empty()) {
+      sizes += fmt::format("{}{} from ssgd/collective_bytes marks", sizes.empty() ? "" : ", ",
+                           h.sized);
+    }
+    if (sizes.empty()) sizes = "none (no recorded shapes or ssgd/collective_bytes mark)";
     out << fmt::format("  gloo         {} collectives, {} c10d calls (FRAMEWORK API calls), {} "
                        "linked by queue order; sizes: {}\n",
-                       h.collectives, h.framework_calls, h.linked,
-                       m.metadata.collective_bytes.empty()
-                           ? std::string("none (no ssgd/collective_bytes mark)")
-                           : fmt::format("{} of {} from ssgd/collective_bytes marks", h.sized,
-                                         h.collectives));
+                       h.collectives, h.framework_calls, h.linked, sizes);
     auto line = [&](std::uint64_t n, const char* what) {
       if (n > 0) out << fmt::format("    {:>10}  {}\n", n, what);
     };
@@ -581,6 +585,11 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
     line(h.calls_without_execution, "c10d call(s) without a gloo op (the profile stopped first)");
     line(h.executions_without_call, "gloo op(s) without a c10d call (the profile started later)");
     line(h.unknown_ops, "collective(s) of an op the trace has no name for (gather, scatter)");
+  }
+  if (h.other_backend_calls > 0) {
+    out << fmt::format("  c10d         {} call(s) of kinds no gloo range ran (another backend's): "
+                       "left out\n",
+                       h.other_backend_calls);
   }
   const auto& md = m.metadata;
   if (md.marks > 0) {

@@ -203,7 +203,7 @@ void KinetoEventMapper::convert(const KinetoEvent& e) {
 void KinetoEventMapper::kernel(const KinetoEvent& e) {
   const std::string name = required_string(e, e.name, "name", "kernel");
   const Times t = times(e, "kernel");
-  ++stats_.gpu_kernels;
+  ++stats_.gpu_events;
   if (is_nccl_kernel(name)) {
     nccl_kernel(e, name, t);
     return;
@@ -279,6 +279,7 @@ void KinetoEventMapper::nccl_kernel(const KinetoEvent& e, const std::string& nam
 }
 
 void KinetoEventMapper::memcpy(const KinetoEvent& e) {
+  ++stats_.gpu_events;
   const std::string name = required_string(e, e.name, "name", "memcpy");
   const Times t = times(e, "memcpy");
   event_.Clear();
@@ -325,6 +326,7 @@ void KinetoEventMapper::memcpy(const KinetoEvent& e) {
 }
 
 void KinetoEventMapper::memset(const KinetoEvent& e) {
+  ++stats_.gpu_events;
   required_string(e, e.name, "name", "memset");
   const Times t = times(e, "memset");
   event_.Clear();
@@ -342,6 +344,7 @@ void KinetoEventMapper::memset(const KinetoEvent& e) {
 }
 
 void KinetoEventMapper::api_call(const KinetoEvent& e, bool driver) {
+  ++stats_.gpu_events;
   const char* what = driver ? "cuda_driver" : "cuda_runtime";
   const std::string name = required_string(e, e.name, "name", what);
   const Times t = times(e, what);
@@ -472,7 +475,7 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
       // until the first one.
       if (is_communication_op(name)) {
         cpu_range(e, CpuRange::Kind::kCommunication, name);
-      } else if (stats_.gpu_kernels == 0) {
+      } else if (stats_.gpu_events == 0) {
         cpu_range(e, CpuRange::Kind::kOperator, name);
       }
     } else if (is_communication_op(name)) {
@@ -566,8 +569,45 @@ void KinetoEventMapper::cpu_range(const KinetoEvent& e, CpuRange::Kind kind,
   r.end_ns = *ts + *dur;
   r.thread_id = static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.tid.as_int().value_or(0)));
   r.name = name;
+  if (kind == CpuRange::Kind::kCommunication) recorded_tensors(e, r);
   ++stats_.cpu_ranges;
   options_.on_cpu_range(r);
+}
+
+void KinetoEventMapper::recorded_tensors(const KinetoEvent& e, CpuRange& r) {
+  // With record_shapes, Kineto writes each input's dims ("Input Dims":
+  // [[321271]]) and type ("Input type": ["float"]); non-tensor inputs have
+  // empty dims and an empty or non-tensor type, and add nothing.
+  const KinetoValue& dims = e.arg("Input Dims");
+  const KinetoValue& types = e.arg("Input type");
+  if (dims.type != KinetoValue::Type::kIntArrays || types.type != KinetoValue::Type::kStringArray ||
+      dims.lengths.size() != types.strings.size()) {
+    return;
+  }
+  std::int64_t bytes = 0, count = 0;
+  std::string datatype;
+  bool mixed = false;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < dims.lengths.size(); ++i) {
+    std::int64_t n = 1;
+    bool valid = dims.lengths[i] > 0;  // a tensor has at least one dim here
+    for (std::size_t d = 0; d < dims.lengths[i]; ++d) {
+      const std::int64_t v = dims.ints[at + d];
+      if (v < 0 || (v > 0 && n > std::numeric_limits<std::int64_t>::max() / v)) valid = false;
+      n = valid ? n * v : 0;
+    }
+    at += dims.lengths[i];
+    const std::string_view type = datatype_from_torch_type(types.strings[i]);
+    const std::int64_t size = datatype_size_bytes(type);
+    if (!valid || size == 0) continue;
+    if (!datatype.empty() && datatype != type) mixed = true;
+    datatype = std::string(type);
+    count += n;
+    bytes += n * size;
+  }
+  r.size_bytes = bytes;
+  r.count = count;
+  r.datatype = mixed ? std::string() : datatype;
 }
 
 void KinetoEventMapper::legacy_event(const KinetoEvent& e) {
@@ -583,7 +623,7 @@ void KinetoEventMapper::legacy_event(const KinetoEvent& e) {
     ++stats_.legacy_events;
     const std::string name = required_string(e, e.name, "name", "kernel");
     const Times t = times(e, "kernel");
-    ++stats_.gpu_kernels;
+    ++stats_.gpu_events;
     event_.Clear();
     auto* k = event_.mutable_kernel();
     k->set_name(name);

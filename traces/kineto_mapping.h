@@ -108,8 +108,10 @@ struct KinetoMappingStats {
   std::uint64_t legacy_events = 0;
   // iteration/<N> and ProfilerStep#N marks written.
   std::uint64_t iteration_marks = 0;
-  // GPU kernels seen, NCCL's included (legacy "CUDA functions" too).
-  std::uint64_t gpu_kernels = 0;
+  // GPU activity seen: kernels (NCCL's and the legacy "CUDA functions"
+  // included), copies, memsets, CUDA runtime and driver calls. A file with
+  // any is a GPU trace, whose compute is its kernels.
+  std::uint64_t gpu_events = 0;
   // CPU ranges handed to on_cpu_range.
   std::uint64_t cpu_ranges = 0;
   MetadataMarks metadata;
@@ -173,6 +175,8 @@ class KinetoEventMapper {
   void legacy_event(const KinetoEvent& e);
   void metadata_mark(const KinetoEvent& e, const std::string& name, const std::string& cat);
   void cpu_range(const KinetoEvent& e, CpuRange::Kind kind, const std::string& name);
+  // The bytes, elements and datatype of a range's recorded input tensors.
+  static void recorded_tensors(const KinetoEvent& e, CpuRange& r);
   void marker(const KinetoEvent& e, const std::string& name, const std::string& cat);
   // Hands a range to on_host_op when layers may be derived from it.
   void host_op(const KinetoEvent& e, KinetoHostOp::Kind kind, std::string name,

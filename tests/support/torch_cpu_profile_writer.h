@@ -70,6 +70,9 @@ struct TorchCpuProfileOptions {
   bool metadata = false;  // ssgd/<key>=<value> marks (with `marks`)
   bool profiler_steps = false;  // ProfilerStep#<i> around each iteration
   bool shuffle = false;         // events in a shuffled order (fixed seed)
+  // kKineto: record_shapes=True: "Input Dims" and "Input type" args (gloo's
+  // ranges list their tensors; c10d's ops a tensor list, nested deeper).
+  bool record_shapes = false;
   // CLOCK_REALTIME at profile time 0, for ssgd/clock_realtime_ns.
   std::int64_t realtime_at_zero_ns = 1'700'000'000'000'000'000;
   std::int64_t fc1_grad_bytes = 1'050'624;  // 512 x 512 + 512 floats
@@ -87,8 +90,9 @@ class TorchCpuProfileWriter {
   // A range of the CPU timeline, in microseconds; `seq` its autograd
   // sequence number (-1: none), `backward` whether it is a node's record.
   void range(const std::string& name, int thread, std::int64_t start_us, std::int64_t dur_us,
-             bool annotation = false, std::int64_t seq = -1, bool backward = false) {
-    ranges_.push_back({name, thread, start_us, dur_us, annotation, seq, backward});
+             bool annotation = false, std::int64_t seq = -1, bool backward = false,
+             std::int64_t elements = -1) {
+    ranges_.push_back({name, thread, start_us, dur_us, annotation, seq, backward, elements});
   }
 
   [[nodiscard]] std::string json() const {
@@ -134,6 +138,7 @@ class TorchCpuProfileWriter {
     bool annotation;
     std::int64_t seq;
     bool backward;
+    std::int64_t elements;  // a collective's float elements; -1: not one
   };
 
   void iteration(int i) {
@@ -149,8 +154,8 @@ class TorchCpuProfileWriter {
     range("DistributedDataParallel.forward", 1, S + 40, 360, true);
     range("aten::empty", 1, S + 41, 1);
     if (i == 0) {
-      range("c10d::broadcast_", 1, S + 42, 3);
-      range("gloo:broadcast", 3, S + 46, 2, true);
+      range("c10d::broadcast_", 1, S + 42, 3, false, -1, false, 1000);
+      range("gloo:broadcast", 3, S + 46, 2, true, -1, false, 1000);
     }
     if (o_.marks) range("forward/fc1", 1, S + 48, 104, true);
     linear(S + 50, 100, s);
@@ -172,8 +177,8 @@ class TorchCpuProfileWriter {
     accumulate_grad(S + 684, 6);
     node("TBackward0", s + 3, S + 692, 4, "aten::t");
     accumulate_grad(S + 698, 22);
-    range("c10d::allreduce_", 1, S + 705, 3);
-    range("gloo:all_reduce", 2, S + 710, 190, true);
+    range("c10d::allreduce_", 1, S + 705, 3, false, -1, false, o_.fc2_grad_bytes / 4);
+    range("gloo:all_reduce", 2, S + 710, 190, true, -1, false, o_.fc2_grad_bytes / 4);
     if (o_.marks) range("backward/act", 1, S + 725, 18, true);
     node("ReluBackward0", s + 2, S + 722, 20, "aten::threshold_backward");
     if (o_.marks) range("backward/fc1", 1, S + 746, 135, true);
@@ -181,8 +186,8 @@ class TorchCpuProfileWriter {
     accumulate_grad(S + 846, 4);
     node("TBackward0", s, S + 852, 4, "aten::t");
     accumulate_grad(S + 858, 22);
-    range("c10d::allreduce_", 1, S + 860, 3);
-    range("gloo:all_reduce", 3, S + 901, 99, true);
+    range("c10d::allreduce_", 1, S + 860, 3, false, -1, false, o_.fc1_grad_bytes / 4);
+    range("gloo:all_reduce", 3, S + 901, 99, true, -1, false, o_.fc1_grad_bytes / 4);
     range("torch.distributed.ddp.reducer::copy_bucket_to_grad", 1, S + 1002, 8);
     range("Optimizer.step#SGD.step", 1, S + 1020, 40, true);
     for (int k = 0; k < 4; ++k) range("aten::add_", 1, S + 1022 + 9 * k, 8);
@@ -240,6 +245,15 @@ class TorchCpuProfileWriter {
     if (r.seq >= 0) {
       args += ", \"Sequence number\": " + std::to_string(r.seq) +
               ", \"Fwd thread id\": " + (r.backward ? "1" : "0");
+    }
+    if (o_.record_shapes && r.elements >= 0) {
+      const std::string n = std::to_string(r.elements);
+      if (r.annotation) {  // gloo's work: its tensors
+        args += ", \"Concrete Inputs\": [\"\"], \"Input type\": [\"float\"], \"Input Dims\": [[" + n + "]]";
+      } else {  // c10d's op: a TensorList, a process group, options
+        args += ", \"Input type\": [\"GenericList\", \"ScriptObject\", \"ScriptObject\", \"\", \"Int\"]"
+                ", \"Input Dims\": [[[" + n + "]], [], [], [], []]";
+      }
     }
     return "{\"ph\": \"X\", \"cat\": \"" + std::string(r.annotation ? "user_annotation" : "cpu_op") +
            "\", \"name\": \"" + r.name + "\", \"pid\": 4242, \"tid\": " + tid +

@@ -35,8 +35,8 @@ TEST_F(PytorchCliTest, LegacyFileImportsWithASummaryAndReplays) {
   EXPECT_THAT(r.out, HasSubstr("layers       4 layers from ops (auto: no forward/backward "
                                "annotations): 8 forward and 14 backward ranges"));
   EXPECT_THAT(r.out, HasSubstr("gloo         5 collectives, 5 c10d calls (FRAMEWORK API calls), "
-                               "5 linked by queue order; sizes: none (no ssgd/collective_bytes "
-                               "mark)"));
+                               "5 linked by queue order; sizes: none (no recorded shapes or "
+                               "ssgd/collective_bytes mark)"));
   EXPECT_THAT(r.err, HasSubstr("rank 0 assumed"));
   const auto sim = ssgd({"simulate", out, "-q", "--log", "error"});
   EXPECT_EQ(sim.status, 0) << sim;

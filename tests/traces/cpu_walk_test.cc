@@ -21,7 +21,13 @@ using Kind = CpuRange::Kind;
 
 CpuRange op(const std::string& name, std::int64_t start, std::int64_t end,
             std::uint64_t thread = 1, Kind kind = Kind::kOperator) {
-  return {kind, start, end, thread, name};
+  CpuRange r;
+  r.kind = kind;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.thread_id = thread;
+  r.name = name;
+  return r;
 }
 CpuRange note(const std::string& name, std::int64_t start, std::int64_t end,
               std::uint64_t thread = 1) {
@@ -124,18 +130,54 @@ TEST(HostCollectives, KindMismatchIsNotLinkedAndBarriersAreNoCollectives) {
   const auto s = match({comm("c10d::barrier", 0, 2), comm("gloo:barrier", 3, 5, 2),
                         comm("c10d::broadcast_", 10, 12), comm("gloo:all_reduce", 13, 20, 2),
                         comm("c10d::send", 30, 31), comm("c10d::allreduce_", 32, 33),
-                        comm("gloo:all_reduce", 34, 40, 2), comm("gloo:send", 35, 36, 1)},
+                        comm("gloo:all_reduce", 34, 40, 2), comm("gloo:send", 35, 36, 1),
+                        comm("c10d::broadcast_", 50, 51), comm("gloo:broadcast", 52, 53, 3)},
                        out);
   EXPECT_EQ(s.barriers, 1u);
   EXPECT_EQ(s.kind_mismatches, 1u);
   // send pairs with send although the all-reduce was queued after it.
-  EXPECT_EQ(s.linked, 2u);
-  EXPECT_EQ(s.collectives, 3u);
+  EXPECT_EQ(s.linked, 3u);
+  EXPECT_EQ(s.collectives, 4u);
   for (const auto& e : out.events) {
     if (e.has_collective() && e.collective().op() == v1::Collective::SEND) {
       EXPECT_NE(e.collective().correlation_id(), 0u);
     }
   }
+}
+
+TEST(HostCollectives, CallsOfKindsGlooNeverRanBelongToAnotherBackend) {
+  Collected out;
+  // NCCL's all-gathers between gloo's all-reduces must not shift the queue.
+  const auto s = match({comm("c10d::allgather_", 0, 1), comm("c10d::allreduce_", 2, 3),
+                        comm("c10d::allgather_", 4, 5), comm("gloo:all_reduce", 6, 9, 2)},
+                       out);
+  EXPECT_EQ(s.other_backend_calls, 2u);
+  EXPECT_EQ(s.linked, 1u);
+  EXPECT_EQ(s.framework_calls, 1u);
+  EXPECT_EQ(s.kind_mismatches, 0u);
+}
+
+TEST(HostCollectives, RecordedShapesComeBeforeTheMarks) {
+  Collected out;
+  HostCollectiveOptions o;
+  o.iterations = {{0, 100, "iteration/0"}};
+  o.size_marks = {{0, {3, 4}}};
+  auto run = comm("gloo:all_reduce", 12, 20, 2);
+  run.size_bytes = 1024;
+  run.count = 256;
+  run.datatype = "float32";
+  const auto s = match({comm("c10d::allreduce_", 10, 11), run, comm("c10d::allreduce_", 30, 31),
+                        comm("gloo:all_reduce", 32, 40, 2)},
+                       out, o);
+  EXPECT_EQ(s.sized_from_shapes, 1u);
+  EXPECT_EQ(s.sized, 1u);
+  std::vector<std::int64_t> sizes;
+  for (const auto& e : out.events) {
+    if (e.has_collective()) sizes.push_back(e.collective().size_bytes());
+  }
+  EXPECT_EQ(sizes, (std::vector<std::int64_t>{1024, 4}));
+  EXPECT_EQ(out.events[1].collective().count(), 256);
+  EXPECT_EQ(out.events[1].collective().datatype(), "float32");
 }
 
 TEST(HostCollectives, SizesFromTheLatestMarkBeforeEachIterationsFirstCollective) {

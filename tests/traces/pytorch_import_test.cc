@@ -148,7 +148,8 @@ TEST_F(PytorchImportTest, LegacyTrainingWithoutMarksMatchesGolden) {
   // ones_like, 11 evaluate_function, copy_bucket_to_grad, 4 add_.
   EXPECT_EQ(s.cpu.compute.kernels, 2u * 23u);
   EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("no ssgd/clock_realtime_ns mark")));
-  EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("5 gloo collective(s) without sizes")));
+  EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("5 gloo collective(s) without sizes: no "
+                                                         "recorded shapes")));
   EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("2 iteration(s) end at each Optimizer.step")));
   const std::string text = summary_text(s);
   EXPECT_THAT(text, HasSubstr("format       legacy PyTorch profiler"));
@@ -299,6 +300,26 @@ TEST_F(PytorchImportTest, KinetoCpuWithProfilerStepsAndMarks) {
   EXPECT_EQ(s.clock, "REALTIME");
   EXPECT_EQ(s.rank_source, "distributedInfo.rank");
   EXPECT_EQ(s.mapping.metadata.grad_bytes.size(), 2u);
+}
+
+// torch 2.x with record_shapes=True: gloo's ranges list their tensors.
+TEST_F(PytorchImportTest, KinetoCpuRecordedShapesSizeTheCollectives) {
+  TorchCpuProfileOptions o;
+  o.writer = Writer::kKineto;
+  o.record_shapes = true;
+  const auto out = import("shapes", o);
+  EXPECT_EQ(summary_.cpu.collectives.sized_from_shapes, 5u);
+  std::vector<std::int64_t> sizes;
+  auto reader = TraceReader::open(out);
+  v1::Event e;
+  while (reader.next(e)) {
+    if (!e.has_collective()) continue;
+    sizes.push_back(e.collective().size_bytes());
+    EXPECT_EQ(e.collective().datatype(), "float32");
+    EXPECT_EQ(e.collective().count() * 4, e.collective().size_bytes());
+  }
+  EXPECT_EQ(sizes, (std::vector<std::int64_t>{4000, 20520, 1050624, 20520, 1050624}));
+  EXPECT_THAT(summary_text(summary_), HasSubstr("sizes: 5 from recorded shapes"));
 }
 
 TEST_F(PytorchImportTest, KinetoCpuOutputIsTheSameWhateverTheOrder) {
