@@ -20,8 +20,8 @@
 namespace ssgd::trace {
 
 struct CpuComputeStats {
-  std::uint64_t kernels = 0;            // outermost operators written
-  std::uint64_t nested_operators = 0;   // inside another operator: not written
+  std::uint64_t kernels = 0;              // outermost operators written
+  std::uint64_t nested_operators = 0;     // inside another operator: not written
   std::uint64_t under_communication = 0;  // inside a c10d/gloo range: not written
 };
 
@@ -44,7 +44,7 @@ class CpuComputeExtractor {
   Emit emit_;
   CpuComputeStats stats_;
   std::map<std::uint64_t, std::vector<Open>> stacks_;  // thread -> open ranges
-  v1::Event event_;  // reused
+  v1::Event event_;                                    // reused
 };
 
 }  // namespace ssgd::trace

@@ -36,7 +36,7 @@ CpuWalkStats CpuProfileWalk::walk(const CpuWalkOptions& o, const Emit& emit) {
     std::int64_t start_ns;
     std::int64_t end_ns;  // steps: known once its step is seen
     std::uint64_t thread_id;
-    bool ended;           // steps: its Optimizer.step was seen
+    bool ended;  // steps: its Optimizer.step was seen
   };
   std::optional<Current> current;
   std::vector<CpuRange> held;

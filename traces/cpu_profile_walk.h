@@ -49,15 +49,15 @@ struct CpuWalkStats {
   CpuComputeStats compute;
   HostCollectiveStats collectives;
   LegacyLayerStats layers;
-  std::uint64_t iterations = 0;        // iteration spans (marks or steps)
-  std::uint64_t optimizer_steps = 0;   // outermost Optimizer.step ranges
-  std::uint64_t step_iterations = 0;   // iteration marks written from them
+  std::uint64_t iterations = 0;       // iteration spans (marks or steps)
+  std::uint64_t optimizer_steps = 0;  // outermost Optimizer.step ranges
+  std::uint64_t step_iterations = 0;  // iteration marks written from them
   // The iterations written from Optimizer.step ranges, and the threads of
   // their steps (the Kineto layer derivation takes them as its steps).
   std::vector<IterationSpan> step_spans;
   std::vector<std::uint64_t> step_threads;
-  std::uint64_t ranges = 0;            // CPU ranges read
-  std::size_t sort_runs = 0;           // runs spilled
+  std::uint64_t ranges = 0;   // CPU ranges read
+  std::size_t sort_runs = 0;  // runs spilled
 };
 
 class CpuProfileWalk {

@@ -9,9 +9,9 @@ namespace {
 struct Datatype {
   std::string_view trace;  // the trace's spelling
   std::int64_t size_bytes;
-  std::string_view nccl;           // ncclDataType_t
-  std::string_view c10;            // c10::ScalarType name
-  std::string_view kernel_token;   // NCCL >= 2.19 kernel names
+  std::string_view nccl;              // ncclDataType_t
+  std::string_view c10;               // c10::ScalarType name
+  std::string_view kernel_token;      // NCCL >= 2.19 kernel names
   std::string_view old_kernel_token;  // older kernel names
 };
 
@@ -61,11 +61,20 @@ std::string_view datatype_from_kernel_token(std::string_view token) {
 std::string_view datatype_from_torch_type(std::string_view type_name) {
   // c10/util/typeid.h names its types by demangling them (GCC's spelling).
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 15> kTorch{{
-      {"float", "float32"},        {"double", "float64"},       {"c10::Half", "float16"},
-      {"c10::BFloat16", "bfloat16"}, {"long int", "int64"},     {"long", "int64"},
-      {"int64_t", "int64"},        {"int", "int32"},            {"short int", "int16"},
-      {"short", "int16"},          {"signed char", "int8"},     {"unsigned char", "uint8"},
-      {"bool", "uint8"},           {"c10::Float8_e4m3fn", "float8e4m3"},
+      {"float", "float32"},
+      {"double", "float64"},
+      {"c10::Half", "float16"},
+      {"c10::BFloat16", "bfloat16"},
+      {"long int", "int64"},
+      {"long", "int64"},
+      {"int64_t", "int64"},
+      {"int", "int32"},
+      {"short int", "int16"},
+      {"short", "int16"},
+      {"signed char", "int8"},
+      {"unsigned char", "uint8"},
+      {"bool", "uint8"},
+      {"c10::Float8_e4m3fn", "float8e4m3"},
       {"c10::Float8_e5m2", "float8e5m2"},
   }};
   for (const auto& [torch, trace] : kTorch) {

@@ -30,7 +30,8 @@ void HostCollectiveMatcher::add(const CpuRange& r) {
   if (what) sides_.push_back({r, *what});
 }
 
-HostCollectiveStats HostCollectiveMatcher::finish(const HostCollectiveOptions& o, const Emit& emit) {
+HostCollectiveStats HostCollectiveMatcher::finish(const HostCollectiveOptions& o,
+                                                  const Emit& emit) {
   HostCollectiveStats s;
   // The kinds gloo ran: calls of other kinds are another backend's.
   std::set<std::pair<bool, int>> executed;
@@ -39,7 +40,7 @@ HostCollectiveStats HostCollectiveMatcher::finish(const HostCollectiveOptions& o
       executed.insert({side.what.barrier, static_cast<int>(side.what.op)});
     }
   }
-  std::vector<Pair> pairs;  // in launch order
+  std::vector<Pair> pairs;             // in launch order
   std::deque<std::size_t> waiting[2];  // calls without execution: queued work, send/recv
   for (const auto& side : sides_) {
     auto& queue = waiting[queue_of(side.what)];
@@ -59,8 +60,9 @@ HostCollectiveStats HostCollectiveMatcher::finish(const HostCollectiveOptions& o
   }
   // The iteration each collective was launched in (-1: none), for sizes.
   auto iteration_of = [&](std::int64_t t) -> std::int64_t {
-    auto it = std::upper_bound(o.iterations.begin(), o.iterations.end(), t,
-                               [](std::int64_t v, const IterationSpan& span) { return v < span.start_ns; });
+    auto it = std::upper_bound(
+        o.iterations.begin(), o.iterations.end(), t,
+        [](std::int64_t v, const IterationSpan& span) { return v < span.start_ns; });
     if (it == o.iterations.begin()) return -1;
     --it;
     return t < it->end_ns ? it - o.iterations.begin() : -1;
@@ -74,8 +76,8 @@ HostCollectiveStats HostCollectiveMatcher::finish(const HostCollectiveOptions& o
   };
   std::vector<Out> out;
   for (const Pair& p : pairs) {
-    const bool barrier =
-        (p.call != nullptr && p.call->what.barrier) || (p.execution != nullptr && p.execution->what.barrier);
+    const bool barrier = (p.call != nullptr && p.call->what.barrier) ||
+                         (p.execution != nullptr && p.execution->what.barrier);
     bool linked = p.call != nullptr && p.execution != nullptr;
     if (linked && !same_kind(p.call->what, p.execution->what)) {
       ++s.kind_mismatches;
@@ -86,7 +88,8 @@ HostCollectiveStats HostCollectiveMatcher::finish(const HostCollectiveOptions& o
     }
     if (!p.execution) ++s.calls_without_execution;
     if (!p.call) ++s.executions_without_call;
-    const std::int64_t launch = p.call != nullptr ? p.call->range.start_ns : p.execution->range.start_ns;
+    const std::int64_t launch =
+        p.call != nullptr ? p.call->range.start_ns : p.execution->range.start_ns;
     out.push_back({&p, linked, launch, iteration_of(launch)});
   }
   // Sizes from the marks, per iteration, in launch order.
@@ -108,10 +111,9 @@ HostCollectiveStats HostCollectiveMatcher::finish(const HostCollectiveOptions& o
     }
     for (auto& [iteration, list] : by_iteration) {
       const std::int64_t first = list.front()->launch_ns;
-      auto mark = std::upper_bound(marks.begin(), marks.end(), first,
-                                   [](std::int64_t t, const CollectiveSizesMark& m) {
-                                     return t < m.start_ns;
-                                   });
+      auto mark = std::upper_bound(
+          marks.begin(), marks.end(), first,
+          [](std::int64_t t, const CollectiveSizesMark& m) { return t < m.start_ns; });
       if (mark == marks.begin()) {
         ++s.iterations_without_size_mark;
         continue;

@@ -69,12 +69,12 @@ struct HostCollectiveStats {
   std::uint64_t linked = 0;           // of them, call and execution paired
   std::uint64_t calls_without_execution = 0;
   std::uint64_t executions_without_call = 0;
-  std::uint64_t kind_mismatches = 0;  // paired by the queue, different ops: not linked
-  std::uint64_t barriers = 0;         // barrier pairs: no event
-  std::uint64_t unknown_ops = 0;      // gather, scatter, ...: written with op UNKNOWN
+  std::uint64_t kind_mismatches = 0;      // paired by the queue, different ops: not linked
+  std::uint64_t barriers = 0;             // barrier pairs: no event
+  std::uint64_t unknown_ops = 0;          // gather, scatter, ...: written with op UNKNOWN
   std::uint64_t other_backend_calls = 0;  // c10d calls of kinds gloo never ran: left out
   std::uint64_t sized_from_shapes = 0;    // size_bytes from the recorded tensors
-  std::uint64_t sized = 0;            // size_bytes from ssgd/collective_bytes
+  std::uint64_t sized = 0;                // size_bytes from ssgd/collective_bytes
   // Iterations whose collective count differs from their mark's list, e.g.
   // "iteration/0: 1 collective(s), its ssgd/collective_bytes mark lists 4".
   std::vector<std::string> size_mismatches;

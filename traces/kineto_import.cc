@@ -209,9 +209,9 @@ void identify(const KinetoReadResult& read, const KinetoImportOptions& options,
         "--rank)");
   }
   if (md.rank && dist_rank && *md.rank != *file_rank) {
-    s.warnings.push_back(fmt::format(
-        "ssgd/rank={} disagrees with distributedInfo.rank {}; distributedInfo wins{}", *md.rank,
-        *file_rank, options.rank ? " (and --rank over both)" : ""));
+    s.warnings.push_back(
+        fmt::format("ssgd/rank={} disagrees with distributedInfo.rank {}; distributedInfo wins{}",
+                    *md.rank, *file_rank, options.rank ? " (and --rank over both)" : ""));
   }
   if (file_world && *file_world > 0 && *file_world <= INT32_MAX) {
     s.world_size = static_cast<std::int32_t>(*file_world);
@@ -242,9 +242,8 @@ InputError nothing_usable(const KinetoImportSummary& s) {
           "nothing to import from this {} trace of {} events: no iteration (no iteration/<N> "
           "mark, ProfilerStep#N or Optimizer.step range), no layer (--layers {}: {}) and no "
           "collective (no NCCL kernel, no gloo:<op> range); {} events skipped, {} CPU ranges read",
-          profiler_format_name(s.format), s.events_read,
-          kineto_layer_source_name(s.layer_source),
-          s.layer_source == KinetoLayerSource::kMarks ? "no forward/<layer> annotation"
+          profiler_format_name(s.format), s.events_read, kineto_layer_source_name(s.layer_source),
+          s.layer_source == KinetoLayerSource::kMarks     ? "no forward/<layer> annotation"
           : s.layer_source == KinetoLayerSource::kModules ? "no nn.Module range"
                                                           : "no operator with a backward node",
           skipped, s.mapping.cpu_ranges));
@@ -280,8 +279,7 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   const std::size_t side_run = std::max<std::size_t>(options.sort_run_bytes / 4, 1);
   KinetoLayerDeriver deriver(hidden("ops"), side_run);
   CpuProfileWalk cpu(hidden("cpu"), side_run);
-  KinetoEventMapper mapper({file, options.layers,
-                            [&](const KinetoHostOp& op) { deriver.add(op); },
+  KinetoEventMapper mapper({file, options.layers, [&](const KinetoHostOp& op) { deriver.add(op); },
                             [&](const CpuRange& r) { cpu.add(r); }},
                            [&](const v1::Event& e) { sorter.add(e); });
   KinetoReaderOptions reader_options;
@@ -313,8 +311,8 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   if (legacy) {
     s.layer_source = options.layers;
     if (options.layers == KinetoLayerSource::kAuto) {
-      s.layer_source = s.mapping.layer_annotations > 0 ? KinetoLayerSource::kMarks
-                                                       : KinetoLayerSource::kOps;
+      s.layer_source =
+          s.mapping.layer_annotations > 0 ? KinetoLayerSource::kMarks : KinetoLayerSource::kOps;
       s.layer_source_reason = s.mapping.layer_annotations > 0
                                   ? "the file has forward/backward annotations"
                                   : "no forward/backward annotations";
@@ -333,8 +331,8 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   walk.collectives.first_correlation_id = s.mapping.api_calls == 0 ? 1 : (std::uint64_t{1} << 32);
   walk.collectives.size_marks = md.collective_bytes;
   s.cpu = cpu.walk(walk, [&](const v1::Event& e) { sorter.add(e); });
-  s.mapping.markers += s.cpu.step_iterations + s.cpu.layers.forward_ranges +
-                       s.cpu.layers.backward_ranges;
+  s.mapping.markers +=
+      s.cpu.step_iterations + s.cpu.layers.forward_ranges + s.cpu.layers.backward_ranges;
   s.mapping.kernels += s.cpu.compute.kernels;
   s.mapping.api_calls += s.cpu.collectives.framework_calls;
   s.mapping.collectives += s.cpu.collectives.collectives;
@@ -380,10 +378,10 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
     throw nothing_usable(s);
   }
   if (s.cpu.step_iterations > 0) {
-    s.warnings.push_back(fmt::format(
-        "no iteration/<N> marks or ProfilerStep#N ranges: {} iteration(s) end at each "
-        "Optimizer.step range",
-        s.cpu.step_iterations));
+    s.warnings.push_back(
+        fmt::format("no iteration/<N> marks or ProfilerStep#N ranges: {} iteration(s) end at each "
+                    "Optimizer.step range",
+                    s.cpu.step_iterations));
   }
   const auto& hc = s.cpu.collectives;
   if (const auto unsized = hc.collectives - hc.sized - hc.sized_from_shapes;
@@ -403,9 +401,9 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
     s.warnings.push_back("collective sizes left 0 for " + m);
   }
   if (hc.kind_mismatches > 0) {
-    s.warnings.push_back(fmt::format(
-        "{} c10d call(s) ran as a gloo op of another kind by queue order; not linked",
-        hc.kind_mismatches));
+    s.warnings.push_back(
+        fmt::format("{} c10d call(s) ran as a gloo op of another kind by queue order; not linked",
+                    hc.kind_mismatches));
   }
   if (!md.unknown_keys.empty()) {
     std::string keys;
@@ -491,10 +489,9 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
                      s.gpus);
   if (legacy) {
     out << fmt::format("  clock        {}\n",
-                       s.clock == "REALTIME"
-                           ? "REALTIME, from the ssgd/clock_realtime_ns mark"
-                           : "UNSPECIFIED: relative to the profiler's start (no "
-                             "ssgd/clock_realtime_ns mark)");
+                       s.clock == "REALTIME" ? "REALTIME, from the ssgd/clock_realtime_ns mark"
+                                             : "UNSPECIFIED: relative to the profiler's start (no "
+                                               "ssgd/clock_realtime_ns mark)");
   }
   out << fmt::format("  written      {} events: {} kernels, {} memcpys, {} memsets, {} API calls, "
                      "{} collectives, {} marker ranges\n",
@@ -502,9 +499,10 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
                      m.collectives, m.markers);
   const auto& c = s.cpu;
   if (c.step_iterations > 0) {
-    out << fmt::format("  iterations   {} from Optimizer.step ranges (no iteration/<N> marks or "
-                       "ProfilerStep#N)\n",
-                       c.step_iterations);
+    out << fmt::format(
+        "  iterations   {} from Optimizer.step ranges (no iteration/<N> marks or "
+        "ProfilerStep#N)\n",
+        c.step_iterations);
   } else if (m.iteration_marks > 0) {
     out << fmt::format("  iterations   {} from iteration/<N> and ProfilerStep#N marks\n",
                        c.iterations);
@@ -512,25 +510,24 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
     out << "  iterations   none (no iteration/<N> mark, ProfilerStep#N or Optimizer.step range)\n";
   }
   if (s.cpu_compute && m.cpu_ranges > 0) {
-    out << fmt::format("  CPU compute  {} kernels on device -1, one per outermost operator of a "
-                       "thread; not written: {} nested operators, {} inside communication\n",
-                       c.compute.kernels, c.compute.nested_operators,
-                       c.compute.under_communication);
+    out << fmt::format(
+        "  CPU compute  {} kernels on device -1, one per outermost operator of a "
+        "thread; not written: {} nested operators, {} inside communication\n",
+        c.compute.kernels, c.compute.nested_operators, c.compute.under_communication);
   }
-  const std::uint64_t layers = legacy && s.layer_source == KinetoLayerSource::kOps
-                                   ? c.layers.layers
-                                   : s.layers.layers;
-  out << fmt::format("  layers       {} layers from {}{}", layers,
-                     kineto_layer_source_name(s.layer_source),
-                     s.layer_source_reason.empty() ? std::string()
-                                                   : " (auto: " + s.layer_source_reason + ")");
+  const std::uint64_t layers =
+      legacy && s.layer_source == KinetoLayerSource::kOps ? c.layers.layers : s.layers.layers;
+  out << fmt::format(
+      "  layers       {} layers from {}{}", layers, kineto_layer_source_name(s.layer_source),
+      s.layer_source_reason.empty() ? std::string() : " (auto: " + s.layer_source_reason + ")");
   if (s.layer_source == KinetoLayerSource::kMarks) {
     out << "\n";
   } else if (legacy) {
     const auto& l = c.layers;
-    out << fmt::format(": {} forward and {} backward ranges, backward ops matched to forward "
-                       "operators by name\n",
-                       l.forward_ranges, l.backward_ranges);
+    out << fmt::format(
+        ": {} forward and {} backward ranges, backward ops matched to forward "
+        "operators by name\n",
+        l.forward_ranges, l.backward_ranges);
     if (l.backward_unmatched > 0) {
       out << fmt::format("    {:>10}  backward op(s) that matched no forward operator\n",
                          l.backward_unmatched);
@@ -568,15 +565,17 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
   const auto& h = c.collectives;
   if (h.collectives + h.framework_calls + h.barriers > 0) {
     std::string sizes;
-    if (h.sized_from_shapes > 0) sizes = fmt::format("{} from recorded shapes", h.sized_from_shapes);
+    if (h.sized_from_shapes > 0)
+      sizes = fmt::format("{} from recorded shapes", h.sized_from_shapes);
     if (h.sized > 0 || !m.metadata.collective_bytes.empty()) {
-      sizes += fmt::format("{}{} from ssgd/collective_bytes marks", sizes.empty() ? "" : ", ",
-                           h.sized);
+      sizes +=
+          fmt::format("{}{} from ssgd/collective_bytes marks", sizes.empty() ? "" : ", ", h.sized);
     }
     if (sizes.empty()) sizes = "none (no recorded shapes or ssgd/collective_bytes mark)";
-    out << fmt::format("  gloo         {} collectives, {} c10d calls (FRAMEWORK API calls), {} "
-                       "linked by queue order; sizes: {}\n",
-                       h.collectives, h.framework_calls, h.linked, sizes);
+    out << fmt::format(
+        "  gloo         {} collectives, {} c10d calls (FRAMEWORK API calls), {} "
+        "linked by queue order; sizes: {}\n",
+        h.collectives, h.framework_calls, h.linked, sizes);
     auto line = [&](std::uint64_t n, const char* what) {
       if (n > 0) out << fmt::format("    {:>10}  {}\n", n, what);
     };
@@ -587,9 +586,10 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
     line(h.unknown_ops, "collective(s) of an op the trace has no name for (gather, scatter)");
   }
   if (h.other_backend_calls > 0) {
-    out << fmt::format("  c10d         {} call(s) of kinds no gloo range ran (another backend's): "
-                       "left out\n",
-                       h.other_backend_calls);
+    out << fmt::format(
+        "  c10d         {} call(s) of kinds no gloo range ran (another backend's): "
+        "left out\n",
+        h.other_backend_calls);
   }
   const auto& md = m.metadata;
   if (md.marks > 0) {

@@ -82,8 +82,8 @@ struct KinetoImportSummary {
   // The CPU walk: compute, gloo collectives, iterations from
   // Optimizer.step, a legacy file's layers (in cpu.layers).
   CpuWalkStats cpu;
-  bool cpu_compute = false;          // CPU operators became kernels (no GPU kernels)
-  std::string clock;                 // "REALTIME", or "UNSPECIFIED" (a legacy file without clock mark)
+  bool cpu_compute = false;  // CPU operators became kernels (no GPU kernels)
+  std::string clock;         // "REALTIME", or "UNSPECIFIED" (a legacy file without clock mark)
   std::vector<std::string> warnings;
 };
 

@@ -32,10 +32,15 @@ namespace ssgd::trace {
 // One JSON value of an event field or arg, as far as the importer needs it.
 struct KinetoValue {
   enum class Type {
-    kMissing, kNull, kBool, kInteger, kNumber, kString,
-    kIntArray,      // "grid": [8, 1, 1]
-    kStringArray,   // "Input type": ["float", ""]
-    kIntArrays,     // "Input Dims": [[64, 512], []]: an array of int arrays
+    kMissing,
+    kNull,
+    kBool,
+    kInteger,
+    kNumber,
+    kString,
+    kIntArray,     // "grid": [8, 1, 1]
+    kStringArray,  // "Input type": ["float", ""]
+    kIntArrays,    // "Input Dims": [[64, 512], []]: an array of int arrays
     kOther
   };
   Type type = Type::kMissing;

@@ -506,7 +506,8 @@ void KinetoEventMapper::metadata_mark(const KinetoEvent& e, const std::string& n
                                       const std::string& cat) {
   const auto index = static_cast<std::int64_t>(e.index);
   const MetadataMark parsed = parse_metadata_mark(
-      name, {options_.file, std::nullopt, index, "traceEvents[" + std::to_string(index) + "].name"});
+      name,
+      {options_.file, std::nullopt, index, "traceEvents[" + std::to_string(index) + "].name"});
   MetadataMarks& md = stats_.metadata;
   ++md.marks;
   // Repeats are normal (one set per iteration); the first mark of a key
@@ -540,9 +541,10 @@ void KinetoEventMapper::metadata_mark(const KinetoEvent& e, const std::string& n
     if (first) {
       kept_as_marker = true;
     } else if (it->second != g->bytes) {
-      md.conflicts.push_back(fmt::format("{} (event {}) disagrees with the first "
-                                         "ssgd/grad_bytes/{}={}",
-                                         name, index, g->layer, it->second));
+      md.conflicts.push_back(
+          fmt::format("{} (event {}) disagrees with the first "
+                      "ssgd/grad_bytes/{}={}",
+                      name, index, g->layer, it->second));
     }
   } else if (const auto* u = std::get_if<UnknownMetadataMark>(&parsed)) {
     md.unknown_keys.insert(u->key);
@@ -627,7 +629,8 @@ void KinetoEventMapper::legacy_event(const KinetoEvent& e) {
     event_.Clear();
     auto* k = event_.mutable_kernel();
     k->set_name(name);
-    k->set_device(static_cast<std::int32_t>(e.tid.as_int().value_or(0)));  // the legacy writer's tid
+    k->set_device(
+        static_cast<std::int32_t>(e.tid.as_int().value_or(0)));  // the legacy writer's tid
     k->set_start_ns(t.start_ns);
     k->set_end_ns(t.end_ns);
     ++stats_.kernels;

@@ -44,8 +44,8 @@ void LegacyLayerAligner::iteration(const std::vector<CpuRange>& ranges,
     const CpuRange& r = ranges[i];
     if (r.thread_id != forward_thread || r.start_ns >= backward_start) continue;
     while (!stack.empty() && stack.back().end_ns <= r.start_ns) stack.pop_back();
-    const Open parent = stack.empty() ? Open{std::numeric_limits<std::int64_t>::max(), -1, false}
-                                      : stack.back();
+    const Open parent =
+        stack.empty() ? Open{std::numeric_limits<std::int64_t>::max(), -1, false} : stack.back();
     const bool excluded = parent.excluded || r.kind == CpuRange::Kind::kCommunication ||
                           is_optimizer_range(r.name) || is_autograd_engine_op(r.name);
     std::ptrdiff_t owner = parent.owner;

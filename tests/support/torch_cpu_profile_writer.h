@@ -66,8 +66,8 @@ struct TorchCpuProfileOptions {
   int iterations = 2;
   int rank = 1;
   int world_size = 2;
-  bool marks = false;     // iteration/, forward/, backward/ ranges
-  bool metadata = false;  // ssgd/<key>=<value> marks (with `marks`)
+  bool marks = false;           // iteration/, forward/, backward/ ranges
+  bool metadata = false;        // ssgd/<key>=<value> marks (with `marks`)
   bool profiler_steps = false;  // ProfilerStep#<i> around each iteration
   bool shuffle = false;         // events in a shuffled order (fixed seed)
   // kKineto: record_shapes=True: "Input Dims" and "Input type" args (gloo's
@@ -104,7 +104,8 @@ class TorchCpuProfileWriter {
       // export_chrome_trace: "[" then the events, each followed by ", ",
       // the last ", " replaced by "]".
       std::string out = "[";
-      for (std::size_t i = 0; i < events.size(); ++i) out += events[i] + (i + 1 < events.size() ? ", " : "");
+      for (std::size_t i = 0; i < events.size(); ++i)
+        out += events[i] + (i + 1 < events.size() ? ", " : "");
       return out + "]";
     }
     std::string out =
@@ -115,9 +116,12 @@ class TorchCpuProfileWriter {
         "  \"record_shapes\": 0,\n  \"with_stack\": 0,\n"
         "  \"baseTimeNanoseconds\": 1700000000000000000,\n"
         "  \"displayTimeUnit\": \"ms\",\n  \"traceEvents\": [\n";
-    events.push_back(R"j({"name": "process_name", "ph": "M", "ts": 0.000, "pid": 4242, "tid": 0, "args": {"name": "python3"}})j");
-    events.push_back(R"j({"name": "thread_name", "ph": "M", "ts": 0.000, "pid": 4242, "tid": 4243, "args": {"name": "thread 4243 (python3)"}})j");
-    events.push_back(R"j({"ph": "X", "cat": "Trace", "ts": 0.000, "dur": 9000.000, "pid": "Spans", "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}})j");
+    events.push_back(
+        R"j({"name": "process_name", "ph": "M", "ts": 0.000, "pid": 4242, "tid": 0, "args": {"name": "python3"}})j");
+    events.push_back(
+        R"j({"name": "thread_name", "ph": "M", "ts": 0.000, "pid": 4242, "tid": 4243, "args": {"name": "thread 4243 (python3)"}})j");
+    events.push_back(
+        R"j({"ph": "X", "cat": "Trace", "ts": 0.000, "dur": 9000.000, "pid": "Spans", "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}})j");
     for (std::size_t i = 0; i < events.size(); ++i) {
       out += "  " + events[i] + (i + 1 < events.size() ? ",\n" : "\n");
     }
@@ -235,8 +239,9 @@ class TorchCpuProfileWriter {
              ", \"pid\": \"CPU functions\", \"args\": {}}";
     }
     if (o_.writer == W::kLegacyCpp) {
-      return "{\n  \"name\": \"" + r.name + "\",\n  \"ph\": \"X\",\n  \"ts\": " +
-             std::to_string(r.start_us) + ".25,\n  \"dur\": " + std::to_string(r.dur_us) +
+      return "{\n  \"name\": \"" + r.name +
+             "\",\n  \"ph\": \"X\",\n  \"ts\": " + std::to_string(r.start_us) +
+             ".25,\n  \"dur\": " + std::to_string(r.dur_us) +
              ".5,\n  \"tid\": " + std::to_string(r.thread) +
              ",\n  \"pid\": \"CPU Functions\",\n  \"args\": {}\n}";
     }
@@ -249,16 +254,19 @@ class TorchCpuProfileWriter {
     if (o_.record_shapes && r.elements >= 0) {
       const std::string n = std::to_string(r.elements);
       if (r.annotation) {  // gloo's work: its tensors
-        args += ", \"Concrete Inputs\": [\"\"], \"Input type\": [\"float\"], \"Input Dims\": [[" + n + "]]";
+        args += ", \"Concrete Inputs\": [\"\"], \"Input type\": [\"float\"], \"Input Dims\": [[" +
+                n + "]]";
       } else {  // c10d's op: a TensorList, a process group, options
-        args += ", \"Input type\": [\"GenericList\", \"ScriptObject\", \"ScriptObject\", \"\", \"Int\"]"
-                ", \"Input Dims\": [[[" + n + "]], [], [], [], []]";
+        args +=
+            ", \"Input type\": [\"GenericList\", \"ScriptObject\", \"ScriptObject\", \"\", \"Int\"]"
+            ", \"Input Dims\": [[[" +
+            n + "]], [], [], [], []]";
       }
     }
-    return "{\"ph\": \"X\", \"cat\": \"" + std::string(r.annotation ? "user_annotation" : "cpu_op") +
-           "\", \"name\": \"" + r.name + "\", \"pid\": 4242, \"tid\": " + tid +
-           ", \"ts\": " + std::to_string(r.start_us) + ".000, \"dur\": " +
-           std::to_string(r.dur_us) + ".000, \"args\": {" + args + "}}";
+    return "{\"ph\": \"X\", \"cat\": \"" +
+           std::string(r.annotation ? "user_annotation" : "cpu_op") + "\", \"name\": \"" + r.name +
+           "\", \"pid\": 4242, \"tid\": " + tid + ", \"ts\": " + std::to_string(r.start_us) +
+           ".000, \"dur\": " + std::to_string(r.dur_us) + ".000, \"args\": {" + args + "}}";
   }
 
   TorchCpuProfileOptions o_;

@@ -44,8 +44,8 @@ TEST_F(PytorchCliTest, LegacyFileImportsWithASummaryAndReplays) {
 
 TEST_F(PytorchCliTest, KinetoSubcommandTakesLegacyFilesToo) {
   write_torch_cpu_profile(dir_ / "t.json", {.marks = true, .metadata = true});
-  const auto r = ssgd({"import", "kineto", (dir_ / "t.json").string(), "-o",
-                       (dir_ / "t.ssgdt").string()});
+  const auto r =
+      ssgd({"import", "kineto", (dir_ / "t.json").string(), "-o", (dir_ / "t.ssgdt").string()});
   ASSERT_EQ(r.status, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("rank         1 (ssgd/rank mark), world size 2"));
   EXPECT_THAT(r.out, HasSubstr("clock        REALTIME, from the ssgd/clock_realtime_ns mark"));
@@ -55,15 +55,16 @@ TEST_F(PytorchCliTest, KinetoSubcommandTakesLegacyFilesToo) {
 
 TEST_F(PytorchCliTest, NothingUsableExitsWithBadInputAndWritesNothing) {
   write_file_bytes(dir_ / "empty.json", R"({"traceEvents": []})");
-  auto r = ssgd({"import", "pytorch", (dir_ / "empty.json").string(), "-o",
-                 (dir_ / "empty.ssgdt").string()});
+  auto r = ssgd(
+      {"import", "pytorch", (dir_ / "empty.json").string(), "-o", (dir_ / "empty.ssgdt").string()});
   EXPECT_EQ(r.status, 2) << r;
   EXPECT_THAT(r.err, HasSubstr("empty.json"));
   EXPECT_THAT(r.err, HasSubstr("nothing to import: traceEvents holds no events"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "empty.ssgdt"));
 
-  write_file_bytes(dir_ / "ops.json",
-                   R"([{"name": "aten::add", "ph": "X", "ts": 1, "dur": 2, "tid": 1, "pid": "CPU functions", "args": {}}])");
+  write_file_bytes(
+      dir_ / "ops.json",
+      R"([{"name": "aten::add", "ph": "X", "ts": 1, "dur": 2, "tid": 1, "pid": "CPU functions", "args": {}}])");
   r = ssgd({"import", "kineto", (dir_ / "ops.json").string(), "-o", (dir_ / "ops.ssgdt").string()});
   EXPECT_EQ(r.status, 2) << r;
   EXPECT_THAT(r.err, HasSubstr("ops.json"));

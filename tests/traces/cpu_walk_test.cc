@@ -19,8 +19,8 @@ namespace {
 
 using Kind = CpuRange::Kind;
 
-CpuRange op(const std::string& name, std::int64_t start, std::int64_t end,
-            std::uint64_t thread = 1, Kind kind = Kind::kOperator) {
+CpuRange op(const std::string& name, std::int64_t start, std::int64_t end, std::uint64_t thread = 1,
+            Kind kind = Kind::kOperator) {
   CpuRange r;
   r.kind = kind;
   r.start_ns = start;
@@ -50,9 +50,9 @@ TEST(CpuCompute, OneKernelPerOutermostOperatorOfEachThread) {
   CpuComputeExtractor c(out.emit());
   for (const auto& r : {note("DistributedDataParallel.forward", 0, 100),  // transparent
                         op("aten::linear", 10, 50), op("aten::t", 11, 13),
-                        op("aten::addmm", 14, 51),  // rounded past its parent's end
+                        op("aten::addmm", 14, 51),    // rounded past its parent's end
                         op("aten::add_", 20, 30, 7),  // another thread
-                        op("aten::relu", 51, 60),   // starts where linear ended: outermost
+                        op("aten::relu", 51, 60),     // starts where linear ended: outermost
                         comm("c10d::allreduce_", 70, 80), op("aten::copy_", 71, 72),
                         op("autograd::engine::evaluate_function: AccumulateGrad", 85, 99),
                         comm("c10d::allreduce_", 86, 88)}) {
@@ -64,13 +64,14 @@ TEST(CpuCompute, OneKernelPerOutermostOperatorOfEachThread) {
     EXPECT_EQ(e.kernel().device(), -1);
     names.push_back(e.kernel().name() + "@" + std::to_string(e.kernel().stream()));
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"aten::linear@1", "aten::add_@7", "aten::relu@1",
-                                             "autograd::engine::evaluate_function: AccumulateGrad@1"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"aten::linear@1", "aten::add_@7", "aten::relu@1",
+                                      "autograd::engine::evaluate_function: AccumulateGrad@1"}));
   EXPECT_EQ(out.events[0].kernel().start_ns(), 10);
   EXPECT_EQ(out.events[0].kernel().end_ns(), 50);
   EXPECT_EQ(c.stats().kernels, 4u);
-  EXPECT_EQ(c.stats().nested_operators, 2u);      // t, addmm
-  EXPECT_EQ(c.stats().under_communication, 1u);   // copy_ inside c10d::allreduce_
+  EXPECT_EQ(c.stats().nested_operators, 2u);     // t, addmm
+  EXPECT_EQ(c.stats().under_communication, 1u);  // copy_ inside c10d::allreduce_
 }
 
 // Calls and executions in time order, as the walk hands them over.
@@ -200,7 +201,8 @@ TEST(HostCollectives, SizesFromTheLatestMarkBeforeEachIterationsFirstCollective)
   EXPECT_EQ(sizes, (std::vector<std::int64_t>{3, 4, 3, 4, 0}));
   EXPECT_EQ(s.sized, 4u);
   ASSERT_EQ(s.size_mismatches.size(), 1u);
-  EXPECT_EQ(s.size_mismatches[0], "iteration/2: 1 collective(s), its ssgd/collective_bytes mark lists 2");
+  EXPECT_EQ(s.size_mismatches[0],
+            "iteration/2: 1 collective(s), its ssgd/collective_bytes mark lists 2");
 }
 
 TEST(HostCollectives, IterationsBeforeEveryMarkStayUnsized) {
@@ -208,7 +210,8 @@ TEST(HostCollectives, IterationsBeforeEveryMarkStayUnsized) {
   HostCollectiveOptions o;
   o.iterations = {{0, 100, "iteration/0"}};
   o.size_marks = {{50, {3}}};
-  const auto s = match({comm("c10d::allreduce_", 10, 11), comm("gloo:all_reduce", 12, 20, 2)}, out, o);
+  const auto s =
+      match({comm("c10d::allreduce_", 10, 11), comm("gloo:all_reduce", 12, 20, 2)}, out, o);
   EXPECT_EQ(s.iterations_without_size_mark, 1u);
   EXPECT_EQ(s.sized, 0u);
 }
@@ -219,11 +222,16 @@ TEST(HostCollectives, IterationsBeforeEveryMarkStayUnsized) {
 std::vector<CpuRange> legacy_iteration() {
   return {note("DistributedDataParallel.forward", 0, 100),
           op("aten::zeros", 1, 2),  // bookkeeping: makes no node
-          op("aten::linear", 10, 40), op("aten::t", 11, 12), op("aten::transpose", 11, 12),
+          op("aten::linear", 10, 40),
+          op("aten::t", 11, 12),
+          op("aten::transpose", 11, 12),
           op("aten::addmm", 13, 39),
-          op("aten::relu", 41, 50), op("aten::clamp_min", 42, 49),
-          op("aten::cross_entropy_loss", 110, 130), op("aten::log_softmax", 111, 115),
-          op("aten::_log_softmax", 112, 114), op("aten::nll_loss", 116, 129),
+          op("aten::relu", 41, 50),
+          op("aten::clamp_min", 42, 49),
+          op("aten::cross_entropy_loss", 110, 130),
+          op("aten::log_softmax", 111, 115),
+          op("aten::_log_softmax", 112, 114),
+          op("aten::nll_loss", 116, 129),
           op("autograd::engine::evaluate_function: NllLossBackward0", 140, 145),
           op("NllLossBackward0", 141, 144, 1, Kind::kAnnotation),
           op("autograd::engine::evaluate_function: LogSoftmaxBackward0", 146, 150),
@@ -232,7 +240,8 @@ std::vector<CpuRange> legacy_iteration() {
           op("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 191, 195),
           op("autograd::engine::evaluate_function: TBackward0", 196, 197),
           op("autograd::engine::evaluate_function: CloneBackward0", 198, 199),  // no clone
-          note("Optimizer.step#SGD.step", 200, 220), op("aten::add_", 201, 202)};
+          note("Optimizer.step#SGD.step", 200, 220),
+          op("aten::add_", 201, 202)};
 }
 
 TEST(LegacyLayers, BackwardNodesMatchForwardOperatorsInReverse) {

@@ -94,8 +94,9 @@ class PytorchImportTest : public testing::TempDirTest {
       const bool ge = static_cast<bool>(std::getline(e, le));
       if (!ga && !ge) break;
       if (!ga || !ge || la != le) {
-        ADD_FAILURE() << "golden " << golden << " differs at line " << line << ":\n  expected: "
-                      << (ge ? le : "<end>") << "\n  actual:   " << (ga ? la : "<end>");
+        ADD_FAILURE() << "golden " << golden << " differs at line " << line
+                      << ":\n  expected: " << (ge ? le : "<end>")
+                      << "\n  actual:   " << (ga ? la : "<end>");
         return;
       }
     }
@@ -149,13 +150,16 @@ TEST_F(PytorchImportTest, LegacyTrainingWithoutMarksMatchesGolden) {
   EXPECT_EQ(s.cpu.compute.kernels, 2u * 23u);
   EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("no ssgd/clock_realtime_ns mark")));
   EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("5 gloo collective(s) without sizes: no "
-                                                         "recorded shapes")));
-  EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("2 iteration(s) end at each Optimizer.step")));
+                                                        "recorded shapes")));
+  EXPECT_THAT(s.warnings,
+              ::testing::Contains(HasSubstr("2 iteration(s) end at each Optimizer.step")));
   const std::string text = summary_text(s);
   EXPECT_THAT(text, HasSubstr("format       legacy PyTorch profiler"));
   EXPECT_THAT(text, HasSubstr("iterations   2 from Optimizer.step ranges"));
-  EXPECT_THAT(text, HasSubstr("layers       4 layers from ops (auto: no forward/backward annotations)"));
-  EXPECT_THAT(text, HasSubstr("gloo         5 collectives, 5 c10d calls (FRAMEWORK API calls), 5 linked"));
+  EXPECT_THAT(text,
+              HasSubstr("layers       4 layers from ops (auto: no forward/backward annotations)"));
+  EXPECT_THAT(
+      text, HasSubstr("gloo         5 collectives, 5 c10d calls (FRAMEWORK API calls), 5 linked"));
 }
 
 TEST_F(PytorchImportTest, LegacyTrainingWithMarksAndMetadataMatchesGolden) {
@@ -212,11 +216,10 @@ TEST_F(PytorchImportTest, DisagreeingRepeatedMarksWarnAndTheFirstWins) {
   w.write(json);
   const auto s = import_kineto(json, dir_ / "t.ssgdt");
   EXPECT_EQ(s.rank, 1);
-  EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr(
-                              "ssgd/rank=3 (event ")));
+  EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("ssgd/rank=3 (event ")));
   EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("disagrees with the first ssgd/rank=1")));
-  EXPECT_THAT(s.warnings,
-              ::testing::Contains(HasSubstr("disagrees with the first ssgd/grad_bytes/fc1=1050624")));
+  EXPECT_THAT(s.warnings, ::testing::Contains(
+                              HasSubstr("disagrees with the first ssgd/grad_bytes/fc1=1050624")));
 }
 
 TEST_F(PytorchImportTest, RankFlagAndLayersOpsOverTheMarks) {
