@@ -265,6 +265,36 @@ TEST_F(PytorchImportTest, LegacyOutputIsTheSameWhateverTheOrderCompressionAndSpi
   EXPECT_EQ(read_file_bytes(dir_ / "spilled" / "rank1.ssgdt"), reference);
 }
 
+// export_chrome_trace with use_cuda: kernels under "CUDA functions" (tid =
+// the device) and flow pairs; a remote event's tid is a string.
+TEST_F(PytorchImportTest, LegacyCudaKernelsMakeItAGpuTrace) {
+  write_file_bytes(
+      dir_ / "cuda.json",
+      R"([{"name": "ProfilerStep#3", "ph": "X", "ts": 0, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}}, )"
+      R"({"name": "aten::mm", "ph": "X", "ts": 10, "dur": 5, "tid": 1, "pid": "CPU functions", "args": {}}, )"
+      R"({"name": "aten::mm", "ph": "s", "ts": 10, "tid": 1, "pid": "CPU functions", "id": 0, "cat": "cpu_to_cuda", "args": {}}, )"
+      R"({"name": "volta_sgemm", "ph": "f", "ts": 20, "tid": 1, "pid": "CUDA functions", "id": 0, "cat": "cpu_to_cuda", "args": {}}, )"
+      R"({"name": "volta_sgemm", "ph": "X", "ts": 20, "dur": 30, "tid": 1, "pid": "CUDA functions", "args": {}}, )"
+      R"({"name": "aten::add", "ph": "X", "ts": 60, "dur": 5, "tid": " node_id:1, thread_id:2 ", "pid": "CPU functions", "args": {}}])");
+  const auto s = import_kineto(dir_ / "cuda.json", dir_ / "cuda.ssgdt");
+  EXPECT_EQ(s.format, ProfilerFormat::kLegacy);
+  EXPECT_FALSE(s.cpu_compute);
+  EXPECT_EQ(s.mapping.kernels, 1u);
+  EXPECT_EQ(s.mapping.iteration_marks, 1u);
+  EXPECT_EQ(s.mapping.ignored_fields.at("legacy event tid"), 1u);
+  auto reader = TraceReader::open(dir_ / "cuda.ssgdt");
+  v1::Event e;
+  int kernels = 0;
+  while (reader.next(e)) {
+    if (!e.has_kernel()) continue;
+    ++kernels;
+    EXPECT_EQ(e.kernel().name(), "volta_sgemm");
+    EXPECT_EQ(e.kernel().device(), 1);
+    EXPECT_EQ(e.kernel().start_ns(), 20'000);
+  }
+  EXPECT_EQ(kernels, 1);
+}
+
 // --- Kineto on CPU (torch 2.x) -------------------------------------------
 
 TEST_F(PytorchImportTest, KinetoCpuTrainingMatchesGolden) {
