@@ -22,6 +22,13 @@ std::string_view datatype_from_c10(std::string_view scalar_type);
 // "half", "int8_t" (old) -> the trace's spelling; "" when unknown.
 std::string_view datatype_from_kernel_token(std::string_view token);
 
+// A tensor's type as the PyTorch profiler records it with record_shapes
+// ("Input type": the demangled C++ type of its TypeMeta): "float",
+// "double", "c10::Half", "c10::BFloat16", "long int", "int", "signed char",
+// "unsigned char", "bool" -> the trace's spelling; "" when unknown (not a
+// tensor, or an unusual type).
+std::string_view datatype_from_torch_type(std::string_view type_name);
+
 // Bytes per element of a trace datatype ("float32" -> 4); 0 when unknown.
 std::int64_t datatype_size_bytes(std::string_view datatype);
 

@@ -25,7 +25,8 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 
 // The algorithm, protocol and type tokens of an NCCL >= 2.4 kernel name,
 // after its op token: "Sum_f32_RING_LL", "RING_LL128_Sum_int8_t".
-void read_tokens(const std::vector<std::string_view>& tokens, std::size_t first, NcclKernelName& out) {
+void read_tokens(const std::vector<std::string_view>& tokens, std::size_t first,
+                 NcclKernelName& out) {
   for (std::size_t i = first; i < tokens.size(); ++i) {
     const std::string_view t = tokens[i];
     const std::string_view next = i + 1 < tokens.size() ? tokens[i + 1] : std::string_view();
@@ -53,8 +54,8 @@ void parse_oldest(std::string_view name, NcclKernelName& out) {
   if (kernel == std::string_view::npos) return;
   std::string_view head = name.substr(4, kernel - 4);  // after "nccl"
   // Longest op name first: "ReduceScatter" before "Reduce".
-  for (std::string_view op : {"ReduceScatter", "AllReduce", "AllGather", "Broadcast", "Reduce",
-                              "AllToAll", "SendRecv"}) {
+  for (std::string_view op :
+       {"ReduceScatter", "AllReduce", "AllGather", "Broadcast", "Reduce", "AllToAll", "SendRecv"}) {
     if (starts_with(head, op)) {
       out.op = collective_op_from_nccl(op);
       head.remove_prefix(op.size());

@@ -1,7 +1,11 @@
 #pragma once
-// `ssgd import kineto`: a PyTorch profiler (Kineto) Chrome-trace JSON file,
-// plain or gzip, to a .ssgdt trace of one rank. docs/kineto.md says what
-// maps to what, which Kineto facts it relies on, and what is left out.
+// `ssgd import pytorch` (and `ssgd import kineto`, the same import): a
+// PyTorch profiler Chrome-trace JSON file, plain or gzip, to a .ssgdt trace
+// of one rank. Both writers are recognised by content: Kineto's JSON
+// object (torch.profiler with Kineto), and the legacy profiler's bare array
+// of CPU ranges without categories ("pid": "CPU functions": torch <= 1.13
+// built without Kineto, or use_kineto=False). docs/kineto.md says what maps
+// to what, which profiler facts it relies on, and what is left out.
 //
 // Streaming: traces/kineto_json_reader.h reads one event at a time and
 // traces/kineto_mapping.h converts it; the converted events go through an
@@ -19,6 +23,11 @@
 // ranges they are derived from go through a second, smaller sorter
 // (traces/kineto_layers.h); after the read, the derivation reads them once in
 // time order and adds its marks to the events before they are written.
+// CPU ranges (compute, gloo collectives, optimizer steps; a legacy file's
+// layers) go through a third (traces/cpu_profile_walk.h).
+//
+// A file from which no iteration, no layer and no collective can be
+// recovered is an InputError: nothing is written.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,8 +35,10 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "traces/cpu_profile_walk.h"
 #include "traces/kineto_layers.h"
 #include "traces/kineto_mapping.h"
 #include "traces/proto/capture_metadata.pb.h"
@@ -46,7 +57,12 @@ struct KinetoImportOptions {
   double progress_seconds = 5.0;
 };
 
+// Which profiler wrote the file.
+enum class ProfilerFormat { kKineto, kLegacy };
+std::string_view profiler_format_name(ProfilerFormat format);
+
 struct KinetoImportSummary {
+  ProfilerFormat format = ProfilerFormat::kKineto;
   std::string input;
   std::string output;
   std::uint64_t file_bytes = 0;   // size of the input file
@@ -55,7 +71,7 @@ struct KinetoImportSummary {
   std::uint64_t events_read = 0;  // elements of traceEvents
   std::uint64_t events_written = 0;
   std::int32_t rank = 0;
-  std::string rank_source;        // "--rank", "distributedInfo.rank" or "assumed"
+  std::string rank_source;        // "--rank", "distributedInfo.rank", "ssgd/rank mark" or "assumed"
   std::int32_t world_size = 0;    // 0: unknown
   std::size_t gpus = 0;           // deviceProperties entries
   std::size_t sort_runs = 0;      // runs spilled to disk (0: sorted in memory)
@@ -63,6 +79,11 @@ struct KinetoImportSummary {
   KinetoLayerSource layer_source = KinetoLayerSource::kMarks;  // the one used
   std::string layer_source_reason;  // why, with --layers auto
   KinetoLayerStats layers;          // kModules / kOps: what the derivation found
+  // The CPU walk: compute, gloo collectives, iterations from
+  // Optimizer.step, a legacy file's layers (in cpu.layers).
+  CpuWalkStats cpu;
+  bool cpu_compute = false;  // CPU operators became kernels (no GPU kernels)
+  std::string clock;         // "REALTIME", or "UNSPECIFIED" (a legacy file without clock mark)
   std::vector<std::string> warnings;
 };
 

@@ -66,7 +66,7 @@ class GzipStreamBuf : public std::streambuf {
 };
 
 // What the container at one nesting level is.
-enum class Frame { kTop, kCapture, kEvents, kEvent, kArgs, kArgArray, kSkip };
+enum class Frame { kTop, kCapture, kEvents, kEvent, kArgs, kArgArray, kArgInnerArray, kSkip };
 
 class KinetoSax {
  public:
@@ -131,6 +131,12 @@ class KinetoSax {
                          e.reason() + where);
       }
     }
+    if (buf_.at_end() && frames_.empty()) {
+      throw InputError({file_, std::nullopt, std::nullopt, ""},
+                       "no JSON value: the file is empty or holds only whitespace (" +
+                           std::to_string(buf_.position()) + " bytes" +
+                           (reader_.compressed() ? " uncompressed" : "") + ")");
+    }
     if (buf_.at_end()) {
       throw InputError({file_, std::nullopt, record, ""},
                        "the file is truncated: its JSON stops at byte " +
@@ -186,15 +192,27 @@ class KinetoSax {
           arg_->text = text;
         }
         break;
-      case Frame::kArgArray: {
+      case Frame::kArgArray:
+      case Frame::kArgInnerArray: {
+        using T = KinetoValue::Type;
+        const bool inner = frames_.back() == Frame::kArgInnerArray;
+        if (arg_->type == T::kOther) break;
+        if (!inner && type == T::kString &&
+            (arg_->type == T::kStringArray || (arg_->type == T::kIntArray && arg_->ints.empty()))) {
+          arg_->type = T::kStringArray;
+          arg_->strings.push_back(text);
+          break;
+        }
         std::int64_t v = 0;
         const char* b = text.data();
         const char* e = b + text.size();
         auto [p, ec] = std::from_chars(b, e, v);
-        if (type == KinetoValue::Type::kInteger && ec == std::errc() && p == e) {
+        const bool fits = inner ? arg_->type == T::kIntArrays : arg_->type == T::kIntArray;
+        if (fits && type == T::kInteger && ec == std::errc() && p == e) {
           arg_->ints.push_back(v);
+          if (inner) ++arg_->lengths.back();
         } else {
-          arg_->type = KinetoValue::Type::kOther;
+          arg_->type = T::kOther;
         }
         break;
       }
@@ -236,6 +254,7 @@ class KinetoSax {
     }
     if (frames_.empty()) {
       if (array) {
+        result_.top_level_array = true;
         begin_events();
       } else {
         frames_.push_back(Frame::kTop);
@@ -300,6 +319,18 @@ class KinetoSax {
         }
         return true;
       case Frame::kArgArray:
+        // An array of int arrays ("Input Dims"); anything deeper is kOther.
+        if (!array || !(arg_->type == KinetoValue::Type::kIntArrays ||
+                        (arg_->type == KinetoValue::Type::kIntArray && arg_->ints.empty()))) {
+          arg_->type = KinetoValue::Type::kOther;
+          ++skip_;
+          return true;
+        }
+        arg_->type = KinetoValue::Type::kIntArrays;
+        arg_->lengths.push_back(0);
+        frames_.push_back(Frame::kArgInnerArray);
+        return true;
+      case Frame::kArgInnerArray:
         arg_->type = KinetoValue::Type::kOther;
         ++skip_;
         return true;
@@ -381,6 +412,8 @@ void KinetoValue::clear() {
   type = Type::kMissing;
   text.clear();
   ints.clear();
+  lengths.clear();
+  strings.clear();
 }
 
 const KinetoValue& KinetoEvent::arg(std::string_view key) const {

@@ -31,10 +31,25 @@ namespace ssgd::trace {
 
 // One JSON value of an event field or arg, as far as the importer needs it.
 struct KinetoValue {
-  enum class Type { kMissing, kNull, kBool, kInteger, kNumber, kString, kIntArray, kOther };
+  enum class Type {
+    kMissing,
+    kNull,
+    kBool,
+    kInteger,
+    kNumber,
+    kString,
+    kIntArray,     // "grid": [8, 1, 1]
+    kStringArray,  // "Input type": ["float", ""]
+    kIntArrays,    // "Input Dims": [[64, 512], []]: an array of int arrays
+    kOther
+  };
   Type type = Type::kMissing;
   std::string text;                 // number text, string contents, "true"/"false"
-  std::vector<std::int64_t> ints;   // kIntArray: e.g. "grid": [8, 1, 1]
+  // kIntArray: the ints; kIntArrays: every inner array's ints, one after
+  // the other, with `lengths` saying how many each has.
+  std::vector<std::int64_t> ints;
+  std::vector<std::size_t> lengths;
+  std::vector<std::string> strings;  // kStringArray
 
   [[nodiscard]] bool present() const { return type != Type::kMissing; }
   [[nodiscard]] bool is_number() const { return type == Type::kInteger || type == Type::kNumber; }
@@ -81,6 +96,7 @@ struct KinetoReadResult {
   std::map<std::string, nlohmann::json> top_level;
   std::uint64_t events = 0;
   bool had_trace_events = false;
+  bool top_level_array = false;  // a bare array of events (the legacy profiler's shape)
   std::uint64_t file_size = 0;
   std::uint64_t uncompressed_bytes = 0;
   bool compressed = false;

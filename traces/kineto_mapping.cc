@@ -1,10 +1,13 @@
 #include "traces/kineto_mapping.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
 #include <tuple>
 #include <utility>
+#include <variant>
 
 #include "common/error.h"
 #include "traces/collective_names.h"
@@ -167,10 +170,15 @@ void KinetoEventMapper::convert(const KinetoEvent& e) {
     skip("ph " + e.ph.text + " (not a complete event)");
     return;
   }
+  if (!e.cat.present() && e.pid.type == KinetoValue::Type::kString) {
+    legacy_event(e);
+    return;
+  }
   if (e.cat.type != KinetoValue::Type::kString) {
     skip(e.cat.present() ? "cat of the wrong type" : "no cat");
     return;
   }
+  ++stats_.kineto_events;
   const std::string& cat = e.cat.text;
   // Kineto's category names (ActivityType.cpp), and the capitalised names
   // of PyTorch 1.8-1.9 traces.
@@ -195,6 +203,7 @@ void KinetoEventMapper::convert(const KinetoEvent& e) {
 void KinetoEventMapper::kernel(const KinetoEvent& e) {
   const std::string name = required_string(e, e.name, "name", "kernel");
   const Times t = times(e, "kernel");
+  ++stats_.gpu_events;
   if (is_nccl_kernel(name)) {
     nccl_kernel(e, name, t);
     return;
@@ -270,6 +279,7 @@ void KinetoEventMapper::nccl_kernel(const KinetoEvent& e, const std::string& nam
 }
 
 void KinetoEventMapper::memcpy(const KinetoEvent& e) {
+  ++stats_.gpu_events;
   const std::string name = required_string(e, e.name, "name", "memcpy");
   const Times t = times(e, "memcpy");
   event_.Clear();
@@ -316,6 +326,7 @@ void KinetoEventMapper::memcpy(const KinetoEvent& e) {
 }
 
 void KinetoEventMapper::memset(const KinetoEvent& e) {
+  ++stats_.gpu_events;
   required_string(e, e.name, "name", "memset");
   const Times t = times(e, "memset");
   event_.Clear();
@@ -333,6 +344,7 @@ void KinetoEventMapper::memset(const KinetoEvent& e) {
 }
 
 void KinetoEventMapper::api_call(const KinetoEvent& e, bool driver) {
+  ++stats_.gpu_events;
   const char* what = driver ? "cuda_driver" : "cuda_runtime";
   const std::string name = required_string(e, e.name, "name", what);
   const Times t = times(e, what);
@@ -380,8 +392,8 @@ void KinetoEventMapper::host_op(const KinetoEvent& e, KinetoHostOp::Kind kind, s
 }
 
 void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat) {
-  const std::string name = required_string(e, e.name, "name", cat);
-  std::string mark;
+  const std::string name = required_string(e, e.name, "name", cat == kLegacyCat ? "event" : cat);
+  const bool legacy = cat == kLegacyCat;
   if (name == "record_param_comms") {
     CommsMeta m = comms_meta(e, "record_param_comms");
     const auto ext = optional_int(e, "External id", "record_param_comms");
@@ -390,6 +402,11 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
     } else {
       skip("record_param_comms without External id or metadata");
     }
+    cpu_range(e, CpuRange::Kind::kCommunication, name);
+    return;
+  }
+  if (is_metadata_mark(name)) {
+    metadata_mark(e, name, cat);
     return;
   }
   const bool derive = options_.layers == KinetoLayerSource::kModules ||
@@ -400,10 +417,14 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
       skip("ProfilerStep# without a step number");
       return;
     }
-    mark = iteration_mark(*step);
     host_op(e, KinetoHostOp::Kind::kStep, name, -1);
+    cpu_range(e, CpuRange::Kind::kAnnotation, name);
+    ++stats_.iteration_marks;
+    marker(e, iteration_mark(*step), cat);
   } else if (starts_with(name, kIterationMarkPrefix)) {
-    mark = name;
+    cpu_range(e, CpuRange::Kind::kAnnotation, name);
+    ++stats_.iteration_marks;
+    marker(e, name, cat);
   } else if (starts_with(name, kForwardMarkPrefix) || starts_with(name, kBackwardMarkPrefix)) {
     if (derive) {
       skip("forward/backward annotation (--layers " +
@@ -414,7 +435,7 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
     if (starts_with(name, kForwardMarkPrefix)) {
       stats_.forward_mark_names.insert(name.substr(kForwardMarkPrefix.size()));
     }
-    mark = name;
+    marker(e, name, cat);
   } else if (const auto module = module_range_name(name)) {
     ++stats_.module_ranges;
     if (options_.layers != KinetoLayerSource::kMarks) {
@@ -422,8 +443,17 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
       skip("nn.Module range (read for layers)");
       return;
     }
-    mark = forward_mark(*module);
     stats_.forward_mark_names.insert(std::string(*module));
+    marker(e, forward_mark(*module), cat);
+  } else if (legacy) {
+    // No categories: communication, then annotations (no "::"), then operators.
+    if (is_communication_op(name)) {
+      cpu_range(e, CpuRange::Kind::kCommunication, name);
+    } else if (is_legacy_annotation(name)) {
+      if (is_optimizer_range(name)) cpu_range(e, CpuRange::Kind::kAnnotation, name);
+    } else {
+      cpu_range(e, CpuRange::Kind::kOperator, name);
+    }
   } else {
     if (cat == "cpu_op" || cat == "Operator") {
       // PyTorch writes both args only when the op has a sequence number
@@ -441,20 +471,173 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
         ++stats_.sequence_ops;
         host_op(e, KinetoHostOp::Kind::kForwardOp, name, *seq);
       }
+      // A GPU trace's compute is its kernels: CPU operators are read only
+      // until the first one.
+      if (is_communication_op(name)) {
+        cpu_range(e, CpuRange::Kind::kCommunication, name);
+      } else if (stats_.gpu_events == 0) {
+        cpu_range(e, CpuRange::Kind::kOperator, name);
+      }
+    } else if (is_communication_op(name)) {
+      // gloo:<op> is a user_annotation (RecordScope::USER_SCOPE).
+      cpu_range(e, CpuRange::Kind::kCommunication, name);
+    } else if (is_optimizer_range(name)) {
+      cpu_range(e, CpuRange::Kind::kAnnotation, name);
     }
     skip("cat " + cat + " (not a mark)");
-    return;
   }
-  const Times t = times(e, cat);
+}
+
+void KinetoEventMapper::marker(const KinetoEvent& e, const std::string& name,
+                               const std::string& cat) {
+  const Times t = times(e, cat == kLegacyCat ? "event" : cat);
   event_.Clear();
   auto* m = event_.mutable_marker();
-  m->set_name(mark);
-  m->set_domain("kineto:" + cat);
+  m->set_name(name);
+  m->set_domain(cat == kLegacyCat ? std::string(kLegacyMarkDomain) : "kineto:" + cat);
   m->set_thread_id(static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.tid.as_int().value_or(0))));
   m->set_start_ns(t.start_ns);
   m->set_end_ns(t.end_ns);
   ++stats_.markers;
   emit_(event_);
+}
+
+void KinetoEventMapper::metadata_mark(const KinetoEvent& e, const std::string& name,
+                                      const std::string& cat) {
+  const auto index = static_cast<std::int64_t>(e.index);
+  const MetadataMark parsed = parse_metadata_mark(
+      name,
+      {options_.file, std::nullopt, index, "traceEvents[" + std::to_string(index) + "].name"});
+  MetadataMarks& md = stats_.metadata;
+  ++md.marks;
+  // Repeats are normal (one set per iteration); the first mark of a key
+  // wins, and a later one that disagrees is noted.
+  auto keep = [&](auto& slot, const auto& value, const std::string& key) {
+    if (!slot) {
+      slot = value;
+    } else if (*slot != value) {
+      md.conflicts.push_back(fmt::format("{} (event {}) disagrees with the first ssgd/{}={}", name,
+                                         index, key, *slot));
+    }
+  };
+  bool kept_as_marker = false;
+  if (const auto* r = std::get_if<RankMark>(&parsed)) {
+    keep(md.rank, r->rank, "rank");
+  } else if (const auto* w = std::get_if<WorldSizeMark>(&parsed)) {
+    keep(md.world_size, w->world_size, "world_size");
+  } else if (const auto* h = std::get_if<HostnameMark>(&parsed)) {
+    keep(md.hostname, h->hostname, "hostname");
+  } else if (const auto* c = std::get_if<ClockRealtimeMark>(&parsed)) {
+    const std::int64_t at = times(e, "metadata mark").start_ns;
+    // The earliest mark in the file defines the base (events come in any order).
+    if (!md.clock_realtime_ns || at < md.clock_mark_ts_ns) {
+      md.clock_realtime_ns = c->realtime_ns;
+      md.clock_mark_ts_ns = at;
+    }
+  } else if (const auto* b = std::get_if<CollectiveBytesMark>(&parsed)) {
+    md.collective_bytes.push_back({times(e, "metadata mark").start_ns, b->sizes_bytes});
+  } else if (const auto* g = std::get_if<GradBytesMark>(&parsed)) {
+    auto [it, first] = md.grad_bytes.emplace(g->layer, g->bytes);
+    if (first) {
+      kept_as_marker = true;
+    } else if (it->second != g->bytes) {
+      md.conflicts.push_back(
+          fmt::format("{} (event {}) disagrees with the first "
+                      "ssgd/grad_bytes/{}={}",
+                      name, index, g->layer, it->second));
+    }
+  } else if (const auto* u = std::get_if<UnknownMetadataMark>(&parsed)) {
+    md.unknown_keys.insert(u->key);
+    kept_as_marker = true;
+  }
+  if (kept_as_marker) marker(e, name, cat);
+}
+
+void KinetoEventMapper::cpu_range(const KinetoEvent& e, CpuRange::Kind kind,
+                                  const std::string& name) {
+  if (!options_.on_cpu_range) return;
+  // Not an error when a range nothing else needs has bad times: it is left
+  // out (and counted).
+  std::optional<std::int64_t> ts, dur;
+  if (e.ts.is_number()) ts = parse_microseconds_ns(e.ts.text);
+  if (e.dur.is_number()) dur = parse_microseconds_ns(e.dur.text);
+  if (!ts || !dur || *dur < 0 || *ts > std::numeric_limits<std::int64_t>::max() - *dur) {
+    skip("CPU range without valid ts/dur");
+    return;
+  }
+  CpuRange r;
+  r.kind = kind;
+  r.start_ns = *ts;
+  r.end_ns = *ts + *dur;
+  r.thread_id = static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.tid.as_int().value_or(0)));
+  r.name = name;
+  if (kind == CpuRange::Kind::kCommunication) recorded_tensors(e, r);
+  ++stats_.cpu_ranges;
+  options_.on_cpu_range(r);
+}
+
+void KinetoEventMapper::recorded_tensors(const KinetoEvent& e, CpuRange& r) {
+  // With record_shapes, Kineto writes each input's dims ("Input Dims":
+  // [[321271]]) and type ("Input type": ["float"]); non-tensor inputs have
+  // empty dims and an empty or non-tensor type, and add nothing.
+  const KinetoValue& dims = e.arg("Input Dims");
+  const KinetoValue& types = e.arg("Input type");
+  if (dims.type != KinetoValue::Type::kIntArrays || types.type != KinetoValue::Type::kStringArray ||
+      dims.lengths.size() != types.strings.size()) {
+    return;
+  }
+  std::int64_t bytes = 0, count = 0;
+  std::string datatype;
+  bool mixed = false;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < dims.lengths.size(); ++i) {
+    std::int64_t n = 1;
+    bool valid = dims.lengths[i] > 0;  // a tensor has at least one dim here
+    for (std::size_t d = 0; d < dims.lengths[i]; ++d) {
+      const std::int64_t v = dims.ints[at + d];
+      if (v < 0 || (v > 0 && n > std::numeric_limits<std::int64_t>::max() / v)) valid = false;
+      n = valid ? n * v : 0;
+    }
+    at += dims.lengths[i];
+    const std::string_view type = datatype_from_torch_type(types.strings[i]);
+    const std::int64_t size = datatype_size_bytes(type);
+    if (!valid || size == 0) continue;
+    if (!datatype.empty() && datatype != type) mixed = true;
+    datatype = std::string(type);
+    count += n;
+    bytes += n * size;
+  }
+  r.size_bytes = bytes;
+  r.count = count;
+  r.datatype = mixed ? std::string() : datatype;
+}
+
+void KinetoEventMapper::legacy_event(const KinetoEvent& e) {
+  // torch.autograd.profiler's export_chrome_trace writes "CPU functions"
+  // (and "CUDA functions" for kernels); its C++ RecordProfile "CPU Functions".
+  const std::string& pid = e.pid.text;
+  if (pid == "CPU functions" || pid == "CPU Functions") {
+    ++stats_.legacy_events;
+    // A remote event's tid is a string (" node_id:1, thread_id:2 "): thread 0.
+    if (e.tid.present() && !e.tid.as_int()) ++stats_.ignored_fields["legacy event tid"];
+    host_range(e, std::string(kLegacyCat));
+  } else if (pid == "CUDA functions") {
+    ++stats_.legacy_events;
+    const std::string name = required_string(e, e.name, "name", "kernel");
+    const Times t = times(e, "kernel");
+    ++stats_.gpu_events;
+    event_.Clear();
+    auto* k = event_.mutable_kernel();
+    k->set_name(name);
+    k->set_device(
+        static_cast<std::int32_t>(e.tid.as_int().value_or(0)));  // the legacy writer's tid
+    k->set_start_ns(t.start_ns);
+    k->set_end_ns(t.end_ns);
+    ++stats_.kernels;
+    emit_(event_);
+  } else {
+    skip("no cat");
+  }
 }
 
 void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_size) {

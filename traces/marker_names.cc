@@ -116,7 +116,8 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
   if (key == "clock_realtime_ns") return ClockRealtimeMark{count(value, "clock_realtime_ns")};
   if (key == "grad_bytes" || starts_with(key, "grad_bytes/")) {
     const std::string_view layer = key.size() > 11 ? key.substr(11) : std::string_view();
-    if (layer.empty()) throw fail("grad_bytes names no layer (expected ssgd/grad_bytes/<layer>=<bytes>)");
+    if (layer.empty())
+      throw fail("grad_bytes names no layer (expected ssgd/grad_bytes/<layer>=<bytes>)");
     return GradBytesMark{std::string(layer), count(value, "bytes")};
   }
   if (key == "collective_bytes") {

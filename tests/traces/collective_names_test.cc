@@ -81,6 +81,12 @@ TEST(DatatypeNames, EachLibrarysSpelling) {
   EXPECT_EQ(datatype_from_kernel_token("float"), "float32");
   EXPECT_EQ(datatype_from_kernel_token("int8_t"), "int8");
   EXPECT_EQ(datatype_from_kernel_token(""), "");
+  EXPECT_EQ(datatype_from_nccl(""), "");
+  EXPECT_EQ(datatype_from_torch_type("float"), "float32");
+  EXPECT_EQ(datatype_from_torch_type("c10::BFloat16"), "bfloat16");
+  EXPECT_EQ(datatype_from_torch_type("long int"), "int64");
+  EXPECT_EQ(datatype_from_torch_type(""), "");
+  EXPECT_EQ(datatype_size_bytes("int16"), 2);
   EXPECT_EQ(datatype_size_bytes("float64"), 8);
   EXPECT_EQ(datatype_size_bytes("bfloat16"), 2);
   EXPECT_EQ(datatype_size_bytes("mystery"), 0);

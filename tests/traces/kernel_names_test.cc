@@ -8,7 +8,8 @@ namespace ssgd::trace {
 namespace {
 
 TEST(KernelNames, NcclKernelsOfEveryNcclVersion) {
-  EXPECT_TRUE(is_nccl_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+  EXPECT_TRUE(
+      is_nccl_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
   EXPECT_TRUE(is_nccl_kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"));
   EXPECT_TRUE(is_nccl_kernel("ncclAllReduceRingLLKernel_sum_f32"));
   EXPECT_FALSE(is_nccl_kernel("void at::native::nccl_like_kernel"));

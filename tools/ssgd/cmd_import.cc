@@ -1,5 +1,6 @@
 // ssgd import bcaffe LOG -o PROFILE.csv
-// ssgd import kineto FILE.json[.gz] -o FILE.ssgdt [--rank N] [--layers auto|marks|modules|ops]
+// ssgd import pytorch FILE.json[.gz] -o FILE.ssgdt [--rank N] [--layers auto|marks|modules|ops]
+// ssgd import kineto ... (the same import)
 #include <iostream>
 #include <memory>
 #include <string>
@@ -32,34 +33,46 @@ void add_import_command(CLI::App& app) {
     logger("tools")->info("{}: {} layers written to {}", args->log, profile.layers.size(), args->out);
   });
 
-  struct KinetoArgs {
+  // `pytorch` and `kineto` are one import: the writer is recognised by content.
+  struct PytorchArgs {
     std::string input;
     std::string out;
     std::int32_t rank = -1;
     std::string layers = "auto";
   };
-  auto kargs = std::make_shared<KinetoArgs>();
-  auto* kineto = cmd->add_subcommand(
-      "kineto", "PyTorch profiler (Kineto) Chrome-trace JSON, plain or .gz -> .ssgdt trace");
-  kineto->add_option("FILE", kargs->input, "trace JSON written by torch.profiler")->required();
-  kineto->add_option("-o,--output", kargs->out, ".ssgdt trace to write")->required();
-  kineto->add_option("--rank", kargs->rank, "rank of the file (default: its distributedInfo.rank)")
-      ->check(CLI::NonNegativeNumber);
-  kineto
-      ->add_option("--layers", kargs->layers,
-                   "where layer marks come from: auto (annotations if the file has them, else "
-                   "modules, else ops), marks (forward/<l>, backward/<l> annotations and every "
-                   "nn.Module range as a forward mark), modules (leaf nn.Module ranges), ops "
-                   "(top-level forward operators); backward through autograd sequence numbers")
-      ->check(CLI::IsMember({"auto", "marks", "modules", "ops"}))
-      ->capture_default_str();
-  kineto->callback([kargs] {
-    trace::KinetoImportOptions options;
-    if (kargs->rank >= 0) options.rank = kargs->rank;
-    options.layers = *trace::parse_kineto_layer_source(kargs->layers);
-    const auto summary = trace::import_kineto(kargs->input, kargs->out, options);
-    trace::print_kineto_import_summary(summary, std::cout);
-  });
+  auto add_pytorch = [cmd](const char* name, const char* description) {
+    auto pargs = std::make_shared<PytorchArgs>();
+    auto* sub = cmd->add_subcommand(name, description);
+    sub->add_option("FILE", pargs->input,
+                    "trace JSON written by torch.profiler (Kineto) or by the legacy profiler "
+                    "(export_chrome_trace without Kineto), plain or .gz")
+        ->required();
+    sub->add_option("-o,--output", pargs->out, ".ssgdt trace to write")->required();
+    sub->add_option("--rank", pargs->rank,
+                    "rank of the file (default: its distributedInfo.rank, else its ssgd/rank mark)")
+        ->check(CLI::NonNegativeNumber);
+    sub->add_option("--layers", pargs->layers,
+                    "where layer marks come from: auto (annotations if the file has them, else "
+                    "modules, else ops), marks (forward/<l>, backward/<l> annotations and every "
+                    "nn.Module range as a forward mark), modules (leaf nn.Module ranges), ops "
+                    "(top-level forward operators); backward through autograd sequence numbers, "
+                    "or in a legacy file by matching backward node names to forward operators")
+        ->check(CLI::IsMember({"auto", "marks", "modules", "ops"}))
+        ->capture_default_str();
+    sub->callback([pargs] {
+      trace::KinetoImportOptions options;
+      if (pargs->rank >= 0) options.rank = pargs->rank;
+      options.layers = *trace::parse_kineto_layer_source(pargs->layers);
+      const auto summary = trace::import_kineto(pargs->input, pargs->out, options);
+      trace::print_kineto_import_summary(summary, std::cout);
+    });
+  };
+  add_pytorch("pytorch",
+              "PyTorch profiler Chrome-trace JSON, Kineto's or the legacy profiler's (recognised "
+              "by content), plain or .gz -> .ssgdt trace");
+  add_pytorch("kineto",
+              "the same import as `pytorch` (both Kineto and legacy profiler files), kept under "
+              "its first name");
 }
 
 }  // namespace ssgd::tools

@@ -1,0 +1,86 @@
+// `ssgd import pytorch` (and `ssgd import kineto`, the same import) as a real
+// process on CPU captures: the summary it prints for a legacy profiler file,
+// a trace that `ssgd simulate` replays, and exit status 2 with a message
+// naming the file, and no output, when the file holds nothing usable.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/cli_runner.h"
+#include "tests/support/test_files.h"
+#include "tests/support/torch_cpu_profile_writer.h"
+
+namespace ssgd::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class PytorchCliTest : public TempDirTest {
+ protected:
+  CliResult ssgd(const std::vector<std::string>& args) {
+    return run_cli(SSGD_CLI, args, SSGD_SOURCE_DIR, dir_);
+  }
+};
+
+TEST_F(PytorchCliTest, LegacyFileImportsWithASummaryAndReplays) {
+  write_torch_cpu_profile(dir_ / "rank1.json");
+  const auto out = (dir_ / "rank1.ssgdt").string();
+  const auto r = ssgd({"import", "pytorch", (dir_ / "rank1.json").string(), "-o", out});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("format       legacy PyTorch profiler (torch <= 1.13 without "
+                               "Kineto, or use_kineto=False)"));
+  EXPECT_THAT(r.out, HasSubstr("clock        UNSPECIFIED"));
+  EXPECT_THAT(r.out, HasSubstr("iterations   2 from Optimizer.step ranges"));
+  EXPECT_THAT(r.out, HasSubstr("CPU compute  46 kernels on device -1"));
+  EXPECT_THAT(r.out, HasSubstr("layers       4 layers from ops (auto: no forward/backward "
+                               "annotations): 8 forward and 14 backward ranges"));
+  EXPECT_THAT(r.out, HasSubstr("gloo         5 collectives, 5 c10d calls (FRAMEWORK API calls), "
+                               "5 linked by queue order; sizes: none (no recorded shapes or "
+                               "ssgd/collective_bytes mark)"));
+  EXPECT_THAT(r.err, HasSubstr("rank 0 assumed"));
+  const auto sim = ssgd({"simulate", out, "-q", "--log", "error"});
+  EXPECT_EQ(sim.status, 0) << sim;
+}
+
+TEST_F(PytorchCliTest, KinetoSubcommandTakesLegacyFilesToo) {
+  write_torch_cpu_profile(dir_ / "t.json", {.marks = true, .metadata = true});
+  const auto r =
+      ssgd({"import", "kineto", (dir_ / "t.json").string(), "-o", (dir_ / "t.ssgdt").string()});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("rank         1 (ssgd/rank mark), world size 2"));
+  EXPECT_THAT(r.out, HasSubstr("clock        REALTIME, from the ssgd/clock_realtime_ns mark"));
+  EXPECT_THAT(r.out, HasSubstr("metadata     14 ssgd/ marks: rank 1, world size 2, host host-a, "
+                               "clock, collective_bytes (2 marks), grad_bytes of 2 layers"));
+}
+
+TEST_F(PytorchCliTest, NothingUsableExitsWithBadInputAndWritesNothing) {
+  write_file_bytes(dir_ / "empty.json", R"({"traceEvents": []})");
+  auto r = ssgd(
+      {"import", "pytorch", (dir_ / "empty.json").string(), "-o", (dir_ / "empty.ssgdt").string()});
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("empty.json"));
+  EXPECT_THAT(r.err, HasSubstr("nothing to import: traceEvents holds no events"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "empty.ssgdt"));
+
+  write_file_bytes(
+      dir_ / "ops.json",
+      R"([{"name": "aten::add", "ph": "X", "ts": 1, "dur": 2, "tid": 1, "pid": "CPU functions", "args": {}}])");
+  r = ssgd({"import", "kineto", (dir_ / "ops.json").string(), "-o", (dir_ / "ops.ssgdt").string()});
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("ops.json"));
+  EXPECT_THAT(r.err, HasSubstr("no iteration"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "ops.ssgdt"));
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_THAT(e.path().filename().string(), ::testing::Not(HasSubstr(".ssgdt.")));
+  }
+}
+
+TEST_F(PytorchCliTest, HelpSaysItTakesBothWriters) {
+  const auto r = ssgd({"import", "--help"});
+  EXPECT_THAT(r.out, HasSubstr("pytorch"));
+  EXPECT_THAT(r.out, HasSubstr("Kineto's or the legacy profiler's"));
+  EXPECT_THAT(r.out, HasSubstr("both Kineto and legacy profiler files"));
+}
+
+}  // namespace
+}  // namespace ssgd::testing
