@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <tuple>
 #include <variant>
@@ -56,7 +57,13 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
           rank.nccl_correlations.push_back(k.correlation_id());
           break;
         }
-        add({WorkKind::kKernel, k.start_ns(), k.start_ns(), k.end_ns(), 0, 0, 0,
+        // A host operator (device -1) is placed by its midpoint, not its
+        // start: the marks' backward ranges open in a grad_fn pre-hook, which
+        // autograd runs inside the evaluate_function operator of the node
+        // they mark, microseconds after that operator began.
+        const std::int64_t placed =
+            k.device() == trace::kHostDevice ? std::midpoint(k.start_ns(), k.end_ns()) : k.start_ns();
+        add({WorkKind::kKernel, placed, k.start_ns(), k.end_ns(), 0, 0, 0,
              trace::is_optimizer_kernel(k.name())},
             k.correlation_id());
         break;

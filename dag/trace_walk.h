@@ -19,7 +19,9 @@
 //                  copies and "io" ranges, each at its launch time: the
 //                  start of the API call with its correlation id (a CUDA
 //                  launch, a framework call such as c10d::allreduce_), else
-//                  its own start
+//                  its own start; a host operator (device -1) at its
+//                  midpoint, since the marks' backward ranges open inside
+//                  the autograd operator they mark, just after it began
 //   grad bytes     ssgd/grad_bytes/<layer>=<bytes> marks (traces/marker_names.h)
 // NCCL kernels (traces/kernel_names.h) are never compute: beside Collective
 // records (ssgd's tracer writes both) they are left out and counted; on a

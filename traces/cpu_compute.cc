@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "traces/kernel_names.h"
+
 namespace ssgd::trace {
 
 void CpuComputeExtractor::add(const CpuRange& r) {
@@ -16,7 +18,7 @@ void CpuComputeExtractor::add(const CpuRange& r) {
       event_.Clear();
       auto* k = event_.mutable_kernel();
       k->set_name(r.name);
-      k->set_device(-1);
+      k->set_device(kHostDevice);
       k->set_stream(static_cast<std::uint32_t>(r.thread_id));
       k->set_start_ns(r.start_ns);
       k->set_end_ns(r.end_ns);

@@ -1,14 +1,19 @@
 #pragma once
-// What a GPU kernel's name says about it, for every reader of captured
-// traces: the Kineto importer (traces/kineto_mapping.h), the layer profile
-// and the tasks of an iteration (dag/trace_profile.h, dag/iteration_tasks.h).
+// What a kernel says about itself, for every reader of captured traces: the
+// PyTorch importer (traces/kineto_mapping.h, traces/cpu_compute.h) and the
+// walker behind the layer profile and an iteration's tasks (dag/trace_walk.h).
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::trace {
+
+// The device of a Kernel that the host's CPU ran: a CPU operator of a
+// CPU-only PyTorch profile (traces/cpu_compute.h). GPUs are CUDA ordinals.
+inline constexpr std::int32_t kHostDevice = -1;
 
 // NCCL's device kernels, whatever the NCCL version: names starting with
 // "nccl" (ncclDevKernel_AllReduce_Sum_f32_RING_LL since 2.19,

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <utility>
@@ -142,6 +143,34 @@ TEST_F(TraceWalkTest, DiffTasksOfEachRank) {
                                  0, 0, 0, 0, 3000, 1000, 0));
   EXPECT_THAT(diff.warnings(),
               ElementsAre("1 ssgd/grad_bytes mark(s) name no layer of the trace; ignored"));
+}
+
+// A CPU operator is placed by its midpoint: the marks open a backward range in
+// a grad_fn pre-hook, which autograd runs inside the evaluate_function
+// operator of that node, a few microseconds after it began. By its start the
+// operator would belong to the range that was still open (relu's).
+TEST_F(TraceWalkTest, HostOperatorsArePlacedByTheirMidpoint) {
+  const fs::path text = dir_ / "hook.txtpb";
+  std::ofstream(text) << R"(
+metadata { tool: "hand-written" hosts { hostname: "n" } world_size: 1 }
+events { rank: 0 marker { name: "iteration/0" start_ns: 0 end_ns: 100000 } }
+events { rank: 0 marker { name: "forward/fc" start_ns: 1000 end_ns: 11000 } }
+events { rank: 0 kernel { name: "aten::linear" device: -1 start_ns: 1100 end_ns: 10900 } }
+events { rank: 0 marker { name: "forward/relu" start_ns: 12000 end_ns: 14000 } }
+events { rank: 0 kernel { name: "aten::relu" device: -1 start_ns: 12100 end_ns: 13900 } }
+events { rank: 0 marker { name: "backward/relu" start_ns: 20000 end_ns: 23005 } }
+events { rank: 0 kernel { name: "autograd::engine::evaluate_function: ReluBackward0" device: -1 start_ns: 20000 end_ns: 23000 } }
+events { rank: 0 kernel { name: "autograd::engine::evaluate_function: AddmmBackward0" device: -1 start_ns: 23000 end_ns: 43000 } }
+events { rank: 0 marker { name: "backward/fc" start_ns: 23010 end_ns: 43000 } }
+)";
+  const fs::path packed_path = dir_ / "hook.ssgdt";
+  trace::pack_text_trace(text, packed_path);
+  auto reader = trace::TraceReader::open(packed_path);
+  const TraceProfileResult r = profile_from_trace(reader, "hook.ssgdt");
+  ASSERT_EQ(r.profile.layers.size(), 2u);
+  EXPECT_EQ(r.profile.layers[0].name, "fc");
+  EXPECT_EQ(r.profile.layers[0].backward.ns(), 20000);
+  EXPECT_EQ(r.profile.layers[1].backward.ns(), 3000);
 }
 
 }  // namespace
