@@ -21,8 +21,8 @@ def iteration_stats(rounds):
     """rounds: [{"ranks": [{"iteration_ns": [...]}, ...]}, ...] -> the
     measured iteration time: each iteration's time is the mean over ranks
     (they run in lock-step); then the median, minimum, 10th and 90th
-    percentiles of all rounds' iterations together, each round's median, and
-    the spread of the round medians relative to the median."""
+    percentiles of all rounds' iterations together, and each round's median
+    (`ssgd dataset verify` shows their spread next to every error)."""
     per_round = []
     pooled = []
     for r in rounds:
@@ -34,8 +34,7 @@ def iteration_stats(rounds):
     med = median(pooled)
     return {"median": round(med), "min": round(min(pooled)), "p10": round(percentile(pooled, 10)),
             "p90": round(percentile(pooled, 90)), "samples": len(pooled), "rounds": len(rounds),
-            "round_medians": per_round,
-            "round_spread": round((max(per_round) - min(per_round)) / med, 4) if med else 0.0}
+            "round_medians": per_round}
 
 
 def sweep_curve(rounds):
