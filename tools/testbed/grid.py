@@ -5,7 +5,9 @@
     rounds = 3            # every configuration runs once per round, rounds interleaved
     warmup = 5            # untimed iterations before the timed ones
     iterations = 20       # timed iterations per configuration and round
-    capture = 6           # profiled iterations (round 1 only; 0: no capture)
+    capture = 6           # profiled and marked iterations (round 1 only; 0: no capture)
+    profiler_warmup = 6   # profiled iterations before them, unmarked: the profiler's own
+                          # start-up slows the first ones it records
     seed = 1              # the order of the tasks in each round
     whatif = ["rate", "bucket_mb", "overlap:on->off", "world:2->4"]
 
@@ -38,7 +40,8 @@ import cluster
 MODELS = ("mlp", "cnn", "transformer")  # models.py builds them
 KNOBS = ("model", "world", "cpu_per_rank", "rate", "bucket_mb", "overlap")
 DEFAULTS = {"world": 2, "cpu_per_rank": 1.0, "rate": "unshaped", "bucket_mb": 25, "overlap": "on"}
-TOP_KEYS = {"name", "description", "rounds", "warmup", "iterations", "capture", "seed", "whatif",
+TOP_KEYS = {"name", "description", "rounds", "warmup", "iterations", "capture", "profiler_warmup", "seed",
+            "whatif",
             "batch", "sweep", "configs"}
 
 
@@ -113,6 +116,7 @@ class Grid:
         self.warmup = self._int(data, "warmup", 5, 0, 1000)
         self.iterations = self._int(data, "iterations", 20, 1, 100000)
         self.capture = self._int(data, "capture", 6, 0, 1000)
+        self.profiler_warmup = self._int(data, "profiler_warmup", 6, 0, 1000)
         self.seed = self._int(data, "seed", 1, 0, 2**31)
         self.batch = data.get("batch", {})
         if not isinstance(self.batch, dict) or not all(isinstance(v, int) and v > 0 for v in self.batch.values()):

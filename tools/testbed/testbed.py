@@ -153,7 +153,8 @@ class Run:
         capture = self.grid.capture if round_index == 0 else 0
         g = self.grid
         args = ["--model", c.model, "--batch", str(c.batch), "--overlap", c.overlap, "--warmup",
-                str(g.warmup), "--iterations", str(g.iterations), "--capture", str(capture)]
+                str(g.warmup), "--iterations", str(g.iterations), "--capture", str(capture),
+                "--profiler-warmup", str(g.profiler_warmup)]
         if c.bucket_mb is not None:
             args += ["--bucket-mb", str(c.bucket_mb)]
         timeout = 900

@@ -7,10 +7,11 @@
 1. Measure: `warmup` untimed iterations, then `iterations` timed ones, with
    no profiler and no marks; each iteration's time is the time from the end
    of the previous one to the end of this one (after optimizer.step()).
-2. Capture (when --capture > 0): the marks of tracer/python/ssgd_marks.py,
-   two iterations to settle, then `capture` iterations under torch.profiler
-   (CPU), exported as Chrome-trace JSON (the legacy writer on torch without
-   Kineto), gzip-compressed: DIR/rank<R>.json.gz.
+2. Capture (when --capture > 0): torch.profiler (CPU) records
+   `profiler_warmup` iterations and then `capture` iterations marked by
+   tracer/python/ssgd_marks.py (only those are marked, so only those are
+   replayed), exported as Chrome-trace JSON (the legacy writer on torch
+   without Kineto), gzip-compressed: DIR/rank<R>.json.gz.
 3. Writes DIR/rank<R>.result.json and exits at once (os._exit: gloo may spin
    at shutdown after a peer has gone; the launcher holds a timeout too).
 
@@ -48,14 +49,16 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--capture", type=int, default=0)
+    p.add_argument("--profiler-warmup", type=int, default=6)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout-s", type=float, default=300.0)
     p.add_argument("--out", required=True)
     a = p.parse_args(argv)
     if not 0 <= a.rank < a.world:
         p.error(f"--rank {a.rank}: expected 0 to {a.world - 1}")
-    if a.batch < 1 or a.iterations < 1 or a.warmup < 0 or a.capture < 0 or a.bucket_mb <= 0:
-        p.error("--batch, --iterations >= 1; --warmup, --capture >= 0; --bucket-mb > 0")
+    if a.batch < 1 or a.iterations < 1 or a.warmup < 0 or a.capture < 0 or a.profiler_warmup < 0 \
+            or a.bucket_mb <= 0:
+        p.error("--batch, --iterations >= 1; --warmup, --capture, --profiler-warmup >= 0; --bucket-mb > 0")
     return a
 
 
@@ -124,15 +127,18 @@ def main(argv):
             data.get("rebuilt_bucket_sizes") or data.get("bucket_sizes") or "")
 
     if a.capture > 0:
-        marks = ssgd_marks.mark(net, optimizer, backend="profiler")
+        # The profiler slows the first iterations it records (by up to 40%
+        # under a CPU quota, a few % without, fading over about 6 iterations),
+        # so it records profiler_warmup iterations first, unmarked: the
+        # importer and the walker use marked iterations only.
+        warm = a.profiler_warmup
+        marks = ssgd_marks.mark(net, optimizer, backend="profiler", window=(warm, warm + a.capture))
         if a.overlap == "off":
             marks.collective_bytes([sum(p.numel() * p.element_size() for p in params)])
-        for _ in range(2):  # unmarked? no: marked and unprofiled, to settle the hooks
-            step()
         dist.barrier()
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU]) as prof:
-            for _ in range(a.capture):
+            for _ in range(warm + a.capture):
                 step()
         marks.remove()
         plain = os.path.join(a.out, f".rank{a.rank}.json")

@@ -53,10 +53,13 @@ How the ranges are found:
   ResNet.
 - Ranges are start/end ranges, not push/pop, since backward ranges of
   branching models do not nest.
-- Iteration N starts at the first forward of the model after the previous
-  optimizer step and ends after optimizer.step() (a step post-hook where
-  torch has them, >= 2.0; else a wrapper around optimizer.step). Without an
-  optimizer, wrap each step in `with marks.iteration():`.
+- Iteration N ends after optimizer.step() (a step post-hook where torch has
+  them, >= 2.0; else a wrapper around optimizer.step), where iteration N + 1
+  starts, so that zero_grad and loading the next batch count; the first
+  marked iteration starts at the model's forward. A range left open when
+  the profiler stops (the one after the last step recorded) is dropped by
+  the profiler. Without an optimizer, wrap each step in
+  `with marks.iteration():`.
 - SSGD_TRACER_ITERATIONS=A:B (set by `ssgd trace --iterations A:B`) marks only
   iterations A <= N < B (counting from 0); the others run unmarked. Start
   marking after DDP's first iteration: DDP rebuilds its buckets then, and the
@@ -347,6 +350,9 @@ class Marks:
             self._ranges.range_end(self._iteration_range)
             self._iteration_range = None
         self._iteration += 1
+        # The next iteration starts here, not at its forward: zero_grad and
+        # the loading of its batch on this thread are part of it.
+        self._open_iteration()
 
     @contextlib.contextmanager
     def iteration(self):
@@ -413,12 +419,15 @@ class Marks:
         self._handles = []
 
 
-def mark(model, optimizer=None, modules="leaves", backend="auto"):
+def mark(model, optimizer=None, modules="leaves", backend="auto", window=None):
     """Installs the marks on `model` (a module or a DDP wrapper) and
-    `optimizer` (for iteration ends)."""
+    `optimizer` (for iteration ends). `window` (first, end): mark only
+    iterations first <= N < end, counted from this call (end None: all from
+    first on); default SSGD_TRACER_ITERATIONS, else every iteration."""
     import torch  # the only dependency
 
-    window = parse_iteration_window(os.environ.get("SSGD_TRACER_ITERATIONS"))
+    if window is None:
+        window = parse_iteration_window(os.environ.get("SSGD_TRACER_ITERATIONS"))
     if backend in ("auto", "nvtx") and os.environ.get("SSGD_TRACER_OUT") and \
             os.environ.get("SSGD_TRACER_NVTX", "0") in ("", "0"):
         import warnings
