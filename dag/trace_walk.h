@@ -23,6 +23,10 @@
 //                  midpoint, since the marks' backward ranges open inside
 //                  the autograd operator they mark, just after it began
 //   grad bytes     ssgd/grad_bytes/<layer>=<bytes> marks (traces/marker_names.h)
+// Host operators (device -1) of one thread also own the interpreter's time
+// before them: a gap shorter than kInterpreterGapNs since the thread's
+// previous operator ended is added to the operator's work (its start moves
+// back; where it is placed does not change); a longer gap is a wait.
 // NCCL kernels (traces/kernel_names.h) are never compute: beside Collective
 // records (ssgd's tracer writes both) they are left out and counted; on a
 // rank without any Collective they are its collectives, of unknown size,
@@ -96,6 +100,12 @@ struct IterationWork {
   std::vector<TaskWork> work;
 };
 
+// Between two host operators of one thread, a gap shorter than this is the
+// interpreter at work (Python, hooks, autograd bookkeeping: tens of
+// microseconds each) and counts as compute; a longer one is a wait (for a
+// collective or a barrier: milliseconds).
+inline constexpr std::int64_t kInterpreterGapNs = 500'000;
+
 class TraceWalk {
  public:
   struct Options {
@@ -137,7 +147,8 @@ class TraceWalk {
     std::int64_t host_ns;  // launch
     std::int64_t start_ns, end_ns, bytes;
     std::uint64_t communicator, sequence;
-    bool optimizer;  // a kernel named like an optimizer step
+    bool optimizer;                 // a kernel named like an optimizer step
+    std::int64_t host_thread = -1;  // a host operator (device -1): its thread; else -1
   };
   struct NamedRange {
     std::int64_t start_ns, end_ns;
@@ -158,6 +169,7 @@ class TraceWalk {
 
   std::map<std::string, std::int32_t> order_layers();  // returns each layer's index
   void place_work();
+  void add_interpreter_time();
   void split_unmarked_iterations();
 
   std::vector<std::string> layers_;

@@ -92,13 +92,13 @@ TEST_F(TraceWalkTest, SimulateAndDiffSeeTheSameTasks) {
   // The numbers of the file's header.
   EXPECT_EQ(layers[0].name, "embed");
   EXPECT_EQ(layers[1].name, "fc");
-  EXPECT_EQ(layers[0].forward.ns(), 1500);
-  EXPECT_EQ(layers[1].forward.ns(), 2400);
-  EXPECT_EQ(layers[1].backward.ns(), 3050);
-  EXPECT_EQ(layers[0].backward.ns(), 1500);
+  EXPECT_EQ(layers[0].forward.ns(), 5800);
+  EXPECT_EQ(layers[1].forward.ns(), 15900);
+  EXPECT_EQ(layers[1].backward.ns(), 7850);
+  EXPECT_EQ(layers[0].backward.ns(), 10000);
   EXPECT_EQ(layers[1].comm->ns(), 2000);
   EXPECT_EQ(layers[0].comm->ns(), 1000);
-  EXPECT_EQ(profile.profile.update->ns(), 500);
+  EXPECT_EQ(profile.profile.update->ns(), 7250);
   // The marks, not the all-reduces' sizes (1000 and 3000 bytes).
   EXPECT_EQ(layers[0].grad_bytes, 4000);
   EXPECT_EQ(layers[1].grad_bytes, 12000);
@@ -138,7 +138,7 @@ TEST_F(TraceWalkTest, DiffTasksOfEachRank) {
                           "1 forward embed", "1 forward fc", "1 backward fc", "1 backward embed",
                           "1 all-reduce #0 (fc)", "1 all-reduce #1 (embed)", "1 update"));
   EXPECT_THAT(busy, ElementsAre(1000, 500, 1500, 2400, 3100, 1500, 2000, 1000, 500,  //
-                                1500, 2400, 3000, 1500, 2000, 1000, 500));
+                                10100, 29400, 12600, 18500, 2000, 1000, 14000));
   EXPECT_THAT(bytes, ElementsAre(0, 4096, 0, 0, 0, 0, 3000, 1000, 0,  //
                                  0, 0, 0, 0, 3000, 1000, 0));
   EXPECT_THAT(diff.warnings(),
@@ -148,20 +148,22 @@ TEST_F(TraceWalkTest, DiffTasksOfEachRank) {
 // A CPU operator is placed by its midpoint: the marks open a backward range in
 // a grad_fn pre-hook, which autograd runs inside the evaluate_function
 // operator of that node, a few microseconds after it began. By its start the
-// operator would belong to the range that was still open (relu's).
-TEST_F(TraceWalkTest, HostOperatorsArePlacedByTheirMidpoint) {
+// operator would belong to the range that was still open (relu's). It also
+// owns the interpreter's time since the thread's previous operator when that
+// gap is short (relu's forward: 1.2 us), not when it is a wait (1 ms).
+TEST_F(TraceWalkTest, HostOperatorsArePlacedByTheirMidpointAndOwnTheInterpreterTime) {
   const fs::path text = dir_ / "hook.txtpb";
   std::ofstream(text) << R"(
 metadata { tool: "hand-written" hosts { hostname: "n" } world_size: 1 }
-events { rank: 0 marker { name: "iteration/0" start_ns: 0 end_ns: 100000 } }
+events { rank: 0 marker { name: "iteration/0" start_ns: 0 end_ns: 2000000 } }
 events { rank: 0 marker { name: "forward/fc" start_ns: 1000 end_ns: 11000 } }
 events { rank: 0 kernel { name: "aten::linear" device: -1 start_ns: 1100 end_ns: 10900 } }
 events { rank: 0 marker { name: "forward/relu" start_ns: 12000 end_ns: 14000 } }
 events { rank: 0 kernel { name: "aten::relu" device: -1 start_ns: 12100 end_ns: 13900 } }
-events { rank: 0 marker { name: "backward/relu" start_ns: 20000 end_ns: 23005 } }
-events { rank: 0 kernel { name: "autograd::engine::evaluate_function: ReluBackward0" device: -1 start_ns: 20000 end_ns: 23000 } }
-events { rank: 0 kernel { name: "autograd::engine::evaluate_function: AddmmBackward0" device: -1 start_ns: 23000 end_ns: 43000 } }
-events { rank: 0 marker { name: "backward/fc" start_ns: 23010 end_ns: 43000 } }
+events { rank: 0 marker { name: "backward/relu" start_ns: 1020000 end_ns: 1023005 } }
+events { rank: 0 kernel { name: "autograd::engine::evaluate_function: ReluBackward0" device: -1 start_ns: 1020000 end_ns: 1023000 } }
+events { rank: 0 kernel { name: "autograd::engine::evaluate_function: AddmmBackward0" device: -1 start_ns: 1023000 end_ns: 1043000 } }
+events { rank: 0 marker { name: "backward/fc" start_ns: 1023010 end_ns: 1043000 } }
 )";
   const fs::path packed_path = dir_ / "hook.ssgdt";
   trace::pack_text_trace(text, packed_path);
@@ -169,8 +171,10 @@ events { rank: 0 marker { name: "backward/fc" start_ns: 23010 end_ns: 43000 } }
   const TraceProfileResult r = profile_from_trace(reader, "hook.ssgdt");
   ASSERT_EQ(r.profile.layers.size(), 2u);
   EXPECT_EQ(r.profile.layers[0].name, "fc");
+  EXPECT_EQ(r.profile.layers[0].forward.ns(), 9800);
+  EXPECT_EQ(r.profile.layers[1].forward.ns(), 1800 + 1200);
   EXPECT_EQ(r.profile.layers[0].backward.ns(), 20000);
-  EXPECT_EQ(r.profile.layers[1].backward.ns(), 3000);
+  EXPECT_EQ(r.profile.layers[1].backward.ns(), 3000);  // 1 ms after relu's forward: a wait
 }
 
 }  // namespace
