@@ -17,7 +17,11 @@ namespace v1 = trace::v1;
 
 TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
                      const Options& options) {
-  std::vector<std::pair<std::string, std::int64_t>> grad_bytes;  // marks, in trace order
+  struct GradBytes {
+    std::string layer;
+    std::int64_t bytes, start_ns, record;
+  };
+  std::vector<GradBytes> grad_bytes;  // marks
   v1::Event ev;
   std::int64_t record = 0;
   while (reader.next(ev)) {
@@ -44,7 +48,7 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
           const trace::MetadataMark meta =
               trace::parse_metadata_mark(m.name(), {source, std::nullopt, record, "marker.name"});
           if (const auto* g = std::get_if<trace::GradBytesMark>(&meta)) {
-            grad_bytes.emplace_back(g->layer, g->bytes);
+            grad_bytes.push_back({g->layer, g->bytes, m.start_ns(), record});
           }
         }
         break;
@@ -96,24 +100,31 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
 
   const std::map<std::string, std::int32_t> layer_index = order_layers();
   if (!grad_bytes.empty()) {
+    // The latest mark of each layer wins (in time, then trace order): the
+    // helper writes them at every iteration, and its first ones may come
+    // before it has seen which modules run.
+    std::stable_sort(grad_bytes.begin(), grad_bytes.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.start_ns, a.record) < std::tie(b.start_ns, b.record);
+    });
     marked_grad_bytes_.assign(layers_.size(), 0);
     std::vector<bool> seen(layers_.size(), false);
+    std::vector<bool> changed(layers_.size(), false);
     std::int64_t unknown = 0;
-    for (const auto& [layer, bytes] : grad_bytes) {
-      const auto it = layer_index.find(layer);
+    for (const auto& g : grad_bytes) {
+      const auto it = layer_index.find(g.layer);
       if (it == layer_index.end()) {
         ++unknown;
         continue;
       }
       const auto l = static_cast<std::size_t>(it->second);
-      if (seen[l] && marked_grad_bytes_[l] != bytes) {
-        warnings_.push_back("ssgd/grad_bytes marks disagree on layer " + layer + " (" +
-                            std::to_string(marked_grad_bytes_[l]) + " and " +
-                            std::to_string(bytes) + " bytes); the first is used");
-        continue;
-      }
+      if (seen[l] && marked_grad_bytes_[l] != g.bytes) changed[l] = true;
       seen[l] = true;
-      marked_grad_bytes_[l] = bytes;
+      marked_grad_bytes_[l] = g.bytes;
+    }
+    const auto changes = std::count(changed.begin(), changed.end(), true);
+    if (changes > 0) {
+      warnings_.push_back("the ssgd/grad_bytes marks of " + std::to_string(changes) +
+                          " layer(s) changed during the capture; the latest are used");
     }
     if (unknown > 0) {
       warnings_.push_back(std::to_string(unknown) +

@@ -537,15 +537,11 @@ void KinetoEventMapper::metadata_mark(const KinetoEvent& e, const std::string& n
   } else if (const auto* b = std::get_if<CollectiveBytesMark>(&parsed)) {
     md.collective_bytes.push_back({times(e, "metadata mark").start_ns, b->sizes_bytes});
   } else if (const auto* g = std::get_if<GradBytesMark>(&parsed)) {
-    auto [it, first] = md.grad_bytes.emplace(g->layer, g->bytes);
-    if (first) {
-      kept_as_marker = true;
-    } else if (it->second != g->bytes) {
-      md.conflicts.push_back(
-          fmt::format("{} (event {}) disagrees with the first "
-                      "ssgd/grad_bytes/{}={}",
-                      name, index, g->layer, it->second));
-    }
+    // Every one is kept: the helper's first marks may precede a whole
+    // iteration (before it knows which modules run), and the walker takes
+    // the latest of each layer (dag/trace_walk.h).
+    md.grad_bytes.emplace(g->layer, g->bytes);
+    kept_as_marker = true;
   } else if (const auto* u = std::get_if<UnknownMetadataMark>(&parsed)) {
     md.unknown_keys.insert(u->key);
     kept_as_marker = true;

@@ -177,5 +177,33 @@ events { rank: 0 marker { name: "backward/fc" start_ns: 1023010 end_ns: 1043000 
   EXPECT_EQ(r.profile.layers[1].backward.ns(), 3000);  // 1 ms after relu's forward: a wait
 }
 
+// The helper writes the grad bytes marks at every iteration; its first ones
+// may come before it has seen which modules run (nn.MultiheadAttention's
+// out_proj, never called, first counts as a layer of its own). The latest
+// mark of each layer is used, whatever the order of the events.
+TEST_F(TraceWalkTest, TheLatestGradBytesMarkOfALayerIsUsed) {
+  const fs::path text = dir_ / "marks.txtpb";
+  std::ofstream(text) << R"(
+metadata { tool: "hand-written" hosts { hostname: "n" } world_size: 1 }
+events { rank: 0 marker { name: "iteration/1" start_ns: 100000 end_ns: 200000 } }
+events { rank: 0 marker { name: "ssgd/grad_bytes/attn=1049600" start_ns: 100000 end_ns: 100000 } }
+events { rank: 0 marker { name: "iteration/0" start_ns: 0 end_ns: 100000 } }
+events { rank: 0 marker { name: "ssgd/grad_bytes/attn=786432" start_ns: 10 end_ns: 10 } }
+events { rank: 0 marker { name: "ssgd/grad_bytes/attn.out_proj=263168" start_ns: 20 end_ns: 20 } }
+events { rank: 0 marker { name: "forward/attn" start_ns: 1000 end_ns: 2000 } }
+events { rank: 0 marker { name: "forward/attn" start_ns: 101000 end_ns: 102000 } }
+)";
+  const fs::path packed_path = dir_ / "marks.ssgdt";
+  trace::pack_text_trace(text, packed_path);
+  auto reader = trace::TraceReader::open(packed_path);
+  const TraceProfileResult r = profile_from_trace(reader, "marks.ssgdt");
+  ASSERT_EQ(r.profile.layers.size(), 1u);
+  EXPECT_EQ(r.profile.layers[0].grad_bytes, 1049600);
+  EXPECT_THAT(r.warnings, ::testing::Contains("the ssgd/grad_bytes marks of 1 layer(s) changed "
+                                              "during the capture; the latest are used"));
+  EXPECT_THAT(r.warnings, ::testing::Contains("1 ssgd/grad_bytes mark(s) name no layer of the "
+                                              "trace; ignored"));
+}
+
 }  // namespace
 }  // namespace ssgd::dag

@@ -199,14 +199,18 @@ TEST_F(PytorchImportTest, LegacyTrainingWithMarksAndMetadataMatchesGolden) {
     if (name.rfind("ssgd/grad_bytes/", 0) == 0) ++grad_bytes[name];
     if (name == "iteration/0") first_iteration_ns = e.marker().start_ns();
   }
-  // Kept once per layer although every iteration repeats them.
-  EXPECT_EQ(grad_bytes, (std::map<std::string, int>{{"ssgd/grad_bytes/fc1=1050624", 1},
-                                                    {"ssgd/grad_bytes/fc2=20520", 1}}));
+  // Every one kept (each iteration repeats them): the walker takes the latest.
+  ASSERT_EQ(grad_bytes.size(), 2u);
+  EXPECT_GE(grad_bytes["ssgd/grad_bytes/fc1=1050624"], 2);
+  EXPECT_EQ(grad_bytes["ssgd/grad_bytes/fc1=1050624"], grad_bytes["ssgd/grad_bytes/fc2=20520"]);
   // iteration/0 starts at 100 us of profile time; CLOCK_REALTIME at profile
   // time 0 is realtime_at_zero_ns.
   EXPECT_EQ(first_iteration_ns, o.realtime_at_zero_ns + 100'000);
 }
 
+// rank, world size and host name must agree; grad bytes may change (the
+// helper learns which modules run during its first marked iteration), are
+// all kept, and the walker takes the latest (dag/trace_walk.h).
 TEST_F(PytorchImportTest, DisagreeingRepeatedMarksWarnAndTheFirstWins) {
   const auto json = dir_ / "t.json";
   testing::TorchCpuProfileWriter w({.marks = true, .metadata = true});
@@ -218,8 +222,7 @@ TEST_F(PytorchImportTest, DisagreeingRepeatedMarksWarnAndTheFirstWins) {
   EXPECT_EQ(s.rank, 1);
   EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("ssgd/rank=3 (event ")));
   EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("disagrees with the first ssgd/rank=1")));
-  EXPECT_THAT(s.warnings, ::testing::Contains(
-                              HasSubstr("disagrees with the first ssgd/grad_bytes/fc1=1050624")));
+  EXPECT_THAT(s.warnings, ::testing::Not(::testing::Contains(HasSubstr("ssgd/grad_bytes"))));
 }
 
 TEST_F(PytorchImportTest, RankFlagAndLayersOpsOverTheMarks) {

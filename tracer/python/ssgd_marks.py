@@ -264,7 +264,8 @@ class Marks:
         self._forward_open = {}
         self._backward = {}
         self._declared_collectives = None
-        self._ran = set()  # marked modules whose forward ran in the current iteration
+        self._ran = set()       # marked modules whose forward ran in the current iteration
+        self._last_ran = set()  # and in the previous one
         for name, module in self._modules:
             self._install(name, module)
         self._handles.append(inner.register_forward_pre_hook(self._model_forward_starts))
@@ -321,7 +322,7 @@ class Marks:
         grads = grad_bytes_by_layer(
             [(name, sum(p.numel() * p.element_size() for p in module.parameters(recurse=False)
                         if p.requires_grad)) for name, module in self._modules],
-            self._ran)
+            self._last_ran)
         names = metadata_names([("rank", rank), ("world_size", world), ("hostname", socket.gethostname())],
                                grads, self._collectives())
         for n in names:
@@ -337,7 +338,6 @@ class Marks:
         if self._iteration_range is None and self._marking():
             self._iteration_range = self._ranges.range_start(f"iteration/{self._iteration}")
             self._write_metadata()
-            self._ran = set()
 
     def _model_forward_starts(self, module, args):
         self._open_iteration()
@@ -350,6 +350,7 @@ class Marks:
             self._ranges.range_end(self._iteration_range)
             self._iteration_range = None
         self._iteration += 1
+        self._last_ran, self._ran = self._ran, set()
         # The next iteration starts here, not at its forward: zero_grad and
         # the loading of its batch on this thread are part of it.
         self._open_iteration()
@@ -382,10 +383,10 @@ class Marks:
         last_step = [-1]
 
         def pre(mod, args):
+            self._ran.add(name)  # also unmarked: the first marked iteration's grad bytes need it
             if not self._marking():
                 return
             self._forward_open[name] = ranges.range_start("forward/" + name)
-            self._ran.add(name)
             if not torch.is_grad_enabled():
                 return
             grads = [a for a in args if torch.is_tensor(a) and a.requires_grad]
