@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/logging.h"
 #include "simulator/dataset_replay.h"
 #include "traces/dataset_check.h"
 
@@ -73,6 +74,7 @@ struct Group {
 class CpuClusterValidation : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
+    set_log_levels("error");  // each replay warns that DDP's buckets are modelled, not replayed
     const trace::DatasetCheck check = trace::check_dataset(kDataset);
     problems_ = check.problems.size();
     manifest_ = new trace::DatasetManifest(check.manifest);
@@ -129,6 +131,45 @@ TEST_F(CpuClusterValidation, PrintTables) {
     std::printf("| %s | %zu | %.1f%% | %+.1f%% | %.1f%% | %s |\n", name.c_str(), g.errors.size(),
                 g.median_abs(), g.mean_signed(), g.worst_abs, g.worst.c_str());
   }
+}
+
+// The targets, where they are met, and today's figures as bands
+// (docs/validation.md, section 6), so that a change that moves them shows.
+TEST_F(CpuClusterValidation, ReplayOfEveryCapturedConfiguration) {
+  const Group& g = group("all replays of 2 or more ranks");
+  EXPECT_EQ(g.errors.size(), 33u);
+  EXPECT_LE(g.median_abs(), 3.0);  // target: median at most 3% (today 0.7%)
+  // Target: worst at most 8%. Not met: one case of 33 (mlp-w2-unshaped-nooverlap,
+  // +10.2%) whose capture ran 16% slower than its measured run; every other
+  // case is within 6%.
+  EXPECT_LE(g.worst_abs, 11.0);
+  std::size_t above_target = 0;
+  for (double e : g.errors) above_target += std::abs(e) > 8.0 ? 1 : 0;
+  EXPECT_LE(above_target, 1u);
+  EXPECT_LE(std::abs(g.mean_signed()), 2.0);  // no bias
+  EXPECT_LE(group("replay, 1 rank").worst_abs, 6.0);
+}
+
+TEST_F(CpuClusterValidation, WhatIfAnotherRateBucketOverlapOrRankCount) {
+  const Group& g = group("all what-ifs but 1 -> 2 ranks");
+  EXPECT_EQ(g.errors.size(), 93u);
+  EXPECT_LE(g.median_abs(), 5.0);   // target: median at most 5% (today 1.4%)
+  EXPECT_LE(g.worst_abs, 15.0);     // target: worst at most 15% (today 6.5%)
+  EXPECT_LE(g.median_abs(), 2.5);   // today's figures, with room for nothing big
+  EXPECT_LE(g.worst_abs, 8.0);
+  for (const char* name : {"what-if: link rate", "what-if: bucket size", "what-if: overlap on -> off",
+                           "what-if: 2 -> 4 ranks"}) {
+    SCOPED_TRACE(name);
+    EXPECT_LE(group(name).median_abs(), 5.0);
+    EXPECT_LE(group(name).worst_abs, 15.0);
+  }
+}
+
+TEST_F(CpuClusterValidation, WhatIfFromTheModelAlone) {
+  const Group& g = group("what-if: 1 -> 2 ranks");
+  EXPECT_EQ(g.errors.size(), 30u);
+  EXPECT_LE(g.median_abs(), 5.0);
+  EXPECT_LE(g.worst_abs, 15.0);
 }
 
 }  // namespace
