@@ -82,5 +82,26 @@ TEST_F(PytorchCliTest, HelpSaysItTakesBothWriters) {
   EXPECT_THAT(r.out, HasSubstr("both Kineto and legacy profiler files"));
 }
 
+// The bundled dataset's traces are what ssgd makes of its raw profiler files:
+// importing a configuration's rank files and merging them gives the bundled
+// trace.ssgdt byte for byte (tools/testbed/assemble.py ran exactly this).
+TEST_F(PytorchCliTest, BundledDatasetTraceIsRebuiltByteForByteFromItsRawFiles) {
+  const std::filesystem::path config =
+      std::filesystem::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-cluster/configs/cnn-w2-1gbit-b25";
+  const auto ranks = dir_ / "ranks";
+  std::filesystem::create_directories(ranks);
+  for (int r = 0; r < 2; ++r) {
+    const auto in = (config / ("rank" + std::to_string(r) + ".json.gz")).string();
+    const auto out = (ranks / ("rank-" + std::to_string(r) + ".ssgdt")).string();
+    const auto imported = ssgd({"import", "pytorch", in, "-o", out, "--rank", std::to_string(r)});
+    ASSERT_EQ(imported.status, 0) << imported;
+  }
+  const auto merged = (dir_ / "trace.ssgdt").string();
+  const auto m = ssgd({"merge", ranks.string(), "-o", merged});
+  ASSERT_EQ(m.status, 0) << m;
+  EXPECT_TRUE(read_file_bytes(merged) == read_file_bytes(config / "trace.ssgdt"))
+      << "the bundled trace differs from the import of its raw files";
+}
+
 }  // namespace
 }  // namespace ssgd::testing
