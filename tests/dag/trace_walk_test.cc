@@ -33,6 +33,15 @@ const fs::path kWalker = fs::path(SSGD_SOURCE_DIR) / "tests/data/traces/walker.t
 
 class TraceWalkTest : public ssgd::testing::TempDirTest {
  protected:
+  // The profile of a small text trace (traces/trace_dump.h) written here.
+  TraceProfileResult profile_of_text(const std::string& name, const std::string& text) {
+    const fs::path source = dir_ / (name + ".txtpb");
+    const fs::path trace_path = dir_ / (name + ".ssgdt");
+    std::ofstream(source) << text;
+    trace::pack_text_trace(source, trace_path);
+    auto reader = trace::TraceReader::open(trace_path);
+    return profile_from_trace(reader, name + ".ssgdt");
+  }
   fs::path packed() {
     const fs::path out = dir_ / "walker.ssgdt";
     if (!fs::exists(out)) trace::pack_text_trace(kWalker, out);
@@ -152,8 +161,7 @@ TEST_F(TraceWalkTest, DiffTasksOfEachRank) {
 // owns the interpreter's time since the thread's previous operator when that
 // gap is short (relu's forward: 1.2 us), not when it is a wait (1 ms).
 TEST_F(TraceWalkTest, HostOperatorsArePlacedByTheirMidpointAndOwnTheInterpreterTime) {
-  const fs::path text = dir_ / "hook.txtpb";
-  std::ofstream(text) << R"(
+  const TraceProfileResult r = profile_of_text("hook", R"(
 metadata { tool: "hand-written" hosts { hostname: "n" } world_size: 1 }
 events { rank: 0 marker { name: "iteration/0" start_ns: 0 end_ns: 2000000 } }
 events { rank: 0 marker { name: "forward/fc" start_ns: 1000 end_ns: 11000 } }
@@ -164,11 +172,7 @@ events { rank: 0 marker { name: "backward/relu" start_ns: 1020000 end_ns: 102300
 events { rank: 0 kernel { name: "autograd::engine::evaluate_function: ReluBackward0" device: -1 start_ns: 1020000 end_ns: 1023000 } }
 events { rank: 0 kernel { name: "autograd::engine::evaluate_function: AddmmBackward0" device: -1 start_ns: 1023000 end_ns: 1043000 } }
 events { rank: 0 marker { name: "backward/fc" start_ns: 1023010 end_ns: 1043000 } }
-)";
-  const fs::path packed_path = dir_ / "hook.ssgdt";
-  trace::pack_text_trace(text, packed_path);
-  auto reader = trace::TraceReader::open(packed_path);
-  const TraceProfileResult r = profile_from_trace(reader, "hook.ssgdt");
+)");
   ASSERT_EQ(r.profile.layers.size(), 2u);
   EXPECT_EQ(r.profile.layers[0].name, "fc");
   EXPECT_EQ(r.profile.layers[0].forward.ns(), 9800);
@@ -182,8 +186,7 @@ events { rank: 0 marker { name: "backward/fc" start_ns: 1023010 end_ns: 1043000 
 // out_proj, never called, first counts as a layer of its own). The latest
 // mark of each layer is used, whatever the order of the events.
 TEST_F(TraceWalkTest, TheLatestGradBytesMarkOfALayerIsUsed) {
-  const fs::path text = dir_ / "marks.txtpb";
-  std::ofstream(text) << R"(
+  const TraceProfileResult r = profile_of_text("marks", R"(
 metadata { tool: "hand-written" hosts { hostname: "n" } world_size: 1 }
 events { rank: 0 marker { name: "iteration/1" start_ns: 100000 end_ns: 200000 } }
 events { rank: 0 marker { name: "ssgd/grad_bytes/attn=1049600" start_ns: 100000 end_ns: 100000 } }
@@ -192,11 +195,7 @@ events { rank: 0 marker { name: "ssgd/grad_bytes/attn=786432" start_ns: 10 end_n
 events { rank: 0 marker { name: "ssgd/grad_bytes/attn.out_proj=263168" start_ns: 20 end_ns: 20 } }
 events { rank: 0 marker { name: "forward/attn" start_ns: 1000 end_ns: 2000 } }
 events { rank: 0 marker { name: "forward/attn" start_ns: 101000 end_ns: 102000 } }
-)";
-  const fs::path packed_path = dir_ / "marks.ssgdt";
-  trace::pack_text_trace(text, packed_path);
-  auto reader = trace::TraceReader::open(packed_path);
-  const TraceProfileResult r = profile_from_trace(reader, "marks.ssgdt");
+)");
   ASSERT_EQ(r.profile.layers.size(), 1u);
   EXPECT_EQ(r.profile.layers[0].grad_bytes, 1049600);
   EXPECT_THAT(r.warnings, ::testing::Contains("the ssgd/grad_bytes marks of 1 layer(s) changed "

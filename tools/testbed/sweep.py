@@ -16,19 +16,18 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from worker_args import add_worker_arguments, check_worker_arguments  # noqa: E402
+
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rank", type=int, required=True)
-    p.add_argument("--world", type=int, required=True)
-    p.add_argument("--master", required=True)
-    p.add_argument("--port", type=int, required=True)
+    add_worker_arguments(p)
     p.add_argument("--sizes", required=True, help="bytes, comma-separated, multiples of 4")
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--large-repeats", type=int, default=5, help="repeats above 4 MiB")
-    p.add_argument("--timeout-s", type=float, default=300.0)
-    p.add_argument("--out", required=True)
     a = p.parse_args(argv)
+    check_worker_arguments(p, a)
     try:
         a.sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
     except ValueError:

@@ -145,11 +145,29 @@ class Run:
                 json.dump(info, f, indent=2)
                 f.write("\n")
 
+    def run_task(self, script, args, world, cpu, raw, timeout, label, result):
+        """Runs `script` on every rank (once more if it fails) and returns each
+        rank's result JSON (`result` with the rank for {}); `raw` is made anew."""
+        if os.path.isdir(raw):
+            shutil.rmtree(raw)
+        for attempt in (1, 2):
+            try:
+                launcher.run_ranks(os.path.join(HERE, script), lambda r: list(args), world, cpu, raw,
+                                   os.path.join(raw, "log"), timeout, self.cores, self.next_port())
+                break
+            except launcher.TaskFailed as e:
+                if attempt == 2:
+                    raise cluster.TestbedError(f"{label}: {e}") from None
+                launcher.progress(f"{label}: {e}; trying once more")
+        ranks = []
+        for r in range(world):
+            with open(os.path.join(raw, result.format(r))) as f:
+                ranks.append(json.load(f))
+        return ranks
+
     def train(self, c, round_index):
         d = os.path.join(self.out, "configs", c.id)
         raw = os.path.join(d, f".round{round_index}")
-        if os.path.isdir(raw):
-            shutil.rmtree(raw)
         capture = self.grid.capture if round_index == 0 else 0
         g = self.grid
         args = ["--model", c.model, "--batch", str(c.batch), "--overlap", c.overlap, "--warmup",
@@ -157,21 +175,8 @@ class Run:
                 "--profiler-warmup", str(g.profiler_warmup)]
         if c.bucket_mb is not None:
             args += ["--bucket-mb", str(c.bucket_mb)]
-        timeout = 900
-        for attempt in (1, 2):
-            try:
-                launcher.run_ranks(os.path.join(HERE, "train.py"), lambda r: list(args), c.world,
-                                   c.cpu_per_rank, raw, os.path.join(raw, "log"), timeout, self.cores,
-                                   self.next_port())
-                break
-            except launcher.TaskFailed as e:
-                if attempt == 2:
-                    raise cluster.TestbedError(f"{c.id}, round {round_index + 1}: {e}") from None
-                launcher.progress(f"{c.id}: {e}; trying once more")
-        ranks = []
-        for r in range(c.world):
-            with open(os.path.join(raw, f"rank{r}.result.json")) as f:
-                ranks.append(json.load(f))
+        ranks = self.run_task("train.py", args, c.world, c.cpu_per_rank, raw, 900,
+                              f"{c.id}, round {round_index + 1}", "rank{}.result.json")
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, f"round{round_index + 1}.json"), "w") as f:
             json.dump({"round": round_index + 1, "ranks": ranks}, f)
@@ -187,24 +192,11 @@ class Run:
         key, rate, world, cpu = network
         d = os.path.join(self.out, "network", key)
         raw = os.path.join(d, f".round{round_index}")
-        if os.path.isdir(raw):
-            shutil.rmtree(raw)
         g = self.grid
         args = ["--sizes", ",".join(str(s) for s in g.sweep_sizes), "--repeats", str(g.sweep_repeats),
                 "--large-repeats", str(g.sweep_large_repeats)]
-        for attempt in (1, 2):
-            try:
-                launcher.run_ranks(os.path.join(HERE, "sweep.py"), lambda r: list(args), world, cpu, raw,
-                                   os.path.join(raw, "log"), 1800, self.cores, self.next_port())
-                break
-            except launcher.TaskFailed as e:
-                if attempt == 2:
-                    raise cluster.TestbedError(f"sweep {key}, round {round_index + 1}: {e}") from None
-                launcher.progress(f"sweep {key}: {e}; trying once more")
-        ranks = []
-        for r in range(world):
-            with open(os.path.join(raw, f"sweep-rank{r}.json")) as f:
-                ranks.append(json.load(f))
+        ranks = self.run_task("sweep.py", args, world, cpu, raw, 1800,
+                              f"sweep {key}, round {round_index + 1}", "sweep-rank{}.json")
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, f"round{round_index + 1}.json"), "w") as f:
             json.dump({"round": round_index + 1, "rate_bits_per_s": rate, "world": world,

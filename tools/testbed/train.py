@@ -35,13 +35,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tracer", "python"))
 
+from worker_args import add_worker_arguments, check_worker_arguments  # noqa: E402
+
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rank", type=int, required=True)
-    p.add_argument("--world", type=int, required=True)
-    p.add_argument("--master", required=True)
-    p.add_argument("--port", type=int, required=True)
+    add_worker_arguments(p)
     p.add_argument("--model", required=True)
     p.add_argument("--batch", type=int, required=True)
     p.add_argument("--bucket-mb", type=float, default=25.0)
@@ -51,11 +50,8 @@ def parse_args(argv):
     p.add_argument("--capture", type=int, default=0)
     p.add_argument("--profiler-warmup", type=int, default=6)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout-s", type=float, default=300.0)
-    p.add_argument("--out", required=True)
     a = p.parse_args(argv)
-    if not 0 <= a.rank < a.world:
-        p.error(f"--rank {a.rank}: expected 0 to {a.world - 1}")
+    check_worker_arguments(p, a)
     if a.batch < 1 or a.iterations < 1 or a.warmup < 0 or a.capture < 0 or a.profiler_warmup < 0 \
             or a.bucket_mb <= 0:
         p.error("--batch, --iterations >= 1; --warmup, --capture, --profiler-warmup >= 0; --bucket-mb > 0")
