@@ -29,7 +29,6 @@ import assemble  # noqa: E402
 import cluster  # noqa: E402
 import grid as gridmod  # noqa: E402
 import launcher  # noqa: E402
-import stats  # noqa: E402
 
 
 def machine_info():
@@ -61,14 +60,18 @@ def load_average():
 
 
 def probe_link(rate_bits, port, seconds=3.0):
-    """TCP throughput host1 -> host0 on the shaped link, bits per second."""
+    """TCP throughput host1 -> host0 on the shaped link, bits per second; it
+    is also the check that the hosts reach each other."""
     server = subprocess.Popen(["ip", "netns", "exec", cluster.host_ns(0), launcher.PYTHON,
                                os.path.join(HERE, "linkprobe.py"), "serve", str(port)],
                               stdout=subprocess.PIPE, text=True)
     try:
-        subprocess.run(["ip", "netns", "exec", cluster.host_ns(1), launcher.PYTHON,
-                        os.path.join(HERE, "linkprobe.py"), "send", cluster.host_ip(0), str(port),
-                        str(seconds)], check=True, timeout=seconds + 30)
+        sent = subprocess.run(["ip", "netns", "exec", cluster.host_ns(1), launcher.PYTHON,
+                               os.path.join(HERE, "linkprobe.py"), "send", cluster.host_ip(0), str(port),
+                               str(seconds)], capture_output=True, text=True, timeout=seconds + 30)
+        if sent.returncode != 0:
+            raise cluster.TestbedError(f"host 1 cannot reach host 0 ({cluster.host_ip(0)}) over the "
+                                       f"emulated network: {sent.stderr.strip()}")
         out, _ = server.communicate(timeout=30)
         r = json.loads(out)
         return {"rate": cluster.rate_label(rate_bits), "rate_bits_per_s": rate_bits,

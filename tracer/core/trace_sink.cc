@@ -1,8 +1,11 @@
 #include "tracer/core/trace_sink.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <atomic>
 #include <condition_variable>
@@ -131,12 +134,24 @@ std::unique_ptr<TraceSink> TraceSink::open(TraceSinkOptions options, std::string
     sink->temporary_path_ = sink->writer_->temporary_path();
     sink->writer_->flush();  // the header reaches the file before any chunk can
     sink->shared_->writer_alive.store(true, std::memory_order_release);
+    // The writer thread is born with the process-directed fatal signals
+    // blocked (it inherits this thread's mask), so the kernel hands them to
+    // another thread: one it took before it had recorded its own tid would
+    // have waited, in the fatal-signal handler, for a flush only it could do
+    // (fatal_signal_flush.h).
+    sigset_t process_directed;
+    sigset_t previous;
+    sigemptyset(&process_directed);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&process_directed, sig);
+    ::pthread_sigmask(SIG_BLOCK, &process_directed, &previous);
     try {
       sink->shared_->thread = std::thread([s = sink.get()] { s->run_writer(); });
     } catch (...) {
+      ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
       sink->shared_->writer_alive.store(false, std::memory_order_release);
       throw;
     }
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   } catch (const std::exception& e) {
     const std::string message = fmt::format("cannot open the trace in '{}': {}",
                                             sink ? sink->options_.out_dir.string() : "", e.what());
