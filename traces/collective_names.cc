@@ -1,7 +1,8 @@
 #include "traces/collective_names.h"
 
+#include "traces/torch_op_names.h"
+
 #include <array>
-#include <cctype>
 #include <string>
 #include <utility>
 
@@ -10,16 +11,6 @@ namespace {
 
 using Op = v1::Collective::Op;
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-// Lower case, underscores dropped: "_allgather_base" -> "allgatherbase".
-std::string squeeze(std::string_view name) {
-  std::string n;
-  for (char c : name) {
-    if (c != '_') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return n;
-}
 
 constexpr std::array<std::pair<std::string_view, Op>, 9> kNcclOps{{
     {"AllReduce", v1::Collective::ALL_REDUCE},
@@ -46,15 +37,15 @@ constexpr std::array<std::pair<std::string_view, Op>, 8> kSqueezedOps{{
     {"recv", v1::Collective::RECV},
 }};
 
-Op squeezed_op(const std::string& n) {
+Op folded_op(const std::string& n) {
   for (const auto& [prefix, op] : kSqueezedOps) {
-    if (starts_with(n, prefix)) return op;
+    if (n.starts_with(prefix)) return op;
   }
   return v1::Collective::UNKNOWN;
 }
 
-bool squeezed_barrier(const std::string& n) {
-  return starts_with(n, "barrier") || starts_with(n, "monitoredbarrier");
+bool folded_barrier(const std::string& n) {
+  return n.starts_with("barrier") || n.starts_with("monitoredbarrier");
 }
 
 }  // namespace
@@ -67,38 +58,38 @@ Op collective_op_from_nccl(std::string_view name) {
 }
 
 Op collective_op_from_c10d(std::string_view name) {
-  const std::string n = squeeze(name);
-  if (squeezed_barrier(n)) return v1::Collective::ALL_REDUCE;
-  return squeezed_op(n);
+  const std::string n = fold_op_name(name);
+  if (folded_barrier(n)) return v1::Collective::ALL_REDUCE;
+  return folded_op(n);
 }
 
 std::optional<HostCollectiveName> parse_host_collective_name(std::string_view name) {
   HostCollectiveName out;
-  if (starts_with(name, "c10d::")) {
+  if (name.starts_with("c10d::")) {
     out.role = HostCollectiveName::Role::kCaller;
     name.remove_prefix(6);
-  } else if (starts_with(name, "gloo:")) {
+  } else if (name.starts_with("gloo:")) {
     out.role = HostCollectiveName::Role::kExecution;
     name.remove_prefix(5);
   } else {
     return std::nullopt;
   }
-  const std::string n = squeeze(name);
-  if (squeezed_barrier(n)) {
+  const std::string n = fold_op_name(name);
+  if (folded_barrier(n)) {
     out.barrier = true;
     return out;
   }
-  out.op = squeezed_op(n);
+  out.op = folded_op(n);
   // c10d's other ops (c10d::_register_process_group, ...) launch nothing.
   if (out.op == v1::Collective::UNKNOWN && out.role == HostCollectiveName::Role::kCaller &&
-      !starts_with(n, "gather") && !starts_with(n, "scatter")) {
+      !n.starts_with("gather") && !n.starts_with("scatter")) {
     return std::nullopt;
   }
   return out;
 }
 
 bool is_communication_op(std::string_view name) {
-  return starts_with(name, "c10d::") || starts_with(name, "gloo:") || starts_with(name, "nccl:") ||
+  return name.starts_with("c10d::") || name.starts_with("gloo:") || name.starts_with("nccl:") ||
          name == "record_param_comms" || name.find("ProcessGroup") != std::string_view::npos;
 }
 

@@ -3,11 +3,7 @@
 #include <cctype>
 
 namespace ssgd::trace {
-namespace {
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-std::string squeeze(std::string_view name) {
+std::string fold_op_name(std::string_view name) {
   std::string n;
   for (char c : name) {
     if (c != '_') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -15,10 +11,8 @@ std::string squeeze(std::string_view name) {
   return n;
 }
 
-}  // namespace
-
 std::optional<std::string_view> backward_node_name(std::string_view op_name) {
-  if (!starts_with(op_name, kEvaluateFunctionPrefix)) return std::nullopt;
+  if (!op_name.starts_with(kEvaluateFunctionPrefix)) return std::nullopt;
   return op_name.substr(kEvaluateFunctionPrefix.size());
 }
 
@@ -35,27 +29,27 @@ std::string backward_node_key(std::string_view node) {
   if (end < kSuffix.size() || node.substr(end - kSuffix.size(), kSuffix.size()) != kSuffix) {
     return {};
   }
-  return squeeze(node.substr(0, end - kSuffix.size()));
+  return fold_op_name(node.substr(0, end - kSuffix.size()));
 }
 
 std::string forward_op_key(std::string_view op_name) {
   if (const auto ns = op_name.rfind("::"); ns != std::string_view::npos) {
     op_name.remove_prefix(ns + 2);
   }
-  return squeeze(op_name);
+  return fold_op_name(op_name);
 }
 
-bool is_optimizer_range(std::string_view name) { return starts_with(name, "Optimizer."); }
+bool is_optimizer_range(std::string_view name) { return name.starts_with("Optimizer."); }
 
-bool is_optimizer_step(std::string_view name) { return starts_with(name, "Optimizer.step#"); }
+bool is_optimizer_step(std::string_view name) { return name.starts_with("Optimizer.step#"); }
 
-bool is_profiler_step_range(std::string_view name) { return starts_with(name, "ProfilerStep#"); }
+bool is_profiler_step_range(std::string_view name) { return name.starts_with("ProfilerStep#"); }
 
-bool is_autograd_engine_op(std::string_view name) { return starts_with(name, "autograd::"); }
+bool is_autograd_engine_op(std::string_view name) { return name.starts_with("autograd::"); }
 
 std::optional<std::string_view> module_range_name(std::string_view name) {
   constexpr std::string_view kPrefix = "nn.Module: ";
-  if (!starts_with(name, kPrefix)) return std::nullopt;
+  if (!name.starts_with(kPrefix)) return std::nullopt;
   return name.substr(kPrefix.size());
 }
 

@@ -30,6 +30,9 @@ bool is_accumulate_grad_node(std::string_view node);
 // aten::_log_softmax -> "logsoftmax", NllLossBackward0 and aten::nll_loss ->
 // "nllloss". Empty for a node name without a "Backward" suffix.
 std::string backward_node_key(std::string_view node);
+// The folding both keys use, and collective names too: lower case,
+// underscores dropped ("_allgather_base" -> "allgatherbase").
+std::string fold_op_name(std::string_view name);
 std::string forward_op_key(std::string_view op_name);
 
 // The optimizer's ranges: "Optimizer.step#SGD.step",
