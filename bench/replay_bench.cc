@@ -4,7 +4,7 @@
 // between them).
 #include <benchmark/benchmark.h>
 
-#include "simulator/replay.h"
+#include "simulator/replay/replay.h"
 #include "traces/layer_profile.h"
 
 namespace {

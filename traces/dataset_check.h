@@ -1,7 +1,7 @@
 #pragma once
 // The integrity check of a dataset folder against its manifest, the first
 // half of `ssgd dataset verify` (the replays are the second,
-// simulator/dataset_replay.h).
+// simulator/dataset/dataset_replay.h).
 
 #include <filesystem>
 #include <vector>

@@ -6,7 +6,7 @@
 // Models register a handler once and schedule events carrying a 64-bit
 // payload (an index into the model's own tables). Stopping is itself an
 // event. The engine knows nothing of tasks: a model that finds work left
-// when the queue runs dry reports a deadlock (see simulator/schedule.h).
+// when the queue runs dry reports a deadlock (see simulator/engine/schedule.h).
 
 #include <cstdint>
 #include <functional>

@@ -7,9 +7,16 @@
 #include "common/units.h"
 #include "simulator/engine/engine.h"
 #include "simulator/network/flow_network.h"
-#include "simulator/platform/scenario_platform.h"
 
 namespace ssgd::sim {
+
+const char* to_string(NetworkModelKind kind) {
+  switch (kind) {
+    case NetworkModelKind::kAnalytical: return "analytical";
+    case NetworkModelKind::kFlow: return "flow";
+  }
+  return "?";
+}
 
 CommModel::CommModel(std::shared_ptr<const Platform> platform, CommSettings settings,
                      std::int64_t first_node, std::int64_t nodes)
@@ -127,34 +134,6 @@ Duration CommModel::isolated_time(CollectiveOp op, double bytes) const {
   const Duration d = engine.now() - Time::zero();
   isolated_cache_.emplace(key, d);
   return d;
-}
-
-CommSettings scenario_comm_settings(const Scenario& scenario, std::int64_t first_server_node) {
-  CommSettings settings;
-  settings.model = scenario.network_model;
-  settings.algorithm = scenario.algorithm;
-  settings.servers = scenario.servers;
-  settings.servers_colocated = scenario.servers_colocated;
-  settings.first_server_node = first_server_node;
-  if (scenario.calibration) {
-    settings.calibration =
-        std::make_shared<const NetworkCalibration>(read_network_calibration(*scenario.calibration));
-  }
-  return settings;
-}
-
-std::int64_t separate_server_nodes(const Scenario& scenario) {
-  const bool separate = scenario.algorithm == CollectiveAlgorithm::kParameterServer &&
-                        !scenario.servers_colocated;
-  return separate ? scenario.servers : 0;
-}
-
-CommModel scenario_comm_model(const Scenario& scenario) {
-  const PlatformSpec spec = scenario_platform_spec(scenario);
-  auto platform =
-      std::make_shared<const Platform>(spec, scenario.nodes + separate_server_nodes(scenario));
-  return CommModel(std::move(platform), scenario_comm_settings(scenario, scenario.nodes), 0,
-                   scenario.nodes);
 }
 
 std::string CommModel::describe() const {

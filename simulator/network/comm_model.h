@@ -1,6 +1,6 @@
 #pragma once
 // One training job's gradient communication on a platform, under one of two
-// network models chosen per scenario (network.model):
+// network models (network.model):
 //   analytical  each collective takes its algorithm's alpha-beta closed form
 //               (simulator/collective/collective.h) with the costs of the
 //               platform's routes, or of a calibrated size band;
@@ -20,7 +20,7 @@
 #include "simulator/collective/collective.h"
 #include "simulator/network/collective_runner.h"
 #include "simulator/platform/platform.h"
-#include "simulator/scenario.h"
+#include "simulator/network/network_model_kind.h"
 
 namespace ssgd::sim {
 
@@ -75,17 +75,5 @@ class CommModel {
   mutable std::map<std::pair<int, double>, Duration> analytical_cache_;
   mutable std::map<std::pair<int, double>, CollectiveAlgorithm> algorithm_cache_;
 };
-
-// The communication of a scenario's training job: its platform (with room for
-// parameter servers on nodes of their own), its settings and its calibration
-// file, read here. Throws std::invalid_argument for an unusable platform and
-// ssgd::InputError for a bad calibration file.
-CommModel scenario_comm_model(const Scenario& scenario);
-
-// The scenario's network settings, with parameter servers of their own (if
-// any) from `first_server_node`, and its calibration file read.
-CommSettings scenario_comm_settings(const Scenario& scenario, std::int64_t first_server_node);
-// Nodes of their own the scenario's parameter servers need (0 when colocated).
-std::int64_t separate_server_nodes(const Scenario& scenario);
 
 }  // namespace ssgd::sim

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "simulator/network/link_preset.h"
+#include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_spec.h"
 
 namespace ssgd::sim {

@@ -61,10 +61,10 @@ bool merges_gradients(OverlapPolicy policy) {
   return policy != OverlapPolicy::kBsp && policy != OverlapPolicy::kWfbp;
 }
 
-dag::CommPlan make_comm_plan(const Scenario& scenario, const trace::LayerProfile& profile,
+dag::CommPlan make_comm_plan(OverlapPolicy policy, const PolicyParams& p,
+                             const trace::LayerProfile& profile,
                              const AllReduceTime& allreduce_time) {
-  const auto& p = scenario.policy;
-  switch (scenario.overlap) {
+  switch (policy) {
     case OverlapPolicy::kBsp: return per_layer_plan(profile, true);
     case OverlapPolicy::kWfbp: return per_layer_plan(profile, false);
     case OverlapPolicy::kMgWfbp:

@@ -69,7 +69,7 @@
 
 #include "common/time.h"
 #include "dag/comm_plan.h"
-#include "simulator/scenario.h"
+#include "simulator/policy/policy_params.h"
 #include "traces/layer_profile.h"
 
 namespace ssgd::sim {
@@ -90,7 +90,9 @@ using AllReduceTime = std::function<Duration(std::int64_t bytes)>;
 // Whether `policy` merges gradients (and so models every collective).
 bool merges_gradients(OverlapPolicy policy);
 
-dag::CommPlan make_comm_plan(const Scenario& scenario, const trace::LayerProfile& profile,
+// The comm plan of `policy` with parameters `params` for `profile`.
+dag::CommPlan make_comm_plan(OverlapPolicy policy, const PolicyParams& params,
+                             const trace::LayerProfile& profile,
                              const AllReduceTime& allreduce_time);
 
 }  // namespace ssgd::sim

@@ -19,11 +19,12 @@
 // on one), and efficiency = speedup / P.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/time.h"
 #include "simulator/scaling/batch_time_model.h"
-#include "simulator/scenario.h"
+#include "simulator/scaling/scaling_choice.h"
 #include "traces/layer_profile.h"
 
 namespace ssgd::sim {
@@ -38,36 +39,21 @@ struct BatchPlan {
   [[nodiscard]] bool rescaled() const { return per_gpu_batch != reference_batch; }
 };
 
-// The batches of `scenario` for `profile`. Throws ssgd::InputError naming
-// the profile and its batch_per_gpu field when strong scaling has no batch to
-// start from (no '# batch_per_gpu:' line and no workload.batch_per_gpu), and
+// The batches of `gpus` GPUs under `scaling` for `profile`, whose reference
+// batch is `batch_per_gpu` when given (workload.batch_per_gpu), else the
+// profile's own. Throws ssgd::InputError naming the profile and its
+// batch_per_gpu field when strong scaling has no batch to start from (no
+// '# batch_per_gpu:' line and no workload.batch_per_gpu), and
 // std::invalid_argument naming scaling.global_batch when it is below the GPU
 // count (load_scenario checks that first, for scenarios read from files).
-BatchPlan batch_plan(const trace::LayerProfile& profile, const Scenario& scenario);
+BatchPlan batch_plan(const trace::LayerProfile& profile, const ScalingChoice& scaling,
+                     std::int64_t gpus, std::optional<std::int64_t> batch_per_gpu);
 
-// The compute model of `scenario` for `profile`: fitted to
-// scaling.second_profile when it is given (read here; ssgd::InputError for a
-// file that cannot be read, lacks '# batch_per_gpu:' or is not the same
-// model), else scaling.fixed_fraction (default 0: proportional).
-BatchTimeModel scenario_batch_time_model(const trace::LayerProfile& profile,
-                                         const Scenario& scenario, const BatchPlan& plan);
-
-// The workload of one GPU under `plan`: `profile` at the per-GPU batch, and
-// the scenario with workload.io_time and workload.h2d_time in proportion to
-// it. Both unchanged when the batch is the reference batch.
-struct BatchWorkload {
-  trace::LayerProfile profile;
-  Scenario scenario;
-};
-BatchWorkload workload_at_batch(const trace::LayerProfile& profile, const Scenario& scenario,
-                                const BatchPlan& plan, const BatchTimeModel* model);
-
-// The scenario of the one-GPU baseline: 1 node x 1 GPU on the generic
-// platform (one GPU talks to no one, so the platform cannot matter),
-// min(iterations, 3) iterations, no straggler, imbalance, jitter or repeats
-// (the compute factors that apply to every rank stay), and, when strong, the
-// whole global batch of `plan` on that GPU.
-Scenario single_gpu_scenario(const Scenario& scenario, const BatchPlan& plan);
+// The compute model for `profile`: fitted to `second_profile` (which must
+// carry its batch_per_gpu) when given, else scaling.fixed_fraction (default
+// 0: proportional).
+BatchTimeModel batch_time_model(const trace::LayerProfile& profile, const ScalingChoice& scaling,
+                                const BatchPlan& plan, const trace::LayerProfile* second_profile);
 
 struct ScalingFigures {
   double speedup = 0;     // throughput on P GPUs / throughput on one
@@ -76,13 +62,5 @@ struct ScalingFigures {
 // 0 and 0 when either time is 0.
 ScalingFigures scaling_figures(const BatchPlan& plan, Duration iteration_time,
                                Duration single_gpu_iteration_time);
-
-// The checks of the scaling keys that need the whole scenario, made by
-// load_scenario once the file and every --set are applied. Throws
-// ssgd::InputError at `file` (the scenario file, or "--set") naming the key:
-// scaling.global_batch in weak mode or below the GPU count,
-// scaling.fixed_fraction together with scaling.second_profile, and strong
-// scaling with jobs on a shared fabric.
-void check_scaling_keys(const Scenario& scenario, const std::string& file);
 
 }  // namespace ssgd::sim

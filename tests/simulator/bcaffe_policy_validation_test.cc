@@ -24,7 +24,7 @@
 #include "simulator/calibration/band_fit.h"
 #include "simulator/calibration/measurement.h"
 #include "simulator/calibration/network_calibration.h"
-#include "simulator/replay.h"
+#include "simulator/replay/replay.h"
 #include "traces/bcaffe_log.h"
 
 namespace ssgd::sim {
@@ -69,6 +69,7 @@ double speedup(const trace::LayerProfile& p, int nodes, OverlapPolicy policy, co
   s.calibration = cal;
   s.overlap = policy;
   s.iterations = 5;
+  read_scenario_files(s);
   const ReplayResult r = replay(p, s);
   return r.speedup;
 }

@@ -12,9 +12,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "simulator/closed_form.h"
+#include "simulator/replay/closed_form.h"
 #include "simulator/network/comm_model.h"
-#include "simulator/replay.h"
+#include "simulator/replay/replay.h"
+#include "simulator/scenario/scenario_network.h"
 #include "traces/bcaffe_log.h"
 
 namespace ssgd::sim {

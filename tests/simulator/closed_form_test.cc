@@ -2,14 +2,15 @@
 // simulated iteration time of every policy equals the closed form of the
 // S-SGD DAG model (DESIGN.md) exactly, in integer nanoseconds: BSP's sum
 // for bsp and single, WFBP's recurrence over the plan's groups for the rest.
-#include "simulator/closed_form.h"
+#include "simulator/replay/closed_form.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "simulator/network/comm_model.h"
-#include "simulator/replay.h"
+#include "simulator/replay/replay.h"
+#include "simulator/scenario/scenario_network.h"
 
 namespace ssgd::sim {
 namespace {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "common/logging.h"
-#include "simulator/dataset_replay.h"
+#include "simulator/dataset/dataset_replay.h"
 #include "traces/dataset_check.h"
 
 namespace ssgd::sim {

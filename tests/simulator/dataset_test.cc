@@ -9,10 +9,10 @@
 #include <functional>
 #include <string>
 
-#include "simulator/dataset_pack.h"
-#include "simulator/dataset_replay.h"
-#include "simulator/dataset_report.h"
-#include "simulator/replay.h"
+#include "simulator/dataset/dataset_pack.h"
+#include "simulator/dataset/dataset_replay.h"
+#include "simulator/report/dataset_report.h"
+#include "simulator/replay/replay.h"
 #include "tests/support/dataset_builder.h"
 #include "tests/support/test_files.h"
 #include "traces/dataset_check.h"

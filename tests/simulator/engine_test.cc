@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "dag/profile_dag_builder.h"
-#include "simulator/deadlock_error.h"
-#include "simulator/schedule.h"
+#include "simulator/engine/deadlock_error.h"
+#include "simulator/engine/schedule.h"
 
 namespace ssgd::sim {
 namespace {

@@ -12,11 +12,12 @@
 #include "simulator/engine/engine.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/network/flow_network.h"
-#include "simulator/network/link_preset.h"
+#include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform.h"
 #include "simulator/platform/platform_preset.h"
-#include "simulator/platform/scenario_platform.h"
-#include "simulator/scenario.h"
+#include "simulator/scenario/scenario_platform.h"
+#include "simulator/scenario/scenario.h"
+#include "simulator/scenario/scenario_network.h"
 
 namespace ssgd::sim {
 namespace {

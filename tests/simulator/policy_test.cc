@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "dag/profile_dag_builder.h"
-#include "simulator/closed_form.h"
-#include "simulator/schedule.h"
+#include "simulator/replay/closed_form.h"
+#include "simulator/engine/schedule.h"
 #include "tests/support/four_layer_profile.h"
 
 namespace ssgd::sim {
@@ -37,7 +37,7 @@ std::ostream& operator<<(std::ostream& os, const Collective& c) {
 // The plan of `policy`, run on two workers for one iteration.
 std::vector<Collective> timeline(const Scenario& s) {
   const auto p = four_layer_profile();
-  const dag::CommPlan plan = make_comm_plan(s, p, four_layer_allreduce_time);
+  const dag::CommPlan plan = make_comm_plan(s.overlap, s.policy, p, four_layer_allreduce_time);
   dag::TaskGraph g = dag::build_profile_dag(p, {2, 1, {}, {}, {}}, plan);
   for (dag::TaskId t = 0; t < g.task_count(); ++t) {
     auto& task = g.mutable_task(t);
@@ -168,8 +168,8 @@ TEST(MgWfbp, NeverSlowerThanWfbpAndEqualWithoutStartup) {
     };
     Scenario s = with(OverlapPolicy::kMgWfbp);
     s.policy.merge_startup = a;  // the exact saving: T is rounded to whole ns
-    const Duration mg = plan_time(p, make_comm_plan(s, p, time), a, b);
-    const Duration wfbp = plan_time(p, make_comm_plan(with(OverlapPolicy::kWfbp), p, time), a, b);
+    const Duration mg = plan_time(p, make_comm_plan(s.overlap, s.policy, p, time), a, b);
+    const Duration wfbp = plan_time(p, make_comm_plan(OverlapPolicy::kWfbp, with(OverlapPolicy::kWfbp).policy, p, time), a, b);
     ASSERT_LE(mg, wfbp + Duration(layers)) << "trial " << trial;  // within rounding
     if (a == Duration::zero()) {
       ASSERT_NEAR(static_cast<double>(mg.ns()), static_cast<double>(wfbp.ns()), layers)

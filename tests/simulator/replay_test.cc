@@ -1,9 +1,9 @@
-#include "simulator/replay.h"
+#include "simulator/replay/replay.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "simulator/report.h"
+#include "simulator/report/report.h"
 
 namespace ssgd::sim {
 namespace {

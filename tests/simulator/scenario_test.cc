@@ -1,4 +1,4 @@
-#include "simulator/scenario.h"
+#include "simulator/scenario/scenario.h"
 
 #include <filesystem>
 #include <fstream>
@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "simulator/network/link_preset.h"
-#include "simulator/scenario_schema.h"
+#include "simulator/platform/link_preset.h"
+#include "simulator/scenario/scenario_schema.h"
 
 namespace ssgd::sim {
 namespace {
@@ -797,6 +797,10 @@ TEST(ScenarioScaling, ReadsTheKeys) {
   const fs::path file = write_yaml("scaling.yaml",
                                    "cluster:\n  nodes: 4\nscaling:\n  mode: strong\n"
                                    "  global_batch: 250\n  second_profile: other/at128.csv\n");
+  // load_scenario reads the second profile: it must exist and give its batch.
+  fs::create_directories(file.parent_path() / "other");
+  fs::copy_file("tests/data/profiles/good.csv", file.parent_path() / "other/at128.csv",
+                fs::copy_options::overwrite_existing);
   const Scenario s = load_scenario(file, {});
   EXPECT_EQ(s.scaling.mode, ScalingMode::kStrong);
   EXPECT_EQ(s.scaling.global_batch, 250);
@@ -805,10 +809,13 @@ TEST(ScenarioScaling, ReadsTheKeys) {
   EXPECT_EQ(*s.scaling.second_profile, file.parent_path() / "other/at128.csv");
   // The last --set wins; --set paths stay relative to the current directory.
   const Scenario t = load_scenario(file, {"scaling.mode=weak", "scaling.global_batch=8",
-                                          "scaling.mode = strong", "scaling.second_profile=x.csv"});
+                                          "scaling.mode = strong",
+                                          "scaling.second_profile=tests/data/profiles/good.csv"});
   EXPECT_EQ(t.scaling.mode, ScalingMode::kStrong);
   EXPECT_EQ(t.scaling.global_batch, 8);
-  EXPECT_EQ(*t.scaling.second_profile, fs::path("x.csv"));
+  EXPECT_EQ(*t.scaling.second_profile, fs::path("tests/data/profiles/good.csv"));
+  ASSERT_TRUE(t.files.second_profile);
+  EXPECT_EQ(t.files.second_profile->source, "tests/data/profiles/good.csv");
   EXPECT_EQ(load_scenario(std::nullopt, {"scaling.fixed_fraction=0.25"}).scaling.fixed_fraction,
             0.25);
 }

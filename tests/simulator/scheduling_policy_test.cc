@@ -11,10 +11,10 @@
 #include <gtest/gtest.h>
 
 #include "dag/profile_dag_builder.h"
-#include "simulator/closed_form.h"
-#include "simulator/job_graph.h"
+#include "simulator/replay/closed_form.h"
+#include "simulator/replay/job_graph.h"
 #include "simulator/policy/overlap_policy.h"
-#include "simulator/schedule.h"
+#include "simulator/engine/schedule.h"
 #include "tests/support/four_layer_profile.h"
 
 namespace ssgd::sim {
@@ -44,7 +44,7 @@ struct Outcome {
 Outcome run(const Scenario& s, std::int64_t iterations, Duration io = {}, Duration h2d = {},
             Duration update = {}) {
   const auto p = four_layer_profile();
-  const dag::CommPlan plan = make_comm_plan(s, p, four_layer_allreduce_time);
+  const dag::CommPlan plan = make_comm_plan(s.overlap, s.policy, p, four_layer_allreduce_time);
   dag::DagShape shape{2, iterations, io, h2d, update};
   shape.update_per_group = effective_update(s.overlap, s.policy) == UpdateMode::kPerLayer;
   shape.prefetch_depth = s.policy.prefetch_depth;
@@ -88,7 +88,7 @@ Scenario priority(std::int64_t partition, std::int64_t credit) {
 TEST(PriorityPolicy, PartitionsAreNearlyEqualAndFrontLayersGoFirst) {
   // 4 MB in partitions of 1.5 MB: 3 of 1,333,334 / 1,333,333 / 1,333,333.
   const auto plan =
-      make_comm_plan(priority(1'500'000, 0), four_layer_profile(), four_layer_allreduce_time);
+      make_comm_plan(OverlapPolicy::kPriority, priority(1'500'000, 0).policy, four_layer_profile(), four_layer_allreduce_time);
   EXPECT_TRUE(plan.prioritized);
   std::vector<std::int64_t> bytes;
   for (const auto& g : plan.groups) bytes.push_back(g.bytes);

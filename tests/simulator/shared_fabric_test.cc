@@ -1,4 +1,4 @@
-#include "simulator/shared_fabric.h"
+#include "simulator/replay/shared_fabric.h"
 
 #include <stdexcept>
 #include <string>
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "simulator/replay.h"
+#include "simulator/replay/replay.h"
 
 namespace ssgd::sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "simulator/timeline.h"
+#include "simulator/report/timeline.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "simulator/replay.h"
+#include "simulator/replay/replay.h"
 
 namespace ssgd::sim {
 namespace {

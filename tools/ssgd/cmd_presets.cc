@@ -5,10 +5,10 @@
 
 #include "common/units.h"
 #include "simulator/collective/collective.h"
-#include "simulator/network/link_preset.h"
+#include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_preset.h"
 #include "simulator/policy/overlap_policy.h"
-#include "simulator/scenario.h"
+#include "simulator/scenario/scenario.h"
 #include "tools/ssgd/commands.h"
 
 namespace ssgd::tools {

@@ -8,7 +8,7 @@
 #include "common/error.h"
 #include "common/logging.h"
 #include "common/version.h"
-#include "simulator/deadlock_error.h"
+#include "simulator/engine/deadlock_error.h"
 #include "tools/ssgd/commands.h"
 
 int main(int argc, char** argv) {

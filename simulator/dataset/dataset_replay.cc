@@ -1,0 +1,140 @@
+#include "simulator/dataset/dataset_replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "common/logging.h"
+#include "simulator/replay/replay.h"
+#include "traces/dataset_files.h"
+
+namespace ssgd::sim {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs work(i) for i in [0, n) on up to `jobs` threads. Every index runs
+// even when one throws; the failure of the lowest index is then rethrown,
+// so what the caller sees does not depend on the number of threads.
+void run_indexed(std::size_t n, std::size_t jobs, const std::function<void(std::size_t)>& work) {
+  std::vector<std::exception_ptr> failures(n);
+  std::atomic<std::size_t> next{0};
+  const auto worker = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        work(i);
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads = std::min(std::max<std::size_t>(jobs, 1), n);
+  std::vector<std::jthread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  pool.clear();  // joins
+  for (const auto& f : failures) {
+    if (f) std::rethrow_exception(f);
+  }
+}
+
+}  // namespace
+
+Scenario load_entry_scenario(const fs::path& dir, const trace::DatasetEntry& entry,
+                             const std::vector<std::string>& files) {
+  const fs::path file = dir / entry.scenario;
+  Scenario scenario = load_scenario(file, {});
+  for (const ScenarioFile& named : scenario_files(scenario)) {
+    const InputLocation where{file.string(), std::nullopt, std::nullopt, named.key};
+    const std::string path = trace::dataset_path_of(dir, named.path, where);
+    trace::check_dataset_file(dir, path, where);
+    if (!std::binary_search(files.begin(), files.end(), path)) {
+      throw InputError(where, fmt::format("'{}' is not one of the dataset's files", path));
+    }
+  }
+  return scenario;
+}
+
+ReplayInput load_entry_input(const fs::path& dir, const trace::DatasetEntry& entry) {
+  return load_replay_input(dir / entry.trace);
+}
+
+const char* to_string(DatasetCaseKind kind) {
+  return kind == DatasetCaseKind::kReplay ? "replay" : "what-if";
+}
+
+std::string DatasetCase::name() const {
+  return kind == DatasetCaseKind::kReplay ? entry : fmt::format("{} <- {}", entry, from);
+}
+
+std::vector<DatasetCase> replay_dataset(const fs::path& dir, const trace::DatasetManifest& manifest,
+                                        const DatasetReplayOptions& options) {
+  const auto& entries = manifest.entries;
+  std::vector<std::string> files;
+  for (const auto& f : manifest.files) files.push_back(f.path);
+  std::sort(files.begin(), files.end());
+
+  // Each entry's input and scenario, loaded once for all its cases.
+  std::vector<std::optional<ReplayInput>> inputs(entries.size());
+  std::vector<std::optional<Scenario>> scenarios(entries.size());
+  run_indexed(entries.size(), options.jobs, [&](std::size_t i) {
+    scenarios[i] = load_entry_scenario(dir, entries[i], files);
+    inputs[i] = load_entry_input(dir, entries[i]);
+    for (const auto& w : inputs[i]->warnings) logger("sim")->warn("{}: {}", entries[i].id, w);
+  });
+
+  struct Plan {
+    std::size_t entry, from;
+  };
+  std::vector<Plan> plans;
+  std::vector<DatasetCase> cases;
+  const auto index_of = [&](const std::string& id) {
+    const auto it =
+        std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.id == id; });
+    if (it == entries.end()) {
+      throw std::invalid_argument(fmt::format("predict_from names no entry: '{}'", id));
+    }
+    return static_cast<std::size_t>(it - entries.begin());
+  };
+  for (std::size_t y = 0; y < entries.size(); ++y) {
+    plans.push_back({y, y});
+    for (const std::string& id : entries[y].predict_from) plans.push_back({y, index_of(id)});
+  }
+  for (const Plan& p : plans) {
+    DatasetCase c;
+    c.kind = p.entry == p.from ? DatasetCaseKind::kReplay : DatasetCaseKind::kWhatIf;
+    c.entry = entries[p.entry].id;
+    c.from = entries[p.from].id;
+    c.trace = entries[p.from].trace;
+    c.scenario = entries[p.entry].scenario;
+    c.measured = entries[p.entry].iteration;
+    cases.push_back(std::move(c));
+  }
+
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+  run_indexed(plans.size(), options.jobs, [&](std::size_t k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Plan& p = plans[k];
+    DatasetCase& c = cases[k];
+    c.predicted = replay(inputs[p.from]->profile, *scenarios[p.entry]).iteration_time;
+    const double median = static_cast<double>(c.measured.median.ns());
+    c.error_percent = (static_cast<double>(c.predicted.ns()) - median) / median * 100.0;
+    if (options.progress) {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const std::lock_guard lock(progress_mutex);
+      options.progress(c, ++done, plans.size(), seconds);
+    }
+  });
+  return cases;
+}
+
+}  // namespace ssgd::sim

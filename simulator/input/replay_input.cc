@@ -1,0 +1,102 @@
+#include "simulator/input/replay_input.h"
+
+#include <fstream>
+#include <regex>
+
+#include "common/error.h"
+#include "dag/trace_profile.h"
+#include "traces/bcaffe_log.h"
+#include "traces/trace_reader.h"
+
+namespace ssgd::sim {
+namespace {
+
+std::string read_head(const std::filesystem::path& path, std::size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  if (!in) {
+    throw InputError({path.string(), std::nullopt, std::nullopt, ""},
+                     std::filesystem::exists(path, ec) ? "cannot be read" : "no such file");
+  }
+  std::string head(n, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(n));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head;
+}
+
+bool looks_like_bcaffe_log(std::string_view head) {
+  // The first non-blank line ends in a bracketed list of four or five numbers.
+  static const std::regex kLine(R"(\[\s*\d+\s*,\s*\d+\s*,\s*[-0-9.eE+]+\s*,\s*[-0-9.eE+]+\s*(,\s*[-0-9.eE+]+\s*)?\]\s*$)");
+  std::size_t pos = 0;
+  while (pos < head.size()) {
+    auto eol = head.find('\n', pos);
+    if (eol == std::string_view::npos) eol = head.size();
+    std::string l(head.substr(pos, eol - pos));
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    if (l.find_first_not_of(" \t") != std::string::npos) return std::regex_search(l, kLine);
+    pos = eol + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* to_string(InputKind kind) {
+  switch (kind) {
+    case InputKind::kTrace: return "ssgd-trace";
+    case InputKind::kLayerProfileCsv: return "layer-profile-csv";
+    case InputKind::kBcaffeLog: return "bcaffe-log";
+  }
+  return "?";
+}
+
+ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInputOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError({path.string(), std::nullopt, std::nullopt, ""},
+                     "is a directory; give a trace file, a layer-profile CSV or a B-Caffe log");
+  }
+  const std::string head = read_head(path, 4096);
+  ReplayInput out;
+  if (head.empty()) {
+    throw InputError({path.string(), std::nullopt, std::nullopt, ""},
+                     "empty file: expected an ssgd trace, a layer-profile CSV "
+                     "(layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns]) or a B-Caffe log");
+  }
+  // A damaged magic still goes to the trace reader, which says "wrong magic".
+  if (trace::looks_like_trace(head) || head.substr(0, 8).find("SSGDT") != std::string::npos) {
+    out.kind = InputKind::kTrace;
+    auto reader = trace::TraceReader::open(path);
+    auto truncation = [&](const std::string& extra) {
+      return trace::truncated_trace_error(reader, extra);
+    };
+    dag::TraceProfileResult result;
+    try {
+      result = dag::profile_from_trace(reader, path.string());
+    } catch (const InputError& e) {
+      // What is missing may have been in the part that was cut off.
+      if (reader.truncated()) throw truncation(std::string("; what was read: ") + e.reason());
+      throw;
+    }
+    if (reader.truncated() && !options.allow_truncated) {
+      throw truncation("; pass --allow-truncated to replay the readable prefix");
+    }
+    // The reader has already logged the truncation warning when there is one.
+    out.profile = std::move(result.profile);
+    for (auto& w : result.warnings) out.warnings.push_back(path.string() + ": " + w);
+  } else if (trace::looks_like_layer_profile_csv(head)) {
+    out.kind = InputKind::kLayerProfileCsv;
+    out.profile = trace::read_layer_profile_csv(path);
+  } else if (looks_like_bcaffe_log(head)) {
+    out.kind = InputKind::kBcaffeLog;
+    out.profile = trace::read_bcaffe_log(path);
+  } else {
+    throw InputError({path.string(), 1, std::nullopt, ""},
+                     "not a recognised input: expected an ssgd trace, a layer-profile CSV whose "
+                     "header holds layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns], or a "
+                     "B-Caffe per-gradient log");
+  }
+  return out;
+}
+
+}  // namespace ssgd::sim

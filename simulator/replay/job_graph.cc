@@ -1,0 +1,144 @@
+#include "simulator/replay/job_graph.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "dag/profile_dag_builder.h"
+#include "simulator/perturb/compute_perturbation.h"
+#include "simulator/perturb/jitter.h"
+#include "simulator/policy/overlap_policy.h"
+
+namespace ssgd::sim {
+namespace {
+
+// Refuses, with the numbers, runs whose DAG would not fit in this machine's
+// memory or whose simulated time would overflow int64 nanoseconds.
+void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes& times,
+                std::size_t updates) {
+  const double tasks = dag::profile_dag_task_count(layers, shape, updates);
+  // About 120 bytes a task: the task, its edges, and its start, end and release records.
+  const double bytes = tasks * 120.0;
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                        static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (memory > 0 && bytes > 0.8 * memory) {
+    throw std::invalid_argument(fmt::format(
+        "this run needs about {:.1f} GB for {:.3g} tasks ({} workers x {} iterations x {} tasks), "
+        "more than 80% of this machine's {:.1f} GB; use fewer iterations or workers",
+        bytes / 1e9, tasks, shape.workers, shape.iterations, 2 * layers + 2 + updates, memory / 1e9));
+  }
+  // An upper bound of one iteration: everything one after another.
+  double ns = static_cast<double>((times.io + times.h2d + times.update).ns());
+  for (std::size_t l = 0; l < layers; ++l) {
+    ns += static_cast<double>(times.forward[l].ns()) + static_cast<double>(times.backward[l].ns()) +
+          static_cast<double>(times.comm[l].ns());
+  }
+  if (ns * static_cast<double>(shape.iterations) > 4e18) {
+    throw std::invalid_argument(fmt::format(
+        "{} iterations of up to {:.3g} s each would overflow the simulated clock (int64 "
+        "nanoseconds, about 292 years); check the profile's times and the scenario",
+        shape.iterations, ns * 1e-9));
+  }
+}
+
+}  // namespace
+
+dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& scenario,
+                            const CommModel& comm) {
+  return make_comm_plan(scenario.overlap, scenario.policy, profile, [&comm](std::int64_t bytes) {
+    return comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(bytes));
+  });
+}
+
+JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& scenario,
+                         const CommModel& comm, bool allow_folding) {
+  JobGraph job;
+  job.workers = comm.workers();
+  // Compute factors that keep ranks alike change the profile itself, so the
+  // DAG and the closed forms see the same times.
+  const trace::LayerProfile profile = scenario.perturb.active()
+                                          ? perturbed_profile(captured, scenario.perturb)
+                                          : captured;
+  const std::vector<double> rank_factor = rank_compute_factors(scenario.perturb, job.workers);
+  job.ranks_differ = scenario.perturb.varies_by_rank() && job.workers > 1;
+  // Every rank runs the same tasks with the same times unless a per-rank
+  // perturbation makes them differ.
+  const bool fold = allow_folding && job.workers > 1 && !job.ranks_differ;
+  job.ranks_built = fold ? 1 : job.workers;
+  dag::DagShape shape{job.ranks_built, scenario.iterations, scenario.io_time,
+                      scenario.h2d_time, scenario.update_time, fold};
+  shape.update_per_group =
+      effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer;
+  shape.prefetch_depth = scenario.policy.prefetch_depth;
+  const dag::CommPlan plan = job_comm_plan(profile, scenario, comm);
+  job.times = layer_times(profile, plan, scenario, comm);
+  LayerTimes slowest = job.times;  // for the overflow check: the slowest rank's
+  const double max_factor = *std::max_element(rank_factor.begin(), rank_factor.end());
+  for (auto& d : slowest.forward) d = scale(d, max_factor);
+  for (auto& d : slowest.backward) d = scale(d, max_factor);
+  check_size(shape, profile.layers.size(), slowest,
+             shape.update_per_group && !plan.groups.empty() ? plan.groups.size() : 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  job.graph = std::make_shared<dag::TaskGraph>(
+      dag::build_profile_dag(profile, shape, plan));
+  // Modelled collectives get their time with nothing else on the network (the
+  // flow model's executor replaces it with the time they really take).
+  // Per-rank compute factors and jitter scale forward and backward tasks, in
+  // task-id order, so one seed always gives the same draws.
+  TaskJitter jitter(scenario.perturb.jitter, scenario.perturb.seed);
+  for (dag::TaskId t = 0; t < job.graph->task_count(); ++t) {
+    auto& task = job.graph->mutable_task(t);
+    if (task.kind == dag::TaskKind::kComm && task.duration_modelled) {
+      task.duration = comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
+    } else if (job.ranks_differ &&
+               (task.kind == dag::TaskKind::kForward || task.kind == dag::TaskKind::kBackward)) {
+      const double f = rank_factor[static_cast<std::size_t>(task.rank)] * jitter.next();
+      if (f != 1) task.duration = scale(task.duration, f);
+    }
+  }
+  job.build_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return job;
+}
+
+bool FlowCommExecutor::handles(const dag::Task& task) const {
+  return task.kind == dag::TaskKind::kComm && task.duration_modelled;
+}
+
+void FlowCommExecutor::start(dag::TaskId, const dag::Task& task, std::function<void()> finished) {
+  runner_.run(comm_.call(CollectiveOp::kAllReduce, static_cast<double>(task.bytes)),
+              std::move(finished));
+}
+
+IterationEnds iteration_ends(const dag::TaskGraph& graph, const Schedule& schedule,
+                             std::int64_t iterations, std::int64_t ranks_built) {
+  const auto N = static_cast<std::size_t>(iterations);
+  IterationEnds out;
+  out.end.assign(N, Time::zero());
+  out.update_end.assign(N, std::vector<Time>(static_cast<std::size_t>(ranks_built)));
+  for (dag::TaskId t = 0; t < graph.task_count(); ++t) {
+    const auto& task = graph.task(t);
+    if (task.kind != dag::TaskKind::kUpdate) continue;
+    const auto i = static_cast<std::size_t>(task.iteration);
+    // A per-group update has several update tasks per rank and iteration.
+    auto& rank_end = out.update_end[i][static_cast<std::size_t>(task.rank)];
+    rank_end = max(rank_end, schedule.end[t]);
+    out.end[i] = max(out.end[i], schedule.end[t]);
+  }
+  return out;
+}
+
+Duration steady_iteration_time(const std::vector<Time>& iteration_end) {
+  const std::size_t n = iteration_end.size();
+  if (n == 0) return Duration::zero();
+  const std::size_t first = n > 1 ? 1 : 0;
+  const auto steady = static_cast<std::int64_t>(n - first);
+  const Duration span = iteration_end[n - 1] - (first == 0 ? Time::zero() : iteration_end[first - 1]);
+  return Duration((span.ns() + steady / 2) / steady);
+}
+
+}  // namespace ssgd::sim

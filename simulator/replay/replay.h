@@ -1,0 +1,129 @@
+#pragma once
+// Replays a layer profile under a scenario: builds the S-SGD DAG for P
+// workers and N iterations, runs it on the event engine, and measures it.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dag/critical_path.h"
+#include "dag/task_graph.h"
+#include "dag/time_breakdown.h"
+#include "simulator/perturb/repeat_stats.h"
+#include "simulator/scaling/batch_time_model.h"
+#include "simulator/scenario/scenario.h"
+#include "simulator/engine/schedule.h"
+#include "traces/layer_profile.h"
+
+namespace ssgd::sim {
+
+struct ReplayOptions {
+  bool keep_schedule = false;    // keep the graph and schedule, for a timeline
+  bool single_worker_baseline = true;  // also replay on one worker, for scaling efficiency
+  bool progress = false;         // log progress on long runs
+  // Fold identical ranks into one (see simulator/replay/job_graph.h); not with
+  // keep_schedule unless keep_folded_schedule.
+  bool fold_ranks = true;
+  // With keep_schedule, the kept graph may be folded (one rank standing for
+  // all, ReplayResult::ranks_simulated == 1), as the simulated trace allows
+  // (simulator/report/simulated_trace.h); a timeline needs every rank.
+  bool keep_folded_schedule = false;
+  std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
+  // The batch compute model (simulator/scaling/batch_time_model.h) for
+  // strong scaling; made from the scenario (reading scaling.second_profile)
+  // when not given. Callers that replay one input many times make it once.
+  std::shared_ptr<const BatchTimeModel> batch_model;
+};
+
+// One collective of a steady-state iteration, as nccl-tests would report it:
+// algbw = bytes / time, busbw = algbw x the op's bus factor.
+struct CollectiveRecord {
+  std::int32_t group = 0;            // index in the iteration's comm plan
+  std::int64_t bytes = 0;
+  std::string algorithm;
+  Duration time;                     // as simulated (contention included)
+  double algbw_bytes_per_s = 0;
+  double busbw_bytes_per_s = 0;
+  bool replayed = false;             // measured time replayed, not modelled
+};
+
+// Traffic on one directed link over the whole run.
+struct LinkRecord {
+  std::string name;
+  std::string kind;                  // pcie, socket, nvlink, nic, fabric
+  double capacity_bytes_per_s = 0;
+  double bytes = 0;
+  double utilisation = 0;            // bytes / (capacity x simulated time)
+};
+
+struct LinkKindSummary {
+  std::string kind;
+  std::int64_t links = 0;            // links of this kind that carried traffic
+  double bytes = 0;
+  double mean_utilisation = 0;       // over those links
+  double max_utilisation = 0;
+};
+
+// Intervals in which a link carried traffic, for the timeline's link tracks.
+struct LinkTrack {
+  std::string name;
+  std::vector<std::pair<Time, Time>> busy;
+};
+
+struct ReplayResult {
+  std::int64_t workers = 0;
+  std::int64_t iterations = 0;
+  std::int64_t batch_per_gpu = 0;             // each GPU's batch (strong: the largest share)
+  bool batch_given = false;                   // false: batch 1 assumed, samples are batches
+  // GPU-count scaling (simulator/scaling/batch_plan.h, docs/scaling.md).
+  ScalingMode scaling_mode = ScalingMode::kWeak;
+  std::int64_t global_batch = 0;              // samples per iteration over all GPUs
+  std::int64_t reference_batch = 0;           // the batch the input's times were measured at
+  std::string compute_model;                  // strong: how compute follows the batch, in words
+  Duration update_time;                       // workload.update_time as replayed: the scenario's,
+                                              // else the input's measured update (LayerProfile::update)
+  std::vector<Duration> iteration_times;      // per iteration: end of its last update minus the previous
+  Duration iteration_time;                    // steady state: mean of iterations after the first
+  double throughput_samples_per_s = 0;        // global_batch / iteration_time
+  std::optional<Duration> single_worker_iteration_time;
+  std::int64_t single_worker_batch = 0;       // the baseline's: weak b, strong the global batch
+  double single_worker_throughput_samples_per_s = 0;
+  double speedup = 0;                         // weak: P x t(1) / t(P); strong: t(1) / t(P)
+  double scaling_efficiency = 0;              // speedup / P
+  dag::TimeBreakdown breakdown;               // per iteration, steady state, mean over ranks
+  dag::CriticalPath critical_path;            // of the whole run, as scheduled
+  std::optional<Duration> closed_form;        // the DESIGN.md closed form; none when ranks differ
+  bool ranks_differ = false;                  // stragglers, imbalance or jitter made ranks differ
+  // perturb.repeats > 1: each repeat's steady iteration time (repeat k with
+  // seed + k; the first is this run's) and their mean and 95% CI.
+  std::vector<Duration> repeat_iteration_times;
+  std::optional<RepeatStats> repeats;
+  Duration comm_per_iteration;                // sum of the collectives' times in one iteration
+  std::int64_t collectives_per_iteration = 0;
+  bool comm_replayed = false;                 // true when the profile's comm_ns were replayed
+  std::string network;                        // the network model, in words
+  std::string network_model;                  // analytical | flow
+  std::vector<CollectiveRecord> collectives;  // of the last iteration, in issue order
+  std::vector<LinkKindSummary> link_kinds;    // per link kind, kinds with traffic only
+  std::vector<LinkRecord> busiest_links;      // the ten busiest, by utilisation
+  std::vector<LinkTrack> link_tracks;         // with keep_schedule
+  std::int64_t ranks_simulated = 0;           // ranks in the DAG: 1 when identical ranks were folded
+  std::size_t tasks = 0;
+  std::size_t edges = 0;
+  std::uint64_t events = 0;
+  double build_seconds = 0;                   // wall time to build the DAG
+  double simulate_seconds = 0;                // wall time of the event loop
+  std::shared_ptr<const dag::TaskGraph> graph;  // with keep_schedule
+  std::shared_ptr<const Schedule> schedule;     // with keep_schedule
+};
+
+// workload.update_time is the profile's measured update when the scenario
+// does not set it (scenario_for_profile). Throws std::invalid_argument on an
+// unusable scenario or profile and DeadlockError if the DAG cannot finish.
+ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario,
+                    const ReplayOptions& options = {});
+
+}  // namespace ssgd::sim

@@ -1,0 +1,152 @@
+#include "simulator/report/dataset_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+
+#include "common/units.h"
+#include "common/version.h"
+
+namespace ssgd::sim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::optional<double> median_of(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+DatasetErrorSummary summarise(const std::vector<const DatasetCase*>& cases) {
+  DatasetErrorSummary s;
+  s.cases = cases.size();
+  std::vector<double> errors;
+  for (const DatasetCase* c : cases) {
+    const double e = std::abs(c->error_percent);
+    errors.push_back(e);
+    if (!s.worst_abs_error_percent || e > *s.worst_abs_error_percent) {
+      s.worst_abs_error_percent = e;
+      s.worst_case = c->name();
+    }
+  }
+  s.median_abs_error_percent = median_of(std::move(errors));
+  return s;
+}
+
+std::string percent(std::optional<double> p) {
+  return p ? fmt::format("{:.1f}%", *p) : std::string("-");
+}
+
+Json summary_json(const DatasetErrorSummary& s) {
+  Json j{{"cases", s.cases}};
+  if (s.median_abs_error_percent) {
+    j["median_abs_error_percent"] = *s.median_abs_error_percent;
+    j["worst_abs_error_percent"] = *s.worst_abs_error_percent;
+    j["worst_case"] = s.worst_case;
+  }
+  return j;
+}
+
+}  // namespace
+
+double measured_noise_percent(const trace::MeasuredTime& m) {
+  return static_cast<double>((m.p90 - m.p10).ns()) / static_cast<double>(m.median.ns()) * 100.0;
+}
+
+std::optional<double> round_spread_percent(const trace::MeasuredTime& m) {
+  if (!m.round_medians || m.round_medians->empty()) return std::nullopt;
+  const auto [lo, hi] = std::minmax_element(m.round_medians->begin(), m.round_medians->end());
+  return static_cast<double>((*hi - *lo).ns()) / static_cast<double>(m.median.ns()) * 100.0;
+}
+
+DatasetSummary summarise_dataset(const std::vector<DatasetCase>& cases,
+                                 const trace::DatasetManifest& manifest) {
+  std::vector<const DatasetCase*> all, replays, what_ifs;
+  for (const DatasetCase& c : cases) {
+    all.push_back(&c);
+    (c.kind == DatasetCaseKind::kReplay ? replays : what_ifs).push_back(&c);
+  }
+  DatasetSummary s{summarise(replays), summarise(what_ifs), summarise(all), std::nullopt};
+  std::vector<double> noise;
+  for (const auto& e : manifest.entries) noise.push_back(measured_noise_percent(e.iteration));
+  s.median_noise_percent = median_of(std::move(noise));
+  return s;
+}
+
+void print_dataset_table(const std::vector<DatasetCase>& cases, const DatasetSummary& summary,
+                         std::ostream& out) {
+  std::size_t width = 4;
+  for (const DatasetCase& c : cases) width = std::max(width, c.name().size());
+  out << fmt::format("  {:<{}}  {:<7}  {:>12}  {:>12}  {:>8}  {:>7}  {:>7}\n", "case", width,
+                     "kind", "predicted", "measured", "error", "noise", "rounds");
+  for (const DatasetCase& c : cases) {
+    out << fmt::format("  {:<{}}  {:<7}  {:>12}  {:>12}  {:>+7.2f}%  {:>7}  {:>7}\n", c.name(),
+                       width, to_string(c.kind), format_duration(c.predicted),
+                       format_duration(c.measured.median), c.error_percent,
+                       percent(measured_noise_percent(c.measured)),
+                       percent(round_spread_percent(c.measured)));
+  }
+  out << "\n  measured: the median iteration time; error: (predicted - measured) / measured;\n"
+         "  noise: (p90 - p10) / median of the measurement; rounds: (max - min) / median of\n"
+         "  the rounds' medians\n\n";
+  const auto line = [&](const char* label, const DatasetErrorSummary& s) {
+    if (s.cases == 0) {
+      out << fmt::format("  {:<8} no cases\n", label);
+      return;
+    }
+    out << fmt::format("  {:<8} {} case(s), median |error| {}, worst |error| {} ({})\n", label,
+                       s.cases, percent(s.median_abs_error_percent),
+                       percent(s.worst_abs_error_percent), s.worst_case);
+  };
+  line("replay:", summary.replay);
+  line("what-if:", summary.what_if);
+  line("all:", summary.all);
+  out << fmt::format("  noise:   median (p90 - p10) / median over the entries {}\n",
+                     percent(summary.median_noise_percent));
+}
+
+Json dataset_report_json(const std::string& dir, const trace::DatasetManifest& manifest,
+                         const std::vector<DatasetCase>& cases, const DatasetSummary& summary) {
+  Json j = Json::object();
+  j["format"] = "ssgd.dataset.verify";
+  j["format_version"] = 1;
+  j["ssgd_version"] = std::string(ssgd_version());
+  j["dataset"] = Json{{"folder", dir},
+                      {"name", manifest.name},
+                      {"packed_by_ssgd_version", manifest.ssgd_version},
+                      {"entries", manifest.entries.size()},
+                      {"files", manifest.files.size()}};
+  Json list = Json::array();
+  for (const DatasetCase& c : cases) {
+    Json k = Json::object();
+    k["case"] = c.name();
+    k["kind"] = to_string(c.kind);
+    k["entry"] = c.entry;
+    k["from"] = c.from;
+    k["trace"] = c.trace;
+    k["scenario"] = c.scenario;
+    k["predicted_ns"] = c.predicted.ns();
+    k["measured_median_ns"] = c.measured.median.ns();
+    k["measured_min_ns"] = c.measured.min.ns();
+    k["measured_p10_ns"] = c.measured.p10.ns();
+    k["measured_p90_ns"] = c.measured.p90.ns();
+    k["error_percent"] = c.error_percent;
+    k["noise_percent"] = measured_noise_percent(c.measured);
+    if (const auto spread = round_spread_percent(c.measured)) k["round_spread_percent"] = *spread;
+    list.push_back(std::move(k));
+  }
+  j["cases"] = std::move(list);
+  Json s = Json::object();
+  s["replay"] = summary_json(summary.replay);
+  s["what_if"] = summary_json(summary.what_if);
+  s["all"] = summary_json(summary.all);
+  if (summary.median_noise_percent) s["median_noise_percent"] = *summary.median_noise_percent;
+  j["summary"] = std::move(s);
+  return j;
+}
+
+}  // namespace ssgd::sim

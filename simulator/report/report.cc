@@ -1,0 +1,366 @@
+#include "simulator/report/report.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <ostream>
+
+#include "common/units.h"
+#include "simulator/scaling/scaling_table.h"
+
+namespace ssgd::sim {
+namespace {
+
+nlohmann::json link_json(const LinkChoice& l) {
+  nlohmann::json j{{"preset", l.preset}};
+  if (l.bandwidth_bytes_per_s) j["bandwidth_bytes_per_s"] = *l.bandwidth_bytes_per_s;
+  if (l.latency) j["latency_ns"] = l.latency->ns();
+  return j;
+}
+
+nlohmann::json perturb_json(const Perturbation& p) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : p.layer_factors) layers.push_back({{"pattern", l.pattern}, {"factor", l.factor}});
+  nlohmann::json classes = nlohmann::json::object();
+  for (int k = 0; k < kKernelClassCount; ++k) {
+    classes[to_string(static_cast<KernelClass>(k))] = p.class_factors[static_cast<std::size_t>(k)];
+  }
+  nlohmann::json bandwidth = nlohmann::json::object();
+  nlohmann::json latency = nlohmann::json::object();
+  for (int k = 0; k < kLinkKindCount; ++k) {
+    const char* kind = to_string(static_cast<LinkKind>(k));
+    bandwidth[kind] = p.bandwidth_factors[static_cast<std::size_t>(k)];
+    latency[kind] = p.latency_factors[static_cast<std::size_t>(k)];
+  }
+  nlohmann::json stragglers = nlohmann::json::array();
+  for (const auto& st : p.stragglers) stragglers.push_back({{"rank", st.rank}, {"percent", st.percent}});
+  return {{"active", p.active()},
+          {"compute_time_factor", p.compute_time_factor},
+          {"layer_factors", layers},
+          {"class_factors", classes},
+          {"mixed_precision", p.mixed_precision},
+          {"mixed_precision_speedup", p.mixed_precision_speedup},
+          {"bandwidth_factors", bandwidth},
+          {"latency_factors", latency},
+          {"stragglers", stragglers},
+          {"imbalance", p.imbalance},
+          {"jitter", {{"distribution", to_string(p.jitter.kind)}, {"spread", p.jitter.spread}}},
+          {"seed", p.seed},
+          {"repeats", p.repeats}};
+}
+
+double pct(Duration part, Duration whole) {
+  return whole.ns() > 0 ? 100.0 * static_cast<double>(part.ns()) / static_cast<double>(whole.ns())
+                        : 0.0;
+}
+
+nlohmann::json shared_fabric_json(const SharedFabricResult& f) {
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& o : f.jobs) {
+    jobs.push_back({{"name", o.name},
+                    {"kind", to_string(o.kind)},
+                    {"first_node", o.first_node},
+                    {"nodes", o.nodes},
+                    {"workers", o.workers},
+                    {"measure", o.measure},
+                    {"detail", o.detail},
+                    {"alone_ns", o.alone.ns()},
+                    {"shared_ns", o.shared.ns()},
+                    {"slowdown", o.slowdown},
+                    {"count", o.count}});
+  }
+  return {{"platform_nodes", f.platform_nodes}, {"events", f.events}, {"jobs", jobs}};
+}
+
+void print_shared_fabric(const SharedFabricResult& f, std::ostream& out) {
+  out << fmt::format("\n  shared fabric: {} jobs on {} nodes (alone: the job by itself on the same "
+                     "nodes)\n",
+                     f.jobs.size(), f.platform_nodes);
+  out << fmt::format("  {:<12} {:<8} {:>9} {:>11} {:>12} {:>12} {:>9}  {}\n", "job", "kind", "nodes",
+                     "per", "alone", "shared", "slowdown", "what");
+  for (const auto& o : f.jobs) {
+    out << fmt::format("  {:<12} {:<8} {:>9} {:>11} {:>12} {:>12} {:>8.3f}x  {}\n", o.name,
+                       to_string(o.kind), fmt::format("{}-{}", o.first_node, o.first_node + o.nodes - 1),
+                       o.measure, format_duration(o.alone),
+                       o.count > 0 ? format_duration(o.shared) : std::string("none ran"),
+                       o.slowdown, o.detail);
+  }
+}
+
+nlohmann::json scenario_scaling_json(const ScalingChoice& c) {
+  const auto or_null = [](const auto& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  return {{"mode", to_string(c.mode)},
+          {"global_batch", or_null(c.global_batch)},
+          {"fixed_fraction", or_null(c.fixed_fraction)},
+          {"second_profile", c.second_profile ? c.second_profile->string() : std::string()}};
+}
+
+// The run and its one-GPU baseline as rows of the scaling table.
+std::vector<ScalingRow> scaling_rows(const ReplayResult& r, const Scenario& s) {
+  std::vector<ScalingRow> rows;
+  ScalingRow run;
+  run.label = "this run";
+  run.gpus = r.workers;
+  run.nodes = s.nodes;
+  run.gpus_per_node = s.gpus_per_node;
+  run.per_gpu_batch = r.batch_per_gpu;
+  run.global_batch = r.global_batch;
+  run.iteration_time = r.iteration_time;
+  run.throughput_samples_per_s = r.throughput_samples_per_s;
+  if (r.single_worker_iteration_time) {
+    run.speedup = r.speedup;
+    run.efficiency = r.scaling_efficiency;
+  }
+  rows.push_back(run);
+  if (r.single_worker_iteration_time) {
+    ScalingRow one;
+    one.label = "1 GPU";
+    one.per_gpu_batch = one.global_batch = r.single_worker_batch;
+    one.iteration_time = *r.single_worker_iteration_time;
+    one.throughput_samples_per_s = r.single_worker_throughput_samples_per_s;
+    one.speedup = 1.0;
+    one.efficiency = 1.0;
+    rows.push_back(one);
+  }
+  return rows;
+}
+
+nlohmann::json scaling_json(const ReplayResult& r, const Scenario& s) {
+  const auto rows = scaling_rows(r, s);
+  nlohmann::json j = scaling_row_json(rows.front());
+  j["mode"] = to_string(r.scaling_mode);
+  j["reference_batch"] = r.reference_batch;
+  j["compute_model"] = r.compute_model;
+  j["single_gpu"] = rows.size() > 1 ? scaling_row_json(rows[1]) : nlohmann::json(nullptr);
+  return j;
+}
+
+void print_scaling(const ReplayResult& r, const Scenario& s, std::ostream& out) {
+  if (r.scaling_mode == ScalingMode::kWeak) {
+    out << fmt::format("\n  scaling: weak, {} {} per GPU on every GPU count\n", r.batch_per_gpu,
+                       r.batch_given ? "samples" : "batch (no batch size given)");
+  } else {
+    out << fmt::format("\n  scaling: strong, global batch {} fixed; compute model: {}\n",
+                       r.global_batch, r.compute_model);
+  }
+  print_scaling_table(scaling_rows(r, s), "  ", out);
+}
+
+}  // namespace
+
+nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const ReportContext& ctx) {
+  nlohmann::json j;
+  j["ssgd_report_version"] = 1;
+  j["input"] = {{"path", ctx.input}, {"kind", ctx.input_kind}, {"model", ctx.model},
+                {"provenance", ctx.provenance}};
+  j["scenario"] = {{"file", ctx.scenario_file},
+                   {"iterations", s.iterations},
+                   {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
+                   {"network", {{"intra_node", link_json(s.intra_node)},
+                                {"inter_node", link_json(s.inter_node)},
+                                {"model", to_string(s.network_model)},
+                                {"algorithm", to_string(s.algorithm)},
+                                {"calibration", s.calibration ? s.calibration->string() : ""}}},
+                   {"platform", {{"preset", s.platform.preset}}},
+                   {"policy", {{"overlap", to_string(s.overlap)}}},
+                   {"workload", {{"batch_per_gpu", r.batch_per_gpu},
+                                 {"batch_given", r.batch_given},
+                                 {"io_time_ns", s.io_time.ns()},
+                                 {"h2d_time_ns", s.h2d_time.ns()},
+                                 {"update_time_ns", r.update_time.ns()}}},
+                   {"perturb", perturb_json(s.perturb)},
+                   {"scaling", scenario_scaling_json(s.scaling)}};
+  j["workers"] = r.workers;
+  j["iteration_time_ns"] = r.iteration_time.ns();
+  nlohmann::json iters = nlohmann::json::array();
+  for (auto d : r.iteration_times) iters.push_back(d.ns());
+  j["iteration_times_ns"] = iters;
+  j["throughput_samples_per_s"] = r.throughput_samples_per_s;
+  if (r.repeats) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (auto d : r.repeat_iteration_times) runs.push_back(d.ns());
+    j["repeats"] = {{"count", r.repeats->count},
+                    {"first_seed", s.perturb.seed},
+                    {"iteration_times_ns", runs},
+                    {"iteration_time_mean_ns", r.repeats->mean.ns()},
+                    {"iteration_time_ci95_half_width_ns", r.repeats->ci95_half_width.ns()},
+                    {"iteration_time_min_ns", r.repeats->min.ns()},
+                    {"iteration_time_max_ns", r.repeats->max.ns()}};
+  }
+  if (r.single_worker_iteration_time) {
+    j["single_worker_iteration_time_ns"] = r.single_worker_iteration_time->ns();
+    j["speedup"] = r.speedup;
+    j["scaling_efficiency"] = r.scaling_efficiency;
+  } else {
+    j["speedup"] = nullptr;
+    j["scaling_efficiency"] = nullptr;
+  }
+  j["scaling"] = scaling_json(r, s);
+  j["breakdown"] = {{"compute_ns", r.breakdown.compute.ns()},
+                    {"io_ns", r.breakdown.io.ns()},
+                    {"exposed_comm_ns", r.breakdown.exposed_comm.ns()},
+                    {"idle_ns", r.breakdown.idle.ns()}};
+  j["communication"] = {{"model", r.network},
+                        {"replayed_from_input", r.comm_replayed},
+                        {"collectives_per_iteration", r.collectives_per_iteration},
+                        {"comm_per_iteration_ns", r.comm_per_iteration.ns()}};
+  nlohmann::json coll = nlohmann::json::array();
+  for (const auto& c : r.collectives) {
+    coll.push_back({{"group", c.group}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
+                    {"time_ns", c.time.ns()}, {"algbw_bytes_per_s", c.algbw_bytes_per_s},
+                    {"busbw_bytes_per_s", c.busbw_bytes_per_s}, {"replayed", c.replayed}});
+  }
+  j["communication"]["network_model"] = r.network_model;
+  j["communication"]["collectives_last_iteration"] = coll;
+  nlohmann::json link_kinds = nlohmann::json::array();
+  for (const auto& k : r.link_kinds) {
+    link_kinds.push_back({{"kind", k.kind}, {"links", k.links}, {"bytes", k.bytes},
+                          {"mean_utilisation", k.mean_utilisation},
+                          {"max_utilisation", k.max_utilisation}});
+  }
+  nlohmann::json busiest = nlohmann::json::array();
+  for (const auto& l : r.busiest_links) {
+    busiest.push_back({{"link", l.name}, {"kind", l.kind},
+                       {"capacity_bytes_per_s", l.capacity_bytes_per_s}, {"bytes", l.bytes},
+                       {"utilisation", l.utilisation}});
+  }
+  j["links"] = {{"by_kind", link_kinds}, {"busiest", busiest}};
+  nlohmann::json kinds;
+  for (int k = 0; k < dag::kTaskKindCount; ++k) {
+    kinds[dag::to_string(static_cast<dag::TaskKind>(k))] = r.critical_path.time_by_kind[k].ns();
+  }
+  j["critical_path"] = {{"length_ns", r.critical_path.length.ns()},
+                        {"tasks", r.critical_path.tasks.size()},
+                        {"time_by_kind_ns", kinds},
+                        {"gaps_ns", r.critical_path.gaps.ns()}};
+  if (r.closed_form) j["closed_form_iteration_time_ns"] = r.closed_form->ns();
+  if (ctx.shared_fabric) j["shared_fabric"] = shared_fabric_json(*ctx.shared_fabric);
+  j["simulation"] = {{"tasks", r.tasks},
+                     {"edges", r.edges},
+                     {"events", r.events},
+                     {"ranks_simulated", r.ranks_simulated},
+                     {"ranks_differ", r.ranks_differ}};
+  return j;
+}
+
+void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext& ctx,
+                   std::ostream& out) {
+  const std::string model = ctx.model.empty() ? ctx.input : ctx.model + " (" + ctx.input + ")";
+  out << fmt::format("ssgd simulate: {}\n", model);
+  if (!ctx.provenance.empty()) out << fmt::format("  input: {}\n", ctx.provenance);
+  out << fmt::format("  cluster: {} node(s) x {} GPU(s) = {} workers, policy {}, {} iterations\n",
+                     s.nodes, s.gpus_per_node, r.workers, to_string(s.overlap), s.iterations);
+  out << fmt::format("  network: {}{}\n", r.network,
+                     r.comm_replayed ? " (measured comm_ns replayed instead)" : "");
+  if (s.perturb.active()) out << fmt::format("  perturb: {}\n", describe(s.perturb));
+  out << "\n";
+  const Duration it = r.iteration_time;
+  auto row = [&](const std::string& name, const std::string& value, const std::string& note) {
+    out << fmt::format("  {:<24} {:>16}  {}\n", name, value, note);
+  };
+  row("iteration time", format_duration(it),
+      s.iterations > 1 ? "steady state: mean over iterations after the first"
+                       : "the only iteration simulated");
+  if (r.repeats) {
+    row(fmt::format("mean of {} runs", r.repeats->count), format_duration(r.repeats->mean),
+        fmt::format("95% CI +/- {} (Student t); seeds {}..{}; range {} to {}",
+                    format_duration(r.repeats->ci95_half_width), s.perturb.seed,
+                    s.perturb.seed + static_cast<std::uint64_t>(r.repeats->count - 1),
+                    format_duration(r.repeats->min), format_duration(r.repeats->max)));
+  }
+  std::string per_iteration;
+  if (!r.batch_given) {
+    per_iteration = "batches/s (no batch size given: set workload.batch_per_gpu)";
+  } else if (r.scaling_mode == ScalingMode::kWeak) {
+    per_iteration = fmt::format("samples/s ({} per GPU per iteration)", r.batch_per_gpu);
+  } else {
+    per_iteration = fmt::format("samples/s (global batch {}: {} per GPU per iteration)",
+                                r.global_batch,
+                                per_gpu_batch_text(r.batch_per_gpu, r.global_batch, r.workers));
+  }
+  row("throughput", fmt::format("{:.1f}", r.throughput_samples_per_s), per_iteration);
+  if (r.single_worker_iteration_time) {
+    row("speedup vs 1 GPU", fmt::format("{:.2f}x", r.speedup),
+        fmt::format("1 GPU: {} at batch {}", format_duration(*r.single_worker_iteration_time),
+                    r.single_worker_batch));
+    row("scaling efficiency", fmt::format("{:.1f}%", 100 * r.scaling_efficiency),
+        fmt::format("{} scaling: speedup / {} GPUs", to_string(r.scaling_mode), r.workers));
+  }
+  row("  compute", format_duration(r.breakdown.compute), fmt::format("{:5.1f}%", pct(r.breakdown.compute, it)));
+  row("  exposed comm", format_duration(r.breakdown.exposed_comm),
+      fmt::format("{:5.1f}%   (all-reduce total {} in {} collectives)",
+                  pct(r.breakdown.exposed_comm, it), format_duration(r.comm_per_iteration),
+                  r.collectives_per_iteration));
+  row("  io + h2d", format_duration(r.breakdown.io), fmt::format("{:5.1f}%", pct(r.breakdown.io, it)));
+  row("  idle", format_duration(r.breakdown.idle), fmt::format("{:5.1f}%", pct(r.breakdown.idle, it)));
+  if (r.ranks_differ) {
+    row("closed form (DESIGN.md)", "-", "not applicable: perturbed ranks differ");
+  }
+  if (r.closed_form) {
+    const auto diff = it - *r.closed_form;
+    row("closed form (DESIGN.md)", format_duration(*r.closed_form),
+        diff == Duration::zero() ? std::string("matches the simulation")
+                                 : fmt::format("differs by {} ns", diff.ns()));
+  }
+  print_scaling(r, s, out);
+  if (!r.collectives.empty()) {
+    // Per size: how long, and how fast as nccl-tests would put it.
+    std::map<std::pair<std::int64_t, std::string>, std::pair<std::int64_t, Duration>> by_size;
+    for (const auto& c : r.collectives) {
+      auto& e = by_size[{c.bytes, c.algorithm}];
+      ++e.first;
+      e.second += c.time;
+    }
+    out << fmt::format("\n  collectives of the last iteration ({}), as nccl-tests reports them:\n",
+                       r.collectives.size());
+    out << fmt::format("  {:>12} {:>6} {:<20} {:>12} {:>12} {:>12}\n", "bytes", "count", "algorithm",
+                       "mean time", "algbw", "busbw");
+    std::size_t shown = 0;
+    for (const auto& [key, e] : by_size) {
+      if (++shown > 12) {
+        out << fmt::format("  ... {} more sizes in the JSON report\n", by_size.size() - 12);
+        break;
+      }
+      const Duration mean(e.second.ns() / e.first);
+      const double algbw = mean.ns() > 0 ? static_cast<double>(key.first) / (static_cast<double>(mean.ns()) * 1e-9) : 0;
+      out << fmt::format("  {:>12} {:>6} {:<20} {:>12} {:>12} {:>12}\n", format_bytes(key.first), e.first,
+                         key.second, format_duration(mean), format_rate(algbw),
+                         format_rate(algbw * bus_bandwidth_factor(CollectiveOp::kAllReduce, r.workers)));
+    }
+  }
+  if (!r.link_kinds.empty()) {
+    out << fmt::format("\n  link utilisation over the run ({} model):\n", r.network_model);
+    out << fmt::format("  {:<8} {:>8} {:>14} {:>8} {:>8}\n", "kind", "links", "bytes", "mean", "max");
+    for (const auto& k : r.link_kinds) {
+      out << fmt::format("  {:<8} {:>8} {:>14} {:>7.1f}% {:>7.1f}%\n", k.kind, k.links,
+                         format_bytes(static_cast<std::int64_t>(k.bytes)), 100 * k.mean_utilisation,
+                         100 * k.max_utilisation);
+    }
+    if (!r.busiest_links.empty()) {
+      const auto& b = r.busiest_links.front();
+      out << fmt::format("  busiest: {} ({}, {:.1f}%)\n", b.name, format_rate(b.capacity_bytes_per_s),
+                         100 * b.utilisation);
+    }
+  }
+  if (ctx.shared_fabric) print_shared_fabric(*ctx.shared_fabric, out);
+  out << "\n";
+  std::string path;
+  for (int k = 0; k < dag::kTaskKindCount; ++k) {
+    const auto d = r.critical_path.time_by_kind[k];
+    if (d == Duration::zero()) continue;
+    if (!path.empty()) path += ", ";
+    path += fmt::format("{} {:.0f}%", dag::to_string(static_cast<dag::TaskKind>(k)),
+                        pct(d, r.critical_path.length));
+  }
+  row("critical path", format_duration(r.critical_path.length),
+      fmt::format("whole run of {} iterations: {}", s.iterations, path));
+  out << fmt::format("\n  simulated {} tasks, {} events in {:.3f} s{}\n", r.tasks, r.events,
+                     r.build_seconds + r.simulate_seconds,
+                     r.ranks_simulated < r.workers
+                         ? fmt::format(" (one rank stands for {} identical ones)", r.workers)
+                         : std::string());
+}
+
+}  // namespace ssgd::sim

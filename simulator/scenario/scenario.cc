@@ -1,0 +1,527 @@
+#include "simulator/scenario/scenario.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "common/error.h"
+#include "simulator/scenario/scenario_platform.h"
+#include "simulator/input/replay_input.h"
+#include "simulator/scenario/scenario_scaling.h"
+#include "simulator/scenario/scenario_jobs.h"
+#include "simulator/scenario/scenario_schema.h"
+
+namespace ssgd::sim {
+namespace {
+
+constexpr std::string_view kSetFile = "--set";
+
+// Levenshtein distance, for "did you mean" suggestions; keys are short.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string_view leaf_of(std::string_view path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+std::string_view section_of(std::string_view path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? std::string_view() : path.substr(0, dot);
+}
+
+// The keys directly under `section` ("" for the top level), sections included.
+std::string keys_under(std::string_view section) {
+  std::string names;
+  const auto add = [&names](std::string_view name) {
+    if (!names.empty()) names += ", ";
+    names += name;
+  };
+  for (const auto& k : scenario_keys()) {
+    if (section_of(k.path) == section) add(leaf_of(k.path));
+  }
+  for (std::string_view s : scenario_sections()) {
+    if (section_of(s) == section) add(leaf_of(s));
+  }
+  return names;
+}
+
+// The candidate nearest `wanted`, if near enough to suggest. The right name
+// in the wrong section is the nearest miss there is; a name cut short
+// ("gpus" for "gpus_per_node") is the next nearest; then edit distance.
+std::optional<std::string_view> nearest(std::string_view wanted,
+                                        const std::vector<std::string_view>& candidates) {
+  std::string_view best;
+  std::size_t best_distance = std::string_view::npos;
+  const std::string_view leaf = leaf_of(wanted);
+  for (const std::string_view candidate : candidates) {
+    const std::string_view candidate_leaf = leaf_of(candidate);
+    std::size_t d = 0;
+    if (candidate_leaf == leaf) d = 0;
+    else if (leaf.size() >= 3 && candidate_leaf.starts_with(leaf)) d = 1;
+    else d = edit_distance(wanted, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  const std::size_t threshold = std::max<std::size_t>(2, wanted.size() / 4);
+  if (best_distance <= threshold) return best;
+  return std::nullopt;
+}
+
+// " (did you mean 'cluster.nodes'?)" for a near miss or a key put in the
+// wrong section; otherwise the keys valid where the unknown one was written.
+std::string suggest(std::string_view path) {
+  std::vector<std::string_view> candidates;
+  for (const auto& k : scenario_keys()) candidates.push_back(k.path);
+  for (std::string_view s : scenario_sections()) candidates.push_back(s);
+  if (const auto best = nearest(path, candidates)) return fmt::format(" (did you mean '{}'?)", *best);
+  const std::string_view section = section_of(path);
+  if (section.empty()) return fmt::format(" (top-level keys: {})", keys_under(section));
+  return fmt::format(" (keys under '{}': {})", section, keys_under(section));
+}
+
+std::string describe_kind(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a sequence";
+    case YAML::NodeType::Scalar: return fmt::format("the scalar '{}'", node.Scalar());
+    case YAML::NodeType::Null: return "nothing (null)";
+    case YAML::NodeType::Undefined: break;
+  }
+  return "nothing";
+}
+
+std::optional<std::int64_t> line_of(const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return std::nullopt;
+  return static_cast<std::int64_t>(mark.line) + 1;
+}
+
+[[noreturn]] void throw_unknown_key(InputLocation where, std::string_view path) {
+  throw InputError(std::move(where), fmt::format("unknown key '{}'{}", path, suggest(path)));
+}
+
+// Runs a key's setter, turning its reason into an InputError at `where`.
+template <typename Key, typename Target>
+void apply(Target& target, const Key& key, std::string_view value, const InputLocation& where) {
+  try {
+    key.set(target, value);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(where, e.what());
+  }
+}
+
+// Sets `name` of one entry of `jobs:` (scenario_schema.h, job_keys()).
+void set_job_key(JobSpec& job, std::string_view name, std::string_view value,
+                 const InputLocation& where) {
+  const JobKey* key = find_job_key(name);
+  if (key == nullptr) {
+    std::vector<std::string_view> names;
+    std::string listed;
+    for (const auto& k : job_keys()) {
+      names.push_back(k.name);
+      if (!listed.empty()) listed += ", ";
+      listed += k.name;
+    }
+    const auto best = nearest(name, names);
+    throw InputError(where, best ? fmt::format("unknown job key '{}' (did you mean '{}'?)", name, *best)
+                                 : fmt::format("unknown job key '{}' (job keys: {})", name, listed));
+  }
+  if (value.empty()) {
+    throw InputError(where, fmt::format("has no value; expected a value of type {}", key->type));
+  }
+  apply(job, *key, value, where);
+}
+
+std::string section_needs_mapping(std::string_view section) {
+  return fmt::format("'{}' is a section: expected a mapping of its keys ({})", section,
+                     keys_under(section));
+}
+
+class YamlLoader {
+ public:
+  YamlLoader(Scenario& scenario, std::string file) : scenario_(scenario), file_(std::move(file)) {}
+
+  void load_document(const YAML::Node& root) {
+    if (root.IsNull()) {
+      throw InputError(at(root.Mark(), ""),
+                       "the document is empty; expected a mapping of scenario keys such as "
+                       "'cluster:'");
+    }
+    if (!root.IsMap()) {
+      throw InputError(at(root.Mark(), ""),
+                       fmt::format("expected a mapping of scenario keys at the top level, got {}",
+                                   describe_kind(root)));
+    }
+    load_mapping(root, "");
+  }
+
+ private:
+  InputLocation at(const YAML::Mark& mark, std::string field) const {
+    return InputLocation{file_, line_of(mark), std::nullopt, std::move(field)};
+  }
+
+  // `prefix` is "" at the top level, else a section's name.
+  void load_mapping(const YAML::Node& mapping, const std::string& prefix) {
+    // yaml-cpp keeps both pairs of a repeated key, so repeats are caught here.
+    std::map<std::string, std::optional<std::int64_t>, std::less<>> seen;
+    for (const auto& pair : mapping) {
+      const YAML::Node& key_node = pair.first;
+      const YAML::Node& value = pair.second;
+      if (!key_node.IsScalar()) {
+        throw InputError(at(key_node.Mark(), prefix),
+                         fmt::format("keys must be plain names, got {}", describe_kind(key_node)));
+      }
+      const std::string& name = key_node.Scalar();
+      const std::string path = prefix.empty() ? name : prefix + "." + name;
+      InputLocation where = at(key_node.Mark(), path);
+      if (name.empty()) throw InputError(std::move(where), "empty key");
+      if (name.find('.') != std::string::npos) {
+        throw InputError(std::move(where),
+                         fmt::format("key '{}' contains '.': write nested mappings in files; "
+                                     "dotted paths are for --set",
+                                     name));
+      }
+      const auto [previous, inserted] = seen.emplace(name, where.line);
+      if (!inserted) {
+        const auto& first_line = previous->second;
+        throw InputError(std::move(where),
+                         first_line ? fmt::format("duplicate key '{}' (first given at line {})",
+                                                  path, *first_line)
+                                    : fmt::format("duplicate key '{}'", path));
+      }
+      if (path == "jobs") {
+        load_jobs(value, std::move(where));
+        continue;
+      }
+      if (is_scenario_section(path)) {
+        if (!value.IsMap()) {
+          throw InputError(std::move(where), fmt::format("{}, got {}",
+                                                         section_needs_mapping(path),
+                                                         describe_kind(value)));
+        }
+        load_mapping(value, path);
+        continue;
+      }
+      const ScenarioKey* key = find_scenario_key(path);
+      if (key == nullptr) throw_unknown_key(std::move(where), path);
+      if (!value.IsScalar()) {
+        throw InputError(std::move(where),
+                         fmt::format("expected a value of type {}, got {}", key->type,
+                                     describe_kind(value)));
+      }
+      apply(scenario_, *key, value.Scalar(), where);
+    }
+  }
+
+  // `jobs:` is a sequence of mappings, one per job.
+  void load_jobs(const YAML::Node& value, InputLocation where) {
+    if (!value.IsSequence()) {
+      throw InputError(std::move(where),
+                       fmt::format("expected a sequence of jobs ('- kind: ...' entries), got {}",
+                                   describe_kind(value)));
+    }
+    for (const auto& entry : value) {
+      const std::size_t index = scenario_.jobs.size();
+      const std::string prefix = fmt::format("jobs[{}]", index);
+      if (!entry.IsMap()) {
+        throw InputError(at(entry.Mark(), prefix),
+                         fmt::format("expected a mapping of job keys, got {}", describe_kind(entry)));
+      }
+      JobSpec job;
+      job.file = file_;
+      job.line = line_of(entry.Mark());
+      std::map<std::string, bool, std::less<>> seen;
+      for (const auto& pair : entry) {
+        const std::string name = pair.first.IsScalar() ? pair.first.Scalar() : std::string();
+        InputLocation key_at = at(pair.first.Mark(), prefix + "." + name);
+        if (!pair.first.IsScalar()) {
+          throw InputError(std::move(key_at),
+                           fmt::format("keys must be plain names, got {}", describe_kind(pair.first)));
+        }
+        if (!seen.emplace(name, true).second) {
+          throw InputError(std::move(key_at), fmt::format("duplicate key '{}'", name));
+        }
+        if (!pair.second.IsScalar()) {
+          throw InputError(std::move(key_at),
+                           fmt::format("expected a value, got {}", describe_kind(pair.second)));
+        }
+        set_job_key(job, name, pair.second.Scalar(), key_at);
+      }
+      scenario_.jobs.push_back(std::move(job));
+    }
+  }
+
+  Scenario& scenario_;
+  std::string file_;
+};
+
+void load_file(Scenario& scenario, const std::filesystem::path& path) {
+  const std::string file = path.string();
+  const InputLocation whole_file{file, std::nullopt, std::nullopt, ""};
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(whole_file, "is a directory, not a scenario file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const std::string reason = std::filesystem::exists(path, ec) ? "permission denied or unreadable"
+                                                                 : "no such file";
+    throw InputError(whole_file, "cannot open the scenario file: " + reason);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(whole_file, "cannot read the scenario file");
+
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw InputError(InputLocation{file, line_of(e.mark), std::nullopt, ""},
+                     "not valid YAML: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    throw InputError(InputLocation{file, line_of(e.mark), std::nullopt, ""},
+                     "cannot read as YAML: " + e.msg);
+  }
+  if (documents.empty()) {
+    throw InputError(whole_file,
+                     "the file is empty; expected a mapping of scenario keys such as 'cluster:'");
+  }
+  if (documents.size() > 1) {
+    throw InputError(whole_file, fmt::format("holds {} YAML documents; a scenario file holds one",
+                                             documents.size()));
+  }
+  const auto calibration_before = scenario.calibration;
+  const auto second_profile_before = scenario.scaling.second_profile;
+  YamlLoader(scenario, file).load_document(documents.front());
+  // A relative calibration path in a file is relative to the file.
+  if (scenario.calibration && scenario.calibration != calibration_before &&
+      scenario.calibration->is_relative()) {
+    scenario.calibration = path.parent_path() / *scenario.calibration;
+  }
+  // So is the second profile of the batch compute model.
+  if (scenario.scaling.second_profile && scenario.scaling.second_profile != second_profile_before &&
+      scenario.scaling.second_profile->is_relative()) {
+    scenario.scaling.second_profile = path.parent_path() / *scenario.scaling.second_profile;
+  }
+  // So is a job's profile.
+  for (JobSpec& job : scenario.jobs) {
+    if (job.file == file && job.profile && job.profile->is_relative()) {
+      job.profile = path.parent_path() / *job.profile;
+    }
+  }
+}
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t");
+  return s.substr(first, last - first + 1);
+}
+
+// --set jobs.<index>.<key>=value: a key of an existing job, or of a new
+// one when <index> is the number of jobs so far.
+void set_job(Scenario& scenario, std::string_view path, std::string_view value,
+             const InputLocation& where) {
+  const auto dot = path.find('.', 5);
+  const std::string_view index_text = path.size() > 5 ? path.substr(5, dot == std::string_view::npos ? std::string_view::npos : dot - 5) : std::string_view();
+  std::size_t index = 0;
+  const auto [ptr, ec] =
+      std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
+  if (dot == std::string_view::npos || index_text.empty() || ec != std::errc() ||
+      ptr != index_text.data() + index_text.size()) {
+    throw InputError(where, "set a job's key as jobs.<index>.<key>=value, e.g. jobs.0.nodes=4");
+  }
+  if (index > scenario.jobs.size()) {
+    throw InputError(where, fmt::format("there are {} jobs so far: the next one is jobs.{}",
+                                        scenario.jobs.size(), scenario.jobs.size()));
+  }
+  if (index == scenario.jobs.size()) {
+    JobSpec job;
+    job.file = std::string(kSetFile);
+    scenario.jobs.push_back(std::move(job));
+  }
+  set_job_key(scenario.jobs[index], path.substr(dot + 1), value, where);
+}
+
+void apply_set(Scenario& scenario, std::string_view flag) {
+  const auto eq = flag.find('=');
+  if (eq == std::string_view::npos) {
+    throw InputError(InputLocation{std::string(kSetFile), std::nullopt, std::nullopt,
+                                   std::string(trim(flag))},
+                     fmt::format("expected key.path=value, got '{}'", flag));
+  }
+  const std::string_view path = trim(flag.substr(0, eq));
+  const std::string_view value = trim(flag.substr(eq + 1));
+  const InputLocation where{std::string(kSetFile), std::nullopt, std::nullopt, std::string(path)};
+  if (path.empty()) {
+    throw InputError(where, fmt::format("expected key.path=value, got '{}'", flag));
+  }
+  if (path.starts_with("jobs.") || path == "jobs") {
+    set_job(scenario, path, value, where);
+    return;
+  }
+  if (is_scenario_section(path)) {
+    throw InputError(where,
+                     fmt::format("'{}' is a section; set one of its keys as {}.<key>=value ({})",
+                                 path, path, keys_under(path)));
+  }
+  const ScenarioKey* key = find_scenario_key(path);
+  if (key == nullptr) throw_unknown_key(where, path);
+  if (value.empty()) {
+    throw InputError(where, fmt::format("has no value; expected a value of type {}", key->type));
+  }
+  apply(scenario, *key, value, where);
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::optional<std::filesystem::path>& file,
+                       const std::vector<std::string>& sets) {
+  Scenario scenario;
+  if (file) load_file(scenario, *file);
+  for (const auto& flag : sets) apply_set(scenario, flag);
+  scenario.gpus_per_node = scenario_gpus_per_node(scenario);
+  finish_jobs(scenario);
+  check_scaling_keys(scenario, file ? file->string() : std::string(kSetFile));
+  // Straggler ranks can be checked only now that the worker count is known
+  // (the replay checks them again, for scenarios built in code).
+  for (const Straggler& st : scenario.perturb.stragglers) {
+    if (st.rank >= scenario.workers()) {
+      throw InputError(
+          InputLocation{file ? file->string() : std::string(kSetFile), std::nullopt, std::nullopt,
+                        "perturb.stragglers"},
+          fmt::format("rank {} is out of range: the scenario has {} worker{} (ranks 0..{})", st.rank,
+                      scenario.workers(), scenario.workers() == 1 ? "" : "s", scenario.workers() - 1));
+    }
+  }
+  read_scenario_files(scenario);
+  return scenario;
+}
+
+void read_scenario_files(Scenario& scenario) {
+  ScenarioInputs& files = scenario.files;
+  if (scenario.calibration &&
+      (!files.calibration || files.calibration_path != *scenario.calibration)) {
+    files.calibration =
+        std::make_shared<const NetworkCalibration>(read_network_calibration(*scenario.calibration));
+    files.calibration_path = *scenario.calibration;
+  }
+  if (scenario.scaling.second_profile &&
+      (!files.second_profile || files.second_profile_path != *scenario.scaling.second_profile)) {
+    const std::filesystem::path& path = *scenario.scaling.second_profile;
+    ReplayInput second = load_replay_input(path);
+    if (second.profile.source.empty()) second.profile.source = path.string();
+    if (!second.profile.batch_per_gpu) {
+      throw InputError({path.string(), std::nullopt, std::nullopt, "batch_per_gpu"},
+                       "scaling.second_profile needs the batch this profile was measured at: add "
+                       "a '# batch_per_gpu: N' line");
+    }
+    files.second_profile = std::make_shared<const trace::LayerProfile>(std::move(second.profile));
+    files.second_profile_path = path;
+  }
+}
+
+namespace {
+
+[[noreturn]] void throw_unread_file(const std::string& key, const std::filesystem::path& path) {
+  throw std::logic_error(fmt::format(
+      "the scenario's {} names {}, which was never read: call read_scenario_files", key,
+      path.string()));
+}
+
+}  // namespace
+
+std::shared_ptr<const NetworkCalibration> scenario_calibration(const Scenario& scenario) {
+  if (!scenario.calibration) return nullptr;
+  if (!scenario.files.calibration || scenario.files.calibration_path != *scenario.calibration) {
+    throw_unread_file("network.calibration", *scenario.calibration);
+  }
+  return scenario.files.calibration;
+}
+
+std::shared_ptr<const trace::LayerProfile> scenario_second_profile(const Scenario& scenario) {
+  if (!scenario.scaling.second_profile) return nullptr;
+  if (!scenario.files.second_profile ||
+      scenario.files.second_profile_path != *scenario.scaling.second_profile) {
+    throw_unread_file("scaling.second_profile", *scenario.scaling.second_profile);
+  }
+  return scenario.files.second_profile;
+}
+
+Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfile& profile) {
+  Scenario out = scenario;
+  if (!scenario.update_time_given && profile.update) out.update_time = *profile.update;
+  return out;
+}
+
+std::vector<ScenarioFile> scenario_files(const Scenario& scenario) {
+  std::vector<ScenarioFile> files;
+  if (scenario.calibration) files.push_back({"network.calibration", *scenario.calibration});
+  if (scenario.scaling.second_profile) {
+    files.push_back({"scaling.second_profile", *scenario.scaling.second_profile});
+  }
+  for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
+    if (scenario.jobs[i].profile) {
+      files.push_back({fmt::format("jobs.{}.profile", i), *scenario.jobs[i].profile});
+    }
+  }
+  return files;
+}
+
+std::string describe_scenario_keys() {
+  std::size_t path_width = std::string_view("key").size();
+  std::size_t type_width = std::string_view("type").size();
+  std::size_t default_width = std::string_view("default").size();
+  for (const auto& k : scenario_keys()) {
+    path_width = std::max(path_width, k.path.size());
+    type_width = std::max(type_width, k.type.size());
+    default_width = std::max(default_width, k.default_text.size());
+  }
+  for (const auto& k : job_keys()) {
+    path_width = std::max(path_width, k.name.size() + 7);  // "jobs[]."
+    type_width = std::max(type_width, k.type.size());
+    default_width = std::max(default_width, k.default_text.size());
+  }
+  std::string out;
+  const auto row = [&](std::string_view path, std::string_view type, std::string_view def,
+                       std::string_view description) {
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", path, path_width, type, type_width, def,
+                       default_width, description);
+  };
+  row("key", "type", "default", "description");
+  for (const auto& k : scenario_keys()) row(k.path, k.type, k.default_text, k.description);
+  for (const auto& k : job_keys()) {
+    row(fmt::format("jobs[].{}", k.name), k.type, k.default_text, k.description);
+  }
+  return out;
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,147 @@
+#pragma once
+// A what-if scenario: cluster shape, links, overlap policy, workload.
+//
+// Scenario files are YAML, checked strictly against the schema in
+// scenario_schema.cc: an unknown key, a wrong type or a bad unit is an
+// ssgd::InputError naming the file, the line and the key's dotted path. Every
+// key also works as `--set key.path=value`, applied after the file, in order.
+// scenarios/README.md documents every key.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/time.h"
+#include "simulator/calibration/network_calibration.h"
+#include "simulator/collective/collective.h"
+#include "simulator/network/network_model_kind.h"
+#include "simulator/perturb/perturbation.h"
+#include "simulator/platform/link_preset.h"
+#include "simulator/platform/platform_choice.h"
+#include "simulator/policy/policy_params.h"
+#include "simulator/scaling/scaling_choice.h"
+#include "traces/layer_profile.h"
+
+namespace ssgd::sim {
+
+enum class JobKind { kTraining, kTraffic };
+const char* to_string(JobKind kind);
+
+// Another job on the same fabric as the scenario's own training job (which
+// is "main", on nodes 0..cluster.nodes-1). Given as a YAML sequence under
+// `jobs:`, one mapping per job; keys in scenario_schema.cc (job_keys()).
+struct JobSpec {
+  std::string name;                          // jobs[].name, default job<index+1>
+  std::optional<JobKind> kind;               // jobs[].kind: training | traffic (required)
+  std::int64_t nodes = 0;                    // jobs[].nodes (required, >= 1)
+  std::optional<std::int64_t> first_node;    // jobs[].first_node
+  // training
+  std::optional<std::filesystem::path> profile;  // jobs[].profile: what `ssgd simulate` reads
+  std::optional<OverlapPolicy> overlap;      // jobs[].policy, default policy.overlap
+  std::optional<std::int64_t> iterations;    // jobs[].iterations, default iterations
+  // traffic: one collective every `period` (start to start; back to back when
+  // it takes longer), from `start` until every training job has finished
+  std::optional<CollectiveOp> op;            // jobs[].op, default all_reduce
+  std::optional<std::int64_t> bytes;         // jobs[].bytes (required, > 0)
+  std::optional<Duration> period;            // jobs[].period, default 0 (back to back)
+  std::optional<Duration> start;             // jobs[].start, default 0
+  std::optional<CollectiveAlgorithm> algorithm;  // jobs[].algorithm, default auto
+  // Where the job was given, for messages: the file (or "--set") and line.
+  std::string file;
+  std::optional<std::int64_t> line;
+};
+
+// The files a scenario names that models use, read once, by load_scenario
+// (read_scenario_files): no model reads a file during a replay.
+// Each with the path it was read from: a scenario whose key names another
+// file since is read again.
+struct ScenarioInputs {
+  std::shared_ptr<const NetworkCalibration> calibration;      // network.calibration
+  std::filesystem::path calibration_path;
+  std::shared_ptr<const trace::LayerProfile> second_profile;  // scaling.second_profile
+  std::filesystem::path second_profile_path;
+};
+
+struct Scenario {
+  std::int64_t iterations = 10;              // key: iterations (>= 1)
+  std::int64_t nodes = 1;                    // key: cluster.nodes (>= 1)
+  std::int64_t gpus_per_node = 1;            // key: cluster.gpus_per_node (>= 1)
+  LinkChoice intra_node{"pcie3_x16", {}, {}};  // keys: network.intra_node, network.intra_node_bandwidth,
+                                             //       network.intra_node_latency
+  LinkChoice inter_node{"10gbe", {}, {}};    // keys: network.inter_node, network.inter_node_bandwidth,
+                                             //       network.inter_node_latency
+  bool gpus_per_node_given = false;          // cluster.gpus_per_node was set
+  bool intra_node_given = false;             // a network.intra_node* key was set
+  bool inter_node_given = false;             // a network.inter_node* key was set
+  PlatformChoice platform;
+  NetworkModelKind network_model = NetworkModelKind::kAnalytical;  // key: network.model
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;      // key: network.algorithm
+  std::int64_t servers = 1;                  // key: network.servers
+  bool servers_colocated = true;             // key: network.servers_colocated
+  std::optional<std::filesystem::path> calibration;  // key: network.calibration
+  OverlapPolicy overlap = OverlapPolicy::kWfbp;  // key: policy.overlap
+  PolicyParams policy;                       // keys: policy.*
+  std::optional<std::int64_t> batch_per_gpu;    // key: workload.batch_per_gpu (>= 1)
+  Duration io_time;                          // key: workload.io_time (>= 0): read one batch
+  Duration h2d_time;                         // key: workload.h2d_time (>= 0): copy it to the GPU
+  Duration update_time;                      // key: workload.update_time (>= 0): optimizer step
+  bool update_time_given = false;            // workload.update_time was set (else the input's)
+  std::vector<JobSpec> jobs;                 // key: jobs (a sequence; file or --set jobs.<i>.<key>)
+  Perturbation perturb;                      // keys: perturb.* (simulator/perturb/perturbation.h)
+  ScalingChoice scaling;                     // keys: scaling.*
+  ScenarioInputs files;                      // network.calibration, scaling.second_profile, read
+
+  [[nodiscard]] std::int64_t workers() const { return nodes * gpus_per_node; }
+};
+
+// Builds a scenario from the defaults above, then `file` if given, then each
+// "key.path=value" in `sets` in order. Throws ssgd::InputError (file, line and
+// key path; "--set" as the file for flags) on: a file that cannot be read or
+// is not YAML; a top-level document that is not a mapping; an unknown key
+// (with the closest known key suggested); a mapping where a scalar belongs or
+// the reverse; a value of the wrong type; a missing or unknown unit; a value
+// out of range (e.g. zero or negative nodes); an unknown link preset or
+// policy; a --set without '='; jobs that do not fit together (see JobSpec and
+// scenarios/README.md); scaling keys that contradict each other or the GPU
+// count (simulator/scaling/batch_plan.h, check_scaling_keys).
+Scenario load_scenario(const std::optional<std::filesystem::path>& file,
+                       const std::vector<std::string>& sets);
+
+// Reads the files the scenario names for its models (network.calibration,
+// scaling.second_profile) into `scenario.files`, each once: load_scenario
+// calls it; a scenario built in code that names such a file calls it before
+// a replay. Throws ssgd::InputError for a file that cannot be read or used
+// (a calibration that does not parse; a second profile without
+// '# batch_per_gpu:').
+void read_scenario_files(Scenario& scenario);
+
+// What the models get of the scenario's files: the calibration and second
+// profile read for the paths its keys name now, null when a key names none.
+// Throws std::logic_error when a key names a file that was not read (a
+// scenario built or changed in code that skipped read_scenario_files).
+std::shared_ptr<const NetworkCalibration> scenario_calibration(const Scenario& scenario);
+std::shared_ptr<const trace::LayerProfile> scenario_second_profile(const Scenario& scenario);
+
+// The scenario a replay of `profile` runs: workload.update_time is the
+// profile's measured update (trace::LayerProfile::update: a trace's work
+// after the backward pass, or a CSV's "# update_ns:") unless the scenario
+// sets that key; everything else as given.
+Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfile& profile);
+
+// A file that a scenario names, with the key that names it, as load_scenario
+// resolved it (relative to the scenario file).
+struct ScenarioFile {
+  std::string key;                 // network.calibration, scaling.second_profile, jobs.<i>.profile
+  std::filesystem::path path;
+};
+// Every file the scenario names, in the order above.
+std::vector<ScenarioFile> scenario_files(const Scenario& scenario);
+
+// Every key with its type, default and one-line description, one per line, for
+// `ssgd presets` and for the docs.
+std::string describe_scenario_keys();
+
+}  // namespace ssgd::sim

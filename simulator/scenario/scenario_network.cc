@@ -1,0 +1,34 @@
+#include "simulator/scenario/scenario_network.h"
+
+#include <memory>
+
+#include "simulator/scenario/scenario_platform.h"
+
+namespace ssgd::sim {
+
+CommSettings scenario_comm_settings(const Scenario& scenario, std::int64_t first_server_node) {
+  CommSettings settings;
+  settings.model = scenario.network_model;
+  settings.algorithm = scenario.algorithm;
+  settings.servers = scenario.servers;
+  settings.servers_colocated = scenario.servers_colocated;
+  settings.first_server_node = first_server_node;
+  settings.calibration = scenario_calibration(scenario);
+  return settings;
+}
+
+std::int64_t separate_server_nodes(const Scenario& scenario) {
+  const bool separate = scenario.algorithm == CollectiveAlgorithm::kParameterServer &&
+                        !scenario.servers_colocated;
+  return separate ? scenario.servers : 0;
+}
+
+CommModel scenario_comm_model(const Scenario& scenario) {
+  const PlatformSpec spec = scenario_platform_spec(scenario);
+  auto platform =
+      std::make_shared<const Platform>(spec, scenario.nodes + separate_server_nodes(scenario));
+  return CommModel(std::move(platform), scenario_comm_settings(scenario, scenario.nodes), 0,
+                   scenario.nodes);
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,109 @@
+#include "simulator/scenario/scenario_platform.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "simulator/platform/link_preset.h"
+#include "simulator/platform/platform_preset.h"
+
+namespace ssgd::sim {
+namespace {
+
+LinkSpec with_overrides(LinkSpec base, const std::optional<std::string>& preset,
+                        const std::optional<double>& bandwidth, const std::optional<Duration>& latency) {
+  if (preset) base = link_spec(*find_link_preset(*preset));
+  if (bandwidth) base.bandwidth_bytes_per_s = *bandwidth;
+  if (latency) base.latency = *latency;
+  return base;
+}
+
+}  // namespace
+
+PlatformSpec scenario_platform_spec(const Scenario& s) {
+  PlatformSpec spec;
+  const PlatformChoice& c = s.platform;
+  if (c.preset == "generic") {
+    const LinkParams intra = resolve_link(s.intra_node);
+    const LinkParams inter = resolve_link(s.inter_node);
+    spec = generic_platform(s.gpus_per_node, LinkSpec{intra.bandwidth_bytes_per_s, intra.latency},
+                            find_link_preset(s.intra_node.preset)->link_class,
+                            LinkSpec{inter.bandwidth_bytes_per_s, inter.latency}, s.inter_node.preset);
+  } else {
+    const PlatformPreset* p = find_platform_preset(c.preset);
+    if (p == nullptr) {
+      throw std::invalid_argument(fmt::format("unknown platform preset '{}'; known presets: generic, {}",
+                                              c.preset, platform_preset_names()));
+    }
+    if (s.intra_node_given || s.inter_node_given) {
+      throw std::invalid_argument(fmt::format(
+          "network.{} describes the generic platform only; platform.preset is '{}': change its "
+          "links with the platform.pcie.*, platform.nvlink.* and platform.nic.* keys",
+          s.intra_node_given ? "intra_node" : "inter_node", c.preset));
+    }
+    spec = p->make();
+    if (s.gpus_per_node_given && s.gpus_per_node != spec.node.gpus) {
+      throw std::invalid_argument(fmt::format(
+          "cluster.gpus_per_node is {} but a {} node has {} GPUs; leave cluster.gpus_per_node out "
+          "or use platform.preset: generic",
+          s.gpus_per_node, c.preset, spec.node.gpus));
+    }
+  }
+  NodeSpec& n = spec.node;
+  n.pcie = with_overrides(n.pcie, c.pcie_link, c.pcie_bandwidth, c.pcie_latency);
+  if (c.pcie_switches) n.pcie_switches = *c.pcie_switches;
+  if (c.sockets) {
+    n.sockets = *c.sockets;
+    if (n.sockets > 1 && !(n.socket_link.bandwidth_bytes_per_s > 0)) {
+      n.socket_link = link_spec(*find_link_preset("pcie3_x16"));
+    }
+  }
+  if (c.gpu_attach) n.gpu_attach = *c.gpu_attach;
+  if (c.nvlink) n.nvlink = *c.nvlink;
+  if (n.nvlink != NvlinkTopology::kNone && !(n.nvlink_link.bandwidth_bytes_per_s > 0) &&
+      !c.nvlink_bandwidth) {
+    throw std::invalid_argument(
+        "platform.nvlink.topology needs platform.nvlink.bandwidth on a platform without NVLink");
+  }
+  if (c.nvlink_bandwidth) {
+    // NVLink switched on here starts from the nvlink presets' 2 us latency.
+    if (!(n.nvlink_link.bandwidth_bytes_per_s > 0)) n.nvlink_link.latency = Duration(2'000);
+    n.nvlink_link.bandwidth_bytes_per_s = *c.nvlink_bandwidth;
+  }
+  if (c.nvlink_latency) n.nvlink_link.latency = *c.nvlink_latency;
+  if (c.nvlink_pairs) n.nvlink_pairs = *c.nvlink_pairs;
+  if (c.ring_order) n.ring_order = *c.ring_order;
+  if (c.nic_link) n.nic_preset = *c.nic_link;
+  n.nic = with_overrides(n.nic, c.nic_link, std::nullopt, std::nullopt);
+  // The transport changes the NIC preset's numbers; explicit values win over it.
+  if (c.transport != Transport::kNative) apply_transport(spec, c.transport);
+  n.nic = with_overrides(n.nic, std::nullopt, c.nic_bandwidth, c.nic_latency);
+  if (c.nic_count) n.nics = *c.nic_count;
+  if (c.fabric) spec.fabric.kind = *c.fabric;
+  if (c.nodes_per_leaf) spec.fabric.nodes_per_leaf = *c.nodes_per_leaf;
+  if (c.oversubscription) spec.fabric.oversubscription = *c.oversubscription;
+  if (c.rail_optimized) spec.fabric.rail_optimized = *c.rail_optimized;
+  if (c.switch_latency) spec.fabric.switch_latency = *c.switch_latency;
+  // perturb.bandwidth_factors / latency_factors, and the nccl class factor t
+  // as latency x t and bandwidth / t on every link: that multiplies every
+  // alpha-beta collective time by t under both network models.
+  const double nccl = s.perturb.class_factors[static_cast<std::size_t>(KernelClass::kNccl)];
+  for (std::size_t k = 0; k < static_cast<std::size_t>(kLinkKindCount); ++k) {
+    spec.bandwidth_factor[k] = s.perturb.bandwidth_factors[k] / nccl;
+    spec.latency_factor[k] = s.perturb.latency_factors[k] * nccl;
+  }
+  // Any platform.* key beyond the preset's name changes the machine.
+  PlatformChoice preset_only;
+  preset_only.preset = c.preset;
+  const bool customised = !(c == preset_only);
+  if (customised) spec.name += " (customised)";
+  return spec;
+}
+
+std::int64_t scenario_gpus_per_node(const Scenario& s) {
+  if (s.platform.preset == "generic" || s.gpus_per_node_given) return s.gpus_per_node;
+  const PlatformPreset* p = find_platform_preset(s.platform.preset);
+  return p == nullptr ? s.gpus_per_node : p->make().node.gpus;
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,617 @@
+#include "simulator/scenario/scenario_schema.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+#include "simulator/platform/link_preset.h"
+#include "simulator/perturb/perturbation.h"
+#include "simulator/platform/platform_preset.h"
+#include "simulator/policy/overlap_policy.h"
+
+namespace ssgd::sim {
+namespace {
+
+// Upper bounds are far above any real cluster; they are there so a typo such
+// as an extra zero or two fails at load time rather than as an allocation
+// failure halfway through a simulation.
+constexpr std::int64_t kMaxIterations = 1'000'000;
+constexpr std::int64_t kMaxNodes = 1'048'576;
+constexpr std::int64_t kMaxGpusPerNode = 1'024;
+constexpr std::int64_t kMaxBatchPerGpu = 1'048'576;
+constexpr std::int64_t kMaxPrefetchDepth = 1'024;
+
+std::int64_t parse_int(std::string_view value, std::int64_t lo, std::int64_t hi) {
+  std::int64_t v = 0;
+  const char* begin = value.data();
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(begin, end, v);
+  if (ec == std::errc::result_out_of_range) {
+    throw std::invalid_argument(
+        fmt::format("must be between {} and {}, got {}", lo, hi, value));
+  }
+  if (ec != std::errc() || ptr != end || value.empty()) {
+    throw std::invalid_argument(fmt::format("expected an integer, got '{}'", value));
+  }
+  if (v < lo || v > hi) {
+    throw std::invalid_argument(fmt::format("must be between {} and {}, got {}", lo, hi, v));
+  }
+  return v;
+}
+
+Duration parse_nonnegative_duration(std::string_view value) {
+  const Duration d = parse_duration(value);  // rejects negative values itself
+  if (d < Duration::zero()) throw std::invalid_argument("must not be negative");
+  // A bound far above any real step keeps simulated time clear of int64 overflow.
+  constexpr Duration kMax(1'000'000LL * 1'000'000'000LL);  // 1e6 s
+  if (d > kMax) {
+    throw std::invalid_argument(fmt::format("must be at most 1000000s, got '{}'", value));
+  }
+  return d;
+}
+
+double parse_positive_rate(std::string_view value) {
+  const double r = parse_rate_bytes_per_s(value);
+  if (!(r > 0) || !std::isfinite(r)) {
+    throw std::invalid_argument(fmt::format("must be greater than zero, got '{}'", value));
+  }
+  return r;
+}
+
+std::string parse_preset(std::string_view value) {
+  if (find_link_preset(value) == nullptr) {
+    throw std::invalid_argument(
+        fmt::format("unknown link preset '{}'; known presets: {}", value, link_preset_names()));
+  }
+  return std::string(value);
+}
+
+OverlapPolicy parse_overlap(std::string_view value) {
+  std::string names;
+  for (const auto& p : overlap_policies()) {
+    if (p.name == value) return p.policy;
+    if (!names.empty()) names += ", ";
+    names += p.name;
+  }
+  throw std::invalid_argument(
+      fmt::format("unknown overlap policy '{}'; expected one of {}", value, names));
+}
+
+CollectiveAlgorithm parse_algorithm(std::string_view value) {
+  const auto a = parse_collective_algorithm(value);
+  if (!a) {
+    throw std::invalid_argument(fmt::format("unknown collective algorithm '{}'; known: {}", value,
+                                            collective_algorithm_names()));
+  }
+  return *a;
+}
+
+std::int64_t parse_positive_size(std::string_view value) {
+  const std::int64_t b = parse_bytes(value);
+  if (b <= 0) throw std::invalid_argument(fmt::format("must be greater than zero, got '{}'", value));
+  return b;
+}
+
+std::int64_t parse_nonnegative_size(std::string_view value) {
+  const std::int64_t b = parse_bytes(value);
+  if (b < 0) throw std::invalid_argument(fmt::format("must not be negative, got '{}'", value));
+  return b;
+}
+
+void set_iterations(Scenario& s, std::string_view v) {
+  s.iterations = parse_int(v, 1, kMaxIterations);
+}
+void set_nodes(Scenario& s, std::string_view v) { s.nodes = parse_int(v, 1, kMaxNodes); }
+void set_gpus_per_node(Scenario& s, std::string_view v) {
+  s.gpus_per_node = parse_int(v, 1, kMaxGpusPerNode);
+  s.gpus_per_node_given = true;
+}
+void set_intra_node(Scenario& s, std::string_view v) {
+  s.intra_node.preset = parse_preset(v);
+  s.intra_node_given = true;
+}
+void set_intra_node_bandwidth(Scenario& s, std::string_view v) {
+  s.intra_node.bandwidth_bytes_per_s = parse_positive_rate(v);
+  s.intra_node_given = true;
+}
+void set_intra_node_latency(Scenario& s, std::string_view v) {
+  s.intra_node.latency = parse_nonnegative_duration(v);
+  s.intra_node_given = true;
+}
+void set_inter_node(Scenario& s, std::string_view v) {
+  s.inter_node.preset = parse_preset(v);
+  s.inter_node_given = true;
+}
+void set_inter_node_bandwidth(Scenario& s, std::string_view v) {
+  s.inter_node.bandwidth_bytes_per_s = parse_positive_rate(v);
+  s.inter_node_given = true;
+}
+void set_inter_node_latency(Scenario& s, std::string_view v) {
+  s.inter_node.latency = parse_nonnegative_duration(v);
+  s.inter_node_given = true;
+}
+
+bool parse_bool(std::string_view v) {
+  if (v == "true" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "no" || v == "off") return false;
+  throw std::invalid_argument(fmt::format("expected true or false, got '{}'", v));
+}
+
+double parse_ratio(std::string_view v, double lo, double hi) {
+  double d = 0;
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (ec != std::errc() || ptr != v.data() + v.size() || v.empty() || !std::isfinite(d)) {
+    throw std::invalid_argument(fmt::format("expected a number, got '{}'", v));
+  }
+  if (d < lo || d > hi) throw std::invalid_argument(fmt::format("must be between {} and {}, got {}", lo, hi, v));
+  return d;
+}
+
+// "0,3,2,1": a comma-separated list of integers in [lo, hi].
+// One item of a comma-separated list, without the spaces around it.
+std::string_view trim_item(std::string_view item) {
+  while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+  while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+  return item;
+}
+
+std::vector<std::int64_t> parse_int_list(std::string_view v, std::int64_t lo, std::int64_t hi) {
+  std::vector<std::int64_t> out;
+  for (std::string_view raw : split_list(v)) {
+    try {
+      out.push_back(parse_int(trim_item(raw), lo, hi));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("item {} of the list: {}", out.size() + 1, e.what()));
+    }
+  }
+  return out;
+}
+
+// "0-3:2,0-1": NVLink pairs, each a-b with an optional :links (default 1).
+std::vector<NvlinkPair> parse_pairs(std::string_view v) {
+  std::vector<NvlinkPair> out;
+  for (std::string_view raw : split_list(v)) {
+    const std::string_view item = trim_item(raw);
+    const auto dash = item.find('-');
+    const auto colon = item.find(':');
+    if (dash == std::string_view::npos) {
+      throw std::invalid_argument(fmt::format(
+          "item {} of the list: expected GPU pairs as a-b or a-b:links, got '{}'", out.size() + 1, item));
+    }
+    NvlinkPair p;
+    try {
+      p.a = parse_int(item.substr(0, dash), 0, kMaxGpusPerNode - 1);
+      p.b = parse_int(item.substr(dash + 1, colon == std::string_view::npos ? item.npos : colon - dash - 1), 0,
+                      kMaxGpusPerNode - 1);
+      if (colon != std::string_view::npos) p.links = parse_int(item.substr(colon + 1), 1, 64);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("item {} of the list ('{}'): {}", out.size() + 1, item, e.what()));
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+void set_platform_preset(Scenario& s, std::string_view v) {
+  if (v != "generic" && find_platform_preset(v) == nullptr) {
+    throw std::invalid_argument(fmt::format("unknown platform preset '{}'; known presets: generic, {}", v,
+                                            platform_preset_names()));
+  }
+  s.platform.preset = std::string(v);
+}
+void set_pcie_link(Scenario& s, std::string_view v) { s.platform.pcie_link = parse_preset(v); }
+void set_pcie_bandwidth(Scenario& s, std::string_view v) { s.platform.pcie_bandwidth = parse_positive_rate(v); }
+void set_pcie_latency(Scenario& s, std::string_view v) { s.platform.pcie_latency = parse_nonnegative_duration(v); }
+void set_pcie_switches(Scenario& s, std::string_view v) { s.platform.pcie_switches = parse_int(v, 0, 1024); }
+void set_sockets(Scenario& s, std::string_view v) { s.platform.sockets = parse_int(v, 1, 64); }
+void set_gpu_attach(Scenario& s, std::string_view v) { s.platform.gpu_attach = parse_int_list(v, -1, 1023); }
+void set_nvlink(Scenario& s, std::string_view v) {
+  if (v == "none") s.platform.nvlink = NvlinkTopology::kNone;
+  else if (v == "mesh") s.platform.nvlink = NvlinkTopology::kMesh;
+  else if (v == "switch") s.platform.nvlink = NvlinkTopology::kSwitch;
+  else throw std::invalid_argument(fmt::format("unknown NVLink topology '{}'; expected none, mesh or switch", v));
+}
+void set_nvlink_bandwidth(Scenario& s, std::string_view v) { s.platform.nvlink_bandwidth = parse_positive_rate(v); }
+void set_nvlink_latency(Scenario& s, std::string_view v) { s.platform.nvlink_latency = parse_nonnegative_duration(v); }
+void set_nvlink_pairs(Scenario& s, std::string_view v) { s.platform.nvlink_pairs = parse_pairs(v); }
+void set_ring_order(Scenario& s, std::string_view v) { s.platform.ring_order = parse_int_list(v, 0, 1023); }
+void set_nic_link(Scenario& s, std::string_view v) { s.platform.nic_link = parse_preset(v); }
+void set_nic_count(Scenario& s, std::string_view v) { s.platform.nic_count = parse_int(v, 1, 1024); }
+void set_nic_bandwidth(Scenario& s, std::string_view v) { s.platform.nic_bandwidth = parse_positive_rate(v); }
+void set_nic_latency(Scenario& s, std::string_view v) { s.platform.nic_latency = parse_nonnegative_duration(v); }
+void set_transport(Scenario& s, std::string_view v) {
+  if (v == "native") s.platform.transport = Transport::kNative;
+  else if (v == "tcp") s.platform.transport = Transport::kTcp;
+  else if (v == "rdma") s.platform.transport = Transport::kRdma;
+  else throw std::invalid_argument(fmt::format("unknown transport '{}'; expected native, tcp or rdma", v));
+}
+void set_fabric(Scenario& s, std::string_view v) {
+  if (v == "switch") s.platform.fabric = FabricKind::kSwitch;
+  else if (v == "fat_tree") s.platform.fabric = FabricKind::kFatTree;
+  else throw std::invalid_argument(fmt::format("unknown fabric '{}'; expected switch or fat_tree", v));
+}
+void set_nodes_per_leaf(Scenario& s, std::string_view v) { s.platform.nodes_per_leaf = parse_int(v, 1, kMaxNodes); }
+void set_oversubscription(Scenario& s, std::string_view v) { s.platform.oversubscription = parse_ratio(v, 1.0, 1e6); }
+void set_rail_optimized(Scenario& s, std::string_view v) { s.platform.rail_optimized = parse_bool(v); }
+void set_switch_latency(Scenario& s, std::string_view v) { s.platform.switch_latency = parse_nonnegative_duration(v); }
+void set_network_model(Scenario& s, std::string_view v) {
+  if (v == "analytical") s.network_model = NetworkModelKind::kAnalytical;
+  else if (v == "flow") s.network_model = NetworkModelKind::kFlow;
+  else throw std::invalid_argument(fmt::format("unknown network model '{}'; expected analytical or flow", v));
+}
+void set_algorithm(Scenario& s, std::string_view v) { s.algorithm = parse_algorithm(v); }
+void set_servers(Scenario& s, std::string_view v) { s.servers = parse_int(v, 1, kMaxNodes); }
+void set_servers_colocated(Scenario& s, std::string_view v) { s.servers_colocated = parse_bool(v); }
+void set_calibration(Scenario& s, std::string_view v) {
+  if (v.empty()) throw std::invalid_argument("expected the path of a network calibration file");
+  s.calibration = std::filesystem::path(std::string(v));
+}
+void set_overlap(Scenario& s, std::string_view v) { s.overlap = parse_overlap(v); }
+void set_bucket_cap(Scenario& s, std::string_view v) {
+  s.policy.bucket_cap_bytes = parse_positive_size(v);
+}
+void set_first_bucket(Scenario& s, std::string_view v) {
+  s.policy.first_bucket_bytes = parse_positive_size(v);
+}
+void set_fusion_threshold(Scenario& s, std::string_view v) {
+  s.policy.fusion_threshold_bytes = parse_positive_size(v);
+}
+void set_cycle_time(Scenario& s, std::string_view v) {
+  s.policy.cycle_time = parse_nonnegative_duration(v);
+}
+void set_merge_startup(Scenario& s, std::string_view v) {
+  s.policy.merge_startup = parse_nonnegative_duration(v);
+}
+void set_partition_size(Scenario& s, std::string_view v) {
+  s.policy.partition_bytes = parse_positive_size(v);
+}
+void set_credit_size(Scenario& s, std::string_view v) {
+  s.policy.credit_bytes = parse_nonnegative_size(v);
+}
+void set_update(Scenario& s, std::string_view v) {
+  if (v == "global") s.policy.update = UpdateMode::kGlobal;
+  else if (v == "per_layer") s.policy.update = UpdateMode::kPerLayer;
+  else throw std::invalid_argument(fmt::format("unknown update mode '{}'; expected global or per_layer", v));
+}
+void set_prefetch_depth(Scenario& s, std::string_view v) {
+  s.policy.prefetch_depth = parse_int(v, 0, kMaxPrefetchDepth);
+}
+void set_batch_per_gpu(Scenario& s, std::string_view v) {
+  s.batch_per_gpu = parse_int(v, 1, kMaxBatchPerGpu);
+}
+void set_io_time(Scenario& s, std::string_view v) { s.io_time = parse_nonnegative_duration(v); }
+void set_h2d_time(Scenario& s, std::string_view v) { s.h2d_time = parse_nonnegative_duration(v); }
+void set_update_time(Scenario& s, std::string_view v) {
+  s.update_time = parse_nonnegative_duration(v);
+  s.update_time_given = true;
+}
+
+void set_compute_time_factor(Scenario& s, std::string_view v) {
+  s.perturb.compute_time_factor = parse_factor(v, 0, 1000, true);
+}
+void set_layer_factors(Scenario& s, std::string_view v) { s.perturb.layer_factors = parse_layer_factors(v); }
+void set_class_factors(Scenario& s, std::string_view v) { s.perturb.class_factors = parse_class_factors(v); }
+void set_mixed_precision(Scenario& s, std::string_view v) { s.perturb.mixed_precision = parse_bool(v); }
+void set_mixed_precision_speedup(Scenario& s, std::string_view v) {
+  s.perturb.mixed_precision_speedup = parse_factor(v, 0, 1000, true);
+}
+void set_bandwidth_factors(Scenario& s, std::string_view v) {
+  s.perturb.bandwidth_factors = parse_link_factors(v, false);
+}
+void set_latency_factors(Scenario& s, std::string_view v) {
+  s.perturb.latency_factors = parse_link_factors(v, true);
+}
+void set_stragglers(Scenario& s, std::string_view v) { s.perturb.stragglers = parse_stragglers(v); }
+void set_imbalance(Scenario& s, std::string_view v) {
+  const double x = parse_factor(v, 0, 1, false);
+  if (x >= 1) throw std::invalid_argument(fmt::format("must be at least 0 and below 1, got {}", v));
+  s.perturb.imbalance = x;
+}
+void set_jitter(Scenario& s, std::string_view v) { s.perturb.jitter = parse_jitter(v); }
+void set_seed(Scenario& s, std::string_view v) {
+  s.perturb.seed = static_cast<std::uint64_t>(parse_int(v, 0, std::numeric_limits<std::int64_t>::max()));
+}
+void set_repeats(Scenario& s, std::string_view v) { s.perturb.repeats = parse_int(v, 1, 10'000); }
+
+// --- scaling.*: GPU-count scaling and the per-GPU batch (docs/scaling.md) ---
+// The checks that need the whole scenario (a global batch in weak mode, one
+// below the GPU count, ...) are in simulator/scaling/batch_plan.cc.
+
+// A global batch far above any real one; it keeps batch x time products
+// clear of overflow.
+constexpr std::int64_t kMaxGlobalBatch = 1LL << 30;
+
+void set_scaling_mode(Scenario& s, std::string_view v) {
+  if (v == "weak") s.scaling.mode = ScalingMode::kWeak;
+  else if (v == "strong") s.scaling.mode = ScalingMode::kStrong;
+  else throw std::invalid_argument(fmt::format("unknown scaling mode '{}'; expected weak or strong",
+                                               v));
+}
+void set_global_batch(Scenario& s, std::string_view v) {
+  s.scaling.global_batch = parse_int(v, 1, kMaxGlobalBatch);
+}
+void set_fixed_fraction(Scenario& s, std::string_view v) {
+  const double f = parse_ratio(v, 0, 1);
+  if (f >= 1) throw std::invalid_argument(fmt::format("must be at least 0 and below 1, got {}", v));
+  s.scaling.fixed_fraction = f;
+}
+void set_second_profile(Scenario& s, std::string_view v) {
+  if (v.empty()) {
+    throw std::invalid_argument(
+        "expected the path of a layer profile of the same model at another batch");
+  }
+  s.scaling.second_profile = std::filesystem::path(std::string(v));
+}
+
+// The defaults shown here must match the initialisers in scenario.h;
+// scenario_test checks that they do.
+constexpr std::array kKeys = {
+    ScenarioKey{"iterations", "int", "10", "iterations to simulate (1..1000000)", set_iterations},
+    ScenarioKey{"cluster.nodes", "int", "1", "number of nodes (1..1048576)", set_nodes},
+    ScenarioKey{"cluster.gpus_per_node", "int", "1",
+                "GPUs in each node, one worker each (1..1024); default: the platform preset's",
+                set_gpus_per_node},
+    ScenarioKey{"platform.preset", "platform preset", "generic",
+                "the machine (see `ssgd presets`); generic: built from network.intra_node/inter_node",
+                set_platform_preset},
+    ScenarioKey{"platform.pcie.link", "link preset", "(preset)", "PCIe link of every GPU, NIC and switch",
+                set_pcie_link},
+    ScenarioKey{"platform.pcie.bandwidth", "rate", "(preset)", "overrides the PCIe bandwidth (> 0)",
+                set_pcie_bandwidth},
+    ScenarioKey{"platform.pcie.latency", "duration", "(preset)", "overrides the PCIe latency (>= 0)",
+                set_pcie_latency},
+    ScenarioKey{"platform.pcie.switches", "int", "(preset)",
+                "PCIe switches per node (0: devices on the CPUs' root ports)", set_pcie_switches},
+    ScenarioKey{"platform.pcie.sockets", "int", "(preset)", "CPU sockets per node (1..64)", set_sockets},
+    ScenarioKey{"platform.pcie.gpu_attach", "int list", "(even)",
+                "switch (or socket) of each GPU, e.g. 0,0,1,1; -1: on no PCIe path", set_gpu_attach},
+    ScenarioKey{"platform.nvlink.topology", "none|mesh|switch", "(preset)",
+                "NVLink between the GPUs of a node", set_nvlink},
+    ScenarioKey{"platform.nvlink.bandwidth", "rate", "(preset)",
+                "one NVLink (mesh) or one GPU's NVSwitch port (switch), per direction", set_nvlink_bandwidth},
+    ScenarioKey{"platform.nvlink.latency", "duration", "(preset)", "NVLink latency (>= 0)",
+                set_nvlink_latency},
+    ScenarioKey{"platform.nvlink.pairs", "pair list", "(preset)",
+                "mesh links as a-b:links, e.g. 0-1:2,0-2", set_nvlink_pairs},
+    ScenarioKey{"platform.nvlink.ring_order", "int list", "(0,1,...)",
+                "the order a ring visits a node's GPUs", set_ring_order},
+    ScenarioKey{"platform.nic.link", "link preset", "(preset)", "each NIC's line (see `ssgd presets`)",
+                set_nic_link},
+    ScenarioKey{"platform.nic.count", "int", "(preset)",
+                "NICs per node (1..1024); as many as GPUs is rail-optimised", set_nic_count},
+    ScenarioKey{"platform.nic.bandwidth", "rate", "(preset)", "overrides the NIC bandwidth (> 0)",
+                set_nic_bandwidth},
+    ScenarioKey{"platform.nic.latency", "duration", "(preset)", "overrides the NIC latency (>= 0)",
+                set_nic_latency},
+    ScenarioKey{"platform.nic.transport", "native|tcp|rdma", "native",
+                "native: as the NIC preset (TCP on Ethernet, RDMA on InfiniBand)", set_transport},
+    ScenarioKey{"platform.fabric.kind", "switch|fat_tree", "(preset)",
+                "between nodes: one switch, or a two-level fat tree", set_fabric},
+    ScenarioKey{"platform.fabric.nodes_per_leaf", "int", "(preset)", "fat tree: nodes under one leaf",
+                set_nodes_per_leaf},
+    ScenarioKey{"platform.fabric.oversubscription", "number", "1",
+                "fat tree: leaf downlink over uplink capacity (>= 1)", set_oversubscription},
+    ScenarioKey{"platform.fabric.rail_optimized", "bool", "(preset)",
+                "fat tree: NIC i of each node on leaf i of its group", set_rail_optimized},
+    ScenarioKey{"platform.fabric.switch_latency", "duration", "(preset)", "per switch crossed (>= 0)",
+                set_switch_latency},
+    ScenarioKey{"network.intra_node", "link preset", "pcie3_x16",
+                "link between GPUs of one node (see `ssgd presets`)", set_intra_node},
+    ScenarioKey{"network.intra_node_bandwidth", "rate", "(preset)",
+                "overrides the intra-node preset's bandwidth (> 0)", set_intra_node_bandwidth},
+    ScenarioKey{"network.intra_node_latency", "duration", "(preset)",
+                "overrides the intra-node preset's latency (>= 0)", set_intra_node_latency},
+    ScenarioKey{"network.inter_node", "link preset", "10gbe",
+                "link between nodes (see `ssgd presets`)", set_inter_node},
+    ScenarioKey{"network.inter_node_bandwidth", "rate", "(preset)",
+                "overrides the inter-node preset's bandwidth (> 0)", set_inter_node_bandwidth},
+    ScenarioKey{"network.inter_node_latency", "duration", "(preset)",
+                "overrides the inter-node preset's latency (>= 0)", set_inter_node_latency},
+    ScenarioKey{"network.model", "analytical|flow", "analytical",
+                "analytical: alpha-beta closed forms; flow: max-min shared links", set_network_model},
+    ScenarioKey{"network.algorithm", "algorithm", "auto",
+                "collective algorithm: auto, ring, double_binary_tree, halving_doubling, "
+                "hierarchical, torus2d, parameter_server", set_algorithm},
+    ScenarioKey{"network.servers", "int", "1", "parameter servers (parameter_server)", set_servers},
+    ScenarioKey{"network.servers_colocated", "bool", "true",
+                "parameter servers on the workers' nodes, else on nodes of their own",
+                set_servers_colocated},
+    ScenarioKey{"network.calibration", "path", "(none)",
+                "network file from `ssgd calibrate`; its bands replace the fitted level's costs",
+                set_calibration},
+    ScenarioKey{"policy.overlap", "policy", "wfbp",
+                "bsp, wfbp, mgwfbp, ddp, horovod, single or priority (`ssgd presets` describes each)",
+                set_overlap},
+    ScenarioKey{"policy.bucket_cap", "size", "25MiB", "ddp: bucket size cap (> 0)", set_bucket_cap},
+    ScenarioKey{"policy.first_bucket", "size", "1MiB", "ddp: cap of the first bucket (> 0)",
+                set_first_bucket},
+    ScenarioKey{"policy.fusion_threshold", "size", "128MiB",
+                "horovod: fusion buffer size (> 0)", set_fusion_threshold},
+    ScenarioKey{"policy.cycle_time", "duration", "1ms", "horovod: cycle time (>= 0)",
+                set_cycle_time},
+    ScenarioKey{"policy.merge_startup", "duration", "(model)",
+                "mgwfbp: start-up cost a that a merge saves; default from the network model",
+                set_merge_startup},
+    ScenarioKey{"policy.partition_size", "size", "4MB",
+                "priority: gradients are cut into partitions of at most this (> 0)",
+                set_partition_size},
+    ScenarioKey{"policy.credit_size", "size", "16MB",
+                "priority: bytes the network may start together (>= 0; 0: one partition at a time)",
+                set_credit_size},
+    ScenarioKey{"policy.update", "update", "(policy)",
+                "global or per_layer optimizer step; default per_layer under priority, else global",
+                set_update},
+    ScenarioKey{"policy.prefetch_depth", "int", "0",
+                "batches the data loader reads ahead (0..1024); 0: I/O waits for the previous step",
+                set_prefetch_depth},
+    ScenarioKey{"workload.batch_per_gpu", "int", "(input)",
+                "samples per GPU per iteration (1..1048576); default: as captured",
+                set_batch_per_gpu},
+    ScenarioKey{"workload.io_time", "duration", "0ns", "time to read one batch (>= 0)",
+                set_io_time},
+    ScenarioKey{"workload.h2d_time", "duration", "0ns",
+                "time to copy one batch to the GPU (>= 0)", set_h2d_time},
+    ScenarioKey{"workload.update_time", "duration", "(input)",
+                "time of one optimizer step (>= 0); default: the input's measured update, else 0",
+                set_update_time},
+    ScenarioKey{"perturb.compute_time_factor", "number", "1",
+                "multiplies every forward and backward time; 2: twice as slow (0 < x <= 1000)",
+                set_compute_time_factor},
+    ScenarioKey{"perturb.layer_factors", "factor list", "none",
+                "pattern:factor,... per layer; pattern: name glob (* ?) or layer number",
+                set_layer_factors},
+    ScenarioKey{"perturb.class_factors", "factor list", "none",
+                "class:factor,...; classes gemm, conv, elementwise, norm, nccl, other",
+                set_class_factors},
+    ScenarioKey{"perturb.mixed_precision", "bool", "false",
+                "compute times / mixed_precision_speedup, gradient bytes halved",
+                set_mixed_precision},
+    ScenarioKey{"perturb.mixed_precision_speedup", "number", "2",
+                "compute speedup of mixed precision (an assumption; 0 < x <= 1000)",
+                set_mixed_precision_speedup},
+    ScenarioKey{"perturb.bandwidth_factors", "factor list", "none",
+                "kind:factor,... multiplies link bandwidth; kinds pcie, socket, nvlink, nic, fabric",
+                set_bandwidth_factors},
+    ScenarioKey{"perturb.latency_factors", "factor list", "none",
+                "kind:factor,... multiplies link latency (0 <= x <= 1000)", set_latency_factors},
+    ScenarioKey{"perturb.stragglers", "straggler list", "none",
+                "rank:percent,...; 3:20 = rank 3's compute 20% slower (0..10000%)", set_stragglers},
+    ScenarioKey{"perturb.imbalance", "number", "0",
+                "rank r's compute x (1 + x (2r/(P-1) - 1)), from 1-x to 1+x (0 <= x < 1)",
+                set_imbalance},
+    ScenarioKey{"perturb.jitter", "distribution", "none",
+                "per-task factor: none, normal:<cv>, uniform:<half-width>, lognormal:<sigma>",
+                set_jitter},
+    ScenarioKey{"perturb.seed", "int", "1", "jitter seed; repeat k uses seed + k (>= 0)", set_seed},
+    ScenarioKey{"perturb.repeats", "int", "1",
+                "runs with seeds seed, seed+1, ...: mean and 95% CI (1..10000)", set_repeats},
+    // scaling.*
+    ScenarioKey{"scaling.mode", "weak|strong", "weak",
+                "weak: each GPU keeps the input's batch; strong: one global batch over the GPUs",
+                set_scaling_mode},
+    ScenarioKey{"scaling.global_batch", "int", "(see text)",
+                "strong: samples per iteration, all GPUs (1..1073741824); default: batch x GPUs",
+                set_global_batch},
+    ScenarioKey{"scaling.fixed_fraction", "number", "0",
+                "strong: part of each layer's time that does not grow with the batch (0 <= f < 1)",
+                set_fixed_fraction},
+    ScenarioKey{"scaling.second_profile", "path", "(none)",
+                "strong: the same model at another batch; fits t(b) = t0 + k b per layer",
+                set_second_profile},
+};
+
+constexpr std::array<std::string_view, 11> kSections = {
+    "cluster", "platform", "platform.pcie", "platform.nvlink", "platform.nic", "platform.fabric",
+    "network", "policy", "workload", "perturb", "scaling"};
+
+// Job keys: the kind checks (a traffic key on a training job) come later,
+// once the whole entry is read.
+void set_job_name(JobSpec& j, std::string_view v) {
+  if (v.empty()) throw std::invalid_argument("expected a name");
+  if (v == "main") {
+    throw std::invalid_argument("'main' is the scenario's own training job; choose another name");
+  }
+  j.name = std::string(v);
+}
+void set_job_kind(JobSpec& j, std::string_view v) {
+  if (v == "training") {
+    j.kind = JobKind::kTraining;
+  } else if (v == "traffic") {
+    j.kind = JobKind::kTraffic;
+  } else {
+    throw std::invalid_argument(fmt::format("unknown job kind '{}'; expected training or traffic", v));
+  }
+}
+void set_job_nodes(JobSpec& j, std::string_view v) { j.nodes = parse_int(v, 1, kMaxNodes); }
+void set_job_first_node(JobSpec& j, std::string_view v) {
+  j.first_node = parse_int(v, 0, kMaxNodes - 1);
+}
+void set_job_profile(JobSpec& j, std::string_view v) {
+  if (v.empty()) throw std::invalid_argument("expected the path of a trace, layer-profile CSV or B-Caffe log");
+  j.profile = std::filesystem::path(std::string(v));
+}
+void set_job_policy(JobSpec& j, std::string_view v) { j.overlap = parse_overlap(v); }
+void set_job_iterations(JobSpec& j, std::string_view v) {
+  j.iterations = parse_int(v, 1, kMaxIterations);
+}
+void set_job_op(JobSpec& j, std::string_view v) {
+  const auto op = parse_collective_op(v);
+  if (!op) {
+    throw std::invalid_argument(
+        fmt::format("unknown collective '{}'; known: {}", v, collective_op_names()));
+  }
+  j.op = *op;
+}
+void set_job_bytes(JobSpec& j, std::string_view v) { j.bytes = parse_positive_size(v); }
+void set_job_period(JobSpec& j, std::string_view v) { j.period = parse_nonnegative_duration(v); }
+void set_job_start(JobSpec& j, std::string_view v) { j.start = parse_nonnegative_duration(v); }
+void set_job_algorithm(JobSpec& j, std::string_view v) { j.algorithm = parse_algorithm(v); }
+
+const std::array kJobKeys = {
+    JobKey{"name", "string", "job<n>", "shown in the report; unique, not 'main'", set_job_name},
+    JobKey{"kind", "training|traffic", "(required)",
+           "training: another S-SGD job; traffic: a collective repeated in the background",
+           set_job_kind},
+    JobKey{"nodes", "int", "(required)", "nodes the job runs on, all their GPUs (>= 1)",
+           set_job_nodes},
+    JobKey{"first_node", "int", "(see text)",
+           "its first node; training default: after the previous training job; traffic: 0",
+           set_job_first_node},
+    JobKey{"profile", "path", "(required)",
+           "training: its trace, layer-profile CSV or B-Caffe log, relative to the scenario file",
+           set_job_profile},
+    JobKey{"policy", "policy", "(policy.overlap)", "training: its overlap policy (as policy.overlap)",
+           set_job_policy},
+    JobKey{"iterations", "int", "(iterations)", "training: its iterations (1..1000000)",
+           set_job_iterations},
+    JobKey{"op", "collective", "all_reduce",
+           "traffic: all_reduce, reduce_scatter, all_gather, broadcast or all_to_all", set_job_op},
+    JobKey{"bytes", "size", "(required)", "traffic: message size of each collective (> 0)",
+           set_job_bytes},
+    JobKey{"period", "duration", "0ns",
+           "traffic: start-to-start interval; 0 or shorter than a collective: back to back",
+           set_job_period},
+    JobKey{"start", "duration", "0ns", "traffic: when the first collective starts",
+           set_job_start},
+    JobKey{"algorithm", "algorithm", "auto", "traffic: collective algorithm, as network.algorithm",
+           set_job_algorithm},
+};
+
+}  // namespace
+
+std::span<const JobKey> job_keys() { return kJobKeys; }
+
+const JobKey* find_job_key(std::string_view name) {
+  for (const auto& k : kJobKeys) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+std::span<const ScenarioKey> scenario_keys() { return kKeys; }
+
+const ScenarioKey* find_scenario_key(std::string_view path) {
+  for (const auto& k : kKeys) {
+    if (k.path == path) return &k;
+  }
+  return nullptr;
+}
+
+std::span<const std::string_view> scenario_sections() { return kSections; }
+
+bool is_scenario_section(std::string_view path) {
+  for (std::string_view s : kSections) {
+    if (s == path) return true;
+  }
+  return false;
+}
+
+}  // namespace ssgd::sim
