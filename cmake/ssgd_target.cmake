@@ -14,4 +14,9 @@ function(ssgd_library name)
   target_link_libraries(ssgd_${name} PUBLIC ${ARG_DEPS})
   set_target_properties(ssgd_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   ssgd_set_warnings(ssgd_${name})
+  # The folder is a room: cmake/ssgd_layering.cmake checks its includes
+  # against the rooms it links.
+  file(RELATIVE_PATH _room_dir ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  set_target_properties(ssgd_${name} PROPERTIES SSGD_ROOM_DIR "${_room_dir}")
+  set_property(GLOBAL APPEND PROPERTY SSGD_ROOMS ssgd_${name})
 endfunction()
