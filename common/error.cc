@@ -13,4 +13,7 @@ std::string InputLocation::to_string() const {
 InputError::InputError(InputLocation where, const std::string& what)
     : std::runtime_error(where.to_string() + ": " + what), where_(std::move(where)), reason_(what) {}
 
+ParameterError::ParameterError(std::string key, const std::string& what)
+    : std::invalid_argument(what), key_(std::move(key)) {}
+
 }  // namespace ssgd

@@ -33,4 +33,18 @@ class InputError : public std::runtime_error {
   std::string reason_;
 };
 
+// A bad value of a model's parameter, found by the model itself: it knows the
+// parameter's key (e.g. "platform.nvlink.ring_order") but not where the user
+// set it. The scenario turns it into an InputError at the file and line, or
+// the --set, where that key was given, with the value
+// (simulator/scenario/scenario.h, located_error).
+class ParameterError : public std::invalid_argument {
+ public:
+  ParameterError(std::string key, const std::string& what);
+  [[nodiscard]] const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
 }  // namespace ssgd

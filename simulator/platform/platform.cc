@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "common/units.h"
 
 namespace ssgd::sim {
@@ -85,17 +86,19 @@ Platform::Platform(PlatformSpec spec, std::int64_t nodes) : spec_(std::move(spec
   if (n.nics > 0) check_link(n.nic, "the NIC");
   if (spec_.fabric.kind == FabricKind::kFatTree) {
     if (spec_.fabric.nodes_per_leaf < 1) {
-      throw std::invalid_argument(fmt::format("fabric nodes per leaf must be at least 1, got {}",
-                                              spec_.fabric.nodes_per_leaf));
+      throw ParameterError("platform.fabric.nodes_per_leaf",
+                           fmt::format("fabric nodes per leaf must be at least 1, got {}",
+                                       spec_.fabric.nodes_per_leaf));
     }
     if (!(spec_.fabric.oversubscription >= 1.0) || !std::isfinite(spec_.fabric.oversubscription)) {
-      throw std::invalid_argument(fmt::format(
+      throw ParameterError("platform.fabric.oversubscription", fmt::format(
           "fabric oversubscription must be at least 1 (1 = non-blocking), got {}",
           spec_.fabric.oversubscription));
     }
   }
   if (spec_.fabric.switch_latency < Duration::zero()) {
-    throw std::invalid_argument("fabric switch latency must not be negative");
+    throw ParameterError("platform.fabric.switch_latency",
+                         "fabric switch latency must not be negative");
   }
   for (int k = 0; k < kLinkKindCount; ++k) {
     const double b = spec_.bandwidth_factor[static_cast<std::size_t>(k)];
@@ -113,12 +116,13 @@ Platform::Platform(PlatformSpec spec, std::int64_t nodes) : spec_(std::move(spec
   } else {
     std::vector<bool> seen(static_cast<std::size_t>(n.gpus), false);
     if (static_cast<std::int64_t>(n.ring_order.size()) != n.gpus) {
-      throw std::invalid_argument(fmt::format(
-          "the ring order lists {} GPUs but a node has {}", n.ring_order.size(), n.gpus));
+      throw ParameterError("platform.nvlink.ring_order",
+                           fmt::format("the ring order lists {} GPUs but a node has {}",
+                                       n.ring_order.size(), n.gpus));
     }
     for (auto g : n.ring_order) {
       if (g < 0 || g >= n.gpus || seen[static_cast<std::size_t>(g)]) {
-        throw std::invalid_argument(fmt::format(
+        throw ParameterError("platform.nvlink.ring_order", fmt::format(
             "the ring order must list each GPU 0..{} once; {} is out of range or repeated",
             n.gpus - 1, g));
       }
@@ -186,14 +190,15 @@ void Platform::build_node_template() {
     return static_cast<std::uint32_t>((n.pcie_switches > 0 ? first_switch_ : first_cpu_) + i);
   };
   if (!n.gpu_attach.empty() && static_cast<std::int64_t>(n.gpu_attach.size()) != n.gpus) {
-    throw std::invalid_argument(fmt::format("the PCIe attachment list names {} GPUs but a node has {}",
-                                            n.gpu_attach.size(), n.gpus));
+    throw ParameterError("platform.pcie.gpu_attach",
+                         fmt::format("the PCIe attachment list names {} GPUs but a node has {}",
+                                     n.gpu_attach.size(), n.gpus));
   }
   for (std::int64_t g = 0; g < n.gpus; ++g) {
     const std::int64_t at =
         n.gpu_attach.empty() ? g * ports / n.gpus : n.gpu_attach[static_cast<std::size_t>(g)];
     if (at < -1 || at >= ports) {
-      throw std::invalid_argument(fmt::format(
+      throw ParameterError("platform.pcie.gpu_attach", fmt::format(
           "GPU {} is attached to PCIe {} {}, but a node has {} (use -1 for none)", g,
           n.pcie_switches > 0 ? "switch" : "socket", at, ports));
     }

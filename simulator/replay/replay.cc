@@ -89,10 +89,9 @@ std::vector<bool> tracked_links(const Platform& platform, std::int64_t ranks) {
   return keep;
 }
 
-}  // namespace
 
-ReplayResult replay(const trace::LayerProfile& captured, const Scenario& requested,
-                    const ReplayOptions& options) {
+ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario& requested,
+                             const ReplayOptions& options) {
   auto log = logger("sim");
   // The input's measured update, unless the scenario sets workload.update_time.
   const Scenario given = scenario_for_profile(requested, captured);
@@ -342,6 +341,15 @@ ReplayResult replay(const trace::LayerProfile& captured, const Scenario& request
     out.schedule = std::move(schedule);
   }
   return out;
+}
+
+}  // namespace
+
+ReplayResult replay(const trace::LayerProfile& captured, const Scenario& requested,
+                    const ReplayOptions& options) {
+  // A model's complaint about a key's value names where the key was set.
+  return with_located_errors(requested,
+                             [&] { return replay_scenario(captured, requested, options); });
 }
 
 }  // namespace ssgd::sim

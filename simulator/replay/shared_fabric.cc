@@ -140,12 +140,10 @@ double ratio(Duration shared, Duration alone) {
              : 0.0;
 }
 
-}  // namespace
 
-SharedFabricResult run_shared_fabric(const trace::LayerProfile& main_profile,
-                                     const Scenario& scenario,
-                                     const std::vector<trace::LayerProfile>& job_profiles,
-                                     const std::function<void(const std::string&)>& progress) {
+SharedFabricResult run_jobs(const trace::LayerProfile& main_profile, const Scenario& scenario,
+                            const std::vector<trace::LayerProfile>& job_profiles,
+                            const std::function<void(const std::string&)>& progress) {
   if (job_profiles.size() != scenario.jobs.size()) {
     throw std::logic_error("run_shared_fabric: one profile slot per job");
   }
@@ -264,6 +262,17 @@ SharedFabricResult run_shared_fabric(const trace::LayerProfile& main_profile,
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
+}
+
+}  // namespace
+
+SharedFabricResult run_shared_fabric(const trace::LayerProfile& main_profile,
+                                     const Scenario& scenario,
+                                     const std::vector<trace::LayerProfile>& job_profiles,
+                                     const std::function<void(const std::string&)>& progress) {
+  // A model's complaint about a key's value names where the key was set.
+  return with_located_errors(
+      scenario, [&] { return run_jobs(main_profile, scenario, job_profiles, progress); });
 }
 
 }  // namespace ssgd::sim

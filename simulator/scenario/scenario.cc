@@ -238,6 +238,7 @@ class YamlLoader {
                                      describe_kind(value)));
       }
       apply(scenario_, *key, value.Scalar(), where);
+      scenario_.origins[path] = KeyOrigin{where, value.Scalar()};
     }
   }
 
@@ -399,6 +400,7 @@ void apply_set(Scenario& scenario, std::string_view flag) {
     throw InputError(where, fmt::format("has no value; expected a value of type {}", key->type));
   }
   apply(scenario, *key, value, where);
+  scenario.origins[std::string(path)] = KeyOrigin{where, std::string(value)};
 }
 
 }  // namespace
@@ -406,6 +408,7 @@ void apply_set(Scenario& scenario, std::string_view flag) {
 Scenario load_scenario(const std::optional<std::filesystem::path>& file,
                        const std::vector<std::string>& sets) {
   Scenario scenario;
+  scenario.file = file;
   if (file) load_file(scenario, *file);
   for (const auto& flag : sets) apply_set(scenario, flag);
   scenario.gpus_per_node = scenario_gpus_per_node(scenario);
@@ -474,6 +477,19 @@ std::shared_ptr<const trace::LayerProfile> scenario_second_profile(const Scenari
     throw_unread_file("scaling.second_profile", *scenario.scaling.second_profile);
   }
   return scenario.files.second_profile;
+}
+
+InputError located_error(const Scenario& scenario, const ParameterError& error) {
+  const auto it = scenario.origins.find(error.key());
+  if (it == scenario.origins.end()) {
+    const std::string file = scenario.file ? scenario.file->string() : std::string("the scenario");
+    return InputError({file, std::nullopt, std::nullopt, error.key()},
+                      fmt::format("{} (the key was not set: the value is the platform preset's "
+                                  "or the default)",
+                                  error.what()));
+  }
+  return InputError(it->second.where,
+                    fmt::format("{} (value given: '{}')", error.what(), it->second.value));
 }
 
 Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfile& profile) {

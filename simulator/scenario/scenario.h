@@ -9,11 +9,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/error.h"
 #include "common/time.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/collective/collective.h"
@@ -65,6 +68,13 @@ struct ScenarioInputs {
   std::filesystem::path second_profile_path;
 };
 
+// Where a key got its value: the file and line (or "--set"), and the value
+// as written. Models' ParameterErrors are reported there (located_error).
+struct KeyOrigin {
+  InputLocation where;  // field: the key's dotted path
+  std::string value;
+};
+
 struct Scenario {
   std::int64_t iterations = 10;              // key: iterations (>= 1)
   std::int64_t nodes = 1;                    // key: cluster.nodes (>= 1)
@@ -93,6 +103,8 @@ struct Scenario {
   Perturbation perturb;                      // keys: perturb.* (simulator/perturb/perturbation.h)
   ScalingChoice scaling;                     // keys: scaling.*
   ScenarioInputs files;                      // network.calibration, scaling.second_profile, read
+  std::map<std::string, KeyOrigin, std::less<>> origins;  // every key given, by dotted path
+  std::optional<std::filesystem::path> file;  // the scenario file load_scenario read, if any
 
   [[nodiscard]] std::int64_t workers() const { return nodes * gpus_per_node; }
 };
@@ -124,6 +136,23 @@ void read_scenario_files(Scenario& scenario);
 // scenario built or changed in code that skipped read_scenario_files).
 std::shared_ptr<const NetworkCalibration> scenario_calibration(const Scenario& scenario);
 std::shared_ptr<const trace::LayerProfile> scenario_second_profile(const Scenario& scenario);
+
+// A model's ParameterError as the user sees it: an InputError at the file
+// and line, or the --set, where the scenario gave the key, naming the key and
+// the value given; for a key the scenario did not set (a preset's or a
+// default value), at the scenario file (`file`, or "the scenario") naming the
+// key.
+InputError located_error(const Scenario& scenario, const ParameterError& error);
+
+// Runs `f`, turning a model's ParameterError into located_error's InputError.
+template <typename F>
+decltype(auto) with_located_errors(const Scenario& scenario, F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (const ParameterError& e) {
+    throw located_error(scenario, e);
+  }
+}
 
 // The scenario a replay of `profile` runs: workload.update_time is the
 // profile's measured update (trace::LayerProfile::update: a trace's work
