@@ -49,10 +49,13 @@ CLI::Option* add_output_option(CLI::App& cmd, OutputFile& out, const std::string
   out.flag = long_name(names);
   CLI::Option* option = cmd.add_option(names, out.path, description);
   for (const std::string& old : deprecated) {
+    // Run once the whole command line is parsed, so `option`'s count is known.
     cmd.add_option(old, out.path, "deprecated: use " + out.flag)
         ->group("")  // not in --help; README.md lists it
-        ->excludes(option)
-        ->each([&out, old, now = out.flag](const std::string&) {
+        ->each([&out, option, old, now = out.flag](const std::string&) {
+          if (option->count() > 0) {
+            throw flag_error(old, fmt::format("is the old spelling of {}: give {} only", now, now));
+          }
           out.flag = old;
           std::cerr << fmt::format("ssgd: {} is deprecated, use {}; it will be removed in {}\n",
                                    old, now, kDeprecatedFlagsRemovedIn);

@@ -64,7 +64,7 @@ struct OutputFile {
 // "--report"), and each of `deprecated` ("--json") as a hidden alias of it
 // that prints "ssgd: --json is deprecated, use --report; it will be removed
 // in 0.3" on stderr when given. Giving an alias and the new name together is
-// a command-line error. Returns the option (for ->required() and the like).
+// an error (flag_error). Returns the option (for ->required() and the like).
 CLI::Option* add_output_option(CLI::App& cmd, OutputFile& out, const std::string& names,
                                const std::string& description,
                                const std::vector<std::string>& deprecated = {});
