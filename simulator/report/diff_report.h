@@ -15,7 +15,7 @@ namespace ssgd::sim {
 //  simulated_only[]}; each row {rank, kind, task, measured, simulated (each
 //  {start_ns, end_ns, busy_ns, bytes} or null), and for matched rows
 //  start_diff_ns, end_diff_ns, duration_diff_ns}. The paths as given.
-nlohmann::json diff_report_json(const std::string& measured_path,
-                                const std::string& simulated_path, const dag::IterationDiff& diff);
+nlohmann::json diff_report_json(const std::string& measured_path, const std::string& simulated_path,
+                                const dag::IterationDiff& diff);
 
 }  // namespace ssgd::sim

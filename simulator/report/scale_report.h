@@ -30,7 +30,8 @@ struct ScaleResult {
   ScalingMode mode = ScalingMode::kWeak;
   std::int64_t reference_batch = 1;  // the batch the input's times were measured at
   bool batch_given = false;          // false: no batch known, 1 assumed
-  std::optional<std::int64_t> global_batch;  // strong scaling: the one global batch every count splits
+  std::optional<std::int64_t>
+      global_batch;           // strong scaling: the one global batch every count splits
   std::string compute_model;  // strong: how compute follows the batch, in words; empty when weak
   OverlapPolicy overlap = OverlapPolicy::kWfbp;
   std::int64_t iterations = 0;

@@ -191,7 +191,8 @@ TEST_F(SharedOptionsCliTest, EveryCommandThatReadsTracesTakesAllowTruncated) {
     EXPECT_THAT(a.err, HasSubstr("cut short")) << a;
   }
   // info reads what is readable either way, and says so.
-  for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"--allow-truncated"}}) {
+  for (const auto& extra :
+       {std::vector<std::string>{}, std::vector<std::string>{"--allow-truncated"}}) {
     std::vector<std::string> args{"info", "cut.ssgdt"};
     args.insert(args.end(), extra.begin(), extra.end());
     EXPECT_THAT(ok(args).out, HasSubstr("CUT SHORT"));
@@ -245,14 +246,16 @@ TEST_F(SharedOptionsCliTest, CalibrateTakesAllowTruncated) {
 TEST_F(SharedOptionsCliTest, MergeTakesAllowTruncatedForRankFilesCutShort) {
   fs::create_directories(dir_ / "cap");
   for (int rank = 0; rank < 2; ++rank) {
-    ssgd::testing::write_rank_file(
-        dir_ / "cap", {rank, 2, "a", v1::ClockDomain::MONOTONIC_RAW, std::nullopt,
-                       {ssgd::testing::kernel_event(rank, 100, 200),
-                        ssgd::testing::kernel_event(rank, 300, 400),
-                        ssgd::testing::kernel_event(rank, 500, 600)}});
+    ssgd::testing::write_rank_file(dir_ / "cap", {rank,
+                                                  2,
+                                                  "a",
+                                                  v1::ClockDomain::MONOTONIC_RAW,
+                                                  std::nullopt,
+                                                  {ssgd::testing::kernel_event(rank, 100, 200),
+                                                   ssgd::testing::kernel_event(rank, 300, 400),
+                                                   ssgd::testing::kernel_event(rank, 500, 600)}});
   }
-  write_file_bytes(dir_ / "cap" / "rank-1.ssgdt",
-                   cut_in_last_chunk(bytes("cap/rank-1.ssgdt")));
+  write_file_bytes(dir_ / "cap" / "rank-1.ssgdt", cut_in_last_chunk(bytes("cap/rank-1.ssgdt")));
   const auto r = refused({"merge", "cap", "-o", "run.ssgdt"});
   EXPECT_THAT(r.err, HasSubstr("rank-1.ssgdt"));
   EXPECT_THAT(r.err, HasSubstr("--allow-truncated (or --force)"));

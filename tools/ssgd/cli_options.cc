@@ -87,9 +87,9 @@ void check_outputs(std::initializer_list<const OutputFile*> outputs) {
       std::error_code ec;
       if (fs::weakly_canonical(fs::absolute(list[i]->path), ec) ==
           fs::weakly_canonical(fs::absolute(list[j]->path), ec)) {
-        throw flag_path_error(list[j]->flag, list[j]->path,
-                              fmt::format("{} and {} cannot be the same file", list[i]->flag,
-                                          list[j]->flag));
+        throw flag_path_error(
+            list[j]->flag, list[j]->path,
+            fmt::format("{} and {} cannot be the same file", list[i]->flag, list[j]->flag));
       }
     }
   }
@@ -124,10 +124,11 @@ sim::Scenario load_scenario(const ScenarioOptions& options,
   return scenario;
 }
 
-void add_allow_truncated_flag(CLI::App& cmd, bool& allow) {
+void add_allow_truncated_flag(CLI::App& cmd, bool& allow, const std::string& description) {
   cmd.add_flag("--allow-truncated", allow,
-               "use the readable prefix of a trace that was cut short (with a warning) instead "
-               "of refusing it");
+               description.empty() ? "use the readable prefix of a trace that was cut short (with "
+                                     "a warning) instead of refusing it"
+                                   : description);
 }
 
 }  // namespace ssgd::tools

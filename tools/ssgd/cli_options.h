@@ -100,7 +100,8 @@ sim::Scenario load_scenario(const ScenarioOptions& options,
 
 // Adds --allow-truncated: a trace cut short (no footer: a crash during
 // capture, a partial copy) is read up to its last whole chunk, with a
-// warning, instead of being refused.
-void add_allow_truncated_flag(CLI::App& cmd, bool& allow);
+// warning, instead of being refused. `description` replaces the help text
+// of a command where it means more or less than that (info, merge).
+void add_allow_truncated_flag(CLI::App& cmd, bool& allow, const std::string& description = "");
 
 }  // namespace ssgd::tools

@@ -55,7 +55,8 @@ std::vector<double> parse_band_limits(const std::string& list) {
       throw flag_error("--bands", list, fmt::format("band limit '{}' must be above zero", item));
     }
     if (!limits.empty() && !(static_cast<double>(bytes) > limits.back())) {
-      throw flag_error("--bands", list, "band limits must be in increasing order, e.g. 8KiB,256KiB");
+      throw flag_error("--bands", list,
+                       "band limits must be in increasing order, e.g. 8KiB,256KiB");
     }
     limits.push_back(static_cast<double>(bytes));
   }
@@ -131,9 +132,9 @@ void run_calibrate(const CalibrateArgs& a) {
   if (!a.op.empty()) {
     mo.op = sim::parse_collective_op(a.op);
     if (!mo.op) {
-      throw flag_error("--op", a.op,
-                       fmt::format("unknown op '{}'; expected one of {}", a.op,
-                                   sim::collective_op_names()));
+      throw flag_error(
+          "--op", a.op,
+          fmt::format("unknown op '{}'; expected one of {}", a.op, sim::collective_op_names()));
     }
   }
   if (a.ranks != 0) {

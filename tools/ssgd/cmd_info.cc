@@ -29,7 +29,9 @@ void add_info_command(CLI::App& app) {
   cmd->add_flag("--dump", options->dump,
                 "print every event as protobuf text (deterministic, for golden tests) instead "
                 "of the summary");
-  add_allow_truncated_flag(*cmd, options->allow_truncated);
+  add_allow_truncated_flag(*cmd, options->allow_truncated,
+                           "accepted as by every command that reads traces; info reads the "
+                           "readable prefix of a trace cut short with or without it");
   cmd->callback([options] {
     // The reader logs the truncation warning on stderr itself.
     auto reader = trace::TraceReader::open(options->file);

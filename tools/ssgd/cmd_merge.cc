@@ -29,7 +29,9 @@ void add_merge_command(CLI::App& app) {
   cmd->add_flag("--force", options->force,
                 "merge even hosts without a clock calibration (uncorrected), rank files cut "
                 "short (their readable part) and missing ranks; the merged trace says so");
-  add_allow_truncated_flag(*cmd, options->allow_truncated);
+  add_allow_truncated_flag(*cmd, options->allow_truncated,
+                           "merge the readable prefix of rank files cut short (and nothing else "
+                           "that --force lets through); the merged trace says so");
   cmd->callback([options] {
     check_outputs({&options->output});
     trace::MergeOptions merge;

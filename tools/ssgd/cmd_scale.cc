@@ -170,7 +170,7 @@ struct SweepPlan {
   std::int64_t global_batch = 0;  // strong: the one every count splits; 0 when weak
   sim::BatchPlan given_plan;      // the scenario as given, at its own GPU count
   sim::BatchPlan one_plan;        // the baseline's
-  sim::Scenario baseline;         // one GPU, at the per-GPU batch (weak) or the global batch (strong)
+  sim::Scenario baseline;  // one GPU, at the per-GPU batch (weak) or the global batch (strong)
   std::vector<sim::Scenario> scenarios;  // one per --gpus count, in order
   sim::ReplayOptions options;
 };
@@ -265,8 +265,7 @@ void print_sweep(const sim::ScaleResult& r, double seconds, std::ostream& out) {
                        *r.global_batch);
     out << fmt::format("  compute model: {}\n", r.compute_model);
   } else {
-    out << fmt::format("ssgd scale: {}, weak scaling at {} {} per GPU\n", model,
-                       r.reference_batch,
+    out << fmt::format("ssgd scale: {}, weak scaling at {} {} per GPU\n", model, r.reference_batch,
                        r.batch_given ? "samples" : "batch (no batch size given)");
   }
   out << fmt::format(
