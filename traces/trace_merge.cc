@@ -124,10 +124,10 @@ void read_rank_file(RankFile& f, const MergeOptions& options, std::vector<std::s
     f.events.push_back(event);
   }
   if (reader.truncated()) {
-    if (!options.force) {
+    if (!options.force && !options.allow_truncated) {
       throw InputError({file, std::nullopt, std::nullopt, ""},
                        reader.truncation_warning() +
-                           "; merge its readable part with --force");
+                           "; merge its readable part with --allow-truncated (or --force)");
     }
     notes.push_back(f.name + " was cut short; its first " + std::to_string(f.events.size()) +
                     " events were merged");

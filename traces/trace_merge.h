@@ -36,6 +36,9 @@ struct MergeOptions {
   // without a clock calibration (uncorrected), rank files cut short (their
   // readable prefix), missing ranks.
   bool force = false;
+  // Merge the readable prefix of rank files cut short, and say so as
+  // `force` does; the other problems `force` lets through stay errors.
+  bool allow_truncated = false;
   // Progress lines (one per file read, and the writing), for stderr; may be empty.
   std::function<void(const std::string&)> progress;
 };

@@ -151,7 +151,7 @@ std::vector<Measurement> read_measurements(const std::filesystem::path& path,
   std::vector<Measurement> out;
   if (format == MeasurementFormat::kTrace ||
       (format == MeasurementFormat::kAuto && trace::looks_like_trace(file_head(path)))) {
-    out = read_trace_collectives(path);
+    out = read_trace_collectives(path, options.allow_truncated);
   } else {
     const std::string text = read_text_file(path, "measurement file");
     if (format == MeasurementFormat::kAuto) {

@@ -52,6 +52,8 @@ struct MeasurementOptions {
   std::optional<CollectiveOp> op;
   // nccl-tests: read the in-place time instead of the out-of-place one.
   bool in_place = false;
+  // Traces: fit the readable prefix of one cut short instead of refusing it.
+  bool allow_truncated = false;
 };
 
 // Reads one file. Throws ssgd::InputError; never returns an empty list, and

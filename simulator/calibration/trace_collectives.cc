@@ -41,7 +41,8 @@ struct Instance {
 
 }  // namespace
 
-std::vector<Measurement> read_trace_collectives(const std::filesystem::path& path) {
+std::vector<Measurement> read_trace_collectives(const std::filesystem::path& path,
+                                                bool allow_truncated) {
   const std::string file = path.string();
   auto reader = trace::TraceReader::open(path);
   // Keyed by (op, communicator, sequence number); ordered, so the output is
@@ -107,6 +108,9 @@ std::vector<Measurement> read_trace_collectives(const std::filesystem::path& pat
       in.last_arrival_record = record;
     }
     in.max_end_ns = std::max(in.max_end_ns, c.end_ns());
+  }
+  if (reader.truncated() && !allow_truncated) {
+    throw trace::truncated_trace_error(reader, "; pass --allow-truncated to fit the readable prefix");
   }
 
   std::vector<Measurement> out;

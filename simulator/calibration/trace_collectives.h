@@ -30,6 +30,9 @@
 
 namespace ssgd::sim {
 
-std::vector<Measurement> read_trace_collectives(const std::filesystem::path& path);
+// A trace cut short is refused unless `allow_truncated`, which fits its
+// readable prefix (the reader warns).
+std::vector<Measurement> read_trace_collectives(const std::filesystem::path& path,
+                                                bool allow_truncated = false);
 
 }  // namespace ssgd::sim

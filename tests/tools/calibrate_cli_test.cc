@@ -152,32 +152,36 @@ TEST_F(CalibrateCli, NoUsablePoints) {
 
 TEST_F(CalibrateCli, UnknownNamesListTheValidOnes) {
   Result r = fails({"ar2.log", "--op", "allreduce"});
-  EXPECT_THAT(r.err, HasSubstr("--op: unknown op 'allreduce'; expected one of all_reduce, "
-                               "reduce_scatter, all_gather, broadcast, all_to_all"));
+  EXPECT_THAT(r.err, HasSubstr("'allreduce': field '--op': unknown op 'allreduce'; expected one "
+                               "of all_reduce, reduce_scatter, all_gather, broadcast, all_to_all"));
   r = fails({"ar2.log", "--algorithm", "rabenseifner"});
-  EXPECT_THAT(r.err, HasSubstr("--algorithm: unknown algorithm 'rabenseifner'; expected one of "
-                               "ring, double_binary_tree, halving_doubling"));
+  EXPECT_THAT(r.err, HasSubstr("'rabenseifner': field '--algorithm': unknown algorithm "
+                               "'rabenseifner'; expected one of ring, double_binary_tree, "
+                               "halving_doubling"));
   r = fails({"ar2.log", "--algorithm", "auto"});
-  EXPECT_THAT(r.err, HasSubstr("--algorithm: unknown algorithm 'auto'; expected one of ring, "));
+  EXPECT_THAT(r.err, HasSubstr("field '--algorithm': unknown algorithm 'auto'; expected one of "
+                               "ring, "));
   r = fails({"ar2.log", "--format", "csv"});
-  EXPECT_THAT(r.err, HasSubstr("--format: unknown format 'csv'; expected one of auto, osu, "
-                               "nccl-tests, nccl-tests-json, trace"));
+  EXPECT_THAT(r.err, HasSubstr("'csv': field '--format': unknown format 'csv'; expected one of "
+                               "auto, osu, nccl-tests, nccl-tests-json, trace"));
   write_file_bytes(work_ / "ag.log",
                    "# OSU MPI Allgather Latency Test\n2,1024 10\n2,2048 11\n2,4096 12\n");
   r = fails({"ag.log", "--algorithm", "torus2d"});
-  EXPECT_THAT(r.err, HasSubstr("--algorithm: collective: algorithm torus2d does not implement "
-                               "all_gather; algorithms that do: ring, halving_doubling"));
+  EXPECT_THAT(r.err, HasSubstr("'torus2d': field '--algorithm': collective: algorithm torus2d "
+                               "does not implement all_gather; algorithms that do: ring, "
+                               "halving_doubling"));
 }
 
 TEST_F(CalibrateCli, BadFlagsAndOutputs) {
   Result r = fails({"ar2.log", "--bands", "8KiB,4KiB"});
-  EXPECT_THAT(r.err, HasSubstr("--bands: band limits must be in increasing order"));
+  EXPECT_THAT(r.err,
+              HasSubstr("'8KiB,4KiB': field '--bands': band limits must be in increasing order"));
   r = fails({"ar2.log", "--bands", "8 apples"});
-  EXPECT_THAT(r.err, HasSubstr("--bands: size '8 apples': unknown unit 'apples'"));
+  EXPECT_THAT(r.err, HasSubstr("field '--bands': size '8 apples': unknown unit 'apples'"));
   r = fails({"ar2.log", "--holdout", "1"});
-  EXPECT_THAT(r.err, HasSubstr("--holdout: must be 0 (none) or at least 2, got 1"));
+  EXPECT_THAT(r.err, HasSubstr("'1': field '--holdout': must be 0 (none) or at least 2"));
   r = fails({"ar2.log", "--ranks", "1"});
-  EXPECT_THAT(r.err, HasSubstr("--ranks: must be at least 2, got 1"));
+  EXPECT_THAT(r.err, HasSubstr("'1': field '--ranks': must be at least 2"));
   r = fails({"ar2.log", "--bands", "1GiB"});
   EXPECT_THAT(r.err, HasSubstr("ar2.log: field 'all_reduce': the last band holds fewer than 2"));
   r = calibrate({"ar2.log", "-o", "no/such/folder/net.yaml"});

@@ -90,7 +90,7 @@ TEST_F(MergeCliTest, BadFoldersAndFlags) {
   two_hosts(true);
   r = ssgd({"merge", "cap", "-o", "no/such/dir/run.ssgdt"});
   EXPECT_EQ(r.status, kBadInput) << r;
-  EXPECT_THAT(r.err, HasSubstr("field '-o'"));
+  EXPECT_THAT(r.err, HasSubstr("run.ssgdt: field '--output'"));
   ssgd::testing::write_file_bytes(dir_ / "cap" / "rank-1.ssgdt", "not a trace");
   r = ssgd({"merge", "cap", "-o", "run.ssgdt"});
   EXPECT_EQ(r.status, kBadInput) << r;

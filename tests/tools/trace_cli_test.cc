@@ -109,7 +109,8 @@ TEST_F(TraceCliTracerTest, RefusesAFolderThatAlreadyHoldsTraces) {
   std::ofstream(dir_ / "t" / "rank-3.ssgdt") << "old";
   const CliResult r = trace({"--out", "t", "--", "/bin/true"});
   EXPECT_TRUE(r.exited && r.status == 2) << r;
-  EXPECT_NE(r.err.find("--out 't' already holds traces (rank-3.ssgdt)"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("t: field '--out': already holds traces (rank-3.ssgdt)"), std::string::npos)
+      << r;
 }
 
 TEST_F(TraceCliTracerTest, ACommandThatCannotRunIsNamed) {
@@ -186,12 +187,15 @@ TEST_F(TraceCliTracerTest, AnOuterClockServerIsKeptAndNoSecondOneStarted) {
 
 TEST_F(TraceCliTracerTest, BadClockOptionsAreNamed) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
-      {{"--clock-server", "nohost"}, "--clock-server 'nohost': expected HOST:PORT"},
-      {{"--clock-server", "a:0"}, "--clock-server 'a:0': the port 0 is not in 1..65535"},
-      {{"--no-clock-sync", "--clock-port", "5000"}, "--no-clock-sync: cannot be combined"},
-      {{"--clock-server", "a:1", "--clock-address", "b"}, "--clock-server uses another"},
+      {{"--clock-server", "nohost"}, "'nohost': field '--clock-server': expected HOST:PORT"},
+      {{"--clock-server", "a:0"},
+       "'a:0': field '--clock-server': the port 0 is not in 1..65535"},
+      {{"--no-clock-sync", "--clock-port", "5000"},
+       "command line: field '--no-clock-sync': cannot be combined"},
+      {{"--clock-server", "a:1", "--clock-address", "b"},
+       "'a:1': field '--clock-server': uses another"},
       {{"--clock-port", "70000"}, "--clock-port"},
-      {{"--clock-address", "two words"}, "--clock-address 'two words'"},
+      {{"--clock-address", "two words"}, "'two words': field '--clock-address'"},
   };
   for (const auto& [flags, message] : bad) {
     std::vector<std::string> args{"--out", "t"};
@@ -233,7 +237,7 @@ TEST_F(TraceCliTest, BadIterationsAreNamed) {
   for (const std::string bad : {"5", "a:b", "10:3", "4:4", ":7", "-1:3"}) {
     const CliResult r = trace({"--iterations", bad, "--", "/bin/true"});
     EXPECT_TRUE(r.exited && r.status == 2) << bad << "\n" << r;
-    EXPECT_NE(r.err.find("--iterations '" + bad + "'"), std::string::npos) << r;
+    EXPECT_NE(r.err.find("'" + bad + "': field '--iterations'"), std::string::npos) << r;
   }
 }
 

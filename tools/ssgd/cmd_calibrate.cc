@@ -1,4 +1,4 @@
-// ssgd calibrate INPUT... [-o network.yaml]: fits per-size-band alpha-beta
+// ssgd calibrate INPUT... [-o network.yaml] [--allow-truncated]: fits per-size-band alpha-beta
 // costs to measured collective times (simulator/calibration/band_fit.h) and
 // writes a network calibration file that scenarios use through
 // network.calibration (docs/calibration.md).
@@ -20,15 +20,15 @@
 #include "simulator/calibration/band_fit.h"
 #include "simulator/calibration/measurement.h"
 #include "simulator/calibration/network_calibration.h"
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "tools/ssgd/output_path.h"
 
 namespace ssgd::tools {
 namespace {
 
 struct CalibrateArgs {
   std::vector<std::string> inputs;
-  std::string output;
+  OutputFile output;
   std::string format = "auto";
   std::string op;
   std::string algorithm = "ring";
@@ -39,11 +39,8 @@ struct CalibrateArgs {
   std::string level = "inter_node";
   bool per_ranks = false;
   bool in_place = false;
+  bool allow_truncated = false;
 };
-
-InputError flag_error(const std::string& flag, const std::string& why) {
-  return InputError(InputLocation{flag, std::nullopt, std::nullopt, ""}, why);
-}
 
 std::vector<double> parse_band_limits(const std::string& list) {
   std::vector<double> limits;
@@ -52,12 +49,14 @@ std::vector<double> parse_band_limits(const std::string& list) {
     try {
       bytes = parse_bytes(item);
     } catch (const std::invalid_argument& e) {
-      throw flag_error("--bands", e.what());
+      throw flag_error("--bands", list, e.what());
     }
-    if (bytes <= 0)
-      throw flag_error("--bands", fmt::format("band limit '{}' must be above zero", item));
+    if (bytes <= 0) {
+      throw flag_error("--bands", list, fmt::format("band limit '{}' must be above zero", item));
+    }
     if (!limits.empty() && !(static_cast<double>(bytes) > limits.back())) {
-      throw flag_error("--bands", "band limits must be in increasing order, e.g. 8KiB,256KiB");
+      throw flag_error("--bands", list,
+                       "band limits must be in increasing order, e.g. 8KiB,256KiB");
     }
     limits.push_back(static_cast<double>(bytes));
   }
@@ -119,45 +118,48 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::o
 }
 
 void run_calibrate(const CalibrateArgs& a) {
-  check_output_path(a.output, "--output");
+  check_outputs({&a.output});
   sim::MeasurementOptions mo;
   const auto format = sim::parse_measurement_format(a.format);
   if (!format) {
-    throw flag_error("--format", fmt::format("unknown format '{}'; expected one of {}", a.format,
-                                             sim::measurement_format_names()));
+    throw flag_error("--format", a.format,
+                     fmt::format("unknown format '{}'; expected one of {}", a.format,
+                                 sim::measurement_format_names()));
   }
   mo.format = *format;
   mo.in_place = a.in_place;
+  mo.allow_truncated = a.allow_truncated;
   if (!a.op.empty()) {
     mo.op = sim::parse_collective_op(a.op);
     if (!mo.op) {
-      throw flag_error("--op", fmt::format("unknown op '{}'; expected one of {}", a.op,
-                                           sim::collective_op_names()));
+      throw flag_error(
+          "--op", a.op,
+          fmt::format("unknown op '{}'; expected one of {}", a.op, sim::collective_op_names()));
     }
   }
   if (a.ranks != 0) {
-    if (a.ranks < 2)
-      throw flag_error("--ranks", fmt::format("must be at least 2, got {}", a.ranks));
+    if (a.ranks < 2) throw flag_error("--ranks", std::to_string(a.ranks), "must be at least 2");
     mo.ranks = a.ranks;
   }
   sim::FitOptions fo;
   const auto algorithm = sim::parse_collective_algorithm(a.algorithm);
   if (!algorithm || *algorithm == sim::CollectiveAlgorithm::kAuto) {
-    throw flag_error("--algorithm", fmt::format("unknown algorithm '{}'; expected one of {}",
-                                                a.algorithm, sim::calibration_algorithm_names()));
+    throw flag_error("--algorithm", a.algorithm,
+                     fmt::format("unknown algorithm '{}'; expected one of {}", a.algorithm,
+                                 sim::calibration_algorithm_names()));
   }
   fo.algorithm = *algorithm;
   if (a.max_bands < 1 || a.max_bands > 16) {
-    throw flag_error("--max-bands", fmt::format("must be between 1 and 16, got {}", a.max_bands));
+    throw flag_error("--max-bands", std::to_string(a.max_bands), "must be between 1 and 16");
   }
   fo.max_bands = a.max_bands;
   if (a.holdout < 0 || a.holdout == 1) {
-    throw flag_error("--holdout", fmt::format("must be 0 (none) or at least 2, got {}", a.holdout));
+    throw flag_error("--holdout", std::to_string(a.holdout), "must be 0 (none) or at least 2");
   }
   fo.holdout = a.holdout;
   if (!a.bands.empty()) fo.boundaries = parse_band_limits(a.bands);
   if (a.level != "inter_node" && a.level != "intra_node") {
-    throw flag_error("--level",
+    throw flag_error("--level", a.level,
                      fmt::format("unknown level '{}'; expected inter_node or intra_node", a.level));
   }
 
@@ -176,7 +178,7 @@ void run_calibrate(const CalibrateArgs& a) {
       try {
         sim::alpha_beta_terms(op, fo.algorithm, m.ranks);
       } catch (const std::invalid_argument& e) {
-        throw flag_error("--algorithm", e.what());
+        throw flag_error("--algorithm", a.algorithm, e.what());
       }
     }
   }
@@ -211,10 +213,10 @@ void run_calibrate(const CalibrateArgs& a) {
     print_fit(fit, fo, std::cout);
     cal.collectives.push_back(std::move(fit.collective));
   }
-  if (!a.output.empty()) {
-    sim::write_network_calibration(cal, a.output);
+  if (a.output.given()) {
+    sim::write_network_calibration(cal, a.output.path);
     std::cout << fmt::format("\nwrote {} ({} level; use it with --set network.calibration={})\n",
-                             a.output, a.level, a.output);
+                             a.output.path, a.level, a.output.path);
   }
   std::cout.flush();
 }
@@ -230,7 +232,8 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("INPUT", args->inputs,
                   "measurement files: OSU latency log, nccl-tests text or JSON output, ssgd trace")
       ->required();
-  cmd->add_option("-o,--output", args->output, "write the network calibration file (YAML) here");
+  add_output_option(*cmd, args->output, "-o,--output",
+                    "write the network calibration file (YAML) here");
   cmd->add_option("--format", args->format,
                   "input format: auto (by content), osu, nccl-tests, nccl-tests-json or trace")
       ->capture_default_str();
@@ -257,6 +260,7 @@ void add_calibrate_command(CLI::App& app) {
                 "rank count and uses the joint fit for others");
   cmd->add_flag("--in-place", args->in_place,
                 "nccl-tests: fit the in-place times, not the out-of-place");
+  add_allow_truncated_flag(*cmd, args->allow_truncated);
   cmd->callback([args] { run_calibrate(*args); });
 }
 

@@ -17,8 +17,8 @@
 #include "simulator/dataset/dataset_pack.h"
 #include "simulator/dataset/dataset_replay.h"
 #include "simulator/report/dataset_report.h"
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "tools/ssgd/output_path.h"
 #include "traces/dataset_check.h"
 #include "traces/dataset_files.h"
 
@@ -34,7 +34,7 @@ struct PackArgs {
 struct VerifyArgs {
   std::string dir;
   std::size_t jobs = 1;
-  std::string report;
+  OutputFile report;
   bool no_replay = false;
 };
 
@@ -59,7 +59,7 @@ bool inside(const std::string& path, const std::string& dir) {
 }
 
 void run_verify(const VerifyArgs& a) {
-  check_output_path(a.report, "--report");
+  check_outputs({&a.report});
   auto log = logger("tools");
   const trace::DatasetCheck check = trace::check_dataset(a.dir);
   const std::string manifest =
@@ -76,8 +76,9 @@ void run_verify(const VerifyArgs& a) {
   if (m.ssgd_version != ssgd_version()) {
     log->info("packed by ssgd {}, verified by ssgd {}", m.ssgd_version, ssgd_version());
   }
-  if (!a.report.empty() && inside(a.report, a.dir)) {
-    log->warn("{} is inside the dataset folder: the next verify will find it unlisted", a.report);
+  if (a.report.given() && inside(a.report.path, a.dir)) {
+    log->warn("{} is inside the dataset folder: the next verify will find it unlisted",
+              a.report.path);
   }
 
   std::vector<sim::DatasetCase> cases;
@@ -94,8 +95,8 @@ void run_verify(const VerifyArgs& a) {
   }
   const sim::DatasetSummary summary = sim::summarise_dataset(cases, m);
   std::optional<AtomicFile> report;
-  if (!a.report.empty()) {
-    report.emplace(a.report);
+  if (a.report.given()) {
+    report.emplace(a.report.path);
     report->stream() << sim::dataset_report_json(a.dir, m, cases, summary).dump(2) << "\n";
     report->commit();
   }
@@ -108,7 +109,7 @@ void run_verify(const VerifyArgs& a) {
     std::cout << "\n";
     sim::print_dataset_table(cases, summary, std::cout);
   }
-  if (!a.report.empty()) log->info("report written to {}", a.report);
+  if (a.report.given()) log->info("report written to {}", a.report.path);
 }
 
 }  // namespace
@@ -140,7 +141,8 @@ void add_dataset_command(CLI::App& app) {
   verify->add_option("--jobs", verify_args->jobs, "cases simulated at once")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  verify->add_option("--report", verify_args->report, "write the cases and summary as JSON here");
+  add_output_option(*verify, verify_args->report, "--report",
+                    "write the cases and summary as JSON here");
   verify->add_flag("--no-replay", verify_args->no_replay, "check the files and the manifest only");
   verify->callback([verify_args] { run_verify(*verify_args); });
 }

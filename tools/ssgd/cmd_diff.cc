@@ -1,12 +1,12 @@
 // ssgd diff MEASURED SIMULATED [--iteration N] [--simulated-iteration M]
-//                              [--rank R] [--top K] [--by start|end|duration] [--json FILE]
+//                              [--rank R] [--top K] [--by start|end|duration] [--report FILE]
+//                              [--allow-truncated]
 #include <algorithm>
 #include <fmt/format.h>
 
 #include <iostream>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -14,14 +14,16 @@
 #include "common/fixed_decimal.h"
 #include "common/logging.h"
 #include "dag/iteration_diff.h"
+#include "simulator/report/diff_report.h"
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "tools/ssgd/output_path.h"
 
 namespace ssgd::tools {
 namespace {
 
 struct DiffArgs {
-  std::string measured, simulated, json;
+  std::string measured, simulated;
+  OutputFile report;
   std::optional<std::int64_t> iteration, simulated_iteration;
   std::optional<std::int32_t> rank;
   std::int64_t top = 10;
@@ -49,41 +51,6 @@ const char* by_meaning(dag::DiffBy by) {
     case dag::DiffBy::kDuration: return "duration (busy time: where a task's own time is mispredicted)";
   }
   return "";
-}
-
-nlohmann::json task_json(const std::optional<dag::IterationTask>& t) {
-  if (!t) return nullptr;
-  return {{"start_ns", t->start_ns}, {"end_ns", t->end_ns}, {"busy_ns", t->busy_ns},
-          {"bytes", t->bytes}};
-}
-
-nlohmann::json row_json(const dag::DiffRow& row) {
-  const auto& t = row.task();
-  nlohmann::json j{{"rank", t.rank},          {"kind", dag::to_string(t.kind)},
-                   {"task", dag::task_label(t)}, {"measured", task_json(row.measured)},
-                   {"simulated", task_json(row.simulated)}};
-  if (row.measured && row.simulated) {
-    j["start_diff_ns"] = row.start_diff_ns;
-    j["end_diff_ns"] = row.end_diff_ns;
-    j["duration_diff_ns"] = row.duration_diff_ns;
-  }
-  return j;
-}
-
-nlohmann::json diff_json(const DiffArgs& a, const dag::IterationDiff& d) {
-  auto side = [](const std::string& path, const dag::IterationSpan& s, const std::string& how) {
-    return nlohmann::json{{"path", path}, {"iteration", s.number}, {"chosen", how},
-                          {"iteration_time_ns", s.duration_ns()}};
-  };
-  nlohmann::json j{{"measured", side(a.measured, d.measured, d.measured_choice)},
-                   {"simulated", side(a.simulated, d.simulated, d.simulated_choice)},
-                   {"iteration_time_diff_ns", d.simulated.duration_ns() - d.measured.duration_ns()},
-                   {"by", dag::to_string(d.by)}};
-  for (const char* key : {"matched", "measured_only", "simulated_only"}) j[key] = nlohmann::json::array();
-  for (const auto& r : d.matched) j["matched"].push_back(row_json(r));
-  for (const auto& r : d.measured_only) j["measured_only"].push_back(row_json(r));
-  for (const auto& r : d.simulated_only) j["simulated_only"].push_back(row_json(r));
-  return j;
 }
 
 void print_side_only(const char* title, const std::vector<dag::DiffRow>& rows, std::size_t top,
@@ -135,7 +102,7 @@ void print_diff(const DiffArgs& a, const dag::IterationDiff& d, std::ostream& ou
 }
 
 void run_diff(const DiffArgs& a) {
-  check_output_path(a.json, "--json");
+  check_outputs({&a.report});
   const auto measured = dag::TraceIterations::read(a.measured, a.allow_truncated);
   const auto simulated = dag::TraceIterations::read(a.simulated, a.allow_truncated);
   auto log = logger("tools");
@@ -148,7 +115,10 @@ void run_diff(const DiffArgs& a) {
   options.rank = a.rank;
   options.by = a.by;
   const dag::IterationDiff d = dag::diff_iterations(measured, simulated, options);
-  if (!a.json.empty()) write_file_atomically(a.json, diff_json(a, d).dump(2) + "\n");
+  if (a.report.given()) {
+    write_file_atomically(a.report.path,
+                          sim::diff_report_json(a.measured, a.simulated, d).dump(2) + "\n");
+  }
   print_diff(a, d, std::cout);
 }
 
@@ -159,7 +129,7 @@ void add_diff_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "diff",
       "Compare one iteration of a measured trace with its simulated replay, task by task "
-      "(e.g. after `ssgd simulate measured.ssgdt --trace-out sim.ssgdt`)");
+      "(e.g. after `ssgd simulate measured.ssgdt --trace sim.ssgdt`)");
   cmd->add_option("MEASURED", args->measured, "measured ssgd trace (.ssgdt)")->required();
   cmd->add_option("SIMULATED", args->simulated, "simulated (or another) ssgd trace")->required();
   cmd->add_option("--iteration", args->iteration,
@@ -177,9 +147,9 @@ void add_diff_command(CLI::App& app) {
   cmd->add_option("--by", args->by, "order rows by the difference of: start, end or duration")
       ->transform(CLI::CheckedTransformer(by, CLI::ignore_case))
       ->default_str("duration");
-  cmd->add_option("--json", args->json, "also write the whole comparison as JSON here");
-  cmd->add_flag("--allow-truncated", args->allow_truncated,
-                "read the readable prefix of traces that were cut short");
+  add_output_option(*cmd, args->report, "--report",
+                    "also write the whole comparison as JSON here", {"--json"});
+  add_allow_truncated_flag(*cmd, args->allow_truncated);
   cmd->callback([args] { run_diff(*args); });
 }
 

@@ -5,8 +5,8 @@
 
 #include "common/chrome_trace_writer.h"
 #include "common/logging.h"
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "tools/ssgd/output_path.h"
 #include "traces/perfetto_export.h"
 #include "traces/trace_reader.h"
 
@@ -17,7 +17,7 @@ void add_export_command(CLI::App& app) {
   cmd->require_subcommand(1);
   struct Args {
     std::string trace;
-    std::string out;
+    OutputFile out;
     bool allow_truncated = false;
   };
   auto args = std::make_shared<Args>();
@@ -26,24 +26,23 @@ void add_export_command(CLI::App& app) {
       "ssgd trace (measured, merged or simulated) -> Chrome trace-event JSON for ui.perfetto.dev "
       "and chrome://tracing (docs/export.md)");
   perfetto->add_option("TRACE", args->trace, "ssgd trace (.ssgdt)")->required();
-  perfetto->add_option("-o,--output", args->out,
-                       "JSON file to write; gzip-compressed when the name ends in .gz")
+  add_output_option(*perfetto, args->out, "-o,--output",
+                    "JSON file to write; gzip-compressed when the name ends in .gz")
       ->required();
-  perfetto->add_flag("--allow-truncated", args->allow_truncated,
-                     "export the readable prefix of a trace that was cut short");
+  add_allow_truncated_flag(*perfetto, args->allow_truncated);
   perfetto->callback([args] {
-    check_output_path(args->out, "--output");
+    check_outputs({&args->out});
     auto reader = trace::TraceReader::open(args->trace);
     // Written under a temporary name, renamed only once the whole trace is
     // exported: a damaged trace leaves no output.
-    ChromeTraceFile file(args->out);
+    ChromeTraceFile file(args->out.path);
     const auto result =
         trace::export_perfetto(reader, file.writer(), {args->allow_truncated});
     file.commit();
     logger("tools")->info(
         "{}: {} events of {} rank(s) -> {} slices and {} launch arrows in {} ({} correlation ids "
         "without a partner, at most {} held at once)",
-        args->trace, result.events_read, result.ranks, result.slices, result.flows, args->out,
+        args->trace, result.events_read, result.ranks, result.slices, result.flows, args->out.path,
         result.unmatched, result.peak_pending);
   });
 }

@@ -9,6 +9,7 @@
 #include "common/logging.h"
 #include "traces/bcaffe_log.h"
 #include "traces/kineto_import.h"
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 
 namespace ssgd::tools {
@@ -18,25 +19,26 @@ void add_import_command(CLI::App& app) {
   cmd->require_subcommand(1);
   struct Args {
     std::string log;
-    std::string out;
+    OutputFile out;
   };
   auto args = std::make_shared<Args>();
   auto* bcaffe = cmd->add_subcommand(
       "bcaffe", "B-Caffe per-gradient timing log -> layer-profile CSV with measured comm_ns");
   bcaffe->add_option("LOG", args->log, "tmp*comm.log file")->required();
-  bcaffe->add_option("-o,--output", args->out, "layer-profile CSV to write")->required();
+  add_output_option(*bcaffe, args->out, "-o,--output", "layer-profile CSV to write")->required();
   bcaffe->callback([args] {
     const auto profile = trace::read_bcaffe_log(args->log);
-    AtomicFile f(args->out);
+    AtomicFile f(args->out.path);
     trace::write_layer_profile_csv(profile, f.stream());
     f.commit();
-    logger("tools")->info("{}: {} layers written to {}", args->log, profile.layers.size(), args->out);
+    logger("tools")->info("{}: {} layers written to {}", args->log, profile.layers.size(),
+                          args->out.path);
   });
 
   // `pytorch` and `kineto` are one import: the writer is recognised by content.
   struct PytorchArgs {
     std::string input;
-    std::string out;
+    OutputFile out;
     std::int32_t rank = -1;
     std::string layers = "auto";
   };
@@ -47,7 +49,7 @@ void add_import_command(CLI::App& app) {
                     "trace JSON written by torch.profiler (Kineto) or by the legacy profiler "
                     "(export_chrome_trace without Kineto), plain or .gz")
         ->required();
-    sub->add_option("-o,--output", pargs->out, ".ssgdt trace to write")->required();
+    add_output_option(*sub, pargs->out, "-o,--output", ".ssgdt trace to write")->required();
     sub->add_option("--rank", pargs->rank,
                     "rank of the file (default: its distributedInfo.rank, else its ssgd/rank mark)")
         ->check(CLI::NonNegativeNumber);
@@ -63,7 +65,7 @@ void add_import_command(CLI::App& app) {
       trace::KinetoImportOptions options;
       if (pargs->rank >= 0) options.rank = pargs->rank;
       options.layers = *trace::parse_kineto_layer_source(pargs->layers);
-      const auto summary = trace::import_kineto(pargs->input, pargs->out, options);
+      const auto summary = trace::import_kineto(pargs->input, pargs->out.path, options);
       trace::print_kineto_import_summary(summary, std::cout);
     });
   };

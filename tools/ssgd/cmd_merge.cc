@@ -1,11 +1,11 @@
-// ssgd merge DIR -o FILE.ssgdt [--force]: the per-rank traces of one capture
+// ssgd merge DIR -o FILE.ssgdt [--force] [--allow-truncated]: the per-rank traces of one capture
 // (DIR/rank-<r>.ssgdt) into one trace on one time line (traces/trace_merge.h).
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "tools/ssgd/output_path.h"
 #include "traces/trace_merge.h"
 
 namespace ssgd::tools {
@@ -13,8 +13,9 @@ namespace ssgd::tools {
 void add_merge_command(CLI::App& app) {
   struct Options {
     std::string dir;
-    std::string output;
+    OutputFile output;
     bool force = false;
+    bool allow_truncated = false;
   };
   auto options = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -23,22 +24,29 @@ void add_merge_command(CLI::App& app) {
       "every rank's clock aligned by the calibrations the tracer stored to the host of the "
       "lowest rank, or to the clock server's host that its calibration names.");
   cmd->add_option("DIR", options->dir, "folder of rank-<r>.ssgdt files")->required();
-  cmd->add_option("-o,--output", options->output, "merged trace to write (.ssgdt)")->required();
+  add_output_option(*cmd, options->output, "-o,--output", "merged trace to write (.ssgdt)")
+      ->required();
   cmd->add_flag("--force", options->force,
                 "merge even hosts without a clock calibration (uncorrected), rank files cut "
                 "short (their readable part) and missing ranks; the merged trace says so");
+  add_allow_truncated_flag(*cmd, options->allow_truncated,
+                           "merge the readable prefix of rank files cut short (and nothing else "
+                           "that --force lets through); the merged trace says so");
   cmd->callback([options] {
-    check_output_path(options->output, "-o");
+    check_outputs({&options->output});
     trace::MergeOptions merge;
     merge.force = options->force;
+    merge.allow_truncated = options->allow_truncated;
     merge.progress = [](const std::string& line) { std::cerr << line << "\n"; };
-    const trace::MergeResult r = trace::merge_rank_traces(options->dir, options->output, merge);
+    const trace::MergeResult r =
+        trace::merge_rank_traces(options->dir, options->output.path, merge);
     for (const std::string& note : r.notes) std::cerr << "ssgd: warning: " << note << "\n";
     std::cout << "merged " << r.ranks << " ranks from " << r.hosts
-              << (r.hosts == 1 ? " host" : " hosts") << " into " << options->output << ": "
+              << (r.hosts == 1 ? " host" : " hosts") << " into " << options->output.path << ": "
               << r.events << " events\n";
     if (!r.notes.empty()) {
-      std::cout << "forced: " << r.notes.size()
+      // Without --force, --allow-truncated let through rank files cut short only.
+      std::cout << (options->force ? "forced: " : "allowed: ") << r.notes.size()
                 << " problem(s) let through, listed on stderr and in the trace's provenance\n";
     }
   });

@@ -1,5 +1,6 @@
 // ssgd optimize INPUT --param KEY (--values LIST | --from A --to B [--points N] [--linear])
 //                     [--scenario FILE.yaml] [--set key.path=value]... [--report FILE.json]
+//                     [--allow-truncated]
 //
 // Searches one scenario key (a policy parameter such as policy.bucket_cap,
 // or any int, size, duration or number key) for the setting with the
@@ -19,7 +20,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
@@ -27,31 +27,28 @@
 #include "common/units.h"
 #include "simulator/replay/replay.h"
 #include "simulator/input/replay_input.h"
+#include "simulator/report/optimize_report.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/scenario/scenario_schema.h"
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "tools/ssgd/output_path.h"
 
 namespace ssgd::tools {
 namespace {
 
 struct OptimizeArgs {
   std::string input;
-  std::string scenario;
-  std::vector<std::string> sets;
+  ScenarioOptions scenario;
   std::string param;
   std::string values;
   std::string from, to;
   std::int64_t points = 20;
   bool linear = false;
-  std::string report;
+  OutputFile report;
+  bool allow_truncated = false;
 };
 
 constexpr std::int64_t kMaxPoints = 10'000;
-
-InputError flag_error(const std::string& flag, const std::string& reason) {
-  return InputError({"command line", std::nullopt, std::nullopt, flag}, reason);
-}
 
 // A value of the key's type as a number, for spacing candidates.
 double to_number(const sim::ScenarioKey& key, const std::string& text, const std::string& flag) {
@@ -74,13 +71,14 @@ double to_number(const sim::ScenarioKey& key, const std::string& text, const std
       return v;
     }
   } catch (const std::invalid_argument& e) {
-    throw flag_error(flag, e.what());
+    throw flag_error(flag, text, e.what());
   } catch (const std::out_of_range&) {
-    throw flag_error(flag, fmt::format("'{}' is out of range", text));
+    throw flag_error(flag, text, "out of range");
   }
-  throw flag_error("--param", fmt::format("'{}' is a {} key: --from/--to need an int, number, size, "
-                                          "duration or rate key; give --values instead",
-                                          key.path, key.type));
+  throw flag_error("--param", key.path,
+                   fmt::format("a {} key: --from/--to need an int, number, size, duration or "
+                               "rate key; give --values instead",
+                               key.type));
 }
 
 // The number written back in the key's units.
@@ -96,10 +94,10 @@ std::vector<std::string> candidates(const OptimizeArgs& a, const sim::ScenarioKe
   std::vector<std::string> out;
   if (!a.values.empty()) {
     if (!a.from.empty() || !a.to.empty()) {
-      throw flag_error("--values", "give either --values or --from and --to, not both");
+      throw flag_error("--values", a.values, "give either --values or --from and --to, not both");
     }
     for (const auto v : split_list(a.values)) {
-      if (v.empty()) throw flag_error("--values", fmt::format("empty value in '{}'", a.values));
+      if (v.empty()) throw flag_error("--values", a.values, "an empty value");
       out.emplace_back(v);
     }
     return out;
@@ -108,11 +106,14 @@ std::vector<std::string> candidates(const OptimizeArgs& a, const sim::ScenarioKe
     throw flag_error("--from", "give the values to search: --values LIST, or --from A --to B");
   }
   if (a.points < 2 || a.points > kMaxPoints) {
-    throw flag_error("--points", fmt::format("must be between 2 and {}, got {}", kMaxPoints, a.points));
+    throw flag_error("--points", std::to_string(a.points),
+                     fmt::format("must be between 2 and {}", kMaxPoints));
   }
   const double lo = to_number(key, a.from, "--from");
   const double hi = to_number(key, a.to, "--to");
-  if (!(hi > lo)) throw flag_error("--to", fmt::format("must be above --from ({} <= {})", a.to, a.from));
+  if (!(hi > lo)) {
+    throw flag_error("--to", a.to, fmt::format("must be above --from ({} <= {})", a.to, a.from));
+  }
   const bool geometric = !a.linear && lo > 0;
   for (std::int64_t i = 0; i < a.points; ++i) {
     const double f = static_cast<double>(i) / static_cast<double>(a.points - 1);
@@ -123,40 +124,60 @@ std::vector<std::string> candidates(const OptimizeArgs& a, const sim::ScenarioKe
   return out;
 }
 
-struct Point {
-  std::string value;
-  sim::ReplayResult result;
-};
+// A candidate's figures, as the report and the table show them.
+sim::OptimizePoint point(const std::string& value, const sim::ReplayResult& r) {
+  return {value, r.iteration_time, r.throughput_samples_per_s, r.collectives_per_iteration,
+          r.breakdown.exposed_comm};
+}
+
+void print_curve(const OptimizeArgs& a, const std::string& model, const sim::Scenario& base,
+                 const sim::OptimizeResult& r, double seconds, std::ostream& out) {
+  out << fmt::format("ssgd optimize: {} for {} ({} workers, policy {}), {} settings\n", a.param,
+                     model.empty() ? a.input : model, base.workers(),
+                     sim::to_string(base.overlap), r.curve.size());
+  out << fmt::format("  {:>16} {:>14} {:>14} {:>12}\n", "value", "iteration", "exposed comm",
+                     "collectives");
+  for (std::size_t i = 0; i < r.curve.size(); ++i) {
+    const sim::OptimizePoint& p = r.curve[i];
+    out << fmt::format("  {:>16} {:>14} {:>14} {:>12}{}\n", p.value,
+                       format_duration(p.iteration_time), format_duration(p.exposed_comm),
+                       p.collectives_per_iteration, i == r.best ? "  <- best" : "");
+  }
+  const sim::OptimizePoint& b = r.curve[r.best];
+  const std::int64_t as_given = r.as_given_iteration_time.ns();
+  const double gain = as_given > 0 ? 100.0 * (1.0 - static_cast<double>(b.iteration_time.ns()) /
+                                                        static_cast<double>(as_given))
+                                   : 0.0;
+  out << fmt::format(
+      "\n  best: --set {}={}: iteration {} ({:+.1f}% vs the scenario as given, {})\n", a.param,
+      b.value, format_duration(b.iteration_time), -gain,
+      format_duration(r.as_given_iteration_time));
+  out << fmt::format("  searched {} settings in {:.2f} s\n", r.curve.size(), seconds);
+}
 
 void run_optimize(const OptimizeArgs& a) {
   auto log = logger("tools");
-  check_output_path(a.report, "--report");
+  check_outputs({&a.report});
   const sim::ScenarioKey* key = sim::find_scenario_key(a.param);
   if (key == nullptr) {
-    throw flag_error("--param", fmt::format("unknown scenario key '{}' (`ssgd presets` lists them)",
-                                            a.param));
+    throw flag_error("--param", a.param,
+                     fmt::format("unknown scenario key '{}' (`ssgd presets` lists them)", a.param));
   }
   const std::vector<std::string> values = candidates(a, *key);
-  const std::optional<std::filesystem::path> scenario_file =
-      a.scenario.empty() ? std::nullopt : std::optional<std::filesystem::path>(a.scenario);
   // Every candidate is checked before anything runs, so a bad one fails at once.
   std::vector<sim::Scenario> scenarios;
-  for (const auto& v : values) {
-    std::vector<std::string> sets = a.sets;
-    sets.push_back(a.param + "=" + v);
-    scenarios.push_back(sim::load_scenario(scenario_file, sets));
-  }
-  const sim::Scenario base = sim::load_scenario(scenario_file, a.sets);
-  sim::ReplayInput input = sim::load_replay_input(a.input);
+  for (const auto& v : values) scenarios.push_back(load_scenario(a.scenario, {a.param + "=" + v}));
+  const sim::Scenario base = load_scenario(a.scenario);
+  sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
   for (const auto& w : input.warnings) log->warn("{}", w);
 
   sim::ReplayOptions options;
   options.single_worker_baseline = false;
   const auto t0 = std::chrono::steady_clock::now();
   auto last = t0;
-  std::vector<Point> curve;
+  sim::OptimizeResult result{a.param, a.input, a.scenario.file, {}, 0, {}};
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
-    curve.push_back({values[i], sim::replay(input.profile, scenarios[i], options)});
+    result.curve.push_back(point(values[i], sim::replay(input.profile, scenarios[i], options)));
     const auto now = std::chrono::steady_clock::now();
     if (now - last > std::chrono::seconds(2)) {
       last = now;
@@ -164,56 +185,19 @@ void run_optimize(const OptimizeArgs& a) {
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const sim::ReplayResult as_given = sim::replay(input.profile, base, options);
+  result.as_given_iteration_time = sim::replay(input.profile, base, options).iteration_time;
   // The best: the shortest iteration; ties to the first value tried.
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < curve.size(); ++i) {
-    if (curve[i].result.iteration_time < curve[best].result.iteration_time) best = i;
+  for (std::size_t i = 1; i < result.curve.size(); ++i) {
+    if (result.curve[i].iteration_time < result.curve[result.best].iteration_time) result.best = i;
   }
 
-  if (!a.report.empty()) {
-    nlohmann::json j;
-    j["param"] = a.param;
-    j["input"] = a.input;
-    j["scenario_file"] = a.scenario;
-    nlohmann::json pts = nlohmann::json::array();
-    for (const auto& p : curve) {
-      pts.push_back({{"value", p.value},
-                     {"iteration_time_ns", p.result.iteration_time.ns()},
-                     {"throughput_samples_per_s", p.result.throughput_samples_per_s},
-                     {"collectives_per_iteration", p.result.collectives_per_iteration},
-                     {"exposed_comm_ns", p.result.breakdown.exposed_comm.ns()}});
-    }
-    j["curve"] = pts;
-    j["best"] = {{"value", curve[best].value},
-                 {"iteration_time_ns", curve[best].result.iteration_time.ns()}};
-    j["as_given_iteration_time_ns"] = as_given.iteration_time.ns();
-    AtomicFile file(a.report);
-    file.stream() << j.dump(2) << "\n";
+  if (a.report.given()) {
+    AtomicFile file(a.report.path);
+    file.stream() << sim::optimize_report_json(result).dump(2) << "\n";
     file.commit();
   }
-
-  std::cout << fmt::format("ssgd optimize: {} for {} ({} workers, policy {}), {} settings\n",
-                           a.param, input.profile.model.empty() ? a.input : input.profile.model,
-                           base.workers(), sim::to_string(base.overlap), curve.size());
-  std::cout << fmt::format("  {:>16} {:>14} {:>14} {:>12}\n", "value", "iteration", "exposed comm",
-                           "collectives");
-  for (std::size_t i = 0; i < curve.size(); ++i) {
-    const auto& r = curve[i].result;
-    std::cout << fmt::format("  {:>16} {:>14} {:>14} {:>12}{}\n", curve[i].value,
-                             format_duration(r.iteration_time), format_duration(r.breakdown.exposed_comm),
-                             r.collectives_per_iteration, i == best ? "  <- best" : "");
-  }
-  const auto& b = curve[best].result;
-  const double gain = as_given.iteration_time.ns() > 0
-                          ? 100.0 * (1.0 - static_cast<double>(b.iteration_time.ns()) /
-                                               static_cast<double>(as_given.iteration_time.ns()))
-                          : 0.0;
-  std::cout << fmt::format("\n  best: --set {}={}: iteration {} ({:+.1f}% vs the scenario as given, {})\n",
-                           a.param, curve[best].value, format_duration(b.iteration_time), -gain,
-                           format_duration(as_given.iteration_time));
-  std::cout << fmt::format("  searched {} settings in {:.2f} s\n", curve.size(), seconds);
-  if (!a.report.empty()) log->info("report written to {}", a.report);
+  print_curve(a, input.profile.model, base, result, seconds, std::cout);
+  if (a.report.given()) log->info("report written to {}", a.report.path);
 }
 
 }  // namespace
@@ -230,10 +214,10 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--to", args->to, "largest value");
   cmd->add_option("--points", args->points, "values from --from to --to")->capture_default_str();
   cmd->add_flag("--linear", args->linear, "space them evenly (default: geometrically)");
-  cmd->add_option("--scenario", args->scenario, "scenario YAML file (see scenarios/README.md)");
-  cmd->add_option("--set", args->sets, "override a scenario key: key.path=value (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--report", args->report, "write the curve and the best value as JSON here");
+  add_scenario_options(*cmd, args->scenario, ScenarioJobs::kRefuse);
+  add_output_option(*cmd, args->report, "--report",
+                    "write the curve and the best value as JSON here");
+  add_allow_truncated_flag(*cmd, args->allow_truncated);
   cmd->callback([args] { run_optimize(*args); });
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "traces/trace_dump.h"
 
@@ -13,7 +14,7 @@ namespace ssgd::tools {
 void add_pack_command(CLI::App& app) {
   struct Options {
     std::string input;
-    std::string output;
+    OutputFile output;
     std::size_t events_per_chunk = trace::TraceWriterOptions{}.events_per_chunk;
   };
   auto options = std::make_shared<Options>();
@@ -22,15 +23,17 @@ void add_pack_command(CLI::App& app) {
       "Pack a text trace (ssgd.trace.v1.TextTrace in protobuf text format, e.g. the "
       "output of `ssgd info --dump`) into a .ssgdt file.");
   cmd->add_option("TEXT", options->input, "text trace (.txtpb)")->required();
-  cmd->add_option("-o,--output", options->output, "trace file to write (.ssgdt)")->required();
+  add_output_option(*cmd, options->output, "-o,--output", "trace file to write (.ssgdt)")
+      ->required();
   cmd->add_option("--events-per-chunk", options->events_per_chunk,
                   "events per compressed chunk (small values make multi-chunk test files)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
   cmd->callback([options] {
     trace::TraceWriterOptions writer_options;
     writer_options.events_per_chunk = options->events_per_chunk;
-    const auto footer = trace::pack_text_trace(options->input, options->output, writer_options);
-    std::cout << "wrote " << options->output << ": " << footer.event_count() << " events in "
+    const auto footer =
+        trace::pack_text_trace(options->input, options->output.path, writer_options);
+    std::cout << "wrote " << options->output.path << ": " << footer.event_count() << " events in "
               << footer.chunk_count() << " chunks\n";
   });
 }

@@ -1,6 +1,6 @@
 // ssgd simulate INPUT [--scenario FILE.yaml] [--set key.path=value]...
 //                     [--report FILE.json] [--timeline FILE.json[.gz]]
-//                     [--trace-out FILE.ssgdt [--trace-ranks K]]
+//                     [--trace FILE.ssgdt [--trace-ranks K]] [--allow-truncated]
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -21,42 +21,24 @@
 #include "simulator/replay/shared_fabric.h"
 #include "simulator/report/simulated_trace.h"
 #include "simulator/report/timeline.h"
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "tools/ssgd/output_path.h"
 
 namespace ssgd::tools {
 namespace {
 
 struct SimulateArgs {
   std::string input;
-  std::string scenario;
-  std::vector<std::string> sets;
-  std::string report;
-  std::string timeline;
+  ScenarioOptions scenario;
+  OutputFile report;
+  OutputFile timeline;
   std::int64_t timeline_ranks = 16;
-  std::string trace_out;
+  OutputFile trace;
   std::int64_t trace_ranks = 0;
   bool allow_truncated = false;
   bool quiet = false;
   bool no_fold = false;
 };
-
-// No two outputs may be the same file.
-void check_distinct_outputs(const std::vector<std::pair<std::string, const char*>>& outputs) {
-  namespace fs = std::filesystem;
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
-      if (outputs[i].first.empty() || outputs[j].first.empty()) continue;
-      std::error_code ec;
-      if (fs::weakly_canonical(fs::absolute(outputs[i].first), ec) ==
-          fs::weakly_canonical(fs::absolute(outputs[j].first), ec)) {
-        throw InputError({outputs[j].first, std::nullopt, std::nullopt, outputs[j].second},
-                         fmt::format("{} and {} cannot be the same file", outputs[i].second,
-                                     outputs[j].second));
-      }
-    }
-  }
-}
 
 // "analytical: simulated by ssgd from IN under 2 node(s) x 4 GPU(s), policy wfbp, ..."
 std::string simulated_provenance(const SimulateArgs& a, const sim::Scenario& scenario,
@@ -66,29 +48,23 @@ std::string simulated_provenance(const SimulateArgs& a, const sim::Scenario& sce
       "iteration(s)",
       a.input, scenario.nodes, scenario.gpus_per_node, sim::to_string(scenario.overlap),
       result.network, scenario.iterations);
-  if (!a.scenario.empty()) s += ", scenario " + a.scenario;
-  for (const auto& set : a.sets) s += ", --set " + set;
+  if (!a.scenario.file.empty()) s += ", scenario " + a.scenario.file;
+  for (const auto& set : a.scenario.sets) s += ", --set " + set;
   return s;
 }
 
 void run_simulate(const SimulateArgs& a) {
   auto log = logger("tools");
   // Everything is read and checked before anything is written.
-  check_output_path(a.report, "--report");
-  check_output_path(a.timeline, "--timeline");
-  check_output_path(a.trace_out, "--trace-out");
-  check_distinct_outputs({{a.report, "--report"}, {a.timeline, "--timeline"},
-                          {a.trace_out, "--trace-out"}});
-  const std::optional<std::filesystem::path> scenario_file =
-      a.scenario.empty() ? std::nullopt : std::optional<std::filesystem::path>(a.scenario);
-  const sim::Scenario scenario = sim::load_scenario(scenario_file, a.sets);
+  check_outputs({&a.report, &a.timeline, &a.trace});
+  const sim::Scenario scenario = load_scenario(a.scenario);
   sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
   for (const auto& w : input.warnings) log->warn("{}", w);
 
   sim::ReplayOptions options;
-  options.keep_schedule = !a.timeline.empty() || !a.trace_out.empty();
+  options.keep_schedule = a.timeline.given() || a.trace.given();
   // A simulated trace can be written from a folded run; a timeline cannot.
-  options.keep_folded_schedule = a.timeline.empty();
+  options.keep_folded_schedule = !a.timeline.given();
   options.link_track_ranks = a.timeline_ranks;
   options.progress = true;
   options.fold_ranks = !a.no_fold;
@@ -113,33 +89,33 @@ void run_simulate(const SimulateArgs& a) {
   }
 
   const sim::ReportContext ctx{a.input, sim::to_string(input.kind), input.profile.model,
-                               input.profile.provenance, a.scenario,
+                               input.profile.provenance, a.scenario.file,
                                shared ? &*shared : nullptr};
   // The outputs are written under temporary names and renamed only once all
   // are complete (the trace renames itself when it is), so a failure leaves
   // none behind.
   std::optional<AtomicFile> report_file;
   std::optional<ChromeTraceFile> timeline_file;
-  if (!a.report.empty()) {
-    report_file.emplace(a.report);
+  if (a.report.given()) {
+    report_file.emplace(a.report.path);
     report_file->stream() << sim::report_json(result, scenario, ctx).dump(2) << "\n";
   }
-  if (!a.timeline.empty()) {
-    timeline_file.emplace(a.timeline);
+  if (a.timeline.given()) {
+    timeline_file.emplace(a.timeline.path);
     sim::write_timeline(*result.graph, *result.schedule, {a.timeline_ranks, &result.link_tracks},
                         timeline_file->writer());
   }
-  if (!a.trace_out.empty()) {
+  if (a.trace.given()) {
     sim::SimulatedTraceOptions trace_options;
     trace_options.max_ranks = a.trace_ranks;
     trace_options.gpus_per_node = scenario.gpus_per_node;
     trace_options.framework = input.profile.model;
     trace_options.provenance = simulated_provenance(a, scenario, result);
-    sim::write_simulated_trace(result, trace_options, a.trace_out);
+    sim::write_simulated_trace(result, trace_options, a.trace.path);
   }
   if (report_file) report_file->commit();
   if (timeline_file) timeline_file->commit();
-  if (!a.timeline.empty()) {
+  if (a.timeline.given()) {
     const auto shown = a.timeline_ranks <= 0 ? result.workers
                                              : std::min(result.workers, a.timeline_ranks);
     if (shown < result.workers) {
@@ -148,9 +124,11 @@ void run_simulate(const SimulateArgs& a) {
     }
   }
   if (!a.quiet) sim::print_summary(result, scenario, ctx, std::cout);
-  if (!a.report.empty()) log->info("report written to {}", a.report);
-  if (!a.timeline.empty()) log->info("timeline written to {} (open it in ui.perfetto.dev)", a.timeline);
-  if (!a.trace_out.empty()) log->info("simulated trace written to {}", a.trace_out);
+  if (a.report.given()) log->info("report written to {}", a.report.path);
+  if (a.timeline.given()) {
+    log->info("timeline written to {} (open it in ui.perfetto.dev)", a.timeline.path);
+  }
+  if (a.trace.given()) log->info("simulated trace written to {}", a.trace.path);
 }
 
 }  // namespace
@@ -163,24 +141,21 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("INPUT", args->input,
                   "ssgd trace (.ssgdt), layer-profile CSV or B-Caffe log, recognised by content")
       ->required();
-  cmd->add_option("--scenario", args->scenario, "scenario YAML file (see scenarios/README.md)");
-  cmd->add_option("--set", args->sets, "override a scenario key: key.path=value (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--report", args->report, "write the JSON report here");
-  cmd->add_option("--timeline", args->timeline,
-                  "write a Chrome trace-event JSON timeline here (opens in ui.perfetto.dev); "
-                  "gzip-compressed when the name ends in .gz");
-  cmd->add_option("--trace-out", args->trace_out,
-                  "write the simulated run as an ssgd trace here (ClockDomain SIMULATED), for "
-                  "`ssgd export perfetto` and `ssgd diff`");
-  cmd->add_option("--trace-ranks", args->trace_ranks,
-                  "ranks written to --trace-out (0 = all)")
+  add_scenario_options(*cmd, args->scenario, ScenarioJobs::kRun);
+  add_output_option(*cmd, args->report, "--report", "write the JSON report here");
+  add_output_option(*cmd, args->timeline, "--timeline",
+                    "write a Chrome trace-event JSON timeline here (opens in ui.perfetto.dev); "
+                    "gzip-compressed when the name ends in .gz");
+  add_output_option(*cmd, args->trace, "--trace",
+                    "write the simulated run as an ssgd trace here (ClockDomain SIMULATED), for "
+                    "`ssgd export perfetto` and `ssgd diff`",
+                    {"--trace-out"});
+  cmd->add_option("--trace-ranks", args->trace_ranks, "ranks written to --trace (0 = all)")
       ->capture_default_str();
   cmd->add_option("--timeline-ranks", args->timeline_ranks,
                   "ranks shown in the timeline (0 = all)")
       ->capture_default_str();
-  cmd->add_flag("--allow-truncated", args->allow_truncated,
-                "replay the readable prefix of a trace that was cut short");
+  add_allow_truncated_flag(*cmd, args->allow_truncated);
   cmd->add_flag("--no-fold", args->no_fold,
                 "simulate every rank even when they are identical (same results, slower)");
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary");

@@ -1,4 +1,4 @@
-// ssgd trace [--out DIR] [--iterations A:B] [--nvtx] [clock options] -- CMD ARGS...:
+// ssgd trace [-o DIR] [--iterations A:B] [--nvtx] [clock options] -- CMD ARGS...:
 // run a training command with the CUPTI tracer injected, then say what it
 // captured.
 //
@@ -23,6 +23,7 @@
 #include <stdexcept>
 
 #include "tools/ssgd/child_process.h"
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "tracer/core/clock_exchange.h"
 #include "traces/clock_calibration.h"
@@ -69,11 +70,11 @@ void check_iterations(const std::string& text) {
   const std::string a = colon == std::string::npos ? "" : text.substr(0, colon);
   const std::string b = colon == std::string::npos ? "" : text.substr(colon + 1);
   if (!number(a) || !number(b)) {
-    throw std::invalid_argument("--iterations '" + text +
-                     "': expected A:B, two decimal iteration numbers, e.g. 10:20");
+    throw flag_error("--iterations", text,
+                     "expected A:B, two decimal iteration numbers, e.g. 10:20");
   }
   if (std::stol(a) >= std::stol(b)) {
-    throw std::invalid_argument("--iterations '" + text + "': the first iteration must be below the last");
+    throw flag_error("--iterations", text, "the first iteration must be below the last");
   }
 }
 
@@ -148,12 +149,13 @@ struct ClockOptions {
 std::unique_ptr<tracer::ClockServer> set_up_clock_sync(const ClockOptions& o) {
   const bool own = !o.address.empty() || o.port >= 0;
   if (o.off && (own || !o.server.empty())) {
-    throw std::invalid_argument(
-        "--no-clock-sync: cannot be combined with --clock-server, --clock-address or --clock-port");
+    throw flag_error("--no-clock-sync",
+                     "cannot be combined with --clock-server, --clock-address or --clock-port");
   }
   if (!o.server.empty() && own) {
-    throw std::invalid_argument("--clock-server uses another launcher's clock server; "
-                                "--clock-address and --clock-port are for this one's");
+    throw flag_error("--clock-server", o.server,
+                     "uses another launcher's clock server; --clock-address and --clock-port "
+                     "are for this one's");
   }
   if (o.off) {
     ::unsetenv("SSGD_TRACER_CLOCK_SERVER");
@@ -162,7 +164,10 @@ std::unique_ptr<tracer::ClockServer> set_up_clock_sync(const ClockOptions& o) {
   if (!o.server.empty()) {
     std::string why;
     if (!tracer::parse_clock_server_address(o.server, why)) {
-      throw std::invalid_argument("--clock-server " + why);
+      // `why` starts with the value, which the error names already.
+      const std::string shown = "'" + o.server + "': ";
+      if (why.starts_with(shown)) why.erase(0, shown.size());
+      throw flag_error("--clock-server", o.server, why);
     }
     set_env("SSGD_TRACER_CLOCK_SERVER", o.server);
     return nullptr;
@@ -174,15 +179,14 @@ std::unique_ptr<tracer::ClockServer> set_up_clock_sync(const ClockOptions& o) {
   }
   if (!o.address.empty() &&
       (o.address.find_first_of(" \t[]") != std::string::npos || o.address.size() > 255)) {
-    throw std::invalid_argument("--clock-address '" + o.address + "': expected a host name or an "
-                                "IP address");
+    throw flag_error("--clock-address", o.address, "expected a host name or an IP address");
   }
   tracer::ClockServerOptions options;
   options.port = static_cast<std::uint16_t>(std::max(o.port, 0));
   std::string error;
   auto server = tracer::ClockServer::start(options, &error);
   if (!server) {
-    if (o.port >= 0) throw std::invalid_argument("--clock-port " + std::to_string(o.port) + ": " + error);
+    if (o.port >= 0) throw flag_error("--clock-port", std::to_string(o.port), error);
     std::cerr << "ssgd trace: warning: no clock server (" << error
               << "); ranks on different hosts will not be aligned\n";
     return nullptr;
@@ -257,7 +261,7 @@ void report(const fs::path& out_dir, const tracer::ClockServer* clock_server) {
 
 void add_trace_command(CLI::App& app) {
   struct Options {
-    std::string out = "ssgd-trace";
+    OutputFile out{"ssgd-trace", ""};
     std::string iterations;
     bool nvtx = false;
     ClockOptions clock;
@@ -270,7 +274,8 @@ void add_trace_command(CLI::App& app) {
       "NCCL_PROFILER_PLUGIN) and write one trace per rank, DIR/rank-<r>.ssgdt. Put it "
       "outside torchrun or mpirun: every rank inherits the settings. Exits with the "
       "command's status.");
-  cmd->add_option("--out", options->out, "folder of the trace files (default ssgd-trace)");
+  add_output_option(*cmd, options->out, "-o,--output",
+                    "folder of the trace files (default ssgd-trace)", {"--out"});
   cmd->add_option("--iterations", options->iterations,
                   "iterations to keep, A:B (A inclusive, B exclusive); passed on as "
                   "SSGD_TRACER_ITERATIONS");
@@ -290,16 +295,18 @@ void add_trace_command(CLI::App& app) {
   cmd->add_option("command", options->command, "the command to trace, after --")->required();
   cmd->callback([options] {
     if (!options->iterations.empty()) check_iterations(options->iterations);
-    if (options->out.empty()) throw std::invalid_argument("--out: the folder name is empty");
+    const OutputFile& out = options->out;
+    if (!out.given()) throw flag_path_error(out.flag, out.path, "the folder name is empty");
     const fs::path library = find_tracer_library();
-    const fs::path out_dir = fs::absolute(options->out);
+    const fs::path out_dir = fs::absolute(out.path);
     if (fs::exists(out_dir) && !fs::is_directory(out_dir)) {
-      throw std::invalid_argument("--out '" + options->out + "' exists and is not a folder");
+      throw flag_path_error(out.flag, out.path, "exists and is not a folder");
     }
     if (fs::is_directory(out_dir) && !trace_files(out_dir).empty()) {
-      throw std::invalid_argument("--out '" + options->out + "' already holds traces (" +
-                       trace_files(out_dir).front().filename().string() +
-                       "); choose another folder or remove them");
+      throw flag_path_error(
+          out.flag, out.path,
+          "already holds traces (" + trace_files(out_dir).front().filename().string() +
+              "); choose another folder or remove them");
     }
     set_env("CUDA_INJECTION64_PATH", library.string());
 #ifdef SSGD_TRACER_HAS_NCCL

@@ -1,0 +1,25 @@
+#include "simulator/report/optimize_report.h"
+
+namespace ssgd::sim {
+
+nlohmann::json optimize_report_json(const OptimizeResult& r) {
+  nlohmann::json j;
+  j["param"] = r.param;
+  j["input"] = r.input;
+  j["scenario_file"] = r.scenario_file;
+  nlohmann::json points = nlohmann::json::array();
+  for (const OptimizePoint& p : r.curve) {
+    points.push_back({{"value", p.value},
+                      {"iteration_time_ns", p.iteration_time.ns()},
+                      {"throughput_samples_per_s", p.throughput_samples_per_s},
+                      {"collectives_per_iteration", p.collectives_per_iteration},
+                      {"exposed_comm_ns", p.exposed_comm.ns()}});
+  }
+  j["curve"] = points;
+  const OptimizePoint& best = r.curve.at(r.best);
+  j["best"] = {{"value", best.value}, {"iteration_time_ns", best.iteration_time.ns()}};
+  j["as_given_iteration_time_ns"] = r.as_given_iteration_time.ns();
+  return j;
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,27 @@
+#include "simulator/report/scale_report.h"
+
+namespace ssgd::sim {
+
+nlohmann::json scale_report_json(const ScaleResult& r) {
+  nlohmann::json j;
+  j["input"] = {{"path", r.input}, {"model", r.model}};
+  j["scenario_file"] = r.scenario_file;
+  j["mode"] = to_string(r.mode);
+  j["reference_batch"] = r.reference_batch;
+  j["batch_given"] = r.batch_given;
+  j["global_batch"] = r.global_batch ? nlohmann::json(*r.global_batch) : nlohmann::json(nullptr);
+  j["compute_model"] = r.compute_model;
+  j["policy"] = to_string(r.overlap);
+  j["iterations"] = r.iterations;
+  j["single_gpu"] = scaling_row_json(r.single_gpu);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ScaleRow& row : r.rows) {
+    nlohmann::json one = scaling_row_json(row.row);
+    one["exposed_comm_ns"] = row.exposed_comm.ns();
+    rows.push_back(std::move(one));
+  }
+  j["rows"] = rows;
+  return j;
+}
+
+}  // namespace ssgd::sim

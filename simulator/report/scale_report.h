@@ -1,0 +1,48 @@
+#pragma once
+// The JSON report of `ssgd scale` (docs/report.md, "The scale report"): the
+// sweep's settings, its one-GPU baseline and one row per GPU count.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/time.h"
+#include "simulator/scaling/scaling_table.h"
+#include "simulator/scenario/scenario.h"
+
+namespace ssgd::sim {
+
+// One GPU count of the sweep: its table row, and the communication its
+// replay did not hide.
+struct ScaleRow {
+  ScalingRow row;
+  Duration exposed_comm;
+};
+
+// What `ssgd scale` replayed and found.
+struct ScaleResult {
+  std::string input;          // the INPUT argument, as given
+  std::string model;          // the input's model name; may be empty
+  std::string scenario_file;  // --scenario; empty when none
+  ScalingMode mode = ScalingMode::kWeak;
+  std::int64_t reference_batch = 1;  // the batch the input's times were measured at
+  bool batch_given = false;          // false: no batch known, 1 assumed
+  std::optional<std::int64_t>
+      global_batch;           // strong scaling: the one global batch every count splits
+  std::string compute_model;  // strong: how compute follows the batch, in words; empty when weak
+  OverlapPolicy overlap = OverlapPolicy::kWfbp;
+  std::int64_t iterations = 0;
+  std::int64_t gpus_per_node = 1;  // the scenario's
+  ScalingRow single_gpu;           // the baseline every row is compared with
+  std::vector<ScaleRow> rows;      // in the order of --gpus
+};
+
+// {input: {path, model}, scenario_file, mode, reference_batch, batch_given,
+//  global_batch (null when weak), compute_model, policy, iterations,
+//  single_gpu, rows[]: scaling_row_json + exposed_comm_ns}.
+nlohmann::json scale_report_json(const ScaleResult& result);
+
+}  // namespace ssgd::sim

@@ -1,0 +1,134 @@
+#include "tools/ssgd/cli_options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+namespace ssgd::tools {
+
+InputError flag_error(std::string_view flag, std::string_view value, std::string_view reason) {
+  return InputError({fmt::format("'{}'", value), std::nullopt, std::nullopt, std::string(flag)},
+                    std::string(reason));
+}
+
+InputError flag_path_error(std::string_view flag, std::string_view path, std::string_view reason) {
+  return InputError({path.empty() ? std::string("''") : std::string(path), std::nullopt,
+                     std::nullopt, std::string(flag)},
+                    std::string(reason));
+}
+
+InputError flag_error(std::string_view flag, std::string_view reason) {
+  return InputError({"command line", std::nullopt, std::nullopt, std::string(flag)},
+                    std::string(reason));
+}
+
+namespace {
+
+// "--output" of "-o,--output": the long name, as messages show the flag.
+std::string long_name(const std::string& names) {
+  std::string first;
+  std::size_t at = 0;
+  while (at <= names.size()) {
+    const std::size_t comma = std::min(names.find(',', at), names.size());
+    const std::string name = names.substr(at, comma - at);
+    if (name.starts_with("--")) return name;
+    if (first.empty()) first = name;
+    at = comma + 1;
+  }
+  return first;
+}
+
+}  // namespace
+
+CLI::Option* add_output_option(CLI::App& cmd, OutputFile& out, const std::string& names,
+                               const std::string& description,
+                               const std::vector<std::string>& deprecated) {
+  out.flag = long_name(names);
+  CLI::Option* option = cmd.add_option(names, out.path, description);
+  for (const std::string& old : deprecated) {
+    // Run once the whole command line is parsed, so `option`'s count is known.
+    cmd.add_option(old, out.path, "deprecated: use " + out.flag)
+        ->group("")  // not in --help; README.md lists it
+        ->each([&out, option, old, now = out.flag](const std::string&) {
+          if (option->count() > 0) {
+            throw flag_error(old, fmt::format("is the old spelling of {}: give {} only", now, now));
+          }
+          out.flag = old;
+          std::cerr << fmt::format("ssgd: {} is deprecated, use {}; it will be removed in {}\n",
+                                   old, now, kDeprecatedFlagsRemovedIn);
+        });
+  }
+  return option;
+}
+
+void check_outputs(std::initializer_list<const OutputFile*> outputs) {
+  namespace fs = std::filesystem;
+  for (const OutputFile* out : outputs) {
+    if (!out->given()) continue;
+    const fs::path p(out->path);
+    const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(parent, ec)) {
+      throw flag_path_error(out->flag, out->path,
+                            "cannot write here: folder '" + parent.string() + "' does not exist");
+    }
+    if (fs::is_directory(p, ec)) {
+      throw flag_path_error(out->flag, out->path, "cannot write here: is a folder");
+    }
+  }
+  // No two outputs may be the same file.
+  const std::vector<const OutputFile*> list(outputs);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    for (std::size_t j = i + 1; j < list.size(); ++j) {
+      if (!list[i]->given() || !list[j]->given()) continue;
+      std::error_code ec;
+      if (fs::weakly_canonical(fs::absolute(list[i]->path), ec) ==
+          fs::weakly_canonical(fs::absolute(list[j]->path), ec)) {
+        throw flag_path_error(
+            list[j]->flag, list[j]->path,
+            fmt::format("{} and {} cannot be the same file", list[i]->flag, list[j]->flag));
+      }
+    }
+  }
+}
+
+void add_scenario_options(CLI::App& cmd, ScenarioOptions& options, ScenarioJobs jobs) {
+  options.command = cmd.get_name();
+  options.runs_jobs = jobs == ScenarioJobs::kRun;
+  cmd.add_option("--scenario", options.file, "scenario YAML file (see scenarios/README.md)");
+  cmd.add_option("--set", options.sets, "override a scenario key: key.path=value (repeatable)")
+      ->allow_extra_args(false);
+}
+
+sim::Scenario load_scenario(const ScenarioOptions& options,
+                            const std::vector<std::string>& more_sets) {
+  const std::optional<std::filesystem::path> file =
+      options.file.empty() ? std::nullopt : std::optional<std::filesystem::path>(options.file);
+  std::vector<std::string> sets = options.sets;
+  sets.insert(sets.end(), more_sets.begin(), more_sets.end());
+  sim::Scenario scenario = sim::load_scenario(file, sets);
+  if (!options.runs_jobs && !scenario.jobs.empty()) {
+    // Named where the jobs came from: a --set that adds one, else the file.
+    const bool set_jobs = std::any_of(sets.begin(), sets.end(), [](const std::string& s) {
+      return s.starts_with("jobs.") || s.starts_with("jobs=");
+    });
+    throw InputError({set_jobs || options.file.empty() ? std::string("--set") : options.file,
+                      std::nullopt, std::nullopt, "jobs"},
+                     fmt::format("ssgd {} replays the scenario's own job alone; leave jobs out "
+                                 "(ssgd simulate runs them on a shared fabric)",
+                                 options.command));
+  }
+  return scenario;
+}
+
+void add_allow_truncated_flag(CLI::App& cmd, bool& allow, const std::string& description) {
+  cmd.add_flag("--allow-truncated", allow,
+               description.empty() ? "use the readable prefix of a trace that was cut short (with "
+                                     "a warning) instead of refusing it"
+                                   : description);
+}
+
+}  // namespace ssgd::tools

@@ -1,0 +1,107 @@
+#pragma once
+// What the subcommands of `ssgd` share on their command lines (README.md,
+// "Command-line conventions"):
+//
+// - flag_error: the one error for a bad flag value; it names the flag and
+//   the value;
+// - OutputFile, add_output_option, check_outputs: a file a command writes.
+//   `-o/--output` names a command's one main output, `--report` a JSON
+//   report, `--timeline` and `--trace` the other outputs of `simulate`. Old
+//   spellings (`--json`, `--trace-out`, `--out`) are deprecated aliases:
+//   they still work and print a one-line note on stderr;
+// - ScenarioOptions: `--scenario` and `--set`, and the scenario they load,
+//   refusing `jobs:` in a command that cannot run them;
+// - add_allow_truncated_flag: `--allow-truncated`, on every command that
+//   reads traces.
+
+#include <CLI/CLI.hpp>
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.h"
+#include "simulator/scenario/scenario.h"
+
+namespace ssgd::tools {
+
+// ---------------------------------------------------------------- errors
+
+// Errors about flags read as every ssgd input error does, "WHERE: field
+// 'NAME': WHY" (common/error.h), with the flag as the field. Exit status 2.
+
+// A bad value of a flag: the value, quoted, stands where an error names a
+// file, e.g. "'1,x,4': field '--gpus': item 2 ('x'): expected a GPU count
+// from 1 to ...".
+[[nodiscard]] InputError flag_error(std::string_view flag, std::string_view value,
+                                    std::string_view reason);
+
+// A bad path given to a flag, shown as any file is, unquoted: "out/r.json:
+// field '--report': cannot write here: folder 'out' does not exist".
+[[nodiscard]] InputError flag_path_error(std::string_view flag, std::string_view path,
+                                         std::string_view reason);
+
+// A flag that is missing, or that cannot go with another, when no one value
+// is at fault: "command line: field '--from': give the values to search: ...".
+[[nodiscard]] InputError flag_error(std::string_view flag, std::string_view reason);
+
+// ---------------------------------------------------------------- outputs
+
+// The release that drops the deprecated spellings.
+inline constexpr std::string_view kDeprecatedFlagsRemovedIn = "0.3";
+
+// A file a command writes.
+struct OutputFile {
+  std::string path;  // as given; empty when not asked for (or the command's default)
+  // The flag that named it, as messages show it: the option's long name,
+  // or the deprecated spelling that was given instead.
+  std::string flag;
+  [[nodiscard]] bool given() const { return !path.empty(); }
+};
+
+// Adds an output option to `cmd`: `names` as CLI11 takes them ("-o,--output",
+// "--report"), and each of `deprecated` ("--json") as a hidden alias of it
+// that prints "ssgd: --json is deprecated, use --report; it will be removed
+// in 0.3" on stderr when given. Giving an alias and the new name together is
+// an error (flag_error). Returns the option (for ->required() and the like).
+CLI::Option* add_output_option(CLI::App& cmd, OutputFile& out, const std::string& names,
+                               const std::string& description,
+                               const std::vector<std::string>& deprecated = {});
+
+// Checks every given output before a command does any work: its folder must
+// exist, it must not be a folder, and no two may be the same file. Throws
+// flag_path_error naming the flag.
+void check_outputs(std::initializer_list<const OutputFile*> outputs);
+
+// ---------------------------------------------------------------- scenarios
+
+// `--scenario FILE.yaml` and `--set key.path=value`..., on every command that
+// replays a scenario (simulate, scale, optimize).
+struct ScenarioOptions {
+  std::string file;               // --scenario; empty: none (the defaults)
+  std::vector<std::string> sets;  // --set, in the order given
+  std::string command;            // the subcommand's name, for messages
+  bool runs_jobs = false;         // whether the command runs a scenario's `jobs:`
+};
+
+enum class ScenarioJobs { kRun, kRefuse };
+
+// Adds --scenario and --set to `cmd`. With ScenarioJobs::kRefuse, a scenario
+// with `jobs:` is refused by load_scenario, naming the key and the command.
+void add_scenario_options(CLI::App& cmd, ScenarioOptions& options, ScenarioJobs jobs);
+
+// The scenario: the file (if any), then every --set in order, then `more_sets`
+// (a command's own, e.g. optimize's candidate). Throws InputError.
+sim::Scenario load_scenario(const ScenarioOptions& options,
+                            const std::vector<std::string>& more_sets = {});
+
+// ---------------------------------------------------------------- traces
+
+// Adds --allow-truncated: a trace cut short (no footer: a crash during
+// capture, a partial copy) is read up to its last whole chunk, with a
+// warning, instead of being refused. `description` replaces the help text
+// of a command where it means more or less than that (info, merge).
+void add_allow_truncated_flag(CLI::App& cmd, bool& allow, const std::string& description = "");
+
+}  // namespace ssgd::tools
