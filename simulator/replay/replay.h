@@ -33,7 +33,7 @@ struct ReplayOptions {
   bool keep_folded_schedule = false;
   std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
   // The batch compute model (simulator/scaling/batch_time_model.h) for
-  // strong scaling; made from the scenario (reading scaling.second_profile)
+  // strong scaling; made from the scenario (its scaling.second_profile as read)
   // when not given. Callers that replay one input many times make it once.
   std::shared_ptr<const BatchTimeModel> batch_model;
 };

@@ -1,0 +1,225 @@
+// The measure stage of a replay (replay_stages.h): what the schedule says
+// about the collectives, the links and the iterations.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <utility>
+
+#include "dag/critical_path.h"
+#include "dag/time_breakdown.h"
+#include "simulator/replay/closed_form.h"
+#include "simulator/replay/replay_stages.h"
+
+namespace ssgd::sim::replay_stages {
+namespace {
+
+// Bytes each link carries in one collective of one byte, per algorithm: the
+// decomposition's bytes scale with the message size, so one routing pass per
+// algorithm gives every collective's traffic.
+std::vector<double> unit_link_load(const CommModel& comm, CollectiveAlgorithm algorithm) {
+  const Platform& platform = comm.platform();
+  std::vector<double> load(platform.links().size(), 0.0);
+  const auto steps = decompose(CollectiveOp::kAllReduce, algorithm, comm.shape(), 1.0);
+  RouteCache routes(platform);
+  for (const auto& step : steps) {
+    for (const auto& t : step.transfers) {
+      const Route& r = routes.get(comm.endpoints()[static_cast<std::size_t>(t.src)],
+                                  comm.endpoints()[static_cast<std::size_t>(t.dst)]);
+      for (auto l : r.links) load[l] += t.bytes * static_cast<double>(step.repeat);
+    }
+  }
+  return load;
+}
+
+void summarise_links(const Platform& platform, const std::vector<double>& bytes, Duration span,
+                     ReplayResult& out) {
+  const double seconds = std::max(1e-9, static_cast<double>(span.ns()) * 1e-9);
+  std::vector<LinkRecord> records;
+  std::array<LinkKindSummary, kLinkKindCount> kinds{};
+  for (LinkId l = 0; l < bytes.size(); ++l) {
+    if (!(bytes[l] > 0)) continue;
+    const auto& link = platform.links()[l];
+    const double u = bytes[l] / (link.bandwidth_bytes_per_s * seconds);
+    auto& k = kinds[static_cast<std::size_t>(link.kind)];
+    k.kind = to_string(link.kind);
+    ++k.links;
+    k.bytes += bytes[l];
+    k.mean_utilisation += u;
+    k.max_utilisation = std::max(k.max_utilisation, u);
+    records.push_back({platform.link_name(l), to_string(link.kind), link.bandwidth_bytes_per_s,
+                       bytes[l], u});
+  }
+  for (auto& k : kinds) {
+    if (k.links == 0) continue;
+    k.mean_utilisation /= static_cast<double>(k.links);
+    out.link_kinds.push_back(k);
+  }
+  std::stable_sort(records.begin(), records.end(), [](const LinkRecord& a, const LinkRecord& b) {
+    return a.utilisation > b.utilisation;
+  });
+  if (records.size() > 10) records.resize(10);
+  out.busiest_links = std::move(records);
+}
+
+// One collective as it ran: one per comm task, except that the partitions a
+// prioritized network started together ran as one.
+struct Unit {
+  dag::TaskId first;
+  std::int64_t bytes;
+  Duration isolated;  // its time with nothing else on the network
+};
+
+std::vector<Unit> collective_units(const dag::TaskGraph& graph, const Run& run) {
+  std::vector<Unit> units;
+  std::vector<bool> batched(graph.task_count(), false);
+  for (const auto& batch : run.schedule->batches) {
+    Unit u{batch.front(), 0, Duration::zero()};
+    for (dag::TaskId t : batch) {
+      batched[t] = true;
+      u.bytes += graph.task(t).bytes;
+    }
+    dag::Task merged = graph.task(batch.front());
+    merged.bytes = u.bytes;
+    u.isolated = run.options.batch_duration(merged);
+    units.push_back(u);
+  }
+  for (dag::TaskId t = 0; t < graph.task_count(); ++t) {
+    const auto& task = graph.task(t);
+    if (task.kind == dag::TaskKind::kComm && !batched[t]) units.push_back({t, task.bytes, task.duration});
+  }
+  std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.first < b.first; });
+  return units;
+}
+
+// The collectives of the first iteration (count and isolated time) and of the
+// last, as nccl-tests would report them. Returns the bytes of each
+// algorithm's modelled collectives, for the analytical link traffic.
+std::map<CollectiveAlgorithm, double> measure_collectives(const Build& build, const Run& run,
+                                                          bool flow, ReplayResult& out) {
+  const dag::TaskGraph& graph = *build.job.graph;
+  const std::vector<Unit> units = collective_units(graph, run);
+  for (const Unit& u : units) {
+    if (graph.task(u.first).iteration != 0) continue;
+    out.comm_per_iteration += u.isolated;
+    ++out.collectives_per_iteration;
+  }
+  std::map<CollectiveAlgorithm, double> bytes_by_algorithm;
+  for (const Unit& u : units) {
+    const dag::TaskId t = u.first;
+    const auto& task = graph.task(t);
+    const double bytes = static_cast<double>(u.bytes);
+    const CollectiveAlgorithm algorithm = build.comm.algorithm_for(CollectiveOp::kAllReduce, bytes);
+    if (!flow && task.duration_modelled && bytes > 0) bytes_by_algorithm[algorithm] += bytes;
+    if (task.iteration != out.iterations - 1) continue;
+    CollectiveRecord rec;
+    rec.group = task.group;
+    rec.bytes = u.bytes;
+    rec.algorithm = task.duration_modelled ? to_string(algorithm) : "measured";
+    rec.time = run.schedule->end[t] - run.schedule->start[t];
+    rec.replayed = !task.duration_modelled;
+    if (rec.time > Duration::zero()) {
+      rec.algbw_bytes_per_s = bytes / (static_cast<double>(rec.time.ns()) * 1e-9);
+      rec.busbw_bytes_per_s =
+          rec.algbw_bytes_per_s * bus_bandwidth_factor(CollectiveOp::kAllReduce, out.workers);
+    }
+    out.collectives.push_back(std::move(rec));
+  }
+  return bytes_by_algorithm;
+}
+
+// The bytes on every link over the run (the flow model counts them; the
+// analytical model spreads each algorithm's bytes by its one-byte link load),
+// the busiest links, and, with keep_schedule, a busy track per shown link.
+void measure_links(const Build& build, Run& run, bool flow,
+                   const std::map<CollectiveAlgorithm, double>& bytes_by_algorithm,
+                   const ReplayOptions& options, ReplayResult& out) {
+  const Platform& platform = build.comm.platform();
+  const dag::TaskGraph& graph = *build.job.graph;
+  const Schedule& schedule = *run.schedule;
+  std::vector<double> link_bytes;
+  // Per algorithm, the tracked links its collectives send over (analytical).
+  std::map<CollectiveAlgorithm, std::vector<LinkId>> shown_links;
+  if (flow) {
+    run.flows->settle();
+    link_bytes.reserve(platform.links().size());
+    for (const auto& u : run.flows->usage()) link_bytes.push_back(u.bytes);
+  } else {
+    link_bytes.assign(platform.links().size(), 0.0);
+    for (const auto& [algorithm, total] : bytes_by_algorithm) {
+      const std::vector<double> load = unit_link_load(build.comm, algorithm);
+      auto& shown = shown_links[algorithm];
+      for (LinkId l = 0; l < load.size(); ++l) {
+        link_bytes[l] += load[l] * total;
+        if (!run.tracked.empty() && run.tracked[l] && load[l] > 0) shown.push_back(l);
+      }
+    }
+  }
+  summarise_links(platform, link_bytes, schedule.makespan - Time::zero(), out);
+  if (!options.keep_schedule) return;
+  std::map<LinkId, std::vector<std::pair<Time, Time>>> busy;
+  if (flow) {
+    for (const auto& a : run.flows->activity()) busy[a.link].push_back({a.start, a.end});
+  } else {
+    // The analytical model has no per-link timing: a link is shown busy for
+    // the whole of every collective that sends over it.
+    for (dag::TaskId t = 0; t < graph.task_count(); ++t) {
+      const auto& task = graph.task(t);
+      if (task.kind != dag::TaskKind::kComm || !task.duration_modelled || task.bytes == 0) continue;
+      const auto algorithm =
+          build.comm.algorithm_for(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
+      for (LinkId l : shown_links[algorithm]) busy[l].push_back({schedule.start[t], schedule.end[t]});
+    }
+  }
+  for (auto& [l, intervals] : busy) {
+    std::sort(intervals.begin(), intervals.end());
+    out.link_tracks.push_back({platform.link_name(l), std::move(intervals)});
+  }
+}
+
+// Iteration times, throughput, the steady-state breakdown, the critical path
+// and the closed forms.
+void measure_iterations(const Build& build, const Scenario& scenario, const Run& run,
+                        ReplayResult& out) {
+  const dag::TaskGraph& graph = *build.job.graph;
+  const JobGraph& job = build.job;
+  const auto N = static_cast<std::size_t>(out.iterations);
+  const IterationEnds ends = iteration_ends(graph, *run.schedule, out.iterations, job.ranks_built);
+  Time prev = Time::zero();
+  for (auto e : ends.end) {
+    out.iteration_times.push_back(e - prev);
+    prev = e;
+  }
+  out.iteration_time = steady_iteration_time(ends.end);
+  out.throughput_samples_per_s =
+      out.iteration_time > Duration::zero()
+          ? static_cast<double>(out.global_batch) /
+                (static_cast<double>(out.iteration_time.ns()) * 1e-9)
+          : 0.0;
+
+  // Steady state: the first iteration may differ (nothing overlaps it), so it
+  // is left out whenever there is more than one.
+  const std::size_t first = N > 1 ? 1 : 0;
+  const auto steady = static_cast<std::int64_t>(N - first);
+  std::vector<Time> from(static_cast<std::size_t>(job.ranks_built), Time::zero());
+  if (first == 1) from = ends.update_end[0];
+  out.breakdown =
+      dag::average_breakdown(graph, run.schedule->view(), from, ends.update_end[N - 1], steady);
+  out.critical_path = dag::scheduled_critical_path(graph, run.schedule->view());
+
+  // The closed forms assume identical ranks: with stragglers, imbalance or
+  // jitter there is none to compare with.
+  out.ranks_differ = job.ranks_differ;
+  if (!job.ranks_differ) out.closed_form = scenario_closed_form(scenario, job.times);
+}
+
+}  // namespace
+
+void measure(const Build& build, const Scenario& scenario, Run& run,
+             const ReplayOptions& options, ReplayResult& out) {
+  const bool flow = run.flows != nullptr;
+  const auto bytes_by_algorithm = measure_collectives(build, run, flow, out);
+  measure_links(build, run, flow, bytes_by_algorithm, options, out);
+  measure_iterations(build, scenario, run, out);
+}
+
+}  // namespace ssgd::sim::replay_stages

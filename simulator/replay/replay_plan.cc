@@ -1,0 +1,65 @@
+// The plan and build stages of a replay (replay_stages.h).
+#include <memory>
+
+#include "common/logging.h"
+#include "simulator/policy/overlap_policy.h"
+#include "simulator/replay/replay_stages.h"
+#include "simulator/scenario/scenario_network.h"
+
+namespace ssgd::sim::replay_stages {
+
+Plan plan(const trace::LayerProfile& captured, const Scenario& requested,
+          const ReplayOptions& options, ReplayResult& out) {
+  // The input's measured update, unless the scenario sets workload.update_time.
+  Scenario given = scenario_for_profile(requested, captured);
+  out.update_time = given.update_time;
+  out.workers = given.workers();
+  out.iterations = given.iterations;
+  // The batch each GPU computes, and what compute and I/O cost at that batch.
+  const BatchPlan batch = batch_plan(captured, given);
+  std::shared_ptr<const BatchTimeModel> batch_model = options.batch_model;
+  if (!batch_model && batch.mode == ScalingMode::kStrong) {
+    batch_model =
+        std::make_shared<const BatchTimeModel>(scenario_batch_time_model(captured, given, batch));
+  }
+  BatchWorkload workload = workload_at_batch(captured, given, batch, batch_model.get());
+  out.batch_per_gpu = batch.per_gpu_batch;
+  out.batch_given = batch.batch_known;
+  out.scaling_mode = batch.mode;
+  out.global_batch = batch.global_batch;
+  out.reference_batch = batch.reference_batch;
+  if (batch_model) out.compute_model = batch_model->description;
+  return Plan{std::move(given), batch, std::move(batch_model), std::move(workload)};
+}
+
+Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
+  auto log = logger("sim");
+  const trace::LayerProfile& profile = plan.workload.profile;
+  const Scenario& scenario = plan.workload.scenario;
+  CommModel comm = scenario_comm_model(scenario);
+  out.network = comm.describe();
+  out.network_model = to_string(scenario.network_model);
+  out.comm_replayed = profile.has_comm() && out.workers > 1 && !merges_gradients(scenario.overlap);
+  if (profile.has_comm() && out.workers > 1 && merges_gradients(scenario.overlap) &&
+      options.single_worker_baseline) {
+    log->warn("policy {} merges gradients: the input's measured per-layer comm_ns cannot be merged, "
+              "so every collective is modelled ({})",
+              to_string(scenario.overlap), comm.describe());
+  }
+  if (profile.has_comm() && out.workers == 1 && options.single_worker_baseline) {
+    log->info("one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
+  }
+
+  JobGraph job = build_job_graph(
+      profile, scenario, comm,
+      options.fold_ranks && (!options.keep_schedule || options.keep_folded_schedule));
+  out.ranks_simulated = job.ranks_built;
+  out.build_seconds = job.build_seconds;
+  out.tasks = job.graph->task_count();
+  out.edges = job.graph->edge_count();
+  log->debug("DAG: {} tasks, {} edges ({} of {} ranks), built in {:.3f} s", out.tasks, out.edges,
+             job.ranks_built, out.workers, out.build_seconds);
+  return Build{std::move(comm), std::move(job)};
+}
+
+}  // namespace ssgd::sim::replay_stages

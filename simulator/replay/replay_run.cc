@@ -1,0 +1,65 @@
+// The run stage of a replay (replay_stages.h): the task graph on the event
+// engine, its collectives as flows under the flow model.
+#include <chrono>
+#include <memory>
+
+#include "common/logging.h"
+#include "simulator/replay/replay_stages.h"
+
+namespace ssgd::sim::replay_stages {
+namespace {
+
+// Links inside the nodes that hold ranks 0..ranks-1, and their NIC links.
+std::vector<bool> tracked_links(const Platform& platform, std::int64_t ranks) {
+  const std::int64_t g = platform.gpus_per_node();
+  const std::int64_t nodes = ranks <= 0 ? platform.nodes() : std::min(platform.nodes(), (ranks + g - 1) / g);
+  std::vector<bool> keep(platform.links().size(), false);
+  for (LinkId l = 0; l < keep.size(); ++l) {
+    const auto& link = platform.links()[l];
+    const auto a = platform.node_of(link.from), b = platform.node_of(link.to);
+    keep[l] = (a >= 0 && a < nodes) || (b >= 0 && b < nodes);
+  }
+  return keep;
+}
+
+}  // namespace
+
+void run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
+         ReplayResult& out) {
+  auto log = logger("sim");
+  const CommModel& comm = build.comm;
+  const Platform& platform = comm.platform();
+  ScheduleOptions& sched_opts = run.options;
+  if (options.progress && out.tasks > (1u << 21)) {
+    // At most one line every two seconds.
+    auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+    sched_opts.progress = [log, last](double f) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - *last < std::chrono::seconds(2)) return;
+      *last = now;
+      log->info("simulating: {:.0f}% of tasks done", 100 * f);
+    };
+  }
+  // Partitions a prioritized network starts together run as one collective.
+  sched_opts.batch_duration = [&comm](const dag::Task& merged) {
+    return comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(merged.bytes));
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool flow = scenario.network_model == NetworkModelKind::kFlow && out.workers > 1;
+  run.tracked =
+      options.keep_schedule ? tracked_links(platform, options.link_track_ranks) : std::vector<bool>{};
+  if (flow) {
+    run.flows = std::make_unique<FlowNetwork>(run.engine, platform.link_capacities());
+    if (options.keep_schedule) run.flows->record_activity(run.tracked);
+    run.runner = std::make_unique<CollectiveRunner>(run.engine, *run.flows, platform);
+    run.executor = std::make_unique<FlowCommExecutor>(*run.runner, comm);
+    sched_opts.executor = run.executor.get();
+  }
+  run.schedule = std::make_shared<Schedule>(
+      std::move(run_schedules(run.engine, {build.job.graph.get()}, {sched_opts}).front()));
+  out.simulate_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.events = run.schedule->events;
+}
+
+}  // namespace ssgd::sim::replay_stages

@@ -1,0 +1,62 @@
+#pragma once
+// The stages of one replay (replay.cc runs them in this order, and the
+// experiment around them: repeats and the one-GPU baseline):
+//   plan     the scenario the input runs under, the batch plan, the compute
+//            model and one GPU's workload at the planned batch
+//   build    the comm model and the job's task graph
+//   run      the graph on the event engine (with flows under the flow model)
+//   measure  the collectives as they ran, the links' traffic, the iteration
+//            times, breakdown, critical path and closed forms
+// Each stage writes what it finds into the ReplayResult as it goes.
+
+#include <memory>
+#include <vector>
+
+#include "simulator/engine/engine.h"
+#include "simulator/engine/schedule.h"
+#include "simulator/network/collective_runner.h"
+#include "simulator/network/comm_model.h"
+#include "simulator/network/flow_network.h"
+#include "simulator/replay/job_graph.h"
+#include "simulator/replay/replay.h"
+#include "simulator/scaling/batch_plan.h"
+#include "simulator/scaling/batch_time_model.h"
+#include "simulator/scenario/scenario.h"
+#include "simulator/scenario/scenario_scaling.h"
+#include "traces/layer_profile.h"
+
+namespace ssgd::sim::replay_stages {
+
+struct Plan {
+  Scenario given;                                   // the request with the input's update time
+  BatchPlan batch;
+  std::shared_ptr<const BatchTimeModel> batch_model;  // strong scaling only
+  BatchWorkload workload;                           // one GPU's profile and scenario
+};
+Plan plan(const trace::LayerProfile& captured, const Scenario& requested,
+          const ReplayOptions& options, ReplayResult& out);
+
+struct Build {
+  CommModel comm;
+  JobGraph job;
+};
+Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out);
+
+// The engine and, under the flow model, the network the collectives ran on:
+// kept for measuring.
+struct Run {
+  Engine engine;
+  std::unique_ptr<FlowNetwork> flows;  // null under the analytical model
+  std::unique_ptr<CollectiveRunner> runner;
+  std::unique_ptr<FlowCommExecutor> executor;
+  ScheduleOptions options;
+  std::vector<bool> tracked;           // links shown as tracks (keep_schedule)
+  std::shared_ptr<Schedule> schedule;
+};
+void run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
+         ReplayResult& out);
+
+void measure(const Build& build, const Scenario& scenario, Run& run,
+             const ReplayOptions& options, ReplayResult& out);
+
+}  // namespace ssgd::sim::replay_stages
