@@ -65,4 +65,18 @@ inline CliResult run_cli(const std::string& binary, const std::vector<std::strin
   return r;
 }
 
+// A TempDirTest that runs the `ssgd` binary in dir_, with a scratch folder
+// for its temporary files that is removed after each run.
+class CliTempDirTest : public TempDirTest {
+ protected:
+  CliResult run_ssgd(const std::string& binary, const std::vector<std::string>& args) {
+    const std::filesystem::path scratch = dir_.string() + "_out";
+    std::filesystem::create_directories(scratch);
+    auto r = run_cli(binary, args, dir_, scratch);
+    std::filesystem::remove_all(scratch);
+    if (!r.exited && r.signal == 0) ADD_FAILURE() << "could not run " << binary;
+    return r;
+  }
+};
+
 }  // namespace ssgd::testing

@@ -24,15 +24,10 @@ using ::testing::HasSubstr;
 
 constexpr int kBadInput = 2;
 
-class MergeCliTest : public ssgd::testing::TempDirTest {
+class MergeCliTest : public ssgd::testing::CliTempDirTest {
  protected:
   ssgd::testing::CliResult ssgd(const std::vector<std::string>& args) {
-    const fs::path scratch = dir_.string() + "_out";
-    fs::create_directories(scratch);
-    auto r = ssgd::testing::run_cli(SSGD_CLI, args, dir_, scratch);
-    fs::remove_all(scratch);
-    if (!r.exited && r.signal == 0) ADD_FAILURE() << "could not run " << SSGD_CLI;
-    return r;
+    return run_ssgd(SSGD_CLI, args);
   }
   void two_hosts(bool calibrated) {
     fs::create_directories(dir_ / "cap");

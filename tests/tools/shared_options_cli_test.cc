@@ -60,15 +60,10 @@ std::string cut_in_last_chunk(const std::string& bytes) {
   return bytes.substr(0, last + 24 + last_size / 2);
 }
 
-class SharedOptionsCliTest : public ssgd::testing::TempDirTest {
+class SharedOptionsCliTest : public ssgd::testing::CliTempDirTest {
  protected:
   ssgd::testing::CliResult ssgd(const std::vector<std::string>& args) {
-    const fs::path scratch = dir_.string() + "_out";
-    fs::create_directories(scratch);
-    auto r = ssgd::testing::run_cli(SSGD_CLI, args, dir_, scratch);
-    fs::remove_all(scratch);
-    if (!r.exited && r.signal == 0) ADD_FAILURE() << "could not run " << SSGD_CLI;
-    return r;
+    return run_ssgd(SSGD_CLI, args);
   }
   ssgd::testing::CliResult ok(const std::vector<std::string>& args) {
     auto r = ssgd(args);
