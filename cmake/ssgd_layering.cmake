@@ -55,12 +55,26 @@ function(ssgd_layering_check)
   endforeach()
   string(APPEND table "set(SSGD_ROOM_DIRS \"${dirs}\")\n")
   set(rooms_file ${PROJECT_BINARY_DIR}/layering/rooms.cmake)
-  file(WRITE ${rooms_file} "${table}")
+  # Rewritten only when it changes, so that the check is not re-run for nothing.
+  file(WRITE ${rooms_file}.new "${table}")
+  configure_file(${rooms_file}.new ${rooms_file} COPYONLY)
   set(check ${CMAKE_COMMAND} -DSSGD_ROOMS_FILE=${rooms_file} -DSSGD_SOURCE_DIR=${PROJECT_SOURCE_DIR}
       -P ${PROJECT_SOURCE_DIR}/cmake/check_layering.cmake)
-  add_custom_target(ssgd_layering ALL COMMAND ${check}
-                    COMMENT "Checking every room's includes against its arrows (docs/architecture.md)"
-                    VERBATIM)
+  # Runs again when a room's file (or the table, or the check) changes; a new
+  # file re-runs the glob (CONFIGURE_DEPENDS).
+  set(globs "")
+  foreach(dir IN LISTS dirs)
+    list(APPEND globs ${PROJECT_SOURCE_DIR}/${dir}/*.h ${PROJECT_SOURCE_DIR}/${dir}/*.cc)
+  endforeach()
+  file(GLOB_RECURSE room_files CONFIGURE_DEPENDS ${globs})
+  set(stamp ${PROJECT_BINARY_DIR}/layering/checked.stamp)
+  add_custom_command(OUTPUT ${stamp}
+                     COMMAND ${check}
+                     COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
+                     DEPENDS ${room_files} ${rooms_file} ${PROJECT_SOURCE_DIR}/cmake/check_layering.cmake
+                     COMMENT "Checking every room's includes against its arrows (docs/architecture.md)"
+                     VERBATIM)
+  add_custom_target(ssgd_layering ALL DEPENDS ${stamp})
   if(SSGD_BUILD_TESTS)
     add_test(NAME layering.includes COMMAND ${check})
     set(fixture ${PROJECT_SOURCE_DIR}/tests/data/layering)
