@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "traces/dataset_entry.h"
-#include "traces/dataset_files.h"
+#include "traces/dataset/dataset_entry.h"
+#include "traces/dataset/dataset_files.h"
 
 namespace ssgd::trace {
 

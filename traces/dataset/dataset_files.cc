@@ -1,4 +1,4 @@
-#include "traces/dataset_files.h"
+#include "traces/dataset/dataset_files.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "traces/dataset_check.h"
+#include "traces/dataset/dataset_check.h"
 
 #include <fmt/format.h>
 

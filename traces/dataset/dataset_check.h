@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "traces/dataset_manifest.h"
+#include "traces/dataset/dataset_manifest.h"
 
 namespace ssgd::trace {
 

@@ -1,4 +1,4 @@
-#include "traces/dataset_entry.h"
+#include "traces/dataset/dataset_entry.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <map>
 
 #include "common/text_file.h"
-#include "traces/dataset_files.h"
+#include "traces/dataset/dataset_files.h"
 
 namespace ssgd::trace {
 namespace {

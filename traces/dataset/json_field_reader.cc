@@ -1,4 +1,4 @@
-#include "traces/json_field_reader.h"
+#include "traces/dataset/json_field_reader.h"
 
 #include <fmt/format.h>
 

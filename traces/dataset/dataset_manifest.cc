@@ -1,4 +1,4 @@
-#include "traces/dataset_manifest.h"
+#include "traces/dataset/dataset_manifest.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <map>
 
 #include "common/text_file.h"
-#include "traces/json_field_reader.h"
+#include "traces/dataset/json_field_reader.h"
 
 namespace ssgd::trace {
 namespace {

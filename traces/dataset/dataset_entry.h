@@ -17,7 +17,7 @@
 
 #include "common/error.h"
 #include "common/time.h"
-#include "traces/json_field_reader.h"
+#include "traces/dataset/json_field_reader.h"
 
 namespace ssgd::trace {
 
