@@ -1,4 +1,4 @@
-#include "traces/trace_merge.h"
+#include "traces/merge/trace_merge.h"
 
 #include <algorithm>
 #include <charconv>
