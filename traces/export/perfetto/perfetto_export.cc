@@ -1,4 +1,4 @@
-#include "traces/perfetto_export.h"
+#include "traces/export/perfetto/perfetto_export.h"
 
 #include <fmt/format.h>
 
