@@ -10,7 +10,7 @@
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "traces/import/bcaffe/bcaffe_log.h"
-#include "traces/kineto_import.h"
+#include "traces/import/pytorch/kineto_import.h"
 
 namespace ssgd::tools {
 

@@ -1,7 +1,7 @@
 #pragma once
 // One range of a PyTorch profile's CPU timeline (an operator, an annotation,
 // a collective's launch or execution), as the CPU walk
-// (traces/cpu_profile_walk.h) reads it, whichever profiler wrote it.
+// (traces/import/pytorch/cpu_profile_walk.h) reads it, whichever profiler wrote it.
 // Times are the file's (before any base is added), in ns.
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "traces/host_collectives.h"
+#include "traces/import/pytorch/host_collectives.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <set>
 #include <utility>
 
-#include "traces/kineto_mapping.h"
+#include "traces/import/pytorch/kineto_mapping.h"
 
 namespace ssgd::trace {
 namespace {

@@ -7,8 +7,8 @@
 // built without Kineto, or use_kineto=False). docs/kineto.md says what maps
 // to what, which profiler facts it relies on, and what is left out.
 //
-// Streaming: traces/kineto_json_reader.h reads one event at a time and
-// traces/kineto_mapping.h converts it; the converted events go through an
+// Streaming: traces/import/pytorch/kineto_json_reader.h reads one event at a time and
+// traces/import/pytorch/kineto_mapping.h converts it; the converted events go through an
 // EventSorter (traces/event_sorter.h), which keeps at most a bounded run of
 // them in memory and spills the rest to temporary files next to the
 // output, and is merged into the TraceWriter at the end. Since nothing is
@@ -21,10 +21,10 @@
 //
 // Layer marks: unless they come from annotations in the file, the CPU
 // ranges they are derived from go through a second, smaller sorter
-// (traces/kineto_layers.h); after the read, the derivation reads them once in
+// (traces/import/pytorch/kineto_layers.h); after the read, the derivation reads them once in
 // time order and adds its marks to the events before they are written.
 // CPU ranges (compute, gloo collectives, optimizer steps; a legacy file's
-// layers) go through a third (traces/cpu_profile_walk.h).
+// layers) go through a third (traces/import/pytorch/cpu_profile_walk.h).
 //
 // A file from which no iteration, no layer and no collective can be
 // recovered is an InputError: nothing is written.
@@ -38,9 +38,9 @@
 #include <string_view>
 #include <vector>
 
-#include "traces/cpu_profile_walk.h"
-#include "traces/kineto_layers.h"
-#include "traces/kineto_mapping.h"
+#include "traces/import/pytorch/cpu_profile_walk.h"
+#include "traces/import/pytorch/kineto_layers.h"
+#include "traces/import/pytorch/kineto_mapping.h"
 #include "traces/proto/capture_metadata.pb.h"
 
 namespace ssgd::trace {
@@ -49,7 +49,7 @@ struct KinetoImportOptions {
   // The rank of the file's events; default: distributedInfo.rank, else 0.
   std::optional<std::int32_t> rank;
   // Where forward/<layer> and backward/<layer> marks come from
-  // (traces/kineto_layers.h).
+  // (traces/import/pytorch/kineto_layers.h).
   KinetoLayerSource layers = KinetoLayerSource::kAuto;
   // Converted events held in memory before a sorted run is spilled.
   std::size_t sort_run_bytes = std::size_t{128} << 20;

@@ -1,4 +1,4 @@
-#include "traces/kineto_mapping.h"
+#include "traces/import/pytorch/kineto_mapping.h"
 
 #include <fmt/format.h>
 

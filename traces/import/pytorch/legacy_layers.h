@@ -4,7 +4,7 @@
 // and backward/<layer> MarkerRanges, one iteration at a time.
 //
 // Layers are the top-level forward operators of an iteration, as in
-// traces/kineto_layers.h (`--layers ops`): the outermost operators on the
+// traces/import/pytorch/kineto_layers.h (`--layers ops`): the outermost operators on the
 // forward thread before its first backward op, outside the optimizer's
 // ranges and outside communication. Without sequence numbers, a backward
 // node is tied to the forward op that made it by its name: the autograd
@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "traces/cpu_range.h"
+#include "traces/import/pytorch/cpu_range.h"
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::trace {
@@ -58,7 +58,7 @@ class LegacyLayerAligner {
   LegacyLayerAligner(Emit emit, std::string domain)
       : emit_(std::move(emit)), domain_(std::move(domain)) {}
 
-  // One iteration: its ranges in time order (traces/cpu_range.h), all
+  // One iteration: its ranges in time order (traces/import/pytorch/cpu_range.h), all
   // threads, and the thread its forward pass ran on.
   void iteration(const std::vector<CpuRange>& ranges, std::uint64_t forward_thread);
 

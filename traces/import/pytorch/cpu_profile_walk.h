@@ -1,8 +1,8 @@
 #pragma once
 // The CPU side of a PyTorch profile, read once in time order after the
-// file: CPU compute (traces/cpu_compute.h), gloo collectives
-// (traces/host_collectives.h), iterations from Optimizer.step when the file
-// marks none, and the layers of a legacy file (traces/legacy_layers.h).
+// file: CPU compute (traces/import/pytorch/cpu_compute.h), gloo collectives
+// (traces/import/pytorch/host_collectives.h), iterations from Optimizer.step when the file
+// marks none, and the layers of a legacy file (traces/import/pytorch/legacy_layers.h).
 // docs/kineto.md ("CPU captures") has the rules.
 //
 // The mapper hands it CPU ranges while the file is read; they go through an
@@ -23,11 +23,11 @@
 #include <functional>
 #include <string>
 
-#include "traces/cpu_compute.h"
-#include "traces/cpu_range.h"
 #include "traces/event_sorter.h"
-#include "traces/host_collectives.h"
-#include "traces/legacy_layers.h"
+#include "traces/import/pytorch/cpu_compute.h"
+#include "traces/import/pytorch/cpu_range.h"
+#include "traces/import/pytorch/host_collectives.h"
+#include "traces/import/pytorch/legacy_layers.h"
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::trace {

@@ -1,4 +1,4 @@
-#include "traces/kineto_json_reader.h"
+#include "traces/import/pytorch/kineto_json_reader.h"
 
 #include <charconv>
 #include <chrono>

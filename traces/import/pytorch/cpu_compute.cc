@@ -1,4 +1,4 @@
-#include "traces/cpu_compute.h"
+#include "traces/import/pytorch/cpu_compute.h"
 
 #include <algorithm>
 

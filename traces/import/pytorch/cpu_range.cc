@@ -1,4 +1,4 @@
-#include "traces/cpu_range.h"
+#include "traces/import/pytorch/cpu_range.h"
 
 #include <algorithm>
 #include <cstring>

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "traces/collective_names.h"
-#include "traces/cpu_range.h"
+#include "traces/import/pytorch/cpu_range.h"
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::trace {
@@ -87,7 +87,7 @@ class HostCollectiveMatcher {
  public:
   using Emit = std::function<void(const v1::Event&)>;
 
-  // One range, in the order of traces/cpu_range.h; only c10d::<op>_ and
+  // One range, in the order of traces/import/pytorch/cpu_range.h; only c10d::<op>_ and
   // gloo:<op> ranges are kept.
   void add(const CpuRange& range);
   // Emits the events, in launch order. Call once.

@@ -1,4 +1,4 @@
-#include "traces/kineto_import.h"
+#include "traces/import/pytorch/kineto_import.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include "common/error.h"
 #include "common/logging.h"
 #include "traces/event_sorter.h"
-#include "traces/kineto_json_reader.h"
+#include "traces/import/pytorch/kineto_json_reader.h"
 #include "traces/marker_names.h"
 #include "traces/trace_writer.h"
 

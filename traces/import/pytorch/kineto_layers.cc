@@ -1,4 +1,4 @@
-#include "traces/kineto_layers.h"
+#include "traces/import/pytorch/kineto_layers.h"
 
 #include <algorithm>
 #include <cstring>

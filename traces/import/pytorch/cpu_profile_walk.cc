@@ -1,4 +1,4 @@
-#include "traces/cpu_profile_walk.h"
+#include "traces/import/pytorch/cpu_profile_walk.h"
 
 #include <optional>
 #include <utility>

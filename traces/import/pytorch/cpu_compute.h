@@ -6,7 +6,7 @@
 // (c10d::allreduce_, gloo:all_reduce) are never compute, nor is anything
 // inside them. docs/kineto.md ("CPU captures") has the rules.
 //
-// Reads the ranges in time order (traces/cpu_range.h) and keeps one stack
+// Reads the ranges in time order (traces/import/pytorch/cpu_range.h) and keeps one stack
 // of open ranges per thread.
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <map>
 #include <vector>
 
-#include "traces/cpu_range.h"
+#include "traces/import/pytorch/cpu_range.h"
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::trace {
@@ -30,7 +30,7 @@ class CpuComputeExtractor {
   using Emit = std::function<void(const v1::Event&)>;
   explicit CpuComputeExtractor(Emit emit) : emit_(std::move(emit)) {}
 
-  // One range, in the order of traces/cpu_range.h.
+  // One range, in the order of traces/import/pytorch/cpu_range.h.
   void add(const CpuRange& range);
 
   [[nodiscard]] const CpuComputeStats& stats() const { return stats_; }

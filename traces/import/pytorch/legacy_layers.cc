@@ -1,4 +1,4 @@
-#include "traces/legacy_layers.h"
+#include "traces/import/pytorch/legacy_layers.h"
 
 #include <algorithm>
 #include <limits>

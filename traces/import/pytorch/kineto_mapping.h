@@ -1,5 +1,5 @@
 #pragma once
-// Turns Kineto events (traces/kineto_json_reader.h) into ssgd.trace.v1
+// Turns Kineto events (traces/import/pytorch/kineto_json_reader.h) into ssgd.trace.v1
 // events, one at a time. What maps to what, and why, is in docs/kineto.md;
 // in short:
 //   kernel                       -> Kernel (NCCL kernels -> Collective only)
@@ -19,9 +19,9 @@
 // Everything else is counted by category and skipped. Unless the layers
 // come from annotations, the ranges that layers are derived from
 // (ProfilerStep#N, nn.Module ranges, cpu_ops with a Sequence number) also
-// go to `on_host_op` (traces/kineto_layers.h). The CPU ranges that CPU
+// go to `on_host_op` (traces/import/pytorch/kineto_layers.h). The CPU ranges that CPU
 // compute, gloo collectives and iterations from Optimizer.step come from go
-// to `on_cpu_range` (traces/cpu_profile_walk.h): operators only until the
+// to `on_cpu_range` (traces/import/pytorch/cpu_profile_walk.h): operators only until the
 // first GPU kernel of a Kineto file (a GPU trace's compute is its kernels),
 // communication, optimizer and iteration ranges always.
 //
@@ -39,11 +39,11 @@
 #include <string_view>
 #include <vector>
 
-#include "traces/cpu_range.h"
-#include "traces/host_collectives.h"
+#include "traces/import/pytorch/cpu_range.h"
+#include "traces/import/pytorch/host_collectives.h"
+#include "traces/import/pytorch/kineto_json_reader.h"
+#include "traces/import/pytorch/kineto_layers.h"
 #include "traces/kernel_names.h"
-#include "traces/kineto_json_reader.h"
-#include "traces/kineto_layers.h"
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::trace {
@@ -64,7 +64,7 @@ struct MetadataMarks {
   std::int64_t clock_mark_ts_ns = 0;
   // ssgd/collective_bytes marks, in file order: each applies to the
   // iterations whose first collective is launched at or after its start,
-  // until the next one (traces/host_collectives.h).
+  // until the next one (traces/import/pytorch/host_collectives.h).
   std::vector<CollectiveSizesMark> collective_bytes;
   // ssgd/grad_bytes/<layer>: the first mark of each layer, which alone is
   // kept as a MarkerRange (the helper repeats them every iteration).
