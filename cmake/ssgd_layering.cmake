@@ -9,9 +9,12 @@
 # The check itself is cmake/check_layering.cmake. docs/architecture.md draws
 # the arrows.
 
-# The ssgd rooms `target` links, directly or through other rooms.
+# The ssgd rooms `target` links, directly or through other rooms, or through
+# the project's INTERFACE libraries that aggregate rooms (ssgd::traces,
+# ssgd::simulator): linking an aggregate links each of its rooms.
 function(_ssgd_room_closure target out)
   set(seen "")
+  set(walked "")
   set(todo ${target})
   get_property(rooms GLOBAL PROPERTY SSGD_ROOMS)
   while(todo)
@@ -28,8 +31,17 @@ function(_ssgd_room_closure target out)
       if(NOT real)
         set(real ${l})
       endif()
-      if(real IN_LIST rooms AND NOT real IN_LIST seen)
-        list(APPEND seen ${real})
+      if(real IN_LIST rooms)
+        if(NOT real IN_LIST seen)
+          list(APPEND seen ${real})
+          list(APPEND todo ${real})
+        endif()
+        continue()
+      endif()
+      get_target_property(type ${real} TYPE)
+      get_target_property(imported ${real} IMPORTED)
+      if(type STREQUAL "INTERFACE_LIBRARY" AND NOT imported AND NOT real IN_LIST walked)
+        list(APPEND walked ${real})
         list(APPEND todo ${real})
       endif()
     endforeach()

@@ -2,8 +2,9 @@
 // Chrome trace-event JSON, the format that ui.perfetto.dev and chrome://tracing
 // open, written as a stream: `{"displayTimeUnit":"ns","traceEvents":[`, one
 // event object per line, then `]}`. Shared by the simulator's timeline
-// (simulator/report/timeline.h) and the trace exporter (traces/perfetto_export.h),
-// so that both format times and escape names the same way.
+// (simulator/report/timeline.h) and the trace exporter
+// (traces/export/perfetto/perfetto_export.h), so that both format times and
+// escape names the same way.
 //
 // Times are integer nanoseconds written as microseconds with exactly three
 // decimals ("ts":1.500 for 1500 ns), from integers, never through floating

@@ -13,7 +13,7 @@
 //
 // Besides events, it sorts raw entries (add_entry / for_each): the Kineto
 // importer puts the CPU operator ranges it derives layers from through a
-// second sorter, with its own keys and bytes (traces/kineto_layers.h).
+// second sorter, with its own keys and bytes (traces/import/pytorch/kineto_layers.h).
 
 #include <cstddef>
 #include <cstdint>

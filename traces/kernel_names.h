@@ -1,7 +1,8 @@
 #pragma once
 // What a kernel says about itself, for every reader of captured traces: the
-// PyTorch importer (traces/kineto_mapping.h, traces/cpu_compute.h) and the
-// walker behind the layer profile and an iteration's tasks (dag/trace_walk.h).
+// PyTorch importer (traces/import/pytorch/kineto_mapping.h,
+// traces/import/pytorch/cpu_compute.h) and the walker behind the layer profile
+// and an iteration's tasks (dag/trace_walk.h).
 
 #include <cstdint>
 #include <string>
@@ -12,7 +13,7 @@
 namespace ssgd::trace {
 
 // The device of a Kernel that the host's CPU ran: a CPU operator of a
-// CPU-only PyTorch profile (traces/cpu_compute.h). GPUs are CUDA ordinals.
+// CPU-only PyTorch profile (traces/import/pytorch/cpu_compute.h). GPUs are CUDA ordinals.
 inline constexpr std::int32_t kHostDevice = -1;
 
 // NCCL's device kernels, whatever the NCCL version: names starting with

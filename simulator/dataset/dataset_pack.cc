@@ -7,7 +7,7 @@
 #include "common/logging.h"
 #include "common/version.h"
 #include "simulator/dataset/dataset_replay.h"
-#include "traces/dataset_files.h"
+#include "traces/dataset/dataset_files.h"
 
 namespace ssgd::sim {
 namespace fs = std::filesystem;

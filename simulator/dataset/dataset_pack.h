@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "traces/dataset_manifest.h"
+#include "traces/dataset/dataset_manifest.h"
 
 namespace ssgd::sim {
 

@@ -13,7 +13,7 @@
 
 #include "common/logging.h"
 #include "simulator/replay/replay.h"
-#include "traces/dataset_files.h"
+#include "traces/dataset/dataset_files.h"
 
 namespace ssgd::sim {
 namespace fs = std::filesystem;

@@ -14,7 +14,7 @@
 #include "common/time.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/scenario/scenario.h"
-#include "traces/dataset_manifest.h"
+#include "traces/dataset/dataset_manifest.h"
 
 namespace ssgd::sim {
 

@@ -5,7 +5,7 @@
 
 #include "common/error.h"
 #include "dag/trace_profile.h"
-#include "traces/bcaffe_log.h"
+#include "traces/import/bcaffe/bcaffe_log.h"
 #include "traces/trace_reader.h"
 
 namespace ssgd::sim {

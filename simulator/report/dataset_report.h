@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "simulator/dataset/dataset_replay.h"
-#include "traces/dataset_manifest.h"
+#include "traces/dataset/dataset_manifest.h"
 
 namespace ssgd::sim {
 

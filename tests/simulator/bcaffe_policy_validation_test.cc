@@ -25,7 +25,7 @@
 #include "simulator/calibration/measurement.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/replay/replay.h"
-#include "traces/bcaffe_log.h"
+#include "traces/import/bcaffe/bcaffe_log.h"
 
 namespace ssgd::sim {
 namespace {

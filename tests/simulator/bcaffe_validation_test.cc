@@ -12,11 +12,11 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "simulator/replay/closed_form.h"
 #include "simulator/network/comm_model.h"
+#include "simulator/replay/closed_form.h"
 #include "simulator/replay/replay.h"
 #include "simulator/scenario/scenario_network.h"
-#include "traces/bcaffe_log.h"
+#include "traces/import/bcaffe/bcaffe_log.h"
 
 namespace ssgd::sim {
 namespace {

@@ -24,7 +24,7 @@
 
 #include "common/logging.h"
 #include "simulator/dataset/dataset_replay.h"
-#include "traces/dataset_check.h"
+#include "traces/dataset/dataset_check.h"
 
 namespace ssgd::sim {
 namespace {

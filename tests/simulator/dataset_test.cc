@@ -11,11 +11,11 @@
 
 #include "simulator/dataset/dataset_pack.h"
 #include "simulator/dataset/dataset_replay.h"
-#include "simulator/report/dataset_report.h"
 #include "simulator/replay/replay.h"
+#include "simulator/report/dataset_report.h"
 #include "tests/support/dataset_builder.h"
 #include "tests/support/test_files.h"
-#include "traces/dataset_check.h"
+#include "traces/dataset/dataset_check.h"
 
 namespace ssgd::sim {
 namespace {

@@ -18,7 +18,7 @@
 #include "tests/support/tracer_test_doubles.h"
 #include "tracer/core/process_session.h"
 #include "traces/clock_calibration.h"
-#include "traces/trace_merge.h"
+#include "traces/merge/trace_merge.h"
 #include "traces/trace_reader.h"
 
 namespace ssgd::tracer {

@@ -1,4 +1,4 @@
-#include "traces/bcaffe_log.h"
+#include "traces/import/bcaffe/bcaffe_log.h"
 
 #include <gtest/gtest.h>
 

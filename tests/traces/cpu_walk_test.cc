@@ -1,7 +1,7 @@
-// The pieces of the CPU walk (traces/cpu_profile_walk.h) on ranges built in
-// memory: compute kernels from outermost operators (traces/cpu_compute.h),
-// gloo collectives paired with their c10d calls (traces/host_collectives.h),
-// and a legacy file's layers by backward node names (traces/legacy_layers.h).
+// The pieces of the CPU walk (traces/import/pytorch/cpu_profile_walk.h) on ranges built in
+// memory: compute kernels from outermost operators (traces/import/pytorch/cpu_compute.h),
+// gloo collectives paired with their c10d calls (traces/import/pytorch/host_collectives.h),
+// and a legacy file's layers by backward node names (traces/import/pytorch/legacy_layers.h).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "traces/cpu_compute.h"
-#include "traces/cpu_profile_walk.h"
-#include "traces/host_collectives.h"
-#include "traces/legacy_layers.h"
+#include "traces/import/pytorch/cpu_compute.h"
+#include "traces/import/pytorch/cpu_profile_walk.h"
+#include "traces/import/pytorch/host_collectives.h"
+#include "traces/import/pytorch/legacy_layers.h"
 
 namespace ssgd::trace {
 namespace {

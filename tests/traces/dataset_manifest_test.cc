@@ -1,7 +1,7 @@
 // The dataset model of traces/: dataset paths, entry.json, the manifest's
 // text and schema, and the integrity check of a folder against it. Every
 // error is checked by its whole message: file, field and reason.
-#include "traces/dataset_manifest.h"
+#include "traces/dataset/dataset_manifest.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,9 +12,9 @@
 
 #include "common/sha256.h"
 #include "tests/support/test_files.h"
-#include "traces/dataset_check.h"
-#include "traces/dataset_entry.h"
-#include "traces/dataset_files.h"
+#include "traces/dataset/dataset_check.h"
+#include "traces/dataset/dataset_entry.h"
+#include "traces/dataset/dataset_files.h"
 
 namespace ssgd::trace {
 namespace {

@@ -1,4 +1,4 @@
-// The Kineto importer (traces/kineto_import.h) on Kineto JSON files written
+// The Kineto importer (traces/import/pytorch/kineto_import.h) on Kineto JSON files written
 // by tests/support/kineto_json_writer.h: golden text dumps under
 // tests/data/kineto/, byte-identical output across event order, metadata
 // position, gzip and spilled sorting, clear errors on truncated and
@@ -18,8 +18,8 @@
 #include "dag/trace_profile.h"
 #include "tests/support/kineto_json_writer.h"
 #include "tests/support/test_files.h"
-#include "traces/kineto_import.h"
-#include "traces/kineto_json_reader.h"
+#include "traces/import/pytorch/kineto_import.h"
+#include "traces/import/pytorch/kineto_json_reader.h"
 #include "traces/trace_dump.h"
 
 namespace ssgd::trace {
@@ -370,7 +370,7 @@ TEST_F(KinetoImportTest, ProfileFromImportedTraceHasTheGeneratedLayerTimes) {
   EXPECT_EQ(r.kernels_update, 1);
 }
 
-// ---- Layers derived from CPU operators (traces/kineto_layers.h) ----
+// ---- Layers derived from CPU operators (traces/import/pytorch/kineto_layers.h) ----
 
 struct LayerTimes {
   std::string name;

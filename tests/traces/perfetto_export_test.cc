@@ -4,7 +4,7 @@
 // then read as JSON to check the structure the viewers rely on: every
 // process and track named and sorted, every slice on a named track, flow
 // ends paired, ids unique.
-#include "traces/perfetto_export.h"
+#include "traces/export/perfetto/perfetto_export.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// The PyTorch profile importer (traces/kineto_import.h) on CPU captures: the
+// The PyTorch profile importer (traces/import/pytorch/kineto_import.h) on CPU captures: the
 // legacy profiler's files (torch <= 1.13 without Kineto) and Kineto files of
 // torch 2.x on CPU, written by tests/support/torch_cpu_profile_writer.h,
 // and real torch 1.13 captures of DDP over gloo (tests/data/pytorch/, made
@@ -18,7 +18,7 @@
 #include "common/gzip_stream.h"
 #include "tests/support/test_files.h"
 #include "tests/support/torch_cpu_profile_writer.h"
-#include "traces/kineto_import.h"
+#include "traces/import/pytorch/kineto_import.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
 

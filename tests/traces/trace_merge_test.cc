@@ -1,9 +1,9 @@
-// `ssgd merge`'s library part (traces/trace_merge.h) on synthetic per-rank
+// `ssgd merge`'s library part (traces/merge/trace_merge.h) on synthetic per-rank
 // files: ranks on one host are not shifted, a calibrated second host is
 // shifted exactly (with drift), an uncalibrated one is refused or, with
 // force, merged uncorrected and said so; bad folders and files are errors
 // naming the file and field, and leave no output.
-#include "traces/trace_merge.h"
+#include "traces/merge/trace_merge.h"
 
 #include <gtest/gtest.h>
 

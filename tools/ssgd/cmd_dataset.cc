@@ -19,8 +19,8 @@
 #include "simulator/report/dataset_report.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "traces/dataset_check.h"
-#include "traces/dataset_files.h"
+#include "traces/dataset/dataset_check.h"
+#include "traces/dataset/dataset_files.h"
 
 namespace ssgd::tools {
 namespace {

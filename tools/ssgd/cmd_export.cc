@@ -7,7 +7,7 @@
 #include "common/logging.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "traces/perfetto_export.h"
+#include "traces/export/perfetto/perfetto_export.h"
 #include "traces/trace_reader.h"
 
 namespace ssgd::tools {

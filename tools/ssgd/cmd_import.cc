@@ -7,10 +7,10 @@
 
 #include "common/atomic_file.h"
 #include "common/logging.h"
-#include "traces/bcaffe_log.h"
-#include "traces/kineto_import.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
+#include "traces/import/bcaffe/bcaffe_log.h"
+#include "traces/import/pytorch/kineto_import.h"
 
 namespace ssgd::tools {
 

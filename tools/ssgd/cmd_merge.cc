@@ -1,12 +1,12 @@
 // ssgd merge DIR -o FILE.ssgdt [--force] [--allow-truncated]: the per-rank traces of one capture
-// (DIR/rank-<r>.ssgdt) into one trace on one time line (traces/trace_merge.h).
+// (DIR/rank-<r>.ssgdt) into one trace on one time line (traces/merge/trace_merge.h).
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "traces/trace_merge.h"
+#include "traces/merge/trace_merge.h"
 
 namespace ssgd::tools {
 

@@ -1,0 +1,617 @@
+#include "traces/import/pytorch/kineto_import.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include "common/error.h"
+#include "common/logging.h"
+#include "traces/event_sorter.h"
+#include "traces/import/pytorch/kineto_json_reader.h"
+#include "traces/marker_names.h"
+#include "traces/trace_writer.h"
+
+namespace ssgd::trace {
+namespace {
+
+using json = nlohmann::json;
+
+std::optional<std::int64_t> json_int(const json& j) {
+  if (j.is_number_integer()) return j.get<std::int64_t>();
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX)) {
+    return static_cast<std::int64_t>(j.get<std::uint64_t>());
+  }
+  return std::nullopt;
+}
+
+const json* find(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+// Adds `base_ns` to every time of an event the mapper makes.
+bool shift(v1::Event& e, std::int64_t base_ns) {
+  auto add = [&](auto* m) {
+    std::int64_t s = 0, t = 0;
+    if (__builtin_add_overflow(m->start_ns(), base_ns, &s) ||
+        __builtin_add_overflow(m->end_ns(), base_ns, &t)) {
+      return false;
+    }
+    m->set_start_ns(s);
+    m->set_end_ns(t);
+    return true;
+  };
+  switch (e.payload_case()) {
+    case v1::Event::kKernel: return add(e.mutable_kernel());
+    case v1::Event::kMemcpy: return add(e.mutable_memcpy());
+    case v1::Event::kMemset: return add(e.mutable_memset());
+    case v1::Event::kCollective: return add(e.mutable_collective());
+    case v1::Event::kMarker: return add(e.mutable_marker());
+    case v1::Event::kApiCall: return add(e.mutable_api_call());
+    default: return true;
+  }
+}
+
+// Picks the layer source (--layers auto: what the file has) and, for
+// modules and ops, derives the marks into `sorter`.
+void derive_layers(KinetoLayerSource asked, KinetoLayerDeriver& deriver, EventSorter& sorter,
+                   KinetoImportSummary& s) {
+  const auto& m = s.mapping;
+  KinetoLayerSource used = asked;
+  if (asked == KinetoLayerSource::kAuto) {
+    if (m.layer_annotations > 0) {
+      used = KinetoLayerSource::kMarks;
+      s.layer_source_reason = "the file has forward/backward annotations";
+    } else if (m.module_ranges > 0) {
+      used = KinetoLayerSource::kModules;
+      s.layer_source_reason = "nn.Module ranges, no forward/backward annotations";
+    } else {
+      used = KinetoLayerSource::kOps;
+      s.layer_source_reason = "no forward/backward annotations or nn.Module ranges";
+    }
+  }
+  s.layer_source = used;
+  if (used == KinetoLayerSource::kMarks) {
+    s.layers.layers = m.forward_mark_names.size();
+  } else {
+    s.layers = deriver.derive(used, [&](const v1::Event& e) { sorter.add(e); });
+    s.mapping.markers += s.layers.forward_ranges + s.layers.backward_ranges;
+  }
+  if (s.layers.layers == 0) {
+    s.warnings.push_back(fmt::format(
+        "no layers found with --layers {}: dag/trace_profile cannot build a profile from this "
+        "trace ({})",
+        kineto_layer_source_name(used),
+        used == KinetoLayerSource::kMarks     ? "no forward/<layer> annotations"
+        : used == KinetoLayerSource::kModules ? "no nn.Module ranges (profile with with_stack=True)"
+                                              : "no cpu_op with a Sequence number"));
+  }
+  if (s.layers.backward_unmatched > 0) {
+    s.warnings.push_back(fmt::format(
+        "{} backward op(s) had a sequence number that no forward op of their iteration had; "
+        "they are in no layer",
+        s.layers.backward_unmatched));
+  }
+}
+
+}  // namespace
+
+v1::CaptureMetadata kineto_capture_metadata(const std::map<std::string, json>& top_level,
+                                            const std::string& file_name, std::int32_t rank,
+                                            std::int32_t world_size,
+                                            std::vector<std::string>& warnings) {
+  v1::CaptureMetadata m;
+  m.set_tool("ssgd import kineto");
+  m.set_framework("pytorch");
+  m.set_provenance("captured: imported from Kineto " + file_name);
+  m.set_rank(rank);
+  m.set_world_size(world_size);
+  auto* host = m.add_hosts();
+  // Kineto's times are Unix-epoch nanoseconds (system_clock) once
+  // baseTimeNanoseconds is added back.
+  host->mutable_clock()->set_kind(v1::ClockDomain::REALTIME);
+  if (auto it = top_level.find("distributedInfo"); it != top_level.end()) {
+    if (const json* v = find(it->second, "nccl_version"); v && v->is_string() && *v != "unknown") {
+      m.set_nccl_version(v->get<std::string>());
+    }
+  }
+  if (auto it = top_level.find("deviceProperties"); it != top_level.end()) {
+    if (!it->second.is_array()) {
+      warnings.push_back("deviceProperties is not an array; GPUs not recorded");
+    } else {
+      std::size_t skipped = 0;
+      for (const json& d : it->second) {
+        const json* id = find(d, "id");
+        if (id == nullptr || !json_int(*id)) {
+          ++skipped;
+          continue;
+        }
+        auto* gpu = host->add_gpus();
+        gpu->set_device_id(static_cast<std::int32_t>(*json_int(*id)));
+        if (const json* v = find(d, "name"); v && v->is_string()) gpu->set_name(v->get<std::string>());
+        auto set_int = [&](const char* key, auto setter) {
+          if (const json* v = find(d, key); v) {
+            if (auto i = json_int(*v)) setter(*i);
+          }
+        };
+        set_int("totalGlobalMem", [&](std::int64_t v) { gpu->set_memory_bytes(v); });
+        set_int("numSms", [&](std::int64_t v) { gpu->set_sm_count(static_cast<std::int32_t>(v)); });
+        set_int("computeMajor",
+                [&](std::int64_t v) { gpu->set_compute_capability_major(static_cast<std::int32_t>(v)); });
+        set_int("computeMinor",
+                [&](std::int64_t v) { gpu->set_compute_capability_minor(static_cast<std::int32_t>(v)); });
+      }
+      if (skipped > 0) {
+        warnings.push_back(std::to_string(skipped) + " deviceProperties entries without an integer id; left out");
+      }
+    }
+  }
+  return m;
+}
+
+namespace {
+
+// Which writer the file is from, by content; an error when it is neither.
+ProfilerFormat detect_format(const KinetoReadResult& read, const KinetoMappingStats& m,
+                             const std::string& file) {
+  if (m.kineto_events > 0) return ProfilerFormat::kKineto;
+  if (m.legacy_events > 0) return ProfilerFormat::kLegacy;
+  if (read.events == 0) {
+    throw InputError({file, std::nullopt, std::nullopt, "traceEvents"},
+                     std::string("nothing to import: ") +
+                         (read.top_level_array ? "the JSON array" : "traceEvents") +
+                         " holds no events");
+  }
+  throw InputError(
+      {file, std::nullopt, std::nullopt, "traceEvents"},
+      fmt::format("not a PyTorch profiler trace: none of the {} events of its {} is a complete "
+                  "event (\"ph\": \"X\") with a Kineto \"cat\" or the legacy profiler's "
+                  "\"pid\": \"CPU functions\"",
+                  read.events, read.top_level_array ? "JSON array" : "traceEvents"));
+}
+
+// Rank, world size and host name: --rank, distributedInfo, ssgd/ marks.
+void identify(const KinetoReadResult& read, const KinetoImportOptions& options,
+              KinetoImportSummary& s) {
+  const MetadataMarks& md = s.mapping.metadata;
+  const json* dist = nullptr;
+  if (auto it = read.top_level.find("distributedInfo"); it != read.top_level.end()) {
+    dist = &it->second;
+    if (!dist->is_object()) {
+      s.warnings.push_back("distributedInfo is not an object; ignored");
+      dist = nullptr;
+    }
+  }
+  std::optional<std::int64_t> file_rank, file_world;
+  if (dist != nullptr) {
+    if (const json* v = find(*dist, "rank"); v) file_rank = json_int(*v);
+    if (const json* v = find(*dist, "world_size"); v) file_world = json_int(*v);
+  }
+  const bool dist_rank = file_rank && *file_rank >= 0 && *file_rank <= INT32_MAX;
+  if (options.rank) {
+    s.rank = *options.rank;
+    s.rank_source = "--rank";
+  } else if (dist_rank) {
+    s.rank = static_cast<std::int32_t>(*file_rank);
+    s.rank_source = "distributedInfo.rank";
+  } else if (md.rank) {
+    s.rank = *md.rank;
+    s.rank_source = "ssgd/rank mark";
+  } else {
+    s.rank = 0;
+    s.rank_source = "assumed";
+    s.warnings.push_back(
+        "the file has no distributedInfo.rank and no ssgd/rank mark: rank 0 assumed (set it with "
+        "--rank)");
+  }
+  if (md.rank && dist_rank && *md.rank != *file_rank) {
+    s.warnings.push_back(
+        fmt::format("ssgd/rank={} disagrees with distributedInfo.rank {}; distributedInfo wins{}",
+                    *md.rank, *file_rank, options.rank ? " (and --rank over both)" : ""));
+  }
+  if (file_world && *file_world > 0 && *file_world <= INT32_MAX) {
+    s.world_size = static_cast<std::int32_t>(*file_world);
+    if (md.world_size && *md.world_size != s.world_size) {
+      s.warnings.push_back(fmt::format(
+          "ssgd/world_size={} disagrees with distributedInfo.world_size {}; distributedInfo wins",
+          *md.world_size, s.world_size));
+    }
+  } else if (md.world_size) {
+    s.world_size = *md.world_size;
+  }
+  for (const auto& c : md.conflicts) s.warnings.push_back("metadata mark conflict: " + c);
+}
+
+std::uint64_t layer_count(const KinetoImportSummary& s) {
+  return s.format == ProfilerFormat::kLegacy && s.layer_source == KinetoLayerSource::kOps
+             ? s.cpu.layers.layers
+             : s.layers.layers;
+}
+
+// The error for a file that gives no iteration, no layer and no collective.
+InputError nothing_usable(const KinetoImportSummary& s) {
+  std::uint64_t skipped = 0;
+  for (const auto& [reason, n] : s.mapping.skipped) skipped += n;
+  return InputError(
+      {s.input, std::nullopt, std::nullopt, ""},
+      fmt::format(
+          "nothing to import from this {} trace of {} events: no iteration (no iteration/<N> "
+          "mark, ProfilerStep#N or Optimizer.step range), no layer (--layers {}: {}) and no "
+          "collective (no NCCL kernel, no gloo:<op> range); {} events skipped, {} CPU ranges read",
+          profiler_format_name(s.format), s.events_read, kineto_layer_source_name(s.layer_source),
+          s.layer_source == KinetoLayerSource::kMarks     ? "no forward/<layer> annotation"
+          : s.layer_source == KinetoLayerSource::kModules ? "no nn.Module range"
+                                                          : "no operator with a backward node",
+          skipped, s.mapping.cpu_ranges));
+}
+
+}  // namespace
+
+std::string_view profiler_format_name(ProfilerFormat format) {
+  switch (format) {
+    case ProfilerFormat::kKineto: return "Kineto";
+    case ProfilerFormat::kLegacy: return "legacy profiler";
+  }
+  return "?";
+}
+
+KinetoImportSummary import_kineto(const std::filesystem::path& input,
+                                  const std::filesystem::path& output,
+                                  const KinetoImportOptions& options) {
+  KinetoImportSummary s;
+  s.input = input.string();
+  s.output = output.string();
+  const std::string file = input.string();
+  auto log = logger("traces");
+
+  auto hidden = [&](const char* what) {
+    return output.parent_path() /
+           ("." + output.filename().string() + "." + what + "." + std::to_string(::getpid()));
+  };
+  EventSorter sorter(hidden("sort"), options.sort_run_bytes);
+  // The layer ranges are a small part of the events: a quarter of the run;
+  // so are the CPU ranges of a GPU trace (a CPU trace's are most of it,
+  // and still fit a quarter of the run for a file of ~100 MB).
+  const std::size_t side_run = std::max<std::size_t>(options.sort_run_bytes / 4, 1);
+  KinetoLayerDeriver deriver(hidden("ops"), side_run);
+  CpuProfileWalk cpu(hidden("cpu"), side_run);
+  KinetoEventMapper mapper({file, options.layers, [&](const KinetoHostOp& op) { deriver.add(op); },
+                            [&](const CpuRange& r) { cpu.add(r); }},
+                           [&](const v1::Event& e) { sorter.add(e); });
+  KinetoReaderOptions reader_options;
+  reader_options.on_event = [&](const KinetoEvent& e) { mapper.convert(e); };
+  reader_options.progress_seconds = options.progress_seconds;
+  reader_options.on_progress = [&](const KinetoReadProgress& p) {
+    log->info("{}: {:.0f}% read ({} of {} MB), {} events", file,
+              p.file_size > 0 ? 100.0 * static_cast<double>(p.file_bytes_read) /
+                                    static_cast<double>(p.file_size)
+                              : 0.0,
+              p.file_bytes_read >> 20, p.file_size >> 20, p.events);
+  };
+  const KinetoReadResult read = read_kineto_json(input, reader_options);
+  s.file_bytes = read.file_size;
+  s.json_bytes = read.uncompressed_bytes;
+  s.compressed = read.compressed;
+  s.events_read = read.events;
+  s.format = detect_format(read, mapper.stats(), file);
+  const bool legacy = s.format == ProfilerFormat::kLegacy;
+  s.mapping = mapper.stats();
+  identify(read, options, s);
+
+  mapper.finish(s.rank, s.world_size);
+  s.mapping = mapper.stats();
+  const MetadataMarks& md = s.mapping.metadata;
+
+  // Layers: a legacy file has no sequence numbers or module ranges; its
+  // operators' layers come from the CPU walk.
+  if (legacy) {
+    s.layer_source = options.layers;
+    if (options.layers == KinetoLayerSource::kAuto) {
+      s.layer_source =
+          s.mapping.layer_annotations > 0 ? KinetoLayerSource::kMarks : KinetoLayerSource::kOps;
+      s.layer_source_reason = s.mapping.layer_annotations > 0
+                                  ? "the file has forward/backward annotations"
+                                  : "no forward/backward annotations";
+    }
+  }
+  CpuWalkOptions walk;
+  s.cpu_compute = s.mapping.gpu_events == 0;
+  walk.compute = s.cpu_compute;
+  walk.iterations_from_steps = s.mapping.iteration_marks == 0;
+  walk.legacy_layers = legacy && s.layer_source == KinetoLayerSource::kOps;
+  walk.domain = legacy ? std::string(kLegacyMarkDomain) : "kineto:cpu";
+  walk.collectives.rank = s.rank;
+  walk.collectives.world_size = s.world_size;
+  // CUPTI's correlation ids are 32-bit: framework calls of a trace that has
+  // CUDA calls take ids above them.
+  walk.collectives.first_correlation_id = s.mapping.api_calls == 0 ? 1 : (std::uint64_t{1} << 32);
+  walk.collectives.size_marks = md.collective_bytes;
+  s.cpu = cpu.walk(walk, [&](const v1::Event& e) { sorter.add(e); });
+  s.mapping.markers +=
+      s.cpu.step_iterations + s.cpu.layers.forward_ranges + s.cpu.layers.backward_ranges;
+  s.mapping.kernels += s.cpu.compute.kernels;
+  s.mapping.api_calls += s.cpu.collectives.framework_calls;
+  s.mapping.collectives += s.cpu.collectives.collectives;
+  if (s.cpu_compute && !legacy) {
+    // They became kernels, not skipped events.
+    s.mapping.skipped.erase("cat cpu_op (not a mark)");
+  }
+
+  if (legacy) {
+    if (s.layer_source == KinetoLayerSource::kMarks) {
+      s.layers.layers = s.mapping.forward_mark_names.size();
+    } else if (s.layer_source == KinetoLayerSource::kModules) {
+      s.warnings.push_back("--layers modules: the legacy profiler records no nn.Module ranges");
+    }
+  } else {
+    // Without ProfilerStep#N, the iterations from Optimizer.step are the
+    // derivation's steps (each clears its map of sequence numbers).
+    for (std::size_t i = 0; i < s.cpu.step_spans.size(); ++i) {
+      KinetoHostOp step;
+      step.kind = KinetoHostOp::Kind::kStep;
+      step.start_ns = s.cpu.step_spans[i].start_ns;
+      step.end_ns = s.cpu.step_spans[i].end_ns;
+      step.thread_id = s.cpu.step_threads[i];
+      step.name = iteration_mark(static_cast<std::int64_t>(i));
+      deriver.add(step);
+    }
+    derive_layers(options.layers, deriver, sorter, s);
+  }
+  if (legacy && s.layer_source == KinetoLayerSource::kOps && s.cpu.layers.layers == 0) {
+    s.warnings.push_back(
+        "no layers found with --layers ops: no forward operator owns a backward "
+        "(autograd::engine::evaluate_function) op");
+  }
+  if (legacy && s.cpu.layers.backward_unmatched > 0) {
+    s.warnings.push_back(fmt::format(
+        "{} backward op(s) matched no forward operator of their iteration by name; they are in "
+        "no layer",
+        s.cpu.layers.backward_unmatched));
+  }
+
+  const std::uint64_t iterations = s.mapping.iteration_marks + s.cpu.step_iterations;
+  if (iterations == 0 && layer_count(s) == 0 && s.mapping.collectives == 0) {
+    throw nothing_usable(s);
+  }
+  if (s.cpu.step_iterations > 0) {
+    s.warnings.push_back(
+        fmt::format("no iteration/<N> marks or ProfilerStep#N ranges: {} iteration(s) end at each "
+                    "Optimizer.step range",
+                    s.cpu.step_iterations));
+  }
+  const auto& hc = s.cpu.collectives;
+  if (const auto unsized = hc.collectives - hc.sized - hc.sized_from_shapes;
+      unsized > 0 && md.collective_bytes.empty()) {
+    s.warnings.push_back(fmt::format(
+        "{} gloo collective(s) without sizes: no recorded shapes (record_shapes) and no "
+        "ssgd/collective_bytes mark",
+        unsized));
+  }
+  if (hc.iterations_without_size_mark > 0) {
+    s.warnings.push_back(fmt::format(
+        "{} iteration(s) launched collectives before any ssgd/collective_bytes mark: their sizes "
+        "are 0",
+        hc.iterations_without_size_mark));
+  }
+  for (const auto& m : hc.size_mismatches) {
+    s.warnings.push_back("collective sizes left 0 for " + m);
+  }
+  if (hc.kind_mismatches > 0) {
+    s.warnings.push_back(
+        fmt::format("{} c10d call(s) ran as a gloo op of another kind by queue order; not linked",
+                    hc.kind_mismatches));
+  }
+  if (!md.unknown_keys.empty()) {
+    std::string keys;
+    for (const auto& k : md.unknown_keys) keys += (keys.empty() ? "" : ", ") + k;
+    s.warnings.push_back("unknown ssgd/ metadata mark key(s) kept as markers: " + keys);
+  }
+
+  // Times: Kineto's ts are relative to baseTimeNanoseconds (recent) or
+  // absolute Unix-epoch microseconds (older, no base); the legacy
+  // profiler's are relative to its start, put on CLOCK_REALTIME by the
+  // ssgd/clock_realtime_ns mark when there is one.
+  std::int64_t base_ns = 0;
+  s.clock = "REALTIME";
+  if (legacy) {
+    if (md.clock_realtime_ns) {
+      base_ns = *md.clock_realtime_ns - md.clock_mark_ts_ns;
+    } else {
+      s.clock = "UNSPECIFIED";
+      s.warnings.push_back(
+          "no ssgd/clock_realtime_ns mark: times are relative to the profiler's start (clock "
+          "UNSPECIFIED), so ranks cannot be put on one time line");
+    }
+  } else if (auto it = read.top_level.find("baseTimeNanoseconds"); it != read.top_level.end()) {
+    if (auto v = json_int(it->second)) {
+      base_ns = *v;
+    } else {
+      throw InputError({file, std::nullopt, std::nullopt, "baseTimeNanoseconds"},
+                       "baseTimeNanoseconds is not an integer");
+    }
+  }
+
+  v1::CaptureMetadata metadata = kineto_capture_metadata(
+      read.top_level, input.filename().string(), s.rank, s.world_size, s.warnings);
+  if (legacy) {
+    metadata.set_tool("ssgd import pytorch");
+    metadata.set_provenance("captured: imported from the legacy PyTorch profiler's " +
+                            input.filename().string());
+    if (!md.clock_realtime_ns) {
+      metadata.mutable_hosts(0)->mutable_clock()->set_kind(v1::ClockDomain::UNSPECIFIED);
+    }
+  }
+  if (md.hostname) metadata.mutable_hosts(0)->set_hostname(*md.hostname);
+  s.gpus = static_cast<std::size_t>(metadata.hosts(0).gpus_size());
+  TraceWriter writer(output, metadata);
+  sorter.write_to(writer, [&](v1::Event& e) {
+    e.set_rank(s.rank);
+    if (!shift(e, base_ns)) {
+      throw InputError({file, std::nullopt, std::nullopt,
+                        legacy ? "ssgd/clock_realtime_ns" : "baseTimeNanoseconds"},
+                       legacy ? "ssgd/clock_realtime_ns + ts overflows 64-bit nanoseconds"
+                              : "baseTimeNanoseconds + ts overflows 64-bit nanoseconds");
+    }
+  });
+  writer.close();
+  s.events_written = writer.footer().event_count();
+  s.sort_runs = sorter.runs_spilled();
+  for (const auto& [field, n] : s.mapping.ignored_fields) {
+    s.warnings.push_back(fmt::format("{} event(s) had {} of the wrong type; ignored", n, field));
+  }
+  if (s.mapping.collectives_without_metadata > 0) {
+    s.warnings.push_back(fmt::format(
+        "{} NCCL kernel(s) had no collective metadata (count, dtype, group) on the kernel or a "
+        "record_param_comms op: sizes unknown",
+        s.mapping.collectives_without_metadata));
+  }
+  for (const auto& w : s.warnings) log->warn("{}: {}", file, w);
+  return s;
+}
+
+void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out) {
+  const auto& m = s.mapping;
+  const bool legacy = s.format == ProfilerFormat::kLegacy;
+  out << fmt::format("{} -> {}\n", s.input, s.output);
+  out << fmt::format("  input        {} bytes{}, {} events in {}\n", s.file_bytes,
+                     s.compressed ? fmt::format(" (gzip, {} bytes of JSON)", s.json_bytes) : "",
+                     s.events_read, legacy ? "a JSON array" : "traceEvents");
+  out << fmt::format("  format       {}\n",
+                     legacy ? "legacy PyTorch profiler (torch <= 1.13 without Kineto, or "
+                              "use_kineto=False)"
+                            : "Kineto (torch.profiler)");
+  out << fmt::format("  rank         {} ({}), world size {}, {} GPU(s)\n", s.rank, s.rank_source,
+                     s.world_size > 0 ? std::to_string(s.world_size) : std::string("unknown"),
+                     s.gpus);
+  if (legacy) {
+    out << fmt::format("  clock        {}\n",
+                       s.clock == "REALTIME" ? "REALTIME, from the ssgd/clock_realtime_ns mark"
+                                             : "UNSPECIFIED: relative to the profiler's start (no "
+                                               "ssgd/clock_realtime_ns mark)");
+  }
+  out << fmt::format("  written      {} events: {} kernels, {} memcpys, {} memsets, {} API calls, "
+                     "{} collectives, {} marker ranges\n",
+                     s.events_written, m.kernels, m.memcpys, m.memsets, m.api_calls,
+                     m.collectives, m.markers);
+  const auto& c = s.cpu;
+  if (c.step_iterations > 0) {
+    out << fmt::format(
+        "  iterations   {} from Optimizer.step ranges (no iteration/<N> marks or "
+        "ProfilerStep#N)\n",
+        c.step_iterations);
+  } else if (m.iteration_marks > 0) {
+    out << fmt::format("  iterations   {} from iteration/<N> and ProfilerStep#N marks\n",
+                       c.iterations);
+  } else {
+    out << "  iterations   none (no iteration/<N> mark, ProfilerStep#N or Optimizer.step range)\n";
+  }
+  if (s.cpu_compute && m.cpu_ranges > 0) {
+    out << fmt::format(
+        "  CPU compute  {} kernels on device -1, one per outermost operator of a "
+        "thread; not written: {} nested operators, {} inside communication\n",
+        c.compute.kernels, c.compute.nested_operators, c.compute.under_communication);
+  }
+  const std::uint64_t layers =
+      legacy && s.layer_source == KinetoLayerSource::kOps ? c.layers.layers : s.layers.layers;
+  out << fmt::format(
+      "  layers       {} layers from {}{}", layers, kineto_layer_source_name(s.layer_source),
+      s.layer_source_reason.empty() ? std::string() : " (auto: " + s.layer_source_reason + ")");
+  if (s.layer_source == KinetoLayerSource::kMarks) {
+    out << "\n";
+  } else if (legacy) {
+    const auto& l = c.layers;
+    out << fmt::format(
+        ": {} forward and {} backward ranges, backward ops matched to forward "
+        "operators by name\n",
+        l.forward_ranges, l.backward_ranges);
+    if (l.backward_unmatched > 0) {
+      out << fmt::format("    {:>10}  backward op(s) that matched no forward operator\n",
+                         l.backward_unmatched);
+    }
+    if (l.accumulate_grad > 0) {
+      out << fmt::format("    {:>10}  AccumulateGrad op(s), in no layer\n", l.accumulate_grad);
+    }
+    if (l.forward_ops_without_backward > 0) {
+      out << fmt::format("    {:>10}  top-level forward op(s) without a backward op, not layers\n",
+                         l.forward_ops_without_backward);
+    }
+  } else {
+    const auto& l = s.layers;
+    out << fmt::format(": {} forward and {} backward ranges\n", l.forward_ranges, l.backward_ranges);
+    if (l.containers > 0) {
+      out << fmt::format("    {:>10}  module(s) holding other modules, not layers\n", l.containers);
+    }
+    if (l.backward_unmatched > 0) {
+      out << fmt::format("    {:>10}  backward op(s) with a sequence number no forward op had\n",
+                         l.backward_unmatched);
+    }
+    if (l.backward_outside_layers > 0) {
+      out << fmt::format("    {:>10}  backward op(s) of forward ops outside every layer\n",
+                         l.backward_outside_layers);
+    }
+    if (m.backward_ops_without_sequence > 0) {
+      out << fmt::format("    {:>10}  backward op(s) without a sequence number (AccumulateGrad)\n",
+                         m.backward_ops_without_sequence);
+    }
+  }
+  if (m.collectives_numbered > 0) {
+    out << fmt::format("  collectives  {} without a Seq arg, numbered by start time\n",
+                       m.collectives_numbered);
+  }
+  const auto& h = c.collectives;
+  if (h.collectives + h.framework_calls + h.barriers > 0) {
+    std::string sizes;
+    if (h.sized_from_shapes > 0)
+      sizes = fmt::format("{} from recorded shapes", h.sized_from_shapes);
+    if (h.sized > 0 || !m.metadata.collective_bytes.empty()) {
+      sizes +=
+          fmt::format("{}{} from ssgd/collective_bytes marks", sizes.empty() ? "" : ", ", h.sized);
+    }
+    if (sizes.empty()) sizes = "none (no recorded shapes or ssgd/collective_bytes mark)";
+    out << fmt::format(
+        "  gloo         {} collectives, {} c10d calls (FRAMEWORK API calls), {} "
+        "linked by queue order; sizes: {}\n",
+        h.collectives, h.framework_calls, h.linked, sizes);
+    auto line = [&](std::uint64_t n, const char* what) {
+      if (n > 0) out << fmt::format("    {:>10}  {}\n", n, what);
+    };
+    line(h.barriers, "barrier(s): no collective");
+    line(h.kind_mismatches, "call(s) run as a gloo op of another kind: not linked");
+    line(h.calls_without_execution, "c10d call(s) without a gloo op (the profile stopped first)");
+    line(h.executions_without_call, "gloo op(s) without a c10d call (the profile started later)");
+    line(h.unknown_ops, "collective(s) of an op the trace has no name for (gather, scatter)");
+  }
+  if (h.other_backend_calls > 0) {
+    out << fmt::format(
+        "  c10d         {} call(s) of kinds no gloo range ran (another backend's): "
+        "left out\n",
+        h.other_backend_calls);
+  }
+  const auto& md = m.metadata;
+  if (md.marks > 0) {
+    std::string said;
+    auto add = [&](const std::string& x) { said += (said.empty() ? "" : ", ") + x; };
+    if (md.rank) add(fmt::format("rank {}", *md.rank));
+    if (md.world_size) add(fmt::format("world size {}", *md.world_size));
+    if (md.hostname) add("host " + *md.hostname);
+    if (md.clock_realtime_ns) add("clock");
+    if (!md.collective_bytes.empty()) {
+      add(fmt::format("collective_bytes ({} marks)", md.collective_bytes.size()));
+    }
+    if (!md.grad_bytes.empty()) {
+      add(fmt::format("grad_bytes of {} layers (kept as markers)", md.grad_bytes.size()));
+    }
+    if (!md.unknown_keys.empty()) add(fmt::format("{} unknown key(s)", md.unknown_keys.size()));
+    out << fmt::format("  metadata     {} ssgd/ marks: {}\n", md.marks, said);
+  }
+  std::uint64_t skipped = 0;
+  for (const auto& [reason, n] : m.skipped) skipped += n;
+  out << fmt::format("  skipped      {} events\n", skipped);
+  for (const auto& [reason, n] : m.skipped) out << fmt::format("    {:>10}  {}\n", n, reason);
+}
+
+}  // namespace ssgd::trace
