@@ -165,6 +165,31 @@ TEST_F(SharedOptionsCliTest, ScaleAndOptimizeRefuseAScenarioWithJobs) {
   ok({"simulate", kResnet, "--scenario", kSharedFabric, "-q"});
 }
 
+// ---------------------------------------------------------------- outputs
+
+TEST_F(SharedOptionsCliTest, NoOutputMayOverwriteAnInput) {
+  fs::copy_file(fs::path(kResnet), dir_ / "in.csv");
+  const std::string before = bytes("in.csv");
+  const std::string why = "is one of the command's inputs: writing it would overwrite it";
+  EXPECT_THAT(refused({"simulate", "in.csv", "--report", "in.csv"}).err,
+              HasSubstr("in.csv: field '--report': " + why));
+  EXPECT_THAT(refused({"simulate", "in.csv", "--timeline", "./in.csv"}).err,
+              HasSubstr("./in.csv: field '--timeline': " + why));
+  EXPECT_THAT(refused({"scale", "in.csv", "--gpus", "1,2", "--report", "in.csv"}).err,
+              HasSubstr("field '--report': " + why));
+  EXPECT_EQ(bytes("in.csv"), before);
+}
+
+TEST_F(SharedOptionsCliTest, NegativeRankCountsAreRefused) {
+  EXPECT_THAT(refused({"simulate", kResnet, "--trace", "t.ssgdt", "--trace-ranks", "-1"}).err,
+              HasSubstr("'-1': field '--trace-ranks': expected a rank count of at least 1, or 0 "
+                        "for all"));
+  EXPECT_THAT(refused({"simulate", kResnet, "--timeline", "t.json", "--timeline-ranks", "-2"}).err,
+              HasSubstr("'-2': field '--timeline-ranks'"));
+  EXPECT_FALSE(fs::exists(dir_ / "t.ssgdt"));
+  EXPECT_FALSE(fs::exists(dir_ / "t.json"));
+}
+
 // ---------------------------------------------------------------- --allow-truncated
 
 TEST_F(SharedOptionsCliTest, EveryCommandThatReadsTracesTakesAllowTruncated) {

@@ -64,8 +64,13 @@ CLI::Option* add_output_option(CLI::App& cmd, OutputFile& out, const std::string
   return option;
 }
 
-void check_outputs(std::initializer_list<const OutputFile*> outputs) {
+void check_outputs(std::initializer_list<const OutputFile*> outputs,
+                   const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
+  const auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return fs::weakly_canonical(fs::absolute(a), ec) == fs::weakly_canonical(fs::absolute(b), ec);
+  };
   for (const OutputFile* out : outputs) {
     if (!out->given()) continue;
     const fs::path p(out->path);
@@ -84,12 +89,20 @@ void check_outputs(std::initializer_list<const OutputFile*> outputs) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     for (std::size_t j = i + 1; j < list.size(); ++j) {
       if (!list[i]->given() || !list[j]->given()) continue;
-      std::error_code ec;
-      if (fs::weakly_canonical(fs::absolute(list[i]->path), ec) ==
-          fs::weakly_canonical(fs::absolute(list[j]->path), ec)) {
+      if (same_file(list[i]->path, list[j]->path)) {
         throw flag_path_error(
             list[j]->flag, list[j]->path,
             fmt::format("{} and {} cannot be the same file", list[i]->flag, list[j]->flag));
+      }
+    }
+  }
+  // No output may overwrite an input.
+  for (const OutputFile* out : outputs) {
+    if (!out->given()) continue;
+    for (const std::string& in : inputs) {
+      if (!in.empty() && same_file(out->path, in)) {
+        throw flag_path_error(out->flag, out->path,
+                              "is one of the command's inputs: writing it would overwrite it");
       }
     }
   }

@@ -70,9 +70,11 @@ CLI::Option* add_output_option(CLI::App& cmd, OutputFile& out, const std::string
                                const std::vector<std::string>& deprecated = {});
 
 // Checks every given output before a command does any work: its folder must
-// exist, it must not be a folder, and no two may be the same file. Throws
+// exist, it must not be a folder, no two may be the same file, and none may
+// be one of the command's `inputs` (which it would overwrite). Throws
 // flag_path_error naming the flag.
-void check_outputs(std::initializer_list<const OutputFile*> outputs);
+void check_outputs(std::initializer_list<const OutputFile*> outputs,
+                   const std::vector<std::string>& inputs = {});
 
 // ---------------------------------------------------------------- scenarios
 

@@ -118,7 +118,7 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::o
 }
 
 void run_calibrate(const CalibrateArgs& a) {
-  check_outputs({&a.output});
+  check_outputs({&a.output}, a.inputs);
   sim::MeasurementOptions mo;
   const auto format = sim::parse_measurement_format(a.format);
   if (!format) {

@@ -102,7 +102,7 @@ void print_diff(const DiffArgs& a, const dag::IterationDiff& d, std::ostream& ou
 }
 
 void run_diff(const DiffArgs& a) {
-  check_outputs({&a.report});
+  check_outputs({&a.report}, {a.measured, a.simulated});
   const auto measured = dag::TraceIterations::read(a.measured, a.allow_truncated);
   const auto simulated = dag::TraceIterations::read(a.simulated, a.allow_truncated);
   auto log = logger("tools");

@@ -31,7 +31,7 @@ void add_export_command(CLI::App& app) {
       ->required();
   add_allow_truncated_flag(*perfetto, args->allow_truncated);
   perfetto->callback([args] {
-    check_outputs({&args->out});
+    check_outputs({&args->out}, {args->trace});
     auto reader = trace::TraceReader::open(args->trace);
     // Written under a temporary name, renamed only once the whole trace is
     // exported: a damaged trace leaves no output.

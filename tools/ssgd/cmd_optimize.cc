@@ -157,7 +157,7 @@ void print_curve(const OptimizeArgs& a, const std::string& model, const sim::Sce
 
 void run_optimize(const OptimizeArgs& a) {
   auto log = logger("tools");
-  check_outputs({&a.report});
+  check_outputs({&a.report}, {a.input, a.scenario.file});
   const sim::ScenarioKey* key = sim::find_scenario_key(a.param);
   if (key == nullptr) {
     throw flag_error("--param", a.param,

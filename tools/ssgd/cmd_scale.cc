@@ -282,7 +282,7 @@ void print_sweep(const sim::ScaleResult& r, double seconds, std::ostream& out) {
 
 void run_scale(const ScaleArgs& a) {
   auto log = logger("tools");
-  check_outputs({&a.report});
+  check_outputs({&a.report}, {a.input, a.scenario.file});
   const SweepFlags flags = parse_sweep_flags(a);
   const sim::Scenario base = sweep_base_scenario(a, flags);
   sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
