@@ -15,28 +15,28 @@
 namespace ssgd::sim {
 
 struct PlatformChoice {
-  std::string preset = "generic";            // key: platform.preset
-  std::optional<std::string> pcie_link;      // platform.pcie.link (link preset)
-  std::optional<double> pcie_bandwidth;      // platform.pcie.bandwidth
-  std::optional<Duration> pcie_latency;      // platform.pcie.latency
-  std::optional<std::int64_t> pcie_switches; // platform.pcie.switches
-  std::optional<std::int64_t> sockets;       // platform.pcie.sockets
+  std::string preset = "generic";                       // key: platform.preset
+  std::optional<std::string> pcie_link;                 // platform.pcie.link (link preset)
+  std::optional<double> pcie_bandwidth;                 // platform.pcie.bandwidth
+  std::optional<Duration> pcie_latency;                 // platform.pcie.latency
+  std::optional<std::int64_t> pcie_switches;            // platform.pcie.switches
+  std::optional<std::int64_t> sockets;                  // platform.pcie.sockets
   std::optional<std::vector<std::int64_t>> gpu_attach;  // platform.pcie.gpu_attach
-  std::optional<NvlinkTopology> nvlink;      // platform.nvlink.topology
-  std::optional<double> nvlink_bandwidth;    // platform.nvlink.bandwidth (one link or one port)
-  std::optional<Duration> nvlink_latency;    // platform.nvlink.latency
+  std::optional<NvlinkTopology> nvlink;                 // platform.nvlink.topology
+  std::optional<double> nvlink_bandwidth;  // platform.nvlink.bandwidth (one link or one port)
+  std::optional<Duration> nvlink_latency;  // platform.nvlink.latency
   std::optional<std::vector<NvlinkPair>> nvlink_pairs;  // platform.nvlink.pairs
   std::optional<std::vector<std::int64_t>> ring_order;  // platform.nvlink.ring_order
-  std::optional<std::string> nic_link;       // platform.nic.link (link preset)
-  std::optional<std::int64_t> nic_count;     // platform.nic.count
-  std::optional<double> nic_bandwidth;       // platform.nic.bandwidth
-  std::optional<Duration> nic_latency;       // platform.nic.latency
-  Transport transport = Transport::kNative;  // platform.nic.transport
-  std::optional<FabricKind> fabric;          // platform.fabric.kind
-  std::optional<std::int64_t> nodes_per_leaf;     // platform.fabric.nodes_per_leaf
-  std::optional<double> oversubscription;         // platform.fabric.oversubscription
-  std::optional<bool> rail_optimized;             // platform.fabric.rail_optimized
-  std::optional<Duration> switch_latency;         // platform.fabric.switch_latency
+  std::optional<std::string> nic_link;                  // platform.nic.link (link preset)
+  std::optional<std::int64_t> nic_count;                // platform.nic.count
+  std::optional<double> nic_bandwidth;                  // platform.nic.bandwidth
+  std::optional<Duration> nic_latency;                  // platform.nic.latency
+  Transport transport = Transport::kNative;             // platform.nic.transport
+  std::optional<FabricKind> fabric;                     // platform.fabric.kind
+  std::optional<std::int64_t> nodes_per_leaf;           // platform.fabric.nodes_per_leaf
+  std::optional<double> oversubscription;               // platform.fabric.oversubscription
+  std::optional<bool> rail_optimized;                   // platform.fabric.rail_optimized
+  std::optional<Duration> switch_latency;               // platform.fabric.switch_latency
 
   friend bool operator==(const PlatformChoice&, const PlatformChoice&) = default;
 };

@@ -21,15 +21,15 @@ const char* to_string(UpdateMode mode);
 
 // The parameters of the overlap policies.
 struct PolicyParams {
-  std::int64_t bucket_cap_bytes = 25LL << 20;       // policy.bucket_cap (ddp)
-  std::int64_t first_bucket_bytes = 1LL << 20;      // policy.first_bucket (ddp)
+  std::int64_t bucket_cap_bytes = 25LL << 20;         // policy.bucket_cap (ddp)
+  std::int64_t first_bucket_bytes = 1LL << 20;        // policy.first_bucket (ddp)
   std::int64_t fusion_threshold_bytes = 128LL << 20;  // policy.fusion_threshold (horovod)
-  Duration cycle_time = Duration(1'000'000);        // policy.cycle_time (horovod)
-  std::optional<Duration> merge_startup;            // policy.merge_startup (mgwfbp's a)
-  std::int64_t partition_bytes = 4'000'000;         // policy.partition_size (priority)
-  std::int64_t credit_bytes = 16'000'000;           // policy.credit_size (priority)
-  std::optional<UpdateMode> update;                 // policy.update; default per policy
-  std::int64_t prefetch_depth = 0;                  // policy.prefetch_depth (batches, >= 0)
+  Duration cycle_time = Duration(1'000'000);          // policy.cycle_time (horovod)
+  std::optional<Duration> merge_startup;              // policy.merge_startup (mgwfbp's a)
+  std::int64_t partition_bytes = 4'000'000;           // policy.partition_size (priority)
+  std::int64_t credit_bytes = 16'000'000;             // policy.credit_size (priority)
+  std::optional<UpdateMode> update;                   // policy.update; default per policy
+  std::int64_t prefetch_depth = 0;                    // policy.prefetch_depth (batches, >= 0)
 };
 
 // The update mode a policy runs with: params.update, or per_layer under

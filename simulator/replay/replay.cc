@@ -42,11 +42,13 @@ void add_single_worker_baseline(const trace::LayerProfile& captured,
   ReplayOptions base_opts;
   base_opts.single_worker_baseline = false;
   base_opts.batch_model = plan.batch_model;
-  const ReplayResult base = replay(captured, single_gpu_scenario(plan.given, plan.batch), base_opts);
+  const ReplayResult base =
+      replay(captured, single_gpu_scenario(plan.given, plan.batch), base_opts);
   out.single_worker_iteration_time = base.iteration_time;
   out.single_worker_batch = base.global_batch;
   out.single_worker_throughput_samples_per_s = base.throughput_samples_per_s;
-  const ScalingFigures figures = scaling_figures(plan.batch, out.iteration_time, base.iteration_time);
+  const ScalingFigures figures =
+      scaling_figures(plan.batch, out.iteration_time, base.iteration_time);
   out.speedup = figures.speedup;
   out.scaling_efficiency = figures.efficiency;
 }

@@ -46,8 +46,8 @@ void summarise_links(const Platform& platform, const std::vector<double>& bytes,
     k.bytes += bytes[l];
     k.mean_utilisation += u;
     k.max_utilisation = std::max(k.max_utilisation, u);
-    records.push_back({platform.link_name(l), to_string(link.kind), link.bandwidth_bytes_per_s,
-                       bytes[l], u});
+    records.push_back(
+        {platform.link_name(l), to_string(link.kind), link.bandwidth_bytes_per_s, bytes[l], u});
   }
   for (auto& k : kinds) {
     if (k.links == 0) continue;
@@ -85,9 +85,11 @@ std::vector<Unit> collective_units(const dag::TaskGraph& graph, const Run& run) 
   }
   for (dag::TaskId t = 0; t < graph.task_count(); ++t) {
     const auto& task = graph.task(t);
-    if (task.kind == dag::TaskKind::kComm && !batched[t]) units.push_back({t, task.bytes, task.duration});
+    if (task.kind == dag::TaskKind::kComm && !batched[t])
+      units.push_back({t, task.bytes, task.duration});
   }
-  std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.first < b.first; });
+  std::sort(units.begin(), units.end(),
+            [](const Unit& a, const Unit& b) { return a.first < b.first; });
   return units;
 }
 
@@ -167,7 +169,8 @@ void measure_links(const Build& build, Run& run, bool flow,
       if (task.kind != dag::TaskKind::kComm || !task.duration_modelled || task.bytes == 0) continue;
       const auto algorithm =
           build.comm.algorithm_for(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
-      for (LinkId l : shown_links[algorithm]) busy[l].push_back({schedule.start[t], schedule.end[t]});
+      for (LinkId l : shown_links[algorithm])
+        busy[l].push_back({schedule.start[t], schedule.end[t]});
     }
   }
   for (auto& [l, intervals] : busy) {
@@ -190,11 +193,10 @@ void measure_iterations(const Build& build, const Scenario& scenario, const Run&
     prev = e;
   }
   out.iteration_time = steady_iteration_time(ends.end);
-  out.throughput_samples_per_s =
-      out.iteration_time > Duration::zero()
-          ? static_cast<double>(out.global_batch) /
-                (static_cast<double>(out.iteration_time.ns()) * 1e-9)
-          : 0.0;
+  out.throughput_samples_per_s = out.iteration_time > Duration::zero()
+                                     ? static_cast<double>(out.global_batch) /
+                                           (static_cast<double>(out.iteration_time.ns()) * 1e-9)
+                                     : 0.0;
 
   // Steady state: the first iteration may differ (nothing overlaps it), so it
   // is left out whenever there is more than one.
@@ -214,8 +216,8 @@ void measure_iterations(const Build& build, const Scenario& scenario, const Run&
 
 }  // namespace
 
-void measure(const Build& build, const Scenario& scenario, Run& run,
-             const ReplayOptions& options, ReplayResult& out) {
+void measure(const Build& build, const Scenario& scenario, Run& run, const ReplayOptions& options,
+             ReplayResult& out) {
   const bool flow = run.flows != nullptr;
   const auto bytes_by_algorithm = measure_collectives(build, run, flow, out);
   measure_links(build, run, flow, bytes_by_algorithm, options, out);

@@ -42,12 +42,14 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
   out.comm_replayed = profile.has_comm() && out.workers > 1 && !merges_gradients(scenario.overlap);
   if (profile.has_comm() && out.workers > 1 && merges_gradients(scenario.overlap) &&
       options.single_worker_baseline) {
-    log->warn("policy {} merges gradients: the input's measured per-layer comm_ns cannot be merged, "
-              "so every collective is modelled ({})",
-              to_string(scenario.overlap), comm.describe());
+    log->warn(
+        "policy {} merges gradients: the input's measured per-layer comm_ns cannot be merged, "
+        "so every collective is modelled ({})",
+        to_string(scenario.overlap), comm.describe());
   }
   if (profile.has_comm() && out.workers == 1 && options.single_worker_baseline) {
-    log->info("one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
+    log->info(
+        "one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
   }
 
   JobGraph job = build_job_graph(

@@ -12,7 +12,8 @@ namespace {
 // Links inside the nodes that hold ranks 0..ranks-1, and their NIC links.
 std::vector<bool> tracked_links(const Platform& platform, std::int64_t ranks) {
   const std::int64_t g = platform.gpus_per_node();
-  const std::int64_t nodes = ranks <= 0 ? platform.nodes() : std::min(platform.nodes(), (ranks + g - 1) / g);
+  const std::int64_t nodes =
+      ranks <= 0 ? platform.nodes() : std::min(platform.nodes(), (ranks + g - 1) / g);
   std::vector<bool> keep(platform.links().size(), false);
   for (LinkId l = 0; l < keep.size(); ++l) {
     const auto& link = platform.links()[l];
@@ -32,7 +33,8 @@ void run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
   ScheduleOptions& sched_opts = run.options;
   if (options.progress && out.tasks > (1u << 21)) {
     // At most one line every two seconds.
-    auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+    auto last =
+        std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
     sched_opts.progress = [log, last](double f) {
       const auto now = std::chrono::steady_clock::now();
       if (now - *last < std::chrono::seconds(2)) return;
@@ -46,8 +48,8 @@ void run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
   };
   const auto t0 = std::chrono::steady_clock::now();
   const bool flow = scenario.network_model == NetworkModelKind::kFlow && out.workers > 1;
-  run.tracked =
-      options.keep_schedule ? tracked_links(platform, options.link_track_ranks) : std::vector<bool>{};
+  run.tracked = options.keep_schedule ? tracked_links(platform, options.link_track_ranks)
+                                      : std::vector<bool>{};
   if (flow) {
     run.flows = std::make_unique<FlowNetwork>(run.engine, platform.link_capacities());
     if (options.keep_schedule) run.flows->record_activity(run.tracked);

@@ -28,10 +28,10 @@
 namespace ssgd::sim::replay_stages {
 
 struct Plan {
-  Scenario given;                                   // the request with the input's update time
+  Scenario given;  // the request with the input's update time
   BatchPlan batch;
   std::shared_ptr<const BatchTimeModel> batch_model;  // strong scaling only
-  BatchWorkload workload;                           // one GPU's profile and scenario
+  BatchWorkload workload;                             // one GPU's profile and scenario
 };
 Plan plan(const trace::LayerProfile& captured, const Scenario& requested,
           const ReplayOptions& options, ReplayResult& out);
@@ -50,13 +50,13 @@ struct Run {
   std::unique_ptr<CollectiveRunner> runner;
   std::unique_ptr<FlowCommExecutor> executor;
   ScheduleOptions options;
-  std::vector<bool> tracked;           // links shown as tracks (keep_schedule)
+  std::vector<bool> tracked;  // links shown as tracks (keep_schedule)
   std::shared_ptr<Schedule> schedule;
 };
 void run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
          ReplayResult& out);
 
-void measure(const Build& build, const Scenario& scenario, Run& run,
-             const ReplayOptions& options, ReplayResult& out);
+void measure(const Build& build, const Scenario& scenario, Run& run, const ReplayOptions& options,
+             ReplayResult& out);
 
 }  // namespace ssgd::sim::replay_stages

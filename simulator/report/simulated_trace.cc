@@ -1,7 +1,6 @@
 #include "simulator/report/simulated_trace.h"
 
 #include <algorithm>
-#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -54,32 +53,37 @@ v1::CaptureMetadata simulated_metadata(std::int64_t workers, std::int64_t writte
 // order; the span of each of its iterations; its backward task per layer;
 // and every collective's sequence number, in the order they started.
 struct RankTasks {
+  bool folded = false;  // one source rank stands for every written rank
   std::int64_t built = 1;
   std::int64_t iterations = 1;
   std::int64_t layers = 0;
   std::vector<std::vector<dag::TaskId>> lists;
   std::vector<std::pair<std::int64_t, std::int64_t>> spans;  // [src * iterations + i]
-  std::vector<dag::TaskId> backward;  // [(src * iterations + i) * layers + layer]
+  std::vector<dag::TaskId> backward;    // [(src * iterations + i) * layers + layer]
   std::vector<std::uint64_t> sequence;  // by task id
 
+  [[nodiscard]] std::int64_t source_of(std::int64_t rank) const { return folded ? 0 : rank; }
   [[nodiscard]] const std::pair<std::int64_t, std::int64_t>& span(std::int64_t src,
                                                                   std::int64_t i) const {
     return spans[static_cast<std::size_t>(src * iterations + i)];
   }
-  [[nodiscard]] dag::TaskId backward_of(std::int64_t src, std::int64_t i, std::int64_t layer) const {
+  [[nodiscard]] dag::TaskId backward_of(std::int64_t src, std::int64_t i,
+                                        std::int64_t layer) const {
     return backward[static_cast<std::size_t>((src * iterations + i) * layers + layer)];
   }
 };
 
 RankTasks rank_tasks(const dag::TaskGraph& graph, const Schedule& schedule, std::int64_t built,
-                     std::int64_t iterations) {
+                     std::int64_t workers, std::int64_t iterations) {
   RankTasks r;
+  r.folded = built < workers;
   r.built = built;
   r.iterations = iterations;
   r.layers = static_cast<std::int64_t>(graph.layer_names().size());
   r.lists.resize(static_cast<std::size_t>(built));
-  r.spans.assign(static_cast<std::size_t>(built * iterations),
-                 {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()});
+  r.spans.assign(
+      static_cast<std::size_t>(built * iterations),
+      {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()});
   r.backward.assign(static_cast<std::size_t>(built * iterations * r.layers), dag::kNoTask);
   std::vector<std::int64_t> compute_start(r.spans.size(), std::numeric_limits<std::int64_t>::max());
   std::vector<dag::TaskId> comms;
@@ -100,7 +104,8 @@ RankTasks rank_tasks(const dag::TaskGraph& graph, const Schedule& schedule, std:
         compute_start[at] = std::min(compute_start[at], schedule.start[t].ns());
       }
       if (task.kind == dag::TaskKind::kBackward && task.layer >= 0 && task.layer < r.layers) {
-        r.backward[at * static_cast<std::size_t>(r.layers) + static_cast<std::size_t>(task.layer)] = t;
+        r.backward[at * static_cast<std::size_t>(r.layers) + static_cast<std::size_t>(task.layer)] =
+            t;
       }
     }
   }
@@ -126,15 +131,15 @@ RankTasks rank_tasks(const dag::TaskGraph& graph, const Schedule& schedule, std:
 // Every written rank's iteration markers and tasks, in start order (then rank,
 // then position).
 std::vector<Item> ordered_items(const dag::TaskGraph& graph, const Schedule& schedule,
-                                const RankTasks& tasks, std::int64_t written,
-                                const std::function<std::int64_t(std::int64_t)>& source_of) {
+                                const RankTasks& tasks, std::int64_t written) {
   std::vector<Item> items;
   for (std::int64_t r = 0; r < written; ++r) {
-    const std::int64_t src = source_of(r);
+    const std::int64_t src = tasks.source_of(r);
     for (std::int64_t i = 0; i < tasks.iterations; ++i) {
       const auto& span = tasks.span(src, i);
       if (span.first <= span.second) {
-        items.push_back({span.first, static_cast<std::int32_t>(r), static_cast<std::int32_t>(i), -1});
+        items.push_back(
+            {span.first, static_cast<std::int32_t>(r), static_cast<std::int32_t>(i), -1});
       }
     }
     const auto& list = tasks.lists[static_cast<std::size_t>(src)];
@@ -155,7 +160,9 @@ std::vector<Item> ordered_items(const dag::TaskGraph& graph, const Schedule& sch
 class EventWriter {
  public:
   EventWriter(trace::TraceWriter& writer, std::int64_t written, std::int64_t workers)
-      : writer_(writer), next_correlation_(static_cast<std::size_t>(written), 1), workers_(workers) {}
+      : writer_(writer),
+        next_correlation_(static_cast<std::size_t>(written), 1),
+        workers_(workers) {}
 
   void marker(std::int32_t rank, const std::string& name, std::uint64_t thread, std::int64_t start,
               std::int64_t end) {
@@ -183,7 +190,8 @@ class EventWriter {
     writer_.append(ev_);
   }
 
-  void host_to_device(std::int32_t rank, std::int32_t device, std::int64_t start, std::int64_t end) {
+  void host_to_device(std::int32_t rank, std::int32_t device, std::int64_t start,
+                      std::int64_t end) {
     ev_.Clear();
     ev_.set_rank(rank);
     auto* c = ev_.mutable_memcpy();
@@ -198,8 +206,9 @@ class EventWriter {
   }
 
   // The launch call (at `launch`) and the all-reduce it started, correlated.
-  void all_reduce(std::int32_t rank, std::int32_t device, std::int64_t bytes, std::uint64_t sequence,
-                  std::int64_t launch, std::int64_t start, std::int64_t end) {
+  void all_reduce(std::int32_t rank, std::int32_t device, std::int64_t bytes,
+                  std::uint64_t sequence, std::int64_t launch, std::int64_t start,
+                  std::int64_t end) {
     const std::uint64_t correlation = next_correlation_[static_cast<std::size_t>(rank)]++;
     ev_.Clear();
     ev_.set_rank(rank);
@@ -248,21 +257,19 @@ void write_simulated_trace(const ReplayResult& result, const SimulatedTraceOptio
   const Schedule& schedule = *result.schedule;
   const std::int64_t workers = std::max<std::int64_t>(result.workers, 1);
   const std::int64_t built = std::max<std::int64_t>(result.ranks_simulated, 1);
-  const std::int64_t written = options.max_ranks <= 0 ? workers : std::min(workers, options.max_ranks);
+  const std::int64_t written =
+      options.max_ranks <= 0 ? workers : std::min(workers, options.max_ranks);
   const std::int64_t gpus_per_node = std::max<std::int64_t>(options.gpus_per_node, 1);
   const std::int64_t iterations = std::max<std::int64_t>(result.iterations, 1);
   const auto& layer_names = graph.layer_names();
   const auto layers = static_cast<std::int64_t>(layer_names.size());
-  const std::function<std::int64_t(std::int64_t)> source_of = [&](std::int64_t rank) {
-    return built < workers ? 0 : rank;
-  };
-  const RankTasks tasks = rank_tasks(graph, schedule, built, iterations);
-  const std::vector<Item> items = ordered_items(graph, schedule, tasks, written, source_of);
+  const RankTasks tasks = rank_tasks(graph, schedule, built, workers, iterations);
+  const std::vector<Item> items = ordered_items(graph, schedule, tasks, written);
 
   trace::TraceWriter writer(path, simulated_metadata(workers, written, gpus_per_node, options));
   EventWriter out(writer, written, workers);
   for (const Item& item : items) {
-    const std::int64_t src = source_of(item.rank);
+    const std::int64_t src = tasks.source_of(item.rank);
     const auto device = static_cast<std::int32_t>(item.rank % gpus_per_node);
     if (item.position < 0) {
       const auto& span = tasks.span(src, item.iteration);
@@ -290,7 +297,8 @@ void write_simulated_trace(const ReplayResult& result, const SimulatedTraceOptio
         const bool fwd = task.kind == dag::TaskKind::kForward;
         out.marker(item.rank, fwd ? trace::forward_mark(layer) : trace::backward_mark(layer),
                    kMainThread, start, end);
-        if (runs) out.kernel(item.rank, device, layer + (fwd ? " forward" : " backward"), start, end);
+        if (runs)
+          out.kernel(item.rank, device, layer + (fwd ? " forward" : " backward"), start, end);
         break;
       }
       case dag::TaskKind::kUpdate:

@@ -429,17 +429,43 @@ Scenario load_scenario(const std::optional<std::filesystem::path>& file,
   return scenario;
 }
 
+namespace {
+
+// Whether the file `named` by a key still has to be read: nothing was read,
+// or what was read came from another path.
+template <typename T>
+bool unread(const std::optional<std::filesystem::path>& named, const std::shared_ptr<const T>& data,
+            const std::filesystem::path& read_from) {
+  return named && (!data || read_from != *named);
+}
+
+// What was read for the file `key` names now; null when it names none.
+template <typename T>
+std::shared_ptr<const T> read_for(const std::string& key,
+                                  const std::optional<std::filesystem::path>& named,
+                                  const std::shared_ptr<const T>& data,
+                                  const std::filesystem::path& read_from) {
+  if (!named) return nullptr;
+  if (unread(named, data, read_from)) {
+    throw std::logic_error(fmt::format(
+        "the scenario's {} names {}, which was never read: call read_scenario_files", key,
+        named->string()));
+  }
+  return data;
+}
+
+}  // namespace
+
 void read_scenario_files(Scenario& scenario) {
   ScenarioInputs& files = scenario.files;
-  if (scenario.calibration &&
-      (!files.calibration || files.calibration_path != *scenario.calibration)) {
+  if (unread(scenario.calibration, files.calibration, files.calibration_path)) {
     files.calibration =
         std::make_shared<const NetworkCalibration>(read_network_calibration(*scenario.calibration));
     files.calibration_path = *scenario.calibration;
   }
-  if (scenario.scaling.second_profile &&
-      (!files.second_profile || files.second_profile_path != *scenario.scaling.second_profile)) {
-    const std::filesystem::path& path = *scenario.scaling.second_profile;
+  const auto& second_profile = scenario.scaling.second_profile;
+  if (unread(second_profile, files.second_profile, files.second_profile_path)) {
+    const std::filesystem::path& path = *second_profile;
     ReplayInput second = load_replay_input(path);
     if (second.profile.source.empty()) second.profile.source = path.string();
     if (!second.profile.batch_per_gpu) {
@@ -452,31 +478,14 @@ void read_scenario_files(Scenario& scenario) {
   }
 }
 
-namespace {
-
-[[noreturn]] void throw_unread_file(const std::string& key, const std::filesystem::path& path) {
-  throw std::logic_error(fmt::format(
-      "the scenario's {} names {}, which was never read: call read_scenario_files", key,
-      path.string()));
-}
-
-}  // namespace
-
 std::shared_ptr<const NetworkCalibration> scenario_calibration(const Scenario& scenario) {
-  if (!scenario.calibration) return nullptr;
-  if (!scenario.files.calibration || scenario.files.calibration_path != *scenario.calibration) {
-    throw_unread_file("network.calibration", *scenario.calibration);
-  }
-  return scenario.files.calibration;
+  return read_for("network.calibration", scenario.calibration, scenario.files.calibration,
+                  scenario.files.calibration_path);
 }
 
 std::shared_ptr<const trace::LayerProfile> scenario_second_profile(const Scenario& scenario) {
-  if (!scenario.scaling.second_profile) return nullptr;
-  if (!scenario.files.second_profile ||
-      scenario.files.second_profile_path != *scenario.scaling.second_profile) {
-    throw_unread_file("scaling.second_profile", *scenario.scaling.second_profile);
-  }
-  return scenario.files.second_profile;
+  return read_for("scaling.second_profile", scenario.scaling.second_profile,
+                  scenario.files.second_profile, scenario.files.second_profile_path);
 }
 
 InputError located_error(const Scenario& scenario, const ParameterError& error) {

@@ -58,9 +58,9 @@ struct JobSpec {
 };
 
 // The files a scenario names that models use, read once, by load_scenario
-// (read_scenario_files): no model reads a file during a replay.
-// Each with the path it was read from: a scenario whose key names another
-// file since is read again.
+// (read_scenario_files): no model reads a file during a replay. Each is kept
+// with the path it was read from, so a key that names another file since is
+// read again.
 struct ScenarioInputs {
   std::shared_ptr<const NetworkCalibration> calibration;      // network.calibration
   std::filesystem::path calibration_path;

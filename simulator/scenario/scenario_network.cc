@@ -18,8 +18,8 @@ CommSettings scenario_comm_settings(const Scenario& scenario, std::int64_t first
 }
 
 std::int64_t separate_server_nodes(const Scenario& scenario) {
-  const bool separate = scenario.algorithm == CollectiveAlgorithm::kParameterServer &&
-                        !scenario.servers_colocated;
+  const bool separate =
+      scenario.algorithm == CollectiveAlgorithm::kParameterServer && !scenario.servers_colocated;
   return separate ? scenario.servers : 0;
 }
 

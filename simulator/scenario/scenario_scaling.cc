@@ -67,7 +67,6 @@ Scenario single_gpu_scenario(const Scenario& scenario, const BatchPlan& plan) {
   return one;
 }
 
-
 void check_scaling_keys(const Scenario& scenario, const std::string& file) {
   const auto fail = [&file](const char* key, const std::string& reason) {
     return InputError({file, std::nullopt, std::nullopt, key}, reason);

@@ -57,13 +57,12 @@ void run_simulate(const SimulateArgs& a) {
   auto log = logger("tools");
   // Everything is read and checked before anything is written.
   check_outputs({&a.report, &a.timeline, &a.trace}, {a.input, a.scenario.file});
-  if (a.trace_ranks < 0) {
-    throw flag_error("--trace-ranks", std::to_string(a.trace_ranks),
-                     "expected a rank count of at least 1, or 0 for all");
-  }
-  if (a.timeline_ranks < 0) {
-    throw flag_error("--timeline-ranks", std::to_string(a.timeline_ranks),
-                     "expected a rank count of at least 1, or 0 for all");
+  for (const auto& [flag, ranks] : {std::pair{"--trace-ranks", a.trace_ranks},
+                                    std::pair{"--timeline-ranks", a.timeline_ranks}}) {
+    if (ranks < 0) {
+      throw flag_error(flag, std::to_string(ranks),
+                       "expected a rank count of at least 1, or 0 for all");
+    }
   }
   const sim::Scenario scenario = load_scenario(a.scenario);
   sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
