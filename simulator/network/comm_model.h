@@ -19,8 +19,8 @@
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/collective/collective.h"
 #include "simulator/network/collective_runner.h"
-#include "simulator/platform/platform.h"
 #include "simulator/network/network_model_kind.h"
+#include "simulator/platform/platform.h"
 
 namespace ssgd::sim {
 

@@ -24,10 +24,10 @@
 
 #include "dag/comm_plan.h"
 #include "dag/task_graph.h"
-#include "simulator/replay/closed_form.h"
-#include "simulator/network/comm_model.h"
-#include "simulator/scenario/scenario.h"
 #include "simulator/engine/schedule.h"
+#include "simulator/network/comm_model.h"
+#include "simulator/replay/closed_form.h"
+#include "simulator/scenario/scenario.h"
 #include "traces/layer_profile.h"
 
 namespace ssgd::sim {

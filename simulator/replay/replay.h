@@ -12,10 +12,10 @@
 #include "dag/critical_path.h"
 #include "dag/task_graph.h"
 #include "dag/time_breakdown.h"
+#include "simulator/engine/schedule.h"
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/scaling/batch_time_model.h"
 #include "simulator/scenario/scenario.h"
-#include "simulator/engine/schedule.h"
 #include "traces/layer_profile.h"
 
 namespace ssgd::sim {

@@ -8,13 +8,13 @@
 
 #include "common/units.h"
 #include "simulator/engine/engine.h"
-#include "simulator/replay/job_graph.h"
 #include "simulator/network/collective_runner.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/network/flow_network.h"
-#include "simulator/scenario/scenario_platform.h"
+#include "simulator/replay/job_graph.h"
 #include "simulator/scenario/scenario_jobs.h"
 #include "simulator/scenario/scenario_network.h"
+#include "simulator/scenario/scenario_platform.h"
 
 namespace ssgd::sim {
 namespace {

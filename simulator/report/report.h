@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "simulator/replay/replay.h"
-#include "simulator/scenario/scenario.h"
 #include "simulator/replay/shared_fabric.h"
+#include "simulator/scenario/scenario.h"
 
 namespace ssgd::sim {
 

@@ -11,8 +11,8 @@
 #include <iosfwd>
 
 #include "dag/task_graph.h"
-#include "simulator/replay/replay.h"
 #include "simulator/engine/schedule.h"
+#include "simulator/replay/replay.h"
 
 namespace ssgd {
 class ChromeTraceWriter;

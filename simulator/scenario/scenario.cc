@@ -18,10 +18,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/error.h"
-#include "simulator/scenario/scenario_platform.h"
 #include "simulator/input/replay_input.h"
-#include "simulator/scenario/scenario_scaling.h"
 #include "simulator/scenario/scenario_jobs.h"
+#include "simulator/scenario/scenario_platform.h"
+#include "simulator/scenario/scenario_scaling.h"
 #include "simulator/scenario/scenario_schema.h"
 
 namespace ssgd::sim {

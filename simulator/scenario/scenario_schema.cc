@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
-#include "simulator/platform/link_preset.h"
 #include "simulator/perturb/perturbation.h"
+#include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_preset.h"
 #include "simulator/policy/overlap_policy.h"
 

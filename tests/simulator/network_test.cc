@@ -15,9 +15,9 @@
 #include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform.h"
 #include "simulator/platform/platform_preset.h"
-#include "simulator/scenario/scenario_platform.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/scenario/scenario_network.h"
+#include "simulator/scenario/scenario_platform.h"
 
 namespace ssgd::sim {
 namespace {

@@ -18,11 +18,11 @@
 #include "simulator/perturb/kernel_class.h"
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/platform/platform.h"
-#include "simulator/scenario/scenario_platform.h"
 #include "simulator/replay/replay.h"
 #include "simulator/report/report.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/scenario/scenario_network.h"
+#include "simulator/scenario/scenario_platform.h"
 
 namespace ssgd::sim {
 namespace {

@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "dag/profile_dag_builder.h"
-#include "simulator/replay/closed_form.h"
 #include "simulator/engine/schedule.h"
+#include "simulator/replay/closed_form.h"
 #include "tests/support/four_layer_profile.h"
 
 namespace ssgd::sim {

@@ -11,10 +11,10 @@
 #include <gtest/gtest.h>
 
 #include "dag/profile_dag_builder.h"
+#include "simulator/engine/schedule.h"
+#include "simulator/policy/overlap_policy.h"
 #include "simulator/replay/closed_form.h"
 #include "simulator/replay/job_graph.h"
-#include "simulator/policy/overlap_policy.h"
-#include "simulator/engine/schedule.h"
 #include "tests/support/four_layer_profile.h"
 
 namespace ssgd::sim {

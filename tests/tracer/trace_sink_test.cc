@@ -3,8 +3,8 @@
 // counts in the footer, concurrent producers, byte-identical output, the
 // clock domain in the header, periodic flushes, and a process killed with
 // SIGKILL leaving a file that TraceReader reads up to its last flush.
-#include "tracer/core/trace_sink.h"
 #include "tracer/core/process_session.h"
+#include "tracer/core/trace_sink.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
