@@ -8,13 +8,28 @@
 #include "common/atomic_file.h"
 #include "common/fixed_decimal.h"
 #include "common/gzip_stream.h"
+#include "common/utf8.h"
 
 namespace ssgd {
 
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  // JSON is UTF-8: a byte that does not start a well-formed sequence (a
+  // file name from a non-UTF-8 file system) becomes U+FFFD, so the output
+  // always parses.
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const std::size_t len = utf8_sequence_length(s, i);
+      if (len == 0) {
+        out += "\xEF\xBF\xBD";
+      } else {
+        out.append(s.substr(i, len));
+        i += len - 1;
+      }
+      continue;
+    }
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;

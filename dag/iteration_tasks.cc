@@ -1,9 +1,12 @@
 #include "dag/iteration_tasks.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <tuple>
 #include <utility>
 
+#include "common/checked_math.h"
 #include "common/error.h"
 
 namespace ssgd::dag {
@@ -13,12 +16,18 @@ namespace {
 struct Builder {
   IterationTask task;
   bool has_work = false;
-  void add(std::int64_t start_ns, std::int64_t end_ns, std::int64_t bytes) {
+  // False (and the task unchanged) when its busy time or bytes would
+  // overflow int64.
+  [[nodiscard]] bool add(std::int64_t start_ns, std::int64_t end_ns, std::int64_t bytes) {
+    const auto busy = checked_add(task.busy_ns, end_ns - start_ns);  // 0 <= start <= end
+    const auto total_bytes = checked_add(task.bytes, bytes);
+    if (!busy || !total_bytes) return false;
     task.start_ns = has_work ? std::min(task.start_ns, start_ns) : start_ns;
     task.end_ns = has_work ? std::max(task.end_ns, end_ns) : end_ns;
-    task.busy_ns += end_ns - start_ns;
-    task.bytes += bytes;
+    task.busy_ns = *busy;
+    task.bytes = *total_bytes;
     has_work = true;
+    return true;
   }
 };
 
@@ -104,14 +113,22 @@ std::vector<IterationTask> TraceIterations::tasks(std::int64_t number) const {
       Builder& b = layer_task(range.kind, range.layer);
       if (!b.has_work) b.task.start_ns = b.task.end_ns = range.start_ns;
     }
+    auto add = [&](Builder& b, const TaskWork& w) {
+      if (!b.add(w.start_ns, w.end_ns, w.bytes)) {
+        throw InputError({source_, std::nullopt, std::nullopt, ""},
+                         fmt::format("iteration {}, rank {}: the busy time or the bytes of one "
+                                     "task exceed 2^63 - 1",
+                                     number, r));
+      }
+    };
     std::vector<const TaskWork*> comms;
     for (const TaskWork& w : work.work) {
       if (w.kind == TaskKind::kComm) {
         comms.push_back(&w);
       } else if (w.kind == TaskKind::kForward || w.kind == TaskKind::kBackward) {
-        layer_task(w.kind, w.layer).add(w.start_ns, w.end_ns, w.bytes);
+        add(layer_task(w.kind, w.layer), w);
       } else {
-        task(w.kind, -1, 0).add(w.start_ns, w.end_ns, w.bytes);
+        add(task(w.kind, -1, 0), w);
       }
     }
     std::stable_sort(comms.begin(), comms.end(), [](const TaskWork* a, const TaskWork* b) {
@@ -120,7 +137,7 @@ std::vector<IterationTask> TraceIterations::tasks(std::int64_t number) const {
     for (std::size_t k = 0; k < comms.size(); ++k) {
       Builder& b = task(TaskKind::kComm, comms[k]->layer, static_cast<std::int64_t>(k));
       b.task.index = static_cast<std::int64_t>(k);
-      b.add(comms[k]->start_ns, comms[k]->end_ns, comms[k]->bytes);
+      add(b, *comms[k]);
     }
     for (auto& [key, b] : tasks) out.push_back(std::move(b.task));
   }

@@ -1,7 +1,10 @@
 #include "dag/trace_profile.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "common/checked_math.h"
 #include "common/error.h"
 #include "dag/trace_walk.h"
 
@@ -33,6 +36,17 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   std::int64_t update_ns = 0;
   std::int64_t samples = 0;  // rank-iterations accumulated
   std::int64_t max_iterations = 0;
+  // Sums of the trace's durations and sizes over layers, ranks and
+  // iterations: an overflow names the trace instead of wrapping.
+  auto accumulate = [&](std::int64_t& total, std::int64_t value, const char* what) {
+    const auto sum = checked_add(total, value);
+    if (!sum) {
+      throw InputError({source, std::nullopt, std::nullopt, ""},
+                       fmt::format("the total {} over the trace's iterations exceeds 2^63 - 1",
+                                   what));
+    }
+    total = *sum;
+  };
   for (const std::int32_t rank : walk.ranks()) {
     const auto& iterations = walk.iterations(rank);
     ++out.ranks;
@@ -45,21 +59,22 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
           case TaskKind::kComm: {
             ++out.collectives;
             auto& a = acc[w.layer >= 0 ? static_cast<std::size_t>(w.layer) : 0];
-            a.comm_ns += w.duration_ns();
-            a.bytes += w.bytes;
+            accumulate(a.comm_ns, w.duration_ns(), "collective time of a layer");
+            accumulate(a.bytes, w.bytes, "gradient bytes of a layer");
             break;
           }
           case TaskKind::kForward:
           case TaskKind::kBackward: {
             ++(w.in_range ? out.kernels_in_ranges : out.kernels_outside_ranges);
             auto& a = acc[static_cast<std::size_t>(w.layer)];
-            (w.kind == TaskKind::kForward ? a.forward_ns : a.backward_ns) += w.duration_ns();
+            accumulate(w.kind == TaskKind::kForward ? a.forward_ns : a.backward_ns,
+                       w.duration_ns(), "compute time of a layer");
             break;
           }
           case TaskKind::kUpdate:
             ++out.kernels_outside_ranges;
             ++out.kernels_update;
-            update_ns += w.duration_ns();
+            accumulate(update_ns, w.duration_ns(), "update time");
             break;
           default:  // io and h2d are the scenario's
             break;
@@ -74,7 +89,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   }
   out.iterations_seen = max_iterations;
   out.iterations_used = samples / std::max<std::int64_t>(out.ranks, 1);
-  auto avg = [&](std::int64_t v) { return (v + samples / 2) / samples; };
+  // The mean, rounded half up, without forming v + samples / 2 (v >= 0).
+  auto avg = [&](std::int64_t v) { return v / samples + (v % samples >= samples - samples / 2); };
   trace::LayerProfile& p = out.profile;
   p.source = source;
   p.model = reader.metadata().framework();

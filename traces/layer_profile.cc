@@ -10,8 +10,11 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "common/checked_math.h"
 #include "common/error.h"
 #include "common/text_file.h"
+#include "common/utf8.h"
+#include "traces/event_rules.h"
 
 namespace ssgd::trace {
 namespace {
@@ -139,6 +142,7 @@ class Parser {
     if (auto [it, fresh] = metadata_lines_.emplace(std::string(key), line_); !fresh) {
       fail(std::string(key), "metadata given twice (first on line " + std::to_string(it->second) + ")");
     }
+    if (std::string why = utf8_problem(value); !why.empty()) fail(std::string(key), "the value " + why);
     if (key == "model") {
       profile_.model = std::string(value);
     } else if (key == "provenance") {
@@ -230,6 +234,7 @@ class Parser {
 
     row.name = std::string(fields[position_[kName]]);
     if (row.name.empty()) fail("name", "empty layer name");
+    if (std::string why = utf8_problem(row.name); !why.empty()) fail("name", "the layer name " + why);
     if (auto [it, fresh] = name_lines_.emplace(row.name, line_); !fresh) {
       fail("name", "duplicate name " + in_quotes(row.name) + " (first on line " + std::to_string(it->second) + ")");
     }
@@ -238,6 +243,14 @@ class Parser {
     row.backward = parse_time(fields[position_[kBackward]], "backward_ns");
     row.grad_bytes = parse_int(fields[position_[kGradBytes]], "grad_bytes");
     if (row.grad_bytes < 0) fail("grad_bytes", "negative size " + std::to_string(row.grad_bytes));
+    if (row.grad_bytes > kMaxSizeBytes) {
+      fail("grad_bytes", "size " + std::to_string(row.grad_bytes) + " exceeds 2^50 bytes (1 PiB)");
+    }
+    const auto bytes = checked_add(total_bytes_, row.grad_bytes);
+    if (!bytes || *bytes > kMaxSizeBytes) {
+      fail("grad_bytes", "the gradients of the layers so far exceed 2^50 bytes (1 PiB)");
+    }
+    total_bytes_ = *bytes;
 
     if (position_[kComm] != kAbsent) {
       const std::string_view comm = fields[position_[kComm]];
@@ -248,12 +261,20 @@ class Parser {
       }
       row.comm = parse_time(comm, "comm_ns");
     }
+    // Each term is at most 2^42, the running total at most 2^50: no overflow.
+    total_ns_ += row.forward.ns() + row.backward.ns() + (row.comm ? row.comm->ns() : 0);
+    if (total_ns_ > kMaxProfileTimeNs) {
+      fail("forward_ns", "the times of the layers so far exceed 2^50 ns (13 days)");
+    }
     profile_.layers.push_back(std::move(row));
   }
 
   Duration parse_time(std::string_view s, const std::string& field) const {
     const std::int64_t ns = parse_int(s, field);
     if (ns < 0) fail(field, "negative time " + std::to_string(ns));
+    if (ns > kMaxLayerTimeNs) {
+      fail(field, "time " + std::to_string(ns) + " ns exceeds 2^42 ns (73 minutes)");
+    }
     return Duration(ns);
   }
 
@@ -286,6 +307,8 @@ class Parser {
   std::string header_names_;
   std::unordered_map<std::string, std::int64_t> name_lines_;
   std::unordered_map<std::string, std::int64_t> metadata_lines_;
+  std::int64_t total_ns_ = 0;     // forward, backward and comm of the rows so far
+  std::int64_t total_bytes_ = 0;  // grad_bytes of the rows so far
 };
 
 // Text the CSV dialect can carry in one field: no separator, quote or line

@@ -29,6 +29,14 @@
 
 namespace ssgd::trace {
 
+// One layer's time is at most 2^42 ns (73 minutes) and a profile's forward,
+// backward and communication together at most 2^50 ns (13 days): replays
+// multiply and add these over iterations, ranks and what-if factors, and the
+// bounds leave that arithmetic room in int64 nanoseconds. Every reader of a
+// profile (CSV, B-Caffe log) refuses more, naming the line.
+inline constexpr std::int64_t kMaxLayerTimeNs = std::int64_t{1} << 42;
+inline constexpr std::int64_t kMaxProfileTimeNs = std::int64_t{1} << 50;
+
 struct LayerRow {
   std::int64_t layer = 0;      // the 'layer' column: strictly increasing, forward order
   std::string name;            // free text, unique in the profile

@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "traces/event_rules.h"
+
 namespace ssgd::trace {
 namespace {
 
@@ -102,10 +104,10 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
     if (*v > max) throw fail(std::string(what) + " " + std::string(text) + " is out of range");
     return *v;
   };
-  constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
-  if (key == "rank") return RankMark{static_cast<std::int32_t>(count(value, "rank", kInt32Max))};
+  // The limits of event_rules.h, so that what a mark sets a trace can hold.
+  if (key == "rank") return RankMark{static_cast<std::int32_t>(count(value, "rank", kMaxRanks - 1))};
   if (key == "world_size") {
-    const auto w = count(value, "world size", kInt32Max);
+    const auto w = count(value, "world size", kMaxRanks);
     if (w == 0) throw fail("world size 0");
     return WorldSizeMark{static_cast<std::int32_t>(w)};
   }

@@ -13,7 +13,9 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/checked_math.h"
 #include "traces/clock_calibration.h"
+#include "traces/event_rules.h"
 
 namespace ssgd::trace {
 namespace {
@@ -26,10 +28,26 @@ std::string enum_name(NameFn name_of, int value, const char* prefix) {
   return name.empty() ? fmt::format("{}_{}", prefix, value) : name;
 }
 
-void add(EventStats& stats, std::int64_t size_bytes, std::int64_t duration_ns) {
+// Adds one event to `stats`; false (and `stats` unchanged) when a total
+// would overflow int64.
+bool add(EventStats& stats, std::int64_t size_bytes, std::int64_t duration_ns) {
+  const auto bytes = checked_add(stats.size_bytes, size_bytes);
+  const auto busy = checked_add(stats.total_ns, duration_ns);
+  if (!bytes || !busy) return false;
   ++stats.count;
-  stats.size_bytes += size_bytes;
-  stats.total_ns += duration_ns;
+  stats.size_bytes = *bytes;
+  stats.total_ns = *busy;
+  return true;
+}
+
+// The error for a total that no longer fits in int64, at the event that
+// made it overflow.
+[[noreturn]] void total_overflows(const TraceReader& reader, const std::string& field,
+                                  const std::string& what) {
+  throw InputError({reader.file_name(), std::nullopt,
+                    static_cast<std::int64_t>(reader.chunks_read()) - 1, field},
+                   fmt::format("event {} of the file: the total {} of the trace exceeds 2^63 - 1",
+                               reader.events_read() - 1, what));
 }
 
 std::string format_duration(std::int64_t ns) {
@@ -109,26 +127,38 @@ TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
       s.last_ns = s.has_time ? std::max(s.last_ns, end_ns) : end_ns;
       s.has_time = true;
     }
+    // The reader's rules (event_rules.h) keep 0 <= start_ns <= end_ns.
     const std::int64_t duration_ns = end_ns - start_ns;
     switch (e.payload_case()) {
-      case v1::Event::kKernel:
+      case v1::Event::kKernel: {
         ++s.kernels;
-        add(kernels[e.kernel().name()], 0, duration_ns);
-        s.kernel_total_ns += duration_ns;
+        const auto total = checked_add(s.kernel_total_ns, duration_ns);
+        if (!total || !add(kernels[e.kernel().name()], 0, duration_ns)) {
+          total_overflows(reader, "kernel.end_ns", "busy time of kernels");
+        }
+        s.kernel_total_ns = *total;
         break;
+      }
       case v1::Event::kMemcpy:
         ++s.memcpys;
-        add(s.memcpys_by_kind[enum_name(v1::Memcpy::Kind_Name<int>, e.memcpy().kind(), "KIND")],
-            e.memcpy().size_bytes(), duration_ns);
+        if (!add(s.memcpys_by_kind[enum_name(v1::Memcpy::Kind_Name<int>, e.memcpy().kind(), "KIND")],
+                 e.memcpy().size_bytes(), duration_ns)) {
+          total_overflows(reader, "memcpy.size_bytes", "bytes or busy time of memcpys");
+        }
         break;
       case v1::Event::kMemset:
         ++s.memsets;
-        add(s.memset_stats, e.memset().size_bytes(), duration_ns);
+        if (!add(s.memset_stats, e.memset().size_bytes(), duration_ns)) {
+          total_overflows(reader, "memset.size_bytes", "bytes or busy time of memsets");
+        }
         break;
       case v1::Event::kCollective:
         ++s.collectives;
-        add(s.collectives_by_op[enum_name(v1::Collective::Op_Name<int>, e.collective().op(), "OP")],
-            e.collective().size_bytes(), duration_ns);
+        if (!add(s.collectives_by_op[enum_name(v1::Collective::Op_Name<int>, e.collective().op(),
+                                               "OP")],
+                 e.collective().size_bytes(), duration_ns)) {
+          total_overflows(reader, "collective.size_bytes", "bytes or busy time of collectives");
+        }
         break;
       case v1::Event::kMarker: ++s.markers; break;
       case v1::Event::kApiCall: ++s.api_calls; break;
@@ -310,6 +340,12 @@ v1::Footer pack_text_trace(const std::filesystem::path& text_path,
                      fmt::format("column {}: {}", errors.column + 1, errors.message));
   }
 
+  if (auto broken = check_metadata(trace.metadata())) {
+    const auto* metadata_field = v1::TextTrace::descriptor()->FindFieldByName("metadata");
+    throw InputError({file, locations.GetLocation(metadata_field, -1).line + 1, std::nullopt,
+                      "metadata." + broken->field},
+                     broken->what);
+  }
   const auto* events_field = v1::TextTrace::descriptor()->FindFieldByName("events");
   for (int i = 0; i < trace.events_size(); ++i) {
     const v1::Event& e = trace.events(i);
@@ -323,12 +359,8 @@ v1::Footer pack_text_trace(const std::filesystem::path& text_path,
                        "collective, marker, api_call, synchronization, cuda_event, "
                        "external_correlation, device or link");
     }
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    if (event_time_span(e, start_ns, end_ns) && end_ns < start_ns) {
-      const auto* payload = v1::Event::descriptor()->FindFieldByNumber(e.payload_case());
-      throw InputError(where("." + payload->name() + ".end_ns"),
-                       fmt::format("end_ns {} is before start_ns {}", end_ns, start_ns));
+    if (auto broken = check_event(e, trace.metadata().world_size())) {
+      throw InputError(where("." + broken->field), broken->what);
     }
   }
 

@@ -11,6 +11,7 @@
 #include "common/logging.h"
 #include "traces/container_format.h"
 #include "traces/crc32c.h"
+#include "traces/event_rules.h"
 
 namespace ssgd::trace {
 
@@ -135,6 +136,10 @@ void TraceReader::read_header() {
     fail(std::nullopt, fmt::format("the header's {} bytes at byte offset 16 are not a valid "
                                    "CaptureMetadata",
                                    length));
+  }
+  if (auto bad = check_metadata(metadata_)) {
+    throw InputError(InputLocation{file_, std::nullopt, std::nullopt, "metadata." + bad->field},
+                     "the capture header: " + bad->what);
   }
 }
 
@@ -277,6 +282,12 @@ void TraceReader::parse_event(v1::Event& event) {
   }
   if (!event.ParseFromArray(p + pos, static_cast<int>(length))) {
     bad(fmt::format("its {} bytes are not a valid Event", length));
+  }
+  if (auto broken = check_event(event, metadata_.world_size())) {
+    throw InputError(InputLocation{file_, std::nullopt, record, broken->field},
+                     fmt::format("chunk {} (byte offset {}): event {} (event {} of the file): {}",
+                                 chunk_index_, chunk_offset_, chunk_events_seen_, events_read_,
+                                 broken->what));
   }
   chunk_pos_ = pos + length;
   ++chunk_events_seen_;

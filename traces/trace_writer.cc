@@ -9,6 +9,7 @@
 #include "common/atomic_file.h"
 #include "traces/container_format.h"
 #include "traces/crc32c.h"
+#include "traces/event_rules.h"
 
 namespace ssgd::trace {
 
@@ -62,6 +63,11 @@ TraceWriter::TraceWriter(const std::filesystem::path& path, const v1::CaptureMet
     throw std::invalid_argument("TraceWriter: zstd_level must be in 1.." +
                                 std::to_string(ZSTD_maxCLevel()));
   }
+  if (auto broken = check_metadata(metadata)) {
+    broken->field = "metadata." + broken->field;
+    throw InvalidTraceContent(std::move(*broken));
+  }
+  world_size_ = metadata.world_size();
   std::string metadata_bytes;
   if (!metadata.SerializeToString(&metadata_bytes) ||
       metadata_bytes.size() > format::kMaxHeaderBytes) {
@@ -94,6 +100,7 @@ void TraceWriter::write(const std::string& bytes) {
 
 void TraceWriter::append(const v1::Event& event) {
   if (closed_) throw std::logic_error("TraceWriter::append after close()");
+  if (auto broken = check_event(event, world_size_)) throw InvalidTraceContent(std::move(*broken));
   const std::size_t size = event.ByteSizeLong();
   if (size > format::kMaxEventBytes) {
     throw std::invalid_argument("TraceWriter: an event of " + std::to_string(size) +

@@ -36,7 +36,8 @@ class TraceWriter {
  public:
   // Creates the temporary file and writes the header. Throws
   // std::runtime_error when the file cannot be created, std::invalid_argument
-  // on bad options or metadata larger than format::kMaxHeaderBytes.
+  // on bad options or metadata larger than format::kMaxHeaderBytes, and
+  // InvalidTraceContent (event_rules.h) for metadata that breaks a rule.
   TraceWriter(const std::filesystem::path& path, const v1::CaptureMetadata& metadata,
               TraceWriterOptions options = {});
   ~TraceWriter();
@@ -46,6 +47,8 @@ class TraceWriter {
   TraceWriter& operator=(const TraceWriter&) = delete;
 
   // Buffers one event and writes a chunk when the buffer is full. Throws
+  // InvalidTraceContent for an event that breaks a rule of event_rules.h
+  // (nothing is written then, and the writer stays usable),
   // std::invalid_argument for an event over format::kMaxEventBytes,
   // std::runtime_error on a write error, std::logic_error after close().
   void append(const v1::Event& event);
@@ -88,6 +91,7 @@ class TraceWriter {
   std::string buffer_;  // the chunk being filled: EventChunk wire format
   std::uint32_t buffered_events_ = 0;
   v1::Footer footer_;
+  std::int32_t world_size_ = 0;  // the header's, for the rank rule (event_rules.h)
   bool has_time_ = false;  // footer_ holds a first/last timestamp
   bool closed_ = false;
 };

@@ -48,3 +48,17 @@ TEST(ChromeTraceWriter, WritesOneEventPerLineWithEscapedNames) {
 
 }  // namespace
 }  // namespace ssgd
+
+namespace ssgd {
+namespace {
+
+// JSON is UTF-8: bytes that are not (a file name from another file system)
+// become U+FFFD, so a timeline always parses (issue 15).
+TEST(JsonEscape, InvalidUtf8BecomesTheReplacementCharacter) {
+  EXPECT_EQ(json_escape("a\xFF\"b"), "a\xEF\xBF\xBD\\\"b");
+  EXPECT_EQ(json_escape("\xC3\xA9\xC0\xAF"), "\xC3\xA9\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(json_escape("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+}  // namespace
+}  // namespace ssgd

@@ -15,6 +15,7 @@
 #include "simulator/calibration/measurement.h"
 #include "simulator/calibration/network_calibration.h"
 #include "tests/support/test_files.h"
+#include "traces/event_rules.h"
 #include "traces/trace_writer.h"
 
 namespace ssgd::sim {
@@ -426,9 +427,10 @@ TEST_F(CalibrationTrace, InstancesTakeTheTimeAfterTheLastArrival) {
 
 TEST_F(CalibrationTrace, BadRecordsNameTheRecordAndField) {
   constexpr auto kAr = v1::Collective::ALL_REDUCE;
-  EXPECT_EQ(
-      trace_error({collective(kAr, 7, 0, 0, 2, 64, 100, 50)}),
-      "run.ssgdt: record 0: field 'collective.end_ns': ends at 50 ns, before it starts at 100 ns");
+  // An end before the start, a rank outside nranks and a negative size break
+  // the trace's rules (traces/event_rules.h): no writer writes them and the
+  // reader refuses them (trace_container_test.cc).
+  EXPECT_THROW(trace_error({collective(kAr, 7, 0, 0, 2, 64, 100, 50)}), trace::InvalidTraceContent);
   EXPECT_EQ(
       trace_error(
           {collective(kAr, 7, 0, 0, 2, 64, 100, 200), collective(kAr, 7, 0, 0, 2, 64, 100, 200)}),
@@ -444,10 +446,8 @@ TEST_F(CalibrationTrace, BadRecordsNameTheRecordAndField) {
           {collective(kAr, 7, 0, 0, 2, 64, 100, 200), collective(kAr, 7, 0, 1, 4, 64, 100, 200)}),
       "run.ssgdt: record 1: field 'collective.nranks': 4 for communicator 0x7 sequence 0, which "
       "record 0 gives 2");
-  EXPECT_EQ(trace_error({collective(kAr, 7, 0, 2, 2, 64, 100, 200)}),
-            "run.ssgdt: record 0: field 'collective.rank': rank 2 is outside 0..1");
-  EXPECT_EQ(trace_error({collective(kAr, 7, 0, 0, 2, -64, 100, 200)}),
-            "run.ssgdt: record 0: field 'collective.size_bytes': must not be negative, got -64");
+  EXPECT_THROW(trace_error({collective(kAr, 7, 0, 2, 2, 64, 100, 200)}), trace::InvalidTraceContent);
+  EXPECT_THROW(trace_error({collective(kAr, 7, 0, 0, 2, -64, 100, 200)}), trace::InvalidTraceContent);
   EXPECT_EQ(
       trace_error(
           {collective(kAr, 7, 0, 0, 2, 64, 100, 200), collective(kAr, 7, 0, 1, 2, 64, 200, 200)}),

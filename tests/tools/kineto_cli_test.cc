@@ -39,9 +39,15 @@ TEST_F(KinetoCliTest, ImportPrintsASummaryAndSimulateReplaysTheTrace) {
 TEST_F(KinetoCliTest, RankFlagOverrides) {
   write_two_step_training(dir_ / "t.json");
   const auto r = ssgd({"import", "kineto", (dir_ / "t.json").string(), "-o",
-                       (dir_ / "t.ssgdt").string(), "--rank", "5"});
+                       (dir_ / "t.ssgdt").string(), "--rank", "0"});
   ASSERT_EQ(r.status, 0) << r;
-  EXPECT_THAT(r.out, HasSubstr("rank         5 (--rank)"));
+  EXPECT_THAT(r.out, HasSubstr("rank         0 (--rank)"));
+  // The file says a world of 2: rank 5 cannot be one of its ranks.
+  const auto bad = ssgd({"import", "kineto", (dir_ / "t.json").string(), "-o",
+                         (dir_ / "u.ssgdt").string(), "--rank", "5"});
+  EXPECT_EQ(bad.status, 2) << bad;
+  EXPECT_THAT(bad.err, HasSubstr("--rank: rank 5 (from --rank) is not a rank of the world of 2"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "u.ssgdt"));
 }
 
 // A trace with default profiler settings: auto derives layers from the

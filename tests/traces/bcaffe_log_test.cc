@@ -197,7 +197,7 @@ TEST(BcaffeLogErrors, MalformedLists) {
   expect_error(ok + line("[1, 4, 10, -2]"), 2, "communication_time", "negative time -2");
   expect_error(ok + line("[1, 4, 10, 2, nan]"), 2, "merged_time", "expected a time in microseconds");
   expect_error(ok + line("[1, 4, , 2]"), 2, "compute_time", "missing value");
-  expect_error(ok + line("[1, 4, 1e300, 2]"), 2, "compute_time", "does not fit in int64 nanoseconds");
+  expect_error(ok + line("[1, 4, 1e300, 2]"), 2, "compute_time", "time 1e300 us exceeds 2^42 ns");
 }
 
 TEST(BcaffeLogErrors, ParamIds) {

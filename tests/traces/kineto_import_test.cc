@@ -225,12 +225,67 @@ TEST_F(KinetoImportTest, MissingOptionalFieldsMatchGolden) {
 
 TEST_F(KinetoImportTest, RankFlagOverridesDistributedInfo) {
   KinetoImportOptions io;
-  io.rank = 3;
+  io.rank = 0;  // the file says 1 of 2
   auto reader = TraceReader::open(import("override", {}, io));
-  EXPECT_EQ(reader.metadata().rank(), 3);
+  EXPECT_EQ(reader.metadata().rank(), 0);
   v1::Event e;
   ASSERT_TRUE(reader.next(e));
-  EXPECT_EQ(e.rank(), 3);
+  EXPECT_EQ(e.rank(), 0);
+}
+
+// Values that are there but impossible are errors naming the field; none is
+// guessed or wrapped (issue 15).
+TEST_F(KinetoImportTest, ImpossibleRankWorldBaseAndSizesAreErrors) {
+  auto text = [](KinetoJsonOptions o) {
+    ssgd::testing::KinetoJsonWriter w(o);
+    w.two_step_training();
+    return w.json();
+  };
+  auto replaced = [](std::string s, const std::string& from, const std::string& to) {
+    const auto at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  InputError e = import_error(replaced(text({}), "\"rank\": 1,", "\"rank\": -3,"));
+  EXPECT_EQ(e.where().field, "distributedInfo.rank");
+  EXPECT_NE(std::string(e.what()).find("distributedInfo.rank -3 is not a rank of the world of 2"),
+            std::string::npos)
+      << e.what();
+
+  KinetoJsonOptions huge;
+  huge.world_size = 2147483647;
+  e = import_error(text(huge));
+  EXPECT_EQ(e.where().field, "distributedInfo.world_size");
+
+  KinetoImportOptions io;
+  io.rank = 5;
+  const auto json = dir_ / "r.json";
+  write_file_bytes(json, text({}));
+  try {
+    import_kineto(json, dir_ / "r.ssgdt", io);
+    ADD_FAILURE() << "--rank 5 of a world of 2 was accepted";
+  } catch (const InputError& bad) {
+    EXPECT_EQ(bad.where().file, "--rank");
+    EXPECT_NE(std::string(bad.what()).find("rank 5 (from --rank) is not a rank of the world of 2"),
+              std::string::npos);
+  }
+
+  e = import_error(replaced(text({}), "1700000000000000000", "18446744073709551615"));
+  EXPECT_EQ(e.where().field, "baseTimeNanoseconds");
+  EXPECT_NE(std::string(e.what()).find("18446744073709551615 is not a time"), std::string::npos);
+
+  e = import_error(replaced(text({}), "\"In msg nelems\": 1024", "\"In msg nelems\": -1024"));
+  EXPECT_NE(e.where().field.find("args.In msg nelems"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("'In msg nelems' -1024 is not a message size"),
+            std::string::npos)
+      << e.what();
+
+  e = import_error(replaced(text({}), "\"bytes\": 4096", "\"bytes\": -4096"));
+  EXPECT_NE(std::string(e.what()).find("field 'traceEvents[3] as memcpy.size_bytes': "
+                                       "size_bytes -4096 is out of range"),
+            std::string::npos)
+      << e.what();
+  EXPECT_TRUE(e.where().record.has_value());
 }
 
 // --layers marks keeps the importer's first rules: every nn.Module range is

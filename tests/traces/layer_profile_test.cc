@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "traces/event_rules.h"
 
 namespace ssgd::trace {
 namespace {
@@ -105,10 +106,31 @@ TEST(LayerProfile, ToleratesBomCrlfSpacesBlankLinesAndOtherComments) {
   EXPECT_EQ(p.layers[1].grad_bytes, 3);
 }
 
-TEST(LayerProfile, AcceptsInt64Extremes) {
-  const LayerProfile p =
-      parse_layer_profile_csv(std::string(kHeader) + "0,a,9223372036854775807,0,9223372036854775807\n", "t.csv");
-  EXPECT_EQ(p.layers[0].forward, Duration::max());
+TEST(LayerProfile, AcceptsTheLargestTimesAndSizes) {
+  const LayerProfile p = parse_layer_profile_csv(
+      std::string(kHeader) + "0,a,4398046511104,0,1125899906842624\n", "t.csv");
+  EXPECT_EQ(p.layers[0].forward.ns(), kMaxLayerTimeNs);
+  EXPECT_EQ(p.layers[0].grad_bytes, kMaxSizeBytes);
+}
+
+// Values a replay could not add or scale without overflowing int64 are
+// refused where they are read, naming the line and the column (issue 15).
+TEST(LayerProfileErrors, TimesAndSizesBeyondTheLimits) {
+  const std::string h(kHeader);
+  expect_error(h + "0,a,9223372036854775807,0,1\n", 2, "forward_ns",
+               "time 9223372036854775807 ns exceeds 2^42 ns (73 minutes)");
+  expect_error(h + "0,a,1,4398046511105,1\n", 2, "backward_ns", "exceeds 2^42 ns");
+  expect_error(h + "0,a,1,1,9223372036854775807\n", 2, "grad_bytes",
+               "size 9223372036854775807 exceeds 2^50 bytes (1 PiB)");
+  expect_error(h + "0,a,1,1,1125899906842624\n1,b,1,1,1\n", 3, "grad_bytes",
+               "the gradients of the layers so far exceed 2^50 bytes");
+  std::string many = h;
+  for (int i = 0; i < 129; ++i) {
+    many += std::to_string(i) + ",l" + std::to_string(i) + ",4398046511104,4398046511104,1\n";
+  }
+  expect_error(many, 130, "forward_ns", "the times of the layers so far exceed 2^50 ns");
+  expect_error(h + "0,a\xFF,1,1,1\n", 2, "name", "the layer name is not valid UTF-8 (byte 0xff at offset 1)");
+  expect_error("# model: x\xC0\xAF\n" + h + "0,a,1,1,1\n", 1, "model", "the value is not valid UTF-8");
 }
 
 TEST(LayerProfile, RoundTripsThroughWrite) {

@@ -6,14 +6,17 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
+#include "common/utf8.h"
 #include "tests/support/test_files.h"
 #include "traces/container_format.h"
 #include "traces/crc32c.h"
+#include "traces/event_rules.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
@@ -508,6 +511,120 @@ TEST_F(TraceContainerTest, BadFooters) {
   bytes[ends[1].end] = 'X';
   write_file_bytes(path, bytes);
   EXPECT_NE(read_error(path).find("bad record marker 58 4f 4f 54"), std::string::npos);
+}
+
+// A header whose metadata is forged (the writer refuses to write it).
+std::string forge_header(const v1::CaptureMetadata& metadata) {
+  const std::string m = metadata.SerializeAsString();
+  std::string bytes(format::kMagic.begin(), format::kMagic.end());
+  std::string covered;
+  format::append_u32_le(covered, format::kFormatVersion);
+  format::append_u32_le(covered, static_cast<std::uint32_t>(m.size()));
+  covered += m;
+  bytes += covered;
+  format::append_u32_le(bytes, crc32c(covered));
+  return bytes;
+}
+
+std::string forge_events(const std::vector<v1::Event>& events) {
+  std::string payload;
+  for (const auto& e : events) {
+    const std::string bytes = e.SerializeAsString();
+    payload += '\x0A';
+    payload += static_cast<char>(bytes.size());  // events here are < 128 bytes
+    payload += bytes;
+  }
+  return forge_chunk(payload, static_cast<std::uint32_t>(events.size()));
+}
+
+// The reader applies the trace's rules (event_rules.h) to every event and to
+// the header, so a hand-made file cannot carry what a writer refuses.
+TEST_F(TraceContainerTest, ReaderRefusesEventsThatBreakTheRules) {
+  const auto path = dir_ / "t.ssgdt";
+  const std::string header = forge_header(make_metadata());
+  const auto error_for = [&](const v1::Event& e) {
+    write_file_bytes(path, header + forge_events({make_events(1)[0], e}));
+    return read_error(path);
+  };
+  v1::Event backwards;
+  backwards.mutable_kernel()->set_start_ns(2000);
+  backwards.mutable_kernel()->set_end_ns(1000);
+  const std::string bad = error_for(backwards);
+  EXPECT_NE(bad.find("record 0"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("field 'kernel.end_ns'"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("event 1 of the file"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("end_ns 1000 is before start_ns 2000"), std::string::npos) << bad;
+
+  v1::Event negative;
+  negative.mutable_memcpy()->set_size_bytes(-4096);
+  EXPECT_NE(error_for(negative).find("size_bytes -4096 is out of range"), std::string::npos);
+
+  v1::Event outside;
+  outside.set_rank(2);  // the world is 2
+  outside.mutable_marker()->set_name("m");
+  EXPECT_NE(error_for(outside).find("rank 2 is not a rank of the world of 2"), std::string::npos);
+
+  v1::Event far;
+  far.mutable_api_call()->set_end_ns(std::numeric_limits<std::int64_t>::max());
+  EXPECT_NE(error_for(far).find("end_ns 9223372036854775807 is out of range"), std::string::npos);
+
+  v1::Event count;
+  count.mutable_collective()->set_count(-1);
+  EXPECT_NE(error_for(count).find("count -1 is negative"), std::string::npos);
+
+  v1::CaptureMetadata world = make_metadata();
+  world.set_world_size(-1);
+  write_file_bytes(path, forge_header(world));
+  EXPECT_NE(read_error(path).find("field 'metadata.world_size'"), std::string::npos);
+  world.set_world_size(1 << 30);
+  write_file_bytes(path, forge_header(world));
+  EXPECT_NE(read_error(path).find("world_size 1073741824 is out of range"), std::string::npos);
+}
+
+TEST_F(TraceContainerTest, WriterRefusesWhatTheReaderWouldAndStaysUsable) {
+  const auto path = dir_ / "t.ssgdt";
+  TraceWriter writer(path, make_metadata());
+  v1::Event e;
+  e.mutable_kernel()->set_name(std::string("bad\xFF", 4));
+  try {
+    writer.append(e);
+    FAIL() << "an invalid UTF-8 name was accepted";
+  } catch (const InvalidTraceContent& broken) {
+    EXPECT_EQ(broken.problem().field, "kernel.name");
+    EXPECT_NE(broken.problem().what.find("not valid UTF-8 (byte 0xff at offset 3)"),
+              std::string::npos);
+  }
+  writer.append(make_events(1)[0]);
+  writer.close();
+  EXPECT_EQ(read_error(path), "");
+  EXPECT_EQ(writer.footer().event_count(), 1u);
+
+  v1::CaptureMetadata m = make_metadata();
+  m.set_rank(5);
+  EXPECT_THROW(TraceWriter(dir_ / "u.ssgdt", m), InvalidTraceContent);
+  EXPECT_FALSE(fs::exists(dir_ / "u.ssgdt"));
+  m = make_metadata();
+  m.mutable_hosts(0)->set_hostname(std::string("n\xC0\xAF", 3));  // an overlong '/'
+  try {
+    TraceWriter w(dir_ / "u.ssgdt", m);
+    FAIL() << "an overlong UTF-8 form was accepted";
+  } catch (const InvalidTraceContent& broken) {
+    EXPECT_EQ(broken.problem().field, "metadata.hosts[0].hostname");
+  }
+}
+
+TEST(Utf8Test, WellFormedSequencesOnly) {
+  EXPECT_TRUE(is_valid_utf8(""));
+  EXPECT_TRUE(is_valid_utf8("plain ascii"));
+  EXPECT_TRUE(is_valid_utf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"));  // e-acute, euro, emoji
+  EXPECT_EQ(invalid_utf8_offset("ab\x80"), 2u);              // a lone continuation byte
+  EXPECT_EQ(invalid_utf8_offset("\xC0\xAF"), 0u);            // overlong
+  EXPECT_EQ(invalid_utf8_offset("\xE0\x80\xAF"), 0u);        // overlong
+  EXPECT_EQ(invalid_utf8_offset("x\xED\xA0\x80"), 1u);       // a surrogate
+  EXPECT_EQ(invalid_utf8_offset("\xF4\x90\x80\x80"), 0u);    // above U+10FFFF
+  EXPECT_EQ(invalid_utf8_offset("\xE2\x82"), 0u);            // cut short
+  EXPECT_EQ(invalid_utf8_offset("\xF5\x80\x80\x80"), 0u);    // never a lead byte
+  EXPECT_EQ(utf8_problem("a\xFF"), "is not valid UTF-8 (byte 0xff at offset 1)");
 }
 
 }  // namespace

@@ -339,6 +339,26 @@ TEST_F(TraceMergeTest, BadFoldersAndFilesAreErrorsNamingFileAndField) {
       << why;
 }
 
+// A file named like a rank file whose rank is not one is an error, not
+// skipped; a world size no file states is the highest rank + 1 (issue 15).
+TEST_F(TraceMergeTest, OddRankFileNamesAreErrorsAndAnUnknownWorldIsCounted) {
+  write_rank_file(in(), {0, 0, "a", v1::ClockDomain::MONOTONIC_RAW, std::nullopt, {}});
+  write_rank_file(in(), {1, 0, "a", v1::ClockDomain::MONOTONIC_RAW, std::nullopt, {}});
+  for (const char* odd : {"rank--1.ssgdt", "rank-99999999999999999999.ssgdt", "rank-.ssgdt",
+                          "rank-16777216.ssgdt", "rank-1x.ssgdt"}) {
+    ssgd::testing::write_file_bytes(in() / odd, "x");
+    const std::string why = refused();
+    EXPECT_NE(why.find(std::string(odd) + ": field 'rank': the file name's rank"),
+              std::string::npos)
+        << why;
+    fs::remove(in() / odd);
+  }
+  const MergeResult result = merge_rank_traces(in(), out(), {});
+  ASSERT_EQ(result.notes.size(), 1u);
+  EXPECT_NE(result.notes[0].find("taken as 2 (the highest rank + 1)"), std::string::npos);
+  EXPECT_EQ(read_all(out()).metadata.world_size(), 2);
+}
+
 TEST_F(TraceMergeTest, AFileCutShortIsRefusedOrItsPrefixMergedWithForce) {
   write_rank_file(in(), {0, 2, "a", v1::ClockDomain::MONOTONIC_RAW, std::nullopt,
                          {kernel_event(0, 1, 2)}});

@@ -1,5 +1,7 @@
 #include "traces/merge/trace_merge.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -9,6 +11,7 @@
 
 #include "common/error.h"
 #include "traces/clock_calibration.h"
+#include "traces/event_rules.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
@@ -41,22 +44,31 @@ std::string describe(const HostKey& h) {
   return "'" + h.hostname + "' (" + v1::ClockDomain::Kind_Name(h.kind) + ")";
 }
 
-// The rank in a "rank-<r>.ssgdt" file name; nothing for any other name.
-std::optional<std::int32_t> rank_of_name(const std::string& name) {
+// The rank in a "rank-<r>.ssgdt" file name; nothing for any other name. A
+// name of that shape whose <r> is not a rank (rank--1.ssgdt, a 20-digit
+// number) is an error: skipping it would merge a job without one of its ranks.
+std::optional<std::int32_t> rank_of_name(const fs::path& path) {
+  const std::string name = path.filename().string();
   constexpr std::string_view kPrefix = "rank-";
   constexpr std::string_view kSuffix = ".ssgdt";
-  if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) ||
+  if (name.size() < kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) ||
       !name.ends_with(kSuffix)) {
     return std::nullopt;
   }
   const std::string_view digits(name.data() + kPrefix.size(),
                                 name.size() - kPrefix.size() - kSuffix.size());
-  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
   std::int32_t r = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), r);
-  if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+  const bool all_digits =
+      !digits.empty() &&
+      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!all_digits || ec != std::errc{} || end != digits.data() + digits.size() || r >= kMaxRanks) {
+    throw InputError({path.string(), std::nullopt, std::nullopt, "rank"},
+                     fmt::format("the file name's rank '{}' is not a rank: rank files are named "
+                                 "rank-<r>.ssgdt with r a decimal number in 0..2^24 - 1; rename "
+                                 "or move the file",
+                                 digits));
+  }
   return r;
 }
 
@@ -70,8 +82,12 @@ std::vector<RankFile> list_rank_files(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
     if (name.starts_with("rank-") && name.find(".ssgdt.tmp.") != std::string::npos) ++temporary;
-    const auto rank = rank_of_name(name);
-    if (!rank || !entry.is_regular_file()) continue;
+    const auto rank = rank_of_name(entry.path());
+    if (!rank) continue;
+    if (!entry.is_regular_file()) {
+      throw InputError({entry.path().string(), std::nullopt, std::nullopt, ""},
+                       "is named like a rank file but is not a regular file");
+    }
     RankFile f;
     f.rank = *rank;
     f.path = entry.path();
@@ -300,17 +316,26 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
     }
   }
   check_world_sizes(files);
-  const std::int32_t world_size = files.front().metadata.world_size();
-  if (world_size > 0 && static_cast<std::int32_t>(files.size()) != world_size) {
+  std::int32_t world_size = files.front().metadata.world_size();
+  if (world_size == 0) {  // unknown in every file (check_world_sizes): the ranks tell
+    world_size = files.back().rank + 1;
+    result.notes.push_back(fmt::format(
+        "the rank files do not say the world size; taken as {} (the highest rank + 1)",
+        world_size));
+  }
+  if (static_cast<std::int32_t>(files.size()) != world_size) {
+    // Named up to 10, then counted: a world of 2^24 ranks stays one line.
     std::string missing;
+    std::int32_t count = 0;
     std::size_t next = 0;
     for (std::int32_t r = 0; r < world_size; ++r) {
       if (next < files.size() && files[next].rank == r) {
         ++next;
-      } else {
+      } else if (++count <= 10) {
         missing += (missing.empty() ? "" : ", ") + std::to_string(r);
       }
     }
+    if (count > 10) missing += fmt::format(" and {} more", count - 10);
     const std::string what = "ranks " + missing + " of world size " +
                              std::to_string(world_size) + " have no rank file";
     if (!options.force) {
@@ -409,6 +434,7 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
 
   // The merged header: the lowest rank's, with every host.
   v1::CaptureMetadata metadata = files.front().metadata;
+  metadata.set_world_size(world_size);
   metadata.clear_hosts();
   for (const HostKey& key : hosts) {
     v1::Host* host = metadata.add_hosts();

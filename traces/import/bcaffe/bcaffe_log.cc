@@ -151,6 +151,9 @@ class LogParser {
       fail(field, "expected a time in microseconds, got '" + std::string(s) + "'");
     }
     if (value < 0) fail(field, "negative time " + std::string(s));
+    if (value * 1e3 > static_cast<double>(kMaxLayerTimeNs)) {
+      fail(field, "time " + std::string(s) + " us exceeds 2^42 ns (73 minutes)");
+    }
     return value;
   }
 

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/logging.h"
+#include "traces/event_rules.h"
 #include "traces/event_sorter.h"
 #include "traces/import/pytorch/kineto_json_reader.h"
 #include "traces/marker_names.h"
@@ -186,12 +187,33 @@ void identify(const KinetoReadResult& read, const KinetoImportOptions& options,
       dist = nullptr;
     }
   }
+  // A rank or world size that is there but impossible is an error (unless
+  // --rank overrides the rank): guessing would put the events on a rank of
+  // another file.
+  auto bad = [&](const char* field, const json& v, const std::string& why) {
+    return InputError({s.input, std::nullopt, std::nullopt, field},
+                      fmt::format("{} {} {}", field, v.dump(), why));
+  };
   std::optional<std::int64_t> file_rank, file_world;
   if (dist != nullptr) {
-    if (const json* v = find(*dist, "rank"); v) file_rank = json_int(*v);
-    if (const json* v = find(*dist, "world_size"); v) file_world = json_int(*v);
+    if (const json* v = find(*dist, "world_size"); v && !v->is_null()) {
+      file_world = json_int(*v);
+      if (!file_world || *file_world < 1 || *file_world > kMaxRanks) {
+        throw bad("distributedInfo.world_size", *v, "is not a world size (1..2^24)");
+      }
+    }
+    if (const json* v = find(*dist, "rank"); v && !v->is_null() && !options.rank) {
+      file_rank = json_int(*v);
+      if (!file_rank || *file_rank < 0 || *file_rank >= file_world.value_or(kMaxRanks)) {
+        throw bad("distributedInfo.rank", *v,
+                  file_world ? fmt::format("is not a rank of the world of {} (set the rank "
+                                           "with --rank)",
+                                           *file_world)
+                             : std::string("is not a rank (0..2^24 - 1; set it with --rank)"));
+      }
+    }
   }
-  const bool dist_rank = file_rank && *file_rank >= 0 && *file_rank <= INT32_MAX;
+  const bool dist_rank = file_rank.has_value();
   if (options.rank) {
     s.rank = *options.rank;
     s.rank_source = "--rank";
@@ -213,7 +235,7 @@ void identify(const KinetoReadResult& read, const KinetoImportOptions& options,
         fmt::format("ssgd/rank={} disagrees with distributedInfo.rank {}; distributedInfo wins{}",
                     *md.rank, *file_rank, options.rank ? " (and --rank over both)" : ""));
   }
-  if (file_world && *file_world > 0 && *file_world <= INT32_MAX) {
+  if (file_world) {
     s.world_size = static_cast<std::int32_t>(*file_world);
     if (md.world_size && *md.world_size != s.world_size) {
       s.warnings.push_back(fmt::format(
@@ -224,6 +246,13 @@ void identify(const KinetoReadResult& read, const KinetoImportOptions& options,
     s.world_size = *md.world_size;
   }
   for (const auto& c : md.conflicts) s.warnings.push_back("metadata mark conflict: " + c);
+  if (s.world_size > 0 && s.rank >= s.world_size) {
+    const bool flag = s.rank_source == "--rank";
+    throw InputError({flag ? "--rank" : s.input, std::nullopt, std::nullopt,
+                      flag ? "" : s.rank_source},
+                     fmt::format("rank {} (from {}) is not a rank of the world of {}", s.rank,
+                                 s.rank_source, s.world_size));
+  }
 }
 
 std::uint64_t layer_count(const KinetoImportSummary& s) {
@@ -427,16 +456,18 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
           "UNSPECIFIED), so ranks cannot be put on one time line");
     }
   } else if (auto it = read.top_level.find("baseTimeNanoseconds"); it != read.top_level.end()) {
-    if (auto v = json_int(it->second)) {
-      base_ns = *v;
-    } else {
+    const auto v = json_int(it->second);
+    if (!v || *v < 0 || *v > kMaxTimeNs) {
       throw InputError({file, std::nullopt, std::nullopt, "baseTimeNanoseconds"},
-                       "baseTimeNanoseconds is not an integer");
+                       fmt::format("baseTimeNanoseconds {} is not a time (an integer in "
+                                   "0..2^62 ns)",
+                                   it->second.dump()));
     }
+    base_ns = *v;
   }
 
-  v1::CaptureMetadata metadata = kineto_capture_metadata(
-      read.top_level, input.filename().string(), s.rank, s.world_size, s.warnings);
+  v1::CaptureMetadata metadata = kineto_capture_metadata(read.top_level, input.filename().string(),
+                                                         s.rank, s.world_size, s.warnings);
   if (legacy) {
     metadata.set_tool("ssgd import pytorch");
     metadata.set_provenance("captured: imported from the legacy PyTorch profiler's " +
@@ -447,16 +478,31 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   }
   if (md.hostname) metadata.mutable_hosts(0)->set_hostname(*md.hostname);
   s.gpus = static_cast<std::size_t>(metadata.hosts(0).gpus_size());
-  TraceWriter writer(output, metadata);
-  sorter.write_to(writer, [&](v1::Event& e) {
-    e.set_rank(s.rank);
-    if (!shift(e, base_ns)) {
-      throw InputError({file, std::nullopt, std::nullopt,
-                        legacy ? "ssgd/clock_realtime_ns" : "baseTimeNanoseconds"},
-                       legacy ? "ssgd/clock_realtime_ns + ts overflows 64-bit nanoseconds"
-                              : "baseTimeNanoseconds + ts overflows 64-bit nanoseconds");
-    }
-  });
+  std::optional<TraceWriter> opened;
+  try {
+    opened.emplace(output, metadata);
+  } catch (const InvalidTraceContent& broken) {
+    throw InputError({file, std::nullopt, std::nullopt, broken.problem().field},
+                     "the capture header made from the file: " + broken.problem().what);
+  }
+  TraceWriter& writer = *opened;
+  try {
+    sorter.write_to(writer, [&](v1::Event& e) {
+      e.set_rank(s.rank);
+      if (!shift(e, base_ns)) {
+        throw InputError({file, std::nullopt, std::nullopt,
+                          legacy ? "ssgd/clock_realtime_ns" : "baseTimeNanoseconds"},
+                         legacy ? "ssgd/clock_realtime_ns + ts overflows 64-bit nanoseconds"
+                                : "baseTimeNanoseconds + ts overflows 64-bit nanoseconds");
+      }
+    });
+  } catch (const InvalidTraceContent& broken) {
+    // Times are checked only here, once the base is added.
+    throw InputError({file, std::nullopt, std::nullopt, broken.problem().field},
+                     fmt::format("an imported event (with {} {} added): {}",
+                                 legacy ? "ssgd/clock_realtime_ns" : "baseTimeNanoseconds",
+                                 base_ns, broken.problem().what));
+  }
   writer.close();
   s.events_written = writer.footer().event_count();
   s.sort_runs = sorter.runs_spilled();

@@ -9,9 +9,11 @@
 #include <utility>
 #include <variant>
 
+#include "common/checked_math.h"
 #include "common/error.h"
 #include "traces/collective_names.h"
 #include "traces/datatype_names.h"
+#include "traces/event_rules.h"
 #include "traces/marker_names.h"
 #include "traces/torch_op_names.h"
 
@@ -29,6 +31,7 @@ struct KinetoEventMapper::CommsMeta {
 };
 
 struct KinetoEventMapper::PendingCollective {
+  std::uint64_t index = 0;  // in traceEvents
   v1::Collective collective;
   NcclKernelName from_name;
   std::optional<std::int64_t> external_id;
@@ -110,6 +113,15 @@ namespace {
 }
 
 }  // namespace
+
+void KinetoEventMapper::emit(std::uint64_t index, const v1::Event& event) {
+  if (auto broken = check_event(event, 0, /*check_times=*/false)) {
+    throw InputError({options_.file, std::nullopt, static_cast<std::int64_t>(index),
+                      fmt::format("traceEvents[{}] as {}", index, broken->field)},
+                     broken->what);
+  }
+  emit_(event);
+}
 
 KinetoEventMapper::Times KinetoEventMapper::times(const KinetoEvent& e,
                                                   std::string_view what) const {
@@ -238,7 +250,7 @@ void KinetoEventMapper::kernel(const KinetoEvent& e) {
     k->set_block_z(static_cast<std::int32_t>(d[2]));
   });
   ++stats_.kernels;
-  emit_(event_);
+  emit(e.index, event_);
 }
 
 KinetoEventMapper::CommsMeta KinetoEventMapper::comms_meta(const KinetoEvent& e,
@@ -258,11 +270,24 @@ KinetoEventMapper::CommsMeta KinetoEventMapper::comms_meta(const KinetoEvent& e,
   m.peer = optional_int(e, "Dst Rank", what);
   if (!m.peer) m.peer = optional_int(e, "Src Rank", what);
   m.present = !m.collective_name.empty() || m.in_nelems.has_value();
+  // Checked where they are read, on the op or the kernel that carries them.
+  auto in_range = [&](const std::optional<std::int64_t>& v, std::string_view key, std::int64_t lo,
+                      std::int64_t hi, const char* meaning) {
+    if (v && (*v < lo || *v > hi)) {
+      bad_field(options_.file, e, "args." + std::string(key), what,
+                fmt::format("'{}' {} is not {}", key, *v, meaning));
+    }
+  };
+  in_range(m.in_nelems, "In msg nelems", 0, kMaxSizeBytes, "a message size (0..2^50 elements)");
+  in_range(m.group_size, "Group size", 1, kMaxRanks, "a group size (1..2^24)");
+  in_range(m.rank, "Rank", 0, kMaxRanks - 1, "a rank");
+  in_range(m.peer, "Dst Rank", 0, kMaxRanks - 1, "a peer rank");
   return m;
 }
 
 void KinetoEventMapper::nccl_kernel(const KinetoEvent& e, const std::string& name, Times t) {
   PendingCollective p;
+  p.index = e.index;
   auto& c = p.collective;
   c.set_start_ns(t.start_ns);
   c.set_end_ns(t.end_ns);
@@ -322,7 +347,7 @@ void KinetoEventMapper::memcpy(const KinetoEvent& e) {
   m->set_end_ns(t.end_ns);
   m->set_correlation_id(static_cast<std::uint64_t>(optional_int(e, "correlation", "memcpy").value_or(0)));
   ++stats_.memcpys;
-  emit_(event_);
+  emit(e.index, event_);
 }
 
 void KinetoEventMapper::memset(const KinetoEvent& e) {
@@ -340,7 +365,7 @@ void KinetoEventMapper::memset(const KinetoEvent& e) {
   m->set_size_bytes(optional_int(e, "bytes", "memset").value_or(0));
   m->set_correlation_id(static_cast<std::uint64_t>(optional_int(e, "correlation", "memset").value_or(0)));
   ++stats_.memsets;
-  emit_(event_);
+  emit(e.index, event_);
 }
 
 void KinetoEventMapper::api_call(const KinetoEvent& e, bool driver) {
@@ -357,7 +382,7 @@ void KinetoEventMapper::api_call(const KinetoEvent& e, bool driver) {
   a->set_end_ns(t.end_ns);
   a->set_correlation_id(static_cast<std::uint64_t>(optional_int(e, "correlation", what).value_or(0)));
   ++stats_.api_calls;
-  emit_(event_);
+  emit(e.index, event_);
 }
 
 bool KinetoEventMapper::wants_host_ops() const {
@@ -499,7 +524,7 @@ void KinetoEventMapper::marker(const KinetoEvent& e, const std::string& name,
   m->set_start_ns(t.start_ns);
   m->set_end_ns(t.end_ns);
   ++stats_.markers;
-  emit_(event_);
+  emit(e.index, event_);
 }
 
 void KinetoEventMapper::metadata_mark(const KinetoEvent& e, const std::string& name,
@@ -630,7 +655,7 @@ void KinetoEventMapper::legacy_event(const KinetoEvent& e) {
     k->set_start_ns(t.start_ns);
     k->set_end_ns(t.end_ns);
     ++stats_.kernels;
-    emit_(event_);
+    emit(e.index, event_);
   } else {
     skip("no cat");
   }
@@ -669,9 +694,16 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
     std::string dtype(datatype_from_c10(m.dtype));
     if (dtype.empty()) dtype = p.from_name.datatype;
     c.set_datatype(dtype);
-    if (m.in_nelems) {
+    if (m.in_nelems) {  // 0..2^50 (comms_meta); the bytes too
+      const auto bytes = checked_mul(*m.in_nelems, datatype_size_bytes(dtype));
+      if (!bytes || *bytes > kMaxSizeBytes) {
+        throw InputError({options_.file, std::nullopt, static_cast<std::int64_t>(p.index),
+                          fmt::format("traceEvents[{}].args.In msg nelems", p.index)},
+                         fmt::format("NCCL kernel: {} elements of {} exceed 2^50 bytes",
+                                     *m.in_nelems, dtype));
+      }
       c.set_count(*m.in_nelems);
-      c.set_size_bytes(*m.in_nelems * datatype_size_bytes(dtype));
+      c.set_size_bytes(*bytes);
     }
     c.set_algorithm(p.from_name.algorithm);
     c.set_protocol(p.from_name.protocol);
@@ -712,7 +744,7 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
     event_.Clear();
       *event_.mutable_collective() = std::move(p.collective);
     ++stats_.collectives;
-    emit_(event_);
+    emit(p.index, event_);
   }
   pending_.clear();
   param_comms_.clear();

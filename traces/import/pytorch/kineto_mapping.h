@@ -183,6 +183,9 @@ class KinetoEventMapper {
                std::int64_t sequence_number);
   [[nodiscard]] bool wants_host_ops() const;
   void skip(const std::string& reason) { ++stats_.skipped[reason]; }
+  // Emits `event`, made from traceEvents[index], after the trace's rules
+  // (event_rules.h; rank and times are checked where the importer sets them).
+  void emit(std::uint64_t index, const v1::Event& event);
 
   KinetoMappingOptions options_;
   Emit emit_;
