@@ -126,6 +126,11 @@ class RecordBufferPool {
   void recycle(std::uint32_t index) noexcept;
   // Moves every slot's partly filled buffer to the completed queue.
   void collect_partial() noexcept;
+  // True (once) when a producer found no free buffer since the last call:
+  // the writer should then take the partly filled buffers, which idle
+  // producers would otherwise hold until the next flush (with more
+  // appending threads than buffers, every buffer can be held nearly empty).
+  bool take_starved() noexcept;
 
   [[nodiscard]] PoolCounters counters() const noexcept;
   [[nodiscard]] const RecordBufferOptions& options() const { return options_; }
@@ -151,6 +156,7 @@ class RecordBufferPool {
   BufferQueue free_;
   BufferQueue completed_;
   std::atomic<std::uint64_t> dropped_without_slot_{0};
+  std::atomic<bool> starved_{false};  // a producer found no free buffer
 };
 
 }  // namespace ssgd::tracer
