@@ -16,7 +16,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -107,6 +109,7 @@ void stage_after_close() { reach(Stage::kAfterClose); }
 struct HostOptions {
   bool traced = true;
   bool flush_rounds = true;  // flush after rounds 0 and 1 (what the periodic flush does)
+  std::uint64_t per_round = kPerRound;
 };
 
 // The host program: three rounds of "work", each handing kPerRound records to
@@ -130,7 +133,7 @@ struct HostOptions {
   std::string name;
   std::uint64_t checksum = 0;
   for (std::uint64_t round = 0; round < kRounds; ++round) {
-    for (std::uint64_t id = round * kPerRound; id < (round + 1) * kPerRound; ++id) {
+    for (std::uint64_t id = round * h.per_round; id < (round + 1) * h.per_round; ++id) {
       checksum = checksum * 31 + id;
       if (session != nullptr) session->append(testing::synthetic_record(id, base, name));
     }
@@ -289,8 +292,8 @@ class TracerFaultTest : public ssgd::testing::TempDirTest {
     const std::string final_name = "rank-" + std::to_string(kRank) + ".ssgdt";
     left.final_name = name == final_name;
     if (!left.final_name) {
-      EXPECT_TRUE(name.starts_with(final_name + ".tmp." + std::to_string(r.pid) + "."))
-          << "unexpected file " << name;
+      const std::string pid = r.pid > 0 ? std::to_string(r.pid) + "." : "";
+      EXPECT_TRUE(name.starts_with(final_name + ".tmp." + pid)) << "unexpected file " << name;
     }
     left.size = fs::file_size(left.path);
     try {
@@ -531,6 +534,111 @@ TEST_F(TracerDiskFullTest, AnyLimitLeavesNothingOrAReadablePrefix) {
     ASSERT_NE(left.final_name, left.truncated);
     if (!near(limit, l.whole)) ASSERT_EQ(left.final_name, limit >= l.whole);
     expect_whole_rounds(l, limit, left.ids);
+  }
+}
+
+// A real ENOSPC: the trace goes to a small tmpfs, mounted in a mount
+// namespace of the child's own (skipped where neither CAP_SYS_ADMIN nor user
+// namespaces allow it), with room for the header and the first chunk only.
+// The child runs the host in a grandchild, copies what it left to out()
+// and ends as the host ended.
+constexpr std::uint64_t kBigRound = 1000;  // records per round: chunks of several pages
+
+bool private_tmpfs(const fs::path& at, std::size_t bytes) {
+  if (::unshare(CLONE_NEWNS) != 0) {
+    const uid_t uid = ::getuid();
+    const gid_t gid = ::getgid();
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return false;
+    const auto write_file = [](const char* path, const std::string& text) {
+      const int fd = ::open(path, O_WRONLY);
+      if (fd < 0) return false;
+      const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+      ::close(fd);
+      return ok;
+    };
+    write_file("/proc/self/setgroups", "deny");
+    if (!write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") ||
+        !write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1")) {
+      return false;
+    }
+  }
+  // Private first, so that the mount stays in this namespace.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
+  fs::create_directories(at);
+  const std::string options = "size=" + std::to_string(bytes);
+  return ::mount("tmpfs", at.c_str(), "tmpfs", 0, options.c_str()) == 0;
+}
+
+TEST_F(TracerDiskFullTest, ARealFullDiskMidCaptureLeavesTheFirstChunk) {
+  // The sizes, from a run on the ordinary disk killed after the first flush.
+  const HostRun sized = run([] { host_program({.per_round = kBigRound}); }, {},
+                            [](Stage s) { return s == Stage::kBetweenChunks ? 'k' : 'g'; });
+  const std::uintmax_t first_chunk = left_by(sized).size;
+  fs::remove_all(out());
+  constexpr std::size_t kPage = 4096;
+  const std::size_t room = (first_chunk + kPage - 1) / kPage * kPage;
+  ASSERT_GT(room, kPage);  // several pages: the second chunk cannot fit in the last one's tail
+
+  const HostRun plain = run([] { host_program({.traced = false, .per_round = kBigRound}); });
+  const fs::path disk = dir_ / "disk";
+  const fs::path copied = out();
+  for (const bool log : {false, true}) {
+    SCOPED_TRACE(log ? "with SSGD_TRACER_LOG=1" : "without log");
+    fs::remove_all(out());
+    std::vector<std::pair<std::string, std::string>> env{
+        {"SSGD_TRACER_OUT", (disk / "out").string()}};
+    if (log) env.emplace_back("SSGD_TRACER_LOG", "1");
+    HostRun r = run(
+        [&] {
+          constexpr std::size_t kDisk = 64 * 1024;
+          if (!private_tmpfs(disk, kDisk)) ::_exit(77);
+          {  // leave `room` bytes free
+            const int fd = ::open((disk / "filler").c_str(), O_WRONLY | O_CREAT, 0644);
+            const std::string zeros(kDisk - room, '\0');
+            if (fd < 0 ||
+                ::write(fd, zeros.data(), zeros.size()) != static_cast<ssize_t>(zeros.size())) {
+              ::_exit(78);
+            }
+            ::close(fd);
+          }
+          std::fflush(stdout);
+          const pid_t host = ::fork();
+          if (host == 0) host_program({.per_round = kBigRound});
+          int status = 0;
+          if (::waitpid(host, &status, 0) != host) ::_exit(79);
+          std::error_code ec;
+          fs::create_directories(copied, ec);
+          for (const auto& entry : fs::directory_iterator(disk / "out", ec)) {
+            fs::copy_file(entry.path(), copied / entry.path().filename(), ec);
+          }
+          if (WIFSIGNALED(status)) {
+            ::signal(WTERMSIG(status), SIG_DFL);
+            ::raise(WTERMSIG(status));
+          }
+          ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 98);
+        },
+        env);
+    if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 77) {
+      GTEST_SKIP() << "no private tmpfs here (needs CAP_SYS_ADMIN or user namespaces)";
+    }
+    ASSERT_TRUE(WIFEXITED(r.status)) << describe(r.status) << "\n" << r.err;
+    EXPECT_EQ(WEXITSTATUS(r.status), kHostExitStatus);
+    EXPECT_EQ(r.out, plain.out);
+    r.pid = 0;  // the file is named after the grandchild
+    const Left left = left_by(r);
+    ASSERT_FALSE(left.nothing);
+    EXPECT_FALSE(left.final_name);
+    ASSERT_TRUE(left.readable) << left.error;
+    EXPECT_TRUE(left.truncated);
+    EXPECT_EQ(left.ids, iota(kBigRound));
+    if (log) {
+      EXPECT_NE(r.err.find("ssgd-tracer: flushing '"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(std::to_string(kBigRound) + " records dropped after the write error"),
+                std::string::npos)
+          << r.err;
+    } else {
+      EXPECT_EQ(r.err, "");
+    }
   }
 }
 
