@@ -490,6 +490,30 @@ TEST_F(TracerDiskFullTest, FullMidCaptureLeavesTheChunksBeforeAndCountsTheRest) 
   }
 }
 
+// After the write error the writer still answers a fatal signal's flush
+// (there is nothing it can write), so the host dies of SIGTERM at once, not
+// after the 2 s the handler would wait for a writer that does not answer.
+TEST_F(TracerDiskFullTest, AFatalSignalAfterTheDiskFilledIsNotDelayed) {
+  const FileLayout l = layout();
+  const StageAction at = [](Stage s) { return s == Stage::kMidChunk ? 't' : 'g'; };
+  const HostRun plain = untraced(at);
+  const auto start = std::chrono::steady_clock::now();
+  const HostRun r = run([] { host_program({}); }, {{"SSGD_TRACER_SIGNAL_FLUSH_MS", "10000"}}, at,
+                        (l.first_chunk + l.second_chunk) / 2);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(WIFSIGNALED(r.status)) << describe(r.status) << "\n" << r.err;
+  EXPECT_EQ(WTERMSIG(r.status), SIGTERM);
+  EXPECT_EQ(r.status, plain.status);
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_EQ(r.err, "");
+  EXPECT_LT(seconds, 5.0);  // the handler would wait 10 s for a writer that did not answer
+  const Left left = left_by(r);
+  ASSERT_TRUE(left.readable) << left.error;
+  EXPECT_TRUE(left.truncated);
+  EXPECT_EQ(left.ids, iota(kPerRound));
+}
+
 // Full while the footer is written at exit: every chunk is there, the
 // footer is cut (the reader says so), the host's exit status is its own.
 TEST_F(TracerDiskFullTest, FullInTheFooterKeepsEveryChunk) {
