@@ -378,14 +378,17 @@ class TracerDiskFullTest : public TracerFaultTest {
   // the clock uncertainty's varints in the header): near a boundary, either
   // side is right.
   static constexpr rlim_t kSlack = 8;
-  // Byte counts up to `last`: every byte around the end of the header,
-  // every 4th around the end of each chunk and in the footer, every 150th
-  // elsewhere (each is a forked run of ~20 ms).
-  static std::vector<rlim_t> limits_to_try(const FileLayout& l, rlim_t last) {
+  // Byte counts up to `last`: every `step`th byte around the end of the
+  // header, every 2 * `step`th around the end of each chunk and in the
+  // footer, every 150th elsewhere (each is a forked run of 20 to 80 ms).
+  static std::vector<rlim_t> limits_to_try(const FileLayout& l, rlim_t last, rlim_t step) {
     std::vector<rlim_t> limits;
     for (rlim_t n = 0; n <= last; ++n) {
       const bool boundary = near(n, l.first_chunk) || near(n, l.second_chunk) || n + 80 >= l.whole;
-      if (near(n, l.header) || (boundary && n % 4 == 0) || n % 150 == 0) limits.push_back(n);
+      if ((near(n, l.header) && n % step == 0) || (boundary && n % (2 * step) == 0) ||
+          n % 150 == 0) {
+        limits.push_back(n);
+      }
     }
     if (limits.empty() || limits.back() != last) limits.push_back(last);
     return limits;
@@ -539,7 +542,8 @@ TEST_F(TracerDiskFullTest, FullInTheFooterKeepsEveryChunk) {
 TEST_F(TracerDiskFullTest, AnyLimitLeavesNothingOrAReadablePrefix) {
   const FileLayout l = layout();
   const HostRun plain = untraced();
-  const std::vector<rlim_t> limits = limits_to_try(l, l.whole + kSlack);
+  const std::vector<rlim_t> limits =
+      limits_to_try(l, l.whole + kSlack, 4);  // each limit runs to the end
   for (const rlim_t limit : limits) {
     SCOPED_TRACE("limit " + std::to_string(limit) + " of " + std::to_string(l.whole) + " bytes");
     fs::remove_all(out());
@@ -888,6 +892,7 @@ struct Kill {
   char action;  // 'k', 't', 's' (StageAction)
   int signal;
 };
+void PrintTo(const Kill& k, std::ostream* os) { *os << k.name; }
 
 struct StageCase {
   Stage stage;
@@ -961,7 +966,7 @@ INSTANTIATE_TEST_SUITE_P(Signals, TracerKillTest,
 // creation of the temporary file and the header's write at open()).
 TEST_F(TracerDiskFullTest, KilledAtAnyByteLeavesAReadablePrefixOrAHeaderCutShort) {
   const FileLayout l = layout();
-  const std::vector<rlim_t> limits = limits_to_try(l, l.whole - kSlack - 1);
+  const std::vector<rlim_t> limits = limits_to_try(l, l.whole - kSlack - 1, 1);
   for (const rlim_t limit : limits) {
     SCOPED_TRACE("killed at byte " + std::to_string(limit) + " of " + std::to_string(l.whole));
     fs::remove_all(out());
