@@ -10,8 +10,9 @@
 //
 //   append: take the slot's buffer (atomic exchange with "none"); if it is
 //           full, push it to the completed queue and pop a free one; if
-//           there is no free buffer, drop the record and count it; put the
-//           buffer back into the slot.
+//           there is no free buffer, drop the record, count it and flag the
+//           pool as starved (take_starved); put the buffer back into the
+//           slot.
 //   writer: pops completed buffers, reads them, clears them and pushes them
 //           to the free queue; to flush, it also takes each slot's partly
 //           filled buffer with the same exchange, so it never reads a buffer
