@@ -6,9 +6,12 @@
 #include "tracer/nccl/nccl_profiler_plugin.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -424,6 +427,82 @@ TEST_F(NcclPluginFooterTest, PoolOverflowAndIncompleteCollectivesReachTheFooter)
   EXPECT_EQ(f.dropped_records(), 3u);  // the collectives lost; nothing else was lost
   EXPECT_EQ(f.nccl_incomplete_collectives(), 1u);
   EXPECT_EQ(f.nccl_orphan_events(), 1u);
+}
+
+// The plugin with no trace to write to, or a disk that fills up during the
+// run: every exported call still returns ncclSuccess, nothing is written on
+// stdout or stderr, the program's exit status is its own, and what is left
+// is nothing or a trace TraceReader reads (cut short).
+TEST_F(NcclPluginFooterTest, WithoutRoomForTheTraceEveryCallStillSucceeds) {
+  for (const bool full_disk : {false, true}) {
+    SCOPED_TRACE(full_disk ? "disk full after the header" : "unwritable folder");
+    const std::filesystem::path out =
+        full_disk ? dir_ / "out" : dir_ / "file" / "sub";  // under a regular file
+    ssgd::testing::write_file_bytes(dir_ / "file", "x");
+    std::filesystem::remove_all(dir_ / "out");
+    const std::filesystem::path stdout_path = dir_ / "stdout";
+    const std::filesystem::path stderr_path = dir_ / "stderr";
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      const int out_fd = ::open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int err_fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (out_fd < 0 || err_fd < 0) ::_exit(19);
+      ::dup2(out_fd, STDOUT_FILENO);
+      ::dup2(err_fd, STDERR_FILENO);
+      ::setenv("SSGD_TRACER_OUT", out.c_str(), 1);
+      ::setenv("SSGD_TRACER_FLUSH_MS", "0", 1);
+      ::setenv("RANK", "2", 1);
+      ::unsetenv("SSGD_TRACER_LOG");
+      if (full_disk) {
+        ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG
+        const rlimit fsize{1024, 1024};  // the header (~100 bytes) fits, a chunk does not
+        ::setrlimit(RLIMIT_FSIZE, &fsize);
+      }
+      if (ProcessSession::get().is_open() != full_disk) ::_exit(20);
+      reset_nccl_plugin_for_testing(PluginHooks{});  // the session and the real clock
+      void* ctx = nullptr;
+      int mask = 0;
+      if (ncclProfiler_v5.init(&ctx, 77, &mask, "c", 1, 2, 0, nullptr) != abi::kNcclSuccess) {
+        ::_exit(21);
+      }
+      abi::EventDescrV5 coll{};
+      coll.type = abi::kProfileColl;
+      coll.coll.func = "AllReduce";
+      coll.coll.datatype = "ncclFloat32";
+      coll.coll.count = 256;
+      for (int i = 0; i < 2000; ++i) {
+        void* h = nullptr;
+        if (ncclProfiler_v5.start_event(ctx, &h, &coll) != abi::kNcclSuccess) ::_exit(22);
+        if (ncclProfiler_v5.stop_event(h) != abi::kNcclSuccess) ::_exit(23);
+        if (i == 1000) ProcessSession::get().flush();  // the disk fills up here
+      }
+      if (ncclProfiler_v5.finalize(ctx) != abi::kNcclSuccess) ::_exit(24);
+      std::exit(5);  // atexit: the plugin's flush, then the session's close
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 5) << "20: session state; 21-24: a call failed";
+    EXPECT_EQ(ssgd::testing::read_file_bytes(stdout_path), "");
+    EXPECT_EQ(ssgd::testing::read_file_bytes(stderr_path), "");
+    if (!full_disk) {
+      EXPECT_FALSE(std::filesystem::exists(out));
+      continue;
+    }
+    std::vector<std::filesystem::path> left;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_ / "out")) {
+      left.push_back(entry.path());
+    }
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_NE(left[0].filename().string().find(".tmp."), std::string::npos);
+    trace::TraceReader reader = trace::TraceReader::open(left[0]);
+    trace::v1::Event e;
+    std::uint64_t n = 0;
+    while (reader.next(e)) ++n;
+    EXPECT_TRUE(reader.truncated());
+    EXPECT_EQ(n, 0u);  // the first chunk did not fit
+  }
 }
 
 TEST(NcclAbiTest, TablesAreFilledAndNamed) {

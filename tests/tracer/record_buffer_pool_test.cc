@@ -125,6 +125,29 @@ TEST(RecordBufferPoolTest, CollectPartialTakesPartlyFilledBuffers) {
   EXPECT_EQ(drain(pool), (std::vector<std::uint64_t>{4}));
 }
 
+// More producers than buffers: each holds one with a record in it, the
+// next finds none. The pool says so once (take_starved), and after the
+// writer collects the partly filled buffers the next append is stored.
+TEST(RecordBufferPoolTest, AProducerWithoutAFreeBufferFlagsThePoolAsStarved) {
+  RecordBufferPool pool(small(2, 10));
+  RecordProducer a = pool.producer();
+  RecordProducer b = pool.producer();
+  RecordProducer c = pool.producer();
+  EXPECT_EQ(a.append(kernel(1)), AppendStatus::kStored);
+  EXPECT_EQ(b.append(kernel(2)), AppendStatus::kStored);
+  EXPECT_FALSE(pool.take_starved());
+  EXPECT_EQ(c.append(kernel(3)), AppendStatus::kDropped);
+  EXPECT_EQ(c.append(kernel(4)), AppendStatus::kDropped);
+  EXPECT_TRUE(pool.take_starved());
+  EXPECT_FALSE(pool.take_starved());  // once per starving
+  pool.collect_partial();
+  std::vector<std::uint64_t> ids = drain(pool);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(c.append(kernel(5)), AppendStatus::kStored);
+  EXPECT_EQ(pool.counters().dropped, 2u);
+}
+
 TEST(RecordBufferPoolTest, ConcurrentProducersAndDrainerLoseAndDuplicateNothing) {
   RecordBufferOptions o = small(16, 64);
   o.max_producers = 8;

@@ -122,6 +122,8 @@ AppendStatus RecordBufferPool::append(Slot& slot, const ActivityRecord& record) 
   if (b != kNoBuffer) slot.current.store(b, std::memory_order_release);
   if (!stored) {
     slot.dropped.fetch_add(1, std::memory_order_relaxed);
+    // A plain load first: no read-modify-write on a line every producer shares.
+    if (!starved_.load(std::memory_order_relaxed)) starved_.store(true, std::memory_order_relaxed);
     return AppendStatus::kDropped;
   }
   slot.appended.fetch_add(1, std::memory_order_relaxed);
@@ -143,6 +145,11 @@ void RecordBufferPool::collect_partial() noexcept {
   for (std::size_t i = 0; i < options_.max_producers; ++i) {
     if (slots_[i].current.load(std::memory_order_relaxed) != kNoBuffer) hand_over(slots_[i]);
   }
+}
+
+bool RecordBufferPool::take_starved() noexcept {
+  return starved_.load(std::memory_order_relaxed) &&
+         starved_.exchange(false, std::memory_order_relaxed);
 }
 
 bool RecordBufferPool::pop_completed(std::uint32_t& index) noexcept {

@@ -10,8 +10,9 @@
 //
 //   append: take the slot's buffer (atomic exchange with "none"); if it is
 //           full, push it to the completed queue and pop a free one; if
-//           there is no free buffer, drop the record and count it; put the
-//           buffer back into the slot.
+//           there is no free buffer, drop the record, count it and flag the
+//           pool as starved (take_starved); put the buffer back into the
+//           slot.
 //   writer: pops completed buffers, reads them, clears them and pushes them
 //           to the free queue; to flush, it also takes each slot's partly
 //           filled buffer with the same exchange, so it never reads a buffer
@@ -126,6 +127,11 @@ class RecordBufferPool {
   void recycle(std::uint32_t index) noexcept;
   // Moves every slot's partly filled buffer to the completed queue.
   void collect_partial() noexcept;
+  // True (once) when a producer found no free buffer since the last call:
+  // the writer should then take the partly filled buffers, which idle
+  // producers would otherwise hold until the next flush (with more
+  // appending threads than buffers, every buffer can be held nearly empty).
+  bool take_starved() noexcept;
 
   [[nodiscard]] PoolCounters counters() const noexcept;
   [[nodiscard]] const RecordBufferOptions& options() const { return options_; }
@@ -151,6 +157,7 @@ class RecordBufferPool {
   BufferQueue free_;
   BufferQueue completed_;
   std::atomic<std::uint64_t> dropped_without_slot_{0};
+  std::atomic<bool> starved_{false};  // a producer found no free buffer
 };
 
 }  // namespace ssgd::tracer

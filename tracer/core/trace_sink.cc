@@ -38,6 +38,7 @@ struct TraceSink::Shared {
   v1::Event event;  // reused by the writer thread
   std::atomic<std::uint64_t> invalid{0};
   std::atomic<std::uint64_t> written{0};
+  std::atomic<std::uint64_t> written_when_flushed{0};  // `written` at the last flush to the OS
   std::atomic<std::uint64_t> dropped_after_error{0};
   std::atomic<std::uint64_t> dropped_by_source{0};
   std::atomic<std::uint64_t> nccl_events_dropped{0};
@@ -208,6 +209,8 @@ void TraceSink::write_to_os() noexcept {
   if (s.writer_failed) return;
   try {
     writer_->flush();
+    s.written_when_flushed.store(s.written.load(std::memory_order_relaxed),
+                                 std::memory_order_relaxed);
   } catch (const std::exception& e) {
     s.writer_failed = true;
     s.write_errors.fetch_add(1, std::memory_order_relaxed);
@@ -245,7 +248,10 @@ void TraceSink::run_writer() noexcept {
     }
     const bool periodic = interval.count() > 0 && Clock::now() >= next_flush;
     const bool asked = requested > s.flush_done;  // flush_done is only written here
-    if (asked || periodic || by_signal) pool_->collect_partial();
+    // A producer found no free buffer: take the partly filled ones too (the
+    // records go into the current chunk; nothing more is written to the OS).
+    const bool starved = pool_->take_starved();
+    if (asked || periodic || by_signal || starved) pool_->collect_partial();
     drain();
     if (asked || periodic || by_signal) {
       write_to_os();
@@ -313,9 +319,22 @@ SinkStatus TraceSink::close() noexcept {
 
   pool_->collect_partial();
   drain();
-  if (s.writer_failed) return SinkStatus::kError;
+  if (s.writer_failed) {
+    // No footer can be written: the counts it would hold go to the log.
+    try {
+      const SinkCounters c = counters();
+      log(fmt::format(
+          "'{}' ends at the write error, without a footer: {} records dropped after the write "
+          "error, and up to {} records handed to the file since its last flush are lost "
+          "({} dropped in all, {} invalid timestamps); it reads up to its last whole chunk",
+          temporary_path_.string(), s.dropped_after_error.load(),
+          c.written - s.written_when_flushed.load(), c.dropped, c.invalid_timestamps));
+    } catch (...) {
+    }
+    return SinkStatus::kError;
+  }
+  const SinkCounters c = counters();
   try {
-    const SinkCounters c = counters();
     writer_->add_dropped(c.dropped);
     writer_->add_invalid_timestamps(c.invalid_timestamps);
     {
@@ -327,7 +346,13 @@ SinkStatus TraceSink::close() noexcept {
     writer_->close();
   } catch (const std::exception& e) {
     s.write_errors.fetch_add(1, std::memory_order_relaxed);
-    log(fmt::format("closing '{}' failed: {}", path_.string(), e.what()));
+    try {
+      log(fmt::format("closing '{}' failed: {}; the footer ({} records dropped, {} invalid "
+                      "timestamps) is lost and '{}' reads up to its last whole chunk",
+                      path_.string(), e.what(), c.dropped, c.invalid_timestamps,
+                      temporary_path_.string()));
+    } catch (...) {
+    }
     return SinkStatus::kError;
   }
   return SinkStatus::kOk;

@@ -110,7 +110,11 @@ class TraceSink {
   SinkStatus flush() noexcept;
   // Stops the writer thread, writes the last records and the footer (with
   // the dropped and invalid counts) and renames the file into place.
-  // Producers should be done: records appended afterwards are dropped.
+  // Producers should be done: records appended afterwards are dropped. After
+  // a write error (kError) there is no footer: the counts it would hold are
+  // logged, and the temporary file is left as it is, readable up to its last
+  // whole chunk while this sink lives (the trace::TraceWriter removes it when
+  // the sink is destroyed; the process session never destroys its sink).
   SinkStatus close() noexcept;
 
   // Counts `n` records lost before they reached a producer (CUPTI's own
