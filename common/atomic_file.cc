@@ -33,11 +33,15 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::commit() {
+  errno = 0;
   out_.flush();
   const bool ok = static_cast<bool>(out_);
   out_.close();
   if (!ok || out_.fail()) {
-    throw std::runtime_error("error while writing '" + final_.string() + "'");
+    // The system's reason (no space left, file too large) when it left one.
+    const int error = errno;
+    throw std::runtime_error("error while writing '" + final_.string() + "'" +
+                             (error != 0 ? std::string(": ") + std::strerror(error) : ""));
   }
   std::error_code ec;
   std::filesystem::rename(temp_, final_, ec);

@@ -4,6 +4,8 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
 #include "common/atomic_file.h"
@@ -92,10 +94,23 @@ TraceWriter::~TraceWriter() = default;
 TraceWriter::TraceWriter(TraceWriter&&) noexcept = default;
 TraceWriter& TraceWriter::operator=(TraceWriter&&) noexcept = default;
 
+namespace {
+
+// The message of a failed write, with the system's reason when it left one
+// (no space left on device, file too large).
+std::string write_error(const std::filesystem::path& path) {
+  const int error = errno;
+  return "error while writing '" + path.string() + "'" +
+         (error != 0 ? std::string(": ") + std::strerror(error) : std::string());
+}
+
+}  // namespace
+
 void TraceWriter::write(const std::string& bytes) {
   auto& out = file_->stream();
+  errno = 0;
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw std::runtime_error("error while writing '" + path_.string() + "'");
+  if (!out) throw std::runtime_error(write_error(path_));
 }
 
 void TraceWriter::append(const v1::Event& event) {
@@ -189,8 +204,9 @@ const std::filesystem::path& TraceWriter::temporary_path() const {
 void TraceWriter::flush() {
   flush_chunk();
   auto& out = file_->stream();
+  errno = 0;
   out.flush();
-  if (!out) throw std::runtime_error("error while writing '" + path_.string() + "'");
+  if (!out) throw std::runtime_error(write_error(path_));
 }
 
 void TraceWriter::add_dropped(std::uint64_t n) {

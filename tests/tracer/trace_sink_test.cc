@@ -175,6 +175,35 @@ TEST_F(TraceSinkTest, InvalidTimestampsAreDroppedAndCountedExactly) {
   EXPECT_EQ(ids, (std::vector<std::uint64_t>{1, 7, 9}));
 }
 
+// A record the trace's rules refuse (traces/event_rules.h) is dropped and
+// counted; the records after it are still written (issue 15).
+TEST_F(TraceSinkTest, ARecordThatBreaksTheTracesRulesIsDroppedAndCounted) {
+  auto sink = open(options());
+  RecordProducer p = sink->producer();
+  const std::int64_t t = kStartNs + 1000;
+  KernelActivity k;
+  k.start_ns = t;
+  k.end_ns = t + 10;
+  k.correlation_id = 1;
+  p.append(ActivityRecord{k, "good"});
+  k.correlation_id = 2;
+  p.append(ActivityRecord{k, std::string_view("bad\xFF", 4)});
+  k.correlation_id = 3;
+  p.append(ActivityRecord{k, "good"});
+  p.hand_over();
+  ASSERT_EQ(sink->close(), SinkStatus::kOk);
+  EXPECT_EQ(sink->counters().written, 2u);
+  EXPECT_EQ(sink->counters().dropped, 1u);
+  const ReadBack r = read(sink->path());
+  ASSERT_TRUE(r.footer);
+  EXPECT_EQ(r.footer->dropped_records(), 1u);
+  std::vector<std::uint64_t> ids;
+  for (const auto& e : r.events) ids.push_back(testing::synthetic_id(e));
+  EXPECT_EQ(ids, (std::vector<std::uint64_t>{1, 3}));
+  ASSERT_EQ(log_.size(), 1u);
+  EXPECT_NE(log_[0].find("a kernel record breaks the trace's rules"), std::string::npos) << log_[0];
+}
+
 TEST_F(TraceSinkTest, DropsReportedByTheSourceAddToTheFooter) {
   TraceSinkOptions o = options();
   o.buffers.buffer_count = 2;

@@ -16,6 +16,7 @@
 
 #include "tracer/core/event_conversion.h"
 #include "tracer/core/timestamp_check.h"
+#include "traces/event_rules.h"
 
 namespace ssgd::tracer {
 
@@ -40,6 +41,9 @@ struct TraceSink::Shared {
   std::atomic<std::uint64_t> written{0};
   std::atomic<std::uint64_t> written_when_flushed{0};  // `written` at the last flush to the OS
   std::atomic<std::uint64_t> dropped_after_error{0};
+  // Records the trace's rules refuse (traces/event_rules.h: a name that is
+  // not UTF-8, a size beyond 2^50): dropped one by one, the writer goes on.
+  std::atomic<std::uint64_t> broke_rules{0};
   std::atomic<std::uint64_t> dropped_by_source{0};
   std::atomic<std::uint64_t> nccl_events_dropped{0};
   std::atomic<std::uint64_t> nccl_collectives_dropped{0};
@@ -192,6 +196,12 @@ void TraceSink::drain() noexcept {
         to_event(record, options_.rank, s.event);
         writer_->append(s.event);
         s.written.fetch_add(1, std::memory_order_relaxed);
+      } catch (const trace::InvalidTraceContent& e) {
+        if (s.broke_rules.fetch_add(1, std::memory_order_relaxed) == 0) {
+          log(fmt::format("a {} record breaks the trace's rules and is dropped ({}); further ones "
+                          "are counted in the footer's dropped_records",
+                          activity_kind_name(record.kind()), e.what()));
+        }
       } catch (const std::exception& e) {
         s.writer_failed = true;
         s.write_errors.fetch_add(1, std::memory_order_relaxed);
@@ -385,6 +395,7 @@ SinkCounters TraceSink::counters() const noexcept {
   SinkCounters c;
   c.appended = p.appended;
   c.dropped = p.dropped + s.dropped_after_error.load(std::memory_order_relaxed) +
+              s.broke_rules.load(std::memory_order_relaxed) +
               s.dropped_by_source.load(std::memory_order_relaxed) +
               s.nccl_collectives_dropped.load(std::memory_order_relaxed);
   c.invalid_timestamps = s.invalid.load(std::memory_order_relaxed);

@@ -84,7 +84,8 @@ enum class SinkStatus : std::uint8_t {
 // What became of the records so far.
 struct SinkCounters {
   std::uint64_t appended = 0;            // stored in a buffer by a producer
-  std::uint64_t dropped = 0;             // lost: no buffer, no slot, after a write error, or
+  std::uint64_t dropped = 0;             // lost: no buffer, no slot, after a write error,
+                                         // breaking the trace's rules (traces/event_rules.h), or
                                          // by the source itself (add_dropped, NCCL collectives)
   std::uint64_t invalid_timestamps = 0;  // discarded by the writer
   std::uint64_t written = 0;             // handed to the trace writer
