@@ -29,6 +29,7 @@ constexpr double kBytesPerTask = 150;        // task, its edges, start/end/relea
 constexpr double kBytesPerWorker = 900;      // per rank, folded or not: rings, routes
 constexpr double kBytesPerNode = 800;        // per node: its vertices and links
 constexpr double kBytesPerFlowWorker = 200;  // flow model: a rank's flow in flight
+constexpr double kBytesPerPlanGroup = 64;    // a collective of the plan, once
 constexpr double kEventsPerTask = 1;         // one completion a task
 constexpr double kFlowEventsPerRank = 4;     // flow model: per collective and rank
 constexpr double kSecondsPerTask = 0.6e-6;   // building and simulating, per task
@@ -59,7 +60,17 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   const bool per_group =
       effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer;
   const double updates = per_group ? layers : 1;
-  const double collectives = e.workers > 1 ? layers : 0;
+  // Priority cuts every gradient into policy.partition_size pieces, each a
+  // collective of its own.
+  const bool priority = scenario.overlap == OverlapPolicy::kPriority;
+  double collectives = 0;
+  if (e.workers > 1 || e.folded) {
+    for (const auto& row : profile.layers) {
+      const auto bytes = static_cast<double>(std::max<std::int64_t>(row.grad_bytes, 0));
+      const auto partition = static_cast<double>(scenario.policy.partition_bytes);
+      collectives += priority && partition > 0 ? std::max(1.0, std::ceil(bytes / partition)) : 1;
+    }
+  }
   const auto iterations = static_cast<double>(scenario.iterations);
   const auto workers = static_cast<double>(e.workers);
   e.tasks =
@@ -70,7 +81,7 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   const double flow_events = flow ? iterations * collectives * kFlowEventsPerRank * workers : 0;
   e.events += flow_events;
 
-  const double task_bytes = e.tasks * kBytesPerTask;
+  const double task_bytes = e.tasks * kBytesPerTask + collectives * kBytesPerPlanGroup;
   const double cluster_bytes = static_cast<double>(e.nodes) * kBytesPerNode +
                                workers * (kBytesPerWorker + (flow ? kBytesPerFlowWorker : 0));
   e.bytes = kBaseBytes + task_bytes + cluster_bytes;
@@ -80,7 +91,10 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // The key that drives the largest part.
   const std::string bigger_of_cluster =
       scenario.nodes >= scenario.gpus_per_node ? "cluster.nodes" : "cluster.gpus_per_node";
-  if (task_bytes >= cluster_bytes) {
+  const double ranks_tasks = static_cast<double>(e.ranks_built) * (2 + 2 * layers + updates);
+  if (task_bytes >= cluster_bytes && priority && collectives > ranks_tasks) {
+    e.key = "policy.partition_size";  // the pieces outnumber the ranks' own tasks
+  } else if (task_bytes >= cluster_bytes) {
     const auto ranks_factor = static_cast<double>(std::max(scenario.nodes, scenario.gpus_per_node));
     e.key = e.folded || iterations >= ranks_factor ? "iterations" : bigger_of_cluster;
   } else {
@@ -147,14 +161,18 @@ void check_fits(const ReplayEstimate& e, bool allow_large) {
   if (allow_large) return;
   const std::optional<std::string> why = too_large(e);
   if (!why) return;
+  // Smaller partitions make more pieces; more of anything else makes more.
+  const char* direction = e.key == "policy.partition_size" ? "raise" : "lower";
+  const bool unfolded_alike =
+      !e.folded && e.workers > 1 && e.key != "iterations" && e.key != "policy.partition_size";
   throw ParameterError(
       e.key,
-      *why + fmt::format("; {} drives it: lower it{}, or give --allow-large to run anyway", e.key,
-                         !e.folded && e.workers > 1 && e.key != "iterations"
-                             ? " (identical ranks fold into one, for a fraction of the "
-                               "memory, without --no-fold, --timeline and per-rank "
-                               "perturbations)"
-                             : ""));
+      *why + fmt::format("; {} drives it: {} it{}, or give --allow-large to run anyway", e.key,
+                         direction,
+                         unfolded_alike ? " (identical ranks fold into one, for a fraction of the "
+                                          "memory, without --no-fold, --timeline and per-rank "
+                                          "perturbations)"
+                                        : ""));
 }
 
 }  // namespace ssgd::sim
