@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/logging.h"
+#include "common/units.h"
 
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/replay/replay_estimate.h"
@@ -47,9 +48,11 @@ void add_repeats(const trace::LayerProfile& captured, const replay_stages::Plan&
 // Weak: one GPU at the same batch; strong: one GPU computing the whole global
 // batch. One rank, at most 3 iterations: cheap next to the run.
 void add_single_worker_baseline(const trace::LayerProfile& captured,
-                                const replay_stages::Plan& plan, ReplayResult& out) {
+                                const replay_stages::Plan& plan, const ReplayOptions& options,
+                                ReplayResult& out) {
   ReplayOptions base_opts;
   base_opts.single_worker_baseline = false;
+  base_opts.allow_large = options.allow_large;
   base_opts.batch_model = plan.batch_model;
   const ReplayResult base =
       replay(captured, single_gpu_scenario(plan.given, plan.batch), base_opts);
@@ -76,17 +79,17 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
                        estimate.tasks, estimate.events, estimate.nodes, estimate.workers,
                        estimate.bytes, estimate.seconds);
   if (options.progress && estimate.seconds > 2) {
-    logger("sim")->info("replay: about {:.3g} tasks, {:.3g} events, {:.1f} GB; about {:.0f} s",
-                        estimate.tasks, estimate.events, estimate.bytes / 1e9, estimate.seconds);
+    logger("sim")->info("replay: about {:.3g} tasks, {:.3g} events, {}; about {:.0f} s",
+                        estimate.tasks, estimate.events, bytes_text(estimate.bytes),
+                        estimate.seconds);
   }
   // Out of memory all the same: said as the refusal would have said it.
   const auto out_of_memory = [&](const char* what) {
     return ParameterError(
-        estimate.key, fmt::format("out of memory while {} ({}; estimate: about {:.1f} GB, {:.1f} "
-                                  "GB available when the run started); {} drives it",
-                                  what, estimate.shape, estimate.bytes / 1e9,
-                                  static_cast<double>(available_memory_bytes()) / 1e9,
-                                  estimate.key));
+        estimate.key,
+        fmt::format("out of memory while {} ({}; estimate: about {}, {} available); {} drives it",
+                    what, estimate.shape, bytes_text(estimate.bytes),
+                    format_bytes(available_memory_bytes()), estimate.key));
   };
   std::optional<stages::Build> built;
   try {
@@ -103,7 +106,7 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
     throw out_of_memory("simulating the task graph");
   }
   if (scenario.perturb.repeats > 1) add_repeats(captured, plan, options, out);
-  if (options.single_worker_baseline) add_single_worker_baseline(captured, plan, out);
+  if (options.single_worker_baseline) add_single_worker_baseline(captured, plan, options, out);
   if (options.keep_schedule) {
     out.graph = std::move(build.job.graph);
     out.schedule = std::move(run.schedule);

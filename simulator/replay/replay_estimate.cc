@@ -142,13 +142,17 @@ std::int64_t available_memory_bytes() {
   return available;
 }
 
+std::string bytes_text(double bytes) {
+  return format_bytes(static_cast<std::int64_t>(std::min(bytes, 9e18)));
+}
+
 std::string describe_too_large(const ReplayEstimate& e, std::int64_t available) {
   return fmt::format(
-      "this run needs about {:.1f} GB ({} tasks, {} engine events, {} ranks; {}), more "
-      "than the {:.1f} GB this machine has available (MemAvailable, or the cgroup's limit, or "
+      "this run needs about {} ({} tasks, {} engine events, {} rank(s); {}), more than the {} "
+      "this machine has available (MemAvailable, or the cgroup's limit, or "
       "SSGD_AVAILABLE_MEMORY)",
-      e.bytes / 1e9, count(e.tasks), count(e.events), e.workers, e.shape,
-      static_cast<double>(available) / 1e9);
+      bytes_text(e.bytes), count(e.tasks), count(e.events), e.workers, e.shape,
+      format_bytes(available));
 }
 
 std::optional<std::string> too_large(const ReplayEstimate& e) {

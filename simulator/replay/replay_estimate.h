@@ -42,9 +42,11 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
 // else the physical memory; 0 when neither can be read.
 std::int64_t available_memory_bytes();
 
-// "about 80.3 GB for 1.07e9 ranks ... (1048576 nodes x 1024 GPUs, ...), more than
-// the 12.1 GB this machine has available (MemAvailable)": the refusal's words,
-// without what to do about it.
+// "this run needs about 900.6 GiB (3240 tasks, ...; 1048576 node(s) x 1024
+// GPU(s), ...), more than the 21.7 GiB this machine has available
+// (MemAvailable, ...)": the refusal's words, without what to do about it.
+// `bytes` as format_bytes writes it ("900.6 GiB").
+std::string bytes_text(double bytes);
 std::string describe_too_large(const ReplayEstimate& estimate, std::int64_t available);
 
 // Why the run cannot fit (describe_too_large's words), or nothing when its
