@@ -57,20 +57,24 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // Tasks per rank and iteration: io, h2d, forward and backward per layer,
   // the updates; then the iteration's collectives (at most one a layer).
   const auto layers = static_cast<double>(profile.layers.size());
+  // The plan's groups: one a layer with gradients (or a measured comm time);
+  // priority cuts every gradient into policy.partition_size pieces, each a
+  // collective of its own. Merging policies make fewer: an upper bound.
+  const bool priority = scenario.overlap == OverlapPolicy::kPriority;
+  const auto partition = static_cast<double>(scenario.policy.partition_bytes);
+  double groups = 0;
+  for (const auto& row : profile.layers) {
+    const auto bytes = static_cast<double>(std::max<std::int64_t>(row.grad_bytes, 0));
+    const bool measured = row.comm && *row.comm > Duration::zero();
+    if (bytes <= 0 && !measured) continue;
+    groups += priority && partition > 0 && bytes > 0 ? std::ceil(bytes / partition) : 1;
+  }
+  // Per-group updates: one update task per group, else one per iteration.
   const bool per_group =
       effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer;
-  const double updates = per_group ? layers : 1;
-  // Priority cuts every gradient into policy.partition_size pieces, each a
-  // collective of its own.
-  const bool priority = scenario.overlap == OverlapPolicy::kPriority;
-  double collectives = 0;
-  if (e.workers > 1 || e.folded) {
-    for (const auto& row : profile.layers) {
-      const auto bytes = static_cast<double>(std::max<std::int64_t>(row.grad_bytes, 0));
-      const auto partition = static_cast<double>(scenario.policy.partition_bytes);
-      collectives += priority && partition > 0 ? std::max(1.0, std::ceil(bytes / partition)) : 1;
-    }
-  }
+  const double updates = per_group && groups > 0 ? groups : 1;
+  // The collectives are tasks of their own when there is someone to talk to.
+  const double collectives = e.workers > 1 || e.folded ? groups : 0;
   const auto iterations = static_cast<double>(scenario.iterations);
   const auto workers = static_cast<double>(e.workers);
   e.tasks =
@@ -91,9 +95,10 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // The key that drives the largest part.
   const std::string bigger_of_cluster =
       scenario.nodes >= scenario.gpus_per_node ? "cluster.nodes" : "cluster.gpus_per_node";
-  const double ranks_tasks = static_cast<double>(e.ranks_built) * (2 + 2 * layers + updates);
-  if (task_bytes >= cluster_bytes && priority && collectives > ranks_tasks) {
-    e.key = "policy.partition_size";  // the pieces outnumber the ranks' own tasks
+  // Priority's pieces (a collective and, per group, an update each) drive the
+  // size when they outnumber a rank's other tasks.
+  if (task_bytes >= cluster_bytes && priority && groups > 2 + 2 * layers) {
+    e.key = "policy.partition_size";
   } else if (task_bytes >= cluster_bytes) {
     const auto ranks_factor = static_cast<double>(std::max(scenario.nodes, scenario.gpus_per_node));
     e.key = e.folded || iterations >= ranks_factor ? "iterations" : bigger_of_cluster;
