@@ -270,6 +270,16 @@ TEST_F(ReliabilityCliTest, ARunThatCannotFitIsRefusedNamingTheEstimateAndTheKey)
           "field 'cluster.nodes': this run needs about", machine);
 }
 
+TEST_F(ReliabilityCliTest, JobsOnASharedFabricAreEstimatedTogether) {
+  const RunLimits machine{std::nullopt, {{"SSGD_AVAILABLE_MEMORY", "4GiB"}}};
+  const auto r = refused(
+      {"simulate", kResnet, "-q", "--scenario", (kSource / "scenarios/shared_fabric.yaml").string(),
+       "--set", "jobs.0.iterations=1000000"},
+      "field 'jobs.0.iterations': this run needs about", machine);
+  EXPECT_THAT(r.err, HasSubstr("and 2 other job(s) on the shared fabric"));
+  EXPECT_THAT(r.err, HasSubstr("jobs.0.iterations drives it: lower it, or give --allow-large"));
+}
+
 TEST_F(ReliabilityCliTest, AllowLargeRunsWhatTheEstimateRefuses) {
   const RunLimits small{std::nullopt, {{"SSGD_AVAILABLE_MEMORY", "1MiB"}}};
   refused({"simulate", kResnet, "-q"}, "the scenario: field 'iterations': this run needs about ",

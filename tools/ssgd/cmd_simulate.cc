@@ -90,8 +90,9 @@ void run_simulate(const SimulateArgs& a) {
   const sim::ReplayResult result = sim::replay(input.profile, scenario, options);
   std::optional<sim::SharedFabricResult> shared;
   if (!scenario.jobs.empty()) {
-    shared = sim::run_shared_fabric(input.profile, scenario, job_profiles,
-                                    [&log](const std::string& line) { log->info("{}", line); });
+    shared = sim::run_shared_fabric(
+        input.profile, scenario, job_profiles,
+        [&log](const std::string& line) { log->info("{}", line); }, a.allow_large);
   }
   if (!result.batch_given) {
     log->warn("no batch size in the input or scenario: throughput counts batches "
