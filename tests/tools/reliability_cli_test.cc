@@ -36,11 +36,13 @@
 #include <vector>
 
 #include "tests/support/cli_runner.h"
+#include "tests/support/rank_files.h"
 #include "tests/support/test_files.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+namespace v1 = ssgd::trace::v1;
 using ssgd::testing::CliResult;
 using ssgd::testing::read_file_bytes;
 using ssgd::testing::write_file_bytes;
@@ -243,8 +245,18 @@ TEST_F(ReliabilityCliTest, AFailedWriteNamesTheOutputAndItsFlagAndLeavesNothing)
           kFailure);
   refused({"simulate", kResnet, "-q", "--report", "r.json"},
           "r.json: field '--report': " + too_large, tiny, kFailure);
+  // merge: one rank's capture, merged into a file over the limit.
+  fs::create_directories(dir_ / "cap");
+  ssgd::testing::RankFileSpec rank{0, 1, "a", v1::ClockDomain::MONOTONIC_RAW, std::nullopt, {}};
+  for (int i = 0; i < 200; ++i) {
+    rank.events.push_back(ssgd::testing::kernel_event(0, 1000 * i, 1000 * i + 500));
+  }
+  ssgd::testing::write_rank_file(dir_ / "cap", rank);
+  refused({"merge", "cap", "-o", "run.ssgdt"}, "run.ssgdt: field '--output': " + too_large, tiny,
+          kFailure);
   // No output and no temporary file is left.
-  EXPECT_EQ(files_except({"sim.ssgdt", "marked.ssgdt"}), std::vector<std::string>{});
+  EXPECT_EQ(files_except({"sim.ssgdt", "marked.ssgdt", "cap"}), std::vector<std::string>{});
+  EXPECT_EQ(fs::directory_iterator(dir_ / "cap")->path().filename(), "rank-0.ssgdt");
 }
 
 // ---------------------------------------------------------------- bounds

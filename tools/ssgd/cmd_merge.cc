@@ -51,8 +51,9 @@ void add_merge_command(CLI::App& app) {
     merge.force = options->force;
     merge.allow_truncated = options->allow_truncated;
     merge.progress = [](const std::string& line) { std::cerr << line << "\n"; };
-    const trace::MergeResult r =
-        trace::merge_rank_traces(options->dir, options->output.path, merge);
+    trace::MergeResult r;
+    write_output(options->output,
+                 [&] { r = trace::merge_rank_traces(options->dir, options->output.path, merge); });
     for (const std::string& note : r.notes) std::cerr << "ssgd: warning: " << note << "\n";
     std::cout << "merged " << r.ranks << " ranks from " << r.hosts
               << (r.hosts == 1 ? " host" : " hosts") << " into " << options->output.path << ": "
