@@ -282,9 +282,16 @@ TEST_F(ReliabilityCliTest, ARunThatCannotFitIsRefusedNamingTheEstimateAndTheKey)
   refused({"scale", kResnet, "--gpus", "1,16777216"},
           "field '--gpus': 16777216 GPUs: this run needs about 26.",
           {std::nullopt, std::nullopt, {{"SSGD_AVAILABLE_MEMORY", "16GiB"}}});
-  refused({"optimize", kResnet, "--param", "cluster.nodes", "--values", "2,1048576", "--set",
-           "cluster.gpus_per_node=1024"},
-          "field 'cluster.nodes': this run needs about", machine);
+  // optimize: every candidate before the first runs, named by its flag; the
+  // scenario as given by its key.
+  r = refused({"optimize", kResnet, "--param", "cluster.nodes", "--values", "2,1048576", "--set",
+               "cluster.gpus_per_node=1024"},
+              "'2,1048576': field '--values': cluster.nodes=1048576: this run needs about",
+              machine);
+  EXPECT_THAT(r.err, HasSubstr("leave out values this large, or give --allow-large"));
+  refused({"optimize", kResnet, "--param", "iterations", "--values", "2,3", "--set",
+           "cluster.nodes=1048576", "--set", "cluster.gpus_per_node=1024"},
+          "--set: field 'cluster.nodes': this run needs about", machine);
 }
 
 // Sanitizers reserve more address space than any limit leaves, and report

@@ -27,6 +27,7 @@
 #include "common/units.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/replay/replay.h"
+#include "simulator/replay/replay_estimate.h"
 #include "simulator/report/optimize_report.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/scenario/scenario_schema.h"
@@ -194,6 +195,35 @@ void run_optimize(const OptimizeArgs& a) {
   sim::ReplayOptions options;
   options.single_worker_baseline = false;
   options.allow_large = a.allow_large;
+  // Every run is estimated before the first (simulator/replay/replay_estimate.h):
+  // the scenario as given at the key that drives it, each candidate at the
+  // flag that gave it.
+  double seconds_estimate = 0;
+  const auto estimate = [&](const sim::Scenario& s) {
+    return sim::with_located_errors(
+        s, [&] { return sim::estimate_replay(input.profile, s, options); });
+  };
+  {
+    const sim::ReplayEstimate e = estimate(base);
+    seconds_estimate += e.seconds;
+    sim::with_located_errors(base, [&] { sim::check_fits(e, a.allow_large); });
+  }
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    const sim::ReplayEstimate e = estimate(scenarios[i]);
+    seconds_estimate += e.seconds;
+    if (a.allow_large) continue;
+    if (const auto why = sim::too_large(e)) {
+      const bool listed = !a.values.empty();
+      throw flag_error(listed ? "--values" : "--from", listed ? a.values : a.from,
+                       fmt::format("{}={}: {}; leave out values this large, or give "
+                                   "--allow-large to run anyway",
+                                   a.param, values[i], *why));
+    }
+  }
+  if (seconds_estimate > 2) {
+    log->info("optimize: {} settings, about {:.0f} s in all (estimate)", scenarios.size() + 1,
+              seconds_estimate);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto last = t0;
   sim::OptimizeResult result{a.param, a.input, a.scenario.file, {}, 0, {}};
