@@ -240,6 +240,12 @@ TEST_F(ReliabilityCliTest, AFailedWriteNamesTheOutputAndItsFlagAndLeavesNothing)
           "tl.json: field '--timeline': " + too_large, full, kFailure);
   refused({"simulate", kResnet, "-q", "--set", "cluster.nodes=64", "--trace", "t.ssgdt"},
           "t.ssgdt: field '--trace': " + too_large, full, kFailure);
+  // The report (33 kB) is complete and renamed before the trace fails: it
+  // is removed again.
+  refused({"simulate", kResnet, "-q", "--set", "cluster.nodes=64", "--report", "r.json", "--trace",
+           "t.ssgdt"},
+          "t.ssgdt: field '--trace': " + too_large, {40 * 1024, std::nullopt, {}}, kFailure);
+  EXPECT_FALSE(fs::exists(dir_ / "r.json"));
   const RunLimits tiny{512, std::nullopt, {}};
   refused({"pack", kMarked, "-o", "m.ssgdt"}, "m.ssgdt: field '--output': " + too_large, tiny,
           kFailure);
