@@ -169,10 +169,6 @@ void add_allow_truncated_flag(CLI::App& cmd, bool& allow, const std::string& des
                                    : description);
 }
 
-}  // namespace ssgd::tools
-
-namespace ssgd::tools {
-
 void add_allow_large_flag(CLI::App& cmd, bool& allow) {
   cmd.add_flag("--allow-large", allow,
                "run even when the estimate of the run's memory exceeds what this machine has "

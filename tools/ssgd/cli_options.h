@@ -24,6 +24,7 @@
 
 #include <exception>
 #include <initializer_list>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -93,8 +94,9 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Runs `write`, which writes `out`; any failure but bad input (InputError,
-// passed on as it is) becomes an OutputError naming out's path and flag.
+// Runs `write`, which writes `out`; any failure but bad input (InputError)
+// and running out of memory (std::bad_alloc), passed on as they are, becomes
+// an OutputError naming out's path and flag.
 template <class Write>
 void write_output(const OutputFile& out, Write&& write);
 [[nodiscard]] OutputError output_error(const OutputFile& out, const std::exception& e);
@@ -107,6 +109,8 @@ void write_output(const OutputFile& out, Write&& write) {
     throw;
   } catch (const OutputError&) {
     throw;
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory, not out of disk
   } catch (const std::exception& e) {
     throw output_error(out, e);
   }
