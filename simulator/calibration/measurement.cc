@@ -11,6 +11,7 @@
 #include <limits>
 #include <system_error>
 
+#include "common/input_file.h"
 #include "common/text_file.h"
 #include "simulator/calibration/nccl_tests_json.h"
 #include "simulator/calibration/nccl_tests_text.h"
@@ -147,6 +148,7 @@ Duration measured_microseconds(double us, const InputLocation& where) {
 std::vector<Measurement> read_measurements(const std::filesystem::path& path,
                                            const MeasurementOptions& options) {
   const std::string file = path.string();
+  require_regular_file(path, "");
   MeasurementFormat format = options.format;
   std::vector<Measurement> out;
   if (format == MeasurementFormat::kTrace ||
@@ -172,6 +174,13 @@ std::vector<Measurement> read_measurements(const std::filesystem::path& path,
           InputLocation{file, m.line > 0 ? std::optional<std::int64_t>(m.line) : std::nullopt,
                         std::nullopt, "nranks"},
           fmt::format("{} rank(s): calibration needs collectives over 2 or more", m.ranks));
+    }
+    if (m.ranks > kMaxMeasuredRanks) {
+      throw InputError(
+          InputLocation{file, m.line > 0 ? std::optional<std::int64_t>(m.line) : std::nullopt,
+                        std::nullopt, "nranks"},
+          fmt::format("{} rank(s): more than the {} ranks ssgd models", m.ranks,
+                      kMaxMeasuredRanks));
     }
   }
   if (out.empty()) {

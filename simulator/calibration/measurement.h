@@ -35,6 +35,10 @@ struct Measurement {
   std::int64_t line = 0;  // 1-based line in a text file; 0 for JSON and traces
 };
 
+// The most ranks a measurement may have: as many as a scenario's cluster
+// holds (cluster.nodes 1048576 x cluster.gpus_per_node 1024).
+inline constexpr std::int64_t kMaxMeasuredRanks = 1LL << 30;
+
 enum class MeasurementFormat { kAuto, kOsu, kNcclTests, kNcclJson, kTrace };
 
 // "auto", "osu", "nccl-tests", "nccl-tests-json", "trace".
@@ -57,7 +61,8 @@ struct MeasurementOptions {
 };
 
 // Reads one file. Throws ssgd::InputError; never returns an empty list, and
-// every measurement has ranks >= 2, bytes > 0 and time > 0.
+// every measurement has ranks from 2 to kMaxMeasuredRanks, bytes > 0 and
+// time > 0.
 std::vector<Measurement> read_measurements(const std::filesystem::path& path,
                                            const MeasurementOptions& options);
 

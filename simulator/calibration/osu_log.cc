@@ -68,6 +68,10 @@ std::vector<Measurement> read_osu_log(const std::string& file, std::string_view 
         throw InputError(at("nodes"),
                          fmt::format("{} node(s): a collective needs at least 2", m.ranks));
       }
+      if (m.ranks > kMaxMeasuredRanks) {
+        throw InputError(at("nodes"), fmt::format("{} node(s): more than the {} ranks ssgd models",
+                                                  m.ranks, kMaxMeasuredRanks));
+      }
       size = size.substr(comma + 1);
     } else if (options.ranks) {
       m.ranks = *options.ranks;

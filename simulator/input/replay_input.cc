@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "dag/trace_profile.h"
 #include "traces/import/bcaffe/bcaffe_log.h"
 #include "traces/trace_reader.h"
@@ -12,6 +13,7 @@ namespace ssgd::sim {
 namespace {
 
 std::string read_head(const std::filesystem::path& path, std::size_t n) {
+  require_regular_file(path, "");
   std::ifstream in(path, std::ios::binary);
   std::error_code ec;
   if (!in) {

@@ -1,7 +1,12 @@
 #include "simulator/policy/overlap_policy.h"
 
 #include <array>
+#include <limits>
+#include <string>
 
+#include <fmt/format.h>
+
+#include "common/error.h"
 #include "simulator/policy/merge_policies.h"
 
 namespace ssgd::sim {
@@ -64,6 +69,19 @@ bool merges_gradients(OverlapPolicy policy) {
 dag::CommPlan make_comm_plan(OverlapPolicy policy, const PolicyParams& p,
                              const trace::LayerProfile& profile,
                              const AllReduceTime& allreduce_time) {
+  // Merging policies add gradients up: all of them together must fit in a
+  // collective's int64 bytes, or a merged group's size would wrap negative.
+  std::int64_t total = 0;
+  for (const auto& row : profile.layers) {
+    if (row.grad_bytes > 0 && __builtin_add_overflow(total, row.grad_bytes, &total)) {
+      throw InputError(
+          {profile.source.empty() ? std::string("the profile") : profile.source, std::nullopt,
+           std::nullopt, "grad_bytes"},
+          fmt::format("the layers' gradients add up to more than {} bytes (passing it at layer "
+                      "'{}'): no collective can hold them",
+                      std::numeric_limits<std::int64_t>::max(), row.name));
+    }
+  }
   switch (policy) {
     case OverlapPolicy::kBsp: return per_layer_plan(profile, true);
     case OverlapPolicy::kWfbp: return per_layer_plan(profile, false);

@@ -23,7 +23,9 @@ dag::CommPlan priority_plan(const std::vector<Gradient>& g, std::int64_t partiti
   plan.prioritized = true;
   plan.credit_bytes = credit_bytes;
   for (const Gradient& grad : g) {
-    const std::int64_t parts = (grad.bytes + partition_bytes - 1) / partition_bytes;
+    // ceil(bytes / partition), without bytes + partition - 1 overflowing.
+    const std::int64_t parts =
+        grad.bytes / partition_bytes + (grad.bytes % partition_bytes != 0 ? 1 : 0);
     const std::int64_t base = grad.bytes / parts;
     const std::int64_t larger = grad.bytes % parts;  // these many get one byte more
     for (std::int64_t k = 0; k < parts; ++k) {

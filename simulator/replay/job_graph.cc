@@ -1,6 +1,5 @@
 #include "simulator/replay/job_graph.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,21 +15,10 @@
 namespace ssgd::sim {
 namespace {
 
-// Refuses, with the numbers, runs whose DAG would not fit in this machine's
-// memory or whose simulated time would overflow int64 nanoseconds.
-void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes& times,
-                std::size_t updates) {
-  const double tasks = dag::profile_dag_task_count(layers, shape, updates);
-  // About 120 bytes a task: the task, its edges, and its start, end and release records.
-  const double bytes = tasks * 120.0;
-  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
-                        static_cast<double>(::sysconf(_SC_PAGESIZE));
-  if (memory > 0 && bytes > 0.8 * memory) {
-    throw std::invalid_argument(fmt::format(
-        "this run needs about {:.1f} GB for {:.3g} tasks ({} workers x {} iterations x {} tasks), "
-        "more than 80% of this machine's {:.1f} GB; use fewer iterations or workers",
-        bytes / 1e9, tasks, shape.workers, shape.iterations, 2 * layers + 2 + updates, memory / 1e9));
-  }
+// Refuses, with the numbers, runs whose simulated time would overflow int64
+// nanoseconds. (Whether the run fits in memory replay() has checked before:
+// simulator/replay/replay_estimate.h.)
+void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes& times) {
   // An upper bound of one iteration: everything one after another.
   double ns = static_cast<double>((times.io + times.h2d + times.update).ns());
   for (std::size_t l = 0; l < layers; ++l) {
@@ -63,7 +51,11 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   const trace::LayerProfile profile = scenario.perturb.active()
                                           ? perturbed_profile(captured, scenario.perturb)
                                           : captured;
-  const std::vector<double> rank_factor = rank_compute_factors(scenario.perturb, job.workers);
+  // One factor a rank where ranks differ; else one for all (a million-rank
+  // job would otherwise hold a million ones).
+  const std::vector<double> rank_factor = scenario.perturb.varies_by_rank()
+                                              ? rank_compute_factors(scenario.perturb, job.workers)
+                                              : std::vector<double>{1.0};
   job.ranks_differ = scenario.perturb.varies_by_rank() && job.workers > 1;
   // Every rank runs the same tasks with the same times unless a per-rank
   // perturbation makes them differ.
@@ -80,8 +72,7 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   const double max_factor = *std::max_element(rank_factor.begin(), rank_factor.end());
   for (auto& d : slowest.forward) d = scale(d, max_factor);
   for (auto& d : slowest.backward) d = scale(d, max_factor);
-  check_size(shape, profile.layers.size(), slowest,
-             shape.update_per_group && !plan.groups.empty() ? plan.groups.size() : 1);
+  check_size(shape, profile.layers.size(), slowest);
   const auto t0 = std::chrono::steady_clock::now();
   job.graph = std::make_shared<dag::TaskGraph>(
       dag::build_profile_dag(profile, shape, plan));

@@ -1,9 +1,18 @@
 #include "simulator/replay/replay.h"
 
 #include <cstdint>
+#include <new>
+#include <optional>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/logging.h"
+#include "common/units.h"
+
 #include "simulator/perturb/repeat_stats.h"
+#include "simulator/replay/replay_estimate.h"
 #include "simulator/replay/replay_stages.h"
 #include "simulator/scenario/scenario_scaling.h"
 
@@ -20,6 +29,7 @@ void add_repeats(const trace::LayerProfile& captured, const replay_stages::Plan&
   ReplayOptions repeat_opts;
   repeat_opts.single_worker_baseline = false;
   repeat_opts.fold_ranks = options.fold_ranks;
+  repeat_opts.allow_large = options.allow_large;
   repeat_opts.batch_model = plan.batch_model;
   for (std::int64_t k = 1; k < scenario.perturb.repeats; ++k) {
     if (scenario.perturb.jitter.kind == JitterKind::kNone) {
@@ -38,9 +48,11 @@ void add_repeats(const trace::LayerProfile& captured, const replay_stages::Plan&
 // Weak: one GPU at the same batch; strong: one GPU computing the whole global
 // batch. One rank, at most 3 iterations: cheap next to the run.
 void add_single_worker_baseline(const trace::LayerProfile& captured,
-                                const replay_stages::Plan& plan, ReplayResult& out) {
+                                const replay_stages::Plan& plan, const ReplayOptions& options,
+                                ReplayResult& out) {
   ReplayOptions base_opts;
   base_opts.single_worker_baseline = false;
+  base_opts.allow_large = options.allow_large;
   base_opts.batch_model = plan.batch_model;
   const ReplayResult base =
       replay(captured, single_gpu_scenario(plan.given, plan.batch), base_opts);
@@ -60,12 +72,41 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
   ReplayResult out;
   const stages::Plan plan = stages::plan(captured, requested, options, out);
   const Scenario& scenario = plan.workload.scenario;
-  stages::Build build = stages::build(plan, options, out);
+  // Nothing is built that cannot fit (replay_estimate.h).
+  const ReplayEstimate estimate = estimate_replay(plan.workload.profile, scenario, options);
+  check_fits(estimate, options.allow_large);
+  logger("sim")->debug("estimate: {} tasks, {} events, {} nodes, {} workers: {:.0f} bytes, {:.2f} s",
+                       estimate.tasks, estimate.events, estimate.nodes, estimate.workers,
+                       estimate.bytes, estimate.seconds);
+  if (options.progress && estimate.seconds > 2) {
+    logger("sim")->info("replay: about {:.3g} tasks, {:.3g} events, {}; about {:.0f} s",
+                        estimate.tasks, estimate.events, bytes_text(estimate.bytes),
+                        estimate.seconds);
+  }
+  // Out of memory all the same: said as the refusal would have said it.
+  const auto out_of_memory = [&](const char* what) {
+    return ParameterError(
+        estimate.key,
+        fmt::format("out of memory while {} ({}; estimate: about {}, {} available); {} drives it",
+                    what, estimate.shape, bytes_text(estimate.bytes),
+                    format_bytes(available_memory_bytes()), estimate.key));
+  };
+  std::optional<stages::Build> built;
+  try {
+    built.emplace(stages::build(plan, options, out));
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory("building the platform and the task graph");
+  }
+  stages::Build& build = *built;
   stages::Run run;
-  stages::run(build, scenario, options, run, out);
-  stages::measure(build, scenario, run, options, out);
+  try {
+    stages::run(build, scenario, options, run, out);
+    stages::measure(build, scenario, run, options, out);
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory("simulating the task graph");
+  }
   if (scenario.perturb.repeats > 1) add_repeats(captured, plan, options, out);
-  if (options.single_worker_baseline) add_single_worker_baseline(captured, plan, out);
+  if (options.single_worker_baseline) add_single_worker_baseline(captured, plan, options, out);
   if (options.keep_schedule) {
     out.graph = std::move(build.job.graph);
     out.schedule = std::move(run.schedule);

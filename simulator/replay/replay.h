@@ -32,6 +32,9 @@ struct ReplayOptions {
   // (simulator/report/simulated_trace.h); a timeline needs every rank.
   bool keep_folded_schedule = false;
   std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
+  // Run even when the estimate (replay_estimate.h) says the run needs more
+  // memory than the machine has available; else such a run is refused.
+  bool allow_large = false;
   // The batch compute model (simulator/scaling/batch_time_model.h) for
   // strong scaling; made from the scenario (its scaling.second_profile as read)
   // when not given. Callers that replay one input many times make it once.
@@ -123,6 +126,11 @@ struct ReplayResult {
 // workload.update_time is the profile's measured update when the scenario
 // does not set it (scenario_for_profile). Throws std::invalid_argument on an
 // unusable scenario or profile and DeadlockError if the DAG cannot finish.
+// Before building anything it estimates the run (replay_estimate.h) and
+// refuses one that needs more memory than the machine has available, unless
+// options.allow_large, with an InputError at the key that drives the size;
+// running out of memory all the same is an InputError of the same kind,
+// naming what was being built.
 ReplayResult replay(const trace::LayerProfile& profile, const Scenario& scenario,
                     const ReplayOptions& options = {});
 

@@ -31,15 +31,22 @@ void run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
   const CommModel& comm = build.comm;
   const Platform& platform = comm.platform();
   ScheduleOptions& sched_opts = run.options;
-  if (options.progress && out.tasks > (1u << 21)) {
-    // At most one line every two seconds.
-    auto last =
-        std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
-    sched_opts.progress = [log, last](double f) {
+  if (options.progress) {
+    // Once the run has taken two seconds, at most one line every two
+    // seconds, with the time left at the pace so far.
+    const auto start = std::chrono::steady_clock::now();
+    auto last = std::make_shared<std::chrono::steady_clock::time_point>(start);
+    sched_opts.progress = [log, last, start](double f) {
       const auto now = std::chrono::steady_clock::now();
       if (now - *last < std::chrono::seconds(2)) return;
       *last = now;
-      log->info("simulating: {:.0f}% of tasks done", 100 * f);
+      const double elapsed = std::chrono::duration<double>(now - start).count();
+      if (f <= 0) {
+        log->info("simulating: 0% of tasks done after {:.0f} s", elapsed);
+        return;
+      }
+      log->info("simulating: {:.0f}% of tasks done, about {:.0f} s left", 100 * f,
+                elapsed * (1 - f) / f);
     };
   }
   // Partitions a prioritized network starts together run as one collective.

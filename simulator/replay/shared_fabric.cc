@@ -7,11 +7,13 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
+#include "common/error.h"
 #include "simulator/engine/engine.h"
 #include "simulator/network/collective_runner.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/network/flow_network.h"
 #include "simulator/replay/job_graph.h"
+#include "simulator/replay/replay_estimate.h"
 #include "simulator/scenario/scenario_jobs.h"
 #include "simulator/scenario/scenario_network.h"
 #include "simulator/scenario/scenario_platform.h"
@@ -141,6 +143,45 @@ double ratio(Duration shared, Duration alone) {
 }
 
 
+// The training jobs' estimates together (each folded, as run_jobs builds
+// them) against the available memory; the key named is the largest job's,
+// as jobs.<i>.nodes or jobs.<i>.iterations for a job of the list.
+void check_jobs_fit(const trace::LayerProfile& main_profile, const Scenario& scenario,
+                    const std::vector<trace::LayerProfile>& job_profiles) {
+  if (job_profiles.size() != scenario.jobs.size()) return;  // run_jobs says so
+  ReplayEstimate total = estimate_replay(main_profile, scenario, {});
+  double largest = total.bytes;
+  const JobSpec* largest_job = nullptr;
+  for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
+    const JobSpec& spec = scenario.jobs[i];
+    if (spec.kind != JobKind::kTraining) continue;
+    Scenario own = scenario;
+    own.jobs.clear();
+    own.nodes = spec.nodes;
+    own.iterations = spec.iterations.value_or(scenario.iterations);
+    own.overlap = spec.overlap.value_or(scenario.overlap);
+    own.perturb.stragglers.clear();
+    const ReplayEstimate e = estimate_replay(job_profiles[i], own, {});
+    total.tasks += e.tasks;
+    total.events += e.events;
+    total.bytes += e.bytes;
+    total.seconds += e.seconds;
+    if (e.bytes > largest) {
+      largest = e.bytes;
+      total.key = fmt::format("jobs.{}.{}", i, e.key == "iterations" ? "iterations" : "nodes");
+      largest_job = &spec;
+    }
+  }
+  total.shape += fmt::format(", and {} other job(s) on the shared fabric", scenario.jobs.size());
+  try {
+    check_fits(total, false);
+  } catch (const ParameterError& e) {
+    if (largest_job == nullptr) throw;
+    // A job's keys are located where the job was given.
+    throw InputError({largest_job->file, largest_job->line, std::nullopt, e.key()}, e.what());
+  }
+}
+
 SharedFabricResult run_jobs(const trace::LayerProfile& main_profile, const Scenario& scenario,
                             const std::vector<trace::LayerProfile>& job_profiles,
                             const std::function<void(const std::string&)>& progress) {
@@ -269,10 +310,13 @@ SharedFabricResult run_jobs(const trace::LayerProfile& main_profile, const Scena
 SharedFabricResult run_shared_fabric(const trace::LayerProfile& main_profile,
                                      const Scenario& scenario,
                                      const std::vector<trace::LayerProfile>& job_profiles,
-                                     const std::function<void(const std::string&)>& progress) {
+                                     const std::function<void(const std::string&)>& progress,
+                                     bool allow_large) {
   // A model's complaint about a key's value names where the key was set.
-  return with_located_errors(
-      scenario, [&] { return run_jobs(main_profile, scenario, job_profiles, progress); });
+  return with_located_errors(scenario, [&] {
+    if (!allow_large) check_jobs_fit(main_profile, scenario, job_profiles);
+    return run_jobs(main_profile, scenario, job_profiles, progress);
+  });
 }
 
 }  // namespace ssgd::sim

@@ -47,10 +47,13 @@ struct SharedFabricResult {
 // `job_profiles[i]` is jobs[i]'s profile for a training job (ignored for
 // traffic). Throws std::invalid_argument for a platform or job that cannot
 // run, and DeadlockError if a DAG cannot finish. `progress` (optional) gets
-// one line per run.
+// one line per run. The training jobs together are estimated first
+// (replay_estimate.h) and refused, unless `allow_large`, when they cannot fit
+// in the available memory: an InputError naming the largest job's key.
 SharedFabricResult run_shared_fabric(const trace::LayerProfile& main_profile,
                                      const Scenario& scenario,
                                      const std::vector<trace::LayerProfile>& job_profiles,
-                                     const std::function<void(const std::string&)>& progress = {});
+                                     const std::function<void(const std::string&)>& progress = {},
+                                     bool allow_large = false);
 
 }  // namespace ssgd::sim

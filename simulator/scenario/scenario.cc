@@ -18,6 +18,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/scenario/scenario_jobs.h"
 #include "simulator/scenario/scenario_platform.h"
@@ -291,6 +292,7 @@ void load_file(Scenario& scenario, const std::filesystem::path& path) {
   if (std::filesystem::is_directory(path, ec)) {
     throw InputError(whole_file, "is a directory, not a scenario file");
   }
+  require_regular_file(path, "");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const std::string reason = std::filesystem::exists(path, ec) ? "permission denied or unreadable"
@@ -458,6 +460,9 @@ std::shared_ptr<const T> read_for(const std::string& key,
 
 void read_scenario_files(Scenario& scenario) {
   ScenarioInputs& files = scenario.files;
+  // A FIFO or a device named by a key would block or never end: refused
+  // first, naming the key.
+  for (const ScenarioFile& f : scenario_files(scenario)) require_regular_file(f.path, f.key);
   if (unread(scenario.calibration, files.calibration, files.calibration_path)) {
     files.calibration =
         std::make_shared<const NetworkCalibration>(read_network_calibration(*scenario.calibration));

@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
+
+#include "common/input_file.h"
 
 namespace ssgd::tools {
 
@@ -108,6 +112,26 @@ void check_outputs(std::initializer_list<const OutputFile*> outputs,
   }
 }
 
+OutputError output_error(const OutputFile& out, const std::exception& e) {
+  // The stream's own message rarely says why; errno still holds the cause of
+  // the failed write when it is one of these.
+  const int err = errno;
+  const bool known = err == ENOSPC || err == EFBIG || err == EDQUOT || err == EIO || err == EROFS;
+  return OutputError(
+      known ? fmt::format("{}: field '{}': cannot write: {} ({}); nothing was written", out.path,
+                          out.flag, std::strerror(err), e.what())
+            : fmt::format("{}: field '{}': cannot write: {}; nothing was written", out.path,
+                          out.flag, e.what()));
+}
+
+void check_input(const std::string& path, std::string_view what) {
+  if (!path.empty()) require_regular_file(path, what);
+}
+
+void check_inputs(const std::vector<std::string>& paths, std::string_view what) {
+  for (const std::string& p : paths) check_input(p, what);
+}
+
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& options, ScenarioJobs jobs) {
   options.command = cmd.get_name();
   options.runs_jobs = jobs == ScenarioJobs::kRun;
@@ -122,6 +146,7 @@ sim::Scenario load_scenario(const ScenarioOptions& options,
       options.file.empty() ? std::nullopt : std::optional<std::filesystem::path>(options.file);
   std::vector<std::string> sets = options.sets;
   sets.insert(sets.end(), more_sets.begin(), more_sets.end());
+  check_input(options.file, "--scenario");
   sim::Scenario scenario = sim::load_scenario(file, sets);
   if (!options.runs_jobs && !scenario.jobs.empty()) {
     // Named where the jobs came from: a --set that adds one, else the file.
@@ -142,6 +167,12 @@ void add_allow_truncated_flag(CLI::App& cmd, bool& allow, const std::string& des
                description.empty() ? "use the readable prefix of a trace that was cut short (with "
                                      "a warning) instead of refusing it"
                                    : description);
+}
+
+void add_allow_large_flag(CLI::App& cmd, bool& allow) {
+  cmd.add_flag("--allow-large", allow,
+               "run even when the estimate of the run's memory exceeds what this machine has "
+               "available (default: refuse, naming the estimate and the key that drives it)");
 }
 
 }  // namespace ssgd::tools

@@ -12,11 +12,20 @@
 // - ScenarioOptions: `--scenario` and `--set`, and the scenario they load,
 //   refusing `jobs:` in a command that cannot run them;
 // - add_allow_truncated_flag: `--allow-truncated`, on every command that
-//   reads traces.
+//   reads traces;
+// - check_input: every input is a regular file (not a FIFO, a folder or a
+//   device), checked before it is opened;
+// - write_output: a failure to write an output (a full disk) names the
+//   output's path and flag;
+// - add_allow_large_flag: `--allow-large`, on every command that replays,
+//   to run what the estimate says will not fit in memory.
 
 #include <CLI/CLI.hpp>
 
+#include <exception>
 #include <initializer_list>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,6 +85,47 @@ CLI::Option* add_output_option(CLI::App& cmd, OutputFile& out, const std::string
 void check_outputs(std::initializer_list<const OutputFile*> outputs,
                    const std::vector<std::string>& inputs = {});
 
+// A failure to write an output once the work is done: "out.json: field
+// '--report': cannot write: File too large". Exit status 1 (an I/O failure,
+// not bad input); the output's temporary file is removed, so nothing is
+// left behind.
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Runs `write`, which writes `out`; any failure but bad input (InputError)
+// and running out of memory (std::bad_alloc), passed on as they are, becomes
+// an OutputError naming out's path and flag.
+template <class Write>
+void write_output(const OutputFile& out, Write&& write);
+[[nodiscard]] OutputError output_error(const OutputFile& out, const std::exception& e);
+
+template <class Write>
+void write_output(const OutputFile& out, Write&& write) {
+  try {
+    write();
+  } catch (const InputError&) {
+    throw;
+  } catch (const OutputError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory, not out of disk
+  } catch (const std::exception& e) {
+    throw output_error(out, e);
+  }
+}
+
+// ---------------------------------------------------------------- inputs
+
+// Refuses an input that is not a regular file (a FIFO would block forever, a
+// folder or /dev/zero cannot be read as one), naming it and `what` (the flag
+// or argument it was given as): "p.fifo: field 'INPUT': is a FIFO (named
+// pipe), not a regular file: ...". Empty paths (not given) and missing files
+// (which the reader reports) pass. Exit status 2.
+void check_input(const std::string& path, std::string_view what);
+void check_inputs(const std::vector<std::string>& paths, std::string_view what);
+
 // ---------------------------------------------------------------- scenarios
 
 // `--scenario FILE.yaml` and `--set key.path=value`..., on every command that
@@ -105,5 +155,13 @@ sim::Scenario load_scenario(const ScenarioOptions& options,
 // warning, instead of being refused. `description` replaces the help text
 // of a command where it means more or less than that (info, merge).
 void add_allow_truncated_flag(CLI::App& cmd, bool& allow, const std::string& description = "");
+
+// ---------------------------------------------------------------- bounds
+
+// Adds --allow-large: run even what the estimate of tasks, events and memory
+// (simulator/replay/replay_estimate.h) says will not fit in the memory this
+// machine has available, instead of refusing it (exit 2, naming the
+// estimate and the key or flag that drives it).
+void add_allow_large_flag(CLI::App& cmd, bool& allow);
 
 }  // namespace ssgd::tools

@@ -119,6 +119,7 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::o
 
 void run_calibrate(const CalibrateArgs& a) {
   check_outputs({&a.output}, a.inputs);
+  check_inputs(a.inputs, "INPUT");
   sim::MeasurementOptions mo;
   const auto format = sim::parse_measurement_format(a.format);
   if (!format) {
@@ -138,7 +139,10 @@ void run_calibrate(const CalibrateArgs& a) {
     }
   }
   if (a.ranks != 0) {
-    if (a.ranks < 2) throw flag_error("--ranks", std::to_string(a.ranks), "must be at least 2");
+    if (a.ranks < 2 || a.ranks > sim::kMaxMeasuredRanks) {
+      throw flag_error("--ranks", std::to_string(a.ranks),
+                       fmt::format("must be from 2 to {}", sim::kMaxMeasuredRanks));
+    }
     mo.ranks = a.ranks;
   }
   sim::FitOptions fo;
@@ -172,13 +176,23 @@ void run_calibrate(const CalibrateArgs& a) {
       ++total;
     }
   }
-  // The algorithm must have terms for every op and rank count measured.
+  // The algorithm must have terms for every op measured (its fault: the flag
+  // is named) and for every rank count (the measurement's: its file and line
+  // are named).
   for (const auto& [op, points] : by_op) {
+    try {
+      sim::alpha_beta_terms(op, fo.algorithm, 2);
+    } catch (const std::invalid_argument& e) {
+      throw flag_error("--algorithm", a.algorithm, e.what());
+    }
     for (const auto& m : points) {
       try {
         sim::alpha_beta_terms(op, fo.algorithm, m.ranks);
       } catch (const std::invalid_argument& e) {
-        throw flag_error("--algorithm", a.algorithm, e.what());
+        throw InputError(
+            InputLocation{m.source, m.line > 0 ? std::optional<std::int64_t>(m.line) : std::nullopt,
+                          std::nullopt, "nranks"},
+            fmt::format("{} rank(s) with --algorithm {}: {}", m.ranks, a.algorithm, e.what()));
       }
     }
   }
@@ -214,7 +228,7 @@ void run_calibrate(const CalibrateArgs& a) {
     cal.collectives.push_back(std::move(fit.collective));
   }
   if (a.output.given()) {
-    sim::write_network_calibration(cal, a.output.path);
+    write_output(a.output, [&] { sim::write_network_calibration(cal, a.output.path); });
     std::cout << fmt::format("\nwrote {} ({} level; use it with --set network.calibration={})\n",
                              a.output.path, a.level, a.output.path);
   }

@@ -41,7 +41,9 @@ struct VerifyArgs {
 void run_pack(const PackArgs& a) {
   const trace::DatasetManifest m = sim::pack_dataset(a.dir, {a.name, a.description});
   const std::filesystem::path out = std::filesystem::path(a.dir) / trace::kDatasetManifestName;
-  write_file_atomically(out, trace::manifest_text(m));
+  const std::string text = trace::manifest_text(m);
+  // The manifest is the output, written into the folder given as DIR.
+  write_output(OutputFile{out.string(), "DIR"}, [&] { write_file_atomically(out, text); });
   std::int64_t bytes = 0;
   for (const auto& f : m.files) bytes += f.size_bytes;
   std::cout << fmt::format("packed dataset '{}': {} entries, {} files ({}) into {}\n", m.name,
@@ -94,11 +96,9 @@ void run_verify(const VerifyArgs& a) {
     cases = sim::replay_dataset(a.dir, m, options);
   }
   const sim::DatasetSummary summary = sim::summarise_dataset(cases, m);
-  std::optional<AtomicFile> report;
   if (a.report.given()) {
-    report.emplace(a.report.path);
-    report->stream() << sim::dataset_report_json(a.dir, m, cases, summary).dump(2) << "\n";
-    report->commit();
+    const std::string report = sim::dataset_report_json(a.dir, m, cases, summary).dump(2) + "\n";
+    write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
 
   std::cout << fmt::format("dataset '{}' ({}): {} entries, {} files intact\n", m.name, a.dir,

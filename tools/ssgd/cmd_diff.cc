@@ -103,6 +103,8 @@ void print_diff(const DiffArgs& a, const dag::IterationDiff& d, std::ostream& ou
 
 void run_diff(const DiffArgs& a) {
   check_outputs({&a.report}, {a.measured, a.simulated});
+  check_input(a.measured, "MEASURED");
+  check_input(a.simulated, "SIMULATED");
   const auto measured = dag::TraceIterations::read(a.measured, a.allow_truncated);
   const auto simulated = dag::TraceIterations::read(a.simulated, a.allow_truncated);
   auto log = logger("tools");
@@ -116,8 +118,8 @@ void run_diff(const DiffArgs& a) {
   options.by = a.by;
   const dag::IterationDiff d = dag::diff_iterations(measured, simulated, options);
   if (a.report.given()) {
-    write_file_atomically(a.report.path,
-                          sim::diff_report_json(a.measured, a.simulated, d).dump(2) + "\n");
+    const std::string report = sim::diff_report_json(a.measured, a.simulated, d).dump(2) + "\n";
+    write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
   print_diff(a, d, std::cout);
 }

@@ -32,13 +32,16 @@ void add_export_command(CLI::App& app) {
   add_allow_truncated_flag(*perfetto, args->allow_truncated);
   perfetto->callback([args] {
     check_outputs({&args->out}, {args->trace});
+    check_input(args->trace, "TRACE");
     auto reader = trace::TraceReader::open(args->trace);
     // Written under a temporary name, renamed only once the whole trace is
-    // exported: a damaged trace leaves no output.
-    ChromeTraceFile file(args->out.path);
-    const auto result =
-        trace::export_perfetto(reader, file.writer(), {args->allow_truncated});
-    file.commit();
+    // exported: a damaged trace or a full disk leaves no output.
+    trace::PerfettoExportResult result;
+    write_output(args->out, [&] {
+      ChromeTraceFile file(args->out.path);
+      result = trace::export_perfetto(reader, file.writer(), {args->allow_truncated});
+      file.commit();
+    });
     logger("tools")->info(
         "{}: {} events of {} rank(s) -> {} slices and {} launch arrows in {} ({} correlation ids "
         "without a partner, at most {} held at once)",

@@ -3,6 +3,7 @@
 // ssgd import kineto ... (the same import)
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/atomic_file.h"
@@ -27,10 +28,14 @@ void add_import_command(CLI::App& app) {
   bcaffe->add_option("LOG", args->log, "tmp*comm.log file")->required();
   add_output_option(*bcaffe, args->out, "-o,--output", "layer-profile CSV to write")->required();
   bcaffe->callback([args] {
+    check_outputs({&args->out}, {args->log});
+    check_input(args->log, "LOG");
     const auto profile = trace::read_bcaffe_log(args->log);
-    AtomicFile f(args->out.path);
-    trace::write_layer_profile_csv(profile, f.stream());
-    f.commit();
+    write_output(args->out, [&] {
+      AtomicFile f(args->out.path);
+      trace::write_layer_profile_csv(profile, f.stream());
+      f.commit();
+    });
     logger("tools")->info("{}: {} layers written to {}", args->log, profile.layers.size(),
                           args->out.path);
   });
@@ -65,8 +70,12 @@ void add_import_command(CLI::App& app) {
       trace::KinetoImportOptions options;
       if (pargs->rank >= 0) options.rank = pargs->rank;
       options.layers = *trace::parse_kineto_layer_source(pargs->layers);
-      const auto summary = trace::import_kineto(pargs->input, pargs->out.path, options);
-      trace::print_kineto_import_summary(summary, std::cout);
+      check_outputs({&pargs->out}, {pargs->input});
+      check_input(pargs->input, "FILE");
+      std::optional<trace::KinetoImportSummary> summary;
+      write_output(pargs->out,
+                   [&] { summary = trace::import_kineto(pargs->input, pargs->out.path, options); });
+      trace::print_kineto_import_summary(*summary, std::cout);
     });
   };
   add_pytorch("pytorch",

@@ -34,6 +34,7 @@ void add_info_command(CLI::App& app) {
                            "readable prefix of a trace cut short with or without it");
   cmd->callback([options] {
     // The reader logs the truncation warning on stderr itself.
+    check_input(options->file, "FILE");
     auto reader = trace::TraceReader::open(options->file);
     if (options->dump) {
       trace::dump_trace_text(reader, std::cout);

@@ -1,8 +1,10 @@
 // ssgd merge DIR -o FILE.ssgdt [--force] [--allow-truncated]: the per-rank traces of one capture
 // (DIR/rank-<r>.ssgdt) into one trace on one time line (traces/merge/trace_merge.h).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
@@ -33,13 +35,25 @@ void add_merge_command(CLI::App& app) {
                            "merge the readable prefix of rank files cut short (and nothing else "
                            "that --force lets through); the merged trace says so");
   cmd->callback([options] {
-    check_outputs({&options->output});
+    // The rank files are the inputs: the output may not be one of them, and
+    // each must be a regular file.
+    std::vector<std::string> rank_files;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(options->dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("rank-") && name.ends_with(".ssgdt")) {
+        rank_files.push_back(entry.path().string());
+      }
+    }
+    check_outputs({&options->output}, rank_files);
+    check_inputs(rank_files, "DIR");
     trace::MergeOptions merge;
     merge.force = options->force;
     merge.allow_truncated = options->allow_truncated;
     merge.progress = [](const std::string& line) { std::cerr << line << "\n"; };
-    const trace::MergeResult r =
-        trace::merge_rank_traces(options->dir, options->output.path, merge);
+    trace::MergeResult r;
+    write_output(options->output,
+                 [&] { r = trace::merge_rank_traces(options->dir, options->output.path, merge); });
     for (const std::string& note : r.notes) std::cerr << "ssgd: warning: " << note << "\n";
     std::cout << "merged " << r.ranks << " ranks from " << r.hosts
               << (r.hosts == 1 ? " host" : " hosts") << " into " << options->output.path << ": "

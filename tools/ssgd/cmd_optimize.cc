@@ -27,6 +27,7 @@
 #include "common/units.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/replay/replay.h"
+#include "simulator/replay/replay_estimate.h"
 #include "simulator/report/optimize_report.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/scenario/scenario_schema.h"
@@ -46,6 +47,7 @@ struct OptimizeArgs {
   bool linear = false;
   OutputFile report;
   bool allow_truncated = false;
+  bool allow_large = false;
 };
 
 constexpr std::int64_t kMaxPoints = 10'000;
@@ -158,21 +160,70 @@ void print_curve(const OptimizeArgs& a, const std::string& model, const sim::Sce
 void run_optimize(const OptimizeArgs& a) {
   auto log = logger("tools");
   check_outputs({&a.report}, {a.input, a.scenario.file});
+  check_input(a.input, "INPUT");
   const sim::ScenarioKey* key = sim::find_scenario_key(a.param);
   if (key == nullptr) {
     throw flag_error("--param", a.param,
                      fmt::format("unknown scenario key '{}' (`ssgd presets` lists them)", a.param));
   }
   const std::vector<std::string> values = candidates(a, *key);
-  // Every candidate is checked before anything runs, so a bad one fails at once.
-  std::vector<sim::Scenario> scenarios;
-  for (const auto& v : values) scenarios.push_back(load_scenario(a.scenario, {a.param + "=" + v}));
+  // The scenario as given first: a bad --set or scenario file is named as such.
   const sim::Scenario base = load_scenario(a.scenario);
+  // Every candidate is checked before anything runs, so a bad one fails at
+  // once, naming the flag that gave it: --values, or --from and --to (the
+  // ends first, so that an end out of the key's range is named as that end).
+  const auto candidate = [&](const std::string& value, const std::string& flag,
+                             const std::string& given) {
+    try {
+      return load_scenario(a.scenario, {a.param + "=" + value});
+    } catch (const InputError& e) {
+      throw flag_error(flag, given, fmt::format("{}={}: {}", a.param, value, e.reason()));
+    }
+  };
+  if (a.values.empty()) {
+    candidate(a.from, "--from", a.from);
+    candidate(a.to, "--to", a.to);
+  }
+  std::vector<sim::Scenario> scenarios;
+  for (const auto& v : values) {
+    scenarios.push_back(a.values.empty() ? candidate(v, "--from", a.from)
+                                         : candidate(v, "--values", a.values));
+  }
   sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
   for (const auto& w : input.warnings) log->warn("{}", w);
 
   sim::ReplayOptions options;
   options.single_worker_baseline = false;
+  options.allow_large = a.allow_large;
+  // Every run is estimated before the first (simulator/replay/replay_estimate.h):
+  // the scenario as given at the key that drives it, each candidate at the
+  // flag that gave it.
+  double seconds_estimate = 0;
+  const auto estimate = [&](const sim::Scenario& s) {
+    return sim::with_located_errors(
+        s, [&] { return sim::estimate_replay(input.profile, s, options); });
+  };
+  {
+    const sim::ReplayEstimate e = estimate(base);
+    seconds_estimate += e.seconds;
+    sim::with_located_errors(base, [&] { sim::check_fits(e, a.allow_large); });
+  }
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    const sim::ReplayEstimate e = estimate(scenarios[i]);
+    seconds_estimate += e.seconds;
+    if (a.allow_large) continue;
+    if (const auto why = sim::too_large(e)) {
+      const bool listed = !a.values.empty();
+      throw flag_error(listed ? "--values" : "--from", listed ? a.values : a.from,
+                       fmt::format("{}={}: {}; leave out values this large, or give "
+                                   "--allow-large to run anyway",
+                                   a.param, values[i], *why));
+    }
+  }
+  if (seconds_estimate > 2) {
+    log->info("optimize: {} settings, about {:.0f} s in all (estimate)", scenarios.size() + 1,
+              seconds_estimate);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto last = t0;
   sim::OptimizeResult result{a.param, a.input, a.scenario.file, {}, 0, {}};
@@ -192,9 +243,8 @@ void run_optimize(const OptimizeArgs& a) {
   }
 
   if (a.report.given()) {
-    AtomicFile file(a.report.path);
-    file.stream() << sim::optimize_report_json(result).dump(2) << "\n";
-    file.commit();
+    const std::string report = sim::optimize_report_json(result).dump(2) + "\n";
+    write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
   print_curve(a, input.profile.model, base, result, seconds, std::cout);
   if (a.report.given()) log->info("report written to {}", a.report.path);
@@ -218,6 +268,7 @@ void add_optimize_command(CLI::App& app) {
   add_output_option(*cmd, args->report, "--report",
                     "write the curve and the best value as JSON here");
   add_allow_truncated_flag(*cmd, args->allow_truncated);
+  add_allow_large_flag(*cmd, args->allow_large);
   cmd->callback([args] { run_optimize(*args); });
 }
 

@@ -31,8 +31,12 @@ void add_pack_command(CLI::App& app) {
   cmd->callback([options] {
     trace::TraceWriterOptions writer_options;
     writer_options.events_per_chunk = options->events_per_chunk;
-    const auto footer =
-        trace::pack_text_trace(options->input, options->output.path, writer_options);
+    check_outputs({&options->output}, {options->input});
+    check_input(options->input, "TEXT");
+    trace::v1::Footer footer;
+    write_output(options->output, [&] {
+      footer = trace::pack_text_trace(options->input, options->output.path, writer_options);
+    });
     std::cout << "wrote " << options->output.path << ": " << footer.event_count() << " events in "
               << footer.chunk_count() << " chunks\n";
   });

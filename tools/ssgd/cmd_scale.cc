@@ -27,6 +27,7 @@
 #include "common/units.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/replay/replay.h"
+#include "simulator/replay/replay_estimate.h"
 #include "simulator/report/scale_report.h"
 #include "simulator/scaling/batch_plan.h"
 #include "simulator/scaling/scaling_table.h"
@@ -46,6 +47,7 @@ struct ScaleArgs {
   ScenarioOptions scenario;
   OutputFile report;
   bool allow_truncated = false;
+  bool allow_large = false;
 };
 
 // Bounds as the scenario keys have them: at most 1048576 nodes of 1024 GPUs,
@@ -203,12 +205,37 @@ SweepPlan plan_sweep(const ScaleArgs& a, const trace::LayerProfile& profile,
   p.one_plan = sim::batch_plan(profile, one_base);
   p.options.single_worker_baseline = false;
   p.options.progress = true;
+  p.options.allow_large = a.allow_large;
   if (p.strong) {
     p.options.batch_model = std::make_shared<const sim::BatchTimeModel>(
         sim::scenario_batch_time_model(profile, base, p.one_plan));
   }
   p.baseline = sim::single_gpu_scenario(one_base, p.one_plan);
   return p;
+}
+
+// Every count is estimated (simulator/replay/replay_estimate.h) before the
+// first runs: one that cannot fit in memory is refused, naming --gpus and the
+// count, unless --allow-large; a sweep that will take a while says so.
+void check_sweep_fits(const ScaleArgs& a, const trace::LayerProfile& profile,
+                      const SweepPlan& p) {
+  double seconds = 0;
+  for (const sim::Scenario& s : p.scenarios) {
+    const sim::ReplayEstimate e = sim::with_located_errors(
+        s, [&] { return sim::estimate_replay(profile, s, p.options); });
+    seconds += e.seconds;
+    if (a.allow_large) continue;
+    if (const auto why = sim::too_large(e)) {
+      throw flag_error("--gpus", a.gpus,
+                       fmt::format("{} GPUs: {}; leave out counts this large, or give "
+                                   "--allow-large to run anyway",
+                                   s.workers(), *why));
+    }
+  }
+  if (seconds > 2) {
+    logger("tools")->info("scale: {} GPU counts, about {:.0f} s in all (estimate)",
+                          p.scenarios.size(), seconds);
+  }
 }
 
 // Replays the baseline and every count. Progress: a line before each count
@@ -283,6 +310,7 @@ void print_sweep(const sim::ScaleResult& r, double seconds, std::ostream& out) {
 void run_scale(const ScaleArgs& a) {
   auto log = logger("tools");
   check_outputs({&a.report}, {a.input, a.scenario.file});
+  check_input(a.input, "INPUT");
   const SweepFlags flags = parse_sweep_flags(a);
   const sim::Scenario base = sweep_base_scenario(a, flags);
   sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
@@ -297,6 +325,7 @@ void run_scale(const ScaleArgs& a) {
   }
 
   const SweepPlan plan = plan_sweep(a, profile, base, flags);
+  check_sweep_fits(a, profile, plan);
   double seconds = 0;
   sim::ScaleResult result = run_sweep(profile, plan, seconds);
   result.input = a.input;
@@ -314,9 +343,8 @@ void run_scale(const ScaleArgs& a) {
   result.gpus_per_node = base.gpus_per_node;
 
   if (a.report.given()) {
-    AtomicFile file(a.report.path);
-    file.stream() << sim::scale_report_json(result).dump(2) << "\n";
-    file.commit();
+    const std::string report = sim::scale_report_json(result).dump(2) + "\n";
+    write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
   print_sweep(result, seconds, std::cout);
   if (a.report.given()) log->info("report written to {}", a.report.path);
@@ -342,6 +370,7 @@ void add_scale_command(CLI::App& app) {
   add_scenario_options(*cmd, args->scenario, ScenarioJobs::kRefuse);
   add_output_option(*cmd, args->report, "--report", "write the rows as JSON here");
   add_allow_truncated_flag(*cmd, args->allow_truncated);
+  add_allow_large_flag(*cmd, args->allow_large);
   cmd->callback([args] { run_scale(*args); });
 }
 

@@ -38,6 +38,7 @@ struct SimulateArgs {
   bool allow_truncated = false;
   bool quiet = false;
   bool no_fold = false;
+  bool allow_large = false;
 };
 
 // "analytical: simulated by ssgd from IN under 2 node(s) x 4 GPU(s), policy wfbp, ..."
@@ -57,6 +58,7 @@ void run_simulate(const SimulateArgs& a) {
   auto log = logger("tools");
   // Everything is read and checked before anything is written.
   check_outputs({&a.report, &a.timeline, &a.trace}, {a.input, a.scenario.file});
+  check_input(a.input, "INPUT");
   for (const auto& [flag, ranks] : {std::pair{"--trace-ranks", a.trace_ranks},
                                     std::pair{"--timeline-ranks", a.timeline_ranks}}) {
     if (ranks < 0) {
@@ -75,6 +77,7 @@ void run_simulate(const SimulateArgs& a) {
   options.link_track_ranks = a.timeline_ranks;
   options.progress = true;
   options.fold_ranks = !a.no_fold;
+  options.allow_large = a.allow_large;
   // The other jobs' inputs are read before anything runs, so a bad one fails fast.
   std::vector<trace::LayerProfile> job_profiles(scenario.jobs.size());
   for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
@@ -87,8 +90,9 @@ void run_simulate(const SimulateArgs& a) {
   const sim::ReplayResult result = sim::replay(input.profile, scenario, options);
   std::optional<sim::SharedFabricResult> shared;
   if (!scenario.jobs.empty()) {
-    shared = sim::run_shared_fabric(input.profile, scenario, job_profiles,
-                                    [&log](const std::string& line) { log->info("{}", line); });
+    shared = sim::run_shared_fabric(
+        input.profile, scenario, job_profiles,
+        [&log](const std::string& line) { log->info("{}", line); }, a.allow_large);
   }
   if (!result.batch_given) {
     log->warn("no batch size in the input or scenario: throughput counts batches "
@@ -101,27 +105,50 @@ void run_simulate(const SimulateArgs& a) {
   // The outputs are written under temporary names and renamed only once all
   // are complete (the trace renames itself when it is), so a failure leaves
   // none behind.
+  // A write that fails (a full disk) names its output; the outputs renamed
+  // into place before it are removed again.
   std::optional<AtomicFile> report_file;
   std::optional<ChromeTraceFile> timeline_file;
-  if (a.report.given()) {
-    report_file.emplace(a.report.path);
-    report_file->stream() << sim::report_json(result, scenario, ctx).dump(2) << "\n";
+  std::vector<std::string> committed;
+  const auto undo = [&committed] {
+    std::error_code ec;
+    for (const std::string& path : committed) std::filesystem::remove(path, ec);
+  };
+  try {
+    if (a.report.given()) {
+      write_output(a.report, [&] {
+        report_file.emplace(a.report.path);
+        report_file->stream() << sim::report_json(result, scenario, ctx).dump(2) << "\n";
+      });
+    }
+    if (a.timeline.given()) {
+      write_output(a.timeline, [&] {
+        timeline_file.emplace(a.timeline.path);
+        sim::write_timeline(*result.graph, *result.schedule,
+                            {a.timeline_ranks, &result.link_tracks}, timeline_file->writer());
+      });
+    }
+    if (report_file) {
+      write_output(a.report, [&] { report_file->commit(); });
+      committed.push_back(a.report.path);
+    }
+    if (timeline_file) {
+      write_output(a.timeline, [&] { timeline_file->commit(); });
+      committed.push_back(a.timeline.path);
+    }
+    if (a.trace.given()) {
+      sim::SimulatedTraceOptions trace_options;
+      trace_options.max_ranks = a.trace_ranks;
+      trace_options.gpus_per_node = scenario.gpus_per_node;
+      trace_options.framework = input.profile.model;
+      trace_options.provenance = simulated_provenance(a, scenario, result);
+      write_output(a.trace,
+                   [&] { sim::write_simulated_trace(result, trace_options, a.trace.path); });
+    }
+  } catch (...) {
+    undo();
+    throw;
   }
-  if (a.timeline.given()) {
-    timeline_file.emplace(a.timeline.path);
-    sim::write_timeline(*result.graph, *result.schedule, {a.timeline_ranks, &result.link_tracks},
-                        timeline_file->writer());
-  }
-  if (a.trace.given()) {
-    sim::SimulatedTraceOptions trace_options;
-    trace_options.max_ranks = a.trace_ranks;
-    trace_options.gpus_per_node = scenario.gpus_per_node;
-    trace_options.framework = input.profile.model;
-    trace_options.provenance = simulated_provenance(a, scenario, result);
-    sim::write_simulated_trace(result, trace_options, a.trace.path);
-  }
-  if (report_file) report_file->commit();
-  if (timeline_file) timeline_file->commit();
   if (a.timeline.given()) {
     const auto shown = a.timeline_ranks <= 0 ? result.workers
                                              : std::min(result.workers, a.timeline_ranks);
@@ -165,6 +192,7 @@ void add_simulate_command(CLI::App& app) {
   add_allow_truncated_flag(*cmd, args->allow_truncated);
   cmd->add_flag("--no-fold", args->no_fold,
                 "simulate every rank even when they are identical (same results, slower)");
+  add_allow_large_flag(*cmd, args->allow_large);
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary");
   cmd->callback([args] { run_simulate(*args); });
 }

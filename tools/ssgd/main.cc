@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "common/error.h"
@@ -47,6 +48,11 @@ int main(int argc, char** argv) {
   } catch (const ssgd::sim::DeadlockError& e) {
     std::cerr << "ssgd: error: " << e.what() << "\n";
     return kExitDeadlock;
+  } catch (const std::bad_alloc&) {
+    // Replays say what they were building (simulator/replay/replay.h); this
+    // is what is left.
+    std::cerr << "ssgd: error: out of memory; see docs/performance.md for what a run needs\n";
+    return kExitFailure;
   } catch (const std::invalid_argument& e) {
     std::cerr << "ssgd: error: " << e.what() << "\n";
     return kExitBadInput;
