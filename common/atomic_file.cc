@@ -33,7 +33,7 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::commit() {
-  errno = 0;
+  if (out_) errno = 0;  // else errno may still hold why an earlier write failed
   out_.flush();
   const bool ok = static_cast<bool>(out_);
   out_.close();

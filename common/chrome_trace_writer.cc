@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <ostream>
 #include <stdexcept>
 
@@ -53,11 +55,14 @@ ChromeTraceWriter::~ChromeTraceWriter() = default;
 
 void ChromeTraceWriter::write(std::string_view bytes) {
   if (finished_) throw std::logic_error("ChromeTraceWriter: write after finish()");
+  const bool good = static_cast<bool>(out_);
+  if (good) errno = 0;
   if (gzip_) {
     gzip_->write(bytes);
   } else {
     out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
+  if (good && !out_) error_ = errno;  // why the first failed write failed, for finish()
 }
 
 void ChromeTraceWriter::event(std::string_view json_object) {
@@ -126,7 +131,11 @@ void ChromeTraceWriter::finish() {
   write("\n]}\n");
   finished_ = true;
   if (gzip_) gzip_->finish();
-  if (!out_) throw std::runtime_error("writing the Chrome trace JSON failed");
+  if (!out_) {
+    if (error_ != 0) errno = error_;  // for callers that read it, as after any failed write
+    throw std::runtime_error(std::string("writing the Chrome trace JSON failed") +
+                             (error_ != 0 ? std::string(": ") + std::strerror(error_) : ""));
+  }
 }
 
 ChromeTraceFile::ChromeTraceFile(const std::filesystem::path& path)

@@ -73,6 +73,7 @@ class ChromeTraceWriter {
   std::unique_ptr<GzipWriter> gzip_;
   std::uint64_t events_ = 0;
   bool finished_ = false;
+  int error_ = 0;  // errno of the first failed write
 };
 
 // A Chrome-trace JSON output file: an AtomicFile (nothing is left behind

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace ssgd {
 namespace {
@@ -35,9 +36,7 @@ struct GzipReader::Inflater {
 GzipReader::GzipReader(const std::filesystem::path& path)
     : path_(path), in_buffer_(kBlock), inflater_(std::make_unique<Inflater>()) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError({path.string(), std::nullopt, std::nullopt, ""}, "is a folder, not a file");
-  }
+  require_regular_file(path, "");  // a FIFO would block, a device never end
   in_.open(path, std::ios::binary);
   if (!in_) {
     throw InputError({path.string(), std::nullopt, std::nullopt, ""},

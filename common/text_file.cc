@@ -6,15 +6,13 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace ssgd {
 
 std::string read_text_file(const std::filesystem::path& path, const std::string& what) {
   const std::string source = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError({source, {}, {}, ""}, "cannot read " + what + ": is a directory");
-  }
+  require_regular_file(path, "");  // a FIFO would block, a device never end
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw InputError({source, {}, {}, ""}, "cannot read " + what + ": " + std::strerror(errno));

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+
+#include "common/error.h"
+
 namespace ssgd {
 
 std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
@@ -47,6 +52,15 @@ std::string utf8_problem(std::string_view text) {
   if (!at) return {};
   return fmt::format("is not valid UTF-8 (byte {:#04x} at offset {})",
                      static_cast<unsigned char>(text[*at]), *at);
+}
+
+void require_utf8_text(std::string_view text, const std::string& file, std::string_view what) {
+  const auto bad = invalid_utf8_offset(text);
+  if (!bad) return;
+  const std::string_view before = text.substr(0, *bad);
+  const auto line = static_cast<std::int64_t>(std::count(before.begin(), before.end(), '\n')) + 1;
+  throw InputError({file, line, std::nullopt, ""},
+                   fmt::format("{} {}", what, utf8_problem(text)));
 }
 
 }  // namespace ssgd

@@ -24,4 +24,9 @@ inline bool is_valid_utf8(std::string_view text) { return !invalid_utf8_offset(t
 // "is not valid UTF-8 (byte 0xff at offset 3)", for messages; empty when valid.
 std::string utf8_problem(std::string_view text);
 
+// Throws ssgd::InputError naming `file` and the line of the first byte that
+// is not well-formed UTF-8: "<what> is not valid UTF-8 (byte 0xff at offset
+// 12)". For text inputs whose strings reach reports and traces.
+void require_utf8_text(std::string_view text, const std::string& file, std::string_view what);
+
 }  // namespace ssgd

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/logging.h"
 #include "traces/container_format.h"
 #include "traces/crc32c.h"
@@ -61,7 +62,7 @@ TraceReader TraceReader::open(const std::filesystem::path& path) {
   TraceReader r;
   r.file_ = path.string();
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) r.fail(std::nullopt, "is a directory, not a trace");
+  require_regular_file(path, "");  // a FIFO would block, a device never end
   r.in_.open(path, std::ios::in | std::ios::binary);
   if (!r.in_) r.fail(std::nullopt, std::string("cannot open the trace: ") + std::strerror(errno));
   r.file_size_ = std::filesystem::file_size(path, ec);

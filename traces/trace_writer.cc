@@ -108,7 +108,7 @@ std::string write_error(const std::filesystem::path& path) {
 
 void TraceWriter::write(const std::string& bytes) {
   auto& out = file_->stream();
-  errno = 0;
+  if (out) errno = 0;  // else errno may still hold why an earlier write failed
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error(write_error(path_));
 }
@@ -204,7 +204,7 @@ const std::filesystem::path& TraceWriter::temporary_path() const {
 void TraceWriter::flush() {
   flush_chunk();
   auto& out = file_->stream();
-  errno = 0;
+  if (out) errno = 0;
   out.flush();
   if (!out) throw std::runtime_error(write_error(path_));
 }

@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/text_file.h"
 #include "common/units.h"
+#include "common/utf8.h"
 
 namespace ssgd::sim {
 namespace {
@@ -227,6 +228,7 @@ const CalibratedCollective* NetworkCalibration::find(CollectiveOp op, std::int64
 NetworkCalibration read_network_calibration(const std::filesystem::path& calibration_file) {
   const std::string file = calibration_file.string();
   const std::string text = read_text_file(calibration_file, "network calibration file");
+  require_utf8_text(text, calibration_file.string(), "the calibration file");
   const Reader r(file);
   YAML::Node root;
   try {

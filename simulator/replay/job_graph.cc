@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "dag/profile_dag_builder.h"
 #include "simulator/perturb/compute_perturbation.h"
 #include "simulator/perturb/jitter.h"
@@ -26,10 +27,13 @@ void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes
           static_cast<double>(times.comm[l].ns());
   }
   if (ns * static_cast<double>(shape.iterations) > 4e18) {
-    throw std::invalid_argument(fmt::format(
-        "{} iterations of up to {:.3g} s each would overflow the simulated clock (int64 "
-        "nanoseconds, about 292 years); check the profile's times and the scenario",
-        shape.iterations, ns * 1e-9));
+    // Located at the iterations key (with_located_errors); the profile's
+    // times are bounded where they are read (traces/layer_profile.h).
+    throw ParameterError(
+        "iterations",
+        fmt::format("{} iterations of up to {:.3g} s each would overflow the simulated clock "
+                    "(int64 nanoseconds, about 292 years); simulate fewer iterations",
+                    shape.iterations, ns * 1e-9));
   }
 }
 

@@ -19,6 +19,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/utf8.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/scenario/scenario_jobs.h"
 #include "simulator/scenario/scenario_platform.h"
@@ -303,6 +304,9 @@ void load_file(Scenario& scenario, const std::filesystem::path& path) {
   text << in.rdbuf();
   if (in.bad()) throw InputError(whole_file, "cannot read the scenario file");
 
+  // Names and paths from the scenario reach reports and traces, which are
+  // UTF-8: a file that is not is refused at its first bad byte.
+  require_utf8_text(text.view(), file, "the scenario file");
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text.str());
@@ -384,6 +388,7 @@ void apply_set(Scenario& scenario, std::string_view flag) {
   const std::string_view path = trim(flag.substr(0, eq));
   const std::string_view value = trim(flag.substr(eq + 1));
   const InputLocation where{std::string(kSetFile), std::nullopt, std::nullopt, std::string(path)};
+  if (std::string why = utf8_problem(flag); !why.empty()) throw InputError(where, "the value " + why);
   if (path.empty()) {
     throw InputError(where, fmt::format("expected key.path=value, got '{}'", flag));
   }

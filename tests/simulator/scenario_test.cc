@@ -870,5 +870,16 @@ TEST(ScenarioJobs, KeysAreDescribed) {
   for (const auto& k : job_keys()) EXPECT_THAT(keys, HasSubstr("jobs[]." + std::string(k.name)));
 }
 
+// Scenario strings reach reports and traces, which are UTF-8 (issue 15).
+TEST(ScenarioErrors, TextThatIsNotUtf8IsRefusedAtItsLine) {
+  const fs::path file = write_yaml("bad_utf8.yaml", "cluster:\n  nodes: 2\njobs:\n  - name: a\xFF\n");
+  const InputError e = error_of(file, {});
+  EXPECT_EQ(e.where().line, 4);
+  EXPECT_THAT(e.what(), ::testing::HasSubstr("the scenario file is not valid UTF-8 (byte 0xff"));
+  const InputError s = error_of(std::nullopt, {"jobs.0.name=b\xC0\xAF"});
+  EXPECT_EQ(s.where().file, "--set");
+  EXPECT_THAT(s.what(), ::testing::HasSubstr("the value is not valid UTF-8"));
+}
+
 }  // namespace
 }  // namespace ssgd::sim

@@ -384,12 +384,38 @@ TEST_F(ReliabilityCliTest, GradientsThatCannotBeAddedUpNameTheProfile) {
                    "layer,name,forward_ns,backward_ns,grad_bytes\n"
                    "0,a,1000,1000,4611686018427387904\n"
                    "1,b,1000,1000,4611686018427387904\n");
+  // The profile's reader bounds each layer and the sum (traces/layer_profile.h),
+  // so a merging policy never adds what cannot fit.
   for (const std::string policy : {"mgwfbp", "horovod", "ddp"}) {
     refused({"simulate", "huge.csv", "-q", "--set", "cluster.nodes=2", "--set",
              "policy.overlap=" + policy},
-            "huge.csv: field 'grad_bytes': the layers' gradients add up to more than "
-            "9223372036854775807 bytes (passing it at layer 'b')");
+            "huge.csv:2: field 'grad_bytes': size 4611686018427387904 exceeds 2^50 bytes (1 PiB)");
   }
+  write_file_bytes(dir_ / "huge.csv",
+                   "layer,name,forward_ns,backward_ns,grad_bytes\n"
+                   "0,a,1000,1000,1125899906842624\n"
+                   "1,b,1000,1000,1\n");
+  refused({"simulate", "huge.csv", "-q", "--set", "cluster.nodes=2"},
+          "huge.csv:3: field 'grad_bytes': the gradients of the layers so far exceed 2^50 bytes");
+}
+
+// Output ssgd can read back: a file name that is not UTF-8 reaches the
+// report and the timeline as U+FFFD, and both stay valid JSON (issue 15).
+TEST_F(ReliabilityCliTest, AFileNameThatIsNotUtf8GivesValidJsonOutput) {
+  const std::string odd = "p\xFF.csv";
+  fs::copy_file(kResnet, dir_ / odd);
+  ok({"simulate", odd, "-q", "--set", "cluster.nodes=2", "--report", "r.json", "--timeline",
+      "tl.json"});
+  const std::string report = read_file_bytes(dir_ / "r.json");
+  EXPECT_THAT(report, HasSubstr("p\xEF\xBF\xBD.csv"));
+  EXPECT_EQ(report.find("\xFF"), std::string::npos);
+  EXPECT_EQ(read_file_bytes(dir_ / "tl.json").find("\xFF"), std::string::npos);
+  // A text trace with such a name is refused where it is read.
+  write_file_bytes(dir_ / "bad.txtpb",
+                   "metadata { tool: \"t\" }\nevents { kernel { name: \"k\\377\" } }\n");
+  refused({"pack", "bad.txtpb", "-o", "bad.ssgdt"},
+          "bad.txtpb:2: record 0: field 'events[0].kernel.name': name is not valid UTF-8");
+  EXPECT_FALSE(fs::exists(dir_ / "bad.ssgdt"));
 }
 
 }  // namespace

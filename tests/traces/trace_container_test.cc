@@ -389,7 +389,7 @@ TEST_F(TraceContainerTest, WrongMagicEmptyMissingAndDirectory) {
   write_file_bytes(dir_ / "empty.ssgdt", "");
   EXPECT_NE(read_error(dir_ / "empty.ssgdt").find("empty"), std::string::npos);
   EXPECT_NE(read_error(dir_ / "missing.ssgdt").find("cannot open"), std::string::npos);
-  EXPECT_NE(read_error(dir_).find("directory"), std::string::npos);
+  EXPECT_NE(read_error(dir_).find("is a folder, not a regular file"), std::string::npos);
 }
 
 TEST_F(TraceContainerTest, BadHeaderFields) {

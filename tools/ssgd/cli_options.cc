@@ -117,11 +117,21 @@ OutputError output_error(const OutputFile& out, const std::exception& e) {
   // the failed write when it is one of these.
   const int err = errno;
   const bool known = err == ENOSPC || err == EFBIG || err == EDQUOT || err == EIO || err == EROFS;
+  // The writers name the reason themselves too: said once, first.
+  std::string what = e.what();
+  const std::string reason = std::string(": ") + std::strerror(err);
+  if (known && what.size() > reason.size() && what.ends_with(reason)) {
+    what.resize(what.size() - reason.size());
+  }
   return OutputError(
       known ? fmt::format("{}: field '{}': cannot write: {} ({}); nothing was written", out.path,
-                          out.flag, std::strerror(err), e.what())
+                          out.flag, std::strerror(err), what)
             : fmt::format("{}: field '{}': cannot write: {}; nothing was written", out.path,
                           out.flag, e.what()));
+}
+
+std::string json_report_text(const nlohmann::json& report) {
+  return report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 void check_input(const std::string& path, std::string_view what) {

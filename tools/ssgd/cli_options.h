@@ -21,6 +21,7 @@
 //   to run what the estimate says will not fit in memory.
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <exception>
 #include <initializer_list>
@@ -115,6 +116,11 @@ void write_output(const OutputFile& out, Write&& write) {
     throw output_error(out, e);
   }
 }
+
+// A JSON report as text, indented by 2, with a final newline. Every string
+// ssgd reads is UTF-8 (traces/event_rules.h, the readers); a file name from a
+// file system that is not becomes U+FFFD here instead of failing the report.
+std::string json_report_text(const nlohmann::json& report);
 
 // ---------------------------------------------------------------- inputs
 

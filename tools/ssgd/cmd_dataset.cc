@@ -97,7 +97,7 @@ void run_verify(const VerifyArgs& a) {
   }
   const sim::DatasetSummary summary = sim::summarise_dataset(cases, m);
   if (a.report.given()) {
-    const std::string report = sim::dataset_report_json(a.dir, m, cases, summary).dump(2) + "\n";
+    const std::string report = json_report_text(sim::dataset_report_json(a.dir, m, cases, summary));
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
 

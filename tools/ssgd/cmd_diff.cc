@@ -118,7 +118,7 @@ void run_diff(const DiffArgs& a) {
   options.by = a.by;
   const dag::IterationDiff d = dag::diff_iterations(measured, simulated, options);
   if (a.report.given()) {
-    const std::string report = sim::diff_report_json(a.measured, a.simulated, d).dump(2) + "\n";
+    const std::string report = json_report_text(sim::diff_report_json(a.measured, a.simulated, d));
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
   print_diff(a, d, std::cout);

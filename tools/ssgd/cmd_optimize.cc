@@ -243,7 +243,7 @@ void run_optimize(const OptimizeArgs& a) {
   }
 
   if (a.report.given()) {
-    const std::string report = sim::optimize_report_json(result).dump(2) + "\n";
+    const std::string report = json_report_text(sim::optimize_report_json(result));
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
   print_curve(a, input.profile.model, base, result, seconds, std::cout);

@@ -343,7 +343,7 @@ void run_scale(const ScaleArgs& a) {
   result.gpus_per_node = base.gpus_per_node;
 
   if (a.report.given()) {
-    const std::string report = sim::scale_report_json(result).dump(2) + "\n";
+    const std::string report = json_report_text(sim::scale_report_json(result));
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
   print_sweep(result, seconds, std::cout);

@@ -118,7 +118,7 @@ void run_simulate(const SimulateArgs& a) {
     if (a.report.given()) {
       write_output(a.report, [&] {
         report_file.emplace(a.report.path);
-        report_file->stream() << sim::report_json(result, scenario, ctx).dump(2) << "\n";
+        report_file->stream() << json_report_text(sim::report_json(result, scenario, ctx));
       });
     }
     if (a.timeline.given()) {

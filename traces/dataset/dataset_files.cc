@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/sha256.h"
+#include "common/utf8.h"
 
 namespace ssgd::trace {
 namespace fs = std::filesystem;
@@ -124,7 +125,12 @@ DatasetScan scan_dataset(const fs::path& dir) {
                                  "only, so that nothing in it points outside");
     } else if (fs::is_regular_file(st)) {
       const std::string rel = p.lexically_relative(dir).generic_string();
-      if (rel != kDatasetManifestName) scan.files.push_back(rel);
+      if (std::string why = utf8_problem(rel); !why.empty()) {
+        // The manifest is JSON, which is UTF-8: the name could not be listed.
+        scan.problems.emplace_back(at_file(p), "its name " + why + "; rename it");
+      } else if (rel != kDatasetManifestName) {
+        scan.files.push_back(rel);
+      }
     } else if (!fs::is_directory(st)) {
       scan.problems.emplace_back(at_file(p),
                                  "is not a regular file (a dataset holds regular "
