@@ -103,6 +103,9 @@ class Parser {
       const std::string_view t = trim(line);
       if (t.empty()) continue;
       saw_anything = true;
+      if (t.find('\r') != std::string_view::npos) {
+        fail("", "a carriage return inside the line (lines end in LF or CRLF)");
+      }
       if (t.front() == '#') {
         read_comment(t);
       } else if (!header_line_) {
@@ -234,6 +237,8 @@ class Parser {
 
     row.name = std::string(fields[position_[kName]]);
     if (row.name.empty()) fail("name", "empty layer name");
+    // What the writer could not write back (check_writable) is refused here.
+    if (row.name.front() == '#') fail("name", "a layer name may not start with '#' (a comment)");
     if (std::string why = utf8_problem(row.name); !why.empty()) fail("name", "the layer name " + why);
     if (auto [it, fresh] = name_lines_.emplace(row.name, line_); !fresh) {
       fail("name", "duplicate name " + in_quotes(row.name) + " (first on line " + std::to_string(it->second) + ")");

@@ -70,6 +70,8 @@ std::vector<Measurement> read_nccl_tests_json(const std::string& file, std::stri
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     r.fail("", std::string("not valid JSON: ") + e.what());
+  } catch (const json::exception& e) {  // out_of_range 406: a number beyond a double
+    r.fail("", std::string("not usable JSON: ") + e.what());
   }
   if (!doc.is_object()) r.fail("", "expected a JSON object, got " + JsonReader::describe(doc));
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "common/error.h"
@@ -30,6 +31,33 @@ namespace ssgd::sim {
 namespace {
 
 constexpr std::string_view kSetFile = "--set";
+
+// Counts the YAML documents of `text`, stopping at two: a parser fed events
+// it ignores, so that nothing is built and a stream that would yield
+// documents without end is cut off.
+int count_yaml_documents(const std::string& text) {
+  class Ignore : public YAML::EventHandler {
+   public:
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+  };
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  Ignore ignore;
+  int documents = 0;
+  while (documents < 2 && parser.HandleNextDocument(ignore)) ++documents;
+  return documents;
+}
 
 // Levenshtein distance, for "did you mean" suggestions; keys are short.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -307,9 +335,14 @@ void load_file(Scenario& scenario, const std::filesystem::path& path) {
   // Names and paths from the scenario reach reports and traces, which are
   // UTF-8: a file that is not is refused at its first bad byte.
   require_utf8_text(text.view(), file, "the scenario file");
-  std::vector<YAML::Node> documents;
+  YAML::Node document;
+  int documents = 0;
   try {
-    documents = YAML::LoadAll(text.str());
+    // YAML::Load first: yaml-cpp 0.7's LoadAll loops without end, allocating,
+    // on a document that starts with ',' (found by fuzz/scenario_yaml_fuzzer),
+    // which Load refuses. Then the documents are counted, two at most.
+    document = YAML::Load(text.str());
+    documents = count_yaml_documents(text.str());
   } catch (const YAML::ParserException& e) {
     throw InputError(InputLocation{file, line_of(e.mark), std::nullopt, ""},
                      "not valid YAML: " + e.msg);
@@ -317,17 +350,23 @@ void load_file(Scenario& scenario, const std::filesystem::path& path) {
     throw InputError(InputLocation{file, line_of(e.mark), std::nullopt, ""},
                      "cannot read as YAML: " + e.msg);
   }
-  if (documents.empty()) {
+  if (documents == 0) {
     throw InputError(whole_file,
                      "the file is empty; expected a mapping of scenario keys such as 'cluster:'");
   }
-  if (documents.size() > 1) {
-    throw InputError(whole_file, fmt::format("holds {} YAML documents; a scenario file holds one",
-                                             documents.size()));
+  if (documents > 1) {
+    // Only '---' or '...' at the start of a line separate documents; without
+    // one, yaml-cpp found "documents" in text it cannot parse.
+    const std::string& t = text.str();
+    const bool marked = t.starts_with("---") || t.starts_with("...") ||
+                        t.find("\n---") != std::string::npos || t.find("\n...") != std::string::npos;
+    throw InputError(whole_file, marked ? "holds more than one YAML document; a scenario file holds one"
+                                        : "not valid YAML: it does not parse as one document (a ',' "
+                                          "outside [ ] or { }?)");
   }
   const auto calibration_before = scenario.calibration;
   const auto second_profile_before = scenario.scaling.second_profile;
-  YamlLoader(scenario, file).load_document(documents.front());
+  YamlLoader(scenario, file).load_document(document);
   // A relative calibration path in a file is relative to the file.
   if (scenario.calibration && scenario.calibration != calibration_before &&
       scenario.calibration->is_relative()) {

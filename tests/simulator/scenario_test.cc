@@ -344,7 +344,7 @@ TEST(ScenarioFile, TwoDocuments) {
   const fs::path file = write_yaml("two.yaml", "iterations: 1\n---\niterations: 2\n");
   const InputError e = file_error(file);
   expect_located(e, file, std::nullopt, "");
-  EXPECT_EQ(e.reason(), "holds 2 YAML documents; a scenario file holds one");
+  EXPECT_EQ(e.reason(), "holds more than one YAML document; a scenario file holds one");
 }
 
 TEST(ScenarioFile, ScalarDocument) {
@@ -879,6 +879,15 @@ TEST(ScenarioErrors, TextThatIsNotUtf8IsRefusedAtItsLine) {
   const InputError s = error_of(std::nullopt, {"jobs.0.name=b\xC0\xAF"});
   EXPECT_EQ(s.where().file, "--set");
   EXPECT_THAT(s.what(), ::testing::HasSubstr("the value is not valid UTF-8"));
+}
+
+// yaml-cpp 0.7's LoadAll loops without end on a document that starts with
+// ',' (fuzz/scenario_yaml_fuzzer): refused at once, naming the line.
+TEST(ScenarioErrors, ADocumentThatStartsWithACommaIsRefused) {
+  const InputError e = error_of(write_yaml("comma.yaml", ",\n"), {});
+  EXPECT_THAT(e.what(), HasSubstr("not valid YAML"));
+  const InputError second = error_of(write_yaml("comma2.yaml", "iterations: 2\n---\n,\n"), {});
+  EXPECT_THAT(second.what(), HasSubstr("more than one YAML document"));
 }
 
 }  // namespace

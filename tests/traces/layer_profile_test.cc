@@ -130,6 +130,10 @@ TEST(LayerProfileErrors, TimesAndSizesBeyondTheLimits) {
   }
   expect_error(many, 130, "forward_ns", "the times of the layers so far exceed 2^50 ns");
   expect_error(h + "0,a\xFF,1,1,1\n", 2, "name", "the layer name is not valid UTF-8 (byte 0xff at offset 1)");
+  // Found by fuzz/layer_csv_fuzzer: names the writer could not write back.
+  expect_error(h + "0,#a,1,1,1\n", 2, "name", "a layer name may not start with '#'");
+  expect_error(h + "0,a\rb,1,1,1\n", 2, "", "a carriage return inside the line");
+  expect_error("# model: a\rb\n" + h + "0,a,1,1,1\n", 1, "", "a carriage return inside the line");
   expect_error("# model: x\xC0\xAF\n" + h + "0,a,1,1,1\n", 1, "model", "the value is not valid UTF-8");
 }
 
