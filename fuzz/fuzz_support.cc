@@ -124,14 +124,27 @@ void check_input_error(std::string_view what, std::initializer_list<std::string>
   }
 }
 
-void unexpected_exception(std::string_view what, const std::exception* error) {
-  if (error == nullptr) finding(std::string(what) + ": threw something that is not an exception");
-  const char* mangled = typeid(*error).name();
+namespace {
+
+std::string type_name(const std::exception& error) {
+  const char* mangled = typeid(error).name();
   int status = 0;
   const std::unique_ptr<char, decltype(&std::free)> name(
       abi::__cxa_demangle(mangled, nullptr, nullptr, &status), &std::free);
-  finding(std::string(what) + ": threw " + (status == 0 && name ? name.get() : mangled) +
+  return status == 0 && name ? name.get() : mangled;
+}
+
+}  // namespace
+
+void unexpected_exception(std::string_view what, const std::exception* error) {
+  if (error == nullptr) finding(std::string(what) + ": threw something that is not an exception");
+  finding(std::string(what) + ": threw " + type_name(*error) +
           " instead of ssgd::InputError: " + error->what());
+}
+
+void step_failed(std::string_view what, const std::exception* error) {
+  if (error == nullptr) finding(std::string(what) + ": threw something that is not an exception");
+  finding(std::string(what) + " failed (" + type_name(*error) + "): " + error->what());
 }
 
 }  // namespace ssgd::fuzz

@@ -65,8 +65,11 @@ bool accepts(std::string_view what, std::initializer_list<std::string> files, F&
 // The check accepts() makes of an InputError; a finding when it fails.
 void check_input_error(std::string_view what, std::initializer_list<std::string> files,
                        const InputError& error);
-// The finding for any other exception.
+// The finding for any other exception: `what` threw `error` (null: something
+// that is not a std::exception) where only an InputError may come out.
 [[noreturn]] void unexpected_exception(std::string_view what, const std::exception* error);
+// The finding for a step that must succeed and threw.
+[[noreturn]] void step_failed(std::string_view what, const std::exception* error);
 
 template <typename F>
 bool accepts(std::string_view what, std::initializer_list<std::string> files, F&& read) {
@@ -90,9 +93,9 @@ void must(std::string_view what, F&& step) {
   try {
     step();
   } catch (const std::exception& error) {
-    unexpected_exception(what, &error);
+    step_failed(what, &error);
   } catch (...) {
-    unexpected_exception(what, nullptr);
+    step_failed(what, nullptr);
   }
 }
 

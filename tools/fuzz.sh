@@ -50,7 +50,7 @@ case $time_s in ''|*[!0-9]*) echo "tools/fuzz.sh: --time must be a whole number 
 case $jobs in ''|*[!0-9]*|0) echo "tools/fuzz.sh: --jobs must be a whole number >= 1, got '$jobs'" >&2; exit 2 ;; esac
 [ ${#targets[@]} -eq 0 ] && targets=("${targets_all[@]}")
 for t in "${targets[@]}"; do
-  if ! printf '%s\n' "${targets_all[@]}" | grep -qx -- "$t"; then
+  if [[ " ${targets_all[*]} " != *" $t "* ]]; then
     echo "tools/fuzz.sh: unknown target '$t'; the targets are: ${targets_all[*]}" >&2
     exit 2
   fi
@@ -105,26 +105,30 @@ for t in "${targets[@]}"; do
   found=$build/findings/$t
   log=$build/logs/$t.log
   mkdir -p "$corpus" "$found" "$(dirname "$log")"
-  args=(-max_total_time="$time_s" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
+  # One allocation over 1 GiB is reported at once, with its stack and input;
+  # libFuzzer's report of a process over 2.5 GiB in all walks the whole heap
+  # first, which can take minutes, so the run has a deadline of its own.
+  args=(-max_total_time="$time_s" -timeout=30 -malloc_limit_mb=1024 -rss_limit_mb=2560 -print_final_stats=1
         -artifact_prefix="$root/$found/")
   [ -f fuzz/dict/$t.dict ] && args+=(-dict=fuzz/dict/$t.dict)
   [ "$jobs" -gt 1 ] && args+=(-fork="$jobs" -ignore_crashes=0)
   start=$(date +%s)
   set +e
-  $build/bin/${t}_fuzzer "${args[@]}" "$corpus" "$build/seeds/$t" >"$log" 2>&1
+  timeout -k 10 $((time_s + 300)) $build/bin/${t}_fuzzer "${args[@]}" "$corpus" "$build/seeds/$t" >"$log" 2>&1
   rc=$?
   set -e
   seconds=$(( $(date +%s) - start ))
-  runs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{s += $2} END {print s + 0}' || true)
-  if [ "${runs:-0}" -eq 0 ]; then runs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true); fi
+  runs=$(grep -a -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{s += $2} END {print s + 0}' || true)
+  if [ "${runs:-0}" -eq 0 ]; then runs=$(grep -a -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true); fi
   files=$(find "$corpus" -type f | wc -l)
   bytes=$(find "$corpus" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
   if [ $rc -eq 0 ]; then
     result=clean
   else
     findings=$((findings + 1))
-    unit=$(grep -o "Test unit written to [^ ]*" "$log" | tail -1 | sed 's/Test unit written to //' || true)
-    why=$(grep -m1 -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|ssgd fuzz finding|ParseDictionaryFile" "$log" | cut -c1-160 || true)
+    unit=$(grep -a -o "Test unit written to [^ ]*" "$log" | tail -1 | sed 's/Test unit written to //' || true)
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "tools/fuzz.sh: $t ran $((time_s + 300)) s and was stopped" >>"$log"
+    why=$(grep -a -m1 -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|ssgd fuzz finding|ParseDictionaryFile|was stopped" "$log" | cut -c1-160 || true)
     result="FINDING (exit $rc): ${why:-see $log}; input: ${unit:-none saved}; log: $log"
   fi
   printf '%-18s %10s %8s %6d files %7d KiB  %s\n' "$t" "${runs:-?}" "$seconds" "$files" $((bytes / 1024)) "$result"
