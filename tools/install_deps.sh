@@ -13,6 +13,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libzstd-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
+  clang libclang-rt-14-dev  # the sanitized suite and the fuzzers (tools/fuzz.sh)
 )
 
 missing=()

@@ -109,7 +109,7 @@ std::vector<LayerFactor> parse_layer_factors(std::string_view value) {
     const auto [pattern, factor] =
         split_item(item, index, "pattern:factor, e.g. conv1:2 or layer4.*:0.5");
     out.push_back({std::string(pattern),
-                   in_item(index, item, [&] { return parse_factor(factor, 0, kMaxFactor, true); })});
+                   in_item(index, item, [&, factor = factor] { return parse_factor(factor, 0, kMaxFactor, true); })});
   }
   return out;
 }
@@ -142,7 +142,7 @@ std::array<double, N> parse_named_factors(
       throw std::invalid_argument(
           fmt::format("item {} of the list: {} '{}' given twice", index, short_noun, name));
     }
-    out[*slot] = in_item(index, item, [&] { return parse_factor(factor, 0, kMaxFactor, above_zero); });
+    out[*slot] = in_item(index, item, [&, factor = factor] { return parse_factor(factor, 0, kMaxFactor, above_zero); });
   }
   return out;
 }
@@ -181,8 +181,8 @@ std::vector<Straggler> parse_stragglers(std::string_view value) {
     const std::size_t index = out.size() + 1;
     const auto [rank, percent] = split_item(item, index, "rank:percent, e.g. 3:20");
     Straggler s;
-    s.rank = in_item(index, item, [&] { return parse_rank(rank); });
-    s.percent = in_item(index, item, [&] { return parse_factor(percent, 0, kMaxStragglerPercent, false); });
+    s.rank = in_item(index, item, [&, rank = rank] { return parse_rank(rank); });
+    s.percent = in_item(index, item, [&, percent = percent] { return parse_factor(percent, 0, kMaxStragglerPercent, false); });
     for (const auto& other : out) {
       if (other.rank == s.rank) {
         throw std::invalid_argument(

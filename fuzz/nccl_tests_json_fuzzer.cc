@@ -1,0 +1,19 @@
+// Fuzz target: nccl-tests' JSON output (simulator/calibration/nccl_tests_json.h),
+// as `ssgd calibrate` reads them; the promise is fuzz_measurements'
+// (fuzz/measurement_check.h).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz/fuzz_support.h"
+#include "fuzz/measurement_check.h"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  ssgd::fuzz::quiet_logs();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  ssgd::fuzz::fuzz_measurements(ssgd::sim::MeasurementFormat::kNcclJson, "in.json", data, size);
+  return 0;
+}
