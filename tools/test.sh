@@ -28,7 +28,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # tests/tracer/fatal_signal_flush_test.cc raises SIGSEGV, SIGBUS and SIGFPE on
 # purpose and checks that the tracer's handler hands each on to the default
 # action: ASan must leave those three signals alone there (and only there).
-signal_tests='FatalSignal(Death|Flush)Test\.'
+signal_tests='FatalSignal(Death|Flush)Test\.|TracerKillTest\.'
 ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -E "$signal_tests"
 ASAN_OPTIONS=$ASAN_OPTIONS:handle_segv=0:handle_sigbus=0:handle_sigfpe=0 \
   ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -R "$signal_tests"
