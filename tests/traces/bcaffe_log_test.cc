@@ -200,6 +200,18 @@ TEST(BcaffeLogErrors, MalformedLists) {
   expect_error(ok + line("[1, 4, 1e300, 2]"), 2, "compute_time", "time 1e300 us exceeds 2^42 ns");
 }
 
+// The limits of every layer profile (traces/layer_profile.h), so that what
+// `ssgd import bcaffe` writes the CSV reader reads back (found by
+// fuzz/bcaffe_log_fuzzer).
+TEST(BcaffeLogErrors, SumsBeyondTheProfileLimits) {
+  // 2^48 elements of 4 bytes: 2^50 bytes in the first tensor, one more byte after.
+  expect_error(line("[0, 281474976710656, 10, 2]") + line("[1, 1, 10, 2]"), 2, "size",
+               "the gradients of the tensors so far exceed 2^50 bytes");
+  // Two tensors of one layer (same compute time) whose communication adds past 2^42 ns.
+  expect_error(line("[0, 4, 10, 4000000000]") + line("[1, 4, 10, 1000000000]"), 2,
+               "communication_time", "the communication time of the layer exceeds 2^42 ns");
+}
+
 TEST(BcaffeLogErrors, ParamIds) {
   expect_error("header\n" + line("[1, 4, 10, 2]"), 2, "param_id", "param_id 1 out of order: expected 0");
   expect_error(line("[0, 4, 10, 2]") + line("[1, 4, 10, 2]") + line("[3, 4, 10, 2]"), 3, "param_id",

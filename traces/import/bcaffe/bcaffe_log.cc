@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/text_file.h"
+#include "traces/event_rules.h"
 
 namespace ssgd::trace {
 namespace {
@@ -198,6 +199,8 @@ LayerProfile parse_bcaffe_log(std::string_view text, const std::string& source) 
                        ", forward = backward/2 per the authors' simulator";
 
   const std::vector<Tensor>& tensors = chosen->tensors;
+  std::int64_t total_bytes = 0;
+  std::int64_t total_ns = 0;
   for (std::size_t first = 0; first < tensors.size();) {
     std::size_t last = first;
     while (last + 1 < tensors.size() && tensors[last + 1].compute_us == tensors[first].compute_us) ++last;
@@ -211,15 +214,28 @@ LayerProfile parse_bcaffe_log(std::string_view text, const std::string& source) 
     // Halved before rounding, so an odd backward time splits to the nearest ns.
     row.forward = from_microseconds(head.compute_us / 2, source, head, kFieldNames[2]);
     Duration comm;
+    // The limits of every layer profile (layer_profile.h), checked as the
+    // rows are summed, at the tensor that passes one: what is accepted here
+    // the CSV reader accepts too.
     for (std::size_t i = first; i <= last; ++i) {
-      if (tensors[i].size > (std::numeric_limits<std::int64_t>::max() - row.grad_bytes) / kBytesPerElement) {
+      if (tensors[i].size > (kMaxSizeBytes - total_bytes) / kBytesPerElement) {
         throw InputError({source, tensors[i].line, {}, std::string(kFieldNames[1])},
-                         "layer gradient bytes overflow int64");
+                         "the gradients of the tensors so far exceed 2^50 bytes (1 PiB)");
       }
       row.grad_bytes += kBytesPerElement * tensors[i].size;
+      total_bytes += kBytesPerElement * tensors[i].size;
       comm += from_microseconds(tensors[i].comm_us, source, tensors[i], kFieldNames[3]);
+      if (comm.ns() > kMaxLayerTimeNs) {
+        throw InputError({source, tensors[i].line, {}, std::string(kFieldNames[3])},
+                         "the communication time of the layer exceeds 2^42 ns (73 minutes)");
+      }
     }
     row.comm = comm;
+    total_ns += row.forward.ns() + row.backward.ns() + comm.ns();  // each <= 2^42
+    if (total_ns > kMaxProfileTimeNs) {
+      throw InputError({source, tensors[last].line, {}, std::string(kFieldNames[2])},
+                       "the times of the layers so far exceed 2^50 ns (13 days)");
+    }
     profile.layers.push_back(std::move(row));
     first = last + 1;
   }
