@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -28,10 +29,12 @@ inline std::ostream& operator<<(std::ostream& os, const CliResult& r) {
 }
 
 // Runs `binary args...` with `workdir` as its working directory; stdout and
-// stderr go through files in `scratch`. Returns a default result with
-// exited = false if it cannot fork.
+// stderr go through files in `scratch`. `in_child`, when given, runs in the
+// child just before exec (limits, environment, an alarm). Returns a default
+// result with exited = false if it cannot fork.
 inline CliResult run_cli(const std::string& binary, const std::vector<std::string>& args,
-                         const std::filesystem::path& workdir, const std::filesystem::path& scratch) {
+                         const std::filesystem::path& workdir, const std::filesystem::path& scratch,
+                         const std::function<void()>& in_child = nullptr) {
   const std::filesystem::path out_path = scratch / "stdout.txt";
   const std::filesystem::path err_path = scratch / "stderr.txt";
   std::vector<std::string> argv_s{binary};
@@ -50,6 +53,7 @@ inline CliResult run_cli(const std::string& binary, const std::vector<std::strin
     }
     ::close(out);
     ::close(err);
+    if (in_child) in_child();
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

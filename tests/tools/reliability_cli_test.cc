@@ -69,24 +69,7 @@ class ReliabilityCliTest : public ssgd::testing::TempDirTest {
   CliResult ssgd(const std::vector<std::string>& args, const RunLimits& limits = {}) {
     const fs::path scratch = dir_.string() + "_out";
     fs::create_directories(scratch);
-    const fs::path out_path = scratch / "stdout.txt", err_path = scratch / "stderr.txt";
-    std::vector<std::string> argv_s{SSGD_CLI};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      ADD_FAILURE() << "cannot fork";
-      return {};
-    }
-    if (pid == 0) {
-      const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (out < 0 || err < 0 || ::chdir(dir_.c_str()) != 0 || ::dup2(out, 1) < 0 ||
-          ::dup2(err, 2) < 0) {
-        ::_exit(126);
-      }
+    CliResult r = ssgd::testing::run_cli(SSGD_CLI, args, dir_, scratch, [&limits] {
       for (const auto& [name, value] : limits.env) ::setenv(name.c_str(), value.c_str(), 1);
       if (limits.file_size) {
         // Ignored, SIGXFSZ makes write() fail with EFBIG, as a full disk
@@ -100,18 +83,8 @@ class ReliabilityCliTest : public ssgd::testing::TempDirTest {
         if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(125);
       }
       ::alarm(kTimeoutSeconds);  // kept across exec
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    int wstatus = 0;
-    while (::waitpid(pid, &wstatus, 0) < 0) {
-    }
-    CliResult r;
-    r.exited = WIFEXITED(wstatus);
-    if (r.exited) r.status = WEXITSTATUS(wstatus);
-    if (WIFSIGNALED(wstatus)) r.signal = WTERMSIG(wstatus);
-    r.out = read_file_bytes(out_path);
-    r.err = read_file_bytes(err_path);
+    });
+    if (!r.exited && r.signal == 0) ADD_FAILURE() << "cannot fork";
     fs::remove_all(scratch);
     return r;
   }
