@@ -14,11 +14,6 @@
 #include "fuzz/profile_check.h"
 #include "traces/import/bcaffe/bcaffe_log.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  ssgd::fuzz::quiet_logs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const std::string source = "in.log";

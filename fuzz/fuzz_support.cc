@@ -105,8 +105,6 @@ std::string read_bytes(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-void quiet_logs() { set_log_levels("off"); }
-
 void check_input_error(std::string_view what, std::initializer_list<std::string> files,
                        const InputError& error) {
   const std::string& file = error.where().file;
@@ -148,3 +146,11 @@ void step_failed(std::string_view what, const std::exception* error) {
 }
 
 }  // namespace ssgd::fuzz
+
+// libFuzzer calls it once, before the first input, in every target: each
+// links this file. The loggers are turned off: the readers' warnings would
+// only slow fuzzing down.
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  ssgd::set_log_levels("off");
+  return 0;
+}

@@ -52,9 +52,6 @@ void expect_scratch_files(std::string_view what, std::vector<std::string> names)
 // The whole file, as bytes; a finding when it cannot be read.
 std::string read_bytes(const std::filesystem::path& path);
 
-// Turns off the loggers: the readers' warnings would only slow fuzzing down.
-void quiet_logs();
-
 // Runs `read`. True when it returned; false when it threw an InputError that
 // keeps the promise: a non-empty reason and a location whose file is one of
 // `files` (any non-empty file when `files` is empty). Every other outcome

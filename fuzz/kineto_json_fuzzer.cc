@@ -21,11 +21,6 @@
 using ssgd::fuzz::finding;
 using ssgd::fuzz::must;
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  ssgd::fuzz::quiet_logs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ssgd::fuzz::clear_scratch();
   const std::string in = ssgd::fuzz::write_scratch("in.json", data, size).string();

@@ -8,11 +8,6 @@
 #include "fuzz/fuzz_support.h"
 #include "fuzz/measurement_check.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  ssgd::fuzz::quiet_logs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ssgd::fuzz::fuzz_measurements(ssgd::sim::MeasurementFormat::kNcclJson, "in.json", data, size);
   return 0;

@@ -24,11 +24,6 @@ namespace {
 constexpr std::string_view kSetLine = "#--set\n";
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  ssgd::fuzz::quiet_logs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ssgd::fuzz::clear_scratch();
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -58,11 +58,6 @@ void compare_read_back(const std::string& in, const std::string& out) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  ssgd::fuzz::quiet_logs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ssgd::fuzz::clear_scratch();
   const std::string in = ssgd::fuzz::write_scratch("in.ssgdt", data, size).string();

@@ -29,11 +29,6 @@ constexpr std::string_view kNextRank = "\nSSGD-FUZZ-NEXT-RANK\n";
 constexpr std::size_t kMaxRanks = 8;
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  ssgd::fuzz::quiet_logs();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   ssgd::fuzz::clear_scratch();
