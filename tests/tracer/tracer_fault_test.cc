@@ -260,6 +260,28 @@ class TracerFaultTest : public ssgd::testing::TempDirTest {
     return r;
   }
 
+  // The host exited with its own status and printed `out`, as it does untraced.
+  static ::testing::AssertionResult exited_as_host(const HostRun& r, const std::string& out) {
+    if (!WIFEXITED(r.status))
+      return ::testing::AssertionFailure() << describe(r.status) << "\n" << r.err;
+    if (WEXITSTATUS(r.status) != kHostExitStatus) {
+      return ::testing::AssertionFailure()
+             << describe(r.status) << ", not " << kHostExitStatus << "\n"
+             << r.err;
+    }
+    if (r.out != out) {
+      return ::testing::AssertionFailure() << "stdout:\n" << r.out << "expected:\n" << out;
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  // SSGD_TRACER_LOG=1 when `log`, appended to `env`.
+  static std::vector<std::pair<std::string, std::string>> with_log(
+      bool log, std::vector<std::pair<std::string, std::string>> env = {}) {
+    if (log) env.emplace_back("SSGD_TRACER_LOG", "1");
+    return env;
+  }
+
   // The host program untraced, stopped at the same stage by the same action.
   HostRun untraced(const StageAction& at_stage = nullptr) {
     const HostRun r = run([] { host_program({.traced = false}); }, {}, at_stage);
@@ -439,12 +461,9 @@ TEST_F(TracerDiskFullTest, FullAtOpenLeavesNothingAndTheHostRunsOn) {
   for (const bool log : {false, true}) {
     SCOPED_TRACE(log ? "with SSGD_TRACER_LOG=1" : "without log");
     fs::remove_all(out());
-    std::vector<std::pair<std::string, std::string>> env;
-    if (log) env.emplace_back("SSGD_TRACER_LOG", "1");
+    const auto env = with_log(log);
     const HostRun r = run([] { host_program({}); }, env, nullptr, /*limit_bytes=*/0);
-    ASSERT_TRUE(WIFEXITED(r.status)) << describe(r.status) << "\n" << r.err;
-    EXPECT_EQ(WEXITSTATUS(r.status), kHostExitStatus);
-    EXPECT_EQ(r.out, plain.out);
+    ASSERT_TRUE(exited_as_host(r, plain.out));
     const Left left = left_by(r);
     EXPECT_TRUE(left.nothing) << left.path;  // the temporary file is removed
     if (log) {
@@ -465,13 +484,10 @@ TEST_F(TracerDiskFullTest, FullMidCaptureLeavesTheChunksBeforeAndCountsTheRest) 
   for (const bool log : {false, true}) {
     SCOPED_TRACE(log ? "with SSGD_TRACER_LOG=1" : "without log");
     fs::remove_all(out());
-    std::vector<std::pair<std::string, std::string>> env;
-    if (log) env.emplace_back("SSGD_TRACER_LOG", "1");
+    const auto env = with_log(log);
     const rlim_t limit = (l.first_chunk + l.second_chunk) / 2;
     const HostRun r = run([] { host_program({}); }, env, nullptr, limit);
-    ASSERT_TRUE(WIFEXITED(r.status)) << describe(r.status) << "\n" << r.err;
-    EXPECT_EQ(WEXITSTATUS(r.status), kHostExitStatus);
-    EXPECT_EQ(r.out, plain.out);
+    ASSERT_TRUE(exited_as_host(r, plain.out));
     const Left left = left_by(r);
     ASSERT_FALSE(left.nothing);
     EXPECT_FALSE(left.final_name);  // never renamed into place
@@ -524,9 +540,7 @@ TEST_F(TracerDiskFullTest, FullInTheFooterKeepsEveryChunk) {
   const HostRun plain = untraced();
   const rlim_t limit = l.whole - 20;  // the footer record is about 60 bytes
   const HostRun r = run([] { host_program({}); }, {{"SSGD_TRACER_LOG", "1"}}, nullptr, limit);
-  ASSERT_TRUE(WIFEXITED(r.status)) << describe(r.status) << "\n" << r.err;
-  EXPECT_EQ(WEXITSTATUS(r.status), kHostExitStatus);
-  EXPECT_EQ(r.out, plain.out);
+  ASSERT_TRUE(exited_as_host(r, plain.out));
   const Left left = left_by(r);
   ASSERT_TRUE(left.readable) << left.error;
   EXPECT_FALSE(left.final_name);
@@ -560,7 +574,9 @@ TEST_F(TracerDiskFullTest, AnyLimitLeavesNothingOrAReadablePrefix) {
     ASSERT_TRUE(left.readable) << left.error;
     ASSERT_TRUE(limit >= l.header || near(limit, l.header));
     ASSERT_NE(left.final_name, left.truncated);
-    if (!near(limit, l.whole)) ASSERT_EQ(left.final_name, limit >= l.whole);
+    if (!near(limit, l.whole)) {
+      ASSERT_EQ(left.final_name, limit >= l.whole);
+    }
     expect_whole_rounds(l, limit, left.ids);
   }
 }
@@ -613,9 +629,7 @@ TEST_F(TracerDiskFullTest, ARealFullDiskMidCaptureLeavesTheFirstChunk) {
   for (const bool log : {false, true}) {
     SCOPED_TRACE(log ? "with SSGD_TRACER_LOG=1" : "without log");
     fs::remove_all(out());
-    std::vector<std::pair<std::string, std::string>> env{
-        {"SSGD_TRACER_OUT", (disk / "out").string()}};
-    if (log) env.emplace_back("SSGD_TRACER_LOG", "1");
+    const auto env = with_log(log, {{"SSGD_TRACER_OUT", (disk / "out").string()}});
     HostRun r = run(
         [&] {
           constexpr std::size_t kDisk = 64 * 1024;
@@ -649,9 +663,7 @@ TEST_F(TracerDiskFullTest, ARealFullDiskMidCaptureLeavesTheFirstChunk) {
     if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 77) {
       GTEST_SKIP() << "no private tmpfs here (needs CAP_SYS_ADMIN or user namespaces)";
     }
-    ASSERT_TRUE(WIFEXITED(r.status)) << describe(r.status) << "\n" << r.err;
-    EXPECT_EQ(WEXITSTATUS(r.status), kHostExitStatus);
-    EXPECT_EQ(r.out, plain.out);
+    ASSERT_TRUE(exited_as_host(r, plain.out));
     r.pid = 0;  // the file is named after the grandchild
     const Left left = left_by(r);
     ASSERT_FALSE(left.nothing);
@@ -817,9 +829,7 @@ TEST_F(TracerFaultTest, MoreAppendingThreadsThanBuffersGetBuffersBackSoon) {
     print("host: done\n");
     std::exit(kHostExitStatus);
   });
-  ASSERT_TRUE(WIFEXITED(r.status)) << describe(r.status) << "\n" << r.err;
-  EXPECT_EQ(WEXITSTATUS(r.status), kHostExitStatus);
-  EXPECT_EQ(r.out, "host: done\n");
+  ASSERT_TRUE(exited_as_host(r, "host: done\n"));
   EXPECT_EQ(r.err, "");
   unsigned long long failed_attempts = 0;
   int never_stored = 0;
@@ -866,9 +876,7 @@ TEST_F(TracerFaultTest, ThreadsBeyondTheProducerSlotsAreCountedAsDropped) {
     print("host: done\n");
     std::exit(kHostExitStatus);
   });
-  ASSERT_TRUE(WIFEXITED(r.status)) << describe(r.status) << "\n" << r.err;
-  EXPECT_EQ(WEXITSTATUS(r.status), kHostExitStatus);
-  EXPECT_EQ(r.out, "host: done\n");
+  ASSERT_TRUE(exited_as_host(r, "host: done\n"));
   EXPECT_EQ(r.err, "");
   unsigned long long dropped = 0;
   ASSERT_EQ(std::sscanf(ssgd::testing::read_file_bytes(counts).c_str(), "%llu", &dropped), 1);
