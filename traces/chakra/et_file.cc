@@ -1,0 +1,135 @@
+#include "traces/chakra/et_file.h"
+
+#include <fmt/format.h>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "common/gzip_stream.h"
+#include "common/input_file.h"
+#include "traces/chakra/protobuf_wire.h"
+
+namespace ssgd::chakra {
+
+EtFileReader::EtFileReader(const std::filesystem::path& path) : file_(path.string()) {
+  require_regular_file(path, "");
+  in_ = std::make_unique<GzipReader>(path);
+  if (!next_record()) {
+    throw InputError({file_, std::nullopt, std::nullopt, ""},
+                     "empty file: a Chakra ET starts with its GlobalMetadata record");
+  }
+  try {
+    metadata_ = decode_metadata(record_, counts_);
+  } catch (const MessageError& e) {
+    fail(e.field(), fmt::format("{} (byte {} of the record); is this a Chakra ET file?",
+                                e.reason(), e.offset()));
+  }
+}
+
+EtFileReader::~EtFileReader() = default;
+
+bool EtFileReader::compressed() const { return in_->compressed(); }
+
+void EtFileReader::fail(const std::string& field, const std::string& what) const {
+  InputLocation where{file_, std::nullopt, std::nullopt, field};
+  if (record_index_ >= 0) where.record = record_index_;
+  throw InputError(std::move(where), what);
+}
+
+bool EtFileReader::fill(std::size_t bytes) {
+  if (pos_ > 0 && pos_ >= buffer_.size() / 2) {
+    buffer_.erase(0, pos_);
+    pos_ = 0;
+  }
+  while (buffer_.size() - pos_ < bytes) {
+    const std::size_t want = std::max<std::size_t>(1 << 16, bytes - (buffer_.size() - pos_));
+    const std::size_t old = buffer_.size();
+    buffer_.resize(old + want);
+    const std::size_t got = in_->read(buffer_.data() + old, want);
+    buffer_.resize(old + got);
+    if (got == 0) return false;
+  }
+  return true;
+}
+
+bool EtFileReader::next_record() {
+  const bool have = fill(10);
+  if (buffer_.size() == pos_) return false;
+  ++record_index_;
+  // The length prefix: a varint of at most 10 bytes.
+  WireReader prefix(std::string_view(buffer_).substr(pos_, std::min<std::size_t>(10, buffer_.size() - pos_)));
+  std::uint64_t length = 0;
+  try {
+    length = prefix.varint();
+  } catch (const WireError&) {
+    fail("", fmt::format("the record's length prefix at byte {} of the (uncompressed) file is not a "
+                         "varint{}",
+                         offset_, have ? "" : ": the file ends inside it"));
+  }
+  if (length > kMaxRecordBytes) {
+    fail("", fmt::format("the record's length prefix at byte {} says {} bytes, more than the {} "
+                         "bytes ssgd accepts for one record; is this a Chakra ET file?",
+                         offset_, length, kMaxRecordBytes));
+  }
+  const std::size_t prefix_bytes = prefix.offset();
+  if (!fill(prefix_bytes + length)) {
+    fail("", fmt::format("the record at byte {} says it has {} bytes, but the file ends {} bytes "
+                         "later; the file is truncated",
+                         offset_, length, buffer_.size() - pos_ - prefix_bytes));
+  }
+  record_.assign(buffer_, pos_ + prefix_bytes, static_cast<std::size_t>(length));
+  pos_ += prefix_bytes + static_cast<std::size_t>(length);
+  offset_ += prefix_bytes + length;
+  return true;
+}
+
+bool EtFileReader::next(Node& node) {
+  if (!next_record()) return false;
+  if (nodes_ >= kMaxNodes) {
+    fail("", fmt::format("more than {} nodes; ssgd reads at most that many per file", kMaxNodes));
+  }
+  try {
+    node = decode_node(record_, counts_);
+  } catch (const MessageError& e) {
+    fail(e.field(), fmt::format("{} (byte {} of the record)", e.reason(), e.offset()));
+  }
+  ++nodes_;
+  return true;
+}
+
+ExecutionTrace read_execution_trace(const std::filesystem::path& path, DecodeCounts* counts) {
+  EtFileReader reader(path);
+  ExecutionTrace trace;
+  trace.metadata = reader.metadata();
+  Node node;
+  while (reader.next(node)) trace.nodes.push_back(std::move(node));
+  if (counts != nullptr) *counts = reader.counts();
+  return trace;
+}
+
+std::string serialize_execution_trace(const ExecutionTrace& trace) {
+  std::string file;
+  const auto append = [&file](const std::string& bytes) {
+    WireWriter len;
+    len.varint(bytes.size());
+    file += len.bytes();
+    file += bytes;
+  };
+  append(encode_metadata(trace.metadata));
+  for (const auto& node : trace.nodes) append(encode_node(node));
+  return file;
+}
+
+void write_execution_trace(const std::filesystem::path& path, const ExecutionTrace& trace) {
+  AtomicFile file(path, /*binary=*/true);
+  const std::string bytes = serialize_execution_trace(trace);
+  if (has_gzip_extension(path)) {
+    GzipWriter gz(file.stream());
+    gz.write(bytes);
+    gz.finish();
+  } else {
+    file.stream().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  file.commit();
+}
+
+}  // namespace ssgd::chakra
