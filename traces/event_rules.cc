@@ -178,6 +178,25 @@ Problem strings_are_utf8(const google::protobuf::Message& message, const std::st
 
 }  // namespace
 
+Problem check_graph_node(const Rules& rules, const v1::GraphNode& n) {
+  if (auto bad = span_in_range(rules, "graph_node", n)) return bad;
+  if (auto bad = size_in_range("graph_node", "size_bytes", n.size_bytes())) return bad;
+  if (n.peer() < -1 || n.peer() >= kMaxRanks) {
+    return problem("graph_node", "peer",
+                   fmt::format("peer {} is out of range (-1 for none, else below 2^24)", n.peer()));
+  }
+  if (n.iteration() < -1 || n.layer() < -1) {
+    return problem("graph_node", n.iteration() < -1 ? "iteration" : "layer",
+                   fmt::format("{} {} is out of range (-1 for none, else >= 0)",
+                               n.iteration() < -1 ? "iteration" : "layer",
+                               n.iteration() < -1 ? n.iteration() : n.layer()));
+  }
+  if (auto bad = utf8("graph_node", "name", n.name())) return bad;
+  if (auto bad = utf8("graph_node", "group", n.group())) return bad;
+  if (auto bad = utf8("graph_node", "source_type", n.source_type())) return bad;
+  return utf8("graph_node", "task_kind", n.task_kind());
+}
+
 std::optional<ContentProblem> check_event(const v1::Event& event, std::int32_t world_size,
                                           bool check_times) {
   const Rules rules{check_times};
@@ -195,6 +214,7 @@ std::optional<ContentProblem> check_event(const v1::Event& event, std::int32_t w
     case v1::Event::kSynchronization: return check_synchronization(rules, event.synchronization());
     case v1::Event::kCudaEvent: return check_cuda_event(rules, event.cuda_event());
     case v1::Event::kDevice: return check_gpu("device", event.device());
+    case v1::Event::kGraphNode: return check_graph_node(rules, event.graph_node());
     case v1::Event::kLink:
     case v1::Event::kExternalCorrelation:
     case v1::Event::PAYLOAD_NOT_SET: break;

@@ -167,6 +167,7 @@ TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
       case v1::Event::kExternalCorrelation: ++s.external_correlations; break;
       case v1::Event::kDevice: ++s.devices; break;
       case v1::Event::kLink: ++s.links; break;
+      case v1::Event::kGraphNode: ++s.graph_nodes; break;
       case v1::Event::PAYLOAD_NOT_SET: ++s.empty; break;
     }
   }
@@ -241,6 +242,7 @@ void print_summary(const TraceSummary& s, std::ostream& out) {
       {"collectives", s.collectives}, {"markers", s.markers}, {"api calls", s.api_calls},
       {"syncs", s.synchronizations}, {"cuda events", s.cuda_events},
       {"external ids", s.external_correlations}, {"devices", s.devices}, {"links", s.links},
+      {"graph nodes", s.graph_nodes},
       {"no payload", s.empty}};
   for (const auto& [name, count] : kinds) {
     if (count != 0) row(std::string("  ") + name, std::to_string(count));

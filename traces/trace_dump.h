@@ -37,7 +37,7 @@ struct TraceSummary {
   std::uint64_t events = 0;
   // Events per payload kind; `empty` counts events without a payload.
   std::uint64_t kernels = 0, memcpys = 0, memsets = 0, collectives = 0, markers = 0, api_calls = 0,
-                synchronizations = 0, cuda_events = 0, external_correlations = 0, devices = 0, links = 0,
+                synchronizations = 0, cuda_events = 0, external_correlations = 0, devices = 0, links = 0, graph_nodes = 0,
                 empty = 0;
   std::map<std::int32_t, std::uint64_t> events_per_rank;
   bool has_time = false;      // some event has a payload

@@ -44,6 +44,7 @@ bool event_time_span(const v1::Event& event, std::int64_t& start_ns, std::int64_
     case v1::Event::kMarker: return take(event.marker());
     case v1::Event::kApiCall: return take(event.api_call());
     case v1::Event::kSynchronization: return take(event.synchronization());
+    case v1::Event::kGraphNode: return take(event.graph_node());
     case v1::Event::kCudaEvent:
       start_ns = end_ns = event.cuda_event().timestamp_ns();
       return true;
@@ -153,6 +154,9 @@ void TraceWriter::append(const v1::Event& event) {
       break;
     case v1::Event::kDevice: footer_.set_device_count(footer_.device_count() + 1); break;
     case v1::Event::kLink: footer_.set_link_count(footer_.link_count() + 1); break;
+    case v1::Event::kGraphNode:
+      footer_.set_graph_node_count(footer_.graph_node_count() + 1);
+      break;
     case v1::Event::PAYLOAD_NOT_SET: break;
   }
   std::int64_t start_ns = 0;

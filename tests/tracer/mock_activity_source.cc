@@ -157,6 +157,7 @@ std::uint64_t synthetic_id(const v1::Event& e) {
     case v1::Event::kCollective: return e.collective().correlation_id();
     case v1::Event::kMarker: return e.marker().thread_id();
     case v1::Event::kLink: return static_cast<std::uint64_t>(e.link().bandwidth_bytes_per_s());
+    case v1::Event::kGraphNode:  // the tracer writes none
     case v1::Event::PAYLOAD_NOT_SET: break;
   }
   return UINT64_MAX;

@@ -1,16 +1,20 @@
 // ssgd import bcaffe LOG -o PROFILE.csv
 // ssgd import pytorch FILE.json[.gz] -o FILE.ssgdt [--rank N] [--layers auto|marks|modules|ops]
 // ssgd import kineto ... (the same import)
+// ssgd import chakra DIR|FILES... -o FILE.ssgdt
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/atomic_file.h"
 #include "common/logging.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "traces/import/bcaffe/bcaffe_log.h"
+#include "traces/import/chakra/chakra_import.h"
 #include "traces/import/pytorch/kineto_import.h"
 
 namespace ssgd::tools {
@@ -84,6 +88,33 @@ void add_import_command(CLI::App& app) {
   add_pytorch("kineto",
               "the same import as `pytorch` (both Kineto and legacy profiler files), kept under "
               "its first name");
+
+  struct ChakraArgs {
+    std::vector<std::string> inputs;
+    OutputFile out;
+  };
+  auto cargs = std::make_shared<ChakraArgs>();
+  auto* chakra = cmd->add_subcommand(
+      "chakra",
+      "Chakra execution traces, one per rank (<prefix>.<rank>.et, plain or gzip) -> .ssgdt trace "
+      "of their graph, which `ssgd simulate` replays (docs/chakra.md)");
+  chakra
+      ->add_option("INPUT", cargs->inputs,
+                   "a folder holding the job's <prefix>.<rank>.et[.gz] files, or the files")
+      ->required();
+  add_output_option(*chakra, cargs->out, "-o,--output", ".ssgdt trace to write")->required();
+  chakra->callback([cargs] {
+    check_outputs({&cargs->out}, cargs->inputs);
+    std::vector<std::filesystem::path> inputs;
+    for (const auto& in : cargs->inputs) {
+      std::error_code ec;
+      if (cargs->inputs.size() > 1 || !std::filesystem::is_directory(in, ec)) check_input(in, "INPUT");
+      inputs.emplace_back(in);
+    }
+    std::optional<trace::ChakraImportSummary> summary;
+    write_output(cargs->out, [&] { summary = trace::import_chakra(inputs, cargs->out.path); });
+    trace::print_chakra_import_summary(*summary, cargs->out.path, std::cout);
+  });
 }
 
 }  // namespace ssgd::tools

@@ -36,6 +36,7 @@ struct RankTracks {
   std::map<std::uint64_t, std::int64_t> markers, api;  // by host thread id
   std::map<std::pair<std::int32_t, std::uint32_t>, std::int64_t> streams;
   std::map<std::int32_t, std::int64_t> sync;
+  std::map<std::int32_t, std::int64_t> graph;  // graph_node tracks, by kind
   std::unordered_map<std::uint64_t, PendingEnd> pending;  // by correlation id
 };
 
@@ -151,6 +152,21 @@ class Exporter {
                      fmt::format(R"("event_id":{},"correlation_id":{})", e.event_id(),
                                  e.correlation_id()));
         ++result.slices;
+        break;
+      }
+      case v1::Event::kGraphNode: {
+        // A node of an imported execution graph, at its recorded times, on a
+        // track of its kind.
+        const auto& g = ev.graph_node();
+        const std::string kind = v1::GraphNode::Kind_Name(g.kind());
+        auto [it, added] = rt.graph.emplace(g.kind(), 0);
+        if (added) it->second = new_track(rt, "graph " + kind, kApiSort + 1 + g.kind());
+        slice(g.name(), "graph_node", rt, it->second, g.start_ns(), g.end_ns(),
+              fmt::format(R"("id":{},"kind":"{}","source_type":"{}","op":"{}","size_bytes":{},)"
+                          R"("group":"{}","data_deps":{},"ctrl_deps":{})",
+                          g.id(), kind, json_escape(g.source_type()),
+                          v1::Collective::Op_Name(g.op()), g.size_bytes(), json_escape(g.group()),
+                          g.data_deps_size(), g.ctrl_deps_size()));
         break;
       }
       default:

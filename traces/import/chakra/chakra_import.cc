@@ -1,0 +1,203 @@
+#include "traces/import/chakra/chakra_import.h"
+
+#include <deque>
+#include <ostream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/version.h"
+#include "traces/chakra/et_file.h"
+#include "traces/import/chakra/chakra_files.h"
+#include "traces/trace_writer.h"
+
+namespace ssgd::trace {
+namespace {
+
+// A rank's nodes with their records, checked as one graph.
+struct RankGraph {
+  std::vector<v1::GraphNode> nodes;
+};
+
+[[noreturn]] void fail_node(const std::string& file, std::size_t index, const std::string& field,
+                            const std::string& what) {
+  throw InputError({file, std::nullopt, static_cast<std::int64_t>(index) + 1, field}, what);
+}
+
+// Unique ids, dependencies inside the rank, no cycle.
+void check_graph(const std::string& file, const RankGraph& g) {
+  std::unordered_map<std::uint64_t, std::size_t> index;
+  index.reserve(g.nodes.size());
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    if (auto [it, fresh] = index.emplace(g.nodes[i].id(), i); !fresh) {
+      fail_node(file, i, "id",
+                fmt::format("node id {} is used again: record {} has it too", g.nodes[i].id(),
+                            it->second + 1));
+    }
+  }
+  std::vector<std::uint32_t> waiting(g.nodes.size(), 0);
+  std::vector<std::vector<std::uint32_t>> successors(g.nodes.size());
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto& n = g.nodes[i];
+    const auto add = [&](std::uint64_t dep, const char* field) {
+      const auto it = index.find(dep);
+      if (it == index.end()) {
+        fail_node(file, i, field,
+                  fmt::format("node {} '{}' depends on node {}, which this rank does not have",
+                              n.id(), n.name(), dep));
+      }
+      if (it->second == i) {
+        fail_node(file, i, field, fmt::format("node {} '{}' depends on itself", n.id(), n.name()));
+      }
+      successors[it->second].push_back(static_cast<std::uint32_t>(i));
+      ++waiting[i];
+    };
+    for (const auto d : n.data_deps()) add(d, "data_deps");
+    for (const auto d : n.ctrl_deps()) add(d, "ctrl_deps");
+  }
+  // Kahn's algorithm; what is left waiting lies on or behind a cycle.
+  std::deque<std::uint32_t> ready;
+  for (std::uint32_t i = 0; i < waiting.size(); ++i) {
+    if (waiting[i] == 0) ready.push_back(i);
+  }
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const auto i = ready.front();
+    ready.pop_front();
+    ++done;
+    for (const auto s : successors[i]) {
+      if (--waiting[s] == 0) ready.push_back(s);
+    }
+  }
+  if (done == g.nodes.size()) return;
+  // Walk back along unfinished dependencies until a node repeats: it is on a cycle.
+  std::size_t at = 0;
+  while (waiting[at] == 0) ++at;
+  std::vector<int> seen(g.nodes.size(), -1);
+  std::vector<std::size_t> path;
+  while (seen[at] < 0) {
+    seen[at] = static_cast<int>(path.size());
+    path.push_back(at);
+    const auto& n = g.nodes[at];
+    std::size_t next = at;
+    for (const auto d : n.data_deps()) {
+      if (waiting[index.at(d)] != 0) next = index.at(d);
+    }
+    for (const auto d : n.ctrl_deps()) {
+      if (waiting[index.at(d)] != 0) next = index.at(d);
+    }
+    at = next;
+  }
+  std::vector<std::string> cycle;
+  for (std::size_t k = static_cast<std::size_t>(seen[at]); k < path.size() && cycle.size() < 8; ++k) {
+    cycle.push_back(std::to_string(g.nodes[path[k]].id()));
+  }
+  const auto& n = g.nodes[at];
+  fail_node(file, at, "data_deps",
+            fmt::format("node {} '{}' is on a dependency cycle (nodes {}{}); a graph must have none",
+                        n.id(), n.name(), fmt::join(cycle, " -> "),
+                        path.size() - static_cast<std::size_t>(seen[at]) > cycle.size() ? " -> ..." : ""));
+}
+
+}  // namespace
+
+ChakraImportSummary import_chakra(const std::vector<std::filesystem::path>& inputs,
+                                  const std::filesystem::path& output) {
+  ChakraImportSummary summary;
+  const auto files = find_chakra_rank_files(inputs);
+  const auto world = static_cast<std::int32_t>(files.size());
+  std::vector<RankGraph> ranks(files.size());
+  for (const auto& f : files) {
+    const std::string name = f.path.string();
+    chakra::EtFileReader reader(f.path);
+    if (f.rank == 0) summary.version = reader.metadata().version;
+    if (reader.compressed()) ++summary.gzip_files;
+    RankGraph& g = ranks[static_cast<std::size_t>(f.rank)];
+    chakra::Node node;
+    while (reader.next(node)) {
+      g.nodes.push_back(map_chakra_node(node, name, reader.nodes_read(), summary.counts));
+      summary.dependencies +=
+          static_cast<std::int64_t>(node.data_deps.size() + node.ctrl_deps.size());
+    }
+    summary.unknown_fields += reader.counts().unknown_fields;
+    summary.nodes += static_cast<std::int64_t>(g.nodes.size());
+    check_graph(name, g);
+    summary.files.push_back(f.path);
+  }
+  if (summary.nodes == 0) {
+    throw InputError({files.front().path.string(), std::nullopt, std::nullopt, ""},
+                     fmt::format("the {} file{} hold{} no node: nothing to replay", files.size(),
+                                 files.size() > 1 ? "s" : "", files.size() > 1 ? "" : "s"));
+  }
+  v1::CaptureMetadata metadata;
+  metadata.set_tool("ssgd import chakra");
+  metadata.set_tool_version(std::string(ssgd_version()));
+  metadata.set_world_size(world);
+  metadata.set_framework(summary.version.empty() ? "chakra"
+                                                 : "chakra " + summary.version);
+  metadata.set_provenance(fmt::format("imported from Chakra execution traces: {}{}",
+                                      files.front().path.string(),
+                                      files.size() > 1 ? fmt::format(" and {} more", files.size() - 1)
+                                                       : std::string()));
+  TraceWriter writer(output, metadata);
+  v1::Event event;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    for (auto& n : ranks[r].nodes) {
+      event.set_rank(static_cast<std::int32_t>(r));
+      *event.mutable_graph_node() = std::move(n);
+      writer.append(event);
+    }
+    ranks[r].nodes.clear();
+    ranks[r].nodes.shrink_to_fit();
+  }
+  writer.close();
+  return summary;
+}
+
+namespace {
+
+std::string counted(const std::map<std::string, std::int64_t>& counts) {
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : counts) parts.push_back(fmt::format("{} x{}", name, n));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+void print_chakra_import_summary(const ChakraImportSummary& s, const std::filesystem::path& output,
+                                 std::ostream& out) {
+  const auto& c = s.counts;
+  out << fmt::format("{}{} -> {}\n", s.files.front().string(),
+                     s.files.size() > 1 ? fmt::format(" ... {}", s.files.back().string()) : "",
+                     output.string());
+  out << fmt::format("  ranks        {} file{}{}, schema version {}\n", s.files.size(),
+                     s.files.size() > 1 ? "s" : "",
+                     s.gzip_files > 0 ? fmt::format(" ({} gzip)", s.gzip_files) : "",
+                     s.version.empty() ? "not given" : s.version);
+  out << fmt::format("  nodes        {}, {} dependencies: {}\n", s.nodes, s.dependencies,
+                     counted(c.nodes_by_type));
+  if (c.unknown_node_types > 0) {
+    out << fmt::format("  unknown      {} node{} of types ssgd does not know: replayed at their "
+                       "recorded times\n",
+                       c.unknown_node_types, c.unknown_node_types > 1 ? "s" : "");
+  }
+  if (!c.unmodelled_collectives.empty()) {
+    out << fmt::format("  unmodelled   collectives replayed at their recorded times: {}\n",
+                       counted(c.unmodelled_collectives));
+  }
+  if (!c.unknown_attributes.empty()) {
+    out << fmt::format("  not read     attributes ssgd does not know: {}\n",
+                       counted(c.unknown_attributes));
+  }
+  if (!c.unused_attributes.empty()) {
+    out << fmt::format("  not used     attributes the replay does not use: {}\n",
+                       counted(c.unused_attributes));
+  }
+  if (s.unknown_fields > 0) {
+    out << fmt::format("  skipped      {} protobuf field{} the Chakra schema does not have\n",
+                       s.unknown_fields, s.unknown_fields > 1 ? "s" : "");
+  }
+}
+
+}  // namespace ssgd::trace
