@@ -48,6 +48,7 @@ const char* to_string(InputKind kind) {
     case InputKind::kTrace: return "ssgd-trace";
     case InputKind::kLayerProfileCsv: return "layer-profile-csv";
     case InputKind::kBcaffeLog: return "bcaffe-log";
+    case InputKind::kGraphTrace: return "graph-trace";
   }
   return "?";
 }
@@ -68,6 +69,18 @@ ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInp
   // A damaged magic still goes to the trace reader, which says "wrong magic".
   if (trace::looks_like_trace(head) || head.substr(0, 8).find("SSGDT") != std::string::npos) {
     out.kind = InputKind::kTrace;
+    if (dag::is_graph_trace(path)) {
+      out.kind = InputKind::kGraphTrace;
+      auto reader = trace::TraceReader::open(path);
+      auto graph = std::make_shared<dag::ExecutionGraph>(
+          dag::read_execution_graph(reader, path.string()));
+      if (reader.truncated()) {
+        // A graph cut short has lost nodes, and with them dependencies.
+        throw trace::truncated_trace_error(reader, "; a graph cut short cannot be replayed");
+      }
+      out.graph = std::move(graph);
+      return out;
+    }
     auto reader = trace::TraceReader::open(path);
     auto truncation = [&](const std::string& extra) {
       return trace::truncated_trace_error(reader, extra);

@@ -1,23 +1,28 @@
 #pragma once
 // What `ssgd simulate` replays, recognised by content, not by file name:
 //   an ssgd trace        (starts with the trace magic)         -> layers from its markers
+//   a graph trace        (an ssgd trace of GraphNode events,   -> the graph itself
+//                         `ssgd import chakra`)                   (dag/execution_graph.h)
 //   a layer-profile CSV  (header with layer, forward_ns, ...)  -> as written
 //   a B-Caffe timing log (lines ending in [id, size, ...])     -> read as its README says
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "dag/execution_graph.h"
 #include "traces/layer_profile.h"
 
 namespace ssgd::sim {
 
-enum class InputKind { kTrace, kLayerProfileCsv, kBcaffeLog };
+enum class InputKind { kTrace, kLayerProfileCsv, kBcaffeLog, kGraphTrace };
 const char* to_string(InputKind kind);
 
 struct ReplayInput {
   InputKind kind = InputKind::kLayerProfileCsv;
-  trace::LayerProfile profile;
+  trace::LayerProfile profile;                         // all kinds but kGraphTrace
+  std::shared_ptr<const dag::ExecutionGraph> graph;    // kGraphTrace
   std::vector<std::string> warnings;  // for stderr
 };
 

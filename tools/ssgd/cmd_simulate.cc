@@ -15,8 +15,10 @@
 #include "common/error.h"
 #include "common/logging.h"
 #include "simulator/input/replay_input.h"
+#include "simulator/replay/graph_replay.h"
 #include "simulator/replay/replay.h"
 #include "simulator/replay/shared_fabric.h"
+#include "simulator/report/graph_report.h"
 #include "simulator/report/report.h"
 #include "simulator/report/simulated_trace.h"
 #include "simulator/report/timeline.h"
@@ -54,6 +56,53 @@ std::string simulated_provenance(const SimulateArgs& a, const sim::Scenario& sce
   return s;
 }
 
+// An execution graph (`ssgd import chakra`) replays its own tasks, once
+// (simulator/replay/graph_replay.h).
+void run_graph_simulate(const SimulateArgs& a, const sim::Scenario& requested,
+                        const sim::ReplayInput& input) {
+  auto log = logger("tools");
+  if (a.trace.given()) {
+    throw flag_error("--trace", a.trace.path,
+                     "a simulated trace is not yet written for an execution graph; use --timeline");
+  }
+  sim::ReplayOptions options;
+  options.keep_schedule = a.timeline.given();
+  options.progress = true;
+  const sim::GraphReplayResult result = sim::replay_graph(*input.graph, requested, options, a.input);
+  const sim::Scenario& scenario = result.scenario;
+  const sim::GraphReportContext ctx{a.input, input.graph->provenance, a.scenario.file};
+  std::optional<AtomicFile> report_file;
+  std::optional<ChromeTraceFile> timeline_file;
+  if (a.report.given()) {
+    write_output(a.report, [&] {
+      report_file.emplace(a.report.path);
+      report_file->stream() << json_report_text(sim::graph_report_json(result, scenario, ctx));
+    });
+  }
+  if (a.timeline.given()) {
+    write_output(a.timeline, [&] {
+      timeline_file.emplace(a.timeline.path);
+      sim::write_timeline(*result.run.graph, *result.run.schedule, {a.timeline_ranks, nullptr},
+                          timeline_file->writer());
+    });
+  }
+  if (report_file) write_output(a.report, [&] { report_file->commit(); });
+  if (timeline_file) {
+    try {
+      write_output(a.timeline, [&] { timeline_file->commit(); });
+    } catch (...) {
+      std::error_code ec;
+      if (report_file) std::filesystem::remove(a.report.path, ec);
+      throw;
+    }
+  }
+  if (!a.quiet) sim::print_graph_summary(result, scenario, ctx, std::cout);
+  if (a.report.given()) log->info("report written to {}", a.report.path);
+  if (a.timeline.given()) {
+    log->info("timeline written to {} (open it in ui.perfetto.dev)", a.timeline.path);
+  }
+}
+
 void run_simulate(const SimulateArgs& a) {
   auto log = logger("tools");
   // Everything is read and checked before anything is written.
@@ -69,6 +118,10 @@ void run_simulate(const SimulateArgs& a) {
   const sim::Scenario scenario = load_scenario(a.scenario);
   sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
   for (const auto& w : input.warnings) log->warn("{}", w);
+  if (input.kind == sim::InputKind::kGraphTrace) {
+    run_graph_simulate(a, scenario, input);
+    return;
+  }
 
   sim::ReplayOptions options;
   options.keep_schedule = a.timeline.given() || a.trace.given();

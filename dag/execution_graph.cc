@@ -1,0 +1,136 @@
+#include "dag/execution_graph.h"
+
+#include <limits>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace ssgd::dag {
+
+namespace v1 = trace::v1;
+
+const char* to_string(GraphNodeKind kind) {
+  switch (kind) {
+    case GraphNodeKind::kCompute: return "compute";
+    case GraphNodeKind::kCollective: return "collective";
+    case GraphNodeKind::kSend: return "send";
+    case GraphNodeKind::kRecv: return "recv";
+    case GraphNodeKind::kMemory: return "memory";
+    case GraphNodeKind::kMetadata: return "metadata";
+    case GraphNodeKind::kUnknown: return "unknown";
+  }
+  return "?";
+}
+
+bool is_graph_trace(const std::filesystem::path& path) {
+  auto reader = trace::TraceReader::open(path);
+  v1::Event event;
+  return reader.next(event) && event.payload_case() == v1::Event::kGraphNode;
+}
+
+namespace {
+
+GraphNodeKind kind_of(v1::GraphNode::Kind kind) {
+  switch (kind) {
+    case v1::GraphNode::COMPUTE: return GraphNodeKind::kCompute;
+    case v1::GraphNode::COLLECTIVE: return GraphNodeKind::kCollective;
+    case v1::GraphNode::SEND: return GraphNodeKind::kSend;
+    case v1::GraphNode::RECV: return GraphNodeKind::kRecv;
+    case v1::GraphNode::MEMORY: return GraphNodeKind::kMemory;
+    case v1::GraphNode::METADATA: return GraphNodeKind::kMetadata;
+    default: return GraphNodeKind::kUnknown;
+  }
+}
+
+}  // namespace
+
+ExecutionGraph read_execution_graph(trace::TraceReader& reader, const std::string& file) {
+  ExecutionGraph g;
+  g.provenance = reader.metadata().provenance();
+  const std::int32_t world = reader.metadata().world_size();
+  std::vector<std::unordered_map<std::uint64_t, std::uint32_t>> ids;
+  // Dependencies as ids until every node of the rank is known.
+  std::vector<std::vector<std::vector<std::uint64_t>>> dep_ids;
+  v1::Event event;
+  std::int64_t index = -1;
+  const auto fail = [&](const std::string& field, const std::string& what) {
+    throw InputError({file, std::nullopt, static_cast<std::int64_t>(reader.chunks_read()) - 1,
+                      field},
+                     fmt::format("event {}: {}", index, what));
+  };
+  while (reader.next(event)) {
+    ++index;
+    if (event.payload_case() != v1::Event::kGraphNode) {
+      fail("payload", "a trace of graph nodes (ssgd import chakra) holds nothing else; this event "
+                      "is not a graph_node");
+    }
+    const v1::GraphNode& n = event.graph_node();
+    const std::int32_t rank = event.rank();
+    if (world > 0 && rank >= world) {
+      fail("rank", fmt::format("rank {} is not a rank of the world of {}", rank, world));
+    }
+    const auto r = static_cast<std::size_t>(rank);
+    if (r >= g.ranks.size()) {
+      g.ranks.resize(r + 1);
+      ids.resize(r + 1);
+      dep_ids.resize(r + 1);
+    }
+    auto& nodes = g.ranks[r];
+    if (nodes.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
+      fail("graph_node", "a rank has more than 2^32-2 nodes");
+    }
+    const auto at = static_cast<std::uint32_t>(nodes.size());
+    if (auto [it, fresh] = ids[r].emplace(n.id(), at); !fresh) {
+      fail("graph_node.id", fmt::format("rank {} has node id {} twice (events {} and {})", rank,
+                                        n.id(), nodes[it->second].record, index));
+    }
+    GraphNodeWork w;
+    w.id = n.id();
+    w.name = n.name();
+    w.kind = kind_of(n.kind());
+    w.op = static_cast<std::int32_t>(n.op());
+    w.bytes = n.size_bytes();
+    w.group = n.group();
+    w.peer = n.peer();
+    w.tag = n.tag();
+    w.on_cpu = n.on_cpu();
+    w.start = Time(n.start_ns());
+    w.duration = Duration(n.end_ns() - n.start_ns());
+    w.task_kind = n.task_kind();
+    w.iteration = n.iteration();
+    w.layer = n.layer();
+    w.record = index;
+    nodes.push_back(std::move(w));
+    auto& deps = dep_ids[r].emplace_back();
+    deps.assign(n.data_deps().begin(), n.data_deps().end());
+    deps.insert(deps.end(), n.ctrl_deps().begin(), n.ctrl_deps().end());
+  }
+  if (index < 0) {
+    throw InputError({file, std::nullopt, std::nullopt, ""},
+                     "the trace holds no graph node: nothing to replay");
+  }
+  g.world = std::max<std::int32_t>(world, static_cast<std::int32_t>(g.ranks.size()));
+  g.ranks.resize(static_cast<std::size_t>(g.world));
+  for (std::size_t r = 0; r < dep_ids.size(); ++r) {
+    for (std::size_t i = 0; i < dep_ids[r].size(); ++i) {
+      auto& w = g.ranks[r][i];
+      for (const auto d : dep_ids[r][i]) {
+        const auto it = ids[r].find(d);
+        if (it == ids[r].end()) {
+          index = w.record;
+          throw InputError({file, std::nullopt, std::nullopt, "graph_node.data_deps"},
+                           fmt::format("event {}: rank {} node {} '{}' depends on node {}, which "
+                                       "rank {} does not have",
+                                       w.record, r, w.id, w.name, d, r));
+        }
+        w.deps.push_back(it->second);
+      }
+    }
+    g.nodes += static_cast<std::int64_t>(g.ranks[r].size());
+  }
+  return g;
+}
+
+}  // namespace ssgd::dag

@@ -1,0 +1,180 @@
+#include "simulator/replay/graph_replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/logging.h"
+#include "dag/critical_path.h"
+#include "dag/time_breakdown.h"
+#include "simulator/engine/schedule.h"
+#include "simulator/replay/job_graph.h"
+#include "simulator/scenario/scenario_network.h"
+#include "traces/proto/trace_events.pb.h"
+
+namespace ssgd::sim {
+namespace {
+
+// Keys that shape the S-SGD template, which a graph does not use: the
+// scenario a graph was exported under can be given again, and they are
+// ignored with a warning. Jobs (other traffic on the fabric) are refused.
+constexpr std::string_view kTemplateKeys[] = {"iterations", "policy.",  "workload.",
+                                              "perturb.",   "scaling."};
+
+std::optional<CollectiveOp> modelled_op(std::int32_t op) {
+  switch (static_cast<trace::v1::Collective::Op>(op)) {
+    case trace::v1::Collective::ALL_REDUCE: return CollectiveOp::kAllReduce;
+    case trace::v1::Collective::REDUCE_SCATTER: return CollectiveOp::kReduceScatter;
+    case trace::v1::Collective::ALL_GATHER: return CollectiveOp::kAllGather;
+    case trace::v1::Collective::BROADCAST: return CollectiveOp::kBroadcast;
+    case trace::v1::Collective::ALL_TO_ALL: return CollectiveOp::kAllToAll;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& requested) {
+  Scenario s = requested;
+  return with_located_errors(s, [&]() -> Scenario {
+    std::vector<std::string> ignored;
+    for (const auto& [key, origin] : s.origins) {
+      if (key == "jobs" || key.starts_with("jobs.")) {
+        throw ParameterError(key, "jobs sharing the fabric are not yet replayed beside an "
+                                  "execution graph");
+      }
+      for (const auto prefix : kTemplateKeys) {
+        if (key.starts_with(prefix)) ignored.push_back(key);
+      }
+    }
+    if (!ignored.empty()) {
+      logger("sim")->warn("an execution graph replays its own tasks and times: {} ignored",
+                          fmt::join(ignored, ", "));
+    }
+    if (s.network_model == NetworkModelKind::kFlow) {
+      throw ParameterError("network.model",
+                           "the flow model does not yet replay execution graphs; use analytical");
+    }
+    const std::int64_t ranks = graph.world;
+    if (s.origins.contains("cluster.nodes")) {
+      if (s.workers() != ranks) {
+        throw ParameterError("cluster.nodes",
+                             fmt::format("the graph has {} ranks, but cluster.nodes x "
+                                         "cluster.gpus_per_node is {} x {} = {}",
+                                         ranks, s.nodes, s.gpus_per_node, s.workers()));
+      }
+    } else if (ranks % s.gpus_per_node != 0) {
+      throw ParameterError("cluster.gpus_per_node",
+                           fmt::format("the graph's {} ranks do not fill nodes of {} GPUs", ranks,
+                                       s.gpus_per_node));
+    } else {
+      s.nodes = ranks / s.gpus_per_node;
+    }
+    return s;
+  });
+}
+
+GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario& requested,
+                               const ReplayOptions& options, const std::string& file) {
+  auto log = logger("sim");
+  GraphReplayResult out;
+  out.scenario = graph_scenario(graph, requested);
+  const Scenario& scenario = out.scenario;
+  ReplayResult& r = out.run;
+  r.workers = graph.world;
+  r.iterations = 1;
+  r.ranks_simulated = graph.world;
+  out.nodes = graph.nodes;
+  const CommModel comm = with_located_errors(scenario, [&] { return scenario_comm_model(scenario); });
+  r.network = comm.describe();
+  r.network_model = to_string(scenario.network_model);
+  Time first = Time(std::numeric_limits<std::int64_t>::max());
+  Time last = Time::zero();
+  for (const auto& rank : graph.ranks) {
+    for (const auto& n : rank) {
+      if (n.start < first) first = n.start;
+      last = max(last, n.start + n.duration);
+    }
+  }
+  out.recorded_span = last > first ? last - first : Duration::zero();
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const dag::GraphCommTime comm_time =
+      [&comm](const dag::GraphCommCall& call) -> std::optional<Duration> {
+    if (!call.whole_world) return std::nullopt;
+    const auto op = modelled_op(call.op);
+    if (!op) return std::nullopt;
+    return comm.isolated_time(*op, static_cast<double>(call.bytes));
+  };
+  auto dag = std::make_shared<dag::ExecutionDag>(dag::build_execution_dag(graph, comm_time, file));
+  r.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.collectives = dag->collectives;
+  out.point_to_point = dag->point_to_point;
+  out.comm_modelled = dag->comm_modelled;
+  out.comm_replayed = dag->comm_replayed;
+  if (dag->comm_replayed > 0) {
+    log->info("{} of {} collective and point-to-point operations replayed at their recorded "
+              "times (not modelled: another op, a smaller group, or point-to-point)",
+              dag->comm_replayed, dag->comm_replayed + dag->comm_modelled);
+  }
+  const dag::TaskGraph& tasks = dag->graph;
+  r.tasks = tasks.task_count();
+  r.edges = tasks.edge_count();
+
+  Engine engine;
+  ScheduleOptions sched;
+  const auto t1 = std::chrono::steady_clock::now();
+  auto schedule = std::make_shared<Schedule>(std::move(run_schedules(engine, {&tasks}, {sched}).front()));
+  r.simulate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  r.events = schedule->events;
+
+  out.graph_time = schedule->makespan - Time::zero();
+  // A graph ssgd wrote has its S-SGD iterations: measured as replay() does,
+  // from each iteration's last update; any other graph is one iteration.
+  std::int32_t last_iteration = -1;
+  for (dag::TaskId t = 0; t < tasks.task_count(); ++t) {
+    if (tasks.task(t).kind == dag::TaskKind::kUpdate) {
+      last_iteration = std::max(last_iteration, tasks.task(t).iteration);
+    }
+  }
+  std::vector<Time> from(static_cast<std::size_t>(graph.world), Time::zero());
+  std::vector<Time> to(static_cast<std::size_t>(graph.world), schedule->makespan);
+  std::int64_t steady = 1;
+  if (last_iteration >= 0) {
+    r.iterations = last_iteration + 1;
+    out.iterations_known = true;
+    const IterationEnds ends = iteration_ends(tasks, *schedule, r.iterations, graph.world);
+    Time prev = Time::zero();
+    for (const auto e : ends.end) {
+      r.iteration_times.push_back(e - prev);
+      prev = e;
+    }
+    r.iteration_time = steady_iteration_time(ends.end);
+    const auto N = static_cast<std::size_t>(r.iterations);
+    if (N > 1) from = ends.update_end[0];
+    to = ends.update_end[N - 1];
+    steady = N > 1 ? static_cast<std::int64_t>(N - 1) : 1;
+  } else {
+    r.iteration_time = out.graph_time;
+    r.iteration_times = {r.iteration_time};
+  }
+  r.breakdown = dag::average_breakdown(tasks, schedule->view(), from, to, steady);
+  r.critical_path = dag::scheduled_critical_path(tasks, schedule->view());
+  for (dag::TaskId t = 0; t < tasks.task_count(); ++t) {
+    const auto& task = tasks.task(t);
+    if (task.kind != dag::TaskKind::kComm || task.rank != dag::kAllRanks) continue;
+    if (task.iteration != std::max(0, last_iteration)) continue;
+    r.comm_per_iteration = r.comm_per_iteration + task.duration;
+    ++r.collectives_per_iteration;
+  }
+  if (options.keep_schedule) {
+    r.graph = std::shared_ptr<const dag::TaskGraph>(dag, &dag->graph);
+    r.schedule = schedule;
+  }
+  return out;
+}
+
+}  // namespace ssgd::sim

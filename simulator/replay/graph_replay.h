@@ -1,0 +1,53 @@
+#pragma once
+// Replays an execution graph (dag/execution_graph.h: a trace `ssgd import
+// chakra` wrote) under a scenario's platform and network: the graph's own
+// tasks and dependencies (dag/execution_dag.h), compute at its recorded
+// durations, and every collective that spans the whole world and that ssgd
+// models (all-reduce, reduce-scatter, all-gather, broadcast, all-to-all)
+// timed by the scenario's network model; other collectives, collectives of
+// smaller process groups, and point-to-point transfers at their recorded
+// durations (counted, and said in the summary). The graph time is from time
+// zero to its last task; a graph ssgd exported also has its iterations.
+//
+// The scenario's GPU count must be the graph's rank count: when
+// cluster.nodes is not given it is set to ranks / cluster.gpus_per_node. The
+// keys of the S-SGD template (iterations, policy.*, workload.*, perturb.*,
+// scaling.*) do not apply to a graph and are ignored with a warning, so the
+// scenario a graph was exported under can be given again; the flow network
+// model and jobs are not yet supported: ParameterErrors at their keys.
+
+#include <cstdint>
+#include <string>
+
+#include "dag/execution_dag.h"
+#include "dag/execution_graph.h"
+#include "simulator/replay/replay.h"
+#include "simulator/scenario/scenario.h"
+
+namespace ssgd::sim {
+
+struct GraphReplayResult {
+  // With iterations_known (a graph ssgd wrote: its update tasks carry their
+  // iteration), iteration_times and the steady iteration_time as replay()
+  // measures them, and the breakdown over the steady iterations; else one
+  // iteration, the whole graph.
+  ReplayResult run;
+  Duration graph_time;            // from time zero to the end of the last task
+  bool iterations_known = false;
+  std::int64_t nodes = 0;
+  std::int64_t collectives = 0;   // shared collective tasks
+  std::int64_t point_to_point = 0;
+  std::int64_t comm_modelled = 0;
+  std::int64_t comm_replayed = 0;
+  Duration recorded_span;         // the recording's span: last end - first start over all nodes
+  Scenario scenario;              // as replayed (graph_scenario)
+};
+
+// The scenario with the graph's rank count (see above); replay_graph() uses
+// it. Throws InputError located at the key.
+Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& requested);
+
+GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario& scenario,
+                               const ReplayOptions& options, const std::string& file);
+
+}  // namespace ssgd::sim

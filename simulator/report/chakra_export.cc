@@ -1,0 +1,151 @@
+#include "simulator/report/chakra_export.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "traces/chakra/chakra_et.h"
+#include "traces/chakra/et_file.h"
+
+namespace ssgd::sim {
+namespace {
+
+using chakra::Attribute;
+
+std::uint64_t round_micros(std::int64_t ns) { return static_cast<std::uint64_t>((ns + 500) / 1000); }
+
+// Refuses files of this prefix for ranks >= `ranks`, left by another export.
+void check_no_stale_ranks(const std::filesystem::path& dir, const ChakraExportOptions& options,
+                          std::int64_t ranks) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::string head = options.prefix + ".";
+    if (!name.starts_with(head)) continue;
+    std::string rest = name.substr(head.size());
+    if (rest.ends_with(".et.gz")) {
+      rest.resize(rest.size() - 6);
+    } else if (rest.ends_with(".et")) {
+      rest.resize(rest.size() - 3);
+    } else {
+      continue;
+    }
+    if (rest.empty() || rest.size() > 9 ||
+        !std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    if (std::stoll(rest) >= ranks) {
+      throw InputError({entry.path().string(), std::nullopt, std::nullopt, "-o"},
+                       fmt::format("is rank {} of an earlier export, but this export has {} "
+                                   "ranks: remove it or export to another folder",
+                                   rest, ranks));
+    }
+  }
+}
+
+}  // namespace
+
+ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& schedule,
+                                  std::int64_t ranks, const std::filesystem::path& dir,
+                                  const ChakraExportOptions& options) {
+  ChakraExportSummary summary;
+  summary.ranks = ranks;
+  check_no_stale_ranks(dir, options, ranks);
+  // Each resource's tasks in the order they ran: the ctrl_deps.
+  std::vector<std::vector<dag::TaskId>> by_resource(graph.resources().size());
+  for (dag::TaskId t = 0; t < graph.task_count(); ++t) by_resource[graph.task(t).resource].push_back(t);
+  std::vector<dag::TaskId> ran_after(graph.task_count(), dag::kNoTask);
+  for (auto& tasks : by_resource) {
+    std::sort(tasks.begin(), tasks.end(), [&schedule](dag::TaskId a, dag::TaskId b) {
+      return std::tie(schedule.start[a], schedule.end[a], a) <
+             std::tie(schedule.start[b], schedule.end[b], b);
+    });
+    for (std::size_t k = 1; k < tasks.size(); ++k) ran_after[tasks[k]] = tasks[k - 1];
+  }
+  // Tasks per rank file: its own and the collectives.
+  std::vector<dag::TaskId> shared;
+  std::vector<std::vector<dag::TaskId>> own(static_cast<std::size_t>(ranks));
+  for (dag::TaskId t = 0; t < graph.task_count(); ++t) {
+    const auto& task = graph.task(t);
+    if (task.rank == dag::kAllRanks) {
+      shared.push_back(t);
+    } else if (task.rank >= 0 && task.rank < ranks) {
+      own[static_cast<std::size_t>(task.rank)].push_back(t);
+    } else {
+      throw std::invalid_argument(
+          fmt::format("export_chakra: task {} of rank {} outside the {} ranks", t, task.rank, ranks));
+    }
+  }
+  summary.collectives = static_cast<std::int64_t>(shared.size());
+  std::vector<std::filesystem::path> written;
+  try {
+    for (std::int64_t r = 0; r < ranks; ++r) {
+      chakra::ExecutionTrace et;
+      et.metadata.version = "0.0.4";
+      et.metadata.attrs.push_back(Attribute::string("ssgd_export", "ssgd export chakra"));
+      std::vector<dag::TaskId> tasks = own[static_cast<std::size_t>(r)];
+      tasks.insert(tasks.end(), shared.begin(), shared.end());
+      std::sort(tasks.begin(), tasks.end());
+      const auto in_file = [&graph, r](dag::TaskId t) {
+        const auto rank = graph.task(t).rank;
+        return rank == r || rank == dag::kAllRanks;
+      };
+      for (const dag::TaskId t : tasks) {
+        const auto& task = graph.task(t);
+        chakra::Node n;
+        n.id = t;
+        n.name = graph.describe(t);
+        const bool comm = task.kind == dag::TaskKind::kComm;
+        n.type = static_cast<std::int32_t>(comm ? chakra::NodeType::kCommColl : chakra::NodeType::kComp);
+        std::unordered_set<dag::TaskId> deps;
+        for (const dag::TaskId p : graph.predecessors(t)) {
+          if (!in_file(p)) {
+            if (graph.task(p).rank != dag::kAllRanks && task.rank != dag::kAllRanks) {
+              ++summary.cross_rank_edges;
+            }
+            continue;
+          }
+          if (deps.insert(p).second) n.data_deps.push_back(p);
+        }
+        if (const dag::TaskId before = ran_after[t]; before != dag::kNoTask && in_file(before) &&
+                                                    !deps.contains(before)) {
+          n.ctrl_deps.push_back(before);
+        }
+        summary.data_deps += static_cast<std::int64_t>(n.data_deps.size());
+        summary.ctrl_deps += static_cast<std::int64_t>(n.ctrl_deps.size());
+        const std::int64_t start = schedule.start[t].ns();
+        const std::int64_t duration = (schedule.end[t] - schedule.start[t]).ns();
+        n.start_time_micros = round_micros(start);
+        n.duration_micros = round_micros(duration);
+        n.attrs.push_back(Attribute::boolean(
+            "is_cpu_op", task.kind == dag::TaskKind::kIo || task.kind == dag::TaskKind::kH2d));
+        if (comm) {
+          n.attrs.push_back(Attribute::int64(
+              "comm_type", static_cast<std::int64_t>(chakra::CollectiveType::kAllReduce)));
+          n.attrs.push_back(Attribute::int64("comm_size", task.bytes));
+        }
+        n.attrs.push_back(Attribute::string("ssgd_task_kind", dag::to_string(task.kind)));
+        n.attrs.push_back(Attribute::int64("ssgd_iteration", task.iteration));
+        n.attrs.push_back(Attribute::int64("ssgd_layer", task.layer));
+        n.attrs.push_back(Attribute::int64("ssgd_start_ns", start));
+        n.attrs.push_back(Attribute::int64("ssgd_duration_ns", duration));
+        et.nodes.push_back(std::move(n));
+      }
+      summary.nodes += static_cast<std::int64_t>(et.nodes.size());
+      const auto path =
+          dir / fmt::format("{}.{}.et{}", options.prefix, r, options.gzip ? ".gz" : "");
+      chakra::write_execution_trace(path, et);
+      written.push_back(path);
+    }
+  } catch (...) {
+    std::error_code ec;
+    for (const auto& p : written) std::filesystem::remove(p, ec);
+    throw;
+  }
+  return summary;
+}
+
+}  // namespace ssgd::sim

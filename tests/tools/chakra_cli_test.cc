@@ -1,0 +1,133 @@
+// `ssgd export chakra`, `ssgd import chakra` and `ssgd simulate` of an
+// execution graph, run as real processes (SSGD_CLI) in a fresh folder per
+// test: the round trip gives the iteration time to the nanosecond, and bad
+// input is refused with a message naming it and exit status 2.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/cli_runner.h"
+#include "tests/support/test_files.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ssgd::testing::read_file_bytes;
+using ssgd::testing::write_file_bytes;
+using ::testing::HasSubstr;
+
+const fs::path kSource = fs::path(SSGD_SOURCE_DIR);
+const std::string kResnet = (kSource / "traces/datasets/resnet50_v100.csv").string();
+const std::string kScenario = (kSource / "scenarios/v100_4x4_10gbe.yaml").string();
+constexpr int kBadInput = 2;
+
+class ChakraCliTest : public ssgd::testing::TempDirTest {
+ protected:
+  ssgd::testing::CliResult ssgd(const std::vector<std::string>& args) {
+    const fs::path scratch = dir_.string() + "_out";
+    fs::create_directories(scratch);
+    auto r = ssgd::testing::run_cli(SSGD_CLI, args, dir_, scratch);
+    if (!r.exited && r.signal == 0) ADD_FAILURE() << "could not run " << SSGD_CLI;
+    return r;
+  }
+  void TearDown() override {
+    fs::remove_all(dir_.string() + "_out");
+    TempDirTest::TearDown();
+  }
+  nlohmann::json json(const std::string& name) {
+    return nlohmann::json::parse(read_file_bytes(dir_ / name));
+  }
+};
+
+// The promise: export, import and replay give the iteration time
+// `ssgd simulate` gives, to the nanosecond, under the same scenario.
+TEST_F(ChakraCliTest, ExportImportSimulateRoundTripsToTheNanosecond) {
+  for (const std::string policy : {"wfbp", "mgwfbp", "ddp"}) {
+    SCOPED_TRACE(policy);
+    const std::vector<std::string> scenario = {"--scenario", kScenario, "--set",
+                                               "policy.overlap=" + policy, "--set", "iterations=4"};
+    std::vector<std::string> sim = {"simulate", kResnet, "--report", "direct.json", "-q"};
+    sim.insert(sim.end(), scenario.begin(), scenario.end());
+    ASSERT_EQ(ssgd(sim).status, 0);
+    fs::remove_all(dir_ / "et");
+    std::vector<std::string> exp = {"export", "chakra", kResnet, "-o", "et"};
+    exp.insert(exp.end(), scenario.begin(), scenario.end());
+    const auto e = ssgd(exp);
+    ASSERT_EQ(e.status, 0) << e;
+    EXPECT_TRUE(fs::exists(dir_ / "et/ssgd.15.et"));
+    const auto i = ssgd({"import", "chakra", "et", "-o", "g.ssgdt"});
+    ASSERT_EQ(i.status, 0) << i;
+    EXPECT_THAT(i.out, HasSubstr("16 files"));
+    std::vector<std::string> replay = {"simulate", "g.ssgdt", "--report", "graph.json", "-q"};
+    replay.insert(replay.end(), scenario.begin(), scenario.end());
+    const auto s = ssgd(replay);
+    ASSERT_EQ(s.status, 0) << s;
+    const auto direct = json("direct.json");
+    const auto graph = json("graph.json");
+    EXPECT_EQ(graph["kind"], "graph");
+    EXPECT_EQ(graph["iteration_time_ns"], direct["iteration_time_ns"]);
+    EXPECT_EQ(graph["iteration_times_ns"], direct["iteration_times_ns"]);
+    EXPECT_EQ(graph["comm"]["replayed"], 0);
+  }
+}
+
+TEST_F(ChakraCliTest, AnotherNetworkChangesTheGraphsCollectivesOnly) {
+  ASSERT_EQ(ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"}).status, 0);
+  ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
+  ASSERT_EQ(ssgd({"simulate", "g.ssgdt", "--scenario", kScenario, "--report", "slow.json", "-q"})
+                .status,
+            0);
+  ASSERT_EQ(ssgd({"simulate", "g.ssgdt", "--scenario", kScenario, "--set",
+                  "network.inter_node=ib_edr100", "--report", "fast.json", "-q"})
+                .status,
+            0);
+  const auto slow = json("slow.json");
+  const auto fast = json("fast.json");
+  EXPECT_LT(fast["iteration_time_ns"], slow["iteration_time_ns"]);
+  EXPECT_LT(fast["comm"]["total_ns"], slow["comm"]["total_ns"]);
+  EXPECT_EQ(fast["nodes"], slow["nodes"]);
+}
+
+TEST_F(ChakraCliTest, ExportRefusesStaleRanksOfAnEarlierExport) {
+  fs::create_directories(dir_ / "et");
+  write_file_bytes(dir_ / "et/ssgd.99.et", "old");
+  const auto r = ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("ssgd.99.et"));
+  EXPECT_THAT(r.err, HasSubstr("is rank 99 of an earlier export"));
+  EXPECT_FALSE(fs::exists(dir_ / "et/ssgd.0.et"));
+}
+
+TEST_F(ChakraCliTest, ImportRefusesDamagedFilesNamingThem) {
+  fs::create_directories(dir_ / "et");
+  write_file_bytes(dir_ / "et/job.0.et", std::string("\x05\x0a\x09", 3));
+  const auto r = ssgd({"import", "chakra", "et", "-o", "g.ssgdt"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("job.0.et"));
+  EXPECT_THAT(r.err, HasSubstr("truncated"));
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(fs::exists(dir_ / "g.ssgdt"));
+}
+
+TEST_F(ChakraCliTest, ImportOfAFolderWithoutEtFilesIsAnError) {
+  fs::create_directories(dir_ / "empty");
+  const auto r = ssgd({"import", "chakra", "empty", "-o", "g.ssgdt"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("holds no Chakra ET file"));
+}
+
+TEST_F(ChakraCliTest, AGraphOfAnotherRankCountThanTheClusterIsRefused) {
+  ASSERT_EQ(ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"}).status, 0);
+  ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
+  const auto r = ssgd({"simulate", "g.ssgdt", "--set", "cluster.nodes=2", "--set",
+                       "cluster.gpus_per_node=4"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("field 'cluster.nodes'"));
+  EXPECT_THAT(r.err, HasSubstr("the graph has 16 ranks"));
+}
+
+}  // namespace
