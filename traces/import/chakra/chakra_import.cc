@@ -1,6 +1,7 @@
 #include "traces/import/chakra/chakra_import.h"
 
 #include <deque>
+#include <optional>
 #include <ostream>
 #include <unordered_map>
 
@@ -106,14 +107,28 @@ ChakraImportSummary import_chakra(const std::vector<std::filesystem::path>& inpu
                                   const std::filesystem::path& output) {
   ChakraImportSummary summary;
   const auto files = find_chakra_rank_files(inputs);
-  const auto world = static_cast<std::int32_t>(files.size());
-  std::vector<RankGraph> ranks(files.size());
+  v1::CaptureMetadata metadata;
+  metadata.set_tool("ssgd import chakra");
+  metadata.set_tool_version(std::string(ssgd_version()));
+  metadata.set_world_size(static_cast<std::int32_t>(files.size()));
+  metadata.set_provenance(fmt::format("imported from Chakra execution traces: {}{}",
+                                      files.front().path.string(),
+                                      files.size() > 1 ? fmt::format(" and {} more", files.size() - 1)
+                                                       : std::string()));
+  // One rank at a time: read, checked, written; a failure leaves the
+  // writer's temporary file, which its destructor removes.
+  std::optional<TraceWriter> writer;
+  v1::Event event;
   for (const auto& f : files) {
     const std::string name = f.path.string();
     chakra::EtFileReader reader(f.path);
-    if (f.rank == 0) summary.version = reader.metadata().version;
+    if (f.rank == 0) {
+      summary.version = reader.metadata().version;
+      metadata.set_framework(summary.version.empty() ? "chakra" : "chakra " + summary.version);
+      writer.emplace(output, metadata);
+    }
     if (reader.compressed()) ++summary.gzip_files;
-    RankGraph& g = ranks[static_cast<std::size_t>(f.rank)];
+    RankGraph g;
     chakra::Node node;
     while (reader.next(node)) {
       g.nodes.push_back(map_chakra_node(node, name, reader.nodes_read(), summary.counts));
@@ -124,34 +139,18 @@ ChakraImportSummary import_chakra(const std::vector<std::filesystem::path>& inpu
     summary.nodes += static_cast<std::int64_t>(g.nodes.size());
     check_graph(name, g);
     summary.files.push_back(f.path);
+    for (auto& n : g.nodes) {
+      event.set_rank(f.rank);
+      *event.mutable_graph_node() = std::move(n);
+      writer->append(event);
+    }
   }
   if (summary.nodes == 0) {
     throw InputError({files.front().path.string(), std::nullopt, std::nullopt, ""},
                      fmt::format("the {} file{} hold{} no node: nothing to replay", files.size(),
                                  files.size() > 1 ? "s" : "", files.size() > 1 ? "" : "s"));
   }
-  v1::CaptureMetadata metadata;
-  metadata.set_tool("ssgd import chakra");
-  metadata.set_tool_version(std::string(ssgd_version()));
-  metadata.set_world_size(world);
-  metadata.set_framework(summary.version.empty() ? "chakra"
-                                                 : "chakra " + summary.version);
-  metadata.set_provenance(fmt::format("imported from Chakra execution traces: {}{}",
-                                      files.front().path.string(),
-                                      files.size() > 1 ? fmt::format(" and {} more", files.size() - 1)
-                                                       : std::string()));
-  TraceWriter writer(output, metadata);
-  v1::Event event;
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    for (auto& n : ranks[r].nodes) {
-      event.set_rank(static_cast<std::int32_t>(r));
-      *event.mutable_graph_node() = std::move(n);
-      writer.append(event);
-    }
-    ranks[r].nodes.clear();
-    ranks[r].nodes.shrink_to_fit();
-  }
-  writer.close();
+  writer->close();
   return summary;
 }
 

@@ -4,14 +4,16 @@
 // GraphNode events (traces/proto/trace_events.proto), which `ssgd
 // simulate` replays as the graph it is (docs/chakra.md).
 //
-// Each rank's graph is checked before anything is written: node ids are
+// The ranks are read one at a time, so memory holds one rank's graph. Each
+// rank's graph is checked before its events are written: node ids are
 // unique within the rank, every data and control dependency names a node of
 // the same rank, and there is no cycle. Each failure is an InputError
 // naming the file, the node's record and id. Every node is kept; node
 // types and attributes ssgd does not know, and collectives it does not
 // model, are counted in the summary (chakra_node_mapping.h). A job with no
 // node is an error. The output is written under a temporary name and
-// renamed into place, so a failed import leaves nothing behind.
+// renamed into place once every rank is in, so a failed import leaves
+// nothing behind.
 
 #include <cstdint>
 #include <filesystem>
