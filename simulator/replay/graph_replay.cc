@@ -11,6 +11,8 @@
 #include "dag/critical_path.h"
 #include "dag/time_breakdown.h"
 #include "simulator/engine/schedule.h"
+#include "simulator/network/collective_runner.h"
+#include "simulator/network/flow_network.h"
 #include "simulator/replay/job_graph.h"
 #include "simulator/scenario/scenario_network.h"
 #include "traces/proto/trace_events.pb.h"
@@ -35,6 +37,28 @@ std::optional<CollectiveOp> modelled_op(std::int32_t op) {
   }
 }
 
+// Under the flow model, the graph's modelled collectives run as flows on the
+// platform's links, each with its own operation (ExecutionDag::comm by
+// Task::group).
+class GraphFlowExecutor : public TaskExecutor {
+ public:
+  GraphFlowExecutor(CollectiveRunner& runner, const CommModel& comm, const dag::ExecutionDag& dag)
+      : runner_(runner), comm_(comm), dag_(dag) {}
+  [[nodiscard]] bool handles(const dag::Task& task) const override {
+    return task.kind == dag::TaskKind::kComm && task.duration_modelled;
+  }
+  void start(dag::TaskId, const dag::Task& task, std::function<void()> finished) override {
+    const auto& call = dag_.comm[static_cast<std::size_t>(task.group)];
+    runner_.run(comm_.call(*modelled_op(call.op), static_cast<double>(call.bytes)),
+                std::move(finished));
+  }
+
+ private:
+  CollectiveRunner& runner_;
+  const CommModel& comm_;
+  const dag::ExecutionDag& dag_;
+};
+
 }  // namespace
 
 Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& requested) {
@@ -53,10 +77,6 @@ Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& reques
     if (!ignored.empty()) {
       logger("sim")->warn("an execution graph replays its own tasks and times: {} ignored",
                           fmt::join(ignored, ", "));
-    }
-    if (s.network_model == NetworkModelKind::kFlow) {
-      throw ParameterError("network.model",
-                           "the flow model does not yet replay execution graphs; use analytical");
     }
     const std::int64_t ranks = graph.world;
     if (s.origins.contains("cluster.nodes")) {
@@ -126,6 +146,15 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
 
   Engine engine;
   ScheduleOptions sched;
+  std::unique_ptr<FlowNetwork> flows;
+  std::unique_ptr<CollectiveRunner> runner;
+  std::unique_ptr<GraphFlowExecutor> executor;
+  if (scenario.network_model == NetworkModelKind::kFlow && graph.world > 1) {
+    flows = std::make_unique<FlowNetwork>(engine, comm.platform().link_capacities());
+    runner = std::make_unique<CollectiveRunner>(engine, *flows, comm.platform());
+    executor = std::make_unique<GraphFlowExecutor>(*runner, comm, *dag);
+    sched.executor = executor.get();
+  }
   const auto t1 = std::chrono::steady_clock::now();
   auto schedule = std::make_shared<Schedule>(std::move(run_schedules(engine, {&tasks}, {sched}).front()));
   r.simulate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
@@ -167,7 +196,8 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
     const auto& task = tasks.task(t);
     if (task.kind != dag::TaskKind::kComm || task.rank != dag::kAllRanks) continue;
     if (task.iteration != std::max(0, last_iteration)) continue;
-    r.comm_per_iteration = r.comm_per_iteration + task.duration;
+    // As it ran: under the flow model, with whatever shared its links.
+    r.comm_per_iteration = r.comm_per_iteration + (schedule->end[t] - schedule->start[t]);
     ++r.collectives_per_iteration;
   }
   if (options.keep_schedule) {

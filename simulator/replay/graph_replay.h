@@ -13,8 +13,10 @@
 // cluster.nodes is not given it is set to ranks / cluster.gpus_per_node. The
 // keys of the S-SGD template (iterations, policy.*, workload.*, perturb.*,
 // scaling.*) do not apply to a graph and are ignored with a warning, so the
-// scenario a graph was exported under can be given again; the flow network
-// model and jobs are not yet supported: ParameterErrors at their keys.
+// scenario a graph was exported under can be given again. Under the flow
+// model (network.model: flow) the modelled collectives run as flows on the
+// platform's links, sharing them with each other. Jobs are not yet
+// supported: a ParameterError at their key.
 
 #include <cstdint>
 #include <string>

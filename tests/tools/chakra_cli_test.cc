@@ -75,6 +75,24 @@ TEST_F(ChakraCliTest, ExportImportSimulateRoundTripsToTheNanosecond) {
   }
 }
 
+TEST_F(ChakraCliTest, TheFlowModelRoundTripsToo) {
+  const std::vector<std::string> scenario = {"--scenario", kScenario, "--set", "iterations=3",
+                                             "--set", "network.model=flow"};
+  std::vector<std::string> sim = {"simulate", kResnet, "--report", "direct.json", "-q"};
+  sim.insert(sim.end(), scenario.begin(), scenario.end());
+  ASSERT_EQ(ssgd(sim).status, 0);
+  std::vector<std::string> exp = {"export", "chakra", kResnet, "-o", "et", "--gzip"};
+  exp.insert(exp.end(), scenario.begin(), scenario.end());
+  ASSERT_EQ(ssgd(exp).status, 0);
+  EXPECT_TRUE(fs::exists(dir_ / "et/ssgd.0.et.gz"));
+  ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
+  std::vector<std::string> replay = {"simulate", "g.ssgdt", "--report", "graph.json", "-q"};
+  replay.insert(replay.end(), scenario.begin(), scenario.end());
+  ASSERT_EQ(ssgd(replay).status, 0);
+  EXPECT_EQ(json("graph.json")["iteration_time_ns"], json("direct.json")["iteration_time_ns"]);
+  EXPECT_EQ(json("graph.json")["scenario"]["network"]["model"], "flow");
+}
+
 TEST_F(ChakraCliTest, AnotherNetworkChangesTheGraphsCollectivesOnly) {
   ASSERT_EQ(ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"}).status, 0);
   ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
