@@ -52,6 +52,7 @@ std::vector<ChakraRankFile> find_chakra_rank_files(
       }
     }
     if (ec) fail(inputs[0], fmt::format("cannot be listed: {}", ec.message()));
+    std::sort(files.begin(), files.end());  // messages name the same file whatever the listing order
     if (files.empty()) {
       fail(inputs[0], "holds no Chakra ET file (named <prefix>.<rank>.et or <prefix>.<rank>.et.gz)");
     }
@@ -66,7 +67,8 @@ std::vector<ChakraRankFile> find_chakra_rank_files(
       return {{0, files[0]}};
     }
   }
-  std::map<std::string, std::filesystem::path> prefixes;
+  std::string first_prefix;
+  std::filesystem::path first_file;
   std::map<std::int64_t, std::filesystem::path> by_rank;
   for (const auto& f : files) {
     std::string prefix;
@@ -76,14 +78,13 @@ std::vector<ChakraRankFile> find_chakra_rank_files(
               "each must be named so");
     }
     if (rank >= kMaxRanks) fail(f, fmt::format("rank {} is out of range (below 2^24)", rank));
-    prefixes.emplace(prefix, f);
-    if (prefixes.size() > 1) {
+    if (first_file.empty()) {
+      first_prefix = prefix;
+      first_file = f;
+    } else if (prefix != first_prefix) {
       fail(f, fmt::format("its prefix '{}' differs from '{}' of {}; one job's files share one "
                           "prefix",
-                          prefix, prefixes.begin()->first == prefix ? prefixes.rbegin()->first
-                                                                    : prefixes.begin()->first,
-                          prefixes.begin()->first == prefix ? prefixes.rbegin()->second.string()
-                                                            : prefixes.begin()->second.string()));
+                          prefix, first_prefix, first_file.string()));
     }
     if (auto [it, fresh] = by_rank.emplace(rank, f); !fresh) {
       fail(f, fmt::format("is rank {}, as is {}", rank, it->second.string()));
