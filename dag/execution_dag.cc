@@ -197,7 +197,11 @@ struct Builder {
   void edges() {
     for (std::size_t r = 0; r < g.ranks.size(); ++r) {
       for (std::uint32_t i = 0; i < g.ranks[r].size(); ++i) {
-        for (const auto d : g.ranks[r][i].deps) out.graph.add_edge(task_of[r][d], task_of[r][i]);
+        for (const auto d : g.ranks[r][i].deps) {
+          // A send to the rank itself and its receive are one task: an edge
+          // between the two halves says nothing.
+          if (task_of[r][d] != task_of[r][i]) out.graph.add_edge(task_of[r][d], task_of[r][i]);
+        }
       }
     }
   }
@@ -219,7 +223,17 @@ ExecutionDag build_execution_dag(const ExecutionGraph& graph, const GraphCommTim
   b.point_to_point();
   b.rank_tasks();
   b.edges();
-  b.out.graph.finalize();
+  try {
+    b.out.graph.finalize();
+  } catch (const DagError& e) {
+    // Each rank's graph was checked for cycles where it was read; what is
+    // left waits across ranks (rank 0 receives from 1 before sending to it,
+    // and 1 likewise; collectives in different orders).
+    throw InputError({file, std::nullopt, std::nullopt, "graph_node"},
+                     fmt::format("the ranks' graphs wait for each other and cannot run as one job: "
+                                 "{}",
+                                 e.what()));
+  }
   return std::move(b.out);
 }
 

@@ -18,7 +18,9 @@
 // task_kind); other compute and unknown nodes count as forward, memory
 // nodes as io, collectives and point-to-point as comm.
 // Errors are InputErrors naming `file`, the event and the field: ranks that
-// disagree on a group's collectives, a SEND without its RECV.
+// disagree on a group's collectives, a SEND without its RECV, and ranks
+// whose collectives and transfers wait for each other in a cycle (each
+// rank's own graph has none: that is checked where it is read).
 
 #include <cstdint>
 #include <functional>
@@ -50,8 +52,7 @@ struct ExecutionDag {
   std::vector<GraphCommCall> comm;   // per comm task, by Task::group
 };
 
-// The task graph, finalized. Throws InputError (see above) and DagError
-// for a cycle.
+// The task graph, finalized. Throws InputError (see above).
 ExecutionDag build_execution_dag(const ExecutionGraph& graph, const GraphCommTime& comm_time,
                                  const std::string& file);
 

@@ -140,11 +140,41 @@ TEST(ExecutionDag, ResourcesFollowWhatANodeDoes) {
   EXPECT_EQ(t.task(4).duration, Duration::zero());    // metadata takes no time
 }
 
-TEST(ExecutionDag, ACycleIsADagError) {
+TEST(ExecutionDag, RanksWaitingForEachOtherAreAnInputError) {
+  // Rank 0 receives from 1 before sending to it, and rank 1 likewise.
+  ExecutionGraph g;
+  g.world = 2;
+  g.ranks.resize(2);
+  for (int r = 0; r < 2; ++r) {
+    auto recv = node(1, GraphNodeKind::kRecv, 1);
+    recv.peer = 1 - r;
+    auto send = node(2, GraphNodeKind::kSend, 1, {0});
+    send.peer = 1 - r;
+    g.ranks[r] = {recv, send};
+  }
+  try {
+    build_execution_dag(g, kRecorded, "g.ssgdt");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, "g.ssgdt");
+    EXPECT_NE(std::string(e.what()).find("wait for each other"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ExecutionDag, ASendToItselfIsOneTask) {
+  // The fuzzer's first finding: a rank's receive from itself waits for its
+  // send to itself; both are one task, and the edge between them is dropped.
   ExecutionGraph g;
   g.world = 1;
-  g.ranks = {{node(1, GraphNodeKind::kCompute, 1, {1}), node(2, GraphNodeKind::kCompute, 1, {0})}};
-  EXPECT_THROW(build_execution_dag(g, kModelled, "g.ssgdt"), DagError);
+  auto send = node(1, GraphNodeKind::kSend, 4);
+  send.peer = 0;
+  auto recv = node(2, GraphNodeKind::kRecv, 6, {0});
+  recv.peer = 0;
+  g.ranks = {{send, recv}};
+  const auto dag = build_execution_dag(g, kRecorded, "g.ssgdt");
+  EXPECT_EQ(dag.graph.task_count(), 1u);
+  EXPECT_EQ(dag.graph.edge_count(), 0u);
+  EXPECT_EQ(dag.graph.task(0).duration, Duration(6));
 }
 
 }  // namespace
