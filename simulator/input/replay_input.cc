@@ -70,6 +70,12 @@ ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInp
   if (trace::looks_like_trace(head) || head.substr(0, 8).find("SSGDT") != std::string::npos) {
     out.kind = InputKind::kTrace;
     if (dag::is_graph_trace(path)) {
+      if (!options.allow_graph) {
+        throw InputError({path.string(), std::nullopt, std::nullopt, ""},
+                         "is an execution graph (a trace of graph_node events, from ssgd import "
+                         "chakra): only `ssgd simulate` replays one; give the profile or trace it "
+                         "came from here");
+      }
       out.kind = InputKind::kGraphTrace;
       auto reader = trace::TraceReader::open(path);
       auto graph = std::make_shared<dag::ExecutionGraph>(

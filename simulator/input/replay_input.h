@@ -28,6 +28,9 @@ struct ReplayInput {
 
 struct ReplayInputOptions {
   bool allow_truncated = false;  // replay the readable prefix of a trace cut short
+  // Accept an execution graph (a graph trace): only `ssgd simulate` replays
+  // one; for every other use it is an InputError saying so.
+  bool allow_graph = false;
 };
 
 // Throws ssgd::InputError: unreadable file, unrecognised content, or any error

@@ -110,6 +110,20 @@ TEST_F(ChakraCliTest, AnotherNetworkChangesTheGraphsCollectivesOnly) {
   EXPECT_EQ(fast["nodes"], slow["nodes"]);
 }
 
+TEST_F(ChakraCliTest, OnlySimulateTakesAGraph) {
+  ASSERT_EQ(ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"}).status, 0);
+  ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"scale", "g.ssgdt", "--gpus", "1,2"},
+        std::vector<std::string>{"optimize", "g.ssgdt", "--param", "policy.bucket_cap", "--values",
+                                 "1MiB,2MiB"},
+        std::vector<std::string>{"export", "chakra", "g.ssgdt", "-o", "again"}}) {
+    const auto r = ssgd(args);
+    EXPECT_EQ(r.status, kBadInput) << r;
+    EXPECT_THAT(r.err, HasSubstr("g.ssgdt: is an execution graph")) << r;
+  }
+}
+
 TEST_F(ChakraCliTest, ExportRefusesStaleRanksOfAnEarlierExport) {
   fs::create_directories(dir_ / "et");
   write_file_bytes(dir_ / "et/ssgd.99.et", "old");

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "common/chrome_trace_writer.h"
-#include "common/error.h"
 #include "common/logging.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/replay/replay.h"
@@ -100,11 +99,6 @@ void add_export_command(CLI::App& app) {
     }
     const sim::Scenario scenario = load_scenario(a.scenario);
     const sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
-    if (input.kind == sim::InputKind::kGraphTrace) {
-      throw InputError({a.input, std::nullopt, std::nullopt, "INPUT"},
-                       "is already an execution graph (ssgd import chakra); export the input it "
-                       "was imported from");
-    }
     sim::ReplayOptions options;
     options.keep_schedule = true;
     options.fold_ranks = false;

@@ -116,7 +116,7 @@ void run_simulate(const SimulateArgs& a) {
     }
   }
   const sim::Scenario scenario = load_scenario(a.scenario);
-  sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
+  sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated, true});
   for (const auto& w : input.warnings) log->warn("{}", w);
   if (input.kind == sim::InputKind::kGraphTrace) {
     run_graph_simulate(a, scenario, input);
