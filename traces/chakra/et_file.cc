@@ -1,5 +1,7 @@
 #include "traces/chakra/et_file.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
@@ -41,7 +43,10 @@ bool EtFileReader::fill(std::size_t bytes) {
     pos_ = 0;
   }
   while (buffer_.size() - pos_ < bytes) {
-    const std::size_t want = std::max<std::size_t>(1 << 16, bytes - (buffer_.size() - pos_));
+    // At most 1 MiB more at a time: a length prefix that promises more than
+    // the file holds costs what the file holds, not what it promises.
+    const std::size_t want = std::clamp<std::size_t>(bytes - (buffer_.size() - pos_),
+                                                     std::size_t{1} << 16, std::size_t{1} << 20);
     const std::size_t old = buffer_.size();
     buffer_.resize(old + want);
     const std::size_t got = in_->read(buffer_.data() + old, want);
