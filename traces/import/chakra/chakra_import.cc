@@ -156,9 +156,15 @@ ChakraImportSummary import_chakra(const std::vector<std::filesystem::path>& inpu
 
 namespace {
 
+// "a x2, b x1", the first 20 names, then how many more.
 std::string counted(const std::map<std::string, std::int64_t>& counts) {
+  constexpr std::size_t kShown = 20;
   std::vector<std::string> parts;
-  for (const auto& [name, n] : counts) parts.push_back(fmt::format("{} x{}", name, n));
+  for (const auto& [name, n] : counts) {
+    if (parts.size() == kShown) break;
+    parts.push_back(fmt::format("{} x{}", name, n));
+  }
+  if (counts.size() > kShown) parts.push_back(fmt::format("and {} more", counts.size() - kShown));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
