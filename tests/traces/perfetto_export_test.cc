@@ -101,6 +101,31 @@ void expect_well_formed(const nlohmann::json& j, std::size_t expected_flows) {
   }
 }
 
+TEST_F(PerfettoExportTest, GraphNodesAreSlicesOnATrackPerKind) {
+  PerfettoExportResult r;
+  const auto j = nlohmann::json::parse(export_to_string(pack("graph"), &r));
+  expect_well_formed(j, 0);
+  EXPECT_EQ(r.ranks, 2);
+  EXPECT_EQ(r.skipped, 0u);
+  std::map<std::pair<std::int64_t, std::int64_t>, std::string> tracks;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["name"] == "thread_name") tracks[{e["pid"], e["tid"]}] = e["args"]["name"];
+  }
+  int slices = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    EXPECT_EQ(e["cat"], "graph_node");
+    if (e["name"] == "ar" && e["pid"] == 2) {
+      EXPECT_EQ((tracks[{2, e["tid"]}]), "graph COLLECTIVE");
+      EXPECT_EQ(e["args"]["op"], "ALL_REDUCE");
+      EXPECT_EQ(e["args"]["size_bytes"], 1048576);
+      EXPECT_EQ(e["args"]["data_deps"], 1);
+    }
+  }
+  EXPECT_EQ(slices, 4);
+}
+
 TEST_F(PerfettoExportTest, SmallTraceMatchesGoldenWithTracksAndFlows) {
   PerfettoExportResult r;
   const std::string json = export_to_string(pack("small"), &r);
