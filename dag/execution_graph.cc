@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "traces/graph_node_check.h"
 
 namespace ssgd::dag {
 
@@ -50,9 +51,11 @@ ExecutionGraph read_execution_graph(trace::TraceReader& reader, const std::strin
   ExecutionGraph g;
   g.provenance = reader.metadata().provenance();
   const std::int32_t world = reader.metadata().world_size();
-  std::vector<std::unordered_map<std::uint64_t, std::uint32_t>> ids;
-  // Dependencies as ids until every node of the rank is known.
-  std::vector<std::vector<std::vector<std::uint64_t>>> dep_ids;
+  // Each node's dependencies as ids until the rank's graph is checked.
+  struct DepIds {
+    std::vector<std::uint64_t> data, ctrl;
+  };
+  std::vector<std::vector<DepIds>> dep_ids;
   v1::Event event;
   std::int64_t index = -1;
   const auto fail = [&](const std::string& field, const std::string& what) {
@@ -74,17 +77,11 @@ ExecutionGraph read_execution_graph(trace::TraceReader& reader, const std::strin
     const auto r = static_cast<std::size_t>(rank);
     if (r >= g.ranks.size()) {
       g.ranks.resize(r + 1);
-      ids.resize(r + 1);
       dep_ids.resize(r + 1);
     }
     auto& nodes = g.ranks[r];
     if (nodes.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
       fail("graph_node", "a rank has more than 2^32-2 nodes");
-    }
-    const auto at = static_cast<std::uint32_t>(nodes.size());
-    if (auto [it, fresh] = ids[r].emplace(n.id(), at); !fresh) {
-      fail("graph_node.id", fmt::format("rank {} has node id {} twice (events {} and {})", rank,
-                                        n.id(), nodes[it->second].record, index));
     }
     GraphNodeWork w;
     w.id = n.id();
@@ -103,9 +100,8 @@ ExecutionGraph read_execution_graph(trace::TraceReader& reader, const std::strin
     w.layer = n.layer();
     w.record = index;
     nodes.push_back(std::move(w));
-    auto& deps = dep_ids[r].emplace_back();
-    deps.assign(n.data_deps().begin(), n.data_deps().end());
-    deps.insert(deps.end(), n.ctrl_deps().begin(), n.ctrl_deps().end());
+    dep_ids[r].push_back({{n.data_deps().begin(), n.data_deps().end()},
+                          {n.ctrl_deps().begin(), n.ctrl_deps().end()}});
   }
   if (index < 0) {
     throw InputError({file, std::nullopt, std::nullopt, ""},
@@ -113,22 +109,31 @@ ExecutionGraph read_execution_graph(trace::TraceReader& reader, const std::strin
   }
   g.world = std::max<std::int32_t>(world, static_cast<std::int32_t>(g.ranks.size()));
   g.ranks.resize(static_cast<std::size_t>(g.world));
+  // Each rank's graph is checked as `ssgd import chakra` checks it
+  // (traces/graph_node_check.h), then its dependencies become indices.
   for (std::size_t r = 0; r < dep_ids.size(); ++r) {
-    for (std::size_t i = 0; i < dep_ids[r].size(); ++i) {
-      auto& w = g.ranks[r][i];
-      for (const auto d : dep_ids[r][i]) {
-        const auto it = ids[r].find(d);
-        if (it == ids[r].end()) {
-          index = w.record;
-          throw InputError({file, std::nullopt, std::nullopt, "graph_node.data_deps"},
-                           fmt::format("event {}: rank {} node {} '{}' depends on node {}, which "
-                                       "rank {} does not have",
-                                       w.record, r, w.id, w.name, d, r));
-        }
-        w.deps.push_back(it->second);
+    auto& nodes = g.ranks[r];
+    std::vector<trace::GraphNodeDeps> check;
+    check.reserve(nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      check.push_back({nodes[i].id, nodes[i].name, dep_ids[r][i].data, dep_ids[r][i].ctrl});
+    }
+    if (auto problem = trace::check_rank_graph(check, [&nodes](std::size_t i) {
+          return fmt::format("event {}", nodes[i].record);
+        })) {
+      throw InputError({file, std::nullopt, std::nullopt, "graph_node." + problem->field},
+                       fmt::format("event {}: rank {}: {}", nodes[problem->node].record, r,
+                                   problem->what));
+    }
+    std::unordered_map<std::uint64_t, std::uint32_t> ids;
+    ids.reserve(nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) ids.emplace(nodes[i].id, static_cast<std::uint32_t>(i));
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      for (const auto* deps : {&dep_ids[r][i].data, &dep_ids[r][i].ctrl}) {
+        for (const auto d : *deps) nodes[i].deps.push_back(ids.at(d));
       }
     }
-    g.nodes += static_cast<std::int64_t>(g.ranks[r].size());
+    g.nodes += static_cast<std::int64_t>(nodes.size());
   }
   return g;
 }

@@ -55,10 +55,10 @@ struct ExecutionGraph {
 bool is_graph_trace(const std::filesystem::path& path);
 
 // Reads every GraphNode of the trace. Throws InputError naming the file,
-// the event and the field: another payload in a graph trace, a node id used
-// twice in a rank, a dependency on a node the rank does not have, a rank
-// outside the world; and when the trace holds no node. (A cycle is found
-// when the task graph is built: DagError naming the tasks.)
+// the event and the field: another payload in a graph trace, a rank outside
+// the world, a rank's graph that breaks traces/graph_node_check.h (a node
+// id used twice, a dependency on a node the rank does not have, a cycle);
+// and when the trace holds no node.
 ExecutionGraph read_execution_graph(trace::TraceReader& reader, const std::string& file);
 
 }  // namespace ssgd::dag

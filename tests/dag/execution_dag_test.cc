@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
+#include "tests/support/test_files.h"
+#include "traces/trace_writer.h"
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::dag {
@@ -17,7 +21,7 @@ GraphNodeWork node(std::uint64_t id, GraphNodeKind kind, std::int64_t ns,
                    std::vector<std::uint32_t> deps = {}) {
   GraphNodeWork n;
   n.id = id;
-  n.name = "n" + std::to_string(id);
+  n.name = fmt::format("n{}", id);
   n.kind = kind;
   n.duration = Duration(ns);
   n.deps = std::move(deps);
@@ -175,6 +179,61 @@ TEST(ExecutionDag, ASendToItselfIsOneTask) {
   EXPECT_EQ(dag.graph.task_count(), 1u);
   EXPECT_EQ(dag.graph.edge_count(), 0u);
   EXPECT_EQ(dag.graph.task(0).duration, Duration(6));
+}
+
+// A graph trace from elsewhere (ssgd pack) is checked where it is read, by
+// the rules the import applies (traces/graph_node_check.h).
+class ExecutionGraphRead : public ssgd::testing::TempDirTest {
+ protected:
+  // Writes rank 0's nodes (id, then the ids it depends on) and reads them back.
+  ExecutionGraph write_and_read(const std::vector<std::vector<std::uint64_t>>& nodes) {
+    const auto path = dir_ / "g.ssgdt";
+    v1::CaptureMetadata metadata;
+    metadata.set_world_size(1);
+    trace::TraceWriter writer(path, metadata);
+    for (const auto& ids : nodes) {
+      v1::Event e;
+      auto* n = e.mutable_graph_node();
+      n->set_id(ids[0]);
+      n->set_name(fmt::format("n{}", ids[0]));
+      n->set_kind(v1::GraphNode::COMPUTE);
+      for (std::size_t k = 1; k < ids.size(); ++k) n->add_data_deps(ids[k]);
+      writer.append(e);
+    }
+    writer.close();
+    auto reader = trace::TraceReader::open(path);
+    return read_execution_graph(reader, path.string());
+  }
+  void expect_error(const std::vector<std::vector<std::uint64_t>>& nodes, const std::string& field,
+                    const std::string& what) {
+    try {
+      write_and_read(nodes);
+      ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where().field, field) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  }
+};
+
+TEST_F(ExecutionGraphRead, DependenciesBecomeIndices) {
+  const auto g = write_and_read({{7}, {9, 7}});
+  ASSERT_EQ(g.ranks.size(), 1u);
+  EXPECT_EQ(g.ranks[0][1].deps, std::vector<std::uint32_t>{0});
+  EXPECT_EQ(g.nodes, 2);
+}
+
+TEST_F(ExecutionGraphRead, ARanksCycleNamesItsNodes) {
+  expect_error({{1, 2}, {2, 1}}, "graph_node.data_deps",
+               "rank 0: node 1 'n1' is on a dependency cycle (nodes 1 -> 2)");
+}
+
+TEST_F(ExecutionGraphRead, AnIdUsedTwiceNamesBothEvents) {
+  expect_error({{1}, {1}}, "graph_node.id", "event 1: rank 0: node id 1 is used again: event 0");
+}
+
+TEST_F(ExecutionGraphRead, ADanglingDependencyNamesTheNode) {
+  expect_error({{1, 5}}, "graph_node.data_deps", "node 1 'n1' depends on node 5");
 }
 
 }  // namespace

@@ -1,15 +1,14 @@
 #include "traces/import/chakra/chakra_import.h"
 
-#include <deque>
 #include <optional>
 #include <ostream>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
 #include "common/version.h"
 #include "traces/chakra/et_file.h"
+#include "traces/graph_node_check.h"
 #include "traces/import/chakra/chakra_files.h"
 #include "traces/trace_writer.h"
 
@@ -26,79 +25,19 @@ struct RankGraph {
   throw InputError({file, std::nullopt, static_cast<std::int64_t>(index) + 1, field}, what);
 }
 
-// Unique ids, dependencies inside the rank, no cycle.
+// Unique ids, dependencies inside the rank, no cycle (traces/graph_node_check.h).
 void check_graph(const std::string& file, const RankGraph& g) {
-  std::unordered_map<std::uint64_t, std::size_t> index;
-  index.reserve(g.nodes.size());
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    if (auto [it, fresh] = index.emplace(g.nodes[i].id(), i); !fresh) {
-      fail_node(file, i, "id",
-                fmt::format("node id {} is used again: record {} has it too", g.nodes[i].id(),
-                            it->second + 1));
-    }
+  std::vector<GraphNodeDeps> nodes;
+  nodes.reserve(g.nodes.size());
+  for (const auto& n : g.nodes) {
+    nodes.push_back({n.id(), n.name(),
+                     {n.data_deps().data(), static_cast<std::size_t>(n.data_deps().size())},
+                     {n.ctrl_deps().data(), static_cast<std::size_t>(n.ctrl_deps().size())}});
   }
-  std::vector<std::uint32_t> waiting(g.nodes.size(), 0);
-  std::vector<std::vector<std::uint32_t>> successors(g.nodes.size());
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    const auto& n = g.nodes[i];
-    const auto add = [&](std::uint64_t dep, const char* field) {
-      const auto it = index.find(dep);
-      if (it == index.end()) {
-        fail_node(file, i, field,
-                  fmt::format("node {} '{}' depends on node {}, which this rank does not have",
-                              n.id(), n.name(), dep));
-      }
-      if (it->second == i) {
-        fail_node(file, i, field, fmt::format("node {} '{}' depends on itself", n.id(), n.name()));
-      }
-      successors[it->second].push_back(static_cast<std::uint32_t>(i));
-      ++waiting[i];
-    };
-    for (const auto d : n.data_deps()) add(d, "data_deps");
-    for (const auto d : n.ctrl_deps()) add(d, "ctrl_deps");
+  if (auto problem = check_rank_graph(
+          nodes, [](std::size_t i) { return fmt::format("record {}", i + 1); })) {
+    fail_node(file, problem->node, problem->field, problem->what);
   }
-  // Kahn's algorithm; what is left waiting lies on or behind a cycle.
-  std::deque<std::uint32_t> ready;
-  for (std::uint32_t i = 0; i < waiting.size(); ++i) {
-    if (waiting[i] == 0) ready.push_back(i);
-  }
-  std::size_t done = 0;
-  while (!ready.empty()) {
-    const auto i = ready.front();
-    ready.pop_front();
-    ++done;
-    for (const auto s : successors[i]) {
-      if (--waiting[s] == 0) ready.push_back(s);
-    }
-  }
-  if (done == g.nodes.size()) return;
-  // Walk back along unfinished dependencies until a node repeats: it is on a cycle.
-  std::size_t at = 0;
-  while (waiting[at] == 0) ++at;
-  std::vector<int> seen(g.nodes.size(), -1);
-  std::vector<std::size_t> path;
-  while (seen[at] < 0) {
-    seen[at] = static_cast<int>(path.size());
-    path.push_back(at);
-    const auto& n = g.nodes[at];
-    std::size_t next = at;
-    for (const auto d : n.data_deps()) {
-      if (waiting[index.at(d)] != 0) next = index.at(d);
-    }
-    for (const auto d : n.ctrl_deps()) {
-      if (waiting[index.at(d)] != 0) next = index.at(d);
-    }
-    at = next;
-  }
-  std::vector<std::string> cycle;
-  for (std::size_t k = static_cast<std::size_t>(seen[at]); k < path.size() && cycle.size() < 8; ++k) {
-    cycle.push_back(std::to_string(g.nodes[path[k]].id()));
-  }
-  const auto& n = g.nodes[at];
-  fail_node(file, at, "data_deps",
-            fmt::format("node {} '{}' is on a dependency cycle (nodes {}{}); a graph must have none",
-                        n.id(), n.name(), fmt::join(cycle, " -> "),
-                        path.size() - static_cast<std::size_t>(seen[at]) > cycle.size() ? " -> ..." : ""));
 }
 
 }  // namespace
