@@ -106,14 +106,6 @@ Attribute Attribute::int64(std::string name, std::int64_t v) {
   return a;
 }
 
-Attribute Attribute::uint64(std::string name, std::uint64_t v) {
-  Attribute a;
-  a.name = std::move(name);
-  a.type = AttrType::kUint64;
-  a.bits = v;
-  return a;
-}
-
 Attribute Attribute::int32(std::string name, std::int32_t v) {
   Attribute a;
   a.name = std::move(name);

@@ -114,7 +114,6 @@ struct Attribute {
   [[nodiscard]] std::optional<std::int64_t> as_int64() const;
 
   static Attribute int64(std::string name, std::int64_t v);
-  static Attribute uint64(std::string name, std::uint64_t v);
   static Attribute int32(std::string name, std::int32_t v);
   static Attribute boolean(std::string name, bool v);
   static Attribute string(std::string name, std::string v);

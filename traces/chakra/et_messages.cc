@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <exception>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -64,6 +63,13 @@ void expect_type(const FieldPath& path, std::size_t offset, FieldTag tag, WireTy
 std::string utf8_string(const FieldPath& path, std::size_t offset, std::string_view bytes) {
   if (auto problem = utf8_problem(bytes); !problem.empty()) fail(path, offset, problem);
   return std::string(bytes);
+}
+
+// A string field: length-delimited, valid UTF-8.
+std::string string_field(WireReader& in, const FieldPath& path, std::size_t at, FieldTag tag) {
+  expect_type(path, at, tag, WireType::kLength);
+  const std::size_t text_at = in.offset();
+  return utf8_string(path, text_at, in.length_delimited());
 }
 
 // A length-delimited field's bytes and the offset where they start.
@@ -171,9 +177,7 @@ Attribute decode_attribute(std::string_view bytes, std::size_t base, FieldPath& 
     const FieldTag tag = in.tag();
     if (tag.number == 1 || tag.number == 2) {
       const auto guard = path.enter(tag.number == 1 ? ".name" : ".doc_string");
-      expect_type(path, at, tag, WireType::kLength);
-      const std::size_t text_at = in.offset();
-      std::string text = utf8_string(path, text_at, in.length_delimited());
+      std::string text = string_field(in, path, at, tag);
       if (tag.number == 1) a.name = std::move(text);
       continue;
     }
@@ -237,11 +241,18 @@ IoInfo decode_io_info(std::string_view bytes, std::size_t base, FieldPath& path,
     }
     const auto guard =
         path.enter(tag.number == 1 ? ".values" : tag.number == 2 ? ".shapes" : ".types");
-    expect_type(path, at, tag, WireType::kLength);
-    const std::size_t text_at = in.offset();
-    *target = utf8_string(path, text_at, in.length_delimited());
+    *target = string_field(in, path, at, tag);
   }
   return io;
+}
+
+// The `index`-th `attr` of a Node or a GlobalMetadata.
+Attribute attribute_field(WireReader& in, FieldPath& path, std::size_t at, FieldTag tag,
+                          std::size_t index, DecodeCounts& counts) {
+  const auto guard = path.enter(fmt::format(".attr[{}]", index));
+  expect_type(path, at, tag, WireType::kLength);
+  const auto [sub, sub_at] = sub_message(in);
+  return decode_attribute(sub, sub_at, path, counts);
 }
 
 template <typename Body>
@@ -249,7 +260,7 @@ auto decode_guarded(FieldPath& path, Body&& body) {
   try {
     return body();
   } catch (const WireError& e) {
-    throw MessageError(path.str(), e.offset(), e.what());
+    throw MessageError(path.str(), e.offset(), e.reason());
   }
 }
 
@@ -273,9 +284,7 @@ Node decode_node(std::string_view bytes, DecodeCounts& counts) {
         }
         case 2: {
           const auto g = path.enter(".name");
-          expect_type(path, at, tag, WireType::kLength);
-          const std::size_t text_at = in.offset();
-          node.name = utf8_string(path, text_at, in.length_delimited());
+          node.name = string_field(in, path, at, tag);
           break;
         }
         case 3: {
@@ -306,13 +315,7 @@ Node decode_node(std::string_view bytes, DecodeCounts& counts) {
           (tag.number == 8 ? node.inputs : node.outputs) = decode_io_info(sub, sub_at, path, counts);
           break;
         }
-        case 10: {
-          const auto g = path.enter(fmt::format(".attr[{}]", attrs++));
-          expect_type(path, at, tag, WireType::kLength);
-          const auto [sub, sub_at] = sub_message(in);
-          node.attrs.push_back(decode_attribute(sub, sub_at, path, counts));
-          break;
-        }
+        case 10: node.attrs.push_back(attribute_field(in, path, at, tag, attrs++, counts)); break;
         default:
           ++counts.unknown_fields;
           in.skip(tag.type);
@@ -333,14 +336,9 @@ GlobalMetadata decode_metadata(std::string_view bytes, DecodeCounts& counts) {
       const FieldTag tag = in.tag();
       if (tag.number == 1) {
         const auto g = path.enter(".version");
-        expect_type(path, at, tag, WireType::kLength);
-        const std::size_t text_at = in.offset();
-        meta.version = utf8_string(path, text_at, in.length_delimited());
+        meta.version = string_field(in, path, at, tag);
       } else if (tag.number == 2) {
-        const auto g = path.enter(fmt::format(".attr[{}]", attrs++));
-        expect_type(path, at, tag, WireType::kLength);
-        const auto [sub, sub_at] = sub_message(in);
-        meta.attrs.push_back(decode_attribute(sub, sub_at, path, counts));
+        meta.attrs.push_back(attribute_field(in, path, at, tag, attrs++, counts));
       } else {
         ++counts.unknown_fields;
         in.skip(tag.type);

@@ -5,7 +5,7 @@
 namespace ssgd::chakra {
 
 WireError::WireError(std::size_t offset, const std::string& what)
-    : std::runtime_error(fmt::format("{} (byte {})", what, offset)), offset_(offset) {}
+    : std::runtime_error(fmt::format("{} (byte {})", what, offset)), offset_(offset), reason_(what) {}
 
 std::string_view WireReader::take(std::size_t n) {
   if (n > bytes_.size() - at_) {

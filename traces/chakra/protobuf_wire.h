@@ -23,9 +23,12 @@ class WireError : public std::runtime_error {
  public:
   WireError(std::size_t offset, const std::string& what);
   [[nodiscard]] std::size_t offset() const { return offset_; }
+  // what() without the offset.
+  [[nodiscard]] const std::string& reason() const { return reason_; }
 
  private:
   std::size_t offset_;
+  std::string reason_;
 };
 
 struct FieldTag {
