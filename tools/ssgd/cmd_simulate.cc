@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -56,11 +57,60 @@ std::string simulated_provenance(const SimulateArgs& a, const sim::Scenario& sce
   return s;
 }
 
+// Writes --report (`report`, made only when it is asked for) and --timeline
+// (the tasks of `result` as its schedule ran them) under temporary names,
+// and renames both into place once both are complete, adding each renamed
+// path to `committed`. A write that fails (a full disk) names its output;
+// the caller removes what `committed` holds (remove_all) when a later step
+// fails, so a failure leaves none behind.
+void write_report_and_timeline(const SimulateArgs& a, const std::function<nlohmann::json()>& report,
+                               const sim::ReplayResult& result,
+                               const std::vector<sim::LinkTrack>* link_tracks,
+                               std::vector<std::string>& committed) {
+  std::optional<AtomicFile> report_file;
+  std::optional<ChromeTraceFile> timeline_file;
+  if (a.report.given()) {
+    write_output(a.report, [&] {
+      report_file.emplace(a.report.path);
+      report_file->stream() << json_report_text(report());
+    });
+  }
+  if (a.timeline.given()) {
+    write_output(a.timeline, [&] {
+      timeline_file.emplace(a.timeline.path);
+      sim::write_timeline(*result.graph, *result.schedule, {a.timeline_ranks, link_tracks},
+                          timeline_file->writer());
+    });
+  }
+  if (report_file) {
+    write_output(a.report, [&] { report_file->commit(); });
+    committed.push_back(a.report.path);
+  }
+  if (timeline_file) {
+    write_output(a.timeline, [&] { timeline_file->commit(); });
+    committed.push_back(a.timeline.path);
+  }
+}
+
+void remove_all(const std::vector<std::string>& paths) {
+  std::error_code ec;
+  for (const std::string& path : paths) std::filesystem::remove(path, ec);
+}
+
+// What was written, on stderr.
+void log_written(const SimulateArgs& a) {
+  auto log = logger("tools");
+  if (a.report.given()) log->info("report written to {}", a.report.path);
+  if (a.timeline.given()) {
+    log->info("timeline written to {} (open it in ui.perfetto.dev)", a.timeline.path);
+  }
+  if (a.trace.given()) log->info("simulated trace written to {}", a.trace.path);
+}
+
 // An execution graph (`ssgd import chakra`) replays its own tasks, once
 // (simulator/replay/graph_replay.h).
 void run_graph_simulate(const SimulateArgs& a, const sim::Scenario& requested,
                         const sim::ReplayInput& input) {
-  auto log = logger("tools");
   if (a.trace.given()) {
     throw flag_error("--trace", a.trace.path,
                      "a simulated trace is not yet written for an execution graph; use --timeline");
@@ -71,36 +121,17 @@ void run_graph_simulate(const SimulateArgs& a, const sim::Scenario& requested,
   const sim::GraphReplayResult result = sim::replay_graph(*input.graph, requested, options, a.input);
   const sim::Scenario& scenario = result.scenario;
   const sim::GraphReportContext ctx{a.input, input.graph->provenance, a.scenario.file};
-  std::optional<AtomicFile> report_file;
-  std::optional<ChromeTraceFile> timeline_file;
-  if (a.report.given()) {
-    write_output(a.report, [&] {
-      report_file.emplace(a.report.path);
-      report_file->stream() << json_report_text(sim::graph_report_json(result, scenario, ctx));
-    });
-  }
-  if (a.timeline.given()) {
-    write_output(a.timeline, [&] {
-      timeline_file.emplace(a.timeline.path);
-      sim::write_timeline(*result.run.graph, *result.run.schedule, {a.timeline_ranks, nullptr},
-                          timeline_file->writer());
-    });
-  }
-  if (report_file) write_output(a.report, [&] { report_file->commit(); });
-  if (timeline_file) {
-    try {
-      write_output(a.timeline, [&] { timeline_file->commit(); });
-    } catch (...) {
-      std::error_code ec;
-      if (report_file) std::filesystem::remove(a.report.path, ec);
-      throw;
-    }
+  std::vector<std::string> committed;
+  try {
+    write_report_and_timeline(
+        a, [&] { return sim::graph_report_json(result, scenario, ctx); }, result.run, nullptr,
+        committed);
+  } catch (...) {
+    remove_all(committed);
+    throw;
   }
   if (!a.quiet) sim::print_graph_summary(result, scenario, ctx, std::cout);
-  if (a.report.given()) log->info("report written to {}", a.report.path);
-  if (a.timeline.given()) {
-    log->info("timeline written to {} (open it in ui.perfetto.dev)", a.timeline.path);
-  }
+  log_written(a);
 }
 
 void run_simulate(const SimulateArgs& a) {
@@ -157,38 +188,12 @@ void run_simulate(const SimulateArgs& a) {
                                shared ? &*shared : nullptr};
   // The outputs are written under temporary names and renamed only once all
   // are complete (the trace renames itself when it is), so a failure leaves
-  // none behind.
-  // A write that fails (a full disk) names its output; the outputs renamed
-  // into place before it are removed again.
-  std::optional<AtomicFile> report_file;
-  std::optional<ChromeTraceFile> timeline_file;
+  // none behind: those renamed before it are removed again.
   std::vector<std::string> committed;
-  const auto undo = [&committed] {
-    std::error_code ec;
-    for (const std::string& path : committed) std::filesystem::remove(path, ec);
-  };
   try {
-    if (a.report.given()) {
-      write_output(a.report, [&] {
-        report_file.emplace(a.report.path);
-        report_file->stream() << json_report_text(sim::report_json(result, scenario, ctx));
-      });
-    }
-    if (a.timeline.given()) {
-      write_output(a.timeline, [&] {
-        timeline_file.emplace(a.timeline.path);
-        sim::write_timeline(*result.graph, *result.schedule,
-                            {a.timeline_ranks, &result.link_tracks}, timeline_file->writer());
-      });
-    }
-    if (report_file) {
-      write_output(a.report, [&] { report_file->commit(); });
-      committed.push_back(a.report.path);
-    }
-    if (timeline_file) {
-      write_output(a.timeline, [&] { timeline_file->commit(); });
-      committed.push_back(a.timeline.path);
-    }
+    write_report_and_timeline(
+        a, [&] { return sim::report_json(result, scenario, ctx); }, result, &result.link_tracks,
+        committed);
     if (a.trace.given()) {
       sim::SimulatedTraceOptions trace_options;
       trace_options.max_ranks = a.trace_ranks;
@@ -199,7 +204,7 @@ void run_simulate(const SimulateArgs& a) {
                    [&] { sim::write_simulated_trace(result, trace_options, a.trace.path); });
     }
   } catch (...) {
-    undo();
+    remove_all(committed);
     throw;
   }
   if (a.timeline.given()) {
@@ -211,11 +216,7 @@ void run_simulate(const SimulateArgs& a) {
     }
   }
   if (!a.quiet) sim::print_summary(result, scenario, ctx, std::cout);
-  if (a.report.given()) log->info("report written to {}", a.report.path);
-  if (a.timeline.given()) {
-    log->info("timeline written to {} (open it in ui.perfetto.dev)", a.timeline.path);
-  }
-  if (a.trace.given()) log->info("simulated trace written to {}", a.trace.path);
+  log_written(a);
 }
 
 }  // namespace
