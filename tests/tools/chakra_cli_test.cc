@@ -25,18 +25,10 @@ const std::string kResnet = (kSource / "traces/datasets/resnet50_v100.csv").stri
 const std::string kScenario = (kSource / "scenarios/v100_4x4_10gbe.yaml").string();
 constexpr int kBadInput = 2;
 
-class ChakraCliTest : public ssgd::testing::TempDirTest {
+class ChakraCliTest : public ssgd::testing::CliTempDirTest {
  protected:
   ssgd::testing::CliResult ssgd(const std::vector<std::string>& args) {
-    const fs::path scratch = dir_.string() + "_out";
-    fs::create_directories(scratch);
-    auto r = ssgd::testing::run_cli(SSGD_CLI, args, dir_, scratch);
-    if (!r.exited && r.signal == 0) ADD_FAILURE() << "could not run " << SSGD_CLI;
-    return r;
-  }
-  void TearDown() override {
-    fs::remove_all(dir_.string() + "_out");
-    TempDirTest::TearDown();
+    return run_ssgd(SSGD_CLI, args);
   }
   nlohmann::json json(const std::string& name) {
     return nlohmann::json::parse(read_file_bytes(dir_ / name));

@@ -26,21 +26,10 @@ const fs::path kSource = fs::path(SSGD_SOURCE_DIR);
 const std::string kResnet = (kSource / "traces/datasets/resnet50_v100.csv").string();
 constexpr int kBadInput = 2;
 
-class ScaleCliTest : public ssgd::testing::TempDirTest {
+class ScaleCliTest : public ssgd::testing::CliTempDirTest {
  protected:
   ssgd::testing::CliResult ssgd(const std::vector<std::string>& args) {
-    auto r = ssgd::testing::run_cli(SSGD_CLI, args, dir_, scratch());
-    if (!r.exited && r.signal == 0) ADD_FAILURE() << "could not run " << SSGD_CLI;
-    return r;
-  }
-  fs::path scratch() {
-    const fs::path s = dir_.string() + "_out";
-    fs::create_directories(s);
-    return s;
-  }
-  void TearDown() override {
-    fs::remove_all(scratch());
-    TempDirTest::TearDown();
+    return run_ssgd(SSGD_CLI, args);
   }
   nlohmann::json json(const std::string& name) {
     return nlohmann::json::parse(read_file_bytes(dir_ / name));
