@@ -37,28 +37,6 @@ std::optional<CollectiveOp> modelled_op(std::int32_t op) {
   }
 }
 
-// Under the flow model, the graph's modelled collectives run as flows on the
-// platform's links, each with its own operation (ExecutionDag::comm by
-// Task::group).
-class GraphFlowExecutor : public TaskExecutor {
- public:
-  GraphFlowExecutor(CollectiveRunner& runner, const CommModel& comm, const dag::ExecutionDag& dag)
-      : runner_(runner), comm_(comm), dag_(dag) {}
-  [[nodiscard]] bool handles(const dag::Task& task) const override {
-    return task.kind == dag::TaskKind::kComm && task.duration_modelled;
-  }
-  void start(dag::TaskId, const dag::Task& task, std::function<void()> finished) override {
-    const auto& call = dag_.comm[static_cast<std::size_t>(task.group)];
-    runner_.run(comm_.call(*modelled_op(call.op), static_cast<double>(call.bytes)),
-                std::move(finished));
-  }
-
- private:
-  CollectiveRunner& runner_;
-  const CommModel& comm_;
-  const dag::ExecutionDag& dag_;
-};
-
 }  // namespace
 
 Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& requested) {
@@ -148,11 +126,15 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
   ScheduleOptions sched;
   std::unique_ptr<FlowNetwork> flows;
   std::unique_ptr<CollectiveRunner> runner;
-  std::unique_ptr<GraphFlowExecutor> executor;
+  std::unique_ptr<FlowCommExecutor> executor;
   if (scenario.network_model == NetworkModelKind::kFlow && graph.world > 1) {
+    // The modelled collectives run as flows on the platform's links, each
+    // with its own operation.
     flows = std::make_unique<FlowNetwork>(engine, comm.platform().link_capacities());
     runner = std::make_unique<CollectiveRunner>(engine, *flows, comm.platform());
-    executor = std::make_unique<GraphFlowExecutor>(*runner, comm, *dag);
+    executor = std::make_unique<FlowCommExecutor>(*runner, comm, [&dag](const dag::Task& task) {
+      return *modelled_op(dag->comm[static_cast<std::size_t>(task.group)].op);
+    });
     sched.executor = executor.get();
   }
   const auto t1 = std::chrono::steady_clock::now();
@@ -169,28 +151,20 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
       last_iteration = std::max(last_iteration, tasks.task(t).iteration);
     }
   }
-  std::vector<Time> from(static_cast<std::size_t>(graph.world), Time::zero());
-  std::vector<Time> to(static_cast<std::size_t>(graph.world), schedule->makespan);
-  std::int64_t steady = 1;
   if (last_iteration >= 0) {
     r.iterations = last_iteration + 1;
     out.iterations_known = true;
-    const IterationEnds ends = iteration_ends(tasks, *schedule, r.iterations, graph.world);
-    Time prev = Time::zero();
-    for (const auto e : ends.end) {
-      r.iteration_times.push_back(e - prev);
-      prev = e;
-    }
-    r.iteration_time = steady_iteration_time(ends.end);
-    const auto N = static_cast<std::size_t>(r.iterations);
-    if (N > 1) from = ends.update_end[0];
-    to = ends.update_end[N - 1];
-    steady = N > 1 ? static_cast<std::int64_t>(N - 1) : 1;
+    IterationMeasures m = iteration_measures(tasks, *schedule, r.iterations, graph.world);
+    r.iteration_times = std::move(m.times);
+    r.iteration_time = m.steady;
+    r.breakdown = m.breakdown;
   } else {
     r.iteration_time = out.graph_time;
     r.iteration_times = {r.iteration_time};
+    const std::vector<Time> from(static_cast<std::size_t>(graph.world), Time::zero());
+    const std::vector<Time> to(static_cast<std::size_t>(graph.world), schedule->makespan);
+    r.breakdown = dag::average_breakdown(tasks, schedule->view(), from, to, 1);
   }
-  r.breakdown = dag::average_breakdown(tasks, schedule->view(), from, to, steady);
   r.critical_path = dag::scheduled_critical_path(tasks, schedule->view());
   for (dag::TaskId t = 0; t < tasks.task_count(); ++t) {
     const auto& task = tasks.task(t);

@@ -105,8 +105,8 @@ bool FlowCommExecutor::handles(const dag::Task& task) const {
 }
 
 void FlowCommExecutor::start(dag::TaskId, const dag::Task& task, std::function<void()> finished) {
-  runner_.run(comm_.call(CollectiveOp::kAllReduce, static_cast<double>(task.bytes)),
-              std::move(finished));
+  const CollectiveOp op = op_of_ ? op_of_(task) : CollectiveOp::kAllReduce;
+  runner_.run(comm_.call(op, static_cast<double>(task.bytes)), std::move(finished));
 }
 
 IterationEnds iteration_ends(const dag::TaskGraph& graph, const Schedule& schedule,
@@ -134,6 +134,27 @@ Duration steady_iteration_time(const std::vector<Time>& iteration_end) {
   const auto steady = static_cast<std::int64_t>(n - first);
   const Duration span = iteration_end[n - 1] - (first == 0 ? Time::zero() : iteration_end[first - 1]);
   return Duration((span.ns() + steady / 2) / steady);
+}
+
+IterationMeasures iteration_measures(const dag::TaskGraph& graph, const Schedule& schedule,
+                                     std::int64_t iterations, std::int64_t ranks_built) {
+  const auto N = static_cast<std::size_t>(iterations);
+  const IterationEnds ends = iteration_ends(graph, schedule, iterations, ranks_built);
+  IterationMeasures m;
+  Time prev = Time::zero();
+  for (auto e : ends.end) {
+    m.times.push_back(e - prev);
+    prev = e;
+  }
+  m.steady = steady_iteration_time(ends.end);
+  // Steady state: the first iteration may differ (nothing overlaps it), so it
+  // is left out whenever there is more than one.
+  const std::size_t first = N > 1 ? 1 : 0;
+  const auto steady = static_cast<std::int64_t>(N - first);
+  std::vector<Time> from(static_cast<std::size_t>(ranks_built), Time::zero());
+  if (first == 1) from = ends.update_end[0];
+  m.breakdown = dag::average_breakdown(graph, schedule.view(), from, ends.update_end[N - 1], steady);
+  return m;
 }
 
 }  // namespace ssgd::sim

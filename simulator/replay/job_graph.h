@@ -24,6 +24,7 @@
 
 #include "dag/comm_plan.h"
 #include "dag/task_graph.h"
+#include "dag/time_breakdown.h"
 #include "simulator/engine/schedule.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/replay/closed_form.h"
@@ -54,16 +55,21 @@ dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& 
 JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& scenario,
                          const CommModel& comm, bool allow_folding);
 
-// Runs a job's modelled gradient collectives on the flow-level network.
+// Runs a job's modelled collectives on the flow-level network: the S-SGD
+// DAG's gradient all-reduces, or, with `op_of`, each task's own operation
+// (an execution graph's, simulator/replay/graph_replay.h).
 class FlowCommExecutor : public TaskExecutor {
  public:
-  FlowCommExecutor(CollectiveRunner& runner, const CommModel& comm) : runner_(runner), comm_(comm) {}
+  using OpOf = std::function<CollectiveOp(const dag::Task&)>;
+  FlowCommExecutor(CollectiveRunner& runner, const CommModel& comm, OpOf op_of = {})
+      : runner_(runner), comm_(comm), op_of_(std::move(op_of)) {}
   [[nodiscard]] bool handles(const dag::Task& task) const override;
   void start(dag::TaskId id, const dag::Task& task, std::function<void()> finished) override;
 
  private:
   CollectiveRunner& runner_;
   const CommModel& comm_;
+  OpOf op_of_;
 };
 
 struct IterationEnds {
@@ -76,5 +82,17 @@ IterationEnds iteration_ends(const dag::TaskGraph& graph, const Schedule& schedu
 // The steady-state iteration time: the mean over iterations after the first
 // (which nothing overlaps), or the only one.
 Duration steady_iteration_time(const std::vector<Time>& iteration_end);
+
+// What replay() measures of a run's iterations: each iteration's time (its
+// last update minus the previous iteration's), the steady iteration time,
+// and the breakdown over the steady iterations (the first left out when
+// there are more), mean over the ranks built.
+struct IterationMeasures {
+  std::vector<Duration> times;
+  Duration steady;
+  dag::TimeBreakdown breakdown;
+};
+IterationMeasures iteration_measures(const dag::TaskGraph& graph, const Schedule& schedule,
+                                     std::int64_t iterations, std::int64_t ranks_built);
 
 }  // namespace ssgd::sim

@@ -185,27 +185,14 @@ void measure_iterations(const Build& build, const Scenario& scenario, const Run&
                         ReplayResult& out) {
   const dag::TaskGraph& graph = *build.job.graph;
   const JobGraph& job = build.job;
-  const auto N = static_cast<std::size_t>(out.iterations);
-  const IterationEnds ends = iteration_ends(graph, *run.schedule, out.iterations, job.ranks_built);
-  Time prev = Time::zero();
-  for (auto e : ends.end) {
-    out.iteration_times.push_back(e - prev);
-    prev = e;
-  }
-  out.iteration_time = steady_iteration_time(ends.end);
+  IterationMeasures m = iteration_measures(graph, *run.schedule, out.iterations, job.ranks_built);
+  out.iteration_times = std::move(m.times);
+  out.iteration_time = m.steady;
   out.throughput_samples_per_s = out.iteration_time > Duration::zero()
                                      ? static_cast<double>(out.global_batch) /
                                            (static_cast<double>(out.iteration_time.ns()) * 1e-9)
                                      : 0.0;
-
-  // Steady state: the first iteration may differ (nothing overlaps it), so it
-  // is left out whenever there is more than one.
-  const std::size_t first = N > 1 ? 1 : 0;
-  const auto steady = static_cast<std::int64_t>(N - first);
-  std::vector<Time> from(static_cast<std::size_t>(job.ranks_built), Time::zero());
-  if (first == 1) from = ends.update_end[0];
-  out.breakdown =
-      dag::average_breakdown(graph, run.schedule->view(), from, ends.update_end[N - 1], steady);
+  out.breakdown = m.breakdown;
   out.critical_path = dag::scheduled_critical_path(graph, run.schedule->view());
 
   // The closed forms assume identical ranks: with stragglers, imbalance or
