@@ -22,26 +22,17 @@ void check_no_stale_ranks(const std::filesystem::path& dir, const ChakraExportOp
                           std::int64_t ranks) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    const std::string head = options.prefix + ".";
-    if (!name.starts_with(head)) continue;
-    std::string rest = name.substr(head.size());
-    if (rest.ends_with(".et.gz")) {
-      rest.resize(rest.size() - 6);
-    } else if (rest.ends_with(".et")) {
-      rest.resize(rest.size() - 3);
-    } else {
+    std::string prefix;
+    std::int64_t rank = 0;
+    if (!chakra::parse_file_name(entry.path().filename().string(), prefix, rank) ||
+        prefix != options.prefix) {
       continue;
     }
-    if (rest.empty() || rest.size() > 9 ||
-        !std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      continue;
-    }
-    if (std::stoll(rest) >= ranks) {
+    if (rank >= ranks) {
       throw InputError({entry.path().string(), std::nullopt, std::nullopt, "-o"},
                        fmt::format("is rank {} of an earlier export, but this export has {} "
                                    "ranks: remove it or export to another folder",
-                                   rest, ranks));
+                                   rank, ranks));
     }
   }
 }
@@ -135,8 +126,7 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
         et.nodes.push_back(std::move(n));
       }
       summary.nodes += static_cast<std::int64_t>(et.nodes.size());
-      const auto path =
-          dir / fmt::format("{}.{}.et{}", options.prefix, r, options.gzip ? ".gz" : "");
+      const auto path = dir / chakra::file_name(options.prefix, r, options.gzip);
       chakra::write_execution_trace(path, et);
       written.push_back(path);
     }

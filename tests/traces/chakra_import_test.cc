@@ -10,7 +10,6 @@
 #include "common/error.h"
 #include "tests/support/test_files.h"
 #include "traces/chakra/et_file.h"
-#include "traces/import/chakra/chakra_files.h"
 #include "traces/import/chakra/chakra_import.h"
 #include "traces/trace_reader.h"
 
@@ -190,15 +189,15 @@ TEST_F(ChakraImport, NoNodeIsAnError) {
 TEST(ChakraFileNames, RankAndPrefix) {
   std::string prefix;
   std::int64_t rank = -1;
-  EXPECT_TRUE(parse_chakra_file_name("all_reduce.12.et", prefix, rank));
+  EXPECT_TRUE(chakra::parse_file_name("all_reduce.12.et", prefix, rank));
   EXPECT_EQ(prefix, "all_reduce");
   EXPECT_EQ(rank, 12);
-  EXPECT_TRUE(parse_chakra_file_name("a.b.3.et.gz", prefix, rank));
+  EXPECT_TRUE(chakra::parse_file_name("a.b.3.et.gz", prefix, rank));
   EXPECT_EQ(prefix, "a.b");
   EXPECT_EQ(rank, 3);
-  EXPECT_FALSE(parse_chakra_file_name("a.et", prefix, rank));
-  EXPECT_FALSE(parse_chakra_file_name("a.x.et", prefix, rank));
-  EXPECT_FALSE(parse_chakra_file_name("a.1.json", prefix, rank));
+  EXPECT_FALSE(chakra::parse_file_name("a.et", prefix, rank));
+  EXPECT_FALSE(chakra::parse_file_name("a.x.et", prefix, rank));
+  EXPECT_FALSE(chakra::parse_file_name("a.1.json", prefix, rank));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "traces/chakra/et_file.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -135,6 +136,28 @@ void write_execution_trace(const std::filesystem::path& path, const ExecutionTra
     file.stream().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
   file.commit();
+}
+
+bool parse_file_name(const std::string& name, std::string& prefix, std::int64_t& rank) {
+  std::string stem = name;
+  if (stem.size() > 3 && stem.ends_with(".gz")) stem.resize(stem.size() - 3);
+  if (stem.size() <= 3 || !stem.ends_with(".et")) return false;
+  stem.resize(stem.size() - 3);
+  const auto dot = stem.rfind('.');
+  if (dot == std::string::npos || dot + 1 == stem.size()) return false;
+  const std::string digits = stem.substr(dot + 1);
+  if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) {
+        return c >= '0' && c <= '9';
+      })) {
+    return false;
+  }
+  std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+  prefix = stem.substr(0, dot);
+  return true;
+}
+
+std::string file_name(std::string_view prefix, std::int64_t rank, bool gzip) {
+  return fmt::format("{}.{}.et{}", prefix, rank, gzip ? ".gz" : "");
 }
 
 }  // namespace ssgd::chakra

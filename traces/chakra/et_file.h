@@ -68,6 +68,13 @@ ExecutionTrace read_execution_trace(const std::filesystem::path& path,
 // The bytes of a whole ET file, uncompressed.
 std::string serialize_execution_trace(const ExecutionTrace& trace);
 
+// A job's files are named `<prefix>.<rank>.et` (ASTRA-sim opens
+// `<prefix>.<id>.et` for NPU id); ssgd also writes and reads
+// `<prefix>.<rank>.et.gz`. parse_file_name gives the prefix and the rank of
+// such a name (at most 9 digits), false for another name.
+bool parse_file_name(const std::string& name, std::string& prefix, std::int64_t& rank);
+std::string file_name(std::string_view prefix, std::int64_t rank, bool gzip);
+
 // Writes `trace` to `path` through an AtomicFile, gzip when the name ends in
 // ".gz". Throws std::runtime_error naming the file when the write fails.
 void write_execution_trace(const std::filesystem::path& path, const ExecutionTrace& trace);

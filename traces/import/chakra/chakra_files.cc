@@ -1,12 +1,12 @@
 #include "traces/import/chakra/chakra_files.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "traces/chakra/et_file.h"
 #include "traces/event_rules.h"
 
 namespace ssgd::trace {
@@ -17,24 +17,6 @@ namespace {
 }
 
 }  // namespace
-
-bool parse_chakra_file_name(const std::string& name, std::string& prefix, std::int64_t& rank) {
-  std::string stem = name;
-  if (stem.size() > 3 && stem.ends_with(".gz")) stem.resize(stem.size() - 3);
-  if (stem.size() <= 3 || !stem.ends_with(".et")) return false;
-  stem.resize(stem.size() - 3);
-  const auto dot = stem.rfind('.');
-  if (dot == std::string::npos || dot + 1 == stem.size()) return false;
-  const std::string digits = stem.substr(dot + 1);
-  if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      })) {
-    return false;
-  }
-  std::from_chars(digits.data(), digits.data() + digits.size(), rank);
-  prefix = stem.substr(0, dot);
-  return true;
-}
 
 std::vector<ChakraRankFile> find_chakra_rank_files(
     const std::vector<std::filesystem::path>& inputs) {
@@ -47,7 +29,7 @@ std::vector<ChakraRankFile> find_chakra_rank_files(
       std::string prefix;
       std::int64_t rank = 0;
       if (entry.is_regular_file(ec) &&
-          parse_chakra_file_name(entry.path().filename().string(), prefix, rank)) {
+          chakra::parse_file_name(entry.path().filename().string(), prefix, rank)) {
         files.push_back(entry.path());
       }
     }
@@ -63,7 +45,7 @@ std::vector<ChakraRankFile> find_chakra_rank_files(
   if (!folder && files.size() == 1) {
     std::string prefix;
     std::int64_t rank = 0;
-    if (!parse_chakra_file_name(files[0].filename().string(), prefix, rank) || rank == 0) {
+    if (!chakra::parse_file_name(files[0].filename().string(), prefix, rank) || rank == 0) {
       return {{0, files[0]}};
     }
   }
@@ -73,7 +55,7 @@ std::vector<ChakraRankFile> find_chakra_rank_files(
   for (const auto& f : files) {
     std::string prefix;
     std::int64_t rank = 0;
-    if (!parse_chakra_file_name(f.filename().string(), prefix, rank)) {
+    if (!chakra::parse_file_name(f.filename().string(), prefix, rank)) {
       fail(f, "is not named <prefix>.<rank>.et[.gz], so its rank is unknown; with several files, "
               "each must be named so");
     }

@@ -1,7 +1,6 @@
 #pragma once
-// Which files hold which rank of a Chakra ET job. Chakra names them
-// `<prefix>.<rank>.et` (ASTRA-sim opens `<prefix>.<id>.et` for NPU id), and
-// ssgd also takes `<prefix>.<rank>.et.gz`. Given a folder, every such file
+// Which files hold which rank of a Chakra ET job, by their names
+// (traces/chakra/et_file.h, parse_file_name). Given a folder, every such file
 // in it belongs to the job, and they must share one prefix; given files,
 // each must be named so, unless there is one file, which is rank 0. The
 // ranks must be 0..N-1, each once. Errors are InputErrors naming the file
@@ -21,9 +20,5 @@ struct ChakraRankFile {
 
 // Sorted by rank.
 std::vector<ChakraRankFile> find_chakra_rank_files(const std::vector<std::filesystem::path>& inputs);
-
-// The rank in a name `<prefix>.<rank>.et[.gz]`, and the prefix; false when
-// the name is not of that form.
-bool parse_chakra_file_name(const std::string& name, std::string& prefix, std::int64_t& rank);
 
 }  // namespace ssgd::trace
