@@ -5,17 +5,9 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
+#include "simulator/report/summary_rows.h"
 
 namespace ssgd::sim {
-namespace {
-
-double pct(Duration part, Duration whole) {
-  return whole.ns() > 0 ? 100.0 * static_cast<double>(part.ns()) / static_cast<double>(whole.ns())
-                        : 0.0;
-}
-
-}  // namespace
-
 void print_graph_summary(const GraphReplayResult& g, const Scenario& s,
                          const GraphReportContext& ctx, std::ostream& out) {
   const ReplayResult& r = g.run;
@@ -25,8 +17,8 @@ void print_graph_summary(const GraphReplayResult& g, const Scenario& s,
                      s.nodes, s.gpus_per_node, r.workers);
   out << fmt::format("  network: {}\n\n", r.network);
   const Duration it = r.iteration_time;
-  auto row = [&](const std::string& name, const std::string& value, const std::string& note) {
-    out << fmt::format("  {:<24} {:>16}  {}\n", name, value, note);
+  auto row = [&out](std::string_view name, std::string_view value, std::string_view note) {
+    summary_row(out, name, value, note);
   };
   row("graph time", format_duration(g.graph_time), "from time zero to the end of the last task");
   if (g.iterations_known) {
@@ -38,13 +30,13 @@ void print_graph_summary(const GraphReplayResult& g, const Scenario& s,
   row("recorded span", format_duration(g.recorded_span),
       "as the graph's nodes were timed (first start to last end)");
   row("  compute", format_duration(r.breakdown.compute),
-      fmt::format("{:5.1f}%   (mean over ranks, per {})", pct(r.breakdown.compute, it),
+      fmt::format("{:5.1f}%   (mean over ranks, per {})", percent_of(r.breakdown.compute, it),
                   g.iterations_known ? "steady iteration" : "graph"));
   row("  exposed comm", format_duration(r.breakdown.exposed_comm),
-      fmt::format("{:5.1f}%   (comm total {} in {} operations)", pct(r.breakdown.exposed_comm, it),
+      fmt::format("{:5.1f}%   (comm total {} in {} operations)", percent_of(r.breakdown.exposed_comm, it),
                   format_duration(r.comm_per_iteration), r.collectives_per_iteration));
-  row("  memory", format_duration(r.breakdown.io), fmt::format("{:5.1f}%", pct(r.breakdown.io, it)));
-  row("  idle", format_duration(r.breakdown.idle), fmt::format("{:5.1f}%", pct(r.breakdown.idle, it)));
+  row("  memory", format_duration(r.breakdown.io), fmt::format("{:5.1f}%", percent_of(r.breakdown.io, it)));
+  row("  idle", format_duration(r.breakdown.idle), fmt::format("{:5.1f}%", percent_of(r.breakdown.idle, it)));
   out << fmt::format("\n  {} nodes -> {} tasks, {} edges; {} collectives, {} point-to-point: {} "
                      "timed by the network model, {} at their recorded times\n",
                      g.nodes, r.tasks, r.edges, g.collectives, g.point_to_point, g.comm_modelled,

@@ -1,4 +1,5 @@
 #include "simulator/report/report.h"
+#include "simulator/report/summary_rows.h"
 
 #include <fmt/format.h>
 
@@ -47,11 +48,6 @@ nlohmann::json perturb_json(const Perturbation& p) {
           {"jitter", {{"distribution", to_string(p.jitter.kind)}, {"spread", p.jitter.spread}}},
           {"seed", p.seed},
           {"repeats", p.repeats}};
-}
-
-double pct(Duration part, Duration whole) {
-  return whole.ns() > 0 ? 100.0 * static_cast<double>(part.ns()) / static_cast<double>(whole.ns())
-                        : 0.0;
 }
 
 nlohmann::json shared_fabric_json(const SharedFabricResult& f) {
@@ -257,8 +253,8 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   if (s.perturb.active()) out << fmt::format("  perturb: {}\n", describe(s.perturb));
   out << "\n";
   const Duration it = r.iteration_time;
-  auto row = [&](const std::string& name, const std::string& value, const std::string& note) {
-    out << fmt::format("  {:<24} {:>16}  {}\n", name, value, note);
+  auto row = [&out](std::string_view name, std::string_view value, std::string_view note) {
+    summary_row(out, name, value, note);
   };
   row("iteration time", format_duration(it),
       s.iterations > 1 ? "steady state: mean over iterations after the first"
@@ -288,13 +284,13 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
     row("scaling efficiency", fmt::format("{:.1f}%", 100 * r.scaling_efficiency),
         fmt::format("{} scaling: speedup / {} GPUs", to_string(r.scaling_mode), r.workers));
   }
-  row("  compute", format_duration(r.breakdown.compute), fmt::format("{:5.1f}%", pct(r.breakdown.compute, it)));
+  row("  compute", format_duration(r.breakdown.compute), fmt::format("{:5.1f}%", percent_of(r.breakdown.compute, it)));
   row("  exposed comm", format_duration(r.breakdown.exposed_comm),
       fmt::format("{:5.1f}%   (all-reduce total {} in {} collectives)",
-                  pct(r.breakdown.exposed_comm, it), format_duration(r.comm_per_iteration),
+                  percent_of(r.breakdown.exposed_comm, it), format_duration(r.comm_per_iteration),
                   r.collectives_per_iteration));
-  row("  io + h2d", format_duration(r.breakdown.io), fmt::format("{:5.1f}%", pct(r.breakdown.io, it)));
-  row("  idle", format_duration(r.breakdown.idle), fmt::format("{:5.1f}%", pct(r.breakdown.idle, it)));
+  row("  io + h2d", format_duration(r.breakdown.io), fmt::format("{:5.1f}%", percent_of(r.breakdown.io, it)));
+  row("  idle", format_duration(r.breakdown.idle), fmt::format("{:5.1f}%", percent_of(r.breakdown.idle, it)));
   if (r.ranks_differ) {
     row("closed form (DESIGN.md)", "-", "not applicable: perturbed ranks differ");
   }
@@ -352,7 +348,7 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
     if (d == Duration::zero()) continue;
     if (!path.empty()) path += ", ";
     path += fmt::format("{} {:.0f}%", dag::to_string(static_cast<dag::TaskKind>(k)),
-                        pct(d, r.critical_path.length));
+                        percent_of(d, r.critical_path.length));
   }
   row("critical path", format_duration(r.critical_path.length),
       fmt::format("whole run of {} iterations: {}", s.iterations, path));
