@@ -34,13 +34,16 @@ struct NodeContext {
     throw InputError({file, std::nullopt, record, field},
                      fmt::format("node {} '{}': {}", node.id, node.name, what));
   }
+  [[noreturn]] void fail_attr(std::string_view name, const std::string& what) const {
+    fail(fmt::format("attr {}", name), what);
+  }
 
   std::optional<std::int64_t> integer(std::string_view name) const {
     const chakra::Attribute* a = node.attr(name);
     if (a == nullptr) return std::nullopt;
     const auto v = a->as_int64();
     if (!v) {
-      fail(fmt::format("attr {}", name),
+      fail_attr(name,
            chakra::is_integer_scalar(a->type)
                ? fmt::format("{} {} is above 2^63-1", chakra::attr_type_name(a->type), a->bits)
                : fmt::format("is a {}; an integer is expected", chakra::attr_type_name(a->type)));
@@ -50,7 +53,7 @@ struct NodeContext {
 
   std::int64_t required_integer(std::string_view name, std::string_view why) const {
     auto v = integer(name);
-    if (!v) fail(fmt::format("attr {}", name), fmt::format("is missing; {}", why));
+    if (!v) fail_attr(name, fmt::format("is missing; {}", why));
     return *v;
   }
 
@@ -60,7 +63,7 @@ struct NodeContext {
     if (a->type == chakra::AttrType::kString) return a->text;
     // pg_name is a string in Chakra's converter; some writers use a number.
     if (auto v = a->as_int64()) return std::to_string(*v);
-    fail(fmt::format("attr {}", name),
+    fail_attr(name,
          fmt::format("is a {}; a string is expected", chakra::attr_type_name(a->type)));
   }
 
@@ -68,7 +71,7 @@ struct NodeContext {
     const auto v = required ? required_integer(name, "it gives the operation's bytes")
                             : integer(name).value_or(0);
     if (v < 0 || v > kMaxSizeBytes) {
-      fail(fmt::format("attr {}", name), fmt::format("{} bytes is out of range (0..2^50)", v));
+      fail_attr(name, fmt::format("{} bytes is out of range (0..2^50)", v));
     }
     return v;
   }
@@ -76,7 +79,7 @@ struct NodeContext {
   std::int32_t rank_attr(std::string_view name) const {
     const auto v = required_integer(name, "it names the peer rank");
     if (v < 0 || v >= kMaxRanks) {
-      fail(fmt::format("attr {}", name), fmt::format("rank {} is out of range (0..2^24-1)", v));
+      fail_attr(name, fmt::format("rank {} is out of range (0..2^24-1)", v));
     }
     return static_cast<std::int32_t>(v);
   }
@@ -87,7 +90,7 @@ std::int64_t time_ns(const NodeContext& c, std::string_view ns_attr, std::uint64
                      std::string_view micros_field) {
   if (auto ns = c.integer(ns_attr)) {
     if (*ns < 0 || *ns > kMaxTimeNs) {
-      c.fail(fmt::format("attr {}", ns_attr), fmt::format("{} ns is out of range (0..2^62)", *ns));
+      c.fail_attr(ns_attr, fmt::format("{} ns is out of range (0..2^62)", *ns));
     }
     return *ns;
   }
@@ -156,7 +159,7 @@ v1::GraphNode map_chakra_node(const chakra::Node& node, const std::string& file,
         std::pair{"ssgd_layer", &v1::GraphNode::set_layer}}) {
     if (auto v = c.integer(attr)) {
       if (*v < -1 || *v > std::numeric_limits<std::int32_t>::max()) {
-        c.fail(fmt::format("attr {}", attr), fmt::format("{} is out of range (-1..2^31-1)", *v));
+        c.fail_attr(attr, fmt::format("{} is out of range (-1..2^31-1)", *v));
       }
       (g.*set)(static_cast<std::int32_t>(*v));
     }
