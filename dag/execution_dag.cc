@@ -34,9 +34,9 @@ struct Builder {
 
   [[noreturn]] void fail(const GraphNodeWork& n, std::size_t rank, const std::string& field,
                          const std::string& what) const {
-    throw InputError({file, std::nullopt, std::nullopt, field},
-                     fmt::format("event {}: rank {} node {} '{}': {}", n.record, rank, n.id, n.name,
-                                 what));
+    throw InputError(
+        {file, std::nullopt, std::nullopt, field},
+        fmt::format("event {}: rank {} node {} '{}': {}", n.record, rank, n.id, n.name, what));
   }
 
   // One shared comm task for `members` (rank, node index) pairs.
@@ -74,7 +74,8 @@ struct Builder {
     std::map<std::string, std::map<std::size_t, std::vector<std::uint32_t>>> by_group;
     for (std::size_t r = 0; r < g.ranks.size(); ++r) {
       for (std::uint32_t i = 0; i < g.ranks[r].size(); ++i) {
-        if (g.ranks[r][i].kind == GraphNodeKind::kCollective) by_group[g.ranks[r][i].group][r].push_back(i);
+        if (g.ranks[r][i].kind == GraphNodeKind::kCollective)
+          by_group[g.ranks[r][i].group][r].push_back(i);
       }
     }
     for (const auto& [group, ranks] : by_group) {
@@ -96,7 +97,8 @@ struct Builder {
       const auto& [first_rank, first_nodes] = *ranks.begin();
       for (const auto& [r, nodes] : ranks) {
         if (nodes.size() != first_nodes.size()) {
-          const auto& n = g.ranks[r][nodes.size() < first_nodes.size() ? nodes.back() : nodes[first_nodes.size()]];
+          const auto& n = g.ranks[r][nodes.size() < first_nodes.size() ? nodes.back()
+                                                                       : nodes[first_nodes.size()]];
           fail(n, r, "graph_node.group",
                fmt::format("rank {} has {} collectives in group '{}', rank {} has {}: every member "
                            "runs each of the group's collectives",
@@ -109,10 +111,11 @@ struct Builder {
         for (const auto& [r, nodes] : ranks) {
           const auto& b = g.ranks[r][nodes[k]];
           if (b.op != a.op || b.bytes != a.bytes) {
-            fail(b, r, b.op != a.op ? "graph_node.op" : "graph_node.size_bytes",
-                 fmt::format("collective {} of group '{}' is op {} of {} bytes here but op {} of {} "
-                             "bytes on rank {} (node {})",
-                             k, group, b.op, b.bytes, a.op, a.bytes, first_rank, a.id));
+            fail(
+                b, r, b.op != a.op ? "graph_node.op" : "graph_node.size_bytes",
+                fmt::format("collective {} of group '{}' is op {} of {} bytes here but op {} of {} "
+                            "bytes on rank {} (node {})",
+                            k, group, b.op, b.bytes, a.op, a.bytes, first_rank, a.id));
           }
           members.emplace_back(r, nodes[k]);
         }
@@ -185,10 +188,10 @@ struct Builder {
         t.duration = n.kind == GraphNodeKind::kMetadata ? Duration::zero() : n.duration;
         t.iteration = std::max(0, n.iteration);
         t.layer = n.layer;
-        t.resource = t.kind == TaskKind::kH2d                                    ? copy
+        t.resource = t.kind == TaskKind::kH2d                                      ? copy
                      : t.kind == TaskKind::kIo || n.kind == GraphNodeKind::kMemory ? io
-                     : n.on_cpu                                                   ? cpu
-                                                                                  : gpu;
+                     : n.on_cpu                                                    ? cpu
+                                                                                   : gpu;
         task_of[r][i] = out.graph.add_task(t);
       }
     }

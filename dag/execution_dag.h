@@ -34,7 +34,7 @@
 namespace ssgd::dag {
 
 struct GraphCommCall {
-  std::int32_t op = 0;       // traces' Collective::Op
+  std::int32_t op = 0;  // traces' Collective::Op
   std::int64_t bytes = 0;
   std::int64_t ranks = 0;    // members of the group (2 for point-to-point)
   bool whole_world = false;  // the members are every rank of the graph
@@ -45,11 +45,11 @@ using GraphCommTime = std::function<std::optional<Duration>(const GraphCommCall&
 
 struct ExecutionDag {
   TaskGraph graph;
-  std::int64_t collectives = 0;      // shared collective tasks
-  std::int64_t point_to_point = 0;   // shared send/recv tasks
-  std::int64_t comm_modelled = 0;    // of both, timed by the network model
-  std::int64_t comm_replayed = 0;    // of both, at their recorded durations
-  std::vector<GraphCommCall> comm;   // per comm task, by Task::group
+  std::int64_t collectives = 0;     // shared collective tasks
+  std::int64_t point_to_point = 0;  // shared send/recv tasks
+  std::int64_t comm_modelled = 0;   // of both, timed by the network model
+  std::int64_t comm_replayed = 0;   // of both, at their recorded durations
+  std::vector<GraphCommCall> comm;  // per comm task, by Task::group
 };
 
 // The task graph, finalized. Throws InputError (see above).

@@ -59,15 +59,16 @@ ExecutionGraph read_execution_graph(trace::TraceReader& reader, const std::strin
   v1::Event event;
   std::int64_t index = -1;
   const auto fail = [&](const std::string& field, const std::string& what) {
-    throw InputError({file, std::nullopt, static_cast<std::int64_t>(reader.chunks_read()) - 1,
-                      field},
-                     fmt::format("event {}: {}", index, what));
+    throw InputError(
+        {file, std::nullopt, static_cast<std::int64_t>(reader.chunks_read()) - 1, field},
+        fmt::format("event {}: {}", index, what));
   };
   while (reader.next(event)) {
     ++index;
     if (event.payload_case() != v1::Event::kGraphNode) {
-      fail("payload", "a trace of graph nodes (ssgd import chakra) holds nothing else; this event "
-                      "is not a graph_node");
+      fail("payload",
+           "a trace of graph nodes (ssgd import chakra) holds nothing else; this event "
+           "is not a graph_node");
     }
     const v1::GraphNode& n = event.graph_node();
     const std::int32_t rank = event.rank();
@@ -118,16 +119,16 @@ ExecutionGraph read_execution_graph(trace::TraceReader& reader, const std::strin
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       check.push_back({nodes[i].id, nodes[i].name, dep_ids[r][i].data, dep_ids[r][i].ctrl});
     }
-    if (auto problem = trace::check_rank_graph(check, [&nodes](std::size_t i) {
-          return fmt::format("event {}", nodes[i].record);
-        })) {
-      throw InputError({file, std::nullopt, std::nullopt, "graph_node." + problem->field},
-                       fmt::format("event {}: rank {}: {}", nodes[problem->node].record, r,
-                                   problem->what));
+    if (auto problem = trace::check_rank_graph(
+            check, [&nodes](std::size_t i) { return fmt::format("event {}", nodes[i].record); })) {
+      throw InputError(
+          {file, std::nullopt, std::nullopt, "graph_node." + problem->field},
+          fmt::format("event {}: rank {}: {}", nodes[problem->node].record, r, problem->what));
     }
     std::unordered_map<std::uint64_t, std::uint32_t> ids;
     ids.reserve(nodes.size());
-    for (std::size_t i = 0; i < nodes.size(); ++i) ids.emplace(nodes[i].id, static_cast<std::uint32_t>(i));
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      ids.emplace(nodes[i].id, static_cast<std::uint32_t>(i));
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       for (const auto* deps : {&dep_ids[r][i].data, &dep_ids[r][i].ctrl}) {
         for (const auto d : *deps) nodes[i].deps.push_back(ids.at(d));

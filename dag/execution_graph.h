@@ -29,19 +29,19 @@ struct GraphNodeWork {
   std::uint64_t id = 0;
   std::string name;
   GraphNodeKind kind = GraphNodeKind::kCompute;
-  std::int32_t op = 0;           // traces' Collective::Op, for collectives and point-to-point
+  std::int32_t op = 0;  // traces' Collective::Op, for collectives and point-to-point
   std::int64_t bytes = 0;
-  std::string group;             // a collective's process group; empty: every rank
-  std::int32_t peer = -1;        // SEND, RECV
-  std::int32_t tag = 0;          // SEND, RECV
+  std::string group;       // a collective's process group; empty: every rank
+  std::int32_t peer = -1;  // SEND, RECV
+  std::int32_t tag = 0;    // SEND, RECV
   bool on_cpu = false;
-  Time start;                    // as recorded
-  Duration duration;             // as recorded
-  std::string task_kind;         // ssgd's task kind when ssgd wrote the graph
-  std::int32_t iteration = -1;   // ssgd's iteration, likewise; -1 when unknown
-  std::int32_t layer = -1;       // ssgd's layer, likewise
+  Time start;                       // as recorded
+  Duration duration;                // as recorded
+  std::string task_kind;            // ssgd's task kind when ssgd wrote the graph
+  std::int32_t iteration = -1;      // ssgd's iteration, likewise; -1 when unknown
+  std::int32_t layer = -1;          // ssgd's layer, likewise
   std::vector<std::uint32_t> deps;  // indices of this rank's nodes it waits for
-  std::int64_t record = 0;       // the trace event it came from, for messages
+  std::int64_t record = 0;          // the trace event it came from, for messages
 };
 
 struct ExecutionGraph {

@@ -48,9 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::filesystem::remove(copy);
 
   const std::string out = ssgd::fuzz::scratch("graph.ssgdt").string();
-  const bool imported = ssgd::fuzz::accepts("import_chakra", {in}, [&] {
-    ssgd::trace::import_chakra({std::filesystem::path(in)}, out);
-  });
+  const bool imported = ssgd::fuzz::accepts(
+      "import_chakra", {in}, [&] { ssgd::trace::import_chakra({std::filesystem::path(in)}, out); });
   if (!imported) {
     ssgd::fuzz::expect_scratch_files("a rejected import's output", {"job.0.et"});
     return 0;

@@ -14,17 +14,17 @@ std::optional<GraphProblem> check_rank_graph(std::span<const GraphNodeDeps> node
   index.reserve(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (auto [it, fresh] = index.emplace(nodes[i].id, i); !fresh) {
-      return GraphProblem{i, "id",
-                          fmt::format("node id {} is used again: {} has it too", nodes[i].id,
-                                      where(it->second))};
+      return GraphProblem{
+          i, "id",
+          fmt::format("node id {} is used again: {} has it too", nodes[i].id, where(it->second))};
     }
   }
   std::vector<std::uint32_t> waiting(nodes.size(), 0);
   std::vector<std::vector<std::uint32_t>> successors(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const auto& n = nodes[i];
-    for (const auto& [deps, field] : {std::pair{n.data_deps, "data_deps"},
-                                      std::pair{n.ctrl_deps, "ctrl_deps"}}) {
+    for (const auto& [deps, field] :
+         {std::pair{n.data_deps, "data_deps"}, std::pair{n.ctrl_deps, "ctrl_deps"}}) {
       for (const auto dep : deps) {
         const auto it = index.find(dep);
         if (it == index.end()) {
@@ -34,7 +34,8 @@ std::optional<GraphProblem> check_rank_graph(std::span<const GraphNodeDeps> node
                                           n.id, n.name, dep)};
         }
         if (it->second == i) {
-          return GraphProblem{i, field, fmt::format("node {} '{}' depends on itself", n.id, n.name)};
+          return GraphProblem{i, field,
+                              fmt::format("node {} '{}' depends on itself", n.id, n.name)};
         }
         successors[it->second].push_back(static_cast<std::uint32_t>(i));
         ++waiting[i];
@@ -73,15 +74,17 @@ std::optional<GraphProblem> check_rank_graph(std::span<const GraphNodeDeps> node
     at = next;
   }
   std::vector<std::string> cycle;
-  for (std::size_t k = static_cast<std::size_t>(seen[at]); k < path.size() && cycle.size() < 8; ++k) {
+  for (std::size_t k = static_cast<std::size_t>(seen[at]); k < path.size() && cycle.size() < 8;
+       ++k) {
     cycle.push_back(std::to_string(nodes[path[k]].id));
   }
   const auto& n = nodes[at];
   return GraphProblem{
       at, "data_deps",
-      fmt::format("node {} '{}' is on a dependency cycle (nodes {}{}); a graph must have none",
-                  n.id, n.name, fmt::join(cycle, " -> "),
-                  path.size() - static_cast<std::size_t>(seen[at]) > cycle.size() ? " -> ..." : "")};
+      fmt::format(
+          "node {} '{}' is on a dependency cycle (nodes {}{}); a graph must have none", n.id,
+          n.name, fmt::join(cycle, " -> "),
+          path.size() - static_cast<std::size_t>(seen[at]) > cycle.size() ? " -> ..." : "")};
 }
 
 }  // namespace ssgd::trace

@@ -23,8 +23,8 @@ namespace {
 // Keys that shape the S-SGD template, which a graph does not use: the
 // scenario a graph was exported under can be given again, and they are
 // ignored with a warning. Jobs (other traffic on the fabric) are refused.
-constexpr std::string_view kTemplateKeys[] = {"iterations", "policy.",  "workload.",
-                                              "perturb.",   "scaling."};
+constexpr std::string_view kTemplateKeys[] = {"iterations", "policy.", "workload.", "perturb.",
+                                              "scaling."};
 
 std::optional<CollectiveOp> modelled_op(std::int32_t op) {
   switch (static_cast<trace::v1::Collective::Op>(op)) {
@@ -45,8 +45,9 @@ Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& reques
     std::vector<std::string> ignored;
     for (const auto& [key, origin] : s.origins) {
       if (key == "jobs" || key.starts_with("jobs.")) {
-        throw ParameterError(key, "jobs sharing the fabric are not yet replayed beside an "
-                                  "execution graph");
+        throw ParameterError(key,
+                             "jobs sharing the fabric are not yet replayed beside an "
+                             "execution graph");
       }
       for (const auto prefix : kTemplateKeys) {
         if (key.starts_with(prefix)) ignored.push_back(key);
@@ -65,9 +66,9 @@ Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& reques
                                          ranks, s.nodes, s.gpus_per_node, s.workers()));
       }
     } else if (ranks % s.gpus_per_node != 0) {
-      throw ParameterError("cluster.gpus_per_node",
-                           fmt::format("the graph's {} ranks do not fill nodes of {} GPUs", ranks,
-                                       s.gpus_per_node));
+      throw ParameterError(
+          "cluster.gpus_per_node",
+          fmt::format("the graph's {} ranks do not fill nodes of {} GPUs", ranks, s.gpus_per_node));
     } else {
       s.nodes = ranks / s.gpus_per_node;
     }
@@ -86,7 +87,8 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
   r.iterations = 1;
   r.ranks_simulated = graph.world;
   out.nodes = graph.nodes;
-  const CommModel comm = with_located_errors(scenario, [&] { return scenario_comm_model(scenario); });
+  const CommModel comm =
+      with_located_errors(scenario, [&] { return scenario_comm_model(scenario); });
   r.network = comm.describe();
   r.network_model = to_string(scenario.network_model);
   Time first = Time(std::numeric_limits<std::int64_t>::max());
@@ -114,9 +116,10 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
   out.comm_modelled = dag->comm_modelled;
   out.comm_replayed = dag->comm_replayed;
   if (dag->comm_replayed > 0) {
-    log->info("{} of {} collective and point-to-point operations replayed at their recorded "
-              "times (not modelled: another op, a smaller group, or point-to-point)",
-              dag->comm_replayed, dag->comm_replayed + dag->comm_modelled);
+    log->info(
+        "{} of {} collective and point-to-point operations replayed at their recorded "
+        "times (not modelled: another op, a smaller group, or point-to-point)",
+        dag->comm_replayed, dag->comm_replayed + dag->comm_modelled);
   }
   const dag::TaskGraph& tasks = dag->graph;
   r.tasks = tasks.task_count();
@@ -138,7 +141,8 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
     sched.executor = executor.get();
   }
   const auto t1 = std::chrono::steady_clock::now();
-  auto schedule = std::make_shared<Schedule>(std::move(run_schedules(engine, {&tasks}, {sched}).front()));
+  auto schedule =
+      std::make_shared<Schedule>(std::move(run_schedules(engine, {&tasks}, {sched}).front()));
   r.simulate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   r.events = schedule->events;
 

@@ -34,15 +34,15 @@ struct GraphReplayResult {
   // measures them, and the breakdown over the steady iterations; else one
   // iteration, the whole graph.
   ReplayResult run;
-  Duration graph_time;            // from time zero to the end of the last task
+  Duration graph_time;  // from time zero to the end of the last task
   bool iterations_known = false;
   std::int64_t nodes = 0;
-  std::int64_t collectives = 0;   // shared collective tasks
+  std::int64_t collectives = 0;  // shared collective tasks
   std::int64_t point_to_point = 0;
   std::int64_t comm_modelled = 0;
   std::int64_t comm_replayed = 0;
-  Duration recorded_span;         // the recording's span: last end - first start over all nodes
-  Scenario scenario;              // as replayed (graph_scenario)
+  Duration recorded_span;  // the recording's span: last end - first start over all nodes
+  Scenario scenario;       // as replayed (graph_scenario)
 };
 
 // The scenario with the graph's rank count (see above); replay_graph() uses

@@ -15,7 +15,9 @@ namespace {
 
 using chakra::Attribute;
 
-std::uint64_t round_micros(std::int64_t ns) { return static_cast<std::uint64_t>((ns + 500) / 1000); }
+std::uint64_t round_micros(std::int64_t ns) {
+  return static_cast<std::uint64_t>((ns + 500) / 1000);
+}
 
 // Refuses files of this prefix for ranks >= `ranks`, left by another export.
 void check_no_stale_ranks(const std::filesystem::path& dir, const ChakraExportOptions& options,
@@ -47,7 +49,8 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
   check_no_stale_ranks(dir, options, ranks);
   // Each resource's tasks in the order they ran: the ctrl_deps.
   std::vector<std::vector<dag::TaskId>> by_resource(graph.resources().size());
-  for (dag::TaskId t = 0; t < graph.task_count(); ++t) by_resource[graph.task(t).resource].push_back(t);
+  for (dag::TaskId t = 0; t < graph.task_count(); ++t)
+    by_resource[graph.task(t).resource].push_back(t);
   std::vector<dag::TaskId> ran_after(graph.task_count(), dag::kNoTask);
   for (auto& tasks : by_resource) {
     std::sort(tasks.begin(), tasks.end(), [&schedule](dag::TaskId a, dag::TaskId b) {
@@ -66,8 +69,8 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
     } else if (task.rank >= 0 && task.rank < ranks) {
       own[static_cast<std::size_t>(task.rank)].push_back(t);
     } else {
-      throw std::invalid_argument(
-          fmt::format("export_chakra: task {} of rank {} outside the {} ranks", t, task.rank, ranks));
+      throw std::invalid_argument(fmt::format(
+          "export_chakra: task {} of rank {} outside the {} ranks", t, task.rank, ranks));
     }
   }
   summary.collectives = static_cast<std::int64_t>(shared.size());
@@ -90,7 +93,8 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
         n.id = t;
         n.name = graph.describe(t);
         const bool comm = task.kind == dag::TaskKind::kComm;
-        n.type = static_cast<std::int32_t>(comm ? chakra::NodeType::kCommColl : chakra::NodeType::kComp);
+        n.type =
+            static_cast<std::int32_t>(comm ? chakra::NodeType::kCommColl : chakra::NodeType::kComp);
         std::unordered_set<dag::TaskId> deps;
         for (const dag::TaskId p : graph.predecessors(t)) {
           if (!in_file(p)) {
@@ -101,8 +105,8 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
           }
           if (deps.insert(p).second) n.data_deps.push_back(p);
         }
-        if (const dag::TaskId before = ran_after[t]; before != dag::kNoTask && in_file(before) &&
-                                                    !deps.contains(before)) {
+        if (const dag::TaskId before = ran_after[t];
+            before != dag::kNoTask && in_file(before) && !deps.contains(before)) {
           n.ctrl_deps.push_back(before);
         }
         summary.data_deps += static_cast<std::int64_t>(n.data_deps.size());

@@ -38,7 +38,8 @@ struct ChakraExportSummary {
   std::int64_t collectives = 0;  // each counted once
   std::int64_t data_deps = 0;
   std::int64_t ctrl_deps = 0;
-  std::int64_t cross_rank_edges = 0;  // edges between two ranks' own tasks: not representable, left out
+  std::int64_t cross_rank_edges =
+      0;  // edges between two ranks' own tasks: not representable, left out
 };
 
 // `graph` must hold every rank (not folded) and `schedule` be its run.

@@ -33,14 +33,17 @@ void print_graph_summary(const GraphReplayResult& g, const Scenario& s,
       fmt::format("{:5.1f}%   (mean over ranks, per {})", percent_of(r.breakdown.compute, it),
                   g.iterations_known ? "steady iteration" : "graph"));
   row("  exposed comm", format_duration(r.breakdown.exposed_comm),
-      fmt::format("{:5.1f}%   (comm total {} in {} operations)", percent_of(r.breakdown.exposed_comm, it),
-                  format_duration(r.comm_per_iteration), r.collectives_per_iteration));
-  row("  memory", format_duration(r.breakdown.io), fmt::format("{:5.1f}%", percent_of(r.breakdown.io, it)));
-  row("  idle", format_duration(r.breakdown.idle), fmt::format("{:5.1f}%", percent_of(r.breakdown.idle, it)));
-  out << fmt::format("\n  {} nodes -> {} tasks, {} edges; {} collectives, {} point-to-point: {} "
-                     "timed by the network model, {} at their recorded times\n",
-                     g.nodes, r.tasks, r.edges, g.collectives, g.point_to_point, g.comm_modelled,
-                     g.comm_replayed);
+      fmt::format("{:5.1f}%   (comm total {} in {} operations)",
+                  percent_of(r.breakdown.exposed_comm, it), format_duration(r.comm_per_iteration),
+                  r.collectives_per_iteration));
+  row("  memory", format_duration(r.breakdown.io),
+      fmt::format("{:5.1f}%", percent_of(r.breakdown.io, it)));
+  row("  idle", format_duration(r.breakdown.idle),
+      fmt::format("{:5.1f}%", percent_of(r.breakdown.idle, it)));
+  out << fmt::format(
+      "\n  {} nodes -> {} tasks, {} edges; {} collectives, {} point-to-point: {} "
+      "timed by the network model, {} at their recorded times\n",
+      g.nodes, r.tasks, r.edges, g.collectives, g.point_to_point, g.comm_modelled, g.comm_replayed);
   out << fmt::format("  simulated {} events in {:.3f} s (graph built in {:.3f} s)\n", r.events,
                      r.simulate_seconds, r.build_seconds);
 }
@@ -52,11 +55,11 @@ nlohmann::json graph_report_json(const GraphReplayResult& g, const Scenario& s,
   j["ssgd_report_version"] = 1;
   j["kind"] = "graph";
   j["input"] = {{"path", ctx.input}, {"kind", "graph-trace"}, {"provenance", ctx.provenance}};
-  j["scenario"] = {{"file", ctx.scenario_file},
-                   {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
-                   {"network", {{"model", to_string(s.network_model)},
-                                {"algorithm", to_string(s.algorithm)}}},
-                   {"platform", {{"preset", s.platform.preset}}}};
+  j["scenario"] = {
+      {"file", ctx.scenario_file},
+      {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
+      {"network", {{"model", to_string(s.network_model)}, {"algorithm", to_string(s.algorithm)}}},
+      {"platform", {{"preset", s.platform.preset}}}};
   j["ranks"] = r.workers;
   j["graph_time_ns"] = g.graph_time.ns();
   if (g.iterations_known) {

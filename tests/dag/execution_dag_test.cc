@@ -9,8 +9,8 @@
 
 #include "common/error.h"
 #include "tests/support/test_files.h"
-#include "traces/trace_writer.h"
 #include "traces/proto/trace_events.pb.h"
+#include "traces/trace_writer.h"
 
 namespace ssgd::dag {
 namespace {

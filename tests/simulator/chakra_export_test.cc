@@ -24,8 +24,10 @@ class ChakraExportTest : public ssgd::testing::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    profile_.layers.push_back({0, "l0", Duration(1'000'400), Duration(2'000'600), 4 << 20, std::nullopt});
-    profile_.layers.push_back({1, "l1", Duration(3'000'000), Duration(5'000'000), 8 << 20, std::nullopt});
+    profile_.layers.push_back(
+        {0, "l0", Duration(1'000'400), Duration(2'000'600), 4 << 20, std::nullopt});
+    profile_.layers.push_back(
+        {1, "l1", Duration(3'000'000), Duration(5'000'000), 8 << 20, std::nullopt});
     scenario_.nodes = 2;
     scenario_.gpus_per_node = 1;
     scenario_.iterations = 1;
@@ -39,7 +41,8 @@ class ChakraExportTest : public ssgd::testing::TempDirTest {
     summary_ = export_chakra(*result_.graph, *result_.schedule, 2, dir_, {});
   }
   // The node of `kind` (and `layer`) in a rank's file.
-  static const Node& find(const chakra::ExecutionTrace& et, const std::string& kind, int layer = -1) {
+  static const Node& find(const chakra::ExecutionTrace& et, const std::string& kind,
+                          int layer = -1) {
     for (const auto& n : et.nodes) {
       const auto* k = n.attr("ssgd_task_kind");
       const auto* l = n.attr("ssgd_layer");

@@ -40,8 +40,8 @@ class ChakraCliTest : public ssgd::testing::CliTempDirTest {
 TEST_F(ChakraCliTest, ExportImportSimulateRoundTripsToTheNanosecond) {
   for (const std::string policy : {"wfbp", "mgwfbp", "ddp"}) {
     SCOPED_TRACE(policy);
-    const std::vector<std::string> scenario = {"--scenario", kScenario, "--set",
-                                               "policy.overlap=" + policy, "--set", "iterations=4"};
+    const std::vector<std::string> scenario = {
+        "--scenario", kScenario, "--set", "policy.overlap=" + policy, "--set", "iterations=4"};
     std::vector<std::string> sim = {"simulate", kResnet, "--report", "direct.json", "-q"};
     sim.insert(sim.end(), scenario.begin(), scenario.end());
     ASSERT_EQ(ssgd(sim).status, 0);
@@ -68,8 +68,8 @@ TEST_F(ChakraCliTest, ExportImportSimulateRoundTripsToTheNanosecond) {
 }
 
 TEST_F(ChakraCliTest, TheFlowModelRoundTripsToo) {
-  const std::vector<std::string> scenario = {"--scenario", kScenario, "--set", "iterations=3",
-                                             "--set", "network.model=flow"};
+  const std::vector<std::string> scenario = {"--scenario",   kScenario, "--set",
+                                             "iterations=3", "--set",   "network.model=flow"};
   std::vector<std::string> sim = {"simulate", kResnet, "--report", "direct.json", "-q"};
   sim.insert(sim.end(), scenario.begin(), scenario.end());
   ASSERT_EQ(ssgd(sim).status, 0);
@@ -88,9 +88,9 @@ TEST_F(ChakraCliTest, TheFlowModelRoundTripsToo) {
 TEST_F(ChakraCliTest, AnotherNetworkChangesTheGraphsCollectivesOnly) {
   ASSERT_EQ(ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"}).status, 0);
   ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
-  ASSERT_EQ(ssgd({"simulate", "g.ssgdt", "--scenario", kScenario, "--report", "slow.json", "-q"})
-                .status,
-            0);
+  ASSERT_EQ(
+      ssgd({"simulate", "g.ssgdt", "--scenario", kScenario, "--report", "slow.json", "-q"}).status,
+      0);
   ASSERT_EQ(ssgd({"simulate", "g.ssgdt", "--scenario", kScenario, "--set",
                   "network.inter_node=ib_edr100", "--report", "fast.json", "-q"})
                 .status,
@@ -147,8 +147,8 @@ TEST_F(ChakraCliTest, ImportOfAFolderWithoutEtFilesIsAnError) {
 TEST_F(ChakraCliTest, AGraphOfAnotherRankCountThanTheClusterIsRefused) {
   ASSERT_EQ(ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"}).status, 0);
   ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
-  const auto r = ssgd({"simulate", "g.ssgdt", "--set", "cluster.nodes=2", "--set",
-                       "cluster.gpus_per_node=4"});
+  const auto r =
+      ssgd({"simulate", "g.ssgdt", "--set", "cluster.nodes=2", "--set", "cluster.gpus_per_node=4"});
   EXPECT_EQ(r.status, kBadInput) << r;
   EXPECT_THAT(r.err, HasSubstr("field 'cluster.nodes'"));
   EXPECT_THAT(r.err, HasSubstr("the graph has 16 ranks"));

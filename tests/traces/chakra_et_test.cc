@@ -45,12 +45,12 @@ ExecutionTrace small_trace() {
 // length as a varint, then the message's fields as (number << 3 | wire type).
 TEST(ChakraEtBytes, SmallTraceEncodesAsWorkedOutByHand) {
   std::string want = bytes({0x07, 0x0a, 0x05}) + "0.0.4";  // GlobalMetadata{version}
-  want += bytes({0x2d});                                    // Node: 45 bytes
-  want += bytes({0x08, 0x01});                              // id 1
-  want += bytes({0x12, 0x01}) + "a";                        // name
-  want += bytes({0x18, 0x04});                              // type COMP_NODE
-  want += bytes({0x2a, 0x01, 0x00});                        // data_deps, packed: [0]
-  want += bytes({0x38, 0x05});                              // duration_micros 5
+  want += bytes({0x2d});                                   // Node: 45 bytes
+  want += bytes({0x08, 0x01});                             // id 1
+  want += bytes({0x12, 0x01}) + "a";                       // name
+  want += bytes({0x18, 0x04});                             // type COMP_NODE
+  want += bytes({0x2a, 0x01, 0x00});                       // data_deps, packed: [0]
+  want += bytes({0x38, 0x05});                             // duration_micros 5
   // attr: name (field 1) and bool_val (field 27: tag 216 = 0xd8 0x01) false.
   want += bytes({0x52, 0x0e, 0x0a, 0x09}) + "is_cpu_op" + bytes({0xd8, 0x01, 0x00});
   // attr: name and int64_val (field 9: tag 0x48) 2^20 = 0x80 0x80 0x40.
@@ -114,7 +114,8 @@ TEST_F(ChakraEtFile, GzipIsRecognisedByContent) {
 
 TEST_F(ChakraEtFile, UnpackedDependenciesAndUnknownFieldsAreRead) {
   // deps written one varint each (proto2 style), then field 99, unknown.
-  const std::string node = bytes({0x08, 0x07, 0x20, 0x03, 0x20, 0x04, 0x28, 0x05, 0x98, 0x06, 0x01});
+  const std::string node =
+      bytes({0x08, 0x07, 0x20, 0x03, 0x20, 0x04, 0x28, 0x05, 0x98, 0x06, 0x01});
   write_file_bytes(dir_ / "u.0.et", bytes({0x00, static_cast<int>(node.size())}) + node);
   DecodeCounts counts;
   const auto et = read_execution_trace(dir_ / "u.0.et", &counts);
@@ -190,9 +191,7 @@ TEST(ChakraEtAttributes, ANegativeInt32IsTenBytesOnTheWire) {
             std::string::npos);
 }
 
-TEST_F(ChakraEtFile, AnEmptyFileIsAnError) {
-  expect_error("", std::nullopt, "", "empty file");
-}
+TEST_F(ChakraEtFile, AnEmptyFileIsAnError) { expect_error("", std::nullopt, "", "empty file"); }
 
 TEST_F(ChakraEtFile, ARecordLongerThanTheFileIsAnError) {
   const std::string meta = bytes({0x07, 0x0a, 0x05}) + "0.0.4";
@@ -231,9 +230,7 @@ TEST_F(ChakraEtFile, ANameThatIsNotUtf8IsAnError) {
   expect_error(meta + bytes({0x03, 0x12, 0x01, 0xff}), 1, "Node.name", "not valid UTF-8");
 }
 
-TEST_F(ChakraEtFile, AFolderIsRefused) {
-  EXPECT_THROW(read_execution_trace(dir_), InputError);
-}
+TEST_F(ChakraEtFile, AFolderIsRefused) { EXPECT_THROW(read_execution_trace(dir_), InputError); }
 
 }  // namespace
 }  // namespace ssgd::chakra

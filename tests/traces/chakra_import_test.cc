@@ -30,7 +30,8 @@ chakra::Node comp(std::uint64_t id, std::uint64_t micros, std::vector<std::uint6
   return n;
 }
 
-chakra::Node all_reduce(std::uint64_t id, std::int64_t bytes, std::vector<std::uint64_t> deps = {}) {
+chakra::Node all_reduce(std::uint64_t id, std::int64_t bytes,
+                        std::vector<std::uint64_t> deps = {}) {
   chakra::Node n;
   n.id = id;
   n.name = "ar" + std::to_string(id);
@@ -42,7 +43,8 @@ chakra::Node all_reduce(std::uint64_t id, std::int64_t bytes, std::vector<std::u
 
 class ChakraImport : public TempDirTest {
  protected:
-  void write_rank(int rank, const std::vector<chakra::Node>& nodes, const std::string& prefix = "job") {
+  void write_rank(int rank, const std::vector<chakra::Node>& nodes,
+                  const std::string& prefix = "job") {
     chakra::ExecutionTrace et;
     et.metadata.version = "0.0.4";
     et.nodes = nodes;

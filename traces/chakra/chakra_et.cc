@@ -9,17 +9,16 @@ namespace ssgd::chakra {
 
 std::string node_type_name(std::int32_t type) {
   static constexpr std::array<const char*, kNodeTypeCount> kNames = {
-      "INVALID_NODE",   "METADATA_NODE",  "MEM_LOAD_NODE",  "MEM_STORE_NODE",
-      "COMP_NODE",      "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE"};
+      "INVALID_NODE", "METADATA_NODE",  "MEM_LOAD_NODE",  "MEM_STORE_NODE",
+      "COMP_NODE",    "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE"};
   if (type >= 0 && type < kNodeTypeCount) return kNames[static_cast<std::size_t>(type)];
   return fmt::format("NODE_TYPE_{}", type);
 }
 
 std::string collective_type_name(std::int64_t type) {
   static constexpr std::array<const char*, kCollectiveTypeCount> kNames = {
-      "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER",  "SCATTER",
-      "BROADCAST",  "ALL_TO_ALL",     "REDUCE_SCATTER",       "REDUCE_SCATTER_BLOCK",
-      "BARRIER"};
+      "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER", "SCATTER", "BROADCAST",
+      "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
   if (type >= 0 && type < kCollectiveTypeCount) return kNames[static_cast<std::size_t>(type)];
   return fmt::format("COMM_TYPE_{}", type);
 }

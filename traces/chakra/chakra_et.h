@@ -101,8 +101,8 @@ struct Attribute {
   AttrType type = AttrType::kNone;
   // Integer and bool scalars: the value's 64 bits; signed types sign-extended.
   std::uint64_t bits = 0;
-  double real = 0;        // double_val, float_val
-  std::string text;       // string_val, bytes_val
+  double real = 0;   // double_val, float_val
+  std::string text;  // string_val, bytes_val
   // Lists: integer and bool members as 64 bits each (signed ones
   // sign-extended), float members as doubles, string and bytes members.
   std::vector<std::uint64_t> list_bits;

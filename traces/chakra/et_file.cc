@@ -23,8 +23,8 @@ EtFileReader::EtFileReader(const std::filesystem::path& path) : file_(path.strin
   try {
     metadata_ = decode_metadata(record_, counts_);
   } catch (const MessageError& e) {
-    fail(e.field(), fmt::format("{} (byte {} of the record); is this a Chakra ET file?",
-                                e.reason(), e.offset()));
+    fail(e.field(), fmt::format("{} (byte {} of the record); is this a Chakra ET file?", e.reason(),
+                                e.offset()));
   }
 }
 
@@ -62,14 +62,16 @@ bool EtFileReader::next_record() {
   if (buffer_.size() == pos_) return false;
   ++record_index_;
   // The length prefix: a varint of at most 10 bytes.
-  WireReader prefix(std::string_view(buffer_).substr(pos_, std::min<std::size_t>(10, buffer_.size() - pos_)));
+  WireReader prefix(
+      std::string_view(buffer_).substr(pos_, std::min<std::size_t>(10, buffer_.size() - pos_)));
   std::uint64_t length = 0;
   try {
     length = prefix.varint();
   } catch (const WireError&) {
-    fail("", fmt::format("the record's length prefix at byte {} of the (uncompressed) file is not a "
-                         "varint{}",
-                         offset_, have ? "" : ": the file ends inside it"));
+    fail("",
+         fmt::format("the record's length prefix at byte {} of the (uncompressed) file is not a "
+                     "varint{}",
+                     offset_, have ? "" : ": the file ends inside it"));
   }
   if (length > kMaxRecordBytes) {
     fail("", fmt::format("the record's length prefix at byte {} says {} bytes, more than the {} "
@@ -146,9 +148,8 @@ bool parse_file_name(const std::string& name, std::string& prefix, std::int64_t&
   const auto dot = stem.rfind('.');
   if (dot == std::string::npos || dot + 1 == stem.size()) return false;
   const std::string digits = stem.substr(dot + 1);
-  if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      })) {
+  if (digits.size() > 9 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return false;
   }
   std::from_chars(digits.data(), digits.data() + digits.size(), rank);

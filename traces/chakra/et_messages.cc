@@ -95,8 +95,8 @@ WireType scalar_wire_type(AttrType scalar) {
 }
 
 std::uint64_t sign_extend_32(std::uint64_t v) {
-  return static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(
-      static_cast<std::uint32_t>(v & 0xffffffffu))));
+  return static_cast<std::uint64_t>(static_cast<std::int64_t>(
+      static_cast<std::int32_t>(static_cast<std::uint32_t>(v & 0xffffffffu))));
 }
 
 // The 64 bits of an integer or bool scalar read off the wire.
@@ -239,8 +239,9 @@ IoInfo decode_io_info(std::string_view bytes, std::size_t base, FieldPath& path,
       in.skip(tag.type);
       continue;
     }
-    const auto guard =
-        path.enter(tag.number == 1 ? ".values" : tag.number == 2 ? ".shapes" : ".types");
+    const auto guard = path.enter(tag.number == 1   ? ".values"
+                                  : tag.number == 2 ? ".shapes"
+                                                    : ".types");
     *target = string_field(in, path, at, tag);
   }
   return io;
@@ -290,7 +291,8 @@ Node decode_node(std::string_view bytes, DecodeCounts& counts) {
         case 3: {
           const auto g = path.enter(".type");
           expect_type(path, at, tag, WireType::kVarint);
-          node.type = static_cast<std::int32_t>(static_cast<std::uint32_t>(in.varint() & 0xffffffffu));
+          node.type =
+              static_cast<std::int32_t>(static_cast<std::uint32_t>(in.varint() & 0xffffffffu));
           break;
         }
         case 4:
@@ -312,13 +314,12 @@ Node decode_node(std::string_view bytes, DecodeCounts& counts) {
           const auto g = path.enter(tag.number == 8 ? ".inputs" : ".outputs");
           expect_type(path, at, tag, WireType::kLength);
           const auto [sub, sub_at] = sub_message(in);
-          (tag.number == 8 ? node.inputs : node.outputs) = decode_io_info(sub, sub_at, path, counts);
+          (tag.number == 8 ? node.inputs : node.outputs) =
+              decode_io_info(sub, sub_at, path, counts);
           break;
         }
         case 10: node.attrs.push_back(attribute_field(in, path, at, tag, attrs++, counts)); break;
-        default:
-          ++counts.unknown_fields;
-          in.skip(tag.type);
+        default: ++counts.unknown_fields; in.skip(tag.type);
       }
     }
     return node;
@@ -354,7 +355,9 @@ namespace {
 void encode_value(WireWriter& out, AttrType scalar, std::uint64_t bits, double real) {
   switch (scalar) {
     case AttrType::kDouble: out.fixed64(std::bit_cast<std::uint64_t>(real)); return;
-    case AttrType::kFloat: out.fixed32(std::bit_cast<std::uint32_t>(static_cast<float>(real))); return;
+    case AttrType::kFloat:
+      out.fixed32(std::bit_cast<std::uint32_t>(static_cast<float>(real)));
+      return;
     case AttrType::kFixed64:
     case AttrType::kSfixed64: out.fixed64(bits); return;
     case AttrType::kFixed32:

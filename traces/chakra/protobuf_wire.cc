@@ -5,7 +5,9 @@
 namespace ssgd::chakra {
 
 WireError::WireError(std::size_t offset, const std::string& what)
-    : std::runtime_error(fmt::format("{} (byte {})", what, offset)), offset_(offset), reason_(what) {}
+    : std::runtime_error(fmt::format("{} (byte {})", what, offset)),
+      offset_(offset),
+      reason_(what) {}
 
 std::string_view WireReader::take(std::size_t n) {
   if (n > bytes_.size() - at_) {
@@ -51,14 +53,16 @@ FieldTag WireReader::tag() {
 std::uint32_t WireReader::fixed32() {
   const std::string_view b = take(4);
   std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<std::uint8_t>(b[static_cast<std::size_t>(i)]);
+  for (int i = 3; i >= 0; --i)
+    v = (v << 8) | static_cast<std::uint8_t>(b[static_cast<std::size_t>(i)]);
   return v;
 }
 
 std::uint64_t WireReader::fixed64() {
   const std::string_view b = take(8);
   std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<std::uint8_t>(b[static_cast<std::size_t>(i)]);
+  for (int i = 7; i >= 0; --i)
+    v = (v << 8) | static_cast<std::uint8_t>(b[static_cast<std::size_t>(i)]);
   return v;
 }
 

@@ -34,9 +34,11 @@ std::vector<ChakraRankFile> find_chakra_rank_files(
       }
     }
     if (ec) fail(inputs[0], fmt::format("cannot be listed: {}", ec.message()));
-    std::sort(files.begin(), files.end());  // messages name the same file whatever the listing order
+    std::sort(files.begin(),
+              files.end());  // messages name the same file whatever the listing order
     if (files.empty()) {
-      fail(inputs[0], "holds no Chakra ET file (named <prefix>.<rank>.et or <prefix>.<rank>.et.gz)");
+      fail(inputs[0],
+           "holds no Chakra ET file (named <prefix>.<rank>.et or <prefix>.<rank>.et.gz)");
     }
   } else {
     files = inputs;
@@ -56,8 +58,9 @@ std::vector<ChakraRankFile> find_chakra_rank_files(
     std::string prefix;
     std::int64_t rank = 0;
     if (!chakra::parse_file_name(f.filename().string(), prefix, rank)) {
-      fail(f, "is not named <prefix>.<rank>.et[.gz], so its rank is unknown; with several files, "
-              "each must be named so");
+      fail(f,
+           "is not named <prefix>.<rank>.et[.gz], so its rank is unknown; with several files, "
+           "each must be named so");
     }
     if (rank >= kMaxRanks) fail(f, fmt::format("rank {} is out of range (below 2^24)", rank));
     if (first_file.empty()) {
@@ -79,9 +82,10 @@ std::vector<ChakraRankFile> find_chakra_rank_files(
   }
   if (!missing.empty()) {
     fail(folder ? inputs[0] : files[0],
-         fmt::format("the ranks go up to {} but rank{} {}{} missing: a job's ranks are 0..N-1",
-                     world - 1, missing.size() > 1 ? "s" : "", fmt::join(missing, ", "),
-                     missing.size() >= 10 ? " and more are" : (missing.size() > 1 ? " are" : " is")));
+         fmt::format(
+             "the ranks go up to {} but rank{} {}{} missing: a job's ranks are 0..N-1", world - 1,
+             missing.size() > 1 ? "s" : "", fmt::join(missing, ", "),
+             missing.size() >= 10 ? " and more are" : (missing.size() > 1 ? " are" : " is")));
   }
   for (auto& [rank, path] : by_rank) out.push_back({static_cast<std::int32_t>(rank), path});
   return out;

@@ -19,6 +19,7 @@ struct ChakraRankFile {
 };
 
 // Sorted by rank.
-std::vector<ChakraRankFile> find_chakra_rank_files(const std::vector<std::filesystem::path>& inputs);
+std::vector<ChakraRankFile> find_chakra_rank_files(
+    const std::vector<std::filesystem::path>& inputs);
 
 }  // namespace ssgd::trace

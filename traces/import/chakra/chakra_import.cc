@@ -30,12 +30,13 @@ void check_graph(const std::string& file, const RankGraph& g) {
   std::vector<GraphNodeDeps> nodes;
   nodes.reserve(g.nodes.size());
   for (const auto& n : g.nodes) {
-    nodes.push_back({n.id(), n.name(),
+    nodes.push_back({n.id(),
+                     n.name(),
                      {n.data_deps().data(), static_cast<std::size_t>(n.data_deps().size())},
                      {n.ctrl_deps().data(), static_cast<std::size_t>(n.ctrl_deps().size())}});
   }
-  if (auto problem = check_rank_graph(
-          nodes, [](std::size_t i) { return fmt::format("record {}", i + 1); })) {
+  if (auto problem =
+          check_rank_graph(nodes, [](std::size_t i) { return fmt::format("record {}", i + 1); })) {
     fail_node(file, problem->node, problem->field, problem->what);
   }
 }
@@ -50,10 +51,9 @@ ChakraImportSummary import_chakra(const std::vector<std::filesystem::path>& inpu
   metadata.set_tool("ssgd import chakra");
   metadata.set_tool_version(std::string(ssgd_version()));
   metadata.set_world_size(static_cast<std::int32_t>(files.size()));
-  metadata.set_provenance(fmt::format("imported from Chakra execution traces: {}{}",
-                                      files.front().path.string(),
-                                      files.size() > 1 ? fmt::format(" and {} more", files.size() - 1)
-                                                       : std::string()));
+  metadata.set_provenance(fmt::format(
+      "imported from Chakra execution traces: {}{}", files.front().path.string(),
+      files.size() > 1 ? fmt::format(" and {} more", files.size() - 1) : std::string()));
   // One rank at a time: read, checked, written; a failure leaves the
   // writer's temporary file, which its destructor removes.
   std::optional<TraceWriter> writer;
@@ -122,9 +122,10 @@ void print_chakra_import_summary(const ChakraImportSummary& s, const std::filesy
   out << fmt::format("  nodes        {}, {} dependencies: {}\n", s.nodes, s.dependencies,
                      counted(c.nodes_by_type));
   if (c.unknown_node_types > 0) {
-    out << fmt::format("  unknown      {} node{} of types ssgd does not know: replayed at their "
-                       "recorded times\n",
-                       c.unknown_node_types, c.unknown_node_types > 1 ? "s" : "");
+    out << fmt::format(
+        "  unknown      {} node{} of types ssgd does not know: replayed at their "
+        "recorded times\n",
+        c.unknown_node_types, c.unknown_node_types > 1 ? "s" : "");
   }
   if (!c.unmodelled_collectives.empty()) {
     out << fmt::format("  unmodelled   collectives replayed at their recorded times: {}\n",

@@ -30,8 +30,8 @@ struct ChakraImportSummary {
   std::vector<std::filesystem::path> files;  // by rank
   std::string version;                       // rank 0's GlobalMetadata.version
   std::int64_t nodes = 0;
-  std::int64_t dependencies = 0;             // data and control edges
-  std::int64_t unknown_fields = 0;           // protobuf fields the schema does not have
+  std::int64_t dependencies = 0;    // data and control edges
+  std::int64_t unknown_fields = 0;  // protobuf fields the schema does not have
   std::int64_t gzip_files = 0;
   ChakraMappingCounts counts;
 };

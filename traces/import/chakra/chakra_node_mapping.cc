@@ -19,8 +19,8 @@ using chakra::NodeType;
 // The attributes the mapping reads, and those it knows but the replay does
 // not use (ASTRA-sim's and Chakra's converter's).
 constexpr std::array<std::string_view, 13> kUsed = {
-    "comm_type",      "comm_size",     "comm_src",         "comm_dst",       "comm_tag",
-    "is_cpu_op",      "pg_name",       "tensor_size",      "ssgd_start_ns",  "ssgd_duration_ns",
+    "comm_type",      "comm_size",      "comm_src",    "comm_dst",      "comm_tag",
+    "is_cpu_op",      "pg_name",        "tensor_size", "ssgd_start_ns", "ssgd_duration_ns",
     "ssgd_task_kind", "ssgd_iteration", "ssgd_layer"};
 constexpr std::array<std::string_view, 8> kUnused = {
     "comm_priority", "involved_dim", "num_ops", "op_type", "rf_id", "fw_parent", "seq_id", "scope"};
@@ -43,10 +43,11 @@ struct NodeContext {
     if (a == nullptr) return std::nullopt;
     const auto v = a->as_int64();
     if (!v) {
-      fail_attr(name,
-           chakra::is_integer_scalar(a->type)
-               ? fmt::format("{} {} is above 2^63-1", chakra::attr_type_name(a->type), a->bits)
-               : fmt::format("is a {}; an integer is expected", chakra::attr_type_name(a->type)));
+      fail_attr(
+          name,
+          chakra::is_integer_scalar(a->type)
+              ? fmt::format("{} {} is above 2^63-1", chakra::attr_type_name(a->type), a->bits)
+              : fmt::format("is a {}; an integer is expected", chakra::attr_type_name(a->type)));
     }
     return v;
   }
@@ -63,8 +64,7 @@ struct NodeContext {
     if (a->type == chakra::AttrType::kString) return a->text;
     // pg_name is a string in Chakra's converter; some writers use a number.
     if (auto v = a->as_int64()) return std::to_string(*v);
-    fail_attr(name,
-         fmt::format("is a {}; a string is expected", chakra::attr_type_name(a->type)));
+    fail_attr(name, fmt::format("is a {}; a string is expected", chakra::attr_type_name(a->type)));
   }
 
   std::int64_t bytes(std::string_view name, bool required) const {
@@ -95,8 +95,7 @@ std::int64_t time_ns(const NodeContext& c, std::string_view ns_attr, std::uint64
     return *ns;
   }
   if (micros > static_cast<std::uint64_t>(kMaxTimeNs / 1000)) {
-    c.fail(std::string(micros_field),
-           fmt::format("{} us is out of range (0..2^62 ns)", micros));
+    c.fail(std::string(micros_field), fmt::format("{} us is out of range (0..2^62 ns)", micros));
   }
   return static_cast<std::int64_t>(micros) * 1000;
 }
@@ -137,7 +136,8 @@ v1::GraphNode map_chakra_node(const chakra::Node& node, const std::string& file,
   g.set_name(node.name);
   for (const auto d : node.data_deps) g.add_data_deps(d);
   for (const auto d : node.ctrl_deps) g.add_ctrl_deps(d);
-  const std::int64_t start = time_ns(c, "ssgd_start_ns", node.start_time_micros, "start_time_micros");
+  const std::int64_t start =
+      time_ns(c, "ssgd_start_ns", node.start_time_micros, "start_time_micros");
   const std::int64_t duration =
       time_ns(c, "ssgd_duration_ns", node.duration_micros, "duration_micros");
   if (start > kMaxTimeNs - duration) {
@@ -154,9 +154,8 @@ v1::GraphNode map_chakra_node(const chakra::Node& node, const std::string& file,
   g.set_task_kind(c.text("ssgd_task_kind"));
   g.set_iteration(-1);
   g.set_layer(-1);
-  for (const auto& [attr, set] :
-       {std::pair{"ssgd_iteration", &v1::GraphNode::set_iteration},
-        std::pair{"ssgd_layer", &v1::GraphNode::set_layer}}) {
+  for (const auto& [attr, set] : {std::pair{"ssgd_iteration", &v1::GraphNode::set_iteration},
+                                  std::pair{"ssgd_layer", &v1::GraphNode::set_layer}}) {
     if (auto v = c.integer(attr)) {
       if (*v < -1 || *v > std::numeric_limits<std::int32_t>::max()) {
         c.fail_attr(attr, fmt::format("{} is out of range (-1..2^31-1)", *v));
@@ -195,9 +194,7 @@ v1::GraphNode map_chakra_node(const chakra::Node& node, const std::string& file,
       break;
     case NodeType::kMetadata:
     case NodeType::kInvalid: g.set_kind(v1::GraphNode::METADATA); break;
-    default:
-      g.set_kind(v1::GraphNode::UNKNOWN);
-      ++counts.unknown_node_types;
+    default: g.set_kind(v1::GraphNode::UNKNOWN); ++counts.unknown_node_types;
   }
   return g;
 }

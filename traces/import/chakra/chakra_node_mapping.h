@@ -31,9 +31,9 @@
 namespace ssgd::trace {
 
 struct ChakraMappingCounts {
-  std::map<std::string, std::int64_t> nodes_by_type;       // "COMP_NODE" -> nodes
-  std::map<std::string, std::int64_t> unknown_attributes;  // names ssgd does not know
-  std::map<std::string, std::int64_t> unused_attributes;   // known, not used by the replay
+  std::map<std::string, std::int64_t> nodes_by_type;           // "COMP_NODE" -> nodes
+  std::map<std::string, std::int64_t> unknown_attributes;      // names ssgd does not know
+  std::map<std::string, std::int64_t> unused_attributes;       // known, not used by the replay
   std::map<std::string, std::int64_t> unmodelled_collectives;  // "BARRIER" -> nodes
   std::int64_t unknown_node_types = 0;
 };
