@@ -15,12 +15,8 @@
 #include "common/chrome_trace_writer.h"
 #include "common/error.h"
 #include "common/logging.h"
-#include "simulator/input/replay_input.h"
-#include "simulator/replay/graph_replay.h"
+#include "simulator/api/simulation.h"
 #include "simulator/replay/replay.h"
-#include "simulator/replay/shared_fabric.h"
-#include "simulator/report/graph_report.h"
-#include "simulator/report/report.h"
 #include "simulator/report/simulated_trace.h"
 #include "simulator/report/timeline.h"
 #include "simulator/scenario/scenario.h"
@@ -107,33 +103,6 @@ void log_written(const SimulateArgs& a) {
   if (a.trace.given()) log->info("simulated trace written to {}", a.trace.path);
 }
 
-// An execution graph (`ssgd import chakra`) replays its own tasks, once
-// (simulator/replay/graph_replay.h).
-void run_graph_simulate(const SimulateArgs& a, const sim::Scenario& requested,
-                        const sim::ReplayInput& input) {
-  if (a.trace.given()) {
-    throw flag_error("--trace", a.trace.path,
-                     "a simulated trace is not yet written for an execution graph; use --timeline");
-  }
-  sim::ReplayOptions options;
-  options.keep_schedule = a.timeline.given();
-  options.progress = true;
-  const sim::GraphReplayResult result = sim::replay_graph(*input.graph, requested, options, a.input);
-  const sim::Scenario& scenario = result.scenario;
-  const sim::GraphReportContext ctx{a.input, input.graph->provenance, a.scenario.file};
-  std::vector<std::string> committed;
-  try {
-    write_report_and_timeline(
-        a, [&] { return sim::graph_report_json(result, scenario, ctx); }, result.run, nullptr,
-        committed);
-  } catch (...) {
-    remove_all(committed);
-    throw;
-  }
-  if (!a.quiet) sim::print_graph_summary(result, scenario, ctx, std::cout);
-  log_written(a);
-}
-
 void run_simulate(const SimulateArgs& a) {
   auto log = logger("tools");
   // Everything is read and checked before anything is written.
@@ -147,14 +116,16 @@ void run_simulate(const SimulateArgs& a) {
     }
   }
   const sim::Scenario scenario = load_scenario(a.scenario);
-  sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated, true});
-  for (const auto& w : input.warnings) log->warn("{}", w);
-  if (input.kind == sim::InputKind::kGraphTrace) {
-    run_graph_simulate(a, scenario, input);
-    return;
+  const sim::SimulationInput input = sim::load_simulation_input(a.input, a.allow_truncated);
+  for (const auto& w : input.input.warnings) log->warn("{}", w);
+  const bool graph = input.input.kind == sim::InputKind::kGraphTrace;
+  if (graph && a.trace.given()) {
+    throw flag_error("--trace", a.trace.path,
+                     "a simulated trace is not yet written for an execution graph; use --timeline");
   }
 
-  sim::ReplayOptions options;
+  sim::SimulationOptions options;
+  options.scenario_file = a.scenario.file;
   options.keep_schedule = a.timeline.given() || a.trace.given();
   // A simulated trace can be written from a folded run; a timeline cannot.
   options.keep_folded_schedule = !a.timeline.given();
@@ -162,43 +133,25 @@ void run_simulate(const SimulateArgs& a) {
   options.progress = true;
   options.fold_ranks = !a.no_fold;
   options.allow_large = a.allow_large;
-  // The other jobs' inputs are read before anything runs, so a bad one fails fast.
-  std::vector<trace::LayerProfile> job_profiles(scenario.jobs.size());
-  for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
-    const sim::JobSpec& job = scenario.jobs[i];
-    if (!job.profile) continue;
-    sim::ReplayInput in = sim::load_replay_input(*job.profile, {a.allow_truncated});
-    for (const auto& w : in.warnings) log->warn("job '{}': {}", job.name, w);
-    job_profiles[i] = std::move(in.profile);
-  }
-  const sim::ReplayResult result = sim::replay(input.profile, scenario, options);
-  std::optional<sim::SharedFabricResult> shared;
-  if (!scenario.jobs.empty()) {
-    shared = sim::run_shared_fabric(
-        input.profile, scenario, job_profiles,
-        [&log](const std::string& line) { log->info("{}", line); }, a.allow_large);
-  }
-  if (!result.batch_given) {
-    log->warn("no batch size in the input or scenario: throughput counts batches "
-              "(set workload.batch_per_gpu)");
-  }
+  options.allow_truncated = a.allow_truncated;
+  options.warn = [&log](const std::string& line) { log->warn("{}", line); };
+  options.info = [&log](const std::string& line) { log->info("{}", line); };
+  const sim::Simulation simulation = sim::run_simulation(input, scenario, options);
+  const sim::ReplayResult& result = graph ? simulation.graph->run : *simulation.result;
 
-  const sim::ReportContext ctx{a.input, sim::to_string(input.kind), input.profile.model,
-                               input.profile.provenance, a.scenario.file,
-                               shared ? &*shared : nullptr};
   // The outputs are written under temporary names and renamed only once all
   // are complete (the trace renames itself when it is), so a failure leaves
   // none behind: those renamed before it are removed again.
   std::vector<std::string> committed;
   try {
     write_report_and_timeline(
-        a, [&] { return sim::report_json(result, scenario, ctx); }, result, &result.link_tracks,
-        committed);
+        a, [&] { return sim::simulation_report(simulation); }, result,
+        graph ? nullptr : &result.link_tracks, committed);
     if (a.trace.given()) {
       sim::SimulatedTraceOptions trace_options;
       trace_options.max_ranks = a.trace_ranks;
       trace_options.gpus_per_node = scenario.gpus_per_node;
-      trace_options.framework = input.profile.model;
+      trace_options.framework = input.input.profile.model;
       trace_options.provenance = simulated_provenance(a, scenario, result);
       write_output(a.trace,
                    [&] { sim::write_simulated_trace(result, trace_options, a.trace.path); });
@@ -207,7 +160,7 @@ void run_simulate(const SimulateArgs& a) {
     remove_all(committed);
     throw;
   }
-  if (a.timeline.given()) {
+  if (a.timeline.given() && !graph) {
     const auto shown = a.timeline_ranks <= 0 ? result.workers
                                              : std::min(result.workers, a.timeline_ranks);
     if (shown < result.workers) {
@@ -215,7 +168,7 @@ void run_simulate(const SimulateArgs& a) {
                 result.workers);
     }
   }
-  if (!a.quiet) sim::print_summary(result, scenario, ctx, std::cout);
+  if (!a.quiet) sim::print_simulation_summary(simulation, std::cout);
   log_written(a);
 }
 

@@ -1,0 +1,88 @@
+#include "simulator/api/simulation.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include "simulator/report/graph_report.h"
+#include "simulator/report/report.h"
+
+namespace ssgd::sim {
+namespace {
+
+void tell(const std::function<void(const std::string&)>& f, const std::string& line) {
+  if (f) f(line);
+}
+
+ReportContext report_context(const Simulation& s) {
+  const ReplayInput& in = s.input->input;
+  return {s.input->path,    to_string(in.kind),  in.profile.model,
+          in.profile.provenance, s.scenario_file, s.shared ? &*s.shared : nullptr};
+}
+
+GraphReportContext graph_context(const Simulation& s) {
+  return {s.input->path, s.input->input.graph->provenance, s.scenario_file};
+}
+
+}  // namespace
+
+SimulationInput load_simulation_input(const std::string& path, bool allow_truncated) {
+  return {path, load_replay_input(path, {allow_truncated, true})};
+}
+
+Simulation run_simulation(const SimulationInput& input, const Scenario& scenario,
+                          const SimulationOptions& options) {
+  Simulation s;
+  s.input = &input;
+  s.scenario_file = options.scenario_file;
+  ReplayOptions replay_options;
+  replay_options.keep_schedule = options.keep_schedule;
+  replay_options.keep_folded_schedule = options.keep_folded_schedule;
+  replay_options.link_track_ranks = options.link_track_ranks;
+  replay_options.progress = options.progress;
+  replay_options.fold_ranks = options.fold_ranks;
+  replay_options.allow_large = options.allow_large;
+
+  if (input.input.kind == InputKind::kGraphTrace) {
+    s.graph = replay_graph(*input.input.graph, scenario, replay_options, input.path);
+    s.scenario = s.graph->scenario;
+    return s;
+  }
+  s.scenario = scenario;
+  // The other jobs' inputs are read before anything runs, so a bad one fails fast.
+  std::vector<trace::LayerProfile> job_profiles(scenario.jobs.size());
+  for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
+    const JobSpec& job = scenario.jobs[i];
+    if (!job.profile) continue;
+    ReplayInput in = load_replay_input(*job.profile, {options.allow_truncated});
+    for (const auto& w : in.warnings) tell(options.warn, "job '" + job.name + "': " + w);
+    job_profiles[i] = std::move(in.profile);
+  }
+  s.result = replay(input.input.profile, scenario, replay_options);
+  if (!scenario.jobs.empty()) {
+    s.shared = run_shared_fabric(
+        input.input.profile, scenario, job_profiles,
+        [&options](const std::string& line) { tell(options.info, line); }, options.allow_large);
+  }
+  if (!s.result->batch_given) {
+    tell(options.warn,
+         "no batch size in the input or scenario: throughput counts batches "
+         "(set workload.batch_per_gpu)");
+  }
+  return s;
+}
+
+nlohmann::json simulation_report(const Simulation& s) {
+  if (s.graph) return graph_report_json(*s.graph, s.scenario, graph_context(s));
+  if (!s.result) throw std::logic_error("simulation_report: nothing was run");
+  return report_json(*s.result, s.scenario, report_context(s));
+}
+
+void print_simulation_summary(const Simulation& s, std::ostream& out) {
+  if (s.graph) {
+    print_graph_summary(*s.graph, s.scenario, graph_context(s), out);
+  } else if (s.result) {
+    print_summary(*s.result, s.scenario, report_context(s), out);
+  }
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,72 @@
+#pragma once
+// One simulation as a program asks for it: the input read once
+// (load_simulation_input), a scenario, and the run with everything its report
+// needs (run_simulation, simulation_report). `ssgd simulate` writes its
+// outputs from a Simulation; `ssgd sweep` and the Python module run many
+// scenarios over one loaded input and keep the report.
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "simulator/input/replay_input.h"
+#include "simulator/replay/graph_replay.h"
+#include "simulator/replay/replay.h"
+#include "simulator/replay/shared_fabric.h"
+#include "simulator/scenario/scenario.h"
+
+namespace ssgd::sim {
+
+// An input of `simulate`, read and checked once.
+struct SimulationInput {
+  std::string path;  // as given, for reports and messages
+  ReplayInput input;
+};
+
+// Reads INPUT (an ssgd trace, a layer-profile CSV, a B-Caffe log, or a trace of
+// an execution graph), recognised by content. Throws InputError naming it.
+// Warnings go to input.warnings, for the caller to show.
+SimulationInput load_simulation_input(const std::string& path, bool allow_truncated = false);
+
+struct SimulationOptions {
+  std::string scenario_file;  // where the scenario came from, for the report; may be empty
+  bool fold_ranks = true;
+  bool allow_large = false;
+  bool allow_truncated = false;  // for the inputs of the scenario's jobs
+  bool progress = false;         // log progress of long runs
+  bool keep_schedule = false;    // for a timeline or a simulated trace
+  bool keep_folded_schedule = false;
+  std::int64_t link_track_ranks = 16;
+  // Called with each warning (a job input's, a missing batch size).
+  std::function<void(const std::string&)> warn;
+  std::function<void(const std::string&)> info;  // progress lines of shared fabrics
+};
+
+// A finished simulation: the replay of a profile (with the shared fabric of
+// the scenario's jobs, when it has any) or of an execution graph.
+struct Simulation {
+  const SimulationInput* input = nullptr;
+  Scenario scenario;  // as run (for a graph: with the nodes its ranks need)
+  std::string scenario_file;
+  std::optional<ReplayResult> result;            // a profile's replay
+  std::optional<SharedFabricResult> shared;      // with jobs
+  std::optional<GraphReplayResult> graph;        // an execution graph's replay
+};
+
+// Runs `input` under `scenario`. Throws InputError (a located one for a bad
+// scenario value), DeadlockError, std::bad_alloc.
+Simulation run_simulation(const SimulationInput& input, const Scenario& scenario,
+                          const SimulationOptions& options);
+
+// The JSON report of `simulate --report` (docs/report.md).
+nlohmann::json simulation_report(const Simulation& simulation);
+
+// The summary `simulate` prints.
+void print_simulation_summary(const Simulation& simulation, std::ostream& out);
+
+}  // namespace ssgd::sim
