@@ -14,6 +14,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev  # the sanitized suite and the fuzzers (tools/fuzz.sh)
+  chromium  # the browser test of `ssgd report`'s HTML
+  python3-dev pybind11-dev python3-pytest python3-numpy python3-pandas  # the Python module
 )
 
 missing=()
