@@ -15,7 +15,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "common/error.h"
@@ -26,38 +25,12 @@
 #include "simulator/scenario/scenario_platform.h"
 #include "simulator/scenario/scenario_scaling.h"
 #include "simulator/scenario/scenario_schema.h"
+#include "simulator/scenario/yaml_file.h"
 
 namespace ssgd::sim {
 namespace {
 
 constexpr std::string_view kSetFile = "--set";
-
-// Counts the YAML documents of `text`, stopping at two: a parser fed events
-// it ignores, so that nothing is built and a stream that would yield
-// documents without end is cut off.
-int count_yaml_documents(const std::string& text) {
-  class Ignore : public YAML::EventHandler {
-   public:
-    void OnDocumentStart(const YAML::Mark&) override {}
-    void OnDocumentEnd() override {}
-    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  const std::string&) override {}
-    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                         YAML::EmitterStyle::value) override {}
-    void OnSequenceEnd() override {}
-    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                    YAML::EmitterStyle::value) override {}
-    void OnMapEnd() override {}
-  };
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  Ignore ignore;
-  int documents = 0;
-  while (documents < 2 && parser.HandleNextDocument(ignore)) ++documents;
-  return documents;
-}
 
 // Levenshtein distance, for "did you mean" suggestions; keys are short.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -138,21 +111,9 @@ std::string suggest(std::string_view path) {
   return fmt::format(" (keys under '{}': {})", section, keys_under(section));
 }
 
-std::string describe_kind(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a sequence";
-    case YAML::NodeType::Scalar: return fmt::format("the scalar '{}'", node.Scalar());
-    case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Undefined: break;
-  }
-  return "nothing";
-}
+std::string describe_kind(const YAML::Node& node) { return describe_yaml_node(node); }
 
-std::optional<std::int64_t> line_of(const YAML::Mark& mark) {
-  if (mark.is_null() || mark.line < 0) return std::nullopt;
-  return static_cast<std::int64_t>(mark.line) + 1;
-}
+std::optional<std::int64_t> line_of(const YAML::Mark& mark) { return yaml_line(mark); }
 
 [[noreturn]] void throw_unknown_key(InputLocation where, std::string_view path) {
   throw InputError(std::move(where), fmt::format("unknown key '{}'{}", path, suggest(path)));
@@ -316,54 +277,8 @@ class YamlLoader {
 
 void load_file(Scenario& scenario, const std::filesystem::path& path) {
   const std::string file = path.string();
-  const InputLocation whole_file{file, std::nullopt, std::nullopt, ""};
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError(whole_file, "is a directory, not a scenario file");
-  }
-  require_regular_file(path, "");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const std::string reason = std::filesystem::exists(path, ec) ? "permission denied or unreadable"
-                                                                 : "no such file";
-    throw InputError(whole_file, "cannot open the scenario file: " + reason);
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(whole_file, "cannot read the scenario file");
-
-  // Names and paths from the scenario reach reports and traces, which are
-  // UTF-8: a file that is not is refused at its first bad byte.
-  require_utf8_text(text.view(), file, "the scenario file");
-  YAML::Node document;
-  int documents = 0;
-  try {
-    // YAML::Load first: yaml-cpp 0.7's LoadAll loops without end, allocating,
-    // on a document that starts with ',' (found by fuzz/scenario_yaml_fuzzer),
-    // which Load refuses. Then the documents are counted, two at most.
-    document = YAML::Load(text.str());
-    documents = count_yaml_documents(text.str());
-  } catch (const YAML::ParserException& e) {
-    throw InputError(InputLocation{file, line_of(e.mark), std::nullopt, ""},
-                     "not valid YAML: " + e.msg);
-  } catch (const YAML::Exception& e) {
-    throw InputError(InputLocation{file, line_of(e.mark), std::nullopt, ""},
-                     "cannot read as YAML: " + e.msg);
-  }
-  if (documents == 0) {
-    throw InputError(whole_file,
-                     "the file is empty; expected a mapping of scenario keys such as 'cluster:'");
-  }
-  if (documents > 1) {
-    // Only '---' or '...' at the start of a line separate documents; without
-    // one, yaml-cpp found "documents" in text it cannot parse.
-    const std::string& t = text.str();
-    const bool marked = t.starts_with("---") || t.starts_with("...") ||
-                        t.find("\n---") != std::string::npos || t.find("\n...") != std::string::npos;
-    throw InputError(whole_file, marked ? "holds more than one YAML document; a scenario file holds one"
-                                        : "not valid YAML: it does not parse as one document (a ',' "
-                                          "outside [ ] or { }?)");
-  }
+  const YAML::Node document =
+      read_yaml_file(path, "scenario file", "a mapping of scenario keys such as 'cluster:'");
   const auto calibration_before = scenario.calibration;
   const auto second_profile_before = scenario.scaling.second_profile;
   YamlLoader(scenario, file).load_document(document);

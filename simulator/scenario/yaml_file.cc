@@ -1,0 +1,116 @@
+#include "simulator/scenario/yaml_file.h"
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
+
+#include "common/error.h"
+#include "common/input_file.h"
+#include "common/utf8.h"
+
+namespace ssgd::sim {
+namespace {
+
+// Counts the YAML documents of `text`, stopping at two: a parser fed events
+// it ignores, so that nothing is built and a stream that would yield
+// documents without end is cut off.
+int count_yaml_documents(const std::string& text) {
+  class Ignore : public YAML::EventHandler {
+   public:
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+  };
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  Ignore ignore;
+  int documents = 0;
+  while (documents < 2 && parser.HandleNextDocument(ignore)) ++documents;
+  return documents;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> yaml_line(const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return std::nullopt;
+  return static_cast<std::int64_t>(mark.line) + 1;
+}
+
+std::string describe_yaml_node(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a sequence";
+    case YAML::NodeType::Scalar: return fmt::format("the scalar '{}'", node.Scalar());
+    case YAML::NodeType::Null: return "nothing (null)";
+    case YAML::NodeType::Undefined: break;
+  }
+  return "nothing";
+}
+
+YAML::Node read_yaml_file(const std::filesystem::path& path, std::string_view what,
+                          std::string_view empty_hint) {
+  const std::string file = path.string();
+  const InputLocation whole_file{file, std::nullopt, std::nullopt, ""};
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(whole_file, fmt::format("is a directory, not a {}", what));
+  }
+  require_regular_file(path, "");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const std::string reason = std::filesystem::exists(path, ec) ? "permission denied or unreadable"
+                                                                 : "no such file";
+    throw InputError(whole_file, fmt::format("cannot open the {}: {}", what, reason));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(whole_file, fmt::format("cannot read the {}", what));
+
+  // Names and paths from the file reach reports and traces, which are
+  // UTF-8: a file that is not is refused at its first bad byte.
+  require_utf8_text(text.view(), file, fmt::format("the {}", what));
+  YAML::Node document;
+  int documents = 0;
+  try {
+    // YAML::Load first: yaml-cpp 0.7's LoadAll loops without end, allocating,
+    // on a document that starts with ',' (found by fuzz/scenario_yaml_fuzzer),
+    // which Load refuses. Then the documents are counted, two at most.
+    document = YAML::Load(text.str());
+    documents = count_yaml_documents(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw InputError(InputLocation{file, yaml_line(e.mark), std::nullopt, ""},
+                     "not valid YAML: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    throw InputError(InputLocation{file, yaml_line(e.mark), std::nullopt, ""},
+                     "cannot read as YAML: " + e.msg);
+  }
+  if (documents == 0) {
+    throw InputError(whole_file, fmt::format("the file is empty; expected {}", empty_hint));
+  }
+  if (documents > 1) {
+    // Only '---' or '...' at the start of a line separate documents; without
+    // one, yaml-cpp found "documents" in text it cannot parse.
+    const std::string& t = text.str();
+    const bool marked = t.starts_with("---") || t.starts_with("...") ||
+                        t.find("\n---") != std::string::npos || t.find("\n...") != std::string::npos;
+    throw InputError(whole_file,
+                     marked ? fmt::format("holds more than one YAML document; a {} holds one", what)
+                            : "not valid YAML: it does not parse as one document (a ',' "
+                              "outside [ ] or { }?)");
+  }
+  return document;
+}
+
+}  // namespace ssgd::sim
