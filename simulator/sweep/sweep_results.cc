@@ -59,13 +59,13 @@ Scenario load_point_scenario(const SweepGrid& grid, const SweepPoint& point) {
   }
 }
 
-InputError locate_point_error(const SweepGrid& grid, const SweepPoint& point,
-                              const InputError& error) {
-  std::string where;
-  for (const auto& [key, value] : point.keys) {
-    where += fmt::format("{}{}={}", where.empty() ? "" : ", ", key, value);
-  }
-  const std::string reason = fmt::format("{} (point {}: {})", error.reason(), point.index, where);
+namespace {
+
+// `error`, about a key given as --set, located in the grid file at that key,
+// with `context` added to its reason.
+InputError locate_in_grid(const SweepGrid& grid, const InputError& error,
+                          const std::string& context) {
+  const std::string reason = error.reason() + context;
   if (error.where().file == "--set") {
     const auto line = grid.lines.find(error.where().field);
     return InputError({grid.file,
@@ -75,6 +75,34 @@ InputError locate_point_error(const SweepGrid& grid, const SweepPoint& point,
                       reason);
   }
   return InputError(error.where(), reason);
+}
+
+}  // namespace
+
+InputError locate_point_error(const SweepGrid& grid, const SweepPoint& point,
+                              const InputError& error) {
+  std::string where;
+  for (const auto& [key, value] : point.keys) {
+    where += fmt::format("{}{}={}", where.empty() ? "" : ", ", key, value);
+  }
+  return locate_in_grid(grid, error, fmt::format(" (point {}: {})", point.index, where));
+}
+
+void check_axis_values(const SweepGrid& grid) {
+  const SweepPoint first = sweep_point(grid, 0);
+  std::size_t offset = 0;
+  for (const SweepAxis& axis : grid.axes) {
+    for (const auto& values : axis.values) {
+      SweepPoint p = first;
+      for (std::size_t k = 0; k < axis.keys.size(); ++k) p.keys[offset + k].second = values[k];
+      try {
+        (void)load_scenario(grid.scenario, point_sets(grid, p));
+      } catch (const InputError& e) {
+        throw locate_in_grid(grid, e, "");
+      }
+    }
+    offset += axis.keys.size();
+  }
 }
 
 ordered_json typed_value(const std::string& text) {

@@ -36,6 +36,11 @@ Scenario load_point_scenario(const SweepGrid& grid, const SweepPoint& point);
 InputError locate_point_error(const SweepGrid& grid, const SweepPoint& point,
                               const InputError& error);
 
+// Checks every value of every axis, each with the first value of the other
+// axes, so that a bad key or value fails before any point runs. Throws
+// InputError located in the grid file at the key, naming no point.
+void check_axis_values(const SweepGrid& grid);
+
 // A swept value as JSON: a whole number, a number, true/false, or text.
 nlohmann::ordered_json typed_value(const std::string& text);
 

@@ -45,31 +45,6 @@ struct Prepared {
   sim::SimulationInput input;
 };
 
-// Each distinct value of every axis, with the first value of the others, so a
-// bad key or value fails the sweep before any point runs.
-void check_axis_values(const sim::SweepGrid& grid) {
-  sim::SweepPoint point = sim::sweep_point(grid, 0);
-  std::size_t first = 0;
-  for (const sim::SweepAxis& axis : grid.axes) {
-    for (const auto& values : axis.values) {
-      sim::SweepPoint p = point;
-      for (std::size_t k = 0; k < axis.keys.size(); ++k) p.keys[first + k].second = values[k];
-      p.index = -1;
-      try {
-        (void)sim::load_point_scenario(grid, p);
-      } catch (const InputError& e) {
-        // Named without a point number: it is a value of the grid that fails.
-        std::string reason = e.reason();
-        if (const auto at = reason.rfind(" (point -1: "); at != std::string::npos) {
-          reason.erase(at);
-        }
-        throw InputError(e.where(), reason);
-      }
-    }
-    first += axis.keys.size();
-  }
-}
-
 Prepared prepare(const SweepArgs& a, bool lead) {
   check_input(a.grid, "GRID");
   sim::SweepGrid grid = sim::read_sweep_grid(a.grid);
@@ -78,7 +53,7 @@ Prepared prepare(const SweepArgs& a, bool lead) {
   if (lead) check_outputs({&a.output, &a.csv}, inputs);
   check_input(grid.input.string(), "input");
   if (grid.scenario) check_input(grid.scenario->string(), "scenario");
-  check_axis_values(grid);
+  sim::check_axis_values(grid);
   sim::SimulationInput input = sim::load_simulation_input(grid.input.string(), a.allow_truncated);
   if (lead) {
     for (const auto& w : input.input.warnings) logger("tools")->warn("{}", w);
