@@ -1,8 +1,10 @@
 #include "simulator/api/simulation.h"
 
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
+#include "common/error.h"
 #include "simulator/report/graph_report.h"
 #include "simulator/report/report.h"
 
@@ -27,6 +29,14 @@ GraphReportContext graph_context(const Simulation& s) {
 
 SimulationInput load_simulation_input(const std::string& path, bool allow_truncated) {
   return {path, load_replay_input(path, {allow_truncated, true})};
+}
+
+void require_profile_input(const SimulationInput& input) {
+  if (input.input.kind != InputKind::kGraphTrace) return;
+  throw InputError({input.path, std::nullopt, std::nullopt, ""},
+                   "is an execution graph (a trace of graph_node events, from ssgd import "
+                   "chakra): only `ssgd simulate` replays one; give the profile or trace it "
+                   "came from here");
 }
 
 Simulation run_simulation(const SimulationInput& input, const Scenario& scenario,

@@ -33,6 +33,10 @@ struct SimulationInput {
 // Warnings go to input.warnings, for the caller to show.
 SimulationInput load_simulation_input(const std::string& path, bool allow_truncated = false);
 
+// Throws the InputError load_replay_input gives an execution graph where a
+// profile is needed (`scale`, `optimize`: every use but simulate's).
+void require_profile_input(const SimulationInput& input);
+
 struct SimulationOptions {
   std::string scenario_file;  // where the scenario came from, for the report; may be empty
   bool fold_ranks = true;
