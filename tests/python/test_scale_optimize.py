@@ -89,3 +89,12 @@ def test_scale_refuses_an_execution_graph_as_the_cli_does(cli, cli_error, tmp_pa
     with pytest.raises(ssgd.InputError) as e:
         ssgd.scale(str(graph), [2])
     assert str(e.value) == expected
+
+
+def test_scale_and_optimize_refuse_a_scenario_with_jobs():
+    with pytest.raises(ssgd.InputError) as e:
+        ssgd.scale(RESNET, [2], "scenarios/shared_fabric.yaml")
+    assert str(e.value).startswith("scenarios/shared_fabric.yaml: field 'jobs': ssgd.scale replays")
+    with pytest.raises(ssgd.InputError, match="^--set: field 'jobs': ssgd.optimize replays"):
+        ssgd.optimize(RESNET, "cluster.nodes", [2], network__model="flow",
+                      set={"jobs.0.kind": "traffic", "jobs.0.nodes": 2, "jobs.0.bytes": "1MiB"})
