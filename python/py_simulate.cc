@@ -1,7 +1,6 @@
 // ssgd.Input, ssgd.simulate, ssgd.scale and ssgd.optimize: the facade of
 // simulator/api/ (the code `ssgd simulate`, `ssgd scale` and `ssgd optimize`
 // run), with the GIL released while it reads and replays.
-#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -9,11 +8,9 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "common/error.h"
 #include "common/input_file.h"
 #include "common/logging.h"
 #include "python/py_module.h"
@@ -54,15 +51,9 @@ sim::Scenario load_scenario(const std::optional<std::string>& file,
   const std::optional<std::filesystem::path> path =
       file && !file->empty() ? std::optional<std::filesystem::path>(*file) : std::nullopt;
   sim::Scenario scenario = sim::load_scenario(path, sets);
-  if (refuse_jobs != nullptr && !scenario.jobs.empty()) {
-    const bool set_jobs = std::any_of(sets.begin(), sets.end(), [](const std::string& s) {
-      return s.starts_with("jobs.") || s.starts_with("jobs=");
-    });
-    throw InputError(
-        {set_jobs || !path ? std::string("--set") : *file, std::nullopt, std::nullopt, "jobs"},
-        fmt::format("ssgd.{} replays the scenario's own job alone; leave jobs out "
-                    "(ssgd.simulate runs them on a shared fabric)",
-                    refuse_jobs));
+  if (refuse_jobs != nullptr) {
+    sim::refuse_scenario_jobs(scenario, path ? *file : std::string(), sets,
+                              std::string("ssgd.") + refuse_jobs, "ssgd.simulate");
   }
   return scenario;
 }
