@@ -1,8 +1,13 @@
 #include "simulator/api/simulation.h"
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "common/error.h"
 #include "simulator/report/graph_report.h"
 #include "simulator/report/report.h"
 
@@ -27,6 +32,29 @@ GraphReportContext graph_context(const Simulation& s) {
 
 SimulationInput load_simulation_input(const std::string& path, bool allow_truncated) {
   return {path, load_replay_input(path, {allow_truncated, true})};
+}
+
+void require_profile_input(const SimulationInput& input) {
+  if (input.input.kind != InputKind::kGraphTrace) return;
+  throw InputError({input.path, std::nullopt, std::nullopt, ""},
+                   "is an execution graph (a trace of graph_node events, from ssgd import "
+                   "chakra): only `ssgd simulate` replays one; give the profile or trace it "
+                   "came from here");
+}
+
+void refuse_scenario_jobs(const Scenario& scenario, const std::string& file,
+                          const std::vector<std::string>& sets, std::string_view who,
+                          std::string_view simulate) {
+  if (scenario.jobs.empty()) return;
+  // Named where the jobs came from: a --set that adds one, else the file.
+  const bool set_jobs = std::any_of(sets.begin(), sets.end(), [](const std::string& s) {
+    return s.starts_with("jobs.") || s.starts_with("jobs=");
+  });
+  throw InputError(
+      {set_jobs || file.empty() ? std::string("--set") : file, std::nullopt, std::nullopt, "jobs"},
+      fmt::format("{} replays the scenario's own job alone; leave jobs out ({} runs "
+                  "them on a shared fabric)",
+                  who, simulate));
 }
 
 Simulation run_simulation(const SimulationInput& input, const Scenario& scenario,

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,18 @@ struct SimulationInput {
 // an execution graph), recognised by content. Throws InputError naming it.
 // Warnings go to input.warnings, for the caller to show.
 SimulationInput load_simulation_input(const std::string& path, bool allow_truncated = false);
+
+// Throws the InputError load_replay_input gives an execution graph where a
+// profile is needed (`scale`, `optimize`: every use but simulate's).
+void require_profile_input(const SimulationInput& input);
+
+// Throws InputError (field `jobs`) when `scenario` has jobs, for a caller that
+// replays the scenario's own job alone: "<who> replays the scenario's own job
+// alone; leave jobs out (<simulate> runs them on a shared fabric)", named at
+// "--set" when a set adds jobs or no file was given, else at `file`.
+void refuse_scenario_jobs(const Scenario& scenario, const std::string& file,
+                          const std::vector<std::string>& sets, std::string_view who,
+                          std::string_view simulate);
 
 struct SimulationOptions {
   std::string scenario_file;  // where the scenario came from, for the report; may be empty

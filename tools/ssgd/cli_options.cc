@@ -10,12 +10,13 @@
 #include <optional>
 
 #include "common/input_file.h"
+#include "simulator/api/request_error.h"
+#include "simulator/api/simulation.h"
 
 namespace ssgd::tools {
 
 InputError flag_error(std::string_view flag, std::string_view value, std::string_view reason) {
-  return InputError({fmt::format("'{}'", value), std::nullopt, std::nullopt, std::string(flag)},
-                    std::string(reason));
+  return sim::request_error(flag, value, reason);
 }
 
 InputError flag_path_error(std::string_view flag, std::string_view path, std::string_view reason) {
@@ -25,8 +26,7 @@ InputError flag_path_error(std::string_view flag, std::string_view path, std::st
 }
 
 InputError flag_error(std::string_view flag, std::string_view reason) {
-  return InputError({"command line", std::nullopt, std::nullopt, std::string(flag)},
-                    std::string(reason));
+  return sim::request_error(flag, reason);
 }
 
 namespace {
@@ -158,16 +158,9 @@ sim::Scenario load_scenario(const ScenarioOptions& options,
   sets.insert(sets.end(), more_sets.begin(), more_sets.end());
   check_input(options.file, "--scenario");
   sim::Scenario scenario = sim::load_scenario(file, sets);
-  if (!options.runs_jobs && !scenario.jobs.empty()) {
-    // Named where the jobs came from: a --set that adds one, else the file.
-    const bool set_jobs = std::any_of(sets.begin(), sets.end(), [](const std::string& s) {
-      return s.starts_with("jobs.") || s.starts_with("jobs=");
-    });
-    throw InputError({set_jobs || options.file.empty() ? std::string("--set") : options.file,
-                      std::nullopt, std::nullopt, "jobs"},
-                     fmt::format("ssgd {} replays the scenario's own job alone; leave jobs out "
-                                 "(ssgd simulate runs them on a shared fabric)",
-                                 options.command));
+  if (!options.runs_jobs) {
+    sim::refuse_scenario_jobs(scenario, options.file, sets, "ssgd " + options.command,
+                              "ssgd simulate");
   }
   return scenario;
 }

@@ -8,29 +8,20 @@
 // with `--set KEY=value` added last, replayed in full. Prints the curve it
 // searched and the best setting; --report writes both as JSON.
 
-#include <algorithm>
-#include <charconv>
-#include <chrono>
-#include <cmath>
-#include <filesystem>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
-#include "common/error.h"
 #include "common/logging.h"
 #include "common/units.h"
+#include "simulator/api/optimize.h"
 #include "simulator/input/replay_input.h"
-#include "simulator/replay/replay.h"
-#include "simulator/replay/replay_estimate.h"
 #include "simulator/report/optimize_report.h"
 #include "simulator/scenario/scenario.h"
-#include "simulator/scenario/scenario_schema.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 
@@ -49,88 +40,6 @@ struct OptimizeArgs {
   bool allow_truncated = false;
   bool allow_large = false;
 };
-
-constexpr std::int64_t kMaxPoints = 10'000;
-
-// A value of the key's type as a number, for spacing candidates.
-double to_number(const sim::ScenarioKey& key, const std::string& text, const std::string& flag) {
-  try {
-    if (key.type == "size") return static_cast<double>(parse_bytes(text));
-    if (key.type == "duration") return static_cast<double>(parse_duration(text).ns());
-    if (key.type == "rate") return parse_rate_bytes_per_s(text);
-    if (key.type == "int") {
-      std::int64_t v = 0;
-      const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (ec != std::errc() || p != text.data() + text.size()) {
-        throw std::invalid_argument(fmt::format("expected an integer, got '{}'", text));
-      }
-      return static_cast<double>(v);
-    }
-    if (key.type == "number") {
-      std::size_t used = 0;
-      const double v = std::stod(text, &used);
-      if (used != text.size()) throw std::invalid_argument(fmt::format("expected a number, got '{}'", text));
-      return v;
-    }
-  } catch (const std::invalid_argument& e) {
-    throw flag_error(flag, text, e.what());
-  } catch (const std::out_of_range&) {
-    throw flag_error(flag, text, "out of range");
-  }
-  throw flag_error("--param", key.path,
-                   fmt::format("a {} key: --from/--to need an int, number, size, duration or "
-                               "rate key; give --values instead",
-                               key.type));
-}
-
-// The number written back in the key's units.
-std::string to_text(const sim::ScenarioKey& key, double v) {
-  if (key.type == "size") return fmt::format("{}B", std::llround(v));
-  if (key.type == "duration") return fmt::format("{}ns", std::llround(v));
-  if (key.type == "rate") return fmt::format("{}B/s", std::llround(v));
-  if (key.type == "int") return fmt::format("{}", std::llround(v));
-  return fmt::format("{}", v);
-}
-
-std::vector<std::string> candidates(const OptimizeArgs& a, const sim::ScenarioKey& key) {
-  std::vector<std::string> out;
-  if (!a.values.empty()) {
-    if (!a.from.empty() || !a.to.empty()) {
-      throw flag_error("--values", a.values, "give either --values or --from and --to, not both");
-    }
-    for (const auto v : split_list(a.values)) {
-      if (v.empty()) throw flag_error("--values", a.values, "an empty value");
-      out.emplace_back(v);
-    }
-    return out;
-  }
-  if (a.from.empty() || a.to.empty()) {
-    throw flag_error("--from", "give the values to search: --values LIST, or --from A --to B");
-  }
-  if (a.points < 2 || a.points > kMaxPoints) {
-    throw flag_error("--points", std::to_string(a.points),
-                     fmt::format("must be between 2 and {}", kMaxPoints));
-  }
-  const double lo = to_number(key, a.from, "--from");
-  const double hi = to_number(key, a.to, "--to");
-  if (!(hi > lo)) {
-    throw flag_error("--to", a.to, fmt::format("must be above --from ({} <= {})", a.to, a.from));
-  }
-  const bool geometric = !a.linear && lo > 0;
-  for (std::int64_t i = 0; i < a.points; ++i) {
-    const double f = static_cast<double>(i) / static_cast<double>(a.points - 1);
-    const double v = geometric ? lo * std::pow(hi / lo, f) : lo + (hi - lo) * f;
-    std::string text = to_text(key, v);
-    if (out.empty() || out.back() != text) out.push_back(std::move(text));  // rounding may repeat
-  }
-  return out;
-}
-
-// A candidate's figures, as the report and the table show them.
-sim::OptimizePoint point(const std::string& value, const sim::ReplayResult& r) {
-  return {value, r.iteration_time, r.throughput_samples_per_s, r.collectives_per_iteration,
-          r.breakdown.exposed_comm};
-}
 
 void print_curve(const OptimizeArgs& a, const std::string& model, const sim::Scenario& base,
                  const sim::OptimizeResult& r, double seconds, std::ostream& out) {
@@ -161,92 +70,25 @@ void run_optimize(const OptimizeArgs& a) {
   auto log = logger("tools");
   check_outputs({&a.report}, {a.input, a.scenario.file});
   check_input(a.input, "INPUT");
-  const sim::ScenarioKey* key = sim::find_scenario_key(a.param);
-  if (key == nullptr) {
-    throw flag_error("--param", a.param,
-                     fmt::format("unknown scenario key '{}' (`ssgd presets` lists them)", a.param));
-  }
-  const std::vector<std::string> values = candidates(a, *key);
-  // The scenario as given first: a bad --set or scenario file is named as such.
-  const sim::Scenario base = load_scenario(a.scenario);
-  // Every candidate is checked before anything runs, so a bad one fails at
-  // once, naming the flag that gave it: --values, or --from and --to (the
-  // ends first, so that an end out of the key's range is named as that end).
-  const auto candidate = [&](const std::string& value, const std::string& flag,
-                             const std::string& given) {
-    try {
-      return load_scenario(a.scenario, {a.param + "=" + value});
-    } catch (const InputError& e) {
-      throw flag_error(flag, given, fmt::format("{}={}: {}", a.param, value, e.reason()));
-    }
-  };
-  if (a.values.empty()) {
-    candidate(a.from, "--from", a.from);
-    candidate(a.to, "--to", a.to);
-  }
-  std::vector<sim::Scenario> scenarios;
-  for (const auto& v : values) {
-    scenarios.push_back(a.values.empty() ? candidate(v, "--from", a.from)
-                                         : candidate(v, "--values", a.values));
-  }
-  sim::ReplayInput input = sim::load_replay_input(a.input, {a.allow_truncated});
-  for (const auto& w : input.warnings) log->warn("{}", w);
-
-  sim::ReplayOptions options;
-  options.single_worker_baseline = false;
+  const sim::OptimizePlan plan =
+      sim::plan_optimize({a.param, a.values, a.from, a.to, a.points, a.linear},
+                         [&a](const std::vector<std::string>& more_sets) {
+                           return load_scenario(a.scenario, more_sets);
+                         });
+  const sim::SimulationInput input{a.input,
+                                   sim::load_replay_input(a.input, {a.allow_truncated})};
+  for (const auto& w : input.input.warnings) log->warn("{}", w);
+  sim::OptimizeOptions options;
+  options.scenario_file = a.scenario.file;
   options.allow_large = a.allow_large;
-  // Every run is estimated before the first (simulator/replay/replay_estimate.h):
-  // the scenario as given at the key that drives it, each candidate at the
-  // flag that gave it.
-  double seconds_estimate = 0;
-  const auto estimate = [&](const sim::Scenario& s) {
-    return sim::with_located_errors(
-        s, [&] { return sim::estimate_replay(input.profile, s, options); });
-  };
-  {
-    const sim::ReplayEstimate e = estimate(base);
-    seconds_estimate += e.seconds;
-    sim::with_located_errors(base, [&] { sim::check_fits(e, a.allow_large); });
-  }
-  for (std::size_t i = 0; i < scenarios.size(); ++i) {
-    const sim::ReplayEstimate e = estimate(scenarios[i]);
-    seconds_estimate += e.seconds;
-    if (a.allow_large) continue;
-    if (const auto why = sim::too_large(e)) {
-      const bool listed = !a.values.empty();
-      throw flag_error(listed ? "--values" : "--from", listed ? a.values : a.from,
-                       fmt::format("{}={}: {}; leave out values this large, or give "
-                                   "--allow-large to run anyway",
-                                   a.param, values[i], *why));
-    }
-  }
-  if (seconds_estimate > 2) {
-    log->info("optimize: {} settings, about {:.0f} s in all (estimate)", scenarios.size() + 1,
-              seconds_estimate);
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  auto last = t0;
-  sim::OptimizeResult result{a.param, a.input, a.scenario.file, {}, 0, {}};
-  for (std::size_t i = 0; i < scenarios.size(); ++i) {
-    result.curve.push_back(point(values[i], sim::replay(input.profile, scenarios[i], options)));
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last > std::chrono::seconds(2)) {
-      last = now;
-      log->info("optimize: {} of {} settings replayed", i + 1, scenarios.size());
-    }
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  result.as_given_iteration_time = sim::replay(input.profile, base, options).iteration_time;
-  // The best: the shortest iteration; ties to the first value tried.
-  for (std::size_t i = 1; i < result.curve.size(); ++i) {
-    if (result.curve[i].iteration_time < result.curve[result.best].iteration_time) result.best = i;
-  }
+  options.info = [&log](const std::string& line) { log->info("{}", line); };
+  const sim::OptimizeRun run = sim::run_optimize(input, plan, options);
 
   if (a.report.given()) {
-    const std::string report = json_report_text(sim::optimize_report_json(result));
+    const std::string report = json_report_text(sim::optimize_report_json(run.result));
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
-  print_curve(a, input.profile.model, base, result, seconds, std::cout);
+  print_curve(a, input.input.profile.model, plan.base, run.result, run.seconds, std::cout);
   if (a.report.given()) log->info("report written to {}", a.report.path);
 }
 

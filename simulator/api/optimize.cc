@@ -1,0 +1,207 @@
+#include "simulator/api/optimize.h"
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "simulator/api/request_error.h"
+#include "simulator/replay/replay.h"
+#include "simulator/replay/replay_estimate.h"
+
+namespace ssgd::sim {
+namespace {
+
+constexpr std::int64_t kMaxPoints = 10'000;
+
+void tell(const std::function<void(const std::string&)>& f, const std::string& line) {
+  if (f) f(line);
+}
+
+// A value of the key's type as a number, for spacing candidates.
+double to_number(const ScenarioKey& key, const std::string& text, const std::string& flag) {
+  try {
+    if (key.type == "size") return static_cast<double>(parse_bytes(text));
+    if (key.type == "duration") return static_cast<double>(parse_duration(text).ns());
+    if (key.type == "rate") return parse_rate_bytes_per_s(text);
+    if (key.type == "int") {
+      std::int64_t v = 0;
+      const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec != std::errc() || p != text.data() + text.size()) {
+        throw std::invalid_argument(fmt::format("expected an integer, got '{}'", text));
+      }
+      return static_cast<double>(v);
+    }
+    if (key.type == "number") {
+      std::size_t used = 0;
+      const double v = std::stod(text, &used);
+      if (used != text.size()) {
+        throw std::invalid_argument(fmt::format("expected a number, got '{}'", text));
+      }
+      return v;
+    }
+  } catch (const std::invalid_argument& e) {
+    throw request_error(flag, text, e.what());
+  } catch (const std::out_of_range&) {
+    throw request_error(flag, text, "out of range");
+  }
+  throw request_error("--param", key.path,
+                      fmt::format("a {} key: --from/--to need an int, number, size, duration or "
+                                  "rate key; give --values instead",
+                                  key.type));
+}
+
+// The number written back in the key's units.
+std::string to_text(const ScenarioKey& key, double v) {
+  if (key.type == "size") return fmt::format("{}B", std::llround(v));
+  if (key.type == "duration") return fmt::format("{}ns", std::llround(v));
+  if (key.type == "rate") return fmt::format("{}B/s", std::llround(v));
+  if (key.type == "int") return fmt::format("{}", std::llround(v));
+  return fmt::format("{}", v);
+}
+
+std::vector<std::string> candidates(const OptimizeRequest& a, const ScenarioKey& key) {
+  std::vector<std::string> out;
+  if (!a.values.empty()) {
+    if (!a.from.empty() || !a.to.empty()) {
+      throw request_error("--values", a.values,
+                          "give either --values or --from and --to, not both");
+    }
+    for (const auto v : split_list(a.values)) {
+      if (v.empty()) throw request_error("--values", a.values, "an empty value");
+      out.emplace_back(v);
+    }
+    return out;
+  }
+  if (a.from.empty() || a.to.empty()) {
+    throw request_error("--from", "give the values to search: --values LIST, or --from A --to B");
+  }
+  if (a.points < 2 || a.points > kMaxPoints) {
+    throw request_error("--points", std::to_string(a.points),
+                        fmt::format("must be between 2 and {}", kMaxPoints));
+  }
+  const double lo = to_number(key, a.from, "--from");
+  const double hi = to_number(key, a.to, "--to");
+  if (!(hi > lo)) {
+    throw request_error("--to", a.to, fmt::format("must be above --from ({} <= {})", a.to, a.from));
+  }
+  const bool geometric = !a.linear && lo > 0;
+  for (std::int64_t i = 0; i < a.points; ++i) {
+    const double f = static_cast<double>(i) / static_cast<double>(a.points - 1);
+    const double v = geometric ? lo * std::pow(hi / lo, f) : lo + (hi - lo) * f;
+    std::string text = to_text(key, v);
+    if (out.empty() || out.back() != text) out.push_back(std::move(text));  // rounding may repeat
+  }
+  return out;
+}
+
+// A candidate's figures, as the report and the table show them.
+OptimizePoint point(const std::string& value, const ReplayResult& r) {
+  return {value, r.iteration_time, r.throughput_samples_per_s, r.collectives_per_iteration,
+          r.breakdown.exposed_comm};
+}
+
+}  // namespace
+
+OptimizePlan plan_optimize(const OptimizeRequest& request, const ScenarioLoader& load) {
+  const OptimizeRequest& a = request;
+  OptimizePlan plan;
+  plan.request = request;
+  plan.key = find_scenario_key(a.param);
+  if (plan.key == nullptr) {
+    throw request_error(
+        "--param", a.param,
+        fmt::format("unknown scenario key '{}' (`ssgd presets` lists them)", a.param));
+  }
+  plan.values = candidates(a, *plan.key);
+  // The scenario as given first: a bad --set or scenario file is named as such.
+  plan.base = load({});
+  // Every candidate is checked before anything runs, so a bad one fails at
+  // once, naming the flag that gave it: --values, or --from and --to (the
+  // ends first, so that an end out of the key's range is named as that end).
+  const auto candidate = [&](const std::string& value, const std::string& flag,
+                             const std::string& given) {
+    try {
+      return load({a.param + "=" + value});
+    } catch (const InputError& e) {
+      throw request_error(flag, given, fmt::format("{}={}: {}", a.param, value, e.reason()));
+    }
+  };
+  if (a.values.empty()) {
+    candidate(a.from, "--from", a.from);
+    candidate(a.to, "--to", a.to);
+  }
+  for (const auto& v : plan.values) {
+    plan.scenarios.push_back(a.values.empty() ? candidate(v, "--from", a.from)
+                                              : candidate(v, "--values", a.values));
+  }
+  return plan;
+}
+
+OptimizeRun run_optimize(const SimulationInput& input, const OptimizePlan& plan,
+                         const OptimizeOptions& opts) {
+  require_profile_input(input);
+  const OptimizeRequest& a = plan.request;
+  const trace::LayerProfile& profile = input.input.profile;
+  ReplayOptions options;
+  options.single_worker_baseline = false;
+  options.allow_large = opts.allow_large;
+  // Every run is estimated before the first (simulator/replay/replay_estimate.h):
+  // the scenario as given at the key that drives it, each candidate at the
+  // flag that gave it.
+  double seconds_estimate = 0;
+  const auto estimate = [&](const Scenario& s) {
+    return with_located_errors(s, [&] { return estimate_replay(profile, s, options); });
+  };
+  {
+    const ReplayEstimate e = estimate(plan.base);
+    seconds_estimate += e.seconds;
+    with_located_errors(plan.base, [&] { check_fits(e, opts.allow_large); });
+  }
+  for (std::size_t i = 0; i < plan.scenarios.size(); ++i) {
+    const ReplayEstimate e = estimate(plan.scenarios[i]);
+    seconds_estimate += e.seconds;
+    if (opts.allow_large) continue;
+    if (const auto why = too_large(e)) {
+      const bool listed = !a.values.empty();
+      throw request_error(listed ? "--values" : "--from", listed ? a.values : a.from,
+                          fmt::format("{}={}: {}; leave out values this large, or give "
+                                      "--allow-large to run anyway",
+                                      a.param, plan.values[i], *why));
+    }
+  }
+  if (seconds_estimate > 2) {
+    tell(opts.info, fmt::format("optimize: {} settings, about {:.0f} s in all (estimate)",
+                                plan.scenarios.size() + 1, seconds_estimate));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last = t0;
+  OptimizeRun run;
+  run.result = OptimizeResult{a.param, input.path, opts.scenario_file, {}, 0, {}};
+  OptimizeResult& result = run.result;
+  for (std::size_t i = 0; i < plan.scenarios.size(); ++i) {
+    result.curve.push_back(point(plan.values[i], replay(profile, plan.scenarios[i], options)));
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last > std::chrono::seconds(2)) {
+      last = now;
+      tell(opts.info,
+           fmt::format("optimize: {} of {} settings replayed", i + 1, plan.scenarios.size()));
+    }
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.as_given_iteration_time = replay(profile, plan.base, options).iteration_time;
+  // The best: the shortest iteration; ties to the first value tried.
+  for (std::size_t i = 1; i < result.curve.size(); ++i) {
+    if (result.curve[i].iteration_time < result.curve[result.best].iteration_time) {
+      result.best = i;
+    }
+  }
+  return run;
+}
+
+}  // namespace ssgd::sim
