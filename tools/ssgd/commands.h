@@ -22,6 +22,7 @@ void add_trace_command(CLI::App& app);     // ssgd trace [-o DIR] -- CMD ARGS...
 void add_export_command(CLI::App& app);    // ssgd export perfetto TRACE -o OUT.json[.gz]
 void add_diff_command(CLI::App& app);      // ssgd diff MEASURED SIMULATED
 void add_dataset_command(CLI::App& app);   // ssgd dataset pack|verify DIR
+void add_report_command(CLI::App& app);    // ssgd report REPORT.json... -o OUT.html
 
 // Exit statuses, documented in the README.
 inline constexpr int kExitOk = 0;

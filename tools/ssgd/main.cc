@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add_export_command(app);
   add_diff_command(app);
   add_dataset_command(app);
+  add_report_command(app);
 
   try {
     app.parse(argc, argv);
