@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev  # the sanitized suite and the fuzzers (tools/fuzz.sh)
+  chromium  # the browser test of ssgd report's pages (report_browser.charts_render)
 )
 
 missing=()
