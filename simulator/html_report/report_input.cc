@@ -24,7 +24,7 @@ std::int64_t line_of(std::string_view text, std::size_t offset) {
 }
 
 // nlohmann's message without its "[json.exception.parse_error.101] " tag.
-std::string parse_message(const Json::parse_error& e) {
+std::string parse_message(const Json::exception& e) {
   std::string what = e.what();
   const std::size_t tag_end = what.find("] ");
   if (what.rfind("[json.exception", 0) == 0 && tag_end != std::string::npos)
@@ -42,6 +42,11 @@ Json parse_json(const std::string& file, std::string_view text, std::int64_t fir
         one_line ? first_line : first_line - 1 + line_of(text, e.byte == 0 ? 0 : e.byte - 1);
     throw InputError(InputLocation{file, line, std::nullopt, ""},
                      "not valid JSON: " + parse_message(e));
+  } catch (const Json::exception& e) {
+    // A number out of range ("1e400"), which nlohmann reports without a place.
+    throw InputError(
+        InputLocation{file, one_line ? std::optional(first_line) : std::nullopt, std::nullopt, ""},
+        "not valid JSON: " + parse_message(e));
   }
 }
 
@@ -358,7 +363,12 @@ ReportInput parse_report_input(const std::string& path, std::string_view text) {
       const std::size_t end = std::min(text.find('\n', start), text.size());
       const std::string_view body = text.substr(start, end - start);
       if (body.find_first_not_of(" \t\r") != std::string_view::npos || end == text.size()) {
-        const Json first = Json::parse(body, nullptr, false);
+        Json first;
+        try {
+          first = Json::parse(body, nullptr, false);
+        } catch (const Json::exception&) {
+          // Not a sweep's line; the whole file's parse below says what is wrong.
+        }
         if (first.is_object() && first.contains("ssgd_sweep_version")) {
           in.kind = InputKind::kSweep;
           in.content = read_sweep(path, text);

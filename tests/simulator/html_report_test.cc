@@ -83,6 +83,14 @@ TEST(HtmlReportInput, RefusesWhatIsNotAReportNamingFileLineAndField) {
   EXPECT_THAT(error_of("{\"measured\": {}, \"matched\": []}"),
               HasSubstr("a diff report (ssgd diff)"));
   EXPECT_THAT(error_of("\xff\xfe{}"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(error_of("{\"ssgd_report_version\": 1e400}"),
+              HasSubstr("r.json: not valid JSON: number overflow parsing '1e400'"));
+  const std::string sweep = golden("report/sweep.jsonl");
+  EXPECT_THAT(error_of(sweep.substr(0, sweep.find('\n') + 1) + "{\"x\": 1e400}\n", "s.jsonl"),
+              HasSubstr("s.jsonl:2: not valid JSON: number overflow parsing '1e400'"));
+  // Nesting a million deep is an error, not a stack overflow.
+  EXPECT_THAT(error_of(std::string(1'000'000, '[') + std::string(1'000'000, ']')),
+              HasSubstr("got an array"));
 }
 
 TEST(HtmlReportInput, RefusesSimulateFieldsOfTheWrongType) {
