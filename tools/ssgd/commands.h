@@ -23,6 +23,7 @@ void add_export_command(CLI::App& app);    // ssgd export perfetto TRACE -o OUT.
 void add_diff_command(CLI::App& app);      // ssgd diff MEASURED SIMULATED
 void add_dataset_command(CLI::App& app);   // ssgd dataset pack|verify DIR
 void add_sweep_command(CLI::App& app);     // ssgd sweep GRID.yaml -o OUT.jsonl
+void add_report_command(CLI::App& app);    // ssgd report REPORT.json... -o OUT.html
 
 // Exit statuses, documented in the README.
 inline constexpr int kExitOk = 0;

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   add_diff_command(app);
   add_dataset_command(app);
   add_sweep_command(app);
+  add_report_command(app);
 
   try {
     app.parse(argc, argv);

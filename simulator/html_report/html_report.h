@@ -1,0 +1,21 @@
+#pragma once
+// `ssgd report`: one self-contained HTML page from the inputs
+// (report_input.h), in the order given: per simulate run its breakdown,
+// iteration times, critical path, collectives, link utilisation and
+// scenario; for two or more simulate runs a comparison first; per scale
+// report speedup and efficiency against GPUs; per optimize report its curve;
+// per sweep its points. The charts are Vega-Lite specifications drawn by the
+// Vega bundles inlined into the page (vega_bundle.h), so the page opens from
+// disk with no network. The same inputs give the same bytes: no clock, no
+// random number, no absolute path is written. docs/report.md describes it.
+
+#include <string>
+#include <vector>
+
+#include "simulator/html_report/report_input.h"
+
+namespace ssgd::sim::html {
+
+std::string html_report(const std::vector<ReportInput>& inputs);
+
+}  // namespace ssgd::sim::html

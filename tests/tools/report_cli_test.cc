@@ -1,0 +1,156 @@
+// `ssgd report` run as a process (SSGD_CLI) in a fresh folder per test: every
+// kind of input, several runs, bad inputs refused with a message naming the
+// file and field (exit status 2, no output file), outputs checked before any
+// work, and the same inputs giving the same bytes from any folder.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/cli_runner.h"
+#include "tests/support/test_files.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ssgd::testing::read_file_bytes;
+using ssgd::testing::write_file_bytes;
+using ::testing::HasSubstr;
+
+const fs::path kSource = fs::path(SSGD_SOURCE_DIR);
+const std::string kSimulate =
+    (kSource / "tests/data/golden/simulate/scenario_v100_4x4_10gbe.json").string();
+const std::string kSimulate2 =
+    (kSource / "tests/data/golden/simulate/scenario_dgx1_8x8_ib100.json").string();
+const std::string kScale =
+    (kSource / "tests/data/golden/scale/resnet50_v100_4x4_10gbe.json").string();
+const std::string kOptimize = (kSource / "tests/data/report/optimize.json").string();
+const std::string kSweep = (kSource / "tests/data/report/sweep.jsonl").string();
+constexpr int kBadInput = 2;
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class ReportCliTest : public ssgd::testing::CliTempDirTest {
+ protected:
+  ssgd::testing::CliResult ssgd(std::vector<std::string> args) {
+    args.insert(args.begin(), "report");
+    return run_ssgd(SSGD_CLI, args);
+  }
+  std::string page(const std::string& name = "out.html") { return read_file_bytes(dir_ / name); }
+
+  void expect_refused(const std::vector<std::string>& inputs, const std::string& message) {
+    std::vector<std::string> args = inputs;
+    args.insert(args.end(), {"-o", "out.html"});
+    const auto r = ssgd(args);
+    EXPECT_TRUE(r.exited) << r;
+    EXPECT_EQ(r.status, kBadInput) << r;
+    EXPECT_EQ(r.out, "") << r;
+    EXPECT_THAT(r.err, HasSubstr(message)) << r;
+    EXPECT_FALSE(fs::exists(dir_ / "out.html"));
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+    }
+  }
+};
+
+TEST_F(ReportCliTest, OneSimulateRunGivesAPageWithItsChartsAndTables) {
+  const auto r = ssgd({kSimulate, "-o", "out.html"});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("ssgd report: 1 input -> out.html"));
+  const std::string html = page();
+  EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
+  EXPECT_THAT(html, HasSubstr("(simulate report)"));
+  EXPECT_THAT(html, HasSubstr("Iteration time breakdown"));
+  EXPECT_THAT(html,
+              HasSubstr("Critical path by task kind, per iteration (mean over 10 iterations)"));
+  EXPECT_THAT(html, HasSubstr("Collectives of the last iteration"));
+  EXPECT_THAT(html, HasSubstr("Link utilisation by kind"));
+  EXPECT_THAT(html, HasSubstr("node1/nic0 -&gt; switch"));  // busiest links, escaped
+  EXPECT_THAT(html, HasSubstr("<details><summary>Scenario (as replayed)</summary>"));
+  EXPECT_THAT(html, HasSubstr("Made by ssgd "));
+  EXPECT_THAT(html, HasSubstr("scenario_v100_4x4_10gbe.json"));
+  EXPECT_EQ(count(html, "class=\"chart\""), 5u);  // breakdown, iterations, path, collectives, links
+  EXPECT_EQ(html.find("Comparison of"), std::string::npos);
+  EXPECT_EQ(html.find("<script src"), std::string::npos);
+}
+
+TEST_F(ReportCliTest, SeveralRunsAreComparedWithTheFirst) {
+  const auto r = ssgd({kSimulate, kSimulate2, "-o", "out.html"});
+  ASSERT_EQ(r.status, 0) << r;
+  const std::string html = page();
+  EXPECT_THAT(html, HasSubstr("Comparison of the 2 simulate runs"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\">reference</td>"));
+  EXPECT_THAT(html, HasSubstr("1: scenario_v100_4x4_10gbe.json"));
+  EXPECT_THAT(html, HasSubstr("2: scenario_dgx1_8x8_ib100.json"));
+  EXPECT_EQ(count(html, "class=\"chart\""), 11u);  // the comparison, then 5 per run
+}
+
+TEST_F(ReportCliTest, ScaleOptimizeAndSweepEachGetTheirCharts) {
+  const auto r = ssgd({kScale, kOptimize, kSweep, "-o", "out.html"});
+  ASSERT_EQ(r.status, 0) << r;
+  const std::string html = page();
+  EXPECT_THAT(html, HasSubstr("Speedup against GPUs (weak scaling)"));
+  EXPECT_THAT(html, HasSubstr("Scaling efficiency against GPUs"));
+  EXPECT_THAT(html, HasSubstr("\"ideal\""));
+  EXPECT_THAT(html, HasSubstr("Iteration time for each value of policy.bucket_cap"));
+  EXPECT_THAT(html, HasSubstr("datum.best"));
+  EXPECT_THAT(html, HasSubstr("Iteration time against cluster.nodes"));
+  EXPECT_THAT(html, HasSubstr("Throughput against cluster.nodes"));
+  EXPECT_THAT(html, HasSubstr("coloured by policy.overlap"));
+  EXPECT_EQ(count(html, "class=\"chart\""), 5u);
+}
+
+TEST_F(ReportCliTest, TheSameInputsGiveTheSameBytesFromAnyFolder) {
+  ASSERT_EQ(ssgd({kSimulate, kScale, kOptimize, kSweep, "-o", "a.html"}).status, 0);
+  fs::create_directories(dir_ / "sub");
+  ASSERT_EQ(ssgd({kSimulate, kScale, kOptimize, kSweep, "-o", "sub/b.html"}).status, 0);
+  EXPECT_EQ(page("a.html"), page("sub/b.html"));
+}
+
+TEST_F(ReportCliTest, RefusesInputsThatAreNotReports) {
+  write_file_bytes(dir_ / "bad.json", "{\"iteration_time_ns\": 5}\n");
+  expect_refused({"bad.json"}, "bad.json: expected a report of ssgd simulate");
+  write_file_bytes(dir_ / "broken.json", "{\n\"ssgd_report_version\": 1,\n");
+  expect_refused({kSimulate, "broken.json"}, "broken.json:3: not valid JSON");
+  write_file_bytes(dir_ / "typed.json", "{\"ssgd_report_version\": 1, \"workers\": \"four\"}");
+  expect_refused({"typed.json"},
+                 "typed.json: field 'workers': expected a whole number, got the string \"four\"");
+  expect_refused({kSource.string() + "/traces/datasets/resnet50_v100.csv"}, "not valid JSON");
+  expect_refused({"missing.json"}, "missing.json");
+  fs::create_directories(dir_ / "folder");
+  expect_refused({"folder"}, "folder: field 'REPORT': is a folder");
+}
+
+TEST_F(ReportCliTest, RefusesInputsTooLargeToRead) {
+  {
+    std::ofstream big(dir_ / "big.json", std::ios::binary);
+    big.seekp((64 << 20) + 1);
+    big.put(' ');
+  }
+  expect_refused({"big.json"},
+                 "big.json: 67108866 bytes; ssgd report reads inputs of at most 64 MiB");
+}
+
+TEST_F(ReportCliTest, ChecksTheOutputBeforeAnyWork) {
+  write_file_bytes(dir_ / "r.json", read_file_bytes(kSimulate));
+  const auto same = ssgd({"r.json", "-o", "r.json"});
+  EXPECT_EQ(same.status, kBadInput) << same;
+  EXPECT_THAT(same.err, HasSubstr("r.json: field '--output': is one of the command's inputs")) << same;
+  EXPECT_EQ(read_file_bytes(dir_ / "r.json"), read_file_bytes(kSimulate));
+  const auto r = ssgd({"r.json", "-o", "nowhere/out.html"});
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("nowhere/out.html: field '--output': cannot write here: folder "
+                               "'nowhere' does not exist"));
+  const auto no_output = ssgd({"r.json"});
+  EXPECT_EQ(no_output.status, kBadInput) << no_output;
+  EXPECT_THAT(no_output.err, HasSubstr("--output is required"));
+}
+
+}  // namespace
