@@ -260,6 +260,7 @@ Json sweep_chart(const SweepReport& sweep, int x_key, int colour_key, bool throu
   }
   Json values = Json::array();
   for (const SweepPoint& p : sweep.points) {
+    if (p.error) continue;  // no figures to plot; the table shows its error
     Json v = {{"point", p.point}, {"y", throughput ? p.throughput : ms(p.iteration_time_ns)}};
     if (x_key >= 0) {
       const Json& x = p.keys.at(sweep.keys[static_cast<std::size_t>(x_key)]);

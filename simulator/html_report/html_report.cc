@@ -387,6 +387,13 @@ void sweep_section(Page& page, const SweepReport& s) {
     if (colour >= 0)
       what += fmt::format(", coloured by {}", s.keys[static_cast<std::size_t>(colour)]);
   }
+  std::size_t failed = 0;
+  for (const SweepPoint& p : s.points) failed += p.error ? 1 : 0;
+  if (failed > 0) {
+    what += fmt::format(". {} point{} failed (the table gives the error{}) and {} not plotted", failed,
+                        failed == 1 ? "" : "s", failed == 1 ? "" : "s",
+                        failed == 1 ? "is" : "are");
+  }
   page.paragraph(what + ".");
   page.chart(sweep_chart(s, x, colour, false));
   page.chart(sweep_chart(s, x, colour, true));
@@ -403,9 +410,19 @@ void sweep_section(Page& page, const SweepReport& s) {
     t.head.push_back(h);
     t.numeric.push_back(true);
   }
+  if (failed > 0) {
+    t.head.push_back("error");
+    t.numeric.push_back(false);
+  }
   for (const SweepPoint& p : s.points) {
     std::vector<std::string> row{std::to_string(p.point)};
     for (const std::string& k : s.keys) row.push_back(key_text(p.keys.at(k)));
+    if (p.error) {
+      row.resize(row.size() + 11, "-");
+      row.push_back(*p.error);
+      t.rows.push_back(std::move(row));
+      continue;
+    }
     for (std::string cell :
          {std::to_string(p.workers), format_ms(p.iteration_time_ns), number(p.throughput),
           fmt_opt_ratio(p.speedup, 2), p.efficiency ? percent(*p.efficiency) : "-",
@@ -415,6 +432,7 @@ void sweep_section(Page& page, const SweepReport& s) {
           p.critical_path_ns ? format_ms(*p.critical_path_ns) : "-"}) {
       row.push_back(std::move(cell));
     }
+    if (failed > 0) row.emplace_back();
     t.rows.push_back(std::move(row));
   }
   page.add(t.html(true));

@@ -259,7 +259,13 @@ SweepPoint read_sweep_line(const JsonFields& f, const Json& v, std::size_t index
   }
   p.keys = *keys;
   const Json* figures = f.opt_object(v, "", "figures");
-  if (figures == nullptr) f.fail("figures", "missing");
+  if (figures == nullptr) {
+    const Json* error = f.find(v, "", "error");
+    if (error == nullptr) f.fail("figures", "missing (and no error for the point)");
+    if (!error->is_string()) f.fail("error", "expected the point's error message as a string");
+    p.error = error->get<std::string>();
+    return p;
+  }
   const Json& g = *figures;
   const std::string at = "figures";
   // The figures' names hold dots ("breakdown.compute_ns"): look them up as

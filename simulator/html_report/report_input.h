@@ -110,6 +110,9 @@ struct SweepPoint {
   std::optional<double> speedup, efficiency;
   Breakdown breakdown;
   std::optional<std::int64_t> comm_per_iteration_ns, critical_path_ns;
+  // A point whose scenario or replay failed (docs/sweep.md): its message, and
+  // no figures.
+  std::optional<std::string> error;
 };
 
 struct SweepReport {

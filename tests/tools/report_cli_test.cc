@@ -107,6 +107,24 @@ TEST_F(ReportCliTest, ScaleOptimizeAndSweepEachGetTheirCharts) {
   EXPECT_EQ(count(html, "class=\"chart\""), 5u);
 }
 
+// What `ssgd sweep` writes, a failed point included, is what `ssgd report`
+// reads: the failed point is in the table with its error, not in the charts.
+TEST_F(ReportCliTest, ASweepsOwnResultsWithAFailedPointMakeAPage) {
+  write_file_bytes(dir_ / "grid.yaml",
+                   "input: " + (kSource / "traces/datasets/resnet50_v100.csv").string() +
+                       "\nset:\n  iterations: 2\n  cluster.gpus_per_node: 2\n"
+                       "  scaling.mode: strong\ngrid:\n  cluster.nodes: [1, 32]\n"
+                       "  scaling.global_batch: [256, 32]\n");
+  const auto sweep = run_ssgd(SSGD_CLI, {"sweep", "grid.yaml", "-o", "sweep.jsonl", "-q"});
+  ASSERT_TRUE(sweep.exited && sweep.status == 0) << sweep;
+  const auto r = ssgd({"sweep.jsonl", "-o", "out.html"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  const std::string html = page();
+  EXPECT_THAT(html, HasSubstr("4 points; the keys that vary: cluster.nodes, scaling.global_batch"));
+  EXPECT_THAT(html, HasSubstr("1 point failed (the table gives the error) and is not plotted"));
+  EXPECT_THAT(html, HasSubstr("32 samples cannot be split over 64 GPUs"));
+}
+
 TEST_F(ReportCliTest, TheSameInputsGiveTheSameBytesFromAnyFolder) {
   ASSERT_EQ(ssgd({kSimulate, kScale, kOptimize, kSweep, "-o", "a.html"}).status, 0);
   fs::create_directories(dir_ / "sub");
