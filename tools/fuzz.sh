@@ -23,7 +23,7 @@ root=$PWD
 build=build-fuzz
 targets_all=(trace_container text_trace layer_csv bcaffe_log osu_log nccl_tests_text
              nccl_tests_json kineto_json scenario_yaml calibration_yaml trace_merge chakra_et
-             report_input)
+             report_input sweep_grid)
 
 time_s=60
 jobs=1
