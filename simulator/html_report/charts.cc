@@ -297,4 +297,42 @@ Json sweep_chart(const SweepReport& sweep, int x_key, int colour_key, bool throu
   return spec;
 }
 
+Json timeline_chart(const TimelineView& timeline) {
+  // The kinds in the order an iteration runs them, then any other.
+  std::vector<std::string> kinds = {"io", "h2d", "forward", "backward", "comm", "update"};
+  for (const TimelineBar& b : timeline.bars) {
+    if (std::find(kinds.begin(), kinds.end(), b.kind) == kinds.end()) kinds.push_back(b.kind);
+  }
+  Json values = Json::array();
+  for (const TimelineBar& b : timeline.bars) {
+    values.push_back({{"lane", b.lane},
+                      {"kind", b.kind},
+                      {"name", b.name},
+                      {"start", ms(b.start_ns)},
+                      {"end", ms(b.end_ns)},
+                      {"ms", ms(b.end_ns - b.start_ns)}});
+  }
+  Json spec = base_spec(fmt::format("Iteration {}, from its start", timeline.iteration),
+                        static_cast<int>(std::max<std::size_t>(1, timeline.lanes.size())) * 20);
+  spec["data"] = {{"values", values}};
+  spec["mark"] = {{"type", "bar"}, {"tooltip", true}};
+  Json lane = field("lane", "nominal", "");
+  lane["sort"] = timeline.lanes;
+  lane["scale"] = {{"domain", timeline.lanes}};
+  lane["axis"] = {{"labelLimit", 320}};
+  Json colour = field("kind", "nominal", "task kind");
+  colour["scale"] = {{"domain", kinds}};
+  colour["legend"] = {{"orient", "bottom"}};
+  spec["encoding"] = {{"y", lane},
+                      {"x", field("start", "quantitative", "time from the iteration's start (ms)")},
+                      {"x2", {{"field", "end"}}},
+                      {"color", colour},
+                      {"tooltip",
+                       {field("name", "nominal", "task"), field("kind", "nominal", "kind"),
+                        field("lane", "nominal", "lane"), field("start", "quantitative", "start (ms)"),
+                        field("end", "quantitative", "end (ms)"),
+                        field("ms", "quantitative", "duration (ms)")}}};
+  return spec;
+}
+
 }  // namespace ssgd::sim::html

@@ -30,6 +30,10 @@ Json link_kinds_chart(const SimulateRun& run);
 // then the path's gaps.
 Json critical_path_chart(const SimulateRun& run, std::int64_t iterations);
 
+// One iteration of a timeline: a Gantt chart, one row per group and track,
+// x from the iteration's start in ms, coloured by task kind.
+Json timeline_chart(const TimelineView& timeline);
+
 // Speedup against GPUs with the ideal (speedup = GPUs); efficiency against
 // GPUs with the ideal (1).
 Json scale_speedup_chart(const ScaleReport& scale);

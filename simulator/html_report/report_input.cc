@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 
+#include "common/gzip_stream.h"
 #include "common/input_file.h"
 #include "common/text_file.h"
 
@@ -14,7 +16,8 @@ namespace {
 
 constexpr std::string_view kWhatItReads =
     "expected a report of ssgd simulate (ssgd_report_version), ssgd scale (rows, single_gpu) or "
-    "ssgd optimize (param, curve), or a sweep's JSON lines (ssgd_sweep_version on the first line)";
+    "ssgd optimize (param, curve), a sweep's JSON lines (ssgd_sweep_version on the first line) "
+    "or a timeline of ssgd simulate --timeline (traceEvents)";
 
 // The 1-based line of byte `offset` in `text`.
 std::int64_t line_of(std::string_view text, std::size_t offset) {
@@ -350,6 +353,7 @@ std::string_view to_string(InputKind kind) {
     case InputKind::kScale: return "scale report";
     case InputKind::kOptimize: return "optimize report";
     case InputKind::kSweep: return "sweep";
+    case InputKind::kTimeline: return "timeline";
   }
   return "?";
 }
@@ -360,6 +364,16 @@ ReportInput parse_report_input(const std::string& path, std::string_view text) {
   const JsonFields f(path);
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     f.fail("", std::string("empty; ") + std::string(kWhatItReads));
+  }
+  // A timeline: an object whose first key or so is traceEvents (ssgd writes
+  // it second, after displayTimeUnit). Parsed event by event, never whole.
+  {
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (text[first] == '{' && text.substr(first, 4096).find("\"traceEvents\"") != std::string_view::npos) {
+      in.kind = InputKind::kTimeline;
+      in.content = read_timeline(path, text);
+      return in;
+    }
   }
   // A sweep: its first non-blank line is an object with ssgd_sweep_version.
   {
@@ -419,12 +433,47 @@ ReportInput parse_report_input(const std::string& path, std::string_view text) {
     f.fail("", "a diff report (ssgd diff): ssgd report does not read those; " +
                    std::string(kWhatItReads));
   }
+  if (r.contains("traceEvents")) {
+    in.kind = InputKind::kTimeline;
+    in.content = read_timeline(path, text);
+    return in;
+  }
   if (r.contains("ssgd_sweep_version")) {
     f.fail("",
            "a sweep's line, but not on the file's first line; a sweep is one JSON object per line");
   }
   f.fail("", std::string(kWhatItReads) + "; found none of those keys");
 }
+
+namespace {
+
+// The file's bytes, uncompressed when it starts with gzip's magic bytes; at
+// most kMaxInputBytes either way.
+std::string read_input_text(const std::string& path) {
+  {
+    std::ifstream probe(path, std::ios::binary);
+    char magic[2] = {0, 0};
+    probe.read(magic, 2);
+    if (probe.gcount() < 2 || magic[0] != '\x1f' || magic[1] != '\x8b') {
+      return read_text_file(path, "report");
+    }
+  }
+  GzipReader reader(path);
+  std::string text;
+  std::vector<char> block(1 << 16);
+  while (const std::size_t n = reader.read(block.data(), block.size())) {
+    if (text.size() + n > kMaxInputBytes) {
+      throw InputError(InputLocation{path, std::nullopt, std::nullopt, ""},
+                       fmt::format("more than {} MiB uncompressed; ssgd report reads inputs of at "
+                                   "most {} MiB",
+                                   kMaxInputBytes >> 20, kMaxInputBytes >> 20));
+    }
+    text.append(block.data(), n);
+  }
+  return text;
+}
+
+}  // namespace
 
 ReportInput read_report_input(const std::string& path) {
   require_regular_file(path, "REPORT");
@@ -435,7 +484,7 @@ ReportInput read_report_input(const std::string& path) {
                      fmt::format("{} bytes; ssgd report reads inputs of at most {} MiB", size,
                                  kMaxInputBytes >> 20));
   }
-  const std::string text = read_text_file(path, "report");
+  const std::string text = read_input_text(path);
   return parse_report_input(path, text);
 }
 

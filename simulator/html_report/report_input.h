@@ -5,7 +5,9 @@
 // (`ssgd optimize --report`), or a sweep's JSON lines (one object per line,
 // `ssgd_sweep_version` on each). Anything else, and any field of the wrong
 // type, is an ssgd::InputError naming the file, the line for JSON lines, and
-// the field. Only the fields the HTML report shows are read.
+// the field. Only the fields the HTML report shows are read. A timeline of
+// `ssgd simulate --timeline` (Chrome trace-event JSON, gzip or not) is read by
+// timeline_input.h.
 
 #include <cstdint>
 #include <optional>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "simulator/html_report/json_fields.h"
+#include "simulator/html_report/timeline_input.h"
 
 namespace ssgd::sim::html {
 
@@ -120,17 +123,18 @@ struct SweepReport {
   std::vector<SweepPoint> points;
 };
 
-enum class InputKind { kSimulate, kScale, kOptimize, kSweep };
-// "simulate report", "scale report", "optimize report", "sweep".
+enum class InputKind { kSimulate, kScale, kOptimize, kSweep, kTimeline };
+// "simulate report", "scale report", "optimize report", "sweep", "timeline".
 std::string_view to_string(InputKind kind);
 
 struct ReportInput {
   std::string path;  // as given
   InputKind kind = InputKind::kSimulate;
-  std::variant<SimulateRun, ScaleReport, OptimizeReport, SweepReport> content;
+  std::variant<SimulateRun, ScaleReport, OptimizeReport, SweepReport, TimelineView> content;
 };
 
-// Reads `path` (a regular file of at most kMaxInputBytes) and recognises it.
+// Reads `path` (a regular file of at most kMaxInputBytes, or a gzip file, by
+// its magic bytes, of at most kMaxInputBytes uncompressed) and recognises it.
 ReportInput read_report_input(const std::string& path);
 // The same from `text`, read from `path`.
 ReportInput parse_report_input(const std::string& path, std::string_view text);

@@ -2,7 +2,8 @@
 //
 // One self-contained HTML page (docs/report.md, "ssgd report") from the JSON
 // reports of `ssgd simulate`, `ssgd scale` and `ssgd optimize` and from a
-// sweep's JSON lines, each recognised by its content. Every input is read and
+// sweep's JSON lines, and from timelines of `ssgd simulate --timeline` (one
+// iteration per group of identical ranks), each recognised by its content. Every input is read and
 // checked before the page is written; the page is written through an
 // AtomicFile, so a bad input leaves no output.
 
@@ -29,12 +30,13 @@ void add_report_command(CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "report",
-      "JSON reports of simulate, scale and optimize, or a sweep's JSON lines -> one "
+      "JSON reports of simulate, scale and optimize, a sweep's JSON lines, or simulate "
+      "--timeline files -> one "
       "self-contained HTML page with charts (docs/report.md)");
   cmd->add_option(
          "REPORT", args->inputs,
-         "reports (ssgd simulate/scale/optimize --report) or sweep JSON lines, in the order "
-         "the page shows them")
+         "reports (ssgd simulate/scale/optimize --report), sweep JSON lines or timelines "
+         "(ssgd simulate --timeline, .json or .json.gz), in the order the page shows them")
       ->required();
   add_output_option(*cmd, args->out, "-o,--output", "HTML file to write")->required();
   cmd->callback([args] {
