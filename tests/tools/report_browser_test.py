@@ -28,6 +28,9 @@ CASES = {
     "scale": ["tests/data/golden/scale/resnet50_v100_4x4_10gbe.json"],
     "optimize": ["tests/data/report/optimize.json"],
     "sweep": ["tests/data/report/sweep.jsonl"],
+    # A simulate report and the timeline of the same run (2 x 2 GPUs, rank 3 a
+    # straggler), gzip: tests/data/report/README.md.
+    "timeline": ["tests/data/report/timeline_simulate.json", "tests/data/report/timeline.json.gz"],
 }
 
 
