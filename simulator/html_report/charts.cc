@@ -323,15 +323,15 @@ Json timeline_chart(const TimelineView& timeline) {
   Json colour = field("kind", "nominal", "task kind");
   colour["scale"] = {{"domain", kinds}};
   colour["legend"] = {{"orient", "bottom"}};
-  spec["encoding"] = {{"y", lane},
-                      {"x", field("start", "quantitative", "time from the iteration's start (ms)")},
-                      {"x2", {{"field", "end"}}},
-                      {"color", colour},
-                      {"tooltip",
-                       {field("name", "nominal", "task"), field("kind", "nominal", "kind"),
-                        field("lane", "nominal", "lane"), field("start", "quantitative", "start (ms)"),
-                        field("end", "quantitative", "end (ms)"),
-                        field("ms", "quantitative", "duration (ms)")}}};
+  spec["encoding"] = {
+      {"y", lane},
+      {"x", field("start", "quantitative", "time from the iteration's start (ms)")},
+      {"x2", {{"field", "end"}}},
+      {"color", colour},
+      {"tooltip",
+       {field("name", "nominal", "task"), field("kind", "nominal", "kind"),
+        field("lane", "nominal", "lane"), field("start", "quantitative", "start (ms)"),
+        field("end", "quantitative", "end (ms)"), field("ms", "quantitative", "duration (ms)")}}};
   return spec;
 }
 

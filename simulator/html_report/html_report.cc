@@ -370,11 +370,13 @@ void timeline_section(Page& page, const std::string& path, const TimelineView& t
       "Iteration {} of {} ({}), {} long, every rank's tasks from the iteration's first start. "
       "Ranks whose tasks in it are the same (kind, name, start, duration) are drawn once: "
       "{} rank{} in {} group{}.",
-      t.iteration, t.iterations, t.iterations >= 2 ? "the last one every rank has tasks in" : "the only one",
+      t.iteration, t.iterations,
+      t.iterations >= 2 ? "the last one every rank has tasks in" : "the only one",
       format_ms(t.span_ns), t.ranks, t.ranks == 1 ? "" : "s", t.groups.size(),
       t.groups.size() == 1 ? "" : "s");
   if (run_before != nullptr) {
-    what += fmt::format(" The simulate report before it on the command line: {}.", run_before->path);
+    what +=
+        fmt::format(" The simulate report before it on the command line: {}.", run_before->path);
   }
   page.paragraph(what);
   if (t.groups_shown < t.groups.size()) {

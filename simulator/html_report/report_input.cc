@@ -369,7 +369,8 @@ ReportInput parse_report_input(const std::string& path, std::string_view text) {
   // it second, after displayTimeUnit). Parsed event by event, never whole.
   {
     const std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (text[first] == '{' && text.substr(first, 4096).find("\"traceEvents\"") != std::string_view::npos) {
+    if (text[first] == '{' &&
+        text.substr(first, 4096).find("\"traceEvents\"") != std::string_view::npos) {
       in.kind = InputKind::kTimeline;
       in.content = read_timeline(path, text);
       return in;

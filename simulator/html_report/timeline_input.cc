@@ -132,8 +132,8 @@ Events parse_events(const std::string& path, std::string_view text) {
     if (what.rfind("[json.exception", 0) == 0 && tag_end != std::string::npos)
       what.erase(0, tag_end + 2);
     const std::size_t offset = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    const auto line = 1 + std::count(text.begin(),
-                                     text.begin() + static_cast<std::ptrdiff_t>(offset), '\n');
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n');
     throw InputError(InputLocation{path, line, std::nullopt, ""}, "not valid JSON: " + what);
   } catch (const Json::exception& e) {
     throw InputError(InputLocation{path, std::nullopt, std::nullopt, ""},
@@ -202,7 +202,8 @@ TimelineView read_timeline(const std::string& path, std::string_view text) {
     tasks.push_back(&t);
     start = std::min(start, t.start_ns);
   }
-  for (const Task* t : tasks) view.span_ns = std::max(view.span_ns, t->start_ns + t->dur_ns - start);
+  for (const Task* t : tasks)
+    view.span_ns = std::max(view.span_ns, t->start_ns + t->dur_ns - start);
 
   // Each rank's tasks in the iteration, relative to its start, in a fixed order.
   using Key = std::tuple<std::int64_t, std::int64_t, std::string_view, std::string_view,

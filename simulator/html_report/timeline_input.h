@@ -32,10 +32,10 @@ struct TimelineGroup {
 };
 
 struct TimelineView {
-  std::int64_t iteration = 0;   // the iteration drawn
-  std::int64_t iterations = 0;  // iterations in the file
-  std::int64_t ranks = 0;       // ranks with tasks in the iteration
-  std::int64_t span_ns = 0;     // first start to last end of the iteration
+  std::int64_t iteration = 0;         // the iteration drawn
+  std::int64_t iterations = 0;        // iterations in the file
+  std::int64_t ranks = 0;             // ranks with tasks in the iteration
+  std::int64_t span_ns = 0;           // first start to last end of the iteration
   std::vector<TimelineGroup> groups;  // all groups, by first rank
   std::size_t groups_shown = 0;       // the first groups_shown are drawn
   bool network = false;               // a network lane is drawn

@@ -4,12 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "common/error.h"
 #include "simulator/html_report/html_report.h"
 #include "simulator/html_report/html_text.h"
 #include "simulator/html_report/report_input.h"
+#include "simulator/html_report/timeline_input.h"
 #include "simulator/html_report/vega_bundle.h"
 #include "tests/support/test_files.h"
 
@@ -158,6 +160,172 @@ TEST(HtmlReportInput, RefusesBadSweepLinesByLine) {
   EXPECT_THAT(
       error_of("{\"ssgd_sweep_version\": 2, \"point\": 0}\n", "s.jsonl"),
       HasSubstr("s.jsonl:1: field 'ssgd_sweep_version': version 2; this ssgd reads version 1"));
+}
+
+// ---------------------------------------------------------------- timelines
+
+// A timeline as ssgd simulate --timeline writes it: each rank's iteration is
+// a forward (1 ms x its factor) then a backward (2 ms x its factor) on track
+// "compute", and the network's all-reduce at 5 ms; iterations 10 ms apart.
+std::string timeline_text(int ranks, int iterations, const std::map<int, double>& slow = {}) {
+  std::string t = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  t += R"({"name":"process_name","ph":"M","pid":0,"args":{"name":"network"}})";
+  t += R"(,{"name":"thread_name","ph":"M","pid":0,"tid":5,"args":{"name":"all-reduce"}})";
+  for (int r = 0; r < ranks; ++r) {
+    t += ",{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(r + 1) +
+         ",\"args\":{\"name\":\"rank " + std::to_string(r) + "\"}}";
+    t += ",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(r + 1) +
+         ",\"tid\":2,\"args\":{\"name\":\"compute\"}}";
+  }
+  for (int i = 0; i < iterations; ++i) {
+    for (int r = 0; r < ranks; ++r) {
+      const double f = slow.count(r) ? slow.at(r) : 1.0;
+      const double at = i * 10000.0;
+      t += ",{\"name\":\"forward conv1\",\"cat\":\"forward\",\"ph\":\"X\",\"pid\":" +
+           std::to_string(r + 1) + ",\"tid\":2,\"ts\":" + std::to_string(at) +
+           ",\"dur\":" + std::to_string(1000 * f) +
+           ",\"args\":{\"iteration\":" + std::to_string(i) + ",\"task\":1,\"layer\":0}}";
+      t += ",{\"name\":\"backward conv1\",\"cat\":\"backward\",\"ph\":\"X\",\"pid\":" +
+           std::to_string(r + 1) + ",\"tid\":2,\"ts\":" + std::to_string(at + 1000 * f) +
+           ",\"dur\":" + std::to_string(2000 * f) +
+           ",\"args\":{\"iteration\":" + std::to_string(i) + ",\"task\":2,\"layer\":0}}";
+    }
+    t += ",{\"name\":\"comm\",\"cat\":\"comm\",\"ph\":\"X\",\"pid\":0,\"tid\":5,\"ts\":" +
+         std::to_string(i * 10000.0 + 5000) +
+         ",\"dur\":500,\"args\":{\"iteration\":" + std::to_string(i) +
+         ",\"task\":3,\"bytes\":1024,\"group\":0,\"replayed\":false}}";
+  }
+  return t + "\n]}\n";
+}
+
+ssgd::sim::html::TimelineView timeline_of(const std::string& text) {
+  const auto in = parse_report_input("t.json", text);
+  EXPECT_EQ(in.kind, InputKind::kTimeline);
+  return std::get<ssgd::sim::html::TimelineView>(in.content);
+}
+
+TEST(HtmlReportTimeline, IdenticalRanksAreOneGroupDrawnOnce) {
+  const auto t = timeline_of(timeline_text(16, 3));
+  EXPECT_EQ(t.iteration, 2);  // the last
+  EXPECT_EQ(t.iterations, 3);
+  EXPECT_EQ(t.ranks, 16);
+  ASSERT_EQ(t.groups.size(), 1u);
+  EXPECT_EQ(t.groups[0].label, "ranks 0-15 (16 identical)");
+  EXPECT_EQ(t.lanes, (std::vector<std::string>{"ranks 0-15 (16 identical) \u00b7 compute",
+                                               "network \u00b7 all-reduce"}));
+  ASSERT_EQ(t.bars.size(), 3u);
+  EXPECT_EQ(t.bars[0].name, "forward conv1");
+  EXPECT_EQ(t.bars[0].start_ns, 0);
+  EXPECT_EQ(t.bars[1].start_ns, 1'000'000);
+  EXPECT_EQ(t.bars[1].end_ns, 3'000'000);
+  EXPECT_EQ(t.bars[2].kind, "comm");
+  EXPECT_EQ(t.bars[2].start_ns, 5'000'000);
+  EXPECT_EQ(t.span_ns, 5'500'000);
+  EXPECT_EQ(t.tasks_dropped, 0u);
+  // One iteration: iteration 0.
+  EXPECT_EQ(timeline_of(timeline_text(2, 1)).iteration, 0);
+}
+
+TEST(HtmlReportTimeline, AStragglerIsItsOwnGroup) {
+  const auto t = timeline_of(timeline_text(8, 2, {{5, 1.2}}));
+  ASSERT_EQ(t.groups.size(), 2u);
+  EXPECT_EQ(t.groups[0].label, "ranks 0-4, 6-7 (7 identical)");
+  EXPECT_EQ(t.groups[1].label, "rank 5");
+  EXPECT_EQ(t.groups_shown, 2u);
+  EXPECT_EQ(t.lanes.size(), 3u);
+  EXPECT_EQ(t.bars.size(), 5u);
+  const std::string html =
+      ssgd::sim::html::html_report({parse_report_input("t.json", timeline_text(8, 2, {{5, 1.2}}))});
+  EXPECT_THAT(html, HasSubstr("Timeline of iteration 1 of t.json"));
+  EXPECT_THAT(html, HasSubstr("8 ranks in 2 groups"));
+  EXPECT_THAT(html, HasSubstr("\"x2\":{\"field\":\"end\"}"));
+}
+
+TEST(HtmlReportTimeline, AtMostEightGroupsAndAFewThousandBars) {
+  std::map<int, double> all_differ;
+  for (int r = 0; r < 12; ++r) all_differ[r] = 1.0 + r * 0.01;
+  const auto t = timeline_of(timeline_text(12, 1, all_differ));
+  EXPECT_EQ(t.groups.size(), 12u);
+  EXPECT_EQ(t.groups_shown, ssgd::sim::html::kMaxTimelineGroups);
+  EXPECT_EQ(t.lanes.size(), 9u);  // 8 groups and the network
+  const std::string html = ssgd::sim::html::html_report(
+      {parse_report_input("t.json", timeline_text(12, 1, all_differ))});
+  EXPECT_THAT(html, HasSubstr("The first 8 groups are drawn; 4 more are left out: rank 8; rank 9"));
+
+  // 3000 short tasks and 10 long ones: the short ones go, and the page says so.
+  std::string many = "{\"traceEvents\":[";
+  for (int i = 0; i < 3010; ++i) {
+    many += std::string(i ? "," : "") +
+            "{\"name\":\"f\",\"cat\":\"forward\",\"ph\":\"X\",\"pid\":1," +
+            "\"tid\":2,\"ts\":" + std::to_string(i * 10) +
+            ",\"dur\":" + (i % 301 == 0 ? "9" : "1") + ",\"args\":{\"iteration\":0}}";
+  }
+  many += "]}";
+  const auto m = timeline_of(many);
+  EXPECT_EQ(m.tasks_in_lanes, 3010u);
+  EXPECT_EQ(m.bars.size(), 10u);
+  EXPECT_EQ(m.tasks_dropped, 3000u);
+  EXPECT_EQ(m.dropped_up_to_ns, 1000);
+  EXPECT_THAT(
+      ssgd::sim::html::html_report({parse_report_input("t.json", many)}),
+      HasSubstr(
+          "3000 of the 3010 tasks of the drawn rows, those of 0.001 ms or less, are not drawn"));
+}
+
+TEST(HtmlReportTimeline, LabelsRankRanges) {
+  using ssgd::sim::html::rank_group_label;
+  EXPECT_EQ(rank_group_label({5}), "rank 5");
+  EXPECT_EQ(rank_group_label({0, 1, 2, 3}), "ranks 0-3 (4 identical)");
+  EXPECT_EQ(rank_group_label({0, 2, 3, 7}), "ranks 0, 2-3, 7 (4 identical)");
+}
+
+TEST(HtmlReportTimeline, RefusesOtherTracesAndBadEventsNamingTheEventAndField) {
+  const std::string head = "{\"traceEvents\":[";
+  const std::string ok_args = ",\"args\":{\"iteration\":0}";
+  auto x = [&](const std::string& fields) {
+    return head + R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"rank 0"}},)" +
+           "{\"ph\":\"X\"," + fields + "}]}";
+  };
+  const std::string good = R"("name":"f","cat":"forward","pid":1,"tid":2,"ts":0,"dur":1)";
+  EXPECT_EQ(timeline_of(x(good + ok_args)).bars.size(), 1u);
+  // A PyTorch profiler trace: no iteration on its events.
+  EXPECT_THAT(
+      error_of(x(R"("name":"aten::mm","cat":"cpu_op","pid":1,"tid":2,"ts":0,"dur":1,"args":{}})")),
+      HasSubstr("r.json: field 'traceEvents[1].args.iteration': missing: not a timeline of "
+                "ssgd simulate --timeline"));
+  EXPECT_THAT(
+      error_of(x(R"("name":"f","cat":"forward","pid":1,"tid":2,"ts":"0","dur":1)" + ok_args)),
+      HasSubstr("field 'traceEvents[1].ts': expected a number, got the string \"0\""));
+  EXPECT_THAT(
+      error_of(x(R"("name":"f","cat":"forward","pid":1,"tid":2,"ts":0,"dur":-1)" + ok_args)),
+      HasSubstr("field 'traceEvents[1].dur': expected microseconds from 0 to 1e+13, got -1"));
+  EXPECT_THAT(
+      error_of(x(R"("name":"f","cat":"forward","pid":1,"tid":2,"ts":1e300,"dur":1)" + ok_args)),
+      HasSubstr("field 'traceEvents[1].ts': expected microseconds"));
+  EXPECT_THAT(
+      error_of(x(R"("name":"f","cat":"forward","pid":-1,"tid":2,"ts":0,"dur":1)" + ok_args)),
+      HasSubstr("field 'traceEvents[1].pid'"));
+  EXPECT_THAT(error_of(x(R"("name":7,"cat":"forward","pid":1,"tid":2,"ts":0,"dur":1)" + ok_args)),
+              HasSubstr("field 'traceEvents[1].name'"));
+  EXPECT_THAT(error_of(x(good + R"(,"args":{"iteration":1.5})")),
+              HasSubstr("field 'traceEvents[1].args.iteration'"));
+  EXPECT_THAT(error_of(head + "{\"ph\":\"M\"}, 3]}"),
+              HasSubstr("field 'traceEvents[1]': expected an event (an object), got the number 3"));
+  EXPECT_THAT(error_of(head + "[]]}"), HasSubstr("field 'traceEvents[0]': expected an event"));
+  EXPECT_THAT(error_of("{\"traceEvents\": 5}"),
+              HasSubstr("field 'traceEvents': expected an array of events, got the number 5"));
+  EXPECT_THAT(error_of(head + "]}"), HasSubstr("no tasks ('X' events): nothing to draw"));
+  EXPECT_THAT(error_of(head + "{\"ph\":\"M\"},\n{oops}]}"), HasSubstr("r.json:2: not valid JSON"));
+  EXPECT_THAT(error_of(head + "{}]}"), HasSubstr("field 'traceEvents[0].ph': missing"));
+  // Deep nesting inside an event: an error, not a stack overflow.
+  EXPECT_THAT(error_of(head + "{\"ph\":" + std::string(1'000'000, '[') +
+                       std::string(1'000'000, ']') + "}]}"),
+              HasSubstr("traceEvents[0].ph"));
+  // Found later in the file (not in its first bytes): still a timeline.
+  EXPECT_EQ(parse_report_input("t.json", "{\"x\":\"" + std::string(5000, 'a') + "\"," +
+                                             x(good + ok_args).substr(1))
+                .kind,
+            InputKind::kTimeline);
 }
 
 TEST(HtmlText, ScriptJsonCannotEndTheScriptElement) {

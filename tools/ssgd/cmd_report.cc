@@ -33,10 +33,9 @@ void add_report_command(CLI::App& app) {
       "JSON reports of simulate, scale and optimize, a sweep's JSON lines, or simulate "
       "--timeline files -> one "
       "self-contained HTML page with charts (docs/report.md)");
-  cmd->add_option(
-         "REPORT", args->inputs,
-         "reports (ssgd simulate/scale/optimize --report), sweep JSON lines or timelines "
-         "(ssgd simulate --timeline, .json or .json.gz), in the order the page shows them")
+  cmd->add_option("REPORT", args->inputs,
+                  "reports (ssgd simulate/scale/optimize --report), sweep JSON lines or timelines "
+                  "(ssgd simulate --timeline, .json or .json.gz), in the order the page shows them")
       ->required();
   add_output_option(*cmd, args->out, "-o,--output", "HTML file to write")->required();
   cmd->callback([args] {
