@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gzip_stream.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/test_files.h"
 
@@ -154,6 +155,63 @@ TEST_F(ReportCliTest, RefusesInputsTooLargeToRead) {
   }
   expect_refused({"big.json"},
                  "big.json: 67108866 bytes; ssgd report reads inputs of at most 64 MiB");
+}
+
+TEST_F(ReportCliTest, ASimulateRunAndItsTimelineMakeAPageWithOneIterationPerRankGroup) {
+  const auto sim = run_ssgd(
+      SSGD_CLI, {"simulate", (kSource / "traces/datasets/resnet50_v100.csv").string(), "--scenario",
+                 (kSource / "scenarios/v100_4x4_10gbe.yaml").string(), "--set", "cluster.nodes=2",
+                 "--set", "cluster.gpus_per_node=2", "--set", "iterations=3", "--set",
+                 "perturb.stragglers=2:30", "--report", "r.json", "--timeline", "t.json.gz", "-q"});
+  ASSERT_TRUE(sim.exited && sim.status == 0) << sim;
+  const auto r = ssgd({"r.json", "t.json.gz", "-o", "out.html"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  const std::string html = page();
+  EXPECT_THAT(html, HasSubstr("t.json.gz</a> (timeline)"));
+  EXPECT_THAT(html, HasSubstr("Timeline of iteration 2 of t.json.gz"));
+  EXPECT_THAT(html, HasSubstr("4 ranks in 2 groups"));
+  EXPECT_THAT(html, HasSubstr("ranks 0-1, 3 (3 identical)"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>rank 2</td>"));
+  EXPECT_THAT(html, HasSubstr("The simulate report before it on the command line: r.json."));
+  EXPECT_THAT(html, HasSubstr("network \u00b7 all-reduce"));
+  // The timeline comes right after its run: the run's section, then the timeline's.
+  EXPECT_LT(html.find("1. r.json (simulate report)"), html.find("2. t.json.gz (timeline)"));
+  // The same without gzip: the same timeline.
+  const auto plain = run_ssgd(
+      SSGD_CLI, {"simulate", (kSource / "traces/datasets/resnet50_v100.csv").string(), "--scenario",
+                 (kSource / "scenarios/v100_4x4_10gbe.yaml").string(), "--set", "cluster.nodes=2",
+                 "--set", "cluster.gpus_per_node=2", "--set", "iterations=3", "--set",
+                 "perturb.stragglers=2:30", "--timeline", "t.json", "-q"});
+  ASSERT_TRUE(plain.exited && plain.status == 0) << plain;
+  ASSERT_EQ(ssgd({"t.json", "-o", "plain.html"}).status, 0);
+  EXPECT_THAT(page("plain.html"), HasSubstr("4 ranks in 2 groups"));
+}
+
+TEST_F(ReportCliTest, RefusesTimelinesThatAreNotSsgdsOrTooLarge) {
+  // ssgd export's Chrome trace of a captured trace: not a simulated timeline.
+  expect_refused({(kSource / "tests/data/export/small.json").string()},
+                 "small.json: field 'traceEvents[4].args.iteration': missing: not a timeline of "
+                 "ssgd simulate --timeline");
+  write_file_bytes(dir_ / "t.json", "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":\"late\"}]}");
+  expect_refused({"t.json"}, "t.json: field 'traceEvents[0].cat': missing");
+  {
+    std::ofstream out(dir_ / "cut.json.gz", std::ios::binary);
+    ssgd::GzipWriter gz(out);
+    gz.write("{\"traceEvents\":[");
+    gz.finish();
+  }
+  expect_refused({"cut.json.gz"}, "cut.json.gz:1: not valid JSON");
+  {
+    // 65 MiB of spaces, a few dozen KiB compressed: the uncompressed size counts.
+    std::ofstream out(dir_ / "bomb.json.gz", std::ios::binary);
+    ssgd::GzipWriter gz(out, 1);
+    const std::string spaces(1 << 20, ' ');
+    for (int i = 0; i < 65; ++i) gz.write(spaces);
+    gz.finish();
+  }
+  expect_refused({"bomb.json.gz"},
+                 "bomb.json.gz: more than 64 MiB uncompressed; ssgd report reads inputs of at most "
+                 "64 MiB");
 }
 
 TEST_F(ReportCliTest, ChecksTheOutputBeforeAnyWork) {
