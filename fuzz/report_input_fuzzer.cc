@@ -1,6 +1,7 @@
 // Fuzz target: the inputs of `ssgd report` (simulator/html_report/
-// report_input.h): simulate, scale and optimize reports and sweeps' JSON
-// lines, recognised by content.
+// report_input.h): simulate, scale and optimize reports, sweeps' JSON
+// lines and timelines of ssgd simulate --timeline (timeline_input.h, gzip
+// too), recognised by content.
 //
 // Promise: read_report_input returns an input or throws an InputError naming
 // the file. An accepted input makes a page (html_report), the same bytes

@@ -371,7 +371,9 @@ void timeline_section(Page& page, const std::string& path, const TimelineView& t
       "Ranks whose tasks in it are the same (kind, name, start, duration) are drawn once: "
       "{} rank{} in {} group{}.",
       t.iteration, t.iterations,
-      t.iterations >= 2 ? "the last one every rank has tasks in" : "the only one",
+      !t.complete         ? "the last; no iteration has tasks on every rank"
+      : t.iterations >= 2 ? "the last one every rank has tasks in"
+                          : "the only one",
       format_ms(t.span_ns), t.ranks, t.ranks == 1 ? "" : "s", t.groups.size(),
       t.groups.size() == 1 ? "" : "s");
   if (run_before != nullptr) {
@@ -381,8 +383,13 @@ void timeline_section(Page& page, const std::string& path, const TimelineView& t
   page.paragraph(what);
   if (t.groups_shown < t.groups.size()) {
     std::string left;
-    for (std::size_t g = t.groups_shown; g < t.groups.size(); ++g)
+    for (std::size_t g = t.groups_shown; g < t.groups.size(); ++g) {
+      if (g == t.groups_shown + 20) {
+        left += "; ...";
+        break;
+      }
       left += (g == t.groups_shown ? "" : "; ") + t.groups[g].label;
+    }
     page.paragraph(fmt::format("The first {} groups are drawn; {} more are left out: {}.",
                                t.groups_shown, t.groups.size() - t.groups_shown, left),
                    "note");
@@ -397,6 +404,10 @@ void timeline_section(Page& page, const std::string& path, const TimelineView& t
   page.chart(timeline_chart(t));
   Table gt{{"group", "ranks"}, {false, true}, {}};
   for (std::size_t g = 0; g < t.groups.size(); ++g) {
+    if (g == 100) {
+      gt.rows.push_back({fmt::format("... {} more groups", t.groups.size() - g), ""});
+      break;
+    }
     gt.rows.push_back({t.groups[g].label + (g < t.groups_shown ? "" : " (not drawn)"),
                        std::to_string(t.groups[g].ranks.size())});
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -159,10 +160,15 @@ std::string thread_label(const Events& ev, std::int64_t pid, std::int64_t tid) {
 std::string rank_group_label(const std::vector<std::int64_t>& ranks) {
   if (ranks.size() == 1) return fmt::format("rank {}", ranks.front());
   std::string out = "ranks ";
+  int ranges = 0;
   for (std::size_t i = 0; i < ranks.size();) {
     std::size_t j = i;
     while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
     if (i > 0) out += ", ";
+    if (++ranges > 4) {  // a label stays short: it names every bar of the group
+      out += "...";
+      break;
+    }
     out += j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]);
     i = j + 1;
   }
@@ -173,24 +179,26 @@ TimelineView read_timeline(const std::string& path, std::string_view text) {
   const Events ev = parse_events(path, text);
   TimelineView view;
 
-  // The iteration: the last one every rank has tasks in.
+  // The iteration: the last one every rank has tasks in. Memory follows the
+  // tasks, not the iteration numbers (a hostile file may name any).
   std::int64_t last = 0;
-  std::map<std::int64_t, std::vector<bool>> has;  // pid -> iterations it has tasks in
-  for (const Task& t : ev.tasks) last = std::max(last, t.iteration);
+  std::set<std::pair<std::int64_t, std::int64_t>> seen;  // (iteration, pid) of the ranks
+  std::set<std::int64_t> pids;
   for (const Task& t : ev.tasks) {
+    last = std::max(last, t.iteration);
     if (t.pid == 0) continue;
-    auto& v = has[t.pid];
-    if (v.empty()) v.assign(static_cast<std::size_t>(last) + 1, false);
-    v[static_cast<std::size_t>(t.iteration)] = true;
+    seen.emplace(t.iteration, t.pid);
+    pids.insert(t.pid);
   }
+  std::map<std::int64_t, std::size_t> ranks_in;  // iteration -> ranks with tasks in it
+  for (const auto& [iteration, pid] : seen) ++ranks_in[iteration];
   view.iterations = last + 1;
   view.iteration = last;
-  for (std::int64_t i = last; i >= 0; --i) {
-    const bool all = std::all_of(has.begin(), has.end(), [&](const auto& p) {
-      return p.second[static_cast<std::size_t>(i)];
-    });
-    if (all) {
-      view.iteration = i;
+  view.complete = false;
+  for (auto it = ranks_in.rbegin(); it != ranks_in.rend(); ++it) {
+    if (it->second == pids.size()) {
+      view.iteration = it->first;
+      view.complete = true;
       break;
     }
   }

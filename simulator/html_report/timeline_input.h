@@ -34,6 +34,7 @@ struct TimelineGroup {
 struct TimelineView {
   std::int64_t iteration = 0;         // the iteration drawn
   std::int64_t iterations = 0;        // iterations in the file
+  bool complete = true;               // every rank has tasks in it (else it is the last)
   std::int64_t ranks = 0;             // ranks with tasks in the iteration
   std::int64_t span_ns = 0;           // first start to last end of the iteration
   std::vector<TimelineGroup> groups;  // all groups, by first rank

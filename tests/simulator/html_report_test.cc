@@ -277,6 +277,7 @@ TEST(HtmlReportTimeline, LabelsRankRanges) {
   EXPECT_EQ(rank_group_label({5}), "rank 5");
   EXPECT_EQ(rank_group_label({0, 1, 2, 3}), "ranks 0-3 (4 identical)");
   EXPECT_EQ(rank_group_label({0, 2, 3, 7}), "ranks 0, 2-3, 7 (4 identical)");
+  EXPECT_EQ(rank_group_label({0, 2, 4, 6, 8, 10}), "ranks 0, 2, 4, 6, ... (6 identical)");
 }
 
 TEST(HtmlReportTimeline, RefusesOtherTracesAndBadEventsNamingTheEventAndField) {
@@ -321,6 +322,19 @@ TEST(HtmlReportTimeline, RefusesOtherTracesAndBadEventsNamingTheEventAndField) {
   EXPECT_THAT(error_of(head + "{\"ph\":" + std::string(1'000'000, '[') +
                        std::string(1'000'000, ']') + "}]}"),
               HasSubstr("traceEvents[0].ph"));
+  // Iterations numbered far apart, on many ranks: memory follows the tasks.
+  std::string sparse = head;
+  for (int p = 1; p <= 2000; ++p) {
+    sparse += std::string(p > 1 ? "," : "") + R"({"ph":"X","name":"f","cat":"forward","pid":)" +
+              std::to_string(p) + R"(,"tid":1,"ts":0,"dur":1,"args":{"iteration":)" +
+              (p % 2 ? "0" : "100000000") + "}}";
+  }
+  const auto far = timeline_of(sparse + "]}");
+  EXPECT_EQ(far.iterations, 100'000'001);
+  EXPECT_EQ(far.iteration, 100'000'000);  // no iteration has every rank: the last
+  EXPECT_FALSE(far.complete);
+  EXPECT_EQ(far.groups.size(), 1u);
+  EXPECT_EQ(far.ranks, 1000);
   // Found later in the file (not in its first bytes): still a timeline.
   EXPECT_EQ(parse_report_input("t.json", "{\"x\":\"" + std::string(5000, 'a') + "\"," +
                                              x(good + ok_args).substr(1))
