@@ -15,8 +15,9 @@ echo "Same job without overlap (--set policy.overlap=bsp):"
 build/bin/ssgd simulate traces/datasets/resnet50_v100.csv --scenario scenarios/v100_4x4_10gbe.yaml \
   --set policy.overlap=bsp --report build/quickstart-bsp-report.json
 echo
-build/bin/ssgd report build/quickstart-report.json build/quickstart-bsp-report.json \
+build/bin/ssgd report build/quickstart-report.json build/quickstart-timeline.json \
+  build/quickstart-bsp-report.json \
   -o build/quickstart-report.html
 echo "Report: build/quickstart-report.html (opens from disk in any browser), from" \
-  "build/quickstart-report.json and build/quickstart-bsp-report.json;" \
+  "build/quickstart-report.json, its timeline and build/quickstart-bsp-report.json;" \
   "timeline: build/quickstart-timeline.json (open in ui.perfetto.dev)"
