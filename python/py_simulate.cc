@@ -64,11 +64,10 @@ std::string simulate(const Input& in, const std::optional<std::string>& scenario
   const sim::Scenario scenario = load_scenario(scenario_file, sets, nullptr);
   sim::SimulationOptions options;
   options.scenario_file = scenario_file.value_or("");
-  options.progress = true;
-  options.fold_ranks = fold_ranks;
-  options.allow_large = allow_large;
+  options.replay.progress = true;
+  options.replay.fold_ranks = fold_ranks;
+  options.replay.allow_large = allow_large;
   options.allow_truncated = in.allow_truncated;
-  options.keep_folded_schedule = true;
   options.warn = warn;
   options.info = info;
   const sim::Simulation simulation = sim::run_simulation(*in.loaded, scenario, options);

@@ -62,16 +62,9 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
   Simulation s;
   s.input = &input;
   s.scenario_file = options.scenario_file;
-  ReplayOptions replay_options;
-  replay_options.keep_schedule = options.keep_schedule;
-  replay_options.keep_folded_schedule = options.keep_folded_schedule;
-  replay_options.link_track_ranks = options.link_track_ranks;
-  replay_options.progress = options.progress;
-  replay_options.fold_ranks = options.fold_ranks;
-  replay_options.allow_large = options.allow_large;
 
   if (input.input.kind == InputKind::kGraphTrace) {
-    s.graph = replay_graph(*input.input.graph, scenario, replay_options, input.path);
+    s.graph = replay_graph(*input.input.graph, scenario, options.replay, input.path);
     s.scenario = s.graph->scenario;
     return s;
   }
@@ -85,11 +78,12 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
     for (const auto& w : in.warnings) tell(options.warn, "job '" + job.name + "': " + w);
     job_profiles[i] = std::move(in.profile);
   }
-  s.result = replay(input.input.profile, scenario, replay_options);
+  s.result = replay(input.input.profile, scenario, options.replay);
   if (!scenario.jobs.empty()) {
     s.shared = run_shared_fabric(
         input.input.profile, scenario, job_profiles,
-        [&options](const std::string& line) { tell(options.info, line); }, options.allow_large);
+        [&options](const std::string& line) { tell(options.info, line); },
+        options.replay.allow_large);
   }
   if (!s.result->batch_given) {
     tell(options.warn,

@@ -48,13 +48,10 @@ void refuse_scenario_jobs(const Scenario& scenario, const std::string& file,
 
 struct SimulationOptions {
   std::string scenario_file;  // where the scenario came from, for the report; may be empty
-  bool fold_ranks = true;
-  bool allow_large = false;
+  // Folding, --allow-large, progress and what to keep for a timeline or a
+  // simulated trace, as replay() takes them (simulator/replay/replay.h).
+  ReplayOptions replay;
   bool allow_truncated = false;  // for the inputs of the scenario's jobs
-  bool progress = false;         // log progress of long runs
-  bool keep_schedule = false;    // for a timeline or a simulated trace
-  bool keep_folded_schedule = false;
-  std::int64_t link_track_ranks = 16;
   // Called with each warning (a job input's, a missing batch size).
   std::function<void(const std::string&)> warn;
   std::function<void(const std::string&)> info;  // progress lines of shared fabrics

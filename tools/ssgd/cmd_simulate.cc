@@ -126,13 +126,13 @@ void run_simulate(const SimulateArgs& a) {
 
   sim::SimulationOptions options;
   options.scenario_file = a.scenario.file;
-  options.keep_schedule = a.timeline.given() || a.trace.given();
+  options.replay.keep_schedule = a.timeline.given() || a.trace.given();
   // A simulated trace can be written from a folded run; a timeline cannot.
-  options.keep_folded_schedule = !a.timeline.given();
-  options.link_track_ranks = a.timeline_ranks;
-  options.progress = true;
-  options.fold_ranks = !a.no_fold;
-  options.allow_large = a.allow_large;
+  options.replay.keep_folded_schedule = !a.timeline.given();
+  options.replay.link_track_ranks = a.timeline_ranks;
+  options.replay.progress = true;
+  options.replay.fold_ranks = !a.no_fold;
+  options.replay.allow_large = a.allow_large;
   options.allow_truncated = a.allow_truncated;
   options.warn = [&log](const std::string& line) { log->warn("{}", line); };
   options.info = [&log](const std::string& line) { log->info("{}", line); };

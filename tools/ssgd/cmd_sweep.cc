@@ -73,7 +73,7 @@ std::string run_point(const Prepared& p, const SweepArgs& a, std::int64_t index)
   try {
     sim::SimulationOptions options;
     options.scenario_file = p.grid.scenario ? p.grid.scenario->string() : std::string();
-    options.allow_large = a.allow_large;
+    options.replay.allow_large = a.allow_large;
     options.allow_truncated = a.allow_truncated;
     const sim::Simulation s = sim::run_simulation(p.input, *scenario, options);
     return sim::point_record(point, sim::simulation_report(s)).dump();
