@@ -69,6 +69,13 @@ fs::path write_scratch(std::string_view name, std::string_view text) {
   return path;
 }
 
+SplitInput split_at_marker_line(std::string_view text, std::string_view marker) {
+  std::size_t at = text.starts_with(marker) ? 0 : text.find("\n" + std::string(marker));
+  if (at == std::string_view::npos) return {text, std::nullopt};
+  if (at > 0) ++at;  // keep the first part's last newline
+  return {text.substr(0, at), text.substr(at + marker.size())};
+}
+
 fs::path write_scratch(std::string_view name, const std::uint8_t* data, std::size_t size) {
   return write_scratch(name, std::string_view(reinterpret_cast<const char*>(data), size));
 }

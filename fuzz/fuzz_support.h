@@ -14,6 +14,7 @@
 #include <exception>
 #include <filesystem>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,15 @@ std::filesystem::path scratch(std::string_view name);
 std::filesystem::path write_scratch(std::string_view name, const std::uint8_t* data,
                                     std::size_t size);
 std::filesystem::path write_scratch(std::string_view name, std::string_view text);
+
+// An input in two parts: `text` up to the first line that is exactly
+// `marker` ("#--set\n", with its newline), and what follows that line, if
+// the marker is there (the first part keeps its last newline).
+struct SplitInput {
+  std::string_view head;
+  std::optional<std::string_view> tail;
+};
+SplitInput split_at_marker_line(std::string_view text, std::string_view marker);
 
 // Removes every file of scratch_dir(), so that one input's files never meet
 // the next one's.

@@ -27,13 +27,10 @@ constexpr std::string_view kSetLine = "#--set\n";
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ssgd::fuzz::clear_scratch();
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  std::string_view yaml = text;
+  const auto [yaml, set_lines] = ssgd::fuzz::split_at_marker_line(text, kSetLine);
   std::vector<std::string> sets;
-  std::size_t at = text.starts_with(kSetLine) ? 0 : text.find("\n" + std::string(kSetLine));
-  if (at != std::string_view::npos) {
-    if (at > 0) ++at;  // keep the YAML's last newline
-    yaml = text.substr(0, at);
-    std::string_view rest = text.substr(at + kSetLine.size());
+  if (set_lines) {
+    std::string_view rest = *set_lines;
     while (!rest.empty()) {
       const std::size_t end = rest.find('\n');
       sets.emplace_back(rest.substr(0, end));

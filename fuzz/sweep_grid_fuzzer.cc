@@ -30,16 +30,7 @@ constexpr std::string_view kResultsLine = "#--results\n";
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ssgd::fuzz::clear_scratch();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  std::string_view yaml = text;
-  std::string_view results_text;
-  bool has_results = false;
-  std::size_t at = text.starts_with(kResultsLine) ? 0 : text.find("\n" + std::string(kResultsLine));
-  if (at != std::string_view::npos) {
-    if (at > 0) ++at;
-    yaml = text.substr(0, at);
-    results_text = text.substr(at + kResultsLine.size());
-    has_results = true;
-  }
+  const auto [yaml, results_text] = ssgd::fuzz::split_at_marker_line(text, kResultsLine);
   const auto grid_path = ssgd::fuzz::write_scratch("grid.yaml", yaml);
 
   ssgd::sim::SweepGrid grid;
@@ -68,9 +59,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       finding("point_sets lost a key");
     }
   }
-  if (!has_results) return 0;
+  if (!results_text) return 0;
 
-  const auto results_path = ssgd::fuzz::write_scratch("results.jsonl", results_text);
+  const auto results_path = ssgd::fuzz::write_scratch("results.jsonl", *results_text);
   ssgd::sim::SweepResults results;
   if (!ssgd::fuzz::accepts("read_sweep_results", {results_path.string()}, [&] {
         results = ssgd::sim::read_sweep_results(results_path, grid);
