@@ -8,6 +8,14 @@
 #include "common/error.h"
 
 namespace ssgd {
+namespace {
+
+std::int64_t line_of(std::string_view text, std::size_t offset) {
+  const std::string_view before = text.substr(0, offset);
+  return static_cast<std::int64_t>(std::count(before.begin(), before.end(), '\n')) + 1;
+}
+
+}  // namespace
 
 std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
@@ -57,10 +65,22 @@ std::string utf8_problem(std::string_view text) {
 void require_utf8_text(std::string_view text, const std::string& file, std::string_view what) {
   const auto bad = invalid_utf8_offset(text);
   if (!bad) return;
-  const std::string_view before = text.substr(0, *bad);
-  const auto line = static_cast<std::int64_t>(std::count(before.begin(), before.end(), '\n')) + 1;
-  throw InputError({file, line, std::nullopt, ""},
+  throw InputError({file, line_of(text, *bad), std::nullopt, ""},
                    fmt::format("{} {}", what, utf8_problem(text)));
+}
+
+void require_no_control_characters(std::string_view text, const std::string& file,
+                                   std::string_view what) {
+  const auto control = std::find_if(text.begin(), text.end(), [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return (b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7f;
+  });
+  if (control == text.end()) return;
+  const auto offset = static_cast<std::size_t>(control - text.begin());
+  throw InputError({file, line_of(text, offset), std::nullopt, ""},
+                   fmt::format("{} holds the control character {:#04x} (at offset {}); only tab "
+                               "and line breaks may be written, others as escapes in double quotes",
+                               what, static_cast<unsigned char>(*control), offset));
 }
 
 }  // namespace ssgd

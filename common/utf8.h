@@ -29,4 +29,11 @@ std::string utf8_problem(std::string_view text);
 // 12)". For text inputs whose strings reach reports and traces.
 void require_utf8_text(std::string_view text, const std::string& file, std::string_view what);
 
+// Throws ssgd::InputError naming `file` and the line of the first control
+// character other than tab, line feed and carriage return (C0, DEL): YAML
+// text holds none (YAML 1.2, 5.1), and yaml-cpp turns some, NUL among them,
+// into bytes that are not UTF-8.
+void require_no_control_characters(std::string_view text, const std::string& file,
+                                   std::string_view what);
+
 }  // namespace ssgd

@@ -4,8 +4,9 @@
 // (a YAML comment) on, the rest is a results file (JSON lines) to resume from.
 //
 // Promise: read_sweep_grid returns a grid of 1 to kMaxSweepPoints points whose
-// axes each have values, one per key, and whose keys are unique, and whose
-// first and last points can be made; or throws an InputError naming the grid.
+// axes each have values, one per key, whose keys are unique, whose keys and
+// values are valid UTF-8, and whose first and last points can be made; or
+// throws an InputError naming the grid.
 // read_sweep_results returns records that belong to the grid, which written
 // back (sweep_jsonl) read back the same; or throws an InputError naming the
 // results file. sweep_csv has a row per record.
@@ -17,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/utf8.h"
 #include "fuzz/fuzz_support.h"
 #include "simulator/sweep/sweep_grid.h"
 #include "simulator/sweep/sweep_results.h"
@@ -50,6 +52,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     for (const auto& key : axis.keys) {
       if (!keys.insert(key).second) finding("read_sweep_grid accepted key " + key + " twice");
+      if (!ssgd::is_valid_utf8(key)) finding("read_sweep_grid accepted a key that is not UTF-8");
+    }
+    for (const auto& values : axis.values) {
+      for (const auto& value : values) {
+        if (!ssgd::is_valid_utf8(value)) finding("read_sweep_grid accepted a value not UTF-8");
+      }
     }
   }
   for (const std::int64_t index : {std::int64_t{0}, points - 1}) {

@@ -229,6 +229,7 @@ NetworkCalibration read_network_calibration(const std::filesystem::path& calibra
   const std::string file = calibration_file.string();
   const std::string text = read_text_file(calibration_file, "network calibration file");
   require_utf8_text(text, calibration_file.string(), "the calibration file");
+  require_no_control_characters(text, calibration_file.string(), "the calibration file");
   const Reader r(file);
   YAML::Node root;
   try {

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
@@ -39,6 +40,30 @@ int count_yaml_documents(const std::string& text) {
   int documents = 0;
   while (documents < 2 && parser.HandleNextDocument(ignore)) ++documents;
   return documents;
+}
+
+// Every scalar of `root`, keys too, is valid UTF-8, or an InputError names
+// its line: yaml-cpp may turn valid text into bytes that are not. Walked
+// with a stack of its own, so deep nesting cannot exhaust the call stack.
+void require_utf8_scalars(const YAML::Node& root, const std::string& file) {
+  std::vector<YAML::Node> pending{root};
+  while (!pending.empty()) {
+    const YAML::Node node = pending.back();
+    pending.pop_back();
+    if (node.IsScalar()) {
+      if (const std::string problem = utf8_problem(node.Scalar()); !problem.empty()) {
+        throw InputError(InputLocation{file, yaml_line(node.Mark()), std::nullopt, ""},
+                         "a value, once its escapes are read, " + problem);
+      }
+    } else if (node.IsSequence()) {
+      for (const auto& item : node) pending.push_back(item);
+    } else if (node.IsMap()) {
+      for (const auto& entry : node) {
+        pending.push_back(entry.first);
+        pending.push_back(entry.second);
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -81,6 +106,7 @@ YAML::Node read_yaml_file(const std::filesystem::path& path, std::string_view wh
   // Names and paths from the file reach reports and traces, which are
   // UTF-8: a file that is not is refused at its first bad byte.
   require_utf8_text(text.view(), file, fmt::format("the {}", what));
+  require_no_control_characters(text.view(), file, fmt::format("the {}", what));
   YAML::Node document;
   int documents = 0;
   try {
@@ -89,6 +115,7 @@ YAML::Node read_yaml_file(const std::filesystem::path& path, std::string_view wh
     // which Load refuses. Then the documents are counted, two at most.
     document = YAML::Load(text.str());
     documents = count_yaml_documents(text.str());
+    if (documents == 1) require_utf8_scalars(document, file);
   } catch (const YAML::ParserException& e) {
     throw InputError(InputLocation{file, yaml_line(e.mark), std::nullopt, ""},
                      "not valid YAML: " + e.msg);

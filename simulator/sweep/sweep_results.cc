@@ -51,6 +51,10 @@ std::string csv_row(const std::vector<std::string>& cells) {
 
 }  // namespace
 
+std::string record_line(const ordered_json& record) {
+  return record.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
+
 Scenario load_point_scenario(const SweepGrid& grid, const SweepPoint& point) {
   try {
     return load_scenario(grid.scenario, point_sets(grid, point));
@@ -206,14 +210,14 @@ SweepResults read_sweep_results(const std::filesystem::path& path, const SweepGr
       throw InputError(field("keys"),
                        fmt::format("point {} has keys {}, but the grid {} gives it {}: another "
                                    "grid wrote this file; give another --output, or --restart",
-                                   index, record.contains("keys") ? record["keys"].dump() : "none",
-                                   grid.file, point_keys(point).dump()));
+                                   index, record.contains("keys") ? record_line(record["keys"]) : "none",
+                                   grid.file, record_line(point_keys(point))));
     }
     if (!(record.contains("figures") && record["figures"].is_object()) &&
         !(record.contains("error") && record["error"].is_string())) {
       throw InputError(field("figures"), "expected the point's figures or its error");
     }
-    if (!results.lines.emplace(index, record.dump()).second) {
+    if (!results.lines.emplace(index, record_line(record)).second) {
       throw InputError(field("point"), fmt::format("point {} is in the file twice", index));
     }
   }

@@ -48,6 +48,10 @@ nlohmann::ordered_json point_keys(const SweepPoint& point);
 nlohmann::ordered_json point_record(const SweepPoint& point, const nlohmann::json& report);
 nlohmann::ordered_json error_record(const SweepPoint& point, const std::string& message);
 
+// `record` as one JSON line. A byte that is not UTF-8 (in an error message
+// that quotes its input) is written as U+FFFD rather than failing the point.
+std::string record_line(const nlohmann::ordered_json& record);
+
 // The records of an earlier run of the same grid in `path`, by point, as
 // their JSON lines. A last line cut short (an interrupted run) is dropped,
 // with a warning. Throws InputError naming the file and line for a record

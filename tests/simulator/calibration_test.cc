@@ -771,6 +771,8 @@ TEST_F(CalibrationFile, StrictReaderNamesLineAndKeyPath) {
       "net.yaml:11: field 'collectives[1]': collectives[0] already calibrates all_reduce over "
       "the same ranks");
   EXPECT_THAT(file_error("collectives: [\n"), HasSubstr("net.yaml:2: not valid YAML: "));
+  EXPECT_THAT(file_error(edit("level: inter_node", "level: inter\x7fnode")),
+              HasSubstr("net.yaml:2: the calibration file holds the control character 0x7f"));
   EXPECT_EQ(
       file_error("- 1\n"),
       "net.yaml:1: expected a mapping with keys ssgd_network_calibration, level, collectives, "

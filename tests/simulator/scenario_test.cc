@@ -881,6 +881,15 @@ TEST(ScenarioErrors, TextThatIsNotUtf8IsRefusedAtItsLine) {
   EXPECT_THAT(s.what(), ::testing::HasSubstr("the value is not valid UTF-8"));
 }
 
+// YAML text holds no control characters but tab and line breaks; yaml-cpp
+// turns some (NUL) into bytes that are not UTF-8 (fuzz/sweep_grid_fuzzer).
+TEST(ScenarioErrors, AControlCharacterIsRefusedAtItsLine) {
+  const char text[] = "cluster:\n  nodes: 2\njobs:\n  - name: a\x00" "b\n";
+  const InputError e = error_of(write_yaml("control.yaml", std::string(text, sizeof text - 1)), {});
+  EXPECT_EQ(e.where().line, 4);
+  EXPECT_THAT(e.what(), HasSubstr("the scenario file holds the control character 0x00"));
+}
+
 // yaml-cpp 0.7's LoadAll loops without end on a document that starts with
 // ',' (fuzz/scenario_yaml_fuzzer): refused at once, naming the line.
 TEST(ScenarioErrors, ADocumentThatStartsWithACommaIsRefused) {

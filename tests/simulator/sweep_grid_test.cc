@@ -100,6 +100,11 @@ TEST_F(SweepGridTest, BadGridsAreRefusedAtTheKey) {
   expect_refused("zip:\n  - {a: [1, 2], b: [1]}\n", 3, "b", "the lists of a group advance together");
   expect_refused("grids:\n  a: [1]\n", 2, "grids", "unknown key 'grids'");
   expect_refused("set:\n  a: 1\n", 1, "grid", "nothing to sweep");
+  // yaml-cpp read this key as bytes that are not UTF-8, which the results
+  // could not be written with (fuzz/sweep_grid_fuzzer).
+  const char control[] = "grid:\n  workload.bat\x01\x00_per_gpu: [1]\n";
+  expect_refused(std::string(control, sizeof control - 1), 3, "",
+                 "holds the control character 0x01");
   expect_refused(
       "grid:\n  a: {from: 1, to: 100, step: 1}\n  b: {from: 1, to: 100, step: 1}\n"
       "  c: {from: 1, to: 100, step: 1}\n  d: {from: 1, to: 100, step: 1}\n",
@@ -112,6 +117,13 @@ TEST_F(SweepGridTest, BadGridsAreRefusedAtTheKey) {
     EXPECT_EQ(e.where().field, "input");
     EXPECT_THAT(e.reason(), HasSubstr("missing: the input to replay"));
   }
+}
+
+TEST(SweepRecordLine, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  ssgd::sim::SweepPoint point;
+  point.index = 3;
+  const auto record = ssgd::sim::error_record(point, "trace.bin: the name 'a\xFF' is bad");
+  EXPECT_THAT(ssgd::sim::record_line(record), HasSubstr("the name 'a\xEF\xBF\xBD' is bad"));
 }
 
 TEST_F(SweepGridTest, RecordsHoldTypedKeysAndEveryFigureButTheScenario) {

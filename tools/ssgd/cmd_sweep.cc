@@ -68,7 +68,7 @@ std::string run_point(const Prepared& p, const SweepArgs& a, std::int64_t index)
   try {
     scenario.emplace(sim::load_point_scenario(p.grid, point));  // located in the grid
   } catch (const InputError& e) {
-    return sim::error_record(point, e.what()).dump();
+    return sim::record_line(sim::error_record(point, e.what()));
   }
   try {
     sim::SimulationOptions options;
@@ -76,13 +76,14 @@ std::string run_point(const Prepared& p, const SweepArgs& a, std::int64_t index)
     options.replay.allow_large = a.allow_large;
     options.allow_truncated = a.allow_truncated;
     const sim::Simulation s = sim::run_simulation(p.input, *scenario, options);
-    return sim::point_record(point, sim::simulation_report(s)).dump();
+    return sim::record_line(sim::point_record(point, sim::simulation_report(s)));
   } catch (const InputError& e) {
-    return sim::error_record(point, sim::locate_point_error(p.grid, point, e).what()).dump();
+    const InputError located = sim::locate_point_error(p.grid, point, e);
+    return sim::record_line(sim::error_record(point, located.what()));
   } catch (const sim::DeadlockError& e) {
-    return sim::error_record(point, e.what()).dump();
+    return sim::record_line(sim::error_record(point, e.what()));
   } catch (const std::bad_alloc&) {
-    return sim::error_record(point, "out of memory").dump();
+    return sim::record_line(sim::error_record(point, "out of memory"));
   }
 }
 
