@@ -1,7 +1,7 @@
 // Collective operations: names, checks, and the dispatch to the algorithms
 // (one file each: collective_ring.cc, collective_tree.cc,
 // collective_halving_doubling.cc, collective_hierarchical.cc,
-// collective_torus2d.cc, collective_parameter_server.cc).
+// collective_torus2d.cc, collective_parameter_server.cc, collective_byteps.cc).
 //
 // Closed forms are alpha-beta (Hockney) sums over lock-step steps, gamma = 0:
 //   T = sum over steps of (alpha_step + busiest port's bytes / its bandwidth)
@@ -41,7 +41,8 @@ constexpr std::array kAlgorithms = {CollectiveAlgorithm::kAuto,
                                     CollectiveAlgorithm::kHalvingDoubling,
                                     CollectiveAlgorithm::kHierarchical,
                                     CollectiveAlgorithm::kTorus2d,
-                                    CollectiveAlgorithm::kParameterServer};
+                                    CollectiveAlgorithm::kParameterServer,
+                                    CollectiveAlgorithm::kBytePS};
 
 bool implements(CollectiveAlgorithm algorithm, CollectiveOp op) {
   using Op = CollectiveOp;
@@ -52,7 +53,8 @@ bool implements(CollectiveAlgorithm algorithm, CollectiveOp op) {
     case CollectiveAlgorithm::kHierarchical: return op == Op::kAllReduce || op == Op::kBroadcast;
     case CollectiveAlgorithm::kHalvingDoubling: return op != Op::kAllToAll;
     case CollectiveAlgorithm::kTorus2d:
-    case CollectiveAlgorithm::kParameterServer: return op == Op::kAllReduce;
+    case CollectiveAlgorithm::kParameterServer:
+    case CollectiveAlgorithm::kBytePS: return op == Op::kAllReduce;
   }
   return false;
 }
@@ -77,6 +79,11 @@ void check_shape(const CollectiveShape& shape, double bytes) {
   if (shape.servers < 1) {
     throw std::invalid_argument(
         fmt::format("collective: servers must be at least 1, got {}", shape.servers));
+  }
+  if (shape.cpu_servers < 0 || shape.cpu_servers > shape.servers) {
+    throw std::invalid_argument(
+        fmt::format("collective: cpu_servers must be between 0 and servers {}, got {}",
+                    shape.servers, shape.cpu_servers));
   }
   if (shape.ranks + shape.servers > std::numeric_limits<std::int32_t>::max()) {
     throw std::invalid_argument(
@@ -132,6 +139,7 @@ detail::CostPhases phases(CollectiveOp op, CollectiveAlgorithm algorithm,
     case CollectiveAlgorithm::kTorus2d: return detail::torus2d_cost(op, shape, bytes);
     case CollectiveAlgorithm::kParameterServer:
       return detail::parameter_server_cost(op, shape, bytes);
+    case CollectiveAlgorithm::kBytePS: return detail::byteps_cost(op, shape, bytes);
     case CollectiveAlgorithm::kAuto: break;
   }
   throw std::logic_error("collective: no closed form for auto");
@@ -161,6 +169,7 @@ const char* to_string(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::kHierarchical: return "hierarchical";
     case CollectiveAlgorithm::kTorus2d: return "torus2d";
     case CollectiveAlgorithm::kParameterServer: return "parameter_server";
+    case CollectiveAlgorithm::kBytePS: return "byteps";
   }
   return "unknown";
 }
@@ -202,7 +211,8 @@ std::int64_t endpoint_node(const CollectiveShape& shape, std::int64_t endpoint) 
   }
   if (endpoint < shape.ranks) return endpoint / shape.ranks_per_node;
   const std::int64_t server = endpoint - shape.ranks;
-  return shape.servers_colocated ? server % shape.nodes() : shape.nodes() + server;
+  const std::int64_t colocated = shape.servers_colocated ? shape.servers - shape.cpu_servers : 0;
+  return server < colocated ? server % shape.nodes() : shape.nodes() + server - colocated;
 }
 
 std::vector<CollectiveStep> decompose(CollectiveOp op, CollectiveAlgorithm algorithm,
@@ -220,6 +230,7 @@ std::vector<CollectiveStep> decompose(CollectiveOp op, CollectiveAlgorithm algor
     case CollectiveAlgorithm::kTorus2d: return detail::torus2d_decompose(op, shape, bytes);
     case CollectiveAlgorithm::kParameterServer:
       return detail::parameter_server_decompose(op, shape, bytes);
+    case CollectiveAlgorithm::kBytePS: return detail::byteps_decompose(op, shape, bytes);
     case CollectiveAlgorithm::kAuto: break;
   }
   throw std::logic_error("collective: no steps for auto");

@@ -37,12 +37,13 @@ enum class CollectiveAlgorithm {
   kHierarchical,      // intra-node reduce, inter-node ring among leaders, intra-node broadcast
   kTorus2d,           // ranks_per_node x nodes grid
   kParameterServer,   // push to K servers, pull back
+  kBytePS,            // BytePS: intra-node reduce-scatter, push/pull per machine, all-gather
 };
 
 // Names as written in scenarios and on the command line: "all_reduce",
 // "reduce_scatter", "all_gather", "broadcast", "all_to_all"; "auto", "ring",
 // "double_binary_tree", "halving_doubling", "hierarchical", "torus2d",
-// "parameter_server".
+// "parameter_server", "byteps".
 const char* to_string(CollectiveOp op);
 const char* to_string(CollectiveAlgorithm algorithm);
 std::optional<CollectiveOp> parse_collective_op(std::string_view name);
@@ -56,14 +57,16 @@ struct CollectiveShape {
   std::int64_t servers = 1;         // parameter server: K >= 1
   bool servers_colocated = true;    // parameter server: server s runs on node s % nodes' host,
                                     // else on a node of its own
+  std::int64_t cpu_servers = 0;     // 0 <= C <= K: the last C servers run on nodes of their own
+                                    // (CPU machines) even when servers_colocated (byteps)
   std::int64_t root = 0;            // broadcast root, 0 <= root < P
 
   [[nodiscard]] std::int64_t nodes() const { return ranks / ranks_per_node; }
 };
 
-// The node an endpoint runs on: rank r on r / ranks_per_node; server P+s on
-// node s % nodes when servers_colocated, else on node nodes + s (one of its
-// own). Two endpoints on one node talk over `intra`, others over `inter`.
+// The node an endpoint runs on: rank r on r / ranks_per_node; server P+s,
+// when servers_colocated and s < K - C, on node s % nodes, else on node
+// nodes + s - (K - C) (one of its own; K - C counts as 0 when not colocated). Two endpoints on one node talk over `intra`, others over `inter`.
 // Throws std::out_of_range for an endpoint outside 0..P+K-1.
 std::int64_t endpoint_node(const CollectiveShape& shape, std::int64_t endpoint);
 
@@ -169,5 +172,15 @@ CollectiveAlgorithm choose_algorithm(CollectiveOp op, const CollectiveShape& sha
 // M / time. all_reduce 2(P-1)/P; reduce_scatter and all_gather (P-1)/P;
 // broadcast 1; all_to_all (P-1)/P (NVIDIA/nccl-tests doc/PERFORMANCE.md).
 double bus_bandwidth_factor(CollectiveOp op, std::int64_t ranks);
+
+// BytePS's split of the gradient between its summation servers (Jiang et
+// al., OSDI 2020, section 3.2): with n GPU machines, each running a server,
+// and k CPU machines running one each, all NICs of bandwidth B, the share of
+// the model summed on the CPU machines that makes every NIC equally busy:
+//   x = 2k(n-1) / (n^2 + kn - 2k), at most 1 (k >= n: all of it),
+// giving the time 2n(n-1)M / ((n^2 + kn - 2k) B): all-reduce's optimum
+// 2(n-1)M/(nB) for k = 0, M/B for k = n. 0 for n = 1 (nothing crosses a
+// NIC) or k = 0. Throws std::invalid_argument for n < 1 or k < 0.
+double byteps_cpu_share(std::int64_t gpu_machines, std::int64_t cpu_machines);
 
 }  // namespace ssgd::sim

@@ -78,4 +78,8 @@ std::vector<CollectiveStep> parameter_server_decompose(CollectiveOp op,
                                                        const CollectiveShape& shape, double bytes);
 CostPhases parameter_server_cost(CollectiveOp op, const CollectiveShape& shape, double bytes);
 
+std::vector<CollectiveStep> byteps_decompose(CollectiveOp op, const CollectiveShape& shape,
+                                             double bytes);
+CostPhases byteps_cost(CollectiveOp op, const CollectiveShape& shape, double bytes);
+
 }  // namespace ssgd::sim::detail

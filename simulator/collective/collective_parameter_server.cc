@@ -24,13 +24,26 @@
 // The pull mirrors the push, so it costs the same.
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "simulator/collective/collective_algorithms.h"
 
 namespace ssgd::sim::detail {
+namespace {
+
+void check_parameter_server_shape(const CollectiveShape& shape) {
+  if (shape.servers_colocated && shape.cpu_servers > 0) {
+    throw std::invalid_argument(
+        "parameter_server: its servers are all colocated or all on nodes of their own; "
+        "byteps mixes the two");
+  }
+}
+
+}  // namespace
 
 std::vector<CollectiveStep> parameter_server_decompose(CollectiveOp /*op: all_reduce*/,
                                                        const CollectiveShape& shape, double bytes) {
+  check_parameter_server_shape(shape);
   const std::int64_t p = shape.ranks;
   const std::int64_t servers = shape.servers;
   const double shard = bytes / static_cast<double>(servers);
@@ -53,6 +66,7 @@ std::vector<CollectiveStep> parameter_server_decompose(CollectiveOp /*op: all_re
 
 CostPhases parameter_server_cost(CollectiveOp /*op: all_reduce*/, const CollectiveShape& shape,
                                  double bytes) {
+  check_parameter_server_shape(shape);
   const std::int64_t p = shape.ranks;
   const std::int64_t k = shape.ranks_per_node;
   const std::int64_t servers = shape.servers;

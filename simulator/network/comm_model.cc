@@ -31,18 +31,28 @@ CommModel::CommModel(std::shared_ptr<const Platform> platform, CommSettings sett
     throw std::invalid_argument(
         fmt::format("parameter servers must be at least 1, got {}", settings_.servers));
   }
+  if (settings_.cpu_servers < 0) {
+    throw std::invalid_argument(
+        fmt::format("CPU servers must be at least 0, got {}", settings_.cpu_servers));
+  }
+  const bool byteps = settings_.algorithm == CollectiveAlgorithm::kBytePS;
   shape_.ranks = nodes * g;
   shape_.ranks_per_node = g;
-  shape_.servers = settings_.servers;
-  shape_.servers_colocated = settings_.servers_colocated;
+  // BytePS: a server on each GPU machine, then one on each CPU machine.
+  shape_.servers = byteps ? nodes + settings_.cpu_servers : settings_.servers;
+  shape_.servers_colocated = byteps || settings_.servers_colocated;
+  shape_.cpu_servers = byteps ? settings_.cpu_servers : 0;
   endpoints_.reserve(static_cast<std::size_t>(shape_.ranks + shape_.servers));
   for (std::int64_t r = 0; r < shape_.ranks; ++r) {
     endpoints_.push_back(platform_->gpu(first_node + r / g, r % g));
   }
-  const bool has_servers = settings_.algorithm == CollectiveAlgorithm::kParameterServer;
+  const bool has_servers =
+      byteps || settings_.algorithm == CollectiveAlgorithm::kParameterServer;
+  const std::int64_t colocated =
+      shape_.servers_colocated ? shape_.servers - shape_.cpu_servers : 0;
   for (std::int64_t s = 0; has_servers && s < shape_.servers; ++s) {
-    const std::int64_t node = settings_.servers_colocated ? first_node + s % nodes
-                                                          : settings_.first_server_node + s;
+    const std::int64_t node = s < colocated ? first_node + s % nodes
+                                            : settings_.first_server_node + s - colocated;
     if (node >= platform_->nodes()) {
       throw std::invalid_argument(fmt::format(
           "parameter server {} would run on node {}, beyond the platform's {} nodes", s, node,
@@ -143,6 +153,11 @@ std::string CommModel::describe() const {
   if (settings_.algorithm == CollectiveAlgorithm::kParameterServer) {
     s += fmt::format(", {} server{} {}", shape_.servers, shape_.servers == 1 ? "" : "s",
                      shape_.servers_colocated ? "colocated" : "on nodes of their own");
+  }
+  if (settings_.algorithm == CollectiveAlgorithm::kBytePS) {
+    s += fmt::format(", a server on each GPU machine and {} CPU machine{} ({:.1f}% summed there)",
+                     shape_.cpu_servers, shape_.cpu_servers == 1 ? "" : "s",
+                     100 * byteps_cpu_share(shape_.nodes(), shape_.cpu_servers));
   }
   if (settings_.calibration) s += ", calibrated " + settings_.calibration->level;
   return s;

@@ -29,6 +29,7 @@ struct CommSettings {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
   std::int64_t servers = 1;         // parameter server: K
   bool servers_colocated = true;    // else on nodes of their own, from first_server_node
+  std::int64_t cpu_servers = 0;     // byteps: CPU machines with a server, from first_server_node
   std::int64_t first_server_node = 0;
   std::shared_ptr<const NetworkCalibration> calibration;  // optional
 };

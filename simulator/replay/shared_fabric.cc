@@ -233,6 +233,7 @@ SharedFabricResult run_jobs(const trace::LayerProfile& main_profile, const Scena
     CommSettings own = settings;
     own.algorithm = spec.algorithm.value_or(CollectiveAlgorithm::kAuto);
     own.servers_colocated = true;
+    own.cpu_servers = 0;
     try {
       t.comm = std::make_unique<CommModel>(platform, own, *spec.first_node, spec.nodes);
       t.call = t.comm->call(spec.op.value_or(CollectiveOp::kAllReduce),

@@ -91,6 +91,7 @@ struct Scenario {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;      // key: network.algorithm
   std::int64_t servers = 1;                  // key: network.servers
   bool servers_colocated = true;             // key: network.servers_colocated
+  std::int64_t cpu_servers = 0;              // key: network.cpu_servers
   std::optional<std::filesystem::path> calibration;  // key: network.calibration
   OverlapPolicy overlap = OverlapPolicy::kWfbp;  // key: policy.overlap
   PolicyParams policy;                       // keys: policy.*

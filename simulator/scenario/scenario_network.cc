@@ -12,12 +12,14 @@ CommSettings scenario_comm_settings(const Scenario& scenario, std::int64_t first
   settings.algorithm = scenario.algorithm;
   settings.servers = scenario.servers;
   settings.servers_colocated = scenario.servers_colocated;
+  settings.cpu_servers = scenario.cpu_servers;
   settings.first_server_node = first_server_node;
   settings.calibration = scenario_calibration(scenario);
   return settings;
 }
 
 std::int64_t separate_server_nodes(const Scenario& scenario) {
+  if (scenario.algorithm == CollectiveAlgorithm::kBytePS) return scenario.cpu_servers;
   const bool separate =
       scenario.algorithm == CollectiveAlgorithm::kParameterServer && !scenario.servers_colocated;
   return separate ? scenario.servers : 0;

@@ -250,6 +250,7 @@ void set_network_model(Scenario& s, std::string_view v) {
 void set_algorithm(Scenario& s, std::string_view v) { s.algorithm = parse_algorithm(v); }
 void set_servers(Scenario& s, std::string_view v) { s.servers = parse_int(v, 1, kMaxNodes); }
 void set_servers_colocated(Scenario& s, std::string_view v) { s.servers_colocated = parse_bool(v); }
+void set_cpu_servers(Scenario& s, std::string_view v) { s.cpu_servers = parse_int(v, 0, kMaxNodes); }
 void set_calibration(Scenario& s, std::string_view v) {
   if (v.empty()) throw std::invalid_argument("expected the path of a network calibration file");
   s.calibration = std::filesystem::path(std::string(v));
@@ -419,11 +420,15 @@ constexpr std::array kKeys = {
                 "analytical: alpha-beta closed forms; flow: max-min shared links", set_network_model},
     ScenarioKey{"network.algorithm", "algorithm", "auto",
                 "collective algorithm: auto, ring, double_binary_tree, halving_doubling, "
-                "hierarchical, torus2d, parameter_server", set_algorithm},
+                "hierarchical, torus2d, parameter_server, byteps", set_algorithm},
     ScenarioKey{"network.servers", "int", "1", "parameter servers (parameter_server)", set_servers},
     ScenarioKey{"network.servers_colocated", "bool", "true",
                 "parameter servers on the workers' nodes, else on nodes of their own",
                 set_servers_colocated},
+    ScenarioKey{"network.cpu_servers", "int", "0",
+                "byteps: CPU machines running a summation server, beside the one on each GPU "
+                "machine",
+                set_cpu_servers},
     ScenarioKey{"network.calibration", "path", "(none)",
                 "network file from `ssgd calibrate`; its bands replace the fitted level's costs",
                 set_calibration},

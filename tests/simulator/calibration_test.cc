@@ -742,7 +742,8 @@ TEST_F(CalibrationFile, StrictReaderNamesLineAndKeyPath) {
   EXPECT_EQ(
       file_error(edit("algorithm: ring", "algorithm: auto")),
       "net.yaml:5: field 'collectives[0].algorithm': unknown algorithm 'auto'; expected one "
-      "of ring, double_binary_tree, halving_doubling, hierarchical, torus2d, parameter_server");
+      "of ring, double_binary_tree, halving_doubling, hierarchical, torus2d, parameter_server, "
+      "byteps");
   EXPECT_EQ(file_error(edit("op: all_reduce", "op: all_to_all")), "no error");
   std::string torus = edit("op: all_reduce", "op: all_to_all");
   torus.replace(torus.find("algorithm: ring"), 15, "algorithm: torus2d");
