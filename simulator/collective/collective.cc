@@ -253,6 +253,14 @@ Duration ClosedForm::time(double bytes, const CollectiveCosts& costs) const {
   check_bytes(bytes);
   check_level("intra", costs.intra);
   check_level("inter", costs.inter);
+  const StreamCap& cap = costs.inter_streams;
+  if (cap.streams < 1 || !std::isfinite(cap.stream_rate_bytes_per_s) ||
+      cap.stream_rate_bytes_per_s < 0 || !(cap.chunk_bytes > 0)) {
+    throw std::invalid_argument(fmt::format(
+        "collective: TCP streams must be at least 1, the stream rate finite and at least 0 B/s, "
+        "and the chunk above 0 B; got {}, {} and {}",
+        cap.streams, cap.stream_rate_bytes_per_s, cap.chunk_bytes));
+  }
   if (unit_phases_.empty() || bytes == 0) return Duration::zero();
   double total_s = 0;
   for (const detail::CostPhase& p : unit_phases_) {
@@ -264,11 +272,26 @@ Duration ClosedForm::time(double bytes, const CollectiveCosts& costs) const {
     }
     if (p.inter_bytes > 0) {
       alpha_s = std::max(alpha_s, seconds(costs.inter.latency));
-      beta_s = std::max(beta_s, p.inter_bytes * bytes / costs.inter.bandwidth_bytes_per_s);
+      double bandwidth = costs.inter.bandwidth_bytes_per_s;
+      if (costs.inter_streams.on()) {
+        const double connection_bytes =
+            p.inter_bytes * bytes / static_cast<double>(p.inter_connections);
+        bandwidth =
+            std::min(bandwidth, costs.inter_streams.rate(connection_bytes, p.inter_connections));
+      }
+      beta_s = std::max(beta_s, p.inter_bytes * bytes / bandwidth);
     }
     total_s += static_cast<double>(p.repeat) * (alpha_s + beta_s);
   }
   return duration_from_seconds(total_s);
+}
+
+double StreamCap::rate(double transfer_bytes, std::int64_t connections) const {
+  if (!on()) return std::numeric_limits<double>::infinity();
+  const double chunks = std::max(1.0, std::ceil(transfer_bytes / chunk_bytes));
+  const double used = std::min(static_cast<double>(std::max<std::int64_t>(streams, 1)), chunks);
+  return static_cast<double>(std::max<std::int64_t>(connections, 1)) * used *
+         stream_rate_bytes_per_s;
 }
 
 Duration closed_form_time(CollectiveOp op, CollectiveAlgorithm algorithm,

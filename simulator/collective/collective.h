@@ -107,9 +107,31 @@ struct LevelCost {
 // Costs of the two levels. For P ranks on one node only `intra` is used;
 // with one rank per node only `inter`. Parameter servers on nodes of their
 // own are reached over `inter`.
+// TCP sockets between nodes: a transfer is striped over `streams` TCP
+// connections in chunks of at least `chunk_bytes` (NCCL's socket transport:
+// MIN_CHUNKSIZE 64 KiB, src/transport/net_socket.cc), and one connection
+// moves at most `stream_rate` (host CPU and kernel bound, below a fast
+// NIC's line rate). Off when stream_rate is 0: the link's bandwidth alone.
+struct StreamCap {
+  std::int64_t streams = 1;
+  double stream_rate_bytes_per_s = 0;  // 0: no bound
+  double chunk_bytes = 65536;
+
+  [[nodiscard]] bool on() const { return stream_rate_bytes_per_s > 0; }
+  // The rate `connections` transfers of `transfer_bytes` each can reach
+  // together: connections x min(streams, ceil(bytes / chunk), at least 1) x
+  // stream_rate; infinity when off.
+  [[nodiscard]] double rate(double transfer_bytes, std::int64_t connections = 1) const;
+};
+
 struct CollectiveCosts {
+  CollectiveCosts() = default;
+  CollectiveCosts(LevelCost intra_level, LevelCost inter_level, StreamCap streams = {})
+      : intra(intra_level), inter(inter_level), inter_streams(streams) {}
+
   LevelCost intra;
   LevelCost inter;
+  StreamCap inter_streams;  // bounds `inter` by the streams each step's transfers use
 };
 
 namespace detail {
@@ -119,6 +141,9 @@ struct CostPhase {
   std::int64_t repeat = 1;
   double intra_bytes = 0;  // busiest intra-node port in one step; 0: level unused
   double inter_bytes = 0;  // busiest inter-node port in one step; 0: level unused
+  // Transfers that share the busiest inter-node port's bytes in one step,
+  // each its own TCP connection (StreamCap).
+  std::int64_t inter_connections = 1;
 };
 }  // namespace detail
 

@@ -144,13 +144,23 @@ CostPhases byteps_cost(CollectiveOp /*op: all_reduce*/, const CollectiveShape& s
   if (k > 1) phases.push_back(uniform_phase(k - 1, true, false, bytes / static_cast<double>(k)));
   if (nodes > 1) {
     const double x = byteps_cpu_share(nodes, shape.cpu_servers);
+    const std::int64_t remote_gpu_servers = x < 1 ? nodes - 1 : 0;
+    const std::int64_t cpu_servers = x > 0 ? shape.cpu_servers : 0;
     double nic = x * bytes + 2 * (1 - x) * bytes * (n - 1) / n;
+    // Connections through the NIC one way: the GPUs' pushes (or the pulls
+    // coming back) and the pulls its server answers.
+    std::int64_t connections = k * (remote_gpu_servers + cpu_servers) + k * remote_gpu_servers;
     if (shape.cpu_servers > 0) {
-      nic = std::max(nic, n * x * bytes / static_cast<double>(shape.cpu_servers));
+      const double cpu_nic = n * x * bytes / static_cast<double>(shape.cpu_servers);
+      if (cpu_nic > nic) {
+        nic = cpu_nic;
+        connections = nodes * k;
+      }
     }
     CostPhase both;
     both.repeat = 2;
     both.inter_bytes = nic / 2;
+    both.inter_connections = std::max<std::int64_t>(connections, 1);
     both.intra_bytes = (1 - x) * bytes / n / 2;
     phases.push_back(both);
   }

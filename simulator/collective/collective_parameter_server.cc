@@ -73,7 +73,10 @@ CostPhases parameter_server_cost(CollectiveOp /*op: all_reduce*/, const Collecti
   const std::int64_t nodes = shape.nodes();
   const double shard = bytes / static_cast<double>(servers);
   if (!shape.servers_colocated) {
-    return {uniform_phase(2, false, true, static_cast<double>(std::max(p, servers)) * shard)};
+    // The busiest port takes a shard from each of P ranks, or sends one to each of K servers.
+    CostPhase step = uniform_phase(2, false, true, static_cast<double>(std::max(p, servers)) * shard);
+    step.inter_connections = std::max(p, servers);
+    return {step};
   }
   const std::int64_t most_local = (servers + nodes - 1) / nodes;
   const std::int64_t fewest_local = servers / nodes;
@@ -81,7 +84,8 @@ CostPhases parameter_server_cost(CollectiveOp /*op: all_reduce*/, const Collecti
   step.repeat = 2;
   step.intra_bytes = static_cast<double>(std::max(k, most_local)) * shard;
   if (nodes > 1) {
-    step.inter_bytes = static_cast<double>(std::max(p - k, servers - fewest_local)) * shard;
+    step.inter_connections = std::max(p - k, servers - fewest_local);
+    step.inter_bytes = static_cast<double>(step.inter_connections) * shard;
   }
   return {step};
 }

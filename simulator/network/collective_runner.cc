@@ -7,7 +7,11 @@
 namespace ssgd::sim {
 
 CollectiveRunner::CollectiveRunner(Engine& engine, FlowNetwork& network, const Platform& platform)
-    : engine_(engine), network_(network), platform_(platform), routes_(platform) {
+    : engine_(engine),
+      network_(network),
+      platform_(platform),
+      streams_(platform.inter_node_streams()),
+      routes_(platform) {
   inject_handler_ = engine_.register_handler(
       [this](Engine&, std::uint64_t id) { inject(static_cast<std::uint32_t>(id)); });
   done_handler_ = engine_.register_handler([this](Engine&, std::uint64_t id) {
@@ -69,9 +73,11 @@ void CollectiveRunner::inject(std::uint32_t id) {
   for (const auto& t : step.transfers) {
     const Route& r = routes_.get((*in.endpoints)[static_cast<std::size_t>(t.src)],
                            (*in.endpoints)[static_cast<std::size_t>(t.dst)]);
-    const double cap = r.crosses_nodes && in.band != nullptr
-                           ? in.band->bandwidth_bytes_per_s
-                           : std::numeric_limits<double>::infinity();
+    // Between nodes: the calibrated band's rate, which was measured with
+    // everything the transport does; else the TCP streams' bound on one
+    // transfer of this step's size.
+    double cap = std::numeric_limits<double>::infinity();
+    if (r.crosses_nodes) cap = in.band != nullptr ? in.band->bandwidth_bytes_per_s : streams_.rate(t.bytes);
     network_.start(r.links, t.bytes * repeat, cap, this, id);
   }
 }

@@ -53,6 +53,7 @@ class CollectiveRunner : public FlowListener {
   Engine& engine_;
   FlowNetwork& network_;
   const Platform& platform_;
+  StreamCap streams_;  // the platform's TCP stream bound between nodes
   std::vector<Instance> instances_;
   std::vector<std::uint32_t> free_;
   RouteCache routes_;

@@ -106,6 +106,7 @@ CollectiveCosts CommModel::costs_for(CollectiveOp op, double bytes) const {
       costs.intra = level;
     } else {
       costs.inter = level;
+      costs.inter_streams = {};  // measured with the transport's own limits
     }
   }
   return costs;

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/units.h"
+#include "simulator/platform/link_preset.h"
 
 namespace ssgd::sim {
 namespace {
@@ -476,7 +477,19 @@ CollectiveCosts Platform::collective_costs() const {
   if (!has_inter) c.inter = has_intra ? c.intra : c.intra;
   if (!(c.intra.bandwidth_bytes_per_s > 0)) c.intra.bandwidth_bytes_per_s = spec_.node.pcie.bandwidth_bytes_per_s;
   if (!(c.inter.bandwidth_bytes_per_s > 0)) c.inter.bandwidth_bytes_per_s = c.intra.bandwidth_bytes_per_s;
+  if (has_inter) c.inter_streams = inter_node_streams();
   return c;
+}
+
+StreamCap Platform::inter_node_streams() const {
+  const LinkPreset* nic = find_link_preset(spec_.node.nic_preset);
+  const bool tcp = spec_.transport == Transport::kTcp ||
+                   (spec_.transport == Transport::kNative && nic != nullptr &&
+                    nic->link_class == LinkClass::kEthernet);
+  if (!tcp || !spec_.tcp_streams.on()) return {};
+  StreamCap cap = spec_.tcp_streams;
+  cap.stream_rate_bytes_per_s *= spec_.bandwidth_factor[static_cast<std::size_t>(LinkKind::kNic)];
+  return cap;
 }
 
 std::string Platform::describe() const {

@@ -76,6 +76,10 @@ class Platform {
   // last GPU of node 0 to the first of node 1 (a ring's crossing). A level
   // the platform lacks copies the other.
   [[nodiscard]] CollectiveCosts collective_costs() const;
+  // The TCP stream bound on transfers between nodes: the spec's when the NIC
+  // runs TCP (transport tcp, or native on an Ethernet NIC preset), its rate
+  // scaled like the NIC's bandwidth; off otherwise.
+  [[nodiscard]] StreamCap inter_node_streams() const;
 
   [[nodiscard]] std::string describe() const;
 

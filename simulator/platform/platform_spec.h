@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/time.h"
+#include "simulator/collective/collective.h"
 
 namespace ssgd::sim {
 
@@ -102,6 +103,9 @@ struct PlatformSpec {
   std::string source;       // where the numbers come from
   NodeSpec node;
   Transport transport = Transport::kNative;
+  // TCP streams between nodes (platform.nic.tcp_streams, tcp_stream_rate):
+  // bound each transfer when the NIC runs TCP (Platform::inter_node_streams).
+  StreamCap tcp_streams;
   FabricSpec fabric;
   // What-if factors per link kind, indexed by LinkKind (perturb.bandwidth_factors
   // and perturb.latency_factors): Platform multiplies the bandwidth and the

@@ -79,6 +79,12 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   if (c.transport != Transport::kNative) apply_transport(spec, c.transport);
   n.nic = with_overrides(n.nic, std::nullopt, c.nic_bandwidth, c.nic_latency);
   if (c.nic_count) n.nics = *c.nic_count;
+  if (c.tcp_streams && !c.tcp_stream_rate) {
+    throw std::invalid_argument(
+        "platform.nic.tcp_streams needs platform.nic.tcp_stream_rate, the rate of one stream");
+  }
+  if (c.tcp_stream_rate) spec.tcp_streams.stream_rate_bytes_per_s = *c.tcp_stream_rate;
+  if (c.tcp_streams) spec.tcp_streams.streams = *c.tcp_streams;
   if (c.fabric) spec.fabric.kind = *c.fabric;
   if (c.nodes_per_leaf) spec.fabric.nodes_per_leaf = *c.nodes_per_leaf;
   if (c.oversubscription) spec.fabric.oversubscription = *c.oversubscription;

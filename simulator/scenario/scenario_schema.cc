@@ -233,6 +233,10 @@ void set_transport(Scenario& s, std::string_view v) {
   else if (v == "rdma") s.platform.transport = Transport::kRdma;
   else throw std::invalid_argument(fmt::format("unknown transport '{}'; expected native, tcp or rdma", v));
 }
+void set_tcp_streams(Scenario& s, std::string_view v) { s.platform.tcp_streams = parse_int(v, 1, 64); }
+void set_tcp_stream_rate(Scenario& s, std::string_view v) {
+  s.platform.tcp_stream_rate = parse_positive_rate(v);
+}
 void set_fabric(Scenario& s, std::string_view v) {
   if (v == "switch") s.platform.fabric = FabricKind::kSwitch;
   else if (v == "fat_tree") s.platform.fabric = FabricKind::kFatTree;
@@ -394,6 +398,12 @@ constexpr std::array kKeys = {
                 set_nic_latency},
     ScenarioKey{"platform.nic.transport", "native|tcp|rdma", "native",
                 "native: as the NIC preset (TCP on Ethernet, RDMA on InfiniBand)", set_transport},
+    ScenarioKey{"platform.nic.tcp_stream_rate", "rate", "(none)",
+                "TCP: the most one connection moves (> 0); unset, the NIC's bandwidth alone",
+                set_tcp_stream_rate},
+    ScenarioKey{"platform.nic.tcp_streams", "int", "1",
+                "TCP: connections a transfer is striped over, 64 KiB chunks at least (1..64)",
+                set_tcp_streams},
     ScenarioKey{"platform.fabric.kind", "switch|fat_tree", "(preset)",
                 "between nodes: one switch, or a two-level fat tree", set_fabric},
     ScenarioKey{"platform.fabric.nodes_per_leaf", "int", "(preset)", "fat tree: nodes under one leaf",
