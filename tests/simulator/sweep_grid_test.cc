@@ -89,6 +89,8 @@ TEST_F(SweepGridTest, BadGridsAreRefusedAtTheKey) {
   expect_refused("grid:\n  k: {from: 1, to: 4, step: 0}\n", 3, "k", "'step' must be greater");
   expect_refused("grid:\n  k: {from: 1, to: 4, factor: 1}\n", 3, "k", "'factor' must be greater");
   expect_refused("grid:\n  k: {from: 1, to: 1e9, step: 1}\n", 3, "k", "more than 100000 values");
+  expect_refused("grid:\n  k: {from: 0.5, to: 9.2e19, step: 1.25}\n", 3, "k", "more than 100000");
+  expect_refused("grid:\n  k: {from: 1.5, to: 1e300, factor: 1.0001}\n", 3, "k", "more than 100000");
   expect_refused("grid:\n  k: {from: x, to: 4, step: 1}\n", 3, "k", "expected a finite number");
   expect_refused("grid:\n  k: {from: 1, to: 4, stride: 1}\n", 3, "k", "unknown range field");
   expect_refused("grid:\n  k: []\n", 3, "k", "an empty list sweeps nothing");
