@@ -34,6 +34,14 @@ struct CommPlan {
   // (credit 0: one at a time). A group already started is never interrupted.
   bool prioritized = false;
   std::int64_t credit_bytes = 0;
+  // The scheduler's own costs (ByteScheduler's): each round that starts
+  // ready groups takes round_overhead on the network before their bytes
+  // move; each group costs group_overhead of host time on every worker,
+  // which the builder adds to the backward of the layer that releases it,
+  // delaying the backward after it (a framework operation per partition,
+  // enqueued from the training loop's thread).
+  Duration round_overhead;
+  Duration group_overhead;
 };
 
 }  // namespace ssgd::dag

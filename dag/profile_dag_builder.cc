@@ -110,6 +110,7 @@ TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& 
   Resource net{ResourceKind::kNetwork, kAllRanks};
   net.prioritized = plan.prioritized;
   net.credit_bytes = plan.credit_bytes;
+  net.dispatch_overhead = plan.round_overhead;
   const ResourceId network = g.add_resource(net);
 
   // For each group, its layer whose backward finishes last (backward runs
@@ -123,6 +124,11 @@ TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& 
     const auto& ls = plan.groups[k].layers;
     last_layer[k] = *std::min_element(ls.begin(), ls.end());
     trigger_layer[k] = plan.wait_for_full_backward ? 0 : last_layer[k];
+  }
+  // The host time each layer's backward takes for the groups it releases.
+  std::vector<Duration> release_cost(static_cast<std::size_t>(L));
+  for (std::int32_t k = 0; k < plan_groups; ++k) {
+    release_cost[static_cast<std::size_t>(trigger_layer[k])] += plan.group_overhead;
   }
   // Per-group update: the groups whose update each layer's next forward waits for.
   std::vector<std::vector<std::int32_t>> groups_of_layer(per_group ? L : 0);
@@ -169,7 +175,8 @@ TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& 
         prev = f;
       }
       for (std::int32_t l = L - 1; l >= 0; --l) {
-        const TaskId b = add(TaskKind::kBackward, res[r].compute, profile.layers[l].backward, l);
+        const TaskId b = add(TaskKind::kBackward, res[r].compute,
+                             profile.layers[l].backward + release_cost[static_cast<std::size_t>(l)], l);
         g.add_edge(prev, b);
         backward[static_cast<std::size_t>(r) * L + l] = b;
         prev = b;

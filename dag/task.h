@@ -47,6 +47,10 @@ struct Resource {
   // they end together (see CommPlan::prioritized).
   bool prioritized = false;
   std::int64_t credit_bytes = 0;
+  // A prioritized resource's scheduling round (ByteScheduler's, see
+  // CommPlan): each start of ready tasks takes this before their work; the
+  // resource is busy meanwhile.
+  Duration dispatch_overhead{};
 };
 
 }  // namespace ssgd::dag

@@ -1,6 +1,7 @@
 #include "simulator/engine/schedule.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <queue>
 #include <sstream>
@@ -56,6 +57,9 @@ class Scheduler {
     });
     dispatch_ = engine_.register_handler([this](Engine&, std::uint64_t r) {
       dispatch(static_cast<dag::ResourceId>(r));
+    });
+    launch_batch_ = engine_.register_handler([this](Engine&, std::uint64_t b) {
+      launch_batch(static_cast<std::size_t>(b));
     });
   }
 
@@ -123,7 +127,9 @@ class Scheduler {
       out_.started_by[e.task] = releaser(e, r);
       left -= graph_.task(e.task).bytes;
     } while (left > 0 && !queues_[r].empty());
-    if (batch.size() == 1) {
+    // The scheduling round's own cost comes first.
+    const Duration overhead = graph_.resources()[r].dispatch_overhead;
+    if (batch.size() == 1 && overhead == Duration::zero()) {
       start(batch.front(), out_.started_by[batch.front()]);
       return;
     }
@@ -136,14 +142,29 @@ class Scheduler {
       merged.bytes += graph_.task(t).bytes;
       merged.duration += graph_.task(t).duration;
     }
-    if (options_.batch_duration) merged.duration = options_.batch_duration(merged);
+    if (options_.batch_duration && batch.size() > 1) {
+      merged.duration = options_.batch_duration(merged);
+    }
     const std::size_t id = batches_.size();
     batches_.push_back(std::move(batch));
     if (options_.executor != nullptr && options_.executor->handles(merged)) {
-      options_.executor->start(batches_[id].front(), merged, [this, id] { finished_batch(id); });
+      if (overhead == Duration::zero()) {
+        options_.executor->start(batches_[id].front(), merged, [this, id] { finished_batch(id); });
+        return;
+      }
+      pending_.emplace(id, std::move(merged));
+      engine_.schedule_after(overhead, launch_batch_, id);
       return;
     }
-    engine_.schedule_after(merged.duration, finish_batch_, id);
+    engine_.schedule_after(merged.duration + overhead, finish_batch_, id);
+  }
+
+  // A batch whose round's cost has passed goes to the executor.
+  void launch_batch(std::size_t id) {
+    const auto it = pending_.find(id);
+    const dag::Task merged = std::move(it->second);
+    pending_.erase(it);
+    options_.executor->start(batches_[id].front(), merged, [this, id] { finished_batch(id); });
   }
 
   void start(TaskId t, TaskId released_by) {
@@ -226,6 +247,8 @@ class Scheduler {
   HandlerId finish_ = 0;
   HandlerId finish_batch_ = 0;
   HandlerId dispatch_ = 0;
+  HandlerId launch_batch_ = 0;
+  std::map<std::size_t, dag::Task> pending_;  // batches waiting out their round's cost
   Schedule out_;
   std::vector<std::uint32_t> waiting_;
   std::vector<bool> busy_;

@@ -32,8 +32,9 @@ dag::CommPlan horovod_plan(const std::vector<Gradient>& g, std::int64_t threshol
                            Duration cycle);
 // Every gradient cut into ceil(bytes / partition) nearly equal partitions
 // (the first ones one byte larger), one group each, prioritized with the
-// credit (priority.cc).
+// credit and the scheduler's costs per partition and per round (priority.cc).
 dag::CommPlan priority_plan(const std::vector<Gradient>& g, std::int64_t partition_bytes,
-                            std::int64_t credit_bytes);
+                            std::int64_t credit_bytes, Duration partition_overhead,
+                            Duration schedule_overhead);
 
 }  // namespace ssgd::sim::detail

@@ -103,7 +103,7 @@ dag::CommPlan make_comm_plan(OverlapPolicy policy, const PolicyParams& p,
     }
     case OverlapPolicy::kPriority:
       return detail::priority_plan(detail::gradients_in_backward_order(profile), p.partition_bytes,
-                                   p.credit_bytes);
+                                   p.credit_bytes, p.partition_overhead, p.schedule_overhead);
   }
   return per_layer_plan(profile, false);
 }

@@ -53,6 +53,10 @@
 //            layer's partitions. Approximation: partitions in flight
 //            together run as one collective of their total size (their
 //            start-ups overlap, their bytes share the links) and end together.
+//            The scheduler's costs: policy.partition_overhead (85 us,
+//            priority.cc) of host time per partition, added to the backward
+//            of the layer that releases it, and policy.schedule_overhead per
+//            round on the network before the round's bytes move.
 //
 // Orthogonal to the policy: policy.update (global or per_layer, dag/
 // profile_dag_builder.h) and policy.prefetch_depth (I/O read ahead).

@@ -28,6 +28,10 @@ struct PolicyParams {
   std::optional<Duration> merge_startup;              // policy.merge_startup (mgwfbp's a)
   std::int64_t partition_bytes = 4'000'000;           // policy.partition_size (priority)
   std::int64_t credit_bytes = 16'000'000;             // policy.credit_size (priority)
+  // policy.partition_overhead (priority): host time per partition, from
+  // bytedance/byteps issue 370 (see priority.cc).
+  Duration partition_overhead = Duration(85'000);
+  Duration schedule_overhead;                         // policy.schedule_overhead (priority)
   std::optional<UpdateMode> update;                   // policy.update; default per policy
   std::int64_t prefetch_depth = 0;                    // policy.prefetch_depth (batches, >= 0)
 };

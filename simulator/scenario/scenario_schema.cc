@@ -281,6 +281,12 @@ void set_partition_size(Scenario& s, std::string_view v) {
 void set_credit_size(Scenario& s, std::string_view v) {
   s.policy.credit_bytes = parse_nonnegative_size(v);
 }
+void set_partition_overhead(Scenario& s, std::string_view v) {
+  s.policy.partition_overhead = parse_nonnegative_duration(v);
+}
+void set_schedule_overhead(Scenario& s, std::string_view v) {
+  s.policy.schedule_overhead = parse_nonnegative_duration(v);
+}
 void set_update(Scenario& s, std::string_view v) {
   if (v == "global") s.policy.update = UpdateMode::kGlobal;
   else if (v == "per_layer") s.policy.update = UpdateMode::kPerLayer;
@@ -461,6 +467,10 @@ constexpr std::array kKeys = {
     ScenarioKey{"policy.credit_size", "size", "16MB",
                 "priority: bytes the network may start together (>= 0; 0: one partition at a time)",
                 set_credit_size},
+    ScenarioKey{"policy.partition_overhead", "duration", "85us",
+                "priority: host time per partition, in the backward that releases it (>= 0)", set_partition_overhead},
+    ScenarioKey{"policy.schedule_overhead", "duration", "0ns",
+                "priority: network time per scheduling round (>= 0)", set_schedule_overhead},
     ScenarioKey{"policy.update", "update", "(policy)",
                 "global or per_layer optimizer step; default per_layer under priority, else global",
                 set_update},

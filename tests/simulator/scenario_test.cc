@@ -640,11 +640,12 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "perturb.class_factors", "perturb.mixed_precision", "perturb.mixed_precision_speedup",
         "perturb.bandwidth_factors", "perturb.latency_factors", "perturb.stragglers",
         "perturb.imbalance", "perturb.jitter", "perturb.seed", "perturb.repeats",
-        "policy.partition_size", "policy.credit_size", "policy.update", "policy.prefetch_depth",
+        "policy.partition_size", "policy.credit_size", "policy.partition_overhead",
+        "policy.schedule_overhead", "policy.update", "policy.prefetch_depth",
         "scaling.mode", "scaling.global_batch", "scaling.fixed_fraction", "scaling.second_profile"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 69U);
+  EXPECT_EQ(scenario_keys().size(), 71U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));

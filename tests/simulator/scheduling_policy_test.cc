@@ -82,6 +82,7 @@ Scenario priority(std::int64_t partition, std::int64_t credit) {
   s.overlap = OverlapPolicy::kPriority;
   s.policy.partition_bytes = partition;
   s.policy.credit_bytes = credit;
+  s.policy.partition_overhead = Duration::zero();  // SchedulerCostsComeBeforeTheBytes has them
   return s;
 }
 
@@ -147,6 +148,30 @@ TEST(PriorityPolicy, CreditStartsReadyPartitionsTogether) {
   // The credit may be overshot by the last partition started: 1 byte of
   // credit still lets two partitions go together (2 MB, then 1 byte left).
   EXPECT_EQ(run(priority(2'000'000, 2'000'001), 2).comm, r.comm);
+}
+
+TEST(PriorityPolicy, SchedulerCostsComeBeforeTheBytes) {
+  // As CreditStartsReadyPartitionsTogether, with 1 ms of host time per
+  // partition, added to the backward that releases it (b3 3 ms with its two
+  // partitions: 4..7, b2 7..10, b1 10..14, b0 14..19), and 1 ms per round on
+  // the network: layer 3's partitions 7..15 (1 + 7); at 15 layers 1 and 2,
+  // 2 MB: 15..21 (1 + 5); layer 0 (ready at 19) 21..27.
+  Scenario s = priority(2'000'000, 4'000'000);
+  s.policy.partition_overhead = Duration(1'000'000);
+  s.policy.schedule_overhead = Duration(1'000'000);
+  const Outcome r = run(s, 1);
+  EXPECT_EQ(r.comm, (std::vector<Collective>{{0, 3, 2'000'000, 7, 15},
+                                             {0, 3, 2'000'000, 7, 15},
+                                             {0, 2, 1'000'000, 15, 21},
+                                             {0, 1, 1'000'000, 15, 21},
+                                             {0, 0, 2'000'000, 21, 27}}));
+  // Without credit every partition is a round of its own: 1 ms, then 5 ms for 2 MB.
+  Scenario one = priority(2'000'000, 0);
+  one.policy.partition_overhead = Duration(1'000'000);
+  one.policy.schedule_overhead = Duration(1'000'000);
+  const Outcome o = run(one, 1);
+  EXPECT_EQ(o.comm.front().start_ms, 7);
+  EXPECT_EQ(o.comm.front().end_ms, 13);
 }
 
 TEST(PriorityPolicy, WithAGlobalUpdateTheStepEndsAfterEveryPartition) {
