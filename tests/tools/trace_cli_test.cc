@@ -71,12 +71,15 @@ TEST_F(TraceCliTracerTest, TheCommandSeesTheTracerSettings) {
   const CliResult r =
       trace({"--out", "traces", "--nvtx", "--iterations", "5:10", "--", "sh", "-c",
              "echo \"$CUDA_INJECTION64_PATH|$SSGD_TRACER_OUT|$SSGD_TRACER_NVTX|"
-             "$SSGD_TRACER_ITERATIONS\" > env.txt"});
+             "$SSGD_TRACER_ITERATIONS|$NVTX_INJECTION64_PATH\" > env.txt"});
   ASSERT_TRUE(r.exited && r.status == 0) << r;
   const std::string env = slurp(dir_ / "env.txt");
-  const fs::path library = fs::path(SSGD_CLI).parent_path() / "libssgd_tracer.so";
-  EXPECT_EQ(env, library.string() + "|" + (fs::canonical(dir_) / "traces").string() +
-                     "|1|5:10\n");
+  // ssgd finds the library next to its own file, links resolved.
+  const std::string library =
+      fs::canonical(fs::path(SSGD_CLI).parent_path() / "libssgd_tracer.so").string();
+  // NVTX's injection library is the tracer, which hands NVTX to its CUPTI.
+  EXPECT_EQ(env, library + "|" + (fs::canonical(dir_) / "traces").string() + "|1|5:10|" +
+                     library + "\n");
 }
 
 TEST_F(TraceCliTracerTest, NvtxIsOffUnlessAsked) {

@@ -60,12 +60,13 @@ TEST_F(TracerLibraryTest, ExportsOnlyItsEntryPoints) {
     const auto space = line.rfind(' ');
     if (space != std::string::npos) exported.insert(line.substr(space + 1));
   }
-  const std::set<std::string> allowed = {"InitializeInjection", "ncclProfiler_v5",
-                                         "ncclProfiler_v4"};
+  const std::set<std::string> allowed = {"InitializeInjection", "InitializeInjectionNvtx2",
+                                         "ncclProfiler_v5", "ncclProfiler_v4"};
   for (const auto& name : exported) {
     EXPECT_TRUE(allowed.count(name)) << "exported: " << name;
   }
   EXPECT_TRUE(exported.count("InitializeInjection"));
+  EXPECT_TRUE(exported.count("InitializeInjectionNvtx2"));
 #ifdef SSGD_TRACER_HAS_NCCL
   EXPECT_TRUE(exported.count("ncclProfiler_v5"));
   EXPECT_TRUE(exported.count("ncclProfiler_v4"));

@@ -315,12 +315,12 @@ void add_trace_command(CLI::App& app) {
     set_env("SSGD_TRACER_OUT", out_dir.string());
     set_env("SSGD_TRACER_NVTX", options->nvtx ? "1" : "0");
     if (!options->iterations.empty()) set_env("SSGD_TRACER_ITERATIONS", options->iterations);
-#ifdef SSGD_CUPTI_LIBRARY
-    // CUPTI sees NVTX ranges only when NVTX loads it as its injection library.
+    // CUPTI sees NVTX ranges only through NVTX's injection library: the
+    // tracer, which hands them to the CUPTI it is bound to
+    // (tracer/inject/injection_entry.cc says why not CUPTI's file itself).
     if (options->nvtx && std::getenv("NVTX_INJECTION64_PATH") == nullptr) {
-      set_env("NVTX_INJECTION64_PATH", SSGD_CUPTI_LIBRARY);
+      set_env("NVTX_INJECTION64_PATH", library.string());
     }
-#endif
     const std::unique_ptr<tracer::ClockServer> clock_server = set_up_clock_sync(options->clock);
     std::cout.flush();
     const ChildResult child = run_child(with_mpirun_exports(options->command));

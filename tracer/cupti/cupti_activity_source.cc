@@ -26,13 +26,13 @@ struct Kind {
 
 // What the trace needs. CONCURRENT_KERNEL rather than KERNEL: KERNEL
 // serializes kernels. CONTEXT maps synchronization records to devices.
+// The runtime and driver API calls are enabled one by one (kRuntimeApis,
+// kDriverApis), unless SSGD_TRACER_API_CALLS=all.
 constexpr Kind kKinds[] = {
     {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL", true},
     {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", true},
     {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", false},
     {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", true},
-    {CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", true},
-    {CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", false},
     {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", false},
     {CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA_EVENT", false},
     {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION", false},
@@ -40,6 +40,129 @@ constexpr Kind kKinds[] = {
     {CUPTI_ACTIVITY_KIND_CONTEXT, "CONTEXT", false},
     {CUPTI_ACTIVITY_KIND_NVLINK, "NVLINK", false},
     {CUPTI_ACTIVITY_KIND_PCIE, "PCIE", false},
+};
+
+// Every kind above but the API calls.
+constexpr Kind kAllRuntimeApis{CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", true};
+constexpr Kind kAllDriverApis{CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", false};
+
+// The API calls the trace uses: those that put work on the GPU (their
+// records give each kernel, copy and memset its launch time through the
+// correlation id, dag/trace_walk.h) and those that wait for it or order
+// streams. A training step makes ten to twenty other calls per kernel
+// (cudaGetDevice, cuDevicePrimaryCtxGetState, cudaGetLastError,
+// cuKernelGetName...): recording them all cost ResNet-50 on an H200 a fifth
+// of its iteration time (docs/runs/2026-11-26-h200-checklist.md).
+constexpr CUpti_CallbackId kRuntimeApis[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v12080,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v12080,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset3DAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset3DAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_ptsz_v11010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000,
+};
+
+constexpr CUpti_CallbackId kDriverApis[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DPeerAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DPeerAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuEventRecord,
+    CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags,
+    CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz,
 };
 
 const char* result_text(CUptiResult r) {
@@ -62,6 +185,7 @@ struct Source {
   ActivitySourceSettings settings;
   CUpti_SubscriberHandle subscriber = nullptr;
   std::vector<CUpti_ActivityKind> enabled;
+  bool api_calls_one_by_one = false;  // kRuntimeApis and kDriverApis enabled
   std::string reason;  // written before state becomes kStoodDown
 
   // Buffers complete on CUPTI's thread, and on the thread that flushes;
@@ -138,6 +262,11 @@ void note(std::string_view message) {
 void stand_down(Source& s, std::string reason) {
   for (const CUpti_ActivityKind k : s.enabled) cuptiActivityDisable(k);
   s.enabled.clear();
+  if (s.api_calls_one_by_one) {
+    for (const CUpti_CallbackId id : kRuntimeApis) cuptiActivityEnableRuntimeApi(id, 0);
+    for (const CUpti_CallbackId id : kDriverApis) cuptiActivityEnableDriverApi(id, 0);
+    s.api_calls_one_by_one = false;
+  }
   if (s.subscriber != nullptr) cuptiUnsubscribe(s.subscriber);
   s.subscriber = nullptr;
   s.reason = "CUPTI tracing is off: " + std::move(reason);
@@ -154,6 +283,41 @@ void flush_at_exit() { flush_cupti_activity_source(); }
 // process is dying, CUPTI may be stuck behind the dying thread, and the
 // signal handler stops waiting after SSGD_TRACER_SIGNAL_FLUSH_MS.
 void flush_for_signal() noexcept { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
+
+// Enables one activity kind; false when a required one failed (the
+// source has then stood down).
+bool enable_kind(Source& s, const Kind& k) {
+  const CUptiResult r = cuptiActivityEnable(k.kind);
+  if (r == CUPTI_SUCCESS) {
+    s.enabled.push_back(k.kind);
+  } else if (k.required) {
+    stand_down(s, std::string("cannot enable ") + k.name + ": " + result_text(r));
+    return false;
+  } else {
+    log_to_stderr_if_asked(std::string("activity kind ") + k.name +
+                           " not captured: " + result_text(r));
+  }
+  return true;
+}
+
+// The API calls of kRuntimeApis and kDriverApis, one by one; every call of
+// both APIs with SSGD_TRACER_API_CALLS=all, or where CUPTI cannot enable
+// them one by one (before CUDA 12.6). False when the source stood down.
+bool enable_api_calls(Source& s) {
+  if (!s.settings.all_api_calls) {
+    bool each = true;
+    for (const CUpti_CallbackId id : kRuntimeApis) {
+      if (cuptiActivityEnableRuntimeApi(id, 1) != CUPTI_SUCCESS) each = false;
+    }
+    for (const CUpti_CallbackId id : kDriverApis) {
+      if (cuptiActivityEnableDriverApi(id, 1) != CUPTI_SUCCESS) each = false;
+    }
+    s.api_calls_one_by_one = true;
+    if (each) return true;
+    log_to_stderr_if_asked("CUPTI cannot record API calls one by one: recording them all");
+  }
+  return enable_kind(s, kAllRuntimeApis) && enable_kind(s, kAllDriverApis);
+}
 
 SourceState start(Source& s) {
   CUptiResult r = cuptiSubscribe(&s.subscriber, no_callback, nullptr);
@@ -179,16 +343,9 @@ SourceState start(Source& s) {
     return SourceState::kStoodDown;
   }
   for (const Kind& k : kKinds) {
-    r = cuptiActivityEnable(k.kind);
-    if (r == CUPTI_SUCCESS) {
-      s.enabled.push_back(k.kind);
-    } else if (k.required) {
-      stand_down(s, std::string("cannot enable ") + k.name + ": " + result_text(r));
-      return SourceState::kStoodDown;
-    } else {
-      log_to_stderr_if_asked(std::string("activity kind ") + k.name + " not captured: " + result_text(r));
-    }
+    if (!enable_kind(s, k)) return SourceState::kStoodDown;
   }
+  if (!enable_api_calls(s)) return SourceState::kStoodDown;
   if (s.settings.nvtx) {
     r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
     if (r == CUPTI_SUCCESS) {
@@ -215,6 +372,14 @@ ActivitySourceSettings read_activity_settings(const EnvLookup& env) noexcept {
         s.nvtx = true;
       } else if (!v->empty() && *v != "0") {
         s.problems.push_back("SSGD_TRACER_NVTX='" + *v + "' is not 0 or 1; NVTX ranges are off");
+      }
+    }
+    if (auto v = env("SSGD_TRACER_API_CALLS")) {
+      if (*v == "all") {
+        s.all_api_calls = true;
+      } else if (!v->empty() && *v != "launches") {
+        s.problems.push_back("SSGD_TRACER_API_CALLS='" + *v +
+                             "' is not 'launches' or 'all'; recording launches");
       }
     }
     if (auto v = env("SSGD_TRACER_BUFFER_KB")) {

@@ -24,6 +24,9 @@ namespace ssgd::tracer {
 struct ActivitySourceSettings {
   // SSGD_TRACER_NVTX=1: also capture NVTX ranges (CUPTI_ACTIVITY_KIND_MARKER).
   bool nvtx = false;
+  // SSGD_TRACER_API_CALLS=all: record every runtime and driver API call, not
+  // only the launches, copies, memsets, synchronizations and event calls.
+  bool all_api_calls = false;
   // Bytes of each buffer handed to CUPTI (SSGD_TRACER_BUFFER_KB, default 4096).
   std::size_t buffer_bytes = 4u << 20;
   std::vector<std::string> problems;  // malformed settings, set aside with why
