@@ -128,8 +128,10 @@ struct HostOptions {
   reach(Stage::kSessionOpen);
   // The times' low 35 bits zero (at most 34 s before now: inside the window
   // that starts a minute before the session opened), so that every run
-  // compresses to nearly the same sizes.
-  const std::int64_t base = (now_ns() >> 35) << 35;
+  // compresses to nearly the same sizes. Not zero, which is an invalid
+  // timestamp: on a machine up for less than 34 s (a GPU machine just
+  // booted) the first record was dropped and every test here failed.
+  const std::int64_t base = std::max<std::int64_t>((now_ns() >> 35) << 35, 1);
   std::string name;
   std::uint64_t checksum = 0;
   for (std::uint64_t round = 0; round < kRounds; ++round) {
