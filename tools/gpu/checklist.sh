@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# The GPU checklist (../shared/GPU_CHECKLIST.md) as one script, for a lent
+# GPU machine with CUDA and PyTorch but no ssgd build dependencies.
+#
+#   tools/gpu/checklist.sh BIN_DIR OUT_DIR [BUDGET_S [GROUP...]]
+#
+# GROUPs (default: all, in this order): env tests overhead kineto standdown
+# bundle signal models; "repeat" runs the untraced and traced fp32 pair again,
+# "models_traced" the traced runs of "models" alone.
+#
+# BIN_DIR holds ssgd, libssgd_tracer.so and the tracer's test programs of a
+# build configured with -DSSGD_WITH_CUDA=ON (tools/gpu/carry.sh makes one
+# that runs there); OUT_DIR gets a log per step, the training results and
+# the captures, packed by the caller. Every step has its own time limit, and
+# the steps after the required ones start only while BUDGET_S (default 420)
+# seconds have not passed, so a partial run still leaves its evidence.
+# The captures are read and replayed where ssgd's dependencies are
+# (tools/gpu/analyse.sh), not here.
+set -u
+bin=$(cd "$1" && pwd)
+out=$2
+budget=${3:-420}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+train=$here/train_gpu.py
+py=${PYTHON:-python3}
+t0=$(date +%s)
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+
+log() { echo "== +$(( $(date +%s) - t0 ))s $*" | tee -a "$out/steps.log"; }
+# step NAME LIMIT_S CMD...: runs CMD with its output in NAME.log
+step() {
+  local name=$1 limit=$2
+  shift 2
+  log "$name: $*"
+  timeout -k 5 "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  log "$name: rc=$rc"
+  return 0
+}
+left() { [ $(( $(date +%s) - t0 )) -lt "$budget" ]; }
+shift $(( $# < 3 ? $# : 3 ))
+groups=("$@")
+[ ${#groups[@]} -eq 0 ] && groups=(env tests overhead kineto standdown bundle signal models)
+common=(--model resnet50 --batch 64 --ddp --warmup 15 --iterations 20 --reps 3)
+
+# 0. The machine.
+group_env() {
+step env 60 bash -c "nvidia-smi; uname -a; $py -c 'import torch, torchvision; print(torch.__version__, torchvision.__version__, torch.version.cuda, torch.cuda.nccl.version(), torch.cuda.get_device_name(0))'; ls /usr/local/cuda/lib64 | grep -E 'cupti|nccl'; $py -c 'import nvidia, os; print(nvidia.__path__)'; find / -name 'libcupti.so*' -not -path '/proc/*' 2>/dev/null; find / -name 'libnccl.so*' -not -path '/proc/*' 2>/dev/null; ldd $bin/libssgd_tracer.so; ldd $bin/ssgd | grep 'not found'"
+}
+
+# 1. Build self-test: the tracer's tests against the real CUPTI.
+group_tests() {
+for t in cupti_record_decoder_test tracer_library_test tracer_nccl_test tracer_core_test; do
+  step "test_$t" 120 "$bin/$t" --gtest_color=no
+done
+step test_trace_cli 120 "$bin/trace_cli_test" --gtest_color=no --gtest_filter='TraceCliTracer*'
+}
+
+# 2. Overhead, AMP off and on: untraced; traced with kernels and collectives;
+# everything on (NVTX ranges from ssgd_marks on the 60 timed iterations).
+# One process each, three blocks of 20 timed iterations after 15 warm-up
+# ones.
+group_overhead() {
+for amp in fp32 amp; do
+  flag=()
+  [ "$amp" = amp ] && flag=(--amp)
+  step "plain_$amp" 120 "$py" "$train" "${common[@]}" "${flag[@]}" --out "$out/plain_$amp.json"
+  step "traced_$amp" 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace -o "$out/traced_$amp" -- \
+    "$py" "$train" "${common[@]}" "${flag[@]}" --out "$out/traced_$amp.json"
+  step "full_$amp" 120 env SSGD_TRACER_LOG=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV \
+    "$bin/ssgd" trace --nvtx --iterations 15:75 -o "$out/full_$amp" -- \
+    "$py" "$train" "${common[@]}" "${flag[@]}" --marks --out "$out/full_$amp.json"
+done
+}
+
+group_repeat() {
+  step plain_fp32_2 120 "$py" "$train" "${common[@]}" --out "$out/plain_fp32_2.json"
+  step traced_fp32_2 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace -o "$out/traced_fp32_2" -- \
+    "$py" "$train" "${common[@]}" --out "$out/traced_fp32_2.json"
+}
+
+# 5. Kineto: the same training under torch.profiler (5 marked iterations
+# recorded), for ssgd import kineto.
+group_kineto() {
+step kineto_fp32 150 env SSGD_TRACER_ITERATIONS=15:75 "$py" "$train" "${common[@]}" --marks --profile "$out/kineto_fp32.json" \
+  --out "$out/kineto_fp32_result.json"
+gzip -f "$out/kineto_fp32.json" 2>/dev/null
+}
+
+# 1 (cont.). Another CUPTI subscriber: torch.profiler inside a traced process.
+group_standdown() {
+step standdown 150 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace -o "$out/standdown" -- \
+  "$py" "$train" "${common[@]}" --iterations 5 --reps 1 --profile "$out/standdown_kineto.json" \
+  --out "$out/standdown.json"
+gzip -f "$out/standdown_kineto.json" 2>/dev/null
+}
+
+# 6. A small capture to bundle: 5 marked iterations after 10 warm-up ones.
+group_bundle() {
+step bundle 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 10:15 -o "$out/bundle" -- \
+  "$py" "$train" --model resnet50 --batch 64 --ddp --marks --warmup 10 --iterations 5 --reps 1 \
+  --out "$out/bundle.json"
+}
+
+# 7. A fatal signal with the real CUPTI: SIGSEGV to the training process
+# while it runs; the flushed prefix must read back.
+group_signal() {
+if left; then
+  log "signal: SIGSEGV after 25 s"
+  (
+    SSGD_TRACER_LOG=1 "$bin/ssgd" trace -o "$out/signal" -- \
+      "$py" "$train" --model resnet50 --batch 64 --ddp --warmup 5 --iterations 10000 --reps 1 \
+      --out "$out/signal.json" >"$out/signal.log" 2>&1 &
+    launcher=$!
+    sleep 25
+    victim=$(pgrep -P "$launcher" | head -1)
+    echo "victim pid: ${victim:-none}" >>"$out/signal.log"
+    [ -n "$victim" ] && kill -SEGV "$victim"
+    timeout 30 tail --pid="$launcher" -f /dev/null
+    wait "$launcher"
+    echo "ssgd trace exit status: $?" >>"$out/signal.log"
+    kill -9 "$launcher" 2>/dev/null
+    ls -la "$out/signal" >>"$out/signal.log" 2>&1
+  )
+  log "signal: done"
+fi
+}
+
+# Issue 6: VGG-16 and a BERT-base encoder, traced with marks and profiled.
+group_models() {
+for m in vgg16 bert; do
+  left || break
+  b=64
+  [ "$m" = bert ] && b=32
+  step "plain_$m" 120 "$py" "$train" --model "$m" --batch "$b" --ddp --warmup 10 --iterations 20 --reps 1 \
+    --out "$out/plain_$m.json"
+  left || break
+  step "full_$m" 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 10:15 -o "$out/full_$m" -- \
+    "$py" "$train" --model "$m" --batch "$b" --ddp --marks --warmup 10 --iterations 20 --reps 1 \
+    --out "$out/full_$m.json"
+  left || break
+  step "kineto_$m" 120 "$py" "$train" --model "$m" --batch "$b" --ddp --marks --warmup 10 --iterations 20 \
+    --reps 1 --profile "$out/kineto_$m.json" --out "$out/kineto_${m}_result.json"
+  gzip -f "$out/kineto_$m.json" 2>/dev/null
+done
+}
+
+# The traced runs of group_models alone.
+group_models_traced() {
+  for m in vgg16 bert; do
+    left || break
+    b=64
+    [ "$m" = bert ] && b=32
+    step "full_$m" 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 10:15 -o "$out/full_$m" -- \
+      "$py" "$train" --model "$m" --batch "$b" --ddp --marks --warmup 10 --iterations 20 --reps 1 \
+      --out "$out/full_$m.json"
+  done
+}
+
+for g in "${groups[@]}"; do
+  if ! declare -F "group_$g" >/dev/null; then
+    log "unknown group '$g'"
+    continue
+  fi
+  # The first groups always run; later ones only within the budget.
+  if [ "$g" = env ] || [ "$g" = tests ] || left; then
+    "group_$g"
+  else
+    log "$g: skipped, past the budget of $budget s"
+  fi
+done
+log "done"
