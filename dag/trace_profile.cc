@@ -36,6 +36,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   std::int64_t update_ns = 0;
   std::int64_t samples = 0;  // rank-iterations accumulated
   std::int64_t max_iterations = 0;
+  std::int64_t empty_iterations = 0;  // marked, but no kernel or collective launched in them
   // Sums of the trace's durations and sizes over layers, ranks and
   // iterations: an overflow names the trace instead of wrapping.
   auto accumulate = [&](std::int64_t& total, std::int64_t value, const char* what) {
@@ -53,8 +54,20 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     max_iterations = std::max<std::int64_t>(max_iterations, iterations.size());
     const std::size_t first = iterations.size() > 1 ? 1 : 0;
     for (std::size_t i = first; i < iterations.size(); ++i) {
+      const IterationWork work = walk.iteration_work(rank, iterations[i]);
+      // A marked iteration that launched nothing is not a step: torch.profiler
+      // closes the range the helper opened after the last step it recorded
+      // when it stops (torch 2.11), and averaging it in would halve a
+      // two-step capture.
+      const bool launched = std::any_of(work.work.begin(), work.work.end(), [](const TaskWork& w) {
+        return w.kind != TaskKind::kIo && w.kind != TaskKind::kH2d;
+      });
+      if (!launched) {
+        ++empty_iterations;
+        continue;
+      }
       ++samples;
-      for (const TaskWork& w : walk.iteration_work(rank, iterations[i]).work) {
+      for (const TaskWork& w : work.work) {
         switch (w.kind) {
           case TaskKind::kComm: {
             ++out.collectives;
@@ -81,6 +94,16 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
         }
       }
     }
+  }
+  if (empty_iterations > 0) {
+    out.warnings.push_back(fmt::format(
+        "{} marked iteration(s) launched no kernel and no collective (a range the profiler "
+        "closed when it stopped?); left out",
+        empty_iterations));
+  }
+  if (samples == 0 && empty_iterations > 0) {
+    throw InputError({source, std::nullopt, std::nullopt, "marker.name"},
+                     "no marked iteration launched a kernel or a collective: nothing to replay");
   }
   if (samples == 0) {
     throw InputError({source, std::nullopt, std::nullopt, "marker.name"},

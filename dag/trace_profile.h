@@ -9,9 +9,13 @@
 // kernel, collective and copy of an iteration its task; `ssgd diff` reads
 // traces through the same walker, so both see the same tasks. Per rank and
 // iteration, a layer's forward_ns and backward_ns are the summed durations
-// of the kernels (GPU kernels and the host's CPU ops alike) the walker gives
-// its forward and backward, which includes the work launched outside every
-// range that the walker's glue rule gives to the layer; the update is the
+// of the kernels (GPU kernels, device-to-device copies and memsets, and the
+// host's CPU ops alike) the walker gives its forward and backward, each with
+// the idle time before it that the walker gives it (host-bound launch gaps,
+// the interpreter's time between host operators), which includes the work
+// launched outside every range that the walker's glue rule gives to the
+// layer; marked iterations that launched nothing are left out, with a
+// warning; the update is the
 // work it gives the update (after the last backward range), and becomes
 // LayerProfile::update. Collectives give each layer, the one whose backward
 // launched them, comm_ns (replayed as measured) and, unless the trace has

@@ -59,6 +59,9 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
           rank.nccl_kernels.push_back({WorkKind::kCollective, k.start_ns(), k.start_ns(),
                                        k.end_ns(), 0, 0, rank.nccl_kernels.size(), false});
           rank.nccl_correlations.push_back(k.correlation_id());
+          if (k.device() != trace::kHostDevice) {
+            rank.busy.push_back({k.device(), k.start_ns(), k.end_ns()});
+          }
           break;
         }
         // A host operator (device -1) is placed by its midpoint, not its
@@ -67,10 +70,12 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         // they mark, microseconds after that operator began.
         const std::int64_t placed =
             k.device() == trace::kHostDevice ? std::midpoint(k.start_ns(), k.end_ns()) : k.start_ns();
+        const bool host = k.device() == trace::kHostDevice;
         add({WorkKind::kKernel, placed, k.start_ns(), k.end_ns(), 0, 0, 0,
              trace::is_optimizer_kernel(k.name()),
-             k.device() == trace::kHostDevice ? static_cast<std::int64_t>(k.stream()) : -1},
+             host ? static_cast<std::int64_t>(k.stream()) : -1, host ? -1 : k.device()},
             k.correlation_id());
+        if (!host) rank.busy.push_back({k.device(), k.start_ns(), k.end_ns()});
         break;
       }
       case v1::Event::kCollective: {
@@ -79,13 +84,31 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         add({WorkKind::kCollective, c.start_ns(), c.start_ns(), c.end_ns(), c.size_bytes(),
              c.communicator_id(), c.sequence_number(), false},
             c.correlation_id());
+        if (c.device() >= 0) rank.busy.push_back({c.device(), c.start_ns(), c.end_ns()});
         break;
       }
       case v1::Event::kMemcpy: {
         const auto& c = ev.memcpy();
+        rank.busy.push_back({c.device(), c.start_ns(), c.end_ns()});
+        if (c.kind() == v1::Memcpy::DTOD && c.device() >= 0) {  // the GPU's own work: compute
+          add({WorkKind::kKernel, c.start_ns(), c.start_ns(), c.end_ns(), 0, 0, 0, false, -1,
+               c.device()},
+              c.correlation_id());
+          break;
+        }
         if (c.kind() != v1::Memcpy::HTOD) break;
         add({WorkKind::kH2d, c.start_ns(), c.start_ns(), c.end_ns(), c.size_bytes(), 0, 0, false},
             c.correlation_id());
+        break;
+      }
+      case v1::Event::kMemset: {
+        const auto& m = ev.memset();
+        rank.busy.push_back({m.device(), m.start_ns(), m.end_ns()});
+        if (m.device() >= 0) {  // the GPU's own work: compute, like a kernel
+          add({WorkKind::kKernel, m.start_ns(), m.start_ns(), m.end_ns(), 0, 0, 0, false, -1,
+               m.device()},
+              m.correlation_id());
+        }
         break;
       }
       case v1::Event::kApiCall:
@@ -133,6 +156,7 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
   }
   place_work();
   add_interpreter_time();
+  add_launch_gaps();
   if (options.split_unmarked_iterations) split_unmarked_iterations();
   for (auto& [r, rank] : ranks_) {
     std::stable_sort(rank.iterations.begin(), rank.iterations.end(),
@@ -206,7 +230,10 @@ void TraceWalk::place_work() {
   for (auto& [r, rank] : ranks_) {
     for (const auto& [correlation, index] : rank.pending) {
       const auto it = rank.launch_ns.find(correlation);
-      if (it != rank.launch_ns.end()) rank.work[index].host_ns = it->second;
+      if (it != rank.launch_ns.end()) {
+        rank.work[index].host_ns = it->second;
+        rank.work[index].launch_known = true;
+      }
     }
     std::stable_sort(rank.work.begin(), rank.work.end(),
                      [](const Work& a, const Work& b) { return a.host_ns < b.host_ns; });
@@ -240,6 +267,46 @@ void TraceWalk::add_interpreter_time() {
         if (gap > 0 && gap < kInterpreterGapNs) ops[i]->start_ns = previous_end;
       }
     }
+  }
+}
+
+// See the header: a GPU kernel owns its device's idle time before it when
+// the host made it wait. Run after place_work, so launches are known.
+void TraceWalk::add_launch_gaps() {
+  for (auto& [r, rank] : ranks_) {
+    std::vector<Busy>& busy = rank.busy;
+    if (busy.empty()) continue;
+    std::stable_sort(busy.begin(), busy.end(), [](const Busy& a, const Busy& b) {
+      return std::tie(a.device, a.start_ns) < std::tie(b.device, b.start_ns);
+    });
+    std::vector<Work*> kernels;
+    for (Work& w : rank.work) {
+      if (w.kind == WorkKind::kKernel && w.device >= 0 && w.launch_known) kernels.push_back(&w);
+    }
+    std::stable_sort(kernels.begin(), kernels.end(), [](const Work* a, const Work* b) {
+      return std::tie(a->device, a->start_ns) < std::tie(b->device, b->start_ns);
+    });
+    // One pass: for each kernel, the latest end of the device's work that
+    // started before it (running maximum over `busy` in start order).
+    std::size_t b = 0;
+    std::int32_t device = -1;
+    constexpr std::int64_t kNothingYet = std::numeric_limits<std::int64_t>::min();
+    std::int64_t busy_until = kNothingYet;
+    for (Work* k : kernels) {
+      if (k->device != device) {
+        device = k->device;
+        busy_until = kNothingYet;
+        while (b < busy.size() && busy[b].device < device) ++b;
+      }
+      for (; b < busy.size() && busy[b].device == device && busy[b].start_ns < k->start_ns; ++b) {
+        busy_until = std::max(busy_until, busy[b].end_ns);
+      }
+      if (busy_until == kNothingYet || busy_until >= k->start_ns) continue;
+      const std::int64_t gap = k->start_ns - busy_until;
+      if (k->host_ns >= busy_until || gap < kQueuedGapNs) k->start_ns = busy_until;
+    }
+    busy.clear();
+    busy.shrink_to_fit();
   }
 }
 

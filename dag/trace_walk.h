@@ -15,7 +15,8 @@
 //                  rank); a backward range of a layer with no forward range
 //                  is left out, with a warning
 //   work           kernels (any device: the host's CPU ops, device -1, are
-//                  compute like GPU kernels), collectives, host-to-device
+//                  compute like GPU kernels; a GPU's device-to-device copies
+//                  and memsets count as its kernels), collectives, host-to-device
 //                  copies and "io" ranges, each at its launch time: the
 //                  start of the API call with its correlation id (a CUDA
 //                  launch, a framework call such as c10d::allreduce_), else
@@ -27,6 +28,18 @@
 // before them: a gap shorter than kInterpreterGapNs since the thread's
 // previous operator ended is added to the operator's work (its start moves
 // back; where it is placed does not change); a longer gap is a wait.
+// A GPU kernel with a launch record (the API call of its correlation id)
+// also owns the time its device sat idle just before it when that idle time
+// was the host's: the device had finished all earlier work (kernels, copies,
+// memsets and collectives on any stream) and the kernel was launched only after that, or
+// the gap is shorter than kQueuedGapNs (the launch's own latency, the
+// device's scheduling). Without a launch record nothing tells a wait for the
+// host from a wait for other work, and the gap stays idle. Its start moves back to the end of the
+// device's earlier work; where it is placed does not change. A longer gap
+// before a kernel launched in time is a wait (for another stream: a
+// collective) and stays idle. In eager PyTorch on a fast GPU the host's
+// launches are often the bottleneck: ResNet-50 at batch 64 on an H200 kept
+// its device idle for a tenth of each iteration (docs/validation.md, 9).
 // NCCL kernels (traces/kernel_names.h) are never compute: beside Collective
 // records (ssgd's tracer writes both) they are left out and counted; on a
 // rank without any Collective they are its collectives, of unknown size,
@@ -100,6 +113,12 @@ struct IterationWork {
   std::vector<TaskWork> work;
 };
 
+// Before a GPU kernel launched while its device was still busy, an idle gap
+// shorter than this is the launch's latency and the device's own scheduling
+// (a few microseconds to tens), and counts as the kernel's; a longer one is
+// a wait for other work (a collective on another stream).
+inline constexpr std::int64_t kQueuedGapNs = 50'000;
+
 // Between two host operators of one thread, a gap shorter than this is the
 // interpreter at work (Python, hooks, autograd bookkeeping: tens of
 // microseconds each) and counts as compute; a longer one is a wait (for a
@@ -149,6 +168,13 @@ class TraceWalk {
     std::uint64_t communicator, sequence;
     bool optimizer;                 // a kernel named like an optimizer step
     std::int64_t host_thread = -1;  // a host operator (device -1): its thread; else -1
+    std::int32_t device = -1;       // a GPU kernel: its device; else -1
+    bool launch_known = false;      // host_ns is its launch API call's start
+  };
+  // A span of time a GPU was busy (a kernel, copy or memset).
+  struct Busy {
+    std::int32_t device;
+    std::int64_t start_ns, end_ns;
   };
   struct NamedRange {
     std::int64_t start_ns, end_ns;
@@ -164,12 +190,14 @@ class TraceWalk {
     std::vector<std::uint64_t> nccl_correlations;
     std::vector<std::pair<std::uint64_t, std::size_t>> pending;  // correlation -> work index
     std::unordered_map<std::uint64_t, std::int64_t> launch_ns;   // correlation -> API call start
+    std::vector<Busy> busy;                                        // while reading
     bool has_collectives = false;
   };
 
   std::map<std::string, std::int32_t> order_layers();  // returns each layer's index
   void place_work();
   void add_interpreter_time();
+  void add_launch_gaps();
   void split_unmarked_iterations();
 
   std::vector<std::string> layers_;

@@ -59,9 +59,13 @@ TEST_F(IterationDiffTest, TasksOfAnIterationFollowTheMarkers) {
                                               "backward fc", "backward conv2", "backward conv1",
                                               "all-reduce #0 (fc)", "all-reduce #1 (conv1)",
                                               "update"}));
-  EXPECT_EQ(busy, (std::vector<std::int64_t>{300, 400, 150, 300, 800, 600, 1000, 500, 500}));
+  // Kernels with the idle time before them that the host caused
+  // (tests/data/traces/marked.txtpb works them out).
+  EXPECT_EQ(busy, (std::vector<std::int64_t>{3700, 410, 650, 1150, 800, 660, 1000, 500, 950}));
   EXPECT_EQ(tasks[6].bytes, 40960);
-  EXPECT_EQ(tasks[0].start_ns, 110160);  // first kernel start
+  // The first kernel (at 110160) owns the idle time since iteration 0's
+  // sgd_update ended.
+  EXPECT_EQ(tasks[0].start_ns, 107550);
   EXPECT_EQ(tasks[0].end_ns, 111250);    // the tail kernel's end
 }
 
@@ -112,7 +116,10 @@ TEST_F(IterationDiffTest, SlowerTaskComesFirstAndOneSidedTasksAreListed) {
   EXPECT_EQ(task_label(d.matched[0].task()), "backward conv2");
   EXPECT_EQ(d.matched[0].duration_diff_ns, 600);
   EXPECT_EQ(d.matched[0].end_diff_ns, 600);
-  EXPECT_EQ(d.matched[1].duration_diff_ns, 0);
+  // conv1's backward kernel now starts while the device is still busy with
+  // conv2's: the 60 ns of idle it owned before are gone.
+  EXPECT_EQ(task_label(d.matched[1].task()), "backward conv1");
+  EXPECT_EQ(d.matched[1].duration_diff_ns, -60);
 
   const std::string no_comm = pack(
       "n",

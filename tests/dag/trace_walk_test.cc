@@ -101,13 +101,13 @@ TEST_F(TraceWalkTest, SimulateAndDiffSeeTheSameTasks) {
   // The numbers of the file's header.
   EXPECT_EQ(layers[0].name, "embed");
   EXPECT_EQ(layers[1].name, "fc");
-  EXPECT_EQ(layers[0].forward.ns(), 5800);
-  EXPECT_EQ(layers[1].forward.ns(), 15900);
-  EXPECT_EQ(layers[1].backward.ns(), 7850);
-  EXPECT_EQ(layers[0].backward.ns(), 10000);
+  EXPECT_EQ(layers[0].forward.ns(), 14550);
+  EXPECT_EQ(layers[1].forward.ns(), 24800);
+  EXPECT_EQ(layers[1].backward.ns(), 12450);
+  EXPECT_EQ(layers[0].backward.ns(), 14050);
   EXPECT_EQ(layers[1].comm->ns(), 2000);
   EXPECT_EQ(layers[0].comm->ns(), 1000);
-  EXPECT_EQ(profile.profile.update->ns(), 7250);
+  EXPECT_EQ(profile.profile.update->ns(), 9200);
   // The marks, not the all-reduces' sizes (1000 and 3000 bytes).
   EXPECT_EQ(layers[0].grad_bytes, 4000);
   EXPECT_EQ(layers[1].grad_bytes, 12000);
@@ -146,7 +146,7 @@ TEST_F(TraceWalkTest, DiffTasksOfEachRank) {
                           "0 update",  //
                           "1 forward embed", "1 forward fc", "1 backward fc", "1 backward embed",
                           "1 all-reduce #0 (fc)", "1 all-reduce #1 (embed)", "1 update"));
-  EXPECT_THAT(busy, ElementsAre(1000, 500, 1500, 2400, 3100, 1500, 2000, 1000, 500,  //
+  EXPECT_THAT(busy, ElementsAre(1000, 500, 19000, 20200, 12300, 9600, 2000, 1000, 4400,  //
                                 10100, 29400, 12600, 18500, 2000, 1000, 14000));
   EXPECT_THAT(bytes, ElementsAre(0, 4096, 0, 0, 0, 0, 3000, 1000, 0,  //
                                  0, 0, 0, 0, 3000, 1000, 0));
@@ -195,6 +195,7 @@ events { rank: 0 marker { name: "ssgd/grad_bytes/attn=786432" start_ns: 10 end_n
 events { rank: 0 marker { name: "ssgd/grad_bytes/attn.out_proj=263168" start_ns: 20 end_ns: 20 } }
 events { rank: 0 marker { name: "forward/attn" start_ns: 1000 end_ns: 2000 } }
 events { rank: 0 marker { name: "forward/attn" start_ns: 101000 end_ns: 102000 } }
+events { rank: 0 kernel { name: "k" start_ns: 101100 end_ns: 101200 } }
 )");
   ASSERT_EQ(r.profile.layers.size(), 1u);
   EXPECT_EQ(r.profile.layers[0].grad_bytes, 1049600);
