@@ -401,7 +401,9 @@ TEST_F(KinetoImportTest, NotATraceIsAnError) {
 }
 
 // The layer times the generator put in come back out of the DAG builder's
-// profile of the imported trace (step 6 only: the first is warm-up).
+// profile of the imported trace (step 6 only: the first is warm-up), each
+// kernel with the idle time before it that the host caused (the device had
+// run dry before its launch; dag/trace_walk.h), and the memset as compute.
 TEST_F(KinetoImportTest, ProfileFromImportedTraceHasTheGeneratedLayerTimes) {
   auto reader = TraceReader::open(import("profile"));
   const auto r = dag::profile_from_trace(reader, "profile.ssgdt");
@@ -410,10 +412,13 @@ TEST_F(KinetoImportTest, ProfileFromImportedTraceHasTheGeneratedLayerTimes) {
   const auto& l2 = r.profile.layers[1];
   EXPECT_EQ(l1.name, "l1");
   EXPECT_EQ(l2.name, "l2");
-  EXPECT_EQ(l1.forward.ns(), 3000);
-  EXPECT_EQ(l2.forward.ns(), 4000);
-  EXPECT_EQ(l1.backward.ns(), 5000);
-  EXPECT_EQ(l2.backward.ns(), 6000);
+  // The memset (50 ns, 100 ns after the copy: launched in time, so its
+  // short gap is its own) and l1_fwd (3000 ns, launched 150 ns after the
+  // memset ended, started 1050 ns after): 150 + 4050.
+  EXPECT_EQ(l1.forward.ns(), 4200);
+  EXPECT_EQ(l2.forward.ns(), 11000);  // 4000, launched 7000 ns after l1_fwd ended
+  EXPECT_EQ(l1.backward.ns(), 5000);  // launched while l2's all-reduce ran: no idle
+  EXPECT_EQ(l2.backward.ns(), 12000);  // 6000, launched 6000 ns after l2_fwd ended
   ASSERT_TRUE(l1.comm.has_value());
   EXPECT_EQ(l1.comm->ns(), 3000);
   EXPECT_EQ(l2.comm->ns(), 7000);
@@ -421,7 +426,7 @@ TEST_F(KinetoImportTest, ProfileFromImportedTraceHasTheGeneratedLayerTimes) {
   EXPECT_EQ(l2.grad_bytes, 4096);
   EXPECT_EQ(r.iterations_seen, 2);
   EXPECT_EQ(r.collectives, 2);
-  EXPECT_EQ(r.kernels_outside_ranges, 1);  // the optimizer kernel: the update
+  EXPECT_EQ(r.kernels_outside_ranges, 2);  // the memset, and the optimizer kernel: the update
   EXPECT_EQ(r.kernels_update, 1);
 }
 
@@ -469,16 +474,21 @@ TEST_F(KinetoImportTest, PlainTraceGetsLayersFromOperatorsMatchGolden) {
 }
 
 // The per-operator forward and backward times the generator put in come
-// back from the DAG builder's profile (step 6; step 5 is warm-up). The
-// all-reduces fall to the latest layer whose backward had ended.
+// back from the DAG builder's profile (step 6; step 5 is warm-up), each
+// kernel with the device's idle time before it that the host caused
+// (dag/trace_walk.h): the generator launches every kernel after the device
+// ran dry, so mul's holds the 140 us since step 5's optimizer, and the
+// others the gaps between the operators. The all-reduces fall to the latest
+// layer whose backward had ended.
 TEST_F(KinetoImportTest, ProfileFromPlainTraceHasPerOperatorTimes) {
   auto reader = TraceReader::open(import_plain("profile"));
   const auto r = dag::profile_from_trace(reader, "plain.ssgdt");
-  EXPECT_THAT(layer_times(r), ::testing::ElementsAre(Layer("aten::mul#0", 500, 0, 0, 0),
-                                                     Layer("aten::linear#1", 3000, 5000, 3000, 2048),
-                                                     Layer("aten::relu#2", 1000, 1500, 0, 0),
-                                                     Layer("aten::linear#3", 4000, 6000, 7000, 4096),
-                                                     Layer("aten::mse_loss#4", 700, 800, 0, 0)));
+  EXPECT_THAT(layer_times(r),
+              ::testing::ElementsAre(Layer("aten::mul#0", 500 + 140000, 0, 0, 0),
+                                     Layer("aten::linear#1", 3000 + 1900, 5000, 3000, 2048),
+                                     Layer("aten::relu#2", 1000 + 3700, 1500, 0, 0),
+                                     Layer("aten::linear#3", 4000 + 4300, 6000 + 2200, 7000, 4096),
+                                     Layer("aten::mse_loss#4", 700 + 3600, 800 + 7300, 0, 0)));
   EXPECT_EQ(r.iterations_seen, 2);
   EXPECT_EQ(r.kernels_outside_ranges, 1);  // the optimizer's: the update
   EXPECT_EQ(r.kernels_update, 1);
@@ -489,7 +499,9 @@ TEST_F(KinetoImportTest, ProfileFromPlainTraceHasPerOperatorTimes) {
 // own: the walker's glue rule gives the work outside every range to a
 // neighbour: mul (500, before the first range) to Linear_0's forward,
 // mse_loss's forward (700) and backward (800, launched before the first
-// backward range) to Linear_1's forward, the range that ended last.
+// backward range) to Linear_1's forward, the range that ended last. Each
+// kernel also holds the idle time before it that the host caused, as in
+// the test above.
 TEST_F(KinetoImportTest, ModuleRangesGiveLeafModuleLayersWithBackward) {
   KinetoJsonOptions modules;
   modules.module_ranges = true;
@@ -502,9 +514,10 @@ TEST_F(KinetoImportTest, ModuleRangesGiveLeafModuleLayersWithBackward) {
   EXPECT_EQ(l.backward_ranges, 10u);
   EXPECT_EQ(l.backward_outside_layers, 2u);  // MseLossBackward0
   const auto r = dag::profile_from_trace(reader, "modules.ssgdt");
-  EXPECT_THAT(layer_times(r), ::testing::ElementsAre(Layer("Linear_0", 3500, 5000, 3000, 2048),
-                                                     Layer("ReLU_0", 1000, 1500, 0, 0),
-                                                     Layer("Linear_1", 5500, 6000, 7000, 4096)));
+  EXPECT_THAT(layer_times(r),
+              ::testing::ElementsAre(Layer("Linear_0", 140500 + 4900, 5000, 3000, 2048),
+                                     Layer("ReLU_0", 4700, 1500, 0, 0),
+                                     Layer("Linear_1", 8300 + 4300 + 8100, 8200, 7000, 4096)));
   EXPECT_EQ(r.kernels_outside_ranges, 4);  // mul, mse_loss forward and backward, optimizer
   EXPECT_EQ(r.kernels_update, 1);          // the optimizer's
 }
@@ -571,7 +584,7 @@ TEST_F(KinetoImportTest, BackwardOpWithAnUnseenSequenceNumberIsCounted) {
   EXPECT_THAT(text.str(), HasSubstr("2  backward op(s) with a sequence number no forward op had"));
   const auto r = dag::profile_from_trace(reader, "stray.ssgdt");
   ASSERT_EQ(r.profile.layers.size(), 5u);
-  EXPECT_EQ(r.profile.layers[3].backward.ns(), 6000);
+  EXPECT_EQ(r.profile.layers[3].backward.ns(), 6000 + 2200);  // as without the stray op
 }
 
 TEST(KinetoLayerSource, NamesParseBack) {
