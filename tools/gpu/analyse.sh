@@ -26,7 +26,8 @@ import json, os
 def med(name):
     return json.load(open(name + ".json"))["median_ns"] / 1e6 if os.path.exists(name + ".json") else None
 for base, runs in (("plain_fp32", ("traced_fp32", "full_fp32")), ("plain_amp", ("traced_amp", "full_amp")),
-                   ("plain_fp32_2", ("traced_fp32_2",)), ("plain_vgg16", ("full_vgg16",)),
+                   ("plain_fp32_2", ("traced_fp32_2",)), ("plain_amp_2", ("traced_amp_2",)),
+                   ("plain_amp_3", ("traced_amp_3",)), ("plain_vgg16", ("full_vgg16",)),
                    ("plain_bert", ("full_bert",))):
     b = med(base)
     for r in runs:

@@ -6,6 +6,7 @@
 #
 # GROUPs (default: all, in this order): env tests overhead kineto standdown
 # bundle signal models; "repeat" runs the untraced and traced fp32 pair again,
+# "repeat_amp" the AMP pair twice more,
 # "models_traced" the traced runs of "models" alone.
 #
 # BIN_DIR holds ssgd, libssgd_tracer.so and the tracer's test programs of a
@@ -126,6 +127,15 @@ if left; then
   )
   log "signal: done"
 fi
+}
+
+# The untraced and traced AMP pair twice more, alternating.
+group_repeat_amp() {
+  for n in 2 3; do
+    step "plain_amp_$n" 120 "$py" "$train" "${common[@]}" --amp --out "$out/plain_amp_$n.json"
+    step "traced_amp_$n" 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace -o "$out/traced_amp_$n" -- \
+      "$py" "$train" "${common[@]}" --amp --out "$out/traced_amp_$n.json"
+  done
 }
 
 # Issue 6: VGG-16 and a BERT-base encoder, traced with marks and profiled.
