@@ -191,4 +191,38 @@ TEST_F(CalibrateCli, BadFlagsAndOutputs) {
   EXPECT_THAT(r.err, HasSubstr("missing.log: cannot read measurement file"));
 }
 
+// --tcp-streams fits the TCP stream model and writes its keys as a scenario
+// that ssgd simulate takes.
+TEST_F(CalibrateCli, TcpStreamsWritesScenarioKeys) {
+  const Result r =
+      calibrate({"ar2.log", "ar4.log", "--tcp-streams", "1", "--line-rate", "100gbe", "-o",
+                 "tcp.yaml"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("all_reduce over 2, 4 ranks: ring steps, TCP stream model"));
+  // The generator's curve is one stream of 1 GB/s with 20 us per step.
+  EXPECT_THAT(r.out, HasSubstr("--set platform.nic.tcp_streams=1"));
+  const std::string yaml = read_file_bytes(work_ / "tcp.yaml");
+  EXPECT_THAT(yaml, HasSubstr("platform:\n  nic:\n    tcp_streams: 1\n    tcp_stream_rate: "));
+  EXPECT_THAT(yaml, HasSubstr("    latency: "));
+  write_file_bytes(work_ / "p.csv",
+                   "layer,name,forward_ns,backward_ns,grad_bytes\n0,fc,1000000,2000000,4194304\n");
+  write_file_bytes(work_ / "s.yaml", yaml + "cluster:\n  nodes: 4\nnetwork:\n  inter_node: 100gbe\n");
+  const Result sim = ssgd::testing::run_cli(SSGD_CLI, {"simulate", "p.csv", "--scenario", "s.yaml"},
+                                            work_, root_);
+  EXPECT_TRUE(sim.exited && sim.status == 0) << sim;
+}
+
+TEST_F(CalibrateCli, TcpStreamsBadFlags) {
+  Result r = fails({"ar2.log", "--tcp-streams", "0"});
+  EXPECT_THAT(r.err, HasSubstr("field '--tcp-streams': expected 'auto' or a stream count from 1 to 64"));
+  r = fails({"ar2.log", "--tcp-streams", "lots"});
+  EXPECT_THAT(r.err, HasSubstr("field '--tcp-streams'"));
+  r = fails({"ar2.log", "--line-rate", "10gbe"});
+  EXPECT_THAT(r.err, HasSubstr("field '--line-rate': applies only with --tcp-streams"));
+  r = fails({"ar2.log", "--tcp-streams", "auto", "--line-rate", "fast"});
+  EXPECT_THAT(r.err, HasSubstr("field '--line-rate'"));
+  r = fails({"ar2.log", "--tcp-streams", "auto", "--bands", "8KiB"});
+  EXPECT_THAT(r.err, HasSubstr("field '--bands': does not apply with --tcp-streams"));
+}
+
 }  // namespace

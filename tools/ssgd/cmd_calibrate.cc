@@ -4,8 +4,12 @@
 // network.calibration (docs/calibration.md).
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <fstream>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -20,6 +24,8 @@
 #include "simulator/calibration/band_fit.h"
 #include "simulator/calibration/measurement.h"
 #include "simulator/calibration/network_calibration.h"
+#include "simulator/calibration/stream_fit.h"
+#include "simulator/platform/link_preset.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 
@@ -40,7 +46,10 @@ struct CalibrateArgs {
   bool per_ranks = false;
   bool in_place = false;
   bool allow_truncated = false;
+  std::string tcp_streams;  // "auto" or a count: fit the TCP stream model instead of bands
+  std::string line_rate;    // with --tcp-streams: a rate or a link preset
 };
+
 
 std::vector<double> parse_band_limits(const std::string& list) {
   std::vector<double> limits;
@@ -82,6 +91,83 @@ std::string join_ranks(const std::vector<std::int64_t>& ranks) {
   return s;
 }
 
+// --tcp-streams: "auto" (search 1 to 64) or a count from 1 to 64.
+std::optional<std::int64_t> parse_tcp_streams(const std::string& text) {
+  if (text == "auto") return std::nullopt;
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > 64) {
+    throw flag_error("--tcp-streams", text, "expected 'auto' or a stream count from 1 to 64");
+  }
+  return n;
+}
+
+// --line-rate: a rate (10Gbit/s, 1.25GB/s) or a link preset (25gbe), whose
+// sustained bandwidth bounds the fit as it bounds a simulation.
+double parse_line_rate(const std::string& text) {
+  if (const sim::LinkPreset* preset = sim::find_link_preset(text)) {
+    return preset->bandwidth_bytes_per_s;
+  }
+  double rate = 0;
+  try {
+    rate = parse_rate_bytes_per_s(text);
+  } catch (const std::invalid_argument& e) {
+    throw flag_error("--line-rate", text,
+                     fmt::format("{}; or a link preset ({})", e.what(), sim::link_preset_names()));
+  }
+  if (!(rate > 0) || !std::isfinite(rate)) {
+    throw flag_error("--line-rate", text, "must be above 0");
+  }
+  return rate;
+}
+
+void print_stream_fit(const sim::StreamFitResult& f, std::ostream& out) {
+  out << fmt::format("\n{} over {} ranks: {} steps, TCP stream model\n", to_string(f.op),
+                     join_ranks(f.ranks), to_string(f.algorithm));
+  out << fmt::format("  {:>8} {:>14} {:>12} {:>7} {:>7} {:>7}\n", "streams", "stream rate",
+                     "latency", "points", "median", "max");
+  out << fmt::format("  {:>8} {:>14} {:>12} {:>7} {:>7} {:>7}\n", f.streams,
+                     format_rate(f.stream_rate_bytes_per_s), format_duration(f.latency), f.points,
+                     percent(f.median_error), percent(f.max_error));
+  if (f.by_streams.size() > 1) {
+    out << "  rms relative error by stream count:";
+    for (const auto& [s, rms] : f.by_streams) {
+      if (s <= 8 || s == f.streams || s % 16 == 0) out << fmt::format(" {}: {}", s, percent(rms));
+    }
+    out << "\n";
+  }
+  if (!f.streams_identified) {
+    out << fmt::format(
+        "  note: the data cannot tell the stream count apart (every measured step moved at least "
+        "streams x 64 KiB): only streams x stream rate = {} is measured\n",
+        format_rate(static_cast<double>(f.streams) * f.stream_rate_bytes_per_s));
+  }
+  for (const sim::HoldoutError& h : f.holdout) {
+    out << fmt::format("  held back, {} ranks: {} sizes predicted, median error {}, max {}\n",
+                       h.ranks, h.points, percent(h.median_error), percent(h.max_error));
+  }
+}
+
+// The scenario keys the stream fit gives, as a YAML file to copy from or to
+// pass to --scenario.
+void write_stream_scenario(const sim::StreamFitResult& f, const std::vector<std::string>& inputs,
+                           const std::filesystem::path& path) {
+  std::ofstream out(path);
+  out << "# ssgd calibrate --tcp-streams: the TCP stream model (docs/platforms.md, TCP streams)\n";
+  out << fmt::format("# fitted to {} {} measurement(s) over {} ranks ({} steps) from:\n",
+                     f.points, to_string(f.op), join_ranks(f.ranks), to_string(f.algorithm));
+  for (const auto& i : inputs) out << "#   " << i << "\n";
+  out << fmt::format("# median error {}, max {}\n", percent(f.median_error),
+                     percent(f.max_error));
+  out << "platform:\n  nic:\n";
+  out << fmt::format("    tcp_streams: {}\n", f.streams);
+  out << fmt::format("    tcp_stream_rate: {}B/s\n",
+                     static_cast<std::int64_t>(std::llround(f.stream_rate_bytes_per_s)));
+  out << fmt::format("    latency: {}ns\n", f.latency.ns());
+  out.flush();
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
 void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::ostream& out) {
   const sim::CalibratedCollective& c = fit.collective;
   const std::string how =
@@ -115,6 +201,51 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::o
     out << fmt::format("  held back, {} ranks: {} sizes predicted, median error {}, max {}\n",
                        h.ranks, h.points, percent(h.median_error), percent(h.max_error));
   }
+}
+
+void run_stream_fit(const CalibrateArgs& a,
+                    const std::map<sim::CollectiveOp, std::vector<sim::Measurement>>& by_op,
+                    const std::vector<std::vector<sim::Measurement>>& groups, std::size_t total) {
+  if (by_op.size() > 1) {
+    throw flag_error("--tcp-streams", a.tcp_streams,
+                     fmt::format("fits one collective, and the inputs measure {}; fit each on its "
+                                 "own",
+                                 fmt::join([&] {
+                                   std::vector<std::string> names;
+                                   for (const auto& [op, _] : by_op) names.push_back(to_string(op));
+                                   return names;
+                                 }(),
+                                           " and ")));
+  }
+  sim::StreamFitOptions so;
+  so.algorithm = sim::parse_collective_algorithm(a.algorithm).value();
+  so.streams = parse_tcp_streams(a.tcp_streams);
+  so.holdout = a.holdout;
+  if (!a.line_rate.empty()) so.line_rate_bytes_per_s = parse_line_rate(a.line_rate);
+  std::vector<sim::StreamFitResult> fits;
+  for (const auto& points : groups) {
+    try {
+      fits.push_back(sim::fit_streams(points, so));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(InputLocation{points.front().source, std::nullopt, std::nullopt,
+                                     sim::to_string(points.front().op)},
+                       e.what());
+    }
+  }
+  std::cout << fmt::format("ssgd calibrate: {} measurements from {} file(s)\n", total,
+                           a.inputs.size());
+  for (const auto& f : fits) print_stream_fit(f, std::cout);
+  const sim::StreamFitResult& joint = fits.front();
+  std::cout << fmt::format(
+      "\nscenario keys: --set platform.nic.tcp_streams={} --set platform.nic.tcp_stream_rate={}B/s "
+      "--set platform.nic.latency={}ns\n",
+      joint.streams, static_cast<std::int64_t>(std::llround(joint.stream_rate_bytes_per_s)),
+      joint.latency.ns());
+  if (a.output.given()) {
+    write_output(a.output, [&] { write_stream_scenario(joint, a.inputs, a.output.path); });
+    std::cout << fmt::format("wrote {} (the joint fit's keys, as a scenario)\n", a.output.path);
+  }
+  std::cout.flush();
 }
 
 void run_calibrate(const CalibrateArgs& a) {
@@ -167,6 +298,17 @@ void run_calibrate(const CalibrateArgs& a) {
                      fmt::format("unknown level '{}'; expected inter_node or intra_node", a.level));
   }
 
+  if (!a.line_rate.empty() && a.tcp_streams.empty()) {
+    throw flag_error("--line-rate", a.line_rate, "applies only with --tcp-streams");
+  }
+  if (!a.tcp_streams.empty()) {
+    parse_tcp_streams(a.tcp_streams);
+    if (!a.line_rate.empty()) parse_line_rate(a.line_rate);
+    if (!a.bands.empty()) {
+      throw flag_error("--bands", a.bands, "does not apply with --tcp-streams (no bands are fitted)");
+    }
+  }
+
   // Every file is read and checked before anything is fitted or written.
   std::map<sim::CollectiveOp, std::vector<sim::Measurement>> by_op;
   std::size_t total = 0;
@@ -207,6 +349,10 @@ void run_calibrate(const CalibrateArgs& a) {
     if (a.per_ranks && by_ranks.size() > 1) {
       for (auto& [ranks, list] : by_ranks) groups.push_back(std::move(list));
     }
+  }
+  if (!a.tcp_streams.empty()) {
+    run_stream_fit(a, by_op, groups, total);
+    return;
   }
   // Every fit is made before anything is printed or written.
   std::vector<sim::FitResult> fits;
@@ -275,6 +421,13 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--in-place", args->in_place,
                 "nccl-tests: fit the in-place times, not the out-of-place");
   add_allow_truncated_flag(*cmd, args->allow_truncated);
+  cmd->add_option("--tcp-streams", args->tcp_streams,
+                  "fit the TCP stream model (platform.nic.tcp_streams, tcp_stream_rate, latency) "
+                  "instead of bands: 'auto' searches 1 to 64 streams, a number fixes them; -o "
+                  "writes the keys as a scenario");
+  cmd->add_option("--line-rate", args->line_rate,
+                  "with --tcp-streams: the NIC's rate (25Gbit/s) or link preset (25gbe) that bounds "
+                  "the streams, as in a simulation (default: no bound)");
   cmd->callback([args] { run_calibrate(*args); });
 }
 
