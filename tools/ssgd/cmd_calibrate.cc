@@ -203,6 +203,29 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::o
   }
 }
 
+// One fit per group of measurements, all made before anything is printed or
+// written; a group the fit refuses is an input error naming its first file
+// and the collective.
+template <typename Fit>
+auto fit_groups(const std::vector<std::vector<sim::Measurement>>& groups, Fit&& fit) {
+  std::vector<decltype(fit(groups.front()))> fits;
+  for (const auto& points : groups) {
+    try {
+      fits.push_back(fit(points));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(InputLocation{points.front().source, std::nullopt, std::nullopt,
+                                     sim::to_string(points.front().op)},
+                       e.what());
+    }
+  }
+  return fits;
+}
+
+void print_read(std::size_t measurements, std::size_t files) {
+  std::cout << fmt::format("ssgd calibrate: {} measurements from {} file(s)\n", measurements,
+                           files);
+}
+
 void run_stream_fit(const CalibrateArgs& a,
                     const std::map<sim::CollectiveOp, std::vector<sim::Measurement>>& by_op,
                     const std::vector<std::vector<sim::Measurement>>& groups, std::size_t total) {
@@ -222,18 +245,8 @@ void run_stream_fit(const CalibrateArgs& a,
   so.streams = parse_tcp_streams(a.tcp_streams);
   so.holdout = a.holdout;
   if (!a.line_rate.empty()) so.line_rate_bytes_per_s = parse_line_rate(a.line_rate);
-  std::vector<sim::StreamFitResult> fits;
-  for (const auto& points : groups) {
-    try {
-      fits.push_back(sim::fit_streams(points, so));
-    } catch (const std::invalid_argument& e) {
-      throw InputError(InputLocation{points.front().source, std::nullopt, std::nullopt,
-                                     sim::to_string(points.front().op)},
-                       e.what());
-    }
-  }
-  std::cout << fmt::format("ssgd calibrate: {} measurements from {} file(s)\n", total,
-                           a.inputs.size());
+  const auto fits = fit_groups(groups, [&](const auto& points) { return sim::fit_streams(points, so); });
+  print_read(total, a.inputs.size());
   for (const auto& f : fits) print_stream_fit(f, std::cout);
   const sim::StreamFitResult& joint = fits.front();
   std::cout << fmt::format(
@@ -355,18 +368,8 @@ void run_calibrate(const CalibrateArgs& a) {
     return;
   }
   // Every fit is made before anything is printed or written.
-  std::vector<sim::FitResult> fits;
-  for (const auto& points : groups) {
-    try {
-      fits.push_back(sim::fit_bands(points, fo));
-    } catch (const std::invalid_argument& e) {
-      throw InputError(InputLocation{points.front().source, std::nullopt, std::nullopt,
-                                     sim::to_string(points.front().op)},
-                       e.what());
-    }
-  }
-  std::cout << fmt::format("ssgd calibrate: {} measurements from {} file(s)\n", total,
-                           a.inputs.size());
+  auto fits = fit_groups(groups, [&](const auto& points) { return sim::fit_bands(points, fo); });
+  print_read(total, a.inputs.size());
   sim::NetworkCalibration cal;
   cal.level = a.level;
   for (auto& fit : fits) {
