@@ -168,16 +168,70 @@ class SessionClockTest : public ssgd::testing::TempDirTest {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
     return t;
   }
+
+  // A clock server in a process of its own. The ranks are forked from this
+  // process, which must then have no other thread: a thread inside malloc
+  // while another forks leaves the child's allocator locked for good (seen
+  // under ASan with clang 14, whose allocator takes no lock around fork: the
+  // rank's writer thread waited forever in free()).
+  struct ServerProcess {
+    pid_t pid = -1;
+    std::uint16_t port = 0;
+    int stop_fd = -1;    // a byte written here stops the server
+    int result_fd = -1;  // then its answered count arrives here
+  };
+  static ServerProcess start_server_process(std::int64_t shift_ns, const std::string& name) {
+    int port_pipe[2], stop_pipe[2], result_pipe[2];
+    EXPECT_EQ(::pipe(port_pipe), 0);
+    EXPECT_EQ(::pipe(stop_pipe), 0);
+    EXPECT_EQ(::pipe(result_pipe), 0);
+    ServerProcess sp;
+    sp.pid = ::fork();
+    EXPECT_GE(sp.pid, 0);
+    if (sp.pid == 0) {
+      auto server = shifted_clock_server(shift_ns, name);
+      if (!server) ::_exit(30);
+      const std::uint16_t port = server->port();
+      if (::write(port_pipe[1], &port, sizeof port) != sizeof port) ::_exit(31);
+      char stop = 0;
+      if (::read(stop_pipe[0], &stop, 1) != 1) ::_exit(32);
+      server->stop();
+      const std::uint64_t answered = server->counters().answered;
+      if (::write(result_pipe[1], &answered, sizeof answered) != sizeof answered) ::_exit(33);
+      ::_exit(0);
+    }
+    ::close(port_pipe[1]);
+    ::close(stop_pipe[0]);
+    ::close(result_pipe[1]);
+    EXPECT_EQ(::read(port_pipe[0], &sp.port, sizeof sp.port), static_cast<ssize_t>(sizeof sp.port));
+    ::close(port_pipe[0]);
+    sp.stop_fd = stop_pipe[1];
+    sp.result_fd = result_pipe[0];
+    return sp;
+  }
+  // Stops it; returns the clock requests it answered.
+  static std::uint64_t stop_server_process(ServerProcess& sp) {
+    const char stop = 1;
+    EXPECT_EQ(::write(sp.stop_fd, &stop, 1), 1);
+    std::uint64_t answered = 0;
+    EXPECT_EQ(::read(sp.result_fd, &answered, sizeof answered),
+              static_cast<ssize_t>(sizeof answered));
+    ::close(sp.stop_fd);
+    ::close(sp.result_fd);
+    int status = 0;
+    EXPECT_EQ(::waitpid(sp.pid, &status, 0), sp.pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    return answered;
+  }
 };
 
 TEST_F(SessionClockTest, RankFilesCarryTheCalibrationAndMergeOnTheServersClock) {
-  auto server = shifted_clock_server(kShiftNs, "login0");
-  ASSERT_TRUE(server);
-  const std::string address = "127.0.0.1:" + std::to_string(server->port());
+  ServerProcess server = start_server_process(kShiftNs, "login0");
+  ASSERT_NE(server.port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(server.port);
   const std::int64_t t0 = run_rank(0, "hostA", address);
   const std::int64_t t1 = run_rank(1, "hostB", address);
-  server->stop();
-  EXPECT_EQ(server->counters().answered, 4u * 16u) << "start and end, two ranks";
+  EXPECT_EQ(stop_server_process(server), 4u * 16u) << "start and end, two ranks";
 
   std::map<int, v1::ClockCalibration> stored;
   for (const auto& [rank, host] : {std::pair{0, "hostA"}, std::pair{1, "hostB"}}) {
