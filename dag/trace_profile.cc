@@ -53,16 +53,23 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     ++out.ranks;
     max_iterations = std::max<std::int64_t>(max_iterations, iterations.size());
     const std::size_t first = iterations.size() > 1 ? 1 : 0;
+    std::vector<IterationWork> works;
+    bool rank_has_ranges = false;
     for (std::size_t i = first; i < iterations.size(); ++i) {
-      const IterationWork work = walk.iteration_work(rank, iterations[i]);
-      // A marked iteration that launched nothing is not a step: torch.profiler
-      // closes the range the helper opened after the last step it recorded
-      // when it stops (torch 2.11), and averaging it in would halve a
-      // two-step capture.
+      works.push_back(walk.iteration_work(rank, iterations[i]));
+      rank_has_ranges = rank_has_ranges || !works.back().ranges.empty();
+    }
+    for (const IterationWork& work : works) {
+      // Not a training step: a marked iteration that launched nothing, or
+      // one without a layer range on a rank whose other iterations have
+      // them. torch.profiler (2.11) closes the range the helper opened after
+      // the last step it recorded when it stops, and what it caught in it
+      // (one copy, or nothing) averaged in as a step took a quarter off
+      // replays of four-step captures.
       const bool launched = std::any_of(work.work.begin(), work.work.end(), [](const TaskWork& w) {
         return w.kind != TaskKind::kIo && w.kind != TaskKind::kH2d;
       });
-      if (!launched) {
+      if (!launched || (rank_has_ranges && work.ranges.empty())) {
         ++empty_iterations;
         continue;
       }
@@ -97,13 +104,14 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   }
   if (empty_iterations > 0) {
     out.warnings.push_back(fmt::format(
-        "{} marked iteration(s) launched no kernel and no collective (a range the profiler "
-        "closed when it stopped?); left out",
+        "{} marked iteration(s) launched nothing or ran no layer (a range the profiler closed "
+        "when it stopped?); left out",
         empty_iterations));
   }
   if (samples == 0 && empty_iterations > 0) {
     throw InputError({source, std::nullopt, std::nullopt, "marker.name"},
-                     "no marked iteration launched a kernel or a collective: nothing to replay");
+                     "no marked iteration launched a kernel or a collective in a layer: nothing to "
+                     "replay");
   }
   if (samples == 0) {
     throw InputError({source, std::nullopt, std::nullopt, "marker.name"},

@@ -14,8 +14,9 @@
 // the idle time before it that the walker gives it (host-bound launch gaps,
 // the interpreter's time between host operators), which includes the work
 // launched outside every range that the walker's glue rule gives to the
-// layer; marked iterations that launched nothing are left out, with a
-// warning; the update is the
+// layer; marked iterations that launched nothing, or ran no layer range on
+// a rank whose other iterations have them, are left out, with a warning;
+// the update is the
 // work it gives the update (after the last backward range), and becomes
 // LayerProfile::update. Collectives give each layer, the one whose backward
 // launched them, comm_ns (replayed as measured) and, unless the trace has

@@ -6,7 +6,7 @@
 #
 # GROUPs (default: all, in this order): env tests overhead kineto standdown
 # bundle signal models; "repeat" runs the untraced and traced fp32 pair again,
-# "repeat_amp" the AMP pair twice more,
+# "repeat_amp" the AMP pair twice more, "kineto_amp" torch.profiler with AMP,
 # "models_traced" the traced runs of "models" alone.
 #
 # BIN_DIR holds ssgd, libssgd_tracer.so and the tracer's test programs of a
@@ -127,6 +127,15 @@ if left; then
   )
   log "signal: done"
 fi
+}
+
+# torch.profiler over ResNet-50 with AMP (5 marked iterations), beside an
+# untraced AMP run.
+group_kineto_amp() {
+  step plain_amp_k 120 "$py" "$train" "${common[@]}" --amp --out "$out/plain_amp_k.json"
+  step kineto_amp 150 env SSGD_TRACER_ITERATIONS=15:75 "$py" "$train" "${common[@]}" --amp --marks \
+    --profile "$out/kineto_amp.json" --out "$out/kineto_amp_result.json"
+  gzip -f "$out/kineto_amp.json" 2>/dev/null
 }
 
 # The untraced and traced AMP pair twice more, alternating.
