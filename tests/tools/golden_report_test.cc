@@ -59,13 +59,19 @@ std::vector<GoldenCase> golden_cases() {
   }
   // Every example scenario on ResNet-50.
   for (const std::string scenario : {"v100_4x4_10gbe", "dgx1_8x8_ib100", "bcaffe_10gbe",
-                                     "shared_fabric", "whatif_perturb", "strong_scaling"}) {
+                                     "shared_fabric", "whatif_perturb", "strong_scaling",
+                                     "hgx_h100_4x8"}) {
     cases.push_back(
         {"simulate_scenario_" + scenario,
          "simulate/scenario_" + scenario + ".json",
          {"simulate", "traces/datasets/resnet50_v100.csv", "--scenario",
           "scenarios/" + scenario + ".yaml", "-q", "--log", "warn", "--report", kReport}});
   }
+  // The Quick start's run: ResNet-50 captured on one H200, on 4 HGX H100 nodes.
+  cases.push_back({"simulate_quickstart_h200", "simulate/quickstart_h200.json",
+                   {"simulate", "traces/datasets/h200-pytorch/resnet50-fp32/trace.ssgdt",
+                    "--scenario", "scenarios/hgx_h100_4x8.yaml", "-q", "--log", "warn",
+                    "--report", kReport}});
   // A measured .ssgdt trace (2 ranks, gloo over a 1 Gbit/s link) under its
   // own scenario, which reads a network calibration.
   const std::string config = "traces/datasets/cpu-cluster/configs/mlp-w2-1gbit-b25";
