@@ -66,7 +66,7 @@ class H200Validation : public ::testing::Test {
 
 TEST_F(H200Validation, DatasetIsIntact) {
   EXPECT_EQ(problems_, 0u);
-  EXPECT_EQ(rows_->size(), 4u);
+  EXPECT_EQ(rows_->size(), 5u);
 }
 
 TEST_F(H200Validation, PrintTable) {
@@ -81,10 +81,10 @@ TEST_F(H200Validation, PrintTable) {
 // Issue 6: a replay of its own trace within 2%, of an imported Kineto trace
 // within 5% (today: +0.05% at most, and +0.03%).
 TEST_F(H200Validation, EachReplayReproducesTheIterationsItWasCapturedFrom) {
-  for (const char* id : {"resnet50-fp32", "vgg16", "bert-base"}) {
+  for (const char* id : {"resnet50-fp32", "resnet50-amp", "vgg16", "bert-base"}) {
     SCOPED_TRACE(id);
     EXPECT_LE(std::abs(row(id).own_error()), 2.0);
-    EXPECT_LE(std::abs(row(id).own_error()), 0.5);  // today's figures, with room for noise
+    EXPECT_LE(std::abs(row(id).own_error()), 1.0);  // today 0.51% at most
   }
   EXPECT_LE(std::abs(row("vgg16-kineto").own_error()), 5.0);
   EXPECT_LE(std::abs(row("vgg16-kineto").own_error()), 0.5);
@@ -92,10 +92,13 @@ TEST_F(H200Validation, EachReplayReproducesTheIterationsItWasCapturedFrom) {
 
 // Against untraced runs the capture's own cost shows: ResNet-50 is bound by
 // the host's launches on an H200, and the marks' NVTX ranges slowed its
-// captured run (+6.7% today); the others lose 2% or less.
+// captured run (+6.7% today; with AMP, where the GPU's share is smaller,
+// +52%); the others lose 2% or less.
 TEST_F(H200Validation, AgainstAnUntracedRunTheCaptureCostShows) {
   EXPECT_GT(row("resnet50-fp32").untraced_error(), 0.0);
   EXPECT_LE(row("resnet50-fp32").untraced_error(), 8.0);
+  EXPECT_GT(row("resnet50-amp").untraced_error(), 40.0);
+  EXPECT_LE(row("resnet50-amp").untraced_error(), 60.0);
   for (const char* id : {"vgg16", "bert-base", "vgg16-kineto"}) {
     SCOPED_TRACE(id);
     EXPECT_LE(std::abs(row(id).untraced_error()), 2.5);
