@@ -148,33 +148,32 @@ group_repeat_amp() {
 }
 
 # Issue 6: VGG-16 and a BERT-base encoder, traced with marks and profiled.
+# The batch of a model, and its run under ssgd trace with marks.
+batch_of() { [ "$1" = bert ] && echo 32 || echo 64; }
+full_model() {
+  step "full_$1" 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 10:15 -o "$out/full_$1" -- \
+    "$py" "$train" --model "$1" --batch "$(batch_of "$1")" --ddp --marks --warmup 10 --iterations 20 \
+    --reps 1 --out "$out/full_$1.json"
+}
 group_models() {
-for m in vgg16 bert; do
-  left || break
-  b=64
-  [ "$m" = bert ] && b=32
-  step "plain_$m" 120 "$py" "$train" --model "$m" --batch "$b" --ddp --warmup 10 --iterations 20 --reps 1 \
-    --out "$out/plain_$m.json"
-  left || break
-  step "full_$m" 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 10:15 -o "$out/full_$m" -- \
-    "$py" "$train" --model "$m" --batch "$b" --ddp --marks --warmup 10 --iterations 20 --reps 1 \
-    --out "$out/full_$m.json"
-  left || break
-  step "kineto_$m" 120 "$py" "$train" --model "$m" --batch "$b" --ddp --marks --warmup 10 --iterations 20 \
-    --reps 1 --profile "$out/kineto_$m.json" --out "$out/kineto_${m}_result.json"
-  gzip -f "$out/kineto_$m.json" 2>/dev/null
-done
+  for m in vgg16 bert; do
+    left || break
+    step "plain_$m" 120 "$py" "$train" --model "$m" --batch "$(batch_of "$m")" --ddp --warmup 10 \
+      --iterations 20 --reps 1 --out "$out/plain_$m.json"
+    left || break
+    full_model "$m"
+    left || break
+    step "kineto_$m" 120 "$py" "$train" --model "$m" --batch "$(batch_of "$m")" --ddp --marks --warmup 10 \
+      --iterations 20 --reps 1 --profile "$out/kineto_$m.json" --out "$out/kineto_${m}_result.json"
+    gzip -f "$out/kineto_$m.json" 2>/dev/null
+  done
 }
 
 # The traced runs of group_models alone.
 group_models_traced() {
   for m in vgg16 bert; do
     left || break
-    b=64
-    [ "$m" = bert ] && b=32
-    step "full_$m" 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 10:15 -o "$out/full_$m" -- \
-      "$py" "$train" --model "$m" --batch "$b" --ddp --marks --warmup 10 --iterations 20 --reps 1 \
-      --out "$out/full_$m.json"
+    full_model "$m"
   done
 }
 
