@@ -286,9 +286,18 @@ void TraceWalk::add_launch_gaps() {
     std::stable_sort(kernels.begin(), kernels.end(), [](const Work* a, const Work* b) {
       return std::tie(a->device, a->start_ns) < std::tie(b->device, b->start_ns);
     });
-    // One pass: for each kernel, the latest end of the device's work that
-    // started before it (running maximum over `busy` in start order).
+    // The rank's io ranges (data loading): no kernel owns their time, which
+    // the scenario's io task stands for.
+    std::vector<std::pair<std::int64_t, std::int64_t>> io;
+    for (const Work& w : rank.work) {
+      if (w.kind == WorkKind::kIo) io.emplace_back(w.start_ns, w.end_ns);
+    }
+    std::sort(io.begin(), io.end());
+    // One pass per device: for each kernel, the latest end of the device's
+    // work (and of the io ranges) that started before it (running maximum
+    // over `busy` and `io` in start order).
     std::size_t b = 0;
+    std::size_t i = 0;
     std::int32_t device = -1;
     constexpr std::int64_t kNothingYet = std::numeric_limits<std::int64_t>::min();
     std::int64_t busy_until = kNothingYet;
@@ -296,14 +305,23 @@ void TraceWalk::add_launch_gaps() {
       if (k->device != device) {
         device = k->device;
         busy_until = kNothingYet;
+        i = 0;
         while (b < busy.size() && busy[b].device < device) ++b;
       }
-      for (; b < busy.size() && busy[b].device == device && busy[b].start_ns < k->start_ns; ++b) {
+      const std::int64_t start = k->start_ns;
+      for (; b < busy.size() && busy[b].device == device && busy[b].start_ns < start; ++b) {
         busy_until = std::max(busy_until, busy[b].end_ns);
       }
-      if (busy_until == kNothingYet || busy_until >= k->start_ns) continue;
-      const std::int64_t gap = k->start_ns - busy_until;
-      if (k->host_ns >= busy_until || gap < kQueuedGapNs) k->start_ns = busy_until;
+      for (; i < io.size() && io[i].first < start; ++i) {
+        busy_until = std::max(busy_until, io[i].second);
+      }
+      if (busy_until != kNothingYet && busy_until < start) {
+        const std::int64_t gap = start - busy_until;
+        if (k->host_ns >= busy_until || gap < kQueuedGapNs) k->start_ns = busy_until;
+      }
+      // A kernel that starts at the same time on another stream owns no
+      // idle time: this one has it.
+      busy_until = std::max(busy_until, start);
     }
     busy.clear();
     busy.shrink_to_fit();
@@ -417,6 +435,10 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
     const LayerRange* holder = open.empty() ? nullptr : open.back();
     TaskWork t;
     t.start_ns = w->start_ns;
+    // A GPU kernel's idle time ends where its iteration begins: a pause
+    // before the iteration (between a profiler's cycles, unmarked steps) is
+    // no iteration's.
+    if (w->kind == WorkKind::kKernel && w->device >= 0) t.start_ns = std::max(t.start_ns, s);
     t.end_ns = w->end_ns;
     t.bytes = w->bytes;
     switch (w->kind) {

@@ -34,7 +34,11 @@
 // memsets and collectives on any stream) and the kernel was launched only after that, or
 // the gap is shorter than kQueuedGapNs (the launch's own latency, the
 // device's scheduling). Without a launch record nothing tells a wait for the
-// host from a wait for other work, and the gap stays idle. Its start moves back to the end of the
+// host from a wait for other work, and the gap stays idle. No kernel owns
+// time in an io range (the scenario's io task stands for it), time before
+// the start of the iteration it belongs to (a pause between a profiler's
+// cycles or unmarked steps), or idle time another kernel starting at the
+// same moment already owns. Its start moves back to the end of the
 // device's earlier work; where it is placed does not change. A longer gap
 // before a kernel launched in time is a wait (for another stream: a
 // collective) and stays idle. In eager PyTorch on a fast GPU the host's
@@ -171,7 +175,8 @@ class TraceWalk {
     std::int32_t device = -1;       // a GPU kernel: its device; else -1
     bool launch_known = false;      // host_ns is its launch API call's start
   };
-  // A span of time a GPU was busy (a kernel, copy or memset).
+  // A span of time a GPU was busy (a kernel, an NCCL kernel, a copy, a
+  // memset or a collective).
   struct Busy {
     std::int32_t device;
     std::int64_t start_ns, end_ns;

@@ -61,11 +61,11 @@ TEST_F(IterationDiffTest, TasksOfAnIterationFollowTheMarkers) {
                                               "update"}));
   // Kernels with the idle time before them that the host caused
   // (tests/data/traces/marked.txtpb works them out).
-  EXPECT_EQ(busy, (std::vector<std::int64_t>{3700, 410, 650, 1150, 800, 660, 1000, 500, 950}));
+  EXPECT_EQ(busy, (std::vector<std::int64_t>{1250, 410, 650, 1150, 800, 660, 1000, 500, 950}));
   EXPECT_EQ(tasks[6].bytes, 40960);
-  // The first kernel (at 110160) owns the idle time since iteration 0's
-  // sgd_update ended.
-  EXPECT_EQ(tasks[0].start_ns, 107550);
+  // The first kernel (at 110160) owns the idle time since its iteration
+  // began (the device ran dry at 107550, before it).
+  EXPECT_EQ(tasks[0].start_ns, 110000);
   EXPECT_EQ(tasks[0].end_ns, 111250);    // the tail kernel's end
 }
 

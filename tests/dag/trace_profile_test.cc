@@ -100,9 +100,9 @@ TEST_F(TraceProfileTest, ComputeTimesAreSteadyStateAverages) {
   const auto& fc = r.profile.layers[2];
   // Each kernel with the idle time before it that the host caused (the
   // file's header works them out): conv1 holds its late-launched second
-  // kernel, which ran during forward/conv2's time, and its first kernel holds
-  // the time between iterations: (2810+890 + 2910+790) / 2.
-  EXPECT_EQ(conv1.forward.ns(), 3700);
+  // kernel, which ran during forward/conv2's time, and its first kernel the
+  // idle time since its iteration began: (360+890 + 460+790) / 2.
+  EXPECT_EQ(conv1.forward.ns(), 1250);
   EXPECT_EQ(conv2.forward.ns(), 410);   // 400 + 10 ns of scheduling gap
   EXPECT_EQ(fc.forward.ns(), 700);
   EXPECT_EQ(fc.backward.ns(), 1200);
@@ -272,11 +272,13 @@ TEST_F(TraceProfileTest, WithoutIterationMarkersIterationsSplitAtOptimizerStepsO
     EXPECT_EQ(r.iterations_used, 2);
     ASSERT_EQ(r.profile.layers.size(), marked.profile.layers.size());
     for (std::size_t l = 0; l < r.profile.layers.size(); ++l) {
-      if (l == 0 && drop_optimizer) {
-        // Without sgd_update the next iteration's first kernel holds the idle
-        // time since the last all-reduce ended instead of since the update
-        // did: 550 ns more in iteration 1, 950 in iteration 2.
-        EXPECT_EQ(r.profile.layers[0].forward.ns(), marked.profile.layers[0].forward.ns() + 750);
+      if (l == 0) {
+        // Split iterations begin just after the previous one's last launch,
+        // not 10 us later as the marked ones do, so the first kernel holds
+        // the idle time since the update (2810 and 2910 ns, not 360 and 460)
+        // or, without sgd_update, since the last all-reduce (550 and 950 ns
+        // more again).
+        EXPECT_EQ(r.profile.layers[0].forward.ns(), drop_optimizer ? 4450 : 3700);
         continue;
       }
       EXPECT_EQ(r.profile.layers[l].forward, marked.profile.layers[l].forward) << l;

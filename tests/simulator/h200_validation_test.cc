@@ -84,7 +84,7 @@ TEST_F(H200Validation, EachReplayReproducesTheIterationsItWasCapturedFrom) {
   for (const char* id : {"resnet50-fp32", "resnet50-amp", "vgg16", "bert-base"}) {
     SCOPED_TRACE(id);
     EXPECT_LE(std::abs(row(id).own_error()), 2.0);
-    EXPECT_LE(std::abs(row(id).own_error()), 1.0);  // today 0.51% at most
+    EXPECT_LE(std::abs(row(id).own_error()), 1.0);  // today 0.50% at most
   }
   EXPECT_LE(std::abs(row("vgg16-kineto").own_error()), 5.0);
   EXPECT_LE(std::abs(row("vgg16-kineto").own_error()), 0.5);

@@ -477,14 +477,15 @@ TEST_F(KinetoImportTest, PlainTraceGetsLayersFromOperatorsMatchGolden) {
 // back from the DAG builder's profile (step 6; step 5 is warm-up), each
 // kernel with the device's idle time before it that the host caused
 // (dag/trace_walk.h): the generator launches every kernel after the device
-// ran dry, so mul's holds the 140 us since step 5's optimizer, and the
-// others the gaps between the operators. The all-reduces fall to the latest
-// layer whose backward had ended.
+// ran dry, so mul's holds the 1.5 us since its step began (the device had
+// run dry 140 us before, in step 5), and the others the gaps between the
+// operators. The all-reduces fall to the latest layer whose backward had
+// ended.
 TEST_F(KinetoImportTest, ProfileFromPlainTraceHasPerOperatorTimes) {
   auto reader = TraceReader::open(import_plain("profile"));
   const auto r = dag::profile_from_trace(reader, "plain.ssgdt");
   EXPECT_THAT(layer_times(r),
-              ::testing::ElementsAre(Layer("aten::mul#0", 500 + 140000, 0, 0, 0),
+              ::testing::ElementsAre(Layer("aten::mul#0", 500 + 1500, 0, 0, 0),
                                      Layer("aten::linear#1", 3000 + 1900, 5000, 3000, 2048),
                                      Layer("aten::relu#2", 1000 + 3700, 1500, 0, 0),
                                      Layer("aten::linear#3", 4000 + 4300, 6000 + 2200, 7000, 4096),
@@ -515,7 +516,7 @@ TEST_F(KinetoImportTest, ModuleRangesGiveLeafModuleLayersWithBackward) {
   EXPECT_EQ(l.backward_outside_layers, 2u);  // MseLossBackward0
   const auto r = dag::profile_from_trace(reader, "modules.ssgdt");
   EXPECT_THAT(layer_times(r),
-              ::testing::ElementsAre(Layer("Linear_0", 140500 + 4900, 5000, 3000, 2048),
+              ::testing::ElementsAre(Layer("Linear_0", 2000 + 4900, 5000, 3000, 2048),
                                      Layer("ReLU_0", 4700, 1500, 0, 0),
                                      Layer("Linear_1", 8300 + 4300 + 8100, 8200, 7000, 4096)));
   EXPECT_EQ(r.kernels_outside_ranges, 4);  // mul, mse_loss forward and backward, optimizer
