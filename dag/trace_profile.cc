@@ -52,27 +52,37 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     const auto& iterations = walk.iterations(rank);
     ++out.ranks;
     max_iterations = std::max<std::int64_t>(max_iterations, iterations.size());
-    const std::size_t first = iterations.size() > 1 ? 1 : 0;
-    std::vector<IterationWork> works;
-    bool rank_has_ranges = false;
-    for (std::size_t i = first; i < iterations.size(); ++i) {
-      works.push_back(walk.iteration_work(rank, iterations[i]));
-      rank_has_ranges = rank_has_ranges || !works.back().ranges.empty();
-    }
-    for (const IterationWork& work : works) {
-      // Not a training step: a marked iteration that launched nothing, or
-      // one without a layer range on a rank whose other iterations have
-      // them. torch.profiler (2.11) closes the range the helper opened after
-      // the last step it recorded when it stops, and what it caught in it
-      // (one copy, or nothing) averaged in as a step took a quarter off
-      // replays of four-step captures.
-      const bool launched = std::any_of(work.work.begin(), work.work.end(), [](const TaskWork& w) {
+    // Not a training step: an iteration that launched nothing, or one
+    // without a layer range on a rank whose other iterations have them.
+    // torch.profiler (2.11) closes the range the helper opened after the
+    // last step it recorded when it stops, and what it caught in it (one
+    // copy, or nothing) averaged in as a step took a quarter off replays of
+    // four-step captures. Those are left out first; then the first step is
+    // warm-up when there are more. (Two passes over the walker's work, so
+    // that one rank's iterations are never all held at once.)
+    const auto launched = [](const IterationWork& work) {
+      return std::any_of(work.work.begin(), work.work.end(), [](const TaskWork& w) {
         return w.kind != TaskKind::kIo && w.kind != TaskKind::kH2d;
       });
-      if (!launched || (rank_has_ranges && work.ranges.empty())) {
+    };
+    std::vector<char> has_ranges(iterations.size()), has_work(iterations.size());
+    bool rank_has_ranges = false;
+    for (std::size_t i = 0; i < iterations.size(); ++i) {
+      const IterationWork work = walk.iteration_work(rank, iterations[i]);
+      has_ranges[i] = !work.ranges.empty();
+      has_work[i] = launched(work);
+      rank_has_ranges = rank_has_ranges || has_ranges[i];
+    }
+    std::vector<std::size_t> steps;
+    for (std::size_t i = 0; i < iterations.size(); ++i) {
+      if (has_work[i] && (has_ranges[i] || !rank_has_ranges)) {
+        steps.push_back(i);
+      } else {
         ++empty_iterations;
-        continue;
       }
+    }
+    for (std::size_t k = steps.size() > 1 ? 1 : 0; k < steps.size(); ++k) {
+      const IterationWork work = walk.iteration_work(rank, iterations[steps[k]]);
       ++samples;
       for (const TaskWork& w : work.work) {
         switch (w.kind) {
@@ -119,7 +129,9 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
                      "no collectives whose sizes repeat; mark iterations to replay it");
   }
   out.iterations_seen = max_iterations;
-  out.iterations_used = samples / std::max<std::int64_t>(out.ranks, 1);
+  // Steady iterations per rank, rounded up: ranks may have kept different counts.
+  const std::int64_t ranks = std::max<std::int64_t>(out.ranks, 1);
+  out.iterations_used = (samples + ranks - 1) / ranks;
   // The mean, rounded half up, without forming v + samples / 2 (v >= 0).
   auto avg = [&](std::int64_t v) { return v / samples + (v % samples >= samples - samples / 2); };
   trace::LayerProfile& p = out.profile;

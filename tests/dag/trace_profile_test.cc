@@ -536,5 +536,18 @@ TEST_F(TraceProfileTest, AnIterationWithoutLayersAmongStepsIsLeftOut) {
   EXPECT_THAT(r.warnings, ::testing::Contains(HasSubstr("ran no layer")));
 }
 
+
+// The profiler's closing range is left out before the warm-up step is: a
+// capture of one step and that range replays the step.
+TEST_F(TraceProfileTest, OneStepAndAProfilersClosingRangeReplayTheStep) {
+  const fs::path path = write_trace(
+      "one.ssgdt", {marker("iteration/0", 0, 1'000'000), marker("forward/a", 100, 300'000),
+                    kernel(1'000, 3'000), marker("iteration/1", 1'000'000, 1'000'500)});
+  auto reader = trace::TraceReader::open(path);
+  const TraceProfileResult r = profile_from_trace(reader, "one.ssgdt");
+  EXPECT_EQ(forward_of(r), 2'000);
+  EXPECT_EQ(r.iterations_used, 1);
+}
+
 }  // namespace
 }  // namespace ssgd::dag
