@@ -191,6 +191,7 @@ StreamFitResult fit_streams(const std::vector<Measurement>& points,
   }
   out.streams = best_streams;
   out.stream_rate_bytes_per_s = best.rate;
+  out.rate_at_grid_edge = best.rate <= kMinRate * 1.01 || best.rate >= kMaxRate * 0.99;
   out.latency = duration_from_seconds(best.alpha_s);
   out.points = static_cast<std::int64_t>(fit_points.size());
   std::vector<double> errors;

@@ -6,8 +6,10 @@
 // Model: the closed form of the chosen algorithm with one rank per node
 // (ClosedForm in simulator/collective/collective.h), every step paying the
 // latency alpha and moving its bytes at
-//   min(line_rate, min(streams, ceil(transfer / 64 KiB)) x stream_rate),
-// the rate StreamCap gives a transfer between nodes. For each candidate
+//   min(line_rate, connections x min(streams, ceil(transfer / 64 KiB)) x
+//       stream_rate),
+// the rate StreamCap gives the transfers of a step between nodes (one
+// connection for the ring and its relatives). For each candidate
 // stream count (the one given, or 1 to 64) the stream rate is searched on a
 // logarithmic grid from 1 MB/s to 1 TB/s and refined by golden section; for
 // each rate alpha is the weighted least-squares solution (weights 1/T, so
@@ -46,9 +48,12 @@ struct StreamFitResult {
   std::int64_t points = 0;
   double median_error = 0;       // relative, of the fitted points
   double max_error = 0;
-  // Whether some measured step moved less than streams x 64 KiB, so that the
-  // stream count itself shows in the data; else only their product does.
+  // Whether the stream count shows in the data. Searched: every other count
+  // fits worse by more than 1%. Given: some measured step moved less than
+  // streams x 64 KiB (M / P for the ring). Else only streams x rate does.
   bool streams_identified = false;
+  // The best rate lies at the edge of the searched range (1 MB/s or 1 TB/s).
+  bool rate_at_grid_edge = false;
   // The stream count's error curve: per count tried, the fit's root mean
   // square relative error.
   std::vector<std::pair<std::int64_t, double>> by_streams;

@@ -223,6 +223,10 @@ TEST_F(CalibrateCli, TcpStreamsBadFlags) {
   EXPECT_THAT(r.err, HasSubstr("field '--line-rate'"));
   r = fails({"ar2.log", "--tcp-streams", "auto", "--bands", "8KiB"});
   EXPECT_THAT(r.err, HasSubstr("field '--bands': does not apply with --tcp-streams"));
+  r = fails({"ar2.log", "--tcp-streams", "auto", "--max-bands", "2"});
+  EXPECT_THAT(r.err, HasSubstr("field '--max-bands': does not apply with --tcp-streams"));
+  r = fails({"ar2.log", "--tcp-streams", "auto", "--level", "intra_node"});
+  EXPECT_THAT(r.err, HasSubstr("field '--level': --tcp-streams fits the NIC's TCP streams"));
 }
 
 }  // namespace

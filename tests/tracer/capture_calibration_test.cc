@@ -7,6 +7,7 @@
 // aligns them without --force to the server's host, which ran no rank.
 #include "tracer/core/capture_calibration.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -181,14 +182,25 @@ class SessionClockTest : public ssgd::testing::TempDirTest {
     int result_fd = -1;  // then its answered count arrives here
   };
   static ServerProcess start_server_process(std::int64_t shift_ns, const std::string& name) {
+    // Close-on-exec, and each side closes the ends it does not use: a server
+    // whose test died sees its stop pipe's end and exits, and the ranks
+    // forked later hold none of them.
     int port_pipe[2], stop_pipe[2], result_pipe[2];
-    EXPECT_EQ(::pipe(port_pipe), 0);
-    EXPECT_EQ(::pipe(stop_pipe), 0);
-    EXPECT_EQ(::pipe(result_pipe), 0);
     ServerProcess sp;
+    if (::pipe2(port_pipe, O_CLOEXEC) != 0 || ::pipe2(stop_pipe, O_CLOEXEC) != 0 ||
+        ::pipe2(result_pipe, O_CLOEXEC) != 0) {
+      ADD_FAILURE() << "pipe2 failed";
+      return sp;
+    }
     sp.pid = ::fork();
-    EXPECT_GE(sp.pid, 0);
+    if (sp.pid < 0) {
+      ADD_FAILURE() << "fork failed";
+      return sp;
+    }
     if (sp.pid == 0) {
+      ::close(port_pipe[0]);
+      ::close(stop_pipe[1]);
+      ::close(result_pipe[0]);
       auto server = shifted_clock_server(shift_ns, name);
       if (!server) ::_exit(30);
       const std::uint16_t port = server->port();
@@ -211,6 +223,7 @@ class SessionClockTest : public ssgd::testing::TempDirTest {
   }
   // Stops it; returns the clock requests it answered.
   static std::uint64_t stop_server_process(ServerProcess& sp) {
+    if (sp.pid <= 0) return 0;
     const char stop = 1;
     EXPECT_EQ(::write(sp.stop_fd, &stop, 1), 1);
     std::uint64_t answered = 0;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/logging.h"
 #include "common/units.h"
@@ -46,6 +47,7 @@ struct CalibrateArgs {
   bool per_ranks = false;
   bool in_place = false;
   bool allow_truncated = false;
+  bool max_bands_given = false;
   std::string tcp_streams;  // "auto" or a count: fit the TCP stream model instead of bands
   std::string line_rate;    // with --tcp-streams: a rate or a link preset
 };
@@ -138,9 +140,14 @@ void print_stream_fit(const sim::StreamFitResult& f, std::ostream& out) {
   }
   if (!f.streams_identified) {
     out << fmt::format(
-        "  note: the data cannot tell the stream count apart (every measured step moved at least "
-        "streams x 64 KiB): only streams x stream rate = {} is measured\n",
+        "  note: other stream counts fit as well (within 1%): the smallest is shown, and only "
+        "streams x stream rate = {} is well measured; small messages (steps under streams x 64 "
+        "KiB) tell the count\n",
         format_rate(static_cast<double>(f.streams) * f.stream_rate_bytes_per_s));
+  }
+  if (f.rate_at_grid_edge) {
+    out << "  note: the stream rate is at the edge of the search (1 MB/s to 1 TB/s): the curve "
+           "may not be bound by TCP streams at all\n";
   }
   for (const sim::HoldoutError& h : f.holdout) {
     out << fmt::format("  held back, {} ranks: {} sizes predicted, median error {}, max {}\n",
@@ -148,24 +155,40 @@ void print_stream_fit(const sim::StreamFitResult& f, std::ostream& out) {
   }
 }
 
+// A file name in a YAML comment: anything but printable ASCII becomes '?',
+// so that a name cannot end the comment and add keys.
+std::string comment_safe(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    if (c < 0x20 || c > 0x7e) c = '?';
+  }
+  return out;
+}
+
 // The scenario keys the stream fit gives, as a YAML file to copy from or to
-// pass to --scenario.
+// pass to --scenario, written whole or not at all (AtomicFile).
 void write_stream_scenario(const sim::StreamFitResult& f, const std::vector<std::string>& inputs,
-                           const std::filesystem::path& path) {
-  std::ofstream out(path);
+                           double line_rate, const std::filesystem::path& path) {
+  AtomicFile file(path);
+  std::ostream& out = file.stream();
   out << "# ssgd calibrate --tcp-streams: the TCP stream model (docs/platforms.md, TCP streams)\n";
   out << fmt::format("# fitted to {} {} measurement(s) over {} ranks ({} steps) from:\n",
                      f.points, to_string(f.op), join_ranks(f.ranks), to_string(f.algorithm));
-  for (const auto& i : inputs) out << "#   " << i << "\n";
+  for (const auto& i : inputs) out << "#   " << comment_safe(i) << "\n";
   out << fmt::format("# median error {}, max {}\n", percent(f.median_error),
                      percent(f.max_error));
+  if (line_rate > 0) {
+    out << fmt::format(
+        "# with the streams bounded by a line rate of {}: a replay gets the same bound from the "
+        "NIC's bandwidth (platform.nic.bandwidth)\n",
+        format_rate(line_rate));
+  }
   out << "platform:\n  nic:\n";
   out << fmt::format("    tcp_streams: {}\n", f.streams);
   out << fmt::format("    tcp_stream_rate: {}B/s\n",
                      static_cast<std::int64_t>(std::llround(f.stream_rate_bytes_per_s)));
   out << fmt::format("    latency: {}ns\n", f.latency.ns());
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write " + path.string());
+  file.commit();
 }
 
 void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::ostream& out) {
@@ -255,7 +278,9 @@ void run_stream_fit(const CalibrateArgs& a,
       joint.streams, static_cast<std::int64_t>(std::llround(joint.stream_rate_bytes_per_s)),
       joint.latency.ns());
   if (a.output.given()) {
-    write_output(a.output, [&] { write_stream_scenario(joint, a.inputs, a.output.path); });
+    write_output(a.output, [&] {
+      write_stream_scenario(joint, a.inputs, so.line_rate_bytes_per_s, a.output.path);
+    });
     std::cout << fmt::format("wrote {} (the joint fit's keys, as a scenario)\n", a.output.path);
   }
   std::cout.flush();
@@ -319,6 +344,14 @@ void run_calibrate(const CalibrateArgs& a) {
     if (!a.line_rate.empty()) parse_line_rate(a.line_rate);
     if (!a.bands.empty()) {
       throw flag_error("--bands", a.bands, "does not apply with --tcp-streams (no bands are fitted)");
+    }
+    if (a.max_bands_given) {
+      throw flag_error("--max-bands", std::to_string(a.max_bands),
+                       "does not apply with --tcp-streams (no bands are fitted)");
+    }
+    if (a.level != "inter_node") {
+      throw flag_error("--level", a.level,
+                       "--tcp-streams fits the NIC's TCP streams: inter_node only");
     }
   }
 
@@ -412,7 +445,8 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--bands", args->bands,
                   "band limits, e.g. 8KiB,256KiB (default: found by the fit)");
   cmd->add_option("--max-bands", args->max_bands, "most bands the search may use")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([args](const std::string&) { args->max_bands_given = true; });
   cmd->add_option("--holdout", args->holdout,
                   "validation: keep every N-th size of each rank count out of the fit and report "
                   "how well the fit predicts it");

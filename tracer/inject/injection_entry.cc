@@ -34,7 +34,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 }
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
-    const void* (*get_export_table)(std::uint32_t)) {
+    const void* (*get_export_table)(std::uint32_t)) noexcept {
   using Init = int (*)(const void* (*)(std::uint32_t));
   // The file that holds the cuptiSubscribe this library calls: the CUPTI of
   // this process, whichever copy the dynamic linker bound.
@@ -47,6 +47,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
   auto* init = cupti != nullptr
                    ? reinterpret_cast<Init>(dlsym(cupti, "InitializeInjectionNvtx2"))
                    : nullptr;
+  // A CUPTI linked into this library would name this very file, and its
+  // entry point would be this function: no CUPTI to hand NVTX to.
+  if (init == &InitializeInjectionNvtx2) return 0;
   if (init == nullptr) {
     try {
       ssgd::tracer::log_to_stderr_if_asked(
