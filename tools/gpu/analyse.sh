@@ -28,12 +28,22 @@ def med(name):
 for base, runs in (("plain_fp32", ("traced_fp32", "full_fp32")), ("plain_amp", ("traced_amp", "full_amp")),
                    ("plain_fp32_2", ("traced_fp32_2",)), ("plain_amp_2", ("traced_amp_2",)),
                    ("plain_amp_3", ("traced_amp_3",)), ("plain_vgg16", ("full_vgg16",)),
-                   ("plain_bert", ("full_bert",))):
+                   ("plain_bert", ("full_bert",))) + tuple(
+                   (f"plain_amp_api{n}", tuple(f"traced_amp_{m}{n}" for m in ("launches", "runtime", "none")))
+                   for n in (1, 2, 3)):
     b = med(base)
     for r in runs:
         t = med(r)
         if b and t:
             print(f"  {r:15s} {t:9.3f} ms   {base:13s} {b:9.3f} ms   {100 * (t - b) / b:+6.2f}%")
+# SSGD_TRACER_API_CALLS with AMP: each mode's overhead over the three rounds.
+rounds = [n for n in (1, 2, 3) if med(f"plain_amp_api{n}")]
+for m in ("launches", "runtime", "none"):
+    d = [100 * (med(f"traced_amp_{m}{n}") - med(f"plain_amp_api{n}")) / med(f"plain_amp_api{n}")
+         for n in rounds if med(f"traced_amp_{m}{n}")]
+    if d:
+        print(f"  API calls '{m}' (AMP): " + ", ".join(f"{x:+.2f}%" for x in d) +
+              f"; mean {sum(d) / len(d):+.2f}%")
 PY
 
 for d in */; do

@@ -7,7 +7,9 @@
 # GROUPs (default: all, in this order): env tests overhead kineto standdown
 # bundle signal models; "repeat" runs the untraced and traced fp32 pair again,
 # "repeat_amp" the AMP pair twice more, "kineto_amp" torch.profiler with AMP,
-# "models_traced" the traced runs of "models" alone.
+# "models_traced" the traced runs of "models" alone, "api_amp" AMP ResNet-50
+# untraced and traced with each SSGD_TRACER_API_CALLS mode, "fp32_knobs"
+# fp32 ResNet-50 over 6 blocks with the tracer's flush and buffer settings.
 #
 # BIN_DIR holds ssgd, libssgd_tracer.so and the tracer's test programs of a
 # build configured with -DSSGD_WITH_CUDA=ON (tools/gpu/carry.sh makes one
@@ -145,6 +147,35 @@ group_repeat_amp() {
     step "traced_amp_$n" 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace -o "$out/traced_amp_$n" -- \
       "$py" "$train" "${common[@]}" --amp --out "$out/traced_amp_$n.json"
   done
+}
+
+# What the tracer costs AMP ResNet-50 by which API calls it records
+# (SSGD_TRACER_API_CALLS): untraced, launches, runtime, none; three rounds,
+# alternating.
+group_api_amp() {
+  for n in 1 2 3; do
+    step "plain_amp_api$n" 120 "$py" "$train" "${common[@]}" --amp --out "$out/plain_amp_api$n.json"
+    for mode in launches runtime none; do
+      step "traced_amp_${mode}$n" 120 env SSGD_TRACER_LOG=1 SSGD_TRACER_API_CALLS=$mode \
+        "$bin/ssgd" trace -o "$out/traced_amp_${mode}$n" -- \
+        "$py" "$train" "${common[@]}" --amp --out "$out/traced_amp_${mode}$n.json"
+    done
+  done
+}
+
+# fp32 ResNet-50 with more timed blocks (6 of 20), untraced and traced with
+# the default settings, with flushes only at exit (SSGD_TRACER_FLUSH_MS=0)
+# and with 32 MiB CUPTI buffers: does the overhead grow as the capture does?
+group_fp32_knobs() {
+  local long=(--model resnet50 --batch 64 --ddp --warmup 15 --iterations 20 --reps 6)
+  step plain_fp32_long 150 "$py" "$train" "${long[@]}" --out "$out/plain_fp32_long.json"
+  step traced_fp32_long 150 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace -o "$out/traced_fp32_long" -- \
+    "$py" "$train" "${long[@]}" --out "$out/traced_fp32_long.json"
+  step traced_fp32_flush0 150 env SSGD_TRACER_LOG=1 SSGD_TRACER_FLUSH_MS=0 "$bin/ssgd" trace \
+    -o "$out/traced_fp32_flush0" -- "$py" "$train" "${long[@]}" --out "$out/traced_fp32_flush0.json"
+  step traced_fp32_buf32m 150 env SSGD_TRACER_LOG=1 SSGD_TRACER_BUFFER_KB=32768 "$bin/ssgd" trace \
+    -o "$out/traced_fp32_buf32m" -- "$py" "$train" "${long[@]}" --out "$out/traced_fp32_buf32m.json"
+  step plain_fp32_long2 150 "$py" "$train" "${long[@]}" --out "$out/plain_fp32_long2.json"
 }
 
 # Issue 6: VGG-16 and a BERT-base encoder, traced with marks and profiled.

@@ -329,19 +329,24 @@ bool enable_kind(Source& s, const Kind& k) {
   return true;
 }
 
-// The API calls of kRuntimeApis and kDriverApis, one by one; every call of
-// both APIs with SSGD_TRACER_API_CALLS=all, or where CUPTI cannot enable
-// any of them one by one (before CUDA 12.6). A call this CUPTI does not
-// know is skipped (logged): falling back to every call for it would bring
-// back the cost the filter removes. False when the source stood down.
+// The API calls of kRuntimeApis and kDriverApis (or kRuntimeApis alone),
+// one by one; every call of both APIs with SSGD_TRACER_API_CALLS=all, or
+// where CUPTI cannot enable any of them one by one (before CUDA 12.6); none
+// with SSGD_TRACER_API_CALLS=none. A call this CUPTI does not know is
+// skipped (logged): falling back to every call for it would bring back the
+// cost the filter removes. False when the source stood down.
 bool enable_api_calls(Source& s) {
-  if (!s.settings.all_api_calls) {
+  using ApiCalls = ActivitySourceSettings::ApiCalls;
+  if (s.settings.api_calls == ApiCalls::kNone) return true;
+  if (s.settings.api_calls != ApiCalls::kAll) {
     std::size_t enabled = 0, refused = 0;
     for (const CUpti_CallbackId id : kRuntimeApis) {
       ++(cuptiActivityEnableRuntimeApi(id, 1) == CUPTI_SUCCESS ? enabled : refused);
     }
-    for (const CUpti_CallbackId id : kDriverApis) {
-      ++(cuptiActivityEnableDriverApi(id, 1) == CUPTI_SUCCESS ? enabled : refused);
+    if (s.settings.api_calls == ApiCalls::kLaunches) {
+      for (const CUpti_CallbackId id : kDriverApis) {
+        ++(cuptiActivityEnableDriverApi(id, 1) == CUPTI_SUCCESS ? enabled : refused);
+      }
     }
     s.api_calls_one_by_one = true;
     if (enabled > 0) {
@@ -412,11 +417,16 @@ ActivitySourceSettings read_activity_settings(const EnvLookup& env) noexcept {
       }
     }
     if (auto v = env("SSGD_TRACER_API_CALLS")) {
+      using ApiCalls = ActivitySourceSettings::ApiCalls;
       if (*v == "all") {
-        s.all_api_calls = true;
+        s.api_calls = ApiCalls::kAll;
+      } else if (*v == "runtime") {
+        s.api_calls = ApiCalls::kRuntime;
+      } else if (*v == "none") {
+        s.api_calls = ApiCalls::kNone;
       } else if (!v->empty() && *v != "launches") {
         s.problems.push_back("SSGD_TRACER_API_CALLS='" + *v +
-                             "' is not 'launches' or 'all'; recording launches");
+                             "' is not 'launches', 'runtime', 'none' or 'all'; recording launches");
       }
     }
     if (auto v = env("SSGD_TRACER_BUFFER_KB")) {

@@ -24,9 +24,17 @@ namespace ssgd::tracer {
 struct ActivitySourceSettings {
   // SSGD_TRACER_NVTX=1: also capture NVTX ranges (CUPTI_ACTIVITY_KIND_MARKER).
   bool nvtx = false;
-  // SSGD_TRACER_API_CALLS=all: record every runtime and driver API call, not
-  // only the launches, copies, memsets, synchronizations and event calls.
-  bool all_api_calls = false;
+  // SSGD_TRACER_API_CALLS: which runtime and driver API calls are recorded.
+  enum class ApiCalls : std::uint8_t {
+    kLaunches,  // "launches" (default): the calls that launch, copy, set,
+                // synchronize or record events, in both APIs
+    kRuntime,   // "runtime": those of the runtime API only (a program that
+                // calls the driver API itself loses its launch times)
+    kNone,      // "none": no API call (kernels lose their launch times,
+                // and with them the host-bound idle time of the replay)
+    kAll,       // "all": every call of both APIs
+  };
+  ApiCalls api_calls = ApiCalls::kLaunches;
   // Bytes of each buffer handed to CUPTI (SSGD_TRACER_BUFFER_KB, default 4096).
   std::size_t buffer_bytes = 4u << 20;
   std::vector<std::string> problems;  // malformed settings, set aside with why
