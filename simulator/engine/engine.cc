@@ -15,7 +15,6 @@ HandlerId Engine::register_handler(EventHandler handler) {
 }
 
 void Engine::reserve(std::size_t events) {
-  queue_.reserve(events);
   slots_.reserve(events);
 }
 
@@ -39,7 +38,7 @@ EventHandle Engine::schedule(Time when, HandlerId handler, std::uint64_t payload
   Slot& s = slots_[slot];
   s.payload = payload;
   s.handler = handler;
-  queue_.push({when.ns(), sequence_++, slot, s.generation});
+  queue_.push({when.ns(), slot, s.generation});
   return {slot, s.generation};
 }
 

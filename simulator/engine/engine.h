@@ -1,7 +1,7 @@
 #pragma once
-// The discrete-event engine: simulated time in integer nanoseconds, a heap of
-// events ordered by (time, insertion sequence), typed handlers, payloads in a
-// pool, and lazy cancellation by generation counter.
+// The discrete-event engine: simulated time in integer nanoseconds, a radix
+// heap of events ordered by time then insertion order, typed handlers,
+// payloads in a pool, and lazy cancellation by generation counter.
 //
 // Models register a handler once and schedule events carrying a 64-bit
 // payload (an index into the model's own tables). Stopping is itself an
@@ -66,7 +66,6 @@ class Engine {
   std::vector<std::uint32_t> free_slots_;
   std::vector<EventHandler> handlers_;
   Time now_;
-  std::uint64_t sequence_ = 0;
   std::uint64_t processed_ = 0;
   bool stopped_ = false;
   HandlerId stop_handler_ = 0;
