@@ -54,10 +54,18 @@ std::array<std::int64_t, 4> sweep(const std::vector<Edge>& edges, std::int64_t f
 
 TimeBreakdown average_breakdown(const TaskGraph& graph, const ScheduledTimes& times,
                                 std::span<const Time> window_start,
-                                std::span<const Time> window_end, std::int64_t iterations) {
+                                std::span<const Time> window_end, std::int64_t iterations,
+                                std::span<const std::int64_t> weight) {
   const auto P = window_start.size();
-  if (window_end.size() != P || P == 0 || iterations < 1) {
-    throw std::invalid_argument("average_breakdown: bad window or iteration count");
+  if (window_end.size() != P || P == 0 || iterations < 1 ||
+      (!weight.empty() && weight.size() != P)) {
+    throw std::invalid_argument("average_breakdown: bad window, weights or iteration count");
+  }
+  std::int64_t ranks = 0;  // the ranks the built ones stand for
+  for (std::size_t r = 0; r < P; ++r) {
+    const std::int64_t w = weight.empty() ? 1 : weight[r];
+    if (w < 1) throw std::invalid_argument("average_breakdown: a rank's weight is below 1");
+    ranks += w;
   }
   std::vector<std::vector<Edge>> per_rank(P);
   std::vector<Edge> shared;  // collectives involve every rank
@@ -80,9 +88,10 @@ TimeBreakdown average_breakdown(const TaskGraph& graph, const ScheduledTimes& ti
     std::merge(edges.begin(), edges.end(), shared.begin(), shared.end(), merged.begin(),
                edge_before);
     const auto part = sweep(merged, window_start[r].ns(), window_end[r].ns());
-    for (int k = 0; k < 4; ++k) sum[k] += part[k];
+    const std::int64_t w = weight.empty() ? 1 : weight[r];
+    for (int k = 0; k < 4; ++k) sum[k] += part[k] * w;
   }
-  const auto denom = static_cast<std::int64_t>(P) * iterations;
+  const auto denom = ranks * iterations;
   auto avg = [&](std::int64_t v) { return Duration((v + denom / 2) / denom); };
   return {avg(sum[0]), avg(sum[1]), avg(sum[2]), avg(sum[3])};
 }

@@ -25,9 +25,13 @@ struct TimeBreakdown {
 
 // The breakdown of each rank over [window_start[r], window_end[r]), divided
 // by `iterations` (the iterations in each window), then averaged over ranks.
-// Both spans hold one entry per rank 0..P-1.
+// Both spans hold one entry per rank 0..P-1. `weight`, when given (one entry
+// per rank, each at least 1), counts rank r weight[r] times: a rank standing
+// for a class of identical ones, so that the average is the one over every
+// rank of the class, to the nanosecond.
 TimeBreakdown average_breakdown(const TaskGraph& graph, const ScheduledTimes& times,
                                 std::span<const Time> window_start,
-                                std::span<const Time> window_end, std::int64_t iterations);
+                                std::span<const Time> window_end, std::int64_t iterations,
+                                std::span<const std::int64_t> weight = {});
 
 }  // namespace ssgd::dag

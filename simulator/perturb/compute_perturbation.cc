@@ -1,6 +1,7 @@
 #include "simulator/perturb/compute_perturbation.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -94,6 +95,22 @@ std::vector<double> rank_compute_factors(const Perturbation& p, std::int64_t wor
     factor[static_cast<std::size_t>(s.rank)] *= 1 + s.percent / 100;
   }
   return factor;
+}
+
+RankClasses rank_classes(const std::vector<double>& rank_factor) {
+  RankClasses c;
+  c.of_rank.reserve(rank_factor.size());
+  std::map<double, std::uint32_t> index;
+  for (const double f : rank_factor) {
+    const auto [it, added] = index.try_emplace(f, static_cast<std::uint32_t>(c.factor.size()));
+    if (added) {
+      c.factor.push_back(f);
+      c.size.push_back(0);
+    }
+    c.of_rank.push_back(it->second);
+    ++c.size[it->second];
+  }
+  return c;
 }
 
 }  // namespace ssgd::sim

@@ -36,6 +36,18 @@ trace::LayerProfile perturbed_profile(const trace::LayerProfile& profile, const 
 // does not have.
 std::vector<double> rank_compute_factors(const Perturbation& p, std::int64_t workers);
 
+// Ranks of equal factor (rank_compute_factors' values compared exactly),
+// in the order of each class's first rank: the class of every rank, and
+// each class's factor and member count. Ranks of one class run the same
+// tasks with the same times (without jitter), so one rank can stand for
+// the class (simulator/replay/job_graph.h).
+struct RankClasses {
+  std::vector<std::uint32_t> of_rank;  // rank -> class
+  std::vector<double> factor;          // class -> its factor
+  std::vector<std::int64_t> size;      // class -> its ranks
+};
+RankClasses rank_classes(const std::vector<double>& rank_factor);
+
 // Glob match: '*' any run of characters (also none), '?' any one character.
 bool glob_match(std::string_view pattern, std::string_view text);
 

@@ -47,7 +47,7 @@ dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& 
 }
 
 JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& scenario,
-                         const CommModel& comm, bool allow_folding) {
+                         const CommModel& comm, bool allow_folding, bool allow_class_folding) {
   JobGraph job;
   job.workers = comm.workers();
   // Compute factors that keep ranks alike change the profile itself, so the
@@ -57,16 +57,30 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
                                           : captured;
   // One factor a rank where ranks differ; else one for all (a million-rank
   // job would otherwise hold a million ones).
-  const std::vector<double> rank_factor = scenario.perturb.varies_by_rank()
-                                              ? rank_compute_factors(scenario.perturb, job.workers)
-                                              : std::vector<double>{1.0};
+  std::vector<double> rank_factor = scenario.perturb.varies_by_rank()
+                                        ? rank_compute_factors(scenario.perturb, job.workers)
+                                        : std::vector<double>{1.0};
   job.ranks_differ = scenario.perturb.varies_by_rank() && job.workers > 1;
   // Every rank runs the same tasks with the same times unless a per-rank
   // perturbation makes them differ.
   const bool fold = allow_folding && job.workers > 1 && !job.ranks_differ;
   job.ranks_built = fold ? 1 : job.workers;
+  // Ranks that differ only by their compute factor fold by class: the DAG's
+  // rank c is class c, with the class's factor.
+  if (allow_folding && allow_class_folding && job.ranks_differ &&
+      scenario.perturb.jitter.kind == JitterKind::kNone) {
+    RankClasses classes = rank_classes(rank_factor);
+    if (classes.factor.size() < rank_factor.size()) {
+      job.ranks_built = static_cast<std::int64_t>(classes.factor.size());
+      job.rank_weight = std::move(classes.size);
+      rank_factor = std::move(classes.factor);
+    }
+  }
+  // Folded into one rank or into classes, the collectives stay: a rank that
+  // stands for several has someone to talk to.
   dag::DagShape shape{job.ranks_built, scenario.iterations, scenario.io_time,
-                      scenario.h2d_time, scenario.update_time, fold};
+                      scenario.h2d_time, scenario.update_time,
+                      fold || !job.rank_weight.empty()};
   shape.update_per_group =
       effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer;
   shape.prefetch_depth = scenario.policy.prefetch_depth;
@@ -137,7 +151,8 @@ Duration steady_iteration_time(const std::vector<Time>& iteration_end) {
 }
 
 IterationMeasures iteration_measures(const dag::TaskGraph& graph, const Schedule& schedule,
-                                     std::int64_t iterations, std::int64_t ranks_built) {
+                                     std::int64_t iterations, std::int64_t ranks_built,
+                                     std::span<const std::int64_t> rank_weight) {
   const auto N = static_cast<std::size_t>(iterations);
   const IterationEnds ends = iteration_ends(graph, schedule, iterations, ranks_built);
   IterationMeasures m;
@@ -153,7 +168,8 @@ IterationMeasures iteration_measures(const dag::TaskGraph& graph, const Schedule
   const auto steady = static_cast<std::int64_t>(N - first);
   std::vector<Time> from(static_cast<std::size_t>(ranks_built), Time::zero());
   if (first == 1) from = ends.update_end[0];
-  m.breakdown = dag::average_breakdown(graph, schedule.view(), from, ends.update_end[N - 1], steady);
+  m.breakdown = dag::average_breakdown(graph, schedule.view(), from, ends.update_end[N - 1], steady,
+                                       rank_weight);
   return m;
 }
 

@@ -9,8 +9,16 @@
 // per-rank perturbation), one rank stands for all P. The collectives keep
 // the costs of P ranks, so every time the run reports is that of the full
 // DAG, for a P-th of the tasks. A timeline needs every rank, so it is
-// never folded; nor are ranks made to differ by perturb.stragglers,
-// perturb.imbalance or perturb.jitter.
+// never folded.
+//
+// Folding by class: ranks made to differ by perturb.stragglers or
+// perturb.imbalance (not jitter, which draws for every task) fall into
+// classes of equal compute factor (rank_classes(), compute_perturbation.h);
+// with folding allowed, one rank stands for each class, and the breakdown
+// weighs it by the class's size. A straggler among 131,072 ranks costs two
+// ranks. Every time the run reports is the unfolded DAG's, to the
+// nanosecond: ranks of a class finish each task together, and they meet
+// only at the collectives, which are shared tasks.
 //
 // Perturbations (simulator/perturb/): the compute factors that keep ranks
 // alike are applied to the profile before the DAG and the closed-form times
@@ -20,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "dag/comm_plan.h"
@@ -37,8 +46,12 @@ struct JobGraph {
   std::shared_ptr<dag::TaskGraph> graph;
   LayerTimes times;            // per layer, as the closed forms use them
   std::int64_t workers = 1;    // ranks the job has
-  std::int64_t ranks_built = 1;  // ranks in the graph: 1 when folded, else workers
+  std::int64_t ranks_built = 1;  // ranks in the graph: 1 when folded, the classes when
+                                 // folded by class, else workers
   bool ranks_differ = false;   // a per-rank perturbation changed some ranks' times
+  // Folded by class: the ranks each built rank stands for (sums to workers);
+  // empty otherwise.
+  std::vector<std::int64_t> rank_weight;
   double build_seconds = 0;
 };
 
@@ -52,8 +65,11 @@ dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& 
 // std::invalid_argument when the run would not fit in memory or would
 // overflow the simulated clock, and for a perturbation that does not fit the
 // job (a layer pattern matching no layer, a straggler rank it does not have).
+// `allow_class_folding`: ranks that differ may fold by class (above); only
+// where nothing reads a rank's own schedule.
 JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& scenario,
-                         const CommModel& comm, bool allow_folding);
+                         const CommModel& comm, bool allow_folding,
+                         bool allow_class_folding = false);
 
 // Runs a job's modelled collectives on the flow-level network: the S-SGD
 // DAG's gradient all-reduces, or, with `op_of`, each task's own operation
@@ -86,13 +102,15 @@ Duration steady_iteration_time(const std::vector<Time>& iteration_end);
 // What replay() measures of a run's iterations: each iteration's time (its
 // last update minus the previous iteration's), the steady iteration time,
 // and the breakdown over the steady iterations (the first left out when
-// there are more), mean over the ranks built.
+// there are more), mean over the ranks built (each counted `rank_weight`
+// times when given).
 struct IterationMeasures {
   std::vector<Duration> times;
   Duration steady;
   dag::TimeBreakdown breakdown;
 };
 IterationMeasures iteration_measures(const dag::TaskGraph& graph, const Schedule& schedule,
-                                     std::int64_t iterations, std::int64_t ranks_built);
+                                     std::int64_t iterations, std::int64_t ranks_built,
+                                     std::span<const std::int64_t> rank_weight = {});
 
 }  // namespace ssgd::sim

@@ -113,7 +113,8 @@ struct ReplayResult {
   std::vector<LinkKindSummary> link_kinds;    // per link kind, kinds with traffic only
   std::vector<LinkRecord> busiest_links;      // the ten busiest, by utilisation
   std::vector<LinkTrack> link_tracks;         // with keep_schedule
-  std::int64_t ranks_simulated = 0;           // ranks in the DAG: 1 when identical ranks were folded
+  std::int64_t ranks_simulated = 0;           // ranks in the DAG: 1 when identical ranks were folded,
+                                              // the classes when ranks folded by class (job_graph.h)
   std::size_t tasks = 0;
   std::size_t edges = 0;
   std::uint64_t events = 0;

@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/units.h"
+#include "simulator/perturb/compute_perturbation.h"
 #include "simulator/policy/overlap_policy.h"
 #include "simulator/policy/policy_params.h"
 #include "simulator/scenario/scenario_network.h"
@@ -53,6 +54,22 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
       options.fold_ranks && (!options.keep_schedule || options.keep_folded_schedule);
   e.folded = may_fold && e.workers > 1 && !ranks_differ;
   e.ranks_built = e.folded ? 1 : e.workers;
+  // Ranks that differ by their compute factor alone fold by class
+  // (job_graph.h). A straggler the job does not have is the build's error to
+  // report: counted here as no folding.
+  if (may_fold && options.fold_ranks && !options.keep_schedule && ranks_differ &&
+      scenario.perturb.jitter.kind == JitterKind::kNone) {
+    try {
+      const auto classes =
+          static_cast<std::int64_t>(rank_classes(rank_compute_factors(scenario.perturb, e.workers))
+                                        .factor.size());
+      if (classes < e.workers) {
+        e.ranks_built = classes;
+        e.folded = true;
+      }
+    } catch (const std::invalid_argument&) {
+    }
+  }
 
   // Tasks per rank and iteration: io, h2d, forward and backward per layer,
   // the updates; then the iteration's collectives (at most one a layer).
@@ -108,7 +125,9 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   e.shape = fmt::format(
       "{} node(s) x {} GPU(s), {} iteration(s) of {} layers, {}", scenario.nodes,
       scenario.gpus_per_node, scenario.iterations, profile.layers.size(),
-      e.folded ? "1 rank built for all (folded)" : fmt::format("{} rank(s) built", e.ranks_built));
+      e.ranks_built == 1 && e.folded ? "1 rank built for all (folded)"
+      : e.folded ? fmt::format("{} rank(s) built, one a class of identical ranks (folded)", e.ranks_built)
+                 : fmt::format("{} rank(s) built", e.ranks_built));
   return e;
 }
 
@@ -178,9 +197,10 @@ void check_fits(const ReplayEstimate& e, bool allow_large) {
       e.key,
       *why + fmt::format("; {} drives it: {} it{}, or give --allow-large to run anyway", e.key,
                          direction,
-                         unfolded_alike ? " (identical ranks fold into one, for a fraction of the "
-                                          "memory, without --no-fold, --timeline and per-rank "
-                                          "perturbations)"
+                         unfolded_alike ? " (identical ranks fold into one, and ranks of equal "
+                                          "compute factor into one a class, for a fraction of the "
+                                          "memory, without --no-fold, --timeline, imbalance and "
+                                          "jitter)"
                                         : ""));
 }
 

@@ -185,7 +185,8 @@ void measure_iterations(const Build& build, const Scenario& scenario, const Run&
                         ReplayResult& out) {
   const dag::TaskGraph& graph = *build.job.graph;
   const JobGraph& job = build.job;
-  IterationMeasures m = iteration_measures(graph, *run.schedule, out.iterations, job.ranks_built);
+  IterationMeasures m =
+      iteration_measures(graph, *run.schedule, out.iterations, job.ranks_built, job.rank_weight);
   out.iteration_times = std::move(m.times);
   out.iteration_time = m.steady;
   out.throughput_samples_per_s = out.iteration_time > Duration::zero()

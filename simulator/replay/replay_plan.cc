@@ -54,7 +54,8 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
 
   JobGraph job = build_job_graph(
       profile, scenario, comm,
-      options.fold_ranks && (!options.keep_schedule || options.keep_folded_schedule));
+      options.fold_ranks && (!options.keep_schedule || options.keep_folded_schedule),
+      options.fold_ranks && !options.keep_schedule);
   out.ranks_simulated = job.ranks_built;
   out.build_seconds = job.build_seconds;
   out.tasks = job.graph->task_count();

@@ -354,8 +354,11 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
       fmt::format("whole run of {} iterations: {}", s.iterations, path));
   out << fmt::format("\n  simulated {} tasks, {} events in {:.3f} s{}\n", r.tasks, r.events,
                      r.build_seconds + r.simulate_seconds,
-                     r.ranks_simulated < r.workers
+                     r.ranks_simulated == 1 && r.workers > 1
                          ? fmt::format(" (one rank stands for {} identical ones)", r.workers)
+                     : r.ranks_simulated < r.workers
+                         ? fmt::format(" ({} ranks stand for {}, one a class of identical ones)",
+                                       r.ranks_simulated, r.workers)
                          : std::string());
 }
 

@@ -229,6 +229,81 @@ TEST(Perturb, StragglerUnderBspAddsItsExtraComputeAndIsNotFolded) {
   }
 }
 
+// Folding by class: ranks of equal compute factor fold into one rank each,
+// and every figure the run reports is the unfolded run's, to the nanosecond.
+void expect_same_run(const ReplayResult& folded, const ReplayResult& all) {
+  EXPECT_EQ(folded.iteration_times, all.iteration_times);
+  EXPECT_EQ(folded.iteration_time, all.iteration_time);
+  EXPECT_EQ(folded.breakdown.compute, all.breakdown.compute);
+  EXPECT_EQ(folded.breakdown.io, all.breakdown.io);
+  EXPECT_EQ(folded.breakdown.exposed_comm, all.breakdown.exposed_comm);
+  EXPECT_EQ(folded.breakdown.idle, all.breakdown.idle);
+  EXPECT_EQ(folded.critical_path.length, all.critical_path.length);
+  EXPECT_EQ(folded.critical_path.time_by_kind, all.critical_path.time_by_kind);
+  EXPECT_EQ(folded.critical_path.gaps, all.critical_path.gaps);
+  EXPECT_EQ(folded.comm_per_iteration, all.comm_per_iteration);
+  EXPECT_EQ(folded.single_worker_iteration_time, all.single_worker_iteration_time);
+}
+
+TEST(Perturb, StragglersFoldByClassToTheNanosecond) {
+  struct Case {
+    std::vector<std::string> sets;
+    std::int64_t classes;
+  };
+  const std::vector<Case> cases = {
+      {{"perturb.stragglers=5:20"}, 2},
+      {{"perturb.stragglers=1:20,6:20"}, 2},           // one class of two stragglers
+      {{"perturb.stragglers=0:35,3:10,7:10"}, 3},
+      {{"perturb.imbalance=0.2"}, 8},                  // every rank its own factor: nothing folds
+  };
+  for (const auto model : {NetworkModelKind::kAnalytical, NetworkModelKind::kFlow}) {
+    for (const auto policy : {OverlapPolicy::kBsp, OverlapPolicy::kWfbp, OverlapPolicy::kMgWfbp}) {
+      for (const auto& c : cases) {
+        Scenario s = two_workers(policy);
+        s.nodes = 4;
+        s.gpus_per_node = 2;
+        s.network_model = model;
+        s = with(s, c.sets);
+        SCOPED_TRACE(fmt::format("{} {} {}", to_string(model), to_string(policy), c.sets[0]));
+        ReplayOptions no_fold;
+        no_fold.fold_ranks = false;
+        const auto folded = replay(profile(), s);
+        const auto all = replay(profile(), s, no_fold);
+        EXPECT_EQ(folded.ranks_simulated, c.classes);
+        EXPECT_EQ(all.ranks_simulated, 8);
+        EXPECT_TRUE(folded.ranks_differ);
+        expect_same_run(folded, all);
+        if (c.classes < 8) {
+          EXPECT_LT(folded.tasks, all.tasks);
+        }
+      }
+    }
+  }
+}
+
+// Jitter draws for every task: its ranks never fold, and a run that keeps
+// its schedule (a timeline, a simulated trace) does not fold by class.
+TEST(Perturb, JitterAndKeptSchedulesDoNotFoldByClass) {
+  Scenario s = two_workers();
+  s.nodes = 4;
+  const auto jittered = replay(profile(), with(s, {"perturb.stragglers=1:20", "perturb.jitter=normal:0.05"}));
+  EXPECT_EQ(jittered.ranks_simulated, 4);
+  ReplayOptions keep;
+  keep.keep_schedule = true;
+  const auto kept = replay(profile(), with(s, {"perturb.stragglers=1:20"}), keep);
+  EXPECT_EQ(kept.ranks_simulated, 4);
+  const auto folded = replay(profile(), with(s, {"perturb.stragglers=1:20"}));
+  EXPECT_EQ(folded.ranks_simulated, 2);
+  expect_same_run(folded, kept);
+}
+
+TEST(Perturb, RankClassesInOrderOfTheirFirstRank) {
+  const RankClasses c = rank_classes({1.2, 1.0, 1.0, 1.2, 1.5, 1.0});
+  EXPECT_EQ(c.of_rank, (std::vector<std::uint32_t>{0, 1, 1, 0, 2, 1}));
+  EXPECT_EQ(c.factor, (std::vector<double>{1.2, 1.0, 1.5}));
+  EXPECT_EQ(c.size, (std::vector<std::int64_t>{2, 3, 1}));
+}
+
 TEST(Perturb, StragglerRankOutOfRangeIsAnError) {
   // Scenarios built in code skip load_scenario's check: the replay checks again.
   Scenario s = two_workers();
