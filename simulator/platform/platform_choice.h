@@ -32,6 +32,7 @@ struct PlatformChoice {
   std::optional<double> nic_bandwidth;                  // platform.nic.bandwidth
   std::optional<Duration> nic_latency;                  // platform.nic.latency
   Transport transport = Transport::kNative;             // platform.nic.transport
+  std::optional<std::string> tcp_preset;                // platform.nic.tcp_preset
   std::optional<std::int64_t> tcp_streams;              // platform.nic.tcp_streams
   std::optional<double> tcp_stream_rate;                // platform.nic.tcp_stream_rate
   std::optional<FabricKind> fabric;                     // platform.fabric.kind

@@ -6,6 +6,7 @@
 
 #include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_preset.h"
+#include "simulator/platform/tcp_stream_preset.h"
 
 namespace ssgd::sim {
 namespace {
@@ -79,9 +80,16 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   if (c.transport != Transport::kNative) apply_transport(spec, c.transport);
   n.nic = with_overrides(n.nic, std::nullopt, c.nic_bandwidth, c.nic_latency);
   if (c.nic_count) n.nics = *c.nic_count;
-  if (c.tcp_streams && !c.tcp_stream_rate) {
+  if (c.tcp_preset) {
+    const TcpStreamPreset* p = find_tcp_stream_preset(*c.tcp_preset);
+    if (p == nullptr) throw std::invalid_argument("unknown TCP stream preset '" + *c.tcp_preset + "'");
+    spec.tcp_streams.streams = p->streams;
+    spec.tcp_streams.stream_rate_bytes_per_s = p->stream_rate_bytes_per_s;
+  }
+  if (c.tcp_streams && !c.tcp_stream_rate && !c.tcp_preset) {
     throw std::invalid_argument(
-        "platform.nic.tcp_streams needs platform.nic.tcp_stream_rate, the rate of one stream");
+        "platform.nic.tcp_streams needs platform.nic.tcp_stream_rate, the rate of one stream "
+        "(or platform.nic.tcp_preset)");
   }
   if (c.tcp_stream_rate) spec.tcp_streams.stream_rate_bytes_per_s = *c.tcp_stream_rate;
   if (c.tcp_streams) spec.tcp_streams.streams = *c.tcp_streams;

@@ -15,6 +15,7 @@
 #include "simulator/perturb/perturbation.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_preset.h"
+#include "simulator/platform/tcp_stream_preset.h"
 #include "simulator/policy/overlap_policy.h"
 
 namespace ssgd::sim {
@@ -233,6 +234,17 @@ void set_transport(Scenario& s, std::string_view v) {
   else if (v == "rdma") s.platform.transport = Transport::kRdma;
   else throw std::invalid_argument(fmt::format("unknown transport '{}'; expected native, tcp or rdma", v));
 }
+void set_tcp_preset(Scenario& s, std::string_view v) {
+  if (v == "none") {
+    s.platform.tcp_preset.reset();
+    return;
+  }
+  if (find_tcp_stream_preset(v) == nullptr) {
+    throw std::invalid_argument(fmt::format("unknown TCP stream preset '{}'; expected {} or none", v,
+                                            tcp_stream_preset_names()));
+  }
+  s.platform.tcp_preset = std::string(v);
+}
 void set_tcp_streams(Scenario& s, std::string_view v) { s.platform.tcp_streams = parse_int(v, 1, 64); }
 void set_tcp_stream_rate(Scenario& s, std::string_view v) {
   s.platform.tcp_stream_rate = parse_positive_rate(v);
@@ -404,6 +416,9 @@ constexpr std::array kKeys = {
                 set_nic_latency},
     ScenarioKey{"platform.nic.transport", "native|tcp|rdma", "native",
                 "native: as the NIC preset (TCP on Ethernet, RDMA on InfiniBand)", set_transport},
+    ScenarioKey{"platform.nic.tcp_preset", "name", "none",
+                "TCP: streams and rate of a library (nccl_socket, byteps); the two keys below win",
+                set_tcp_preset},
     ScenarioKey{"platform.nic.tcp_stream_rate", "rate", "(none)",
                 "TCP: the most one connection moves (> 0); unset, the NIC's bandwidth alone",
                 set_tcp_stream_rate},

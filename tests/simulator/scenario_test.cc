@@ -636,7 +636,7 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "workload.update_time", "platform.preset", "platform.nic.transport",
         "platform.fabric.oversubscription", "network.model", "network.algorithm",
         "network.calibration", "network.cpu_servers", "platform.nic.tcp_streams",
-        "platform.nic.tcp_stream_rate", "perturb.compute_time_factor", "perturb.layer_factors",
+        "platform.nic.tcp_stream_rate", "platform.nic.tcp_preset", "perturb.compute_time_factor", "perturb.layer_factors",
         "perturb.class_factors", "perturb.mixed_precision", "perturb.mixed_precision_speedup",
         "perturb.bandwidth_factors", "perturb.latency_factors", "perturb.stragglers",
         "perturb.imbalance", "perturb.jitter", "perturb.seed", "perturb.repeats",
@@ -645,7 +645,7 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "scaling.mode", "scaling.global_batch", "scaling.fixed_fraction", "scaling.second_profile"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 71U);
+  EXPECT_EQ(scenario_keys().size(), 72U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));

@@ -116,5 +116,46 @@ TEST(TcpStreams, StreamsWithoutARateAreRefused) {
   EXPECT_THROW(load_scenario(std::nullopt, {"platform.nic.tcp_stream_rate=0"}), InputError);
 }
 
+// platform.nic.tcp_preset: a library's streams and rate by name, with
+// tcp_streams and tcp_stream_rate winning over it.
+TEST(TcpStreams, PresetsGiveTheirStreamsAndRate) {
+  const auto streams_of = [](std::vector<std::string> sets) {
+    sets.push_back("cluster.nodes=4");
+    sets.push_back("network.inter_node=100gbe");
+    return scenario_comm_model(load_scenario(std::nullopt, sets)).platform().inter_node_streams();
+  };
+  const StreamCap nccl = streams_of({"platform.nic.tcp_preset=nccl_socket"});
+  EXPECT_EQ(nccl.streams, 2);
+  EXPECT_DOUBLE_EQ(nccl.stream_rate_bytes_per_s, 1.25e9);
+  const StreamCap byteps = streams_of({"platform.nic.tcp_preset=byteps"});
+  EXPECT_EQ(byteps.streams, 1);
+  EXPECT_DOUBLE_EQ(byteps.stream_rate_bytes_per_s, 1.25e9);
+  const StreamCap more = streams_of({"platform.nic.tcp_preset=nccl_socket", "platform.nic.tcp_streams=8"});
+  EXPECT_EQ(more.streams, 8);
+  EXPECT_DOUBLE_EQ(more.stream_rate_bytes_per_s, 1.25e9);
+  const StreamCap slower =
+      streams_of({"platform.nic.tcp_preset=nccl_socket", "platform.nic.tcp_stream_rate=0.5GB/s"});
+  EXPECT_EQ(slower.streams, 2);
+  EXPECT_DOUBLE_EQ(slower.stream_rate_bytes_per_s, 0.5e9);
+  EXPECT_FALSE(streams_of({"platform.nic.tcp_preset=none"}).on());
+  // The same times as the two keys written out.
+  const auto time = [](std::vector<std::string> sets) {
+    sets.push_back("cluster.nodes=4");
+    sets.push_back("network.inter_node=100gbe");
+    return scenario_comm_model(load_scenario(std::nullopt, sets))
+        .isolated_time(CollectiveOp::kAllReduce, 64e6);
+  };
+  EXPECT_EQ(time({"platform.nic.tcp_preset=nccl_socket"}),
+            time({"platform.nic.tcp_stream_rate=1.25GB/s", "platform.nic.tcp_streams=2"}));
+  try {
+    load_scenario(std::nullopt, {"platform.nic.tcp_preset=gloo"});
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("platform.nic.tcp_preset"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("unknown TCP stream preset 'gloo'"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("nccl_socket, byteps"));
+  }
+}
+
 }  // namespace
 }  // namespace ssgd::sim
