@@ -29,4 +29,12 @@ double TaskJitter::next() {
   return std::max(0.0, f);
 }
 
+ClassJitterTable::ClassJitterTable(JitterSpec spec, std::uint64_t seed, std::size_t classes,
+                                   std::size_t iterations, std::size_t layers)
+    : iterations_(iterations), layers_(layers) {
+  TaskJitter jitter(spec, seed);
+  draws_.resize(classes * iterations * 2 * layers);
+  for (double& d : draws_) d = jitter.next();  // in the order factor() reads them
+}
+
 }  // namespace ssgd::sim

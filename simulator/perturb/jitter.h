@@ -13,8 +13,10 @@
 // each clamped at 0. The same seed gives the same factors on any machine
 // whose libm rounds log, cos and exp alike (glibc does on every x86-64).
 
+#include <cstddef>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "simulator/perturb/perturbation.h"
 
@@ -32,6 +34,27 @@ class TaskJitter {
 
   JitterSpec spec_;
   std::mt19937_64 engine_;
+};
+
+// perturb.jitter_draw: class. One factor per class of ranks, iteration,
+// forward or backward, and layer, drawn from a TaskJitter in that order
+// (classes, then iterations, then the forward tasks of layers 0..L-1, then
+// the backward ones), so every rank of a class, in any DAG, folded or not,
+// gets the same factor for the same task. A table of classes x iterations x
+// 2 x layers factors: never more than the unfolded DAG has tasks.
+class ClassJitterTable {
+ public:
+  ClassJitterTable(JitterSpec spec, std::uint64_t seed, std::size_t classes, std::size_t iterations,
+                   std::size_t layers);
+  [[nodiscard]] double factor(std::size_t cls, std::size_t iteration, std::size_t layer,
+                              bool backward) const {
+    return draws_[((cls * iterations_ + iteration) * 2 + (backward ? 1 : 0)) * layers_ + layer];
+  }
+
+ private:
+  std::size_t iterations_;
+  std::size_t layers_;
+  std::vector<double> draws_;
 };
 
 }  // namespace ssgd::sim

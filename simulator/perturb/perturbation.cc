@@ -83,6 +83,7 @@ bool Perturbation::active() const {
   Perturbation defaults;
   defaults.seed = seed;
   defaults.repeats = repeats;
+  defaults.jitter_per_class = jitter_per_class;  // says nothing without jitter
   return !(*this == defaults);
 }
 
@@ -244,8 +245,9 @@ std::string describe(const Perturbation& p) {
   for (const auto& s : p.stragglers) parts.push_back(fmt::format("rank {} +{}%", s.rank, format_factor(s.percent)));
   if (p.imbalance > 0) parts.push_back(fmt::format("imbalance {}", format_factor(p.imbalance)));
   if (p.jitter.kind != JitterKind::kNone) {
-    parts.push_back(fmt::format("jitter {}:{} seed {}", to_string(p.jitter.kind),
-                                format_factor(p.jitter.spread), p.seed));
+    parts.push_back(fmt::format("jitter {}:{} seed {}{}", to_string(p.jitter.kind),
+                                format_factor(p.jitter.spread), p.seed,
+                                p.jitter_per_class ? " (one draw a class of ranks)" : ""));
   }
   std::string out;
   for (const auto& part : parts) {

@@ -74,6 +74,10 @@ struct Perturbation {
   std::vector<Straggler> stragglers;              // perturb.stragglers
   double imbalance = 0;                           // perturb.imbalance
   JitterSpec jitter;                              // perturb.jitter
+  // perturb.jitter_draw: class: one draw per task of each class of ranks of
+  // equal compute factor, shared by the class's ranks (so they still fold);
+  // else (task, the default) one draw per task of every rank.
+  bool jitter_per_class = false;
   std::uint64_t seed = 1;                         // perturb.seed
   std::int64_t repeats = 1;                       // perturb.repeats
 

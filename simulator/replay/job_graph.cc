@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -65,15 +66,24 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   // perturbation makes them differ.
   const bool fold = allow_folding && job.workers > 1 && !job.ranks_differ;
   job.ranks_built = fold ? 1 : job.workers;
-  // Ranks that differ only by their compute factor fold by class: the DAG's
+  // Ranks that differ only by their compute factor (and, with
+  // perturb.jitter_draw: class, share their jitter) fold by class: the DAG's
   // rank c is class c, with the class's factor.
-  if (allow_folding && allow_class_folding && job.ranks_differ &&
-      scenario.perturb.jitter.kind == JitterKind::kNone) {
+  const bool jitter_on = scenario.perturb.jitter.kind != JitterKind::kNone;
+  const bool class_draws = jitter_on && scenario.perturb.jitter_per_class;
+  std::vector<std::uint32_t> class_of_rank;  // class draws: the class of each built rank
+  std::size_t class_count = 0;
+  if (job.ranks_differ && (!jitter_on || class_draws)) {
     RankClasses classes = rank_classes(rank_factor);
-    if (classes.factor.size() < rank_factor.size()) {
+    class_count = classes.factor.size();
+    if (allow_folding && allow_class_folding && classes.factor.size() < rank_factor.size()) {
       job.ranks_built = static_cast<std::int64_t>(classes.factor.size());
       job.rank_weight = std::move(classes.size);
       rank_factor = std::move(classes.factor);
+      class_of_rank.resize(class_count);
+      for (std::uint32_t c = 0; c < class_of_rank.size(); ++c) class_of_rank[c] = c;
+    } else {
+      class_of_rank = std::move(classes.of_rank);
     }
   }
   // Folded into one rank or into classes, the collectives stay: a rank that
@@ -98,14 +108,26 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   // flow model's executor replaces it with the time they really take).
   // Per-rank compute factors and jitter scale forward and backward tasks, in
   // task-id order, so one seed always gives the same draws.
+  // With class draws, every rank of a class reads the same table.
   TaskJitter jitter(scenario.perturb.jitter, scenario.perturb.seed);
+  std::optional<ClassJitterTable> class_jitter;
+  if (class_draws) {
+    class_jitter.emplace(scenario.perturb.jitter, scenario.perturb.seed, class_count,
+                         static_cast<std::size_t>(scenario.iterations), profile.layers.size());
+  }
   for (dag::TaskId t = 0; t < job.graph->task_count(); ++t) {
     auto& task = job.graph->mutable_task(t);
     if (task.kind == dag::TaskKind::kComm && task.duration_modelled) {
       task.duration = comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
     } else if (job.ranks_differ &&
                (task.kind == dag::TaskKind::kForward || task.kind == dag::TaskKind::kBackward)) {
-      const double f = rank_factor[static_cast<std::size_t>(task.rank)] * jitter.next();
+      const auto r = static_cast<std::size_t>(task.rank);
+      const double draw =
+          class_jitter ? class_jitter->factor(class_of_rank[r], static_cast<std::size_t>(task.iteration),
+                                              static_cast<std::size_t>(task.layer),
+                                              task.kind == dag::TaskKind::kBackward)
+                       : jitter.next();
+      const double f = rank_factor[r] * draw;
       if (f != 1) task.duration = scale(task.duration, f);
     }
   }

@@ -12,8 +12,10 @@
 // never folded.
 //
 // Folding by class: ranks made to differ by perturb.stragglers or
-// perturb.imbalance (not jitter, which draws for every task) fall into
-// classes of equal compute factor (rank_classes(), compute_perturbation.h);
+// perturb.imbalance fall into classes of equal compute factor
+// (rank_classes(), compute_perturbation.h); jitter keeps every rank apart,
+// unless perturb.jitter_draw is class (the class's ranks share their draws,
+// ClassJitterTable in jitter.h);
 // with folding allowed, one rank stands for each class, and the breakdown
 // weighs it by the class's size. A straggler among 131,072 ranks costs two
 // ranks. Every time the run reports is the unfolded DAG's, to the

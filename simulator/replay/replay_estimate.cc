@@ -58,7 +58,7 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // (job_graph.h). A straggler the job does not have is the build's error to
   // report: counted here as no folding.
   if (may_fold && options.fold_ranks && !options.keep_schedule && ranks_differ &&
-      scenario.perturb.jitter.kind == JitterKind::kNone) {
+      (scenario.perturb.jitter.kind == JitterKind::kNone || scenario.perturb.jitter_per_class)) {
     try {
       const auto classes =
           static_cast<std::int64_t>(rank_classes(rank_compute_factors(scenario.perturb, e.workers))

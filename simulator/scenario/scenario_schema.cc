@@ -339,6 +339,11 @@ void set_imbalance(Scenario& s, std::string_view v) {
   s.perturb.imbalance = x;
 }
 void set_jitter(Scenario& s, std::string_view v) { s.perturb.jitter = parse_jitter(v); }
+void set_jitter_draw(Scenario& s, std::string_view v) {
+  if (v == "task") s.perturb.jitter_per_class = false;
+  else if (v == "class") s.perturb.jitter_per_class = true;
+  else throw std::invalid_argument(fmt::format("unknown jitter draw '{}'; expected task or class", v));
+}
 void set_seed(Scenario& s, std::string_view v) {
   s.perturb.seed = static_cast<std::uint64_t>(parse_int(v, 0, std::numeric_limits<std::int64_t>::max()));
 }
@@ -530,6 +535,9 @@ constexpr std::array kKeys = {
     ScenarioKey{"perturb.jitter", "distribution", "none",
                 "per-task factor: none, normal:<cv>, uniform:<half-width>, lognormal:<sigma>",
                 set_jitter},
+    ScenarioKey{"perturb.jitter_draw", "task|class", "task",
+                "task: a draw per task of every rank; class: shared by ranks of equal compute factor",
+                set_jitter_draw},
     ScenarioKey{"perturb.seed", "int", "1", "jitter seed; repeat k uses seed + k (>= 0)", set_seed},
     ScenarioKey{"perturb.repeats", "int", "1",
                 "runs with seeds seed, seed+1, ...: mean and 95% CI (1..10000)", set_repeats},

@@ -297,6 +297,37 @@ TEST(Perturb, JitterAndKeptSchedulesDoNotFoldByClass) {
   expect_same_run(folded, kept);
 }
 
+// perturb.jitter_draw: class: the ranks of a class share their draws, so
+// they still fold, with the unfolded run's figures to the nanosecond.
+TEST(Perturb, JitterDrawnPerClassFoldsToTheNanosecond) {
+  for (const auto model : {NetworkModelKind::kAnalytical, NetworkModelKind::kFlow}) {
+    for (const auto& [sets, classes] :
+         std::vector<std::pair<std::vector<std::string>, std::int64_t>>{
+             {{"perturb.jitter=normal:0.2", "perturb.jitter_draw=class"}, 1},
+             {{"perturb.jitter=lognormal:0.3", "perturb.jitter_draw=class", "perturb.stragglers=5:20"}, 2}}) {
+      Scenario s = two_workers(OverlapPolicy::kWfbp);
+      s.nodes = 4;
+      s.gpus_per_node = 2;
+      s.network_model = model;
+      s = with(s, sets);
+      SCOPED_TRACE(fmt::format("{} {}", to_string(model), sets.back()));
+      ReplayOptions no_fold;
+      no_fold.fold_ranks = false;
+      const auto folded = replay(profile(), s);
+      const auto all = replay(profile(), s, no_fold);
+      EXPECT_EQ(folded.ranks_simulated, classes);
+      EXPECT_EQ(all.ranks_simulated, 8);
+      expect_same_run(folded, all);
+      // The draws do something: not the unjittered run.
+      Scenario plain = s;
+      plain.perturb.jitter = {};
+      EXPECT_NE(replay(profile(), plain).iteration_times, folded.iteration_times);
+    }
+  }
+  EXPECT_THAT(input_error({"perturb.jitter_draw=rank"}), HasSubstr("perturb.jitter_draw"));
+  EXPECT_THAT(input_error({"perturb.jitter_draw=rank"}), HasSubstr("expected task or class"));
+}
+
 TEST(Perturb, RankClassesInOrderOfTheirFirstRank) {
   const RankClasses c = rank_classes({1.2, 1.0, 1.0, 1.2, 1.5, 1.0});
   EXPECT_EQ(c.of_rank, (std::vector<std::uint32_t>{0, 1, 1, 0, 2, 1}));

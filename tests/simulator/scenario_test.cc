@@ -639,13 +639,13 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "platform.nic.tcp_stream_rate", "platform.nic.tcp_preset", "perturb.compute_time_factor", "perturb.layer_factors",
         "perturb.class_factors", "perturb.mixed_precision", "perturb.mixed_precision_speedup",
         "perturb.bandwidth_factors", "perturb.latency_factors", "perturb.stragglers",
-        "perturb.imbalance", "perturb.jitter", "perturb.seed", "perturb.repeats",
+        "perturb.imbalance", "perturb.jitter", "perturb.jitter_draw", "perturb.seed", "perturb.repeats",
         "policy.partition_size", "policy.credit_size", "policy.partition_overhead",
         "policy.schedule_overhead", "policy.update", "policy.prefetch_depth",
         "scaling.mode", "scaling.global_batch", "scaling.fixed_fraction", "scaling.second_profile"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 72U);
+  EXPECT_EQ(scenario_keys().size(), 73U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));

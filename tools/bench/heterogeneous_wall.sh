@@ -34,6 +34,11 @@ run "131,072 GPUs x 10 iterations, one straggler (+20%)" --set cluster.nodes=163
   --set perturb.stragglers=5:20
 run "131,072 GPUs x 10 iterations, three stragglers in two classes" --set cluster.nodes=16384 \
   --set iterations=10 --set perturb.stragglers=5:20,77:20,1000:50
+run "16,384 GPUs x 10 iterations, jitter drawn per class" --set cluster.nodes=2048 --set iterations=10 \
+  --set perturb.jitter=normal:0.05 --set perturb.jitter_draw=class
+run "131,072 GPUs x 10 iterations, jitter drawn per class, one straggler" --set cluster.nodes=16384 \
+  --set iterations=10 --set perturb.jitter=normal:0.05 --set perturb.jitter_draw=class \
+  --set perturb.stragglers=5:20
 if [ "${1:-}" = --big ]; then
   run "131,072 GPUs x 10 iterations, jitter normal:0.05" --set cluster.nodes=16384 --set iterations=10 \
     --set perturb.jitter=normal:0.05 --allow-large
