@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <stdexcept>
 #include <system_error>
 
 #include "common/input_file.h"
@@ -135,10 +136,14 @@ std::int64_t parse_whole_number(std::string_view text, const InputLocation& wher
 }
 
 Duration measured_microseconds(double us, const InputLocation& where) {
-  if (!(us * 1e3 < static_cast<double>(std::numeric_limits<std::int64_t>::max()))) {
+  // duration_from_seconds refuses what does not fit (a little below int64's
+  // limit): that is the input's fault here, with its location.
+  Duration d;
+  try {
+    d = duration_from_seconds(us * 1e-6);
+  } catch (const std::out_of_range&) {
     throw InputError(where, fmt::format("{} us is too large", us));
   }
-  const Duration d = duration_from_seconds(us * 1e-6);
   if (d <= Duration::zero()) {
     throw InputError(where, fmt::format("{} us rounds to 0 ns", us));
   }

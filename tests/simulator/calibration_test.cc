@@ -141,6 +141,11 @@ TEST_F(Calibration, OsuGarbageLinesNameFileLineAndField) {
             "g.log:4: field 'latency': expected a finite number, got 'inf'");
   EXPECT_EQ(error_of("g.log", h + "2,4 0.0000001\n"),
             "g.log:4: field 'latency': 1e-07 us rounds to 0 ns");
+  // Below int64's limit in nanoseconds but above what a Duration takes (the
+  // osu_log fuzzer's finding: it was a std::out_of_range).
+  EXPECT_EQ(error_of("g.log", h + "2,4 9223372036054775\n"),
+            "g.log:4: field 'latency': 9223372036054776 us is too large");
+  EXPECT_EQ(error_of("g.log", h + "2,4 1e300\n"), "g.log:4: field 'latency': 1e+300 us is too large");
   EXPECT_EQ(error_of("g.log", h + "2,4 31.92 extra\n"),
             "g.log:4: field 'column 3': expected a number, got 'extra'");
   EXPECT_EQ(error_of("g.log", h + "x,4 31.92\n"),
