@@ -79,6 +79,10 @@ bool Perturbation::varies_by_rank() const {
   return !stragglers.empty() || imbalance > 0 || jitter.kind != JitterKind::kNone;
 }
 
+bool Perturbation::ranks_fold_by_class() const {
+  return jitter.kind == JitterKind::kNone || jitter_per_class;
+}
+
 bool Perturbation::active() const {
   Perturbation defaults;
   defaults.seed = seed;

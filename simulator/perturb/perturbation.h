@@ -83,6 +83,10 @@ struct Perturbation {
 
   // Stragglers, imbalance or jitter: ranks differ, so they cannot be folded.
   [[nodiscard]] bool varies_by_rank() const;
+  // Ranks told apart by their compute factor alone (no jitter, or jitter
+  // drawn per class): those of equal factor may fold into one a class
+  // (simulator/replay/job_graph.h).
+  [[nodiscard]] bool ranks_fold_by_class() const;
   // Anything differs from the defaults (seed and repeats aside).
   [[nodiscard]] bool active() const;
   friend bool operator==(const Perturbation&, const Perturbation&) = default;

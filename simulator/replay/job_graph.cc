@@ -69,11 +69,11 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   // Ranks that differ only by their compute factor (and, with
   // perturb.jitter_draw: class, share their jitter) fold by class: the DAG's
   // rank c is class c, with the class's factor.
-  const bool jitter_on = scenario.perturb.jitter.kind != JitterKind::kNone;
-  const bool class_draws = jitter_on && scenario.perturb.jitter_per_class;
+  const bool class_draws =
+      scenario.perturb.jitter.kind != JitterKind::kNone && scenario.perturb.jitter_per_class;
   std::vector<std::uint32_t> class_of_rank;  // class draws: the class of each built rank
   std::size_t class_count = 0;
-  if (job.ranks_differ && (!jitter_on || class_draws)) {
+  if (job.ranks_differ && scenario.perturb.ranks_fold_by_class()) {
     RankClasses classes = rank_classes(rank_factor);
     class_count = classes.factor.size();
     if (allow_folding && allow_class_folding && classes.factor.size() < rank_factor.size()) {

@@ -31,6 +31,13 @@ struct ReplayOptions {
   // all, ReplayResult::ranks_simulated == 1), as the simulated trace allows
   // (simulator/report/simulated_trace.h); a timeline needs every rank.
   bool keep_folded_schedule = false;
+  // Identical ranks may fold into one.
+  [[nodiscard]] bool may_fold() const {
+    return fold_ranks && (!keep_schedule || keep_folded_schedule);
+  }
+  // Ranks of equal compute factor may fold into one a class (not in a kept
+  // schedule, whose ranks stand for themselves).
+  [[nodiscard]] bool may_fold_classes() const { return fold_ranks && !keep_schedule; }
   std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
   // Run even when the estimate (replay_estimate.h) says the run needs more
   // memory than the machine has available; else such a run is refused.

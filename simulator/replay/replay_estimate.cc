@@ -50,15 +50,13 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   e.workers = scenario.workers();
   e.nodes = scenario.nodes + separate_server_nodes(scenario);
   const bool ranks_differ = scenario.perturb.varies_by_rank() && e.workers > 1;
-  const bool may_fold =
-      options.fold_ranks && (!options.keep_schedule || options.keep_folded_schedule);
-  e.folded = may_fold && e.workers > 1 && !ranks_differ;
+  e.folded = options.may_fold() && e.workers > 1 && !ranks_differ;
   e.ranks_built = e.folded ? 1 : e.workers;
   // Ranks that differ by their compute factor alone fold by class
   // (job_graph.h). A straggler the job does not have is the build's error to
   // report: counted here as no folding.
-  if (may_fold && options.fold_ranks && !options.keep_schedule && ranks_differ &&
-      (scenario.perturb.jitter.kind == JitterKind::kNone || scenario.perturb.jitter_per_class)) {
+  if (options.may_fold_classes() && ranks_differ &&
+      scenario.perturb.ranks_fold_by_class()) {
     try {
       const auto classes =
           static_cast<std::int64_t>(rank_classes(rank_compute_factors(scenario.perturb, e.workers))

@@ -52,10 +52,8 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
         "one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
   }
 
-  JobGraph job = build_job_graph(
-      profile, scenario, comm,
-      options.fold_ranks && (!options.keep_schedule || options.keep_folded_schedule),
-      options.fold_ranks && !options.keep_schedule);
+  JobGraph job =
+      build_job_graph(profile, scenario, comm, options.may_fold(), options.may_fold_classes());
   out.ranks_simulated = job.ranks_built;
   out.build_seconds = job.build_seconds;
   out.tasks = job.graph->task_count();
