@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "simulator/calibration/network_calibration.h"
+#include "traces/trace_writer.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/test_files.h"
 
@@ -227,6 +228,80 @@ TEST_F(CalibrateCli, TcpStreamsBadFlags) {
   EXPECT_THAT(r.err, HasSubstr("field '--max-bands': does not apply with --tcp-streams"));
   r = fails({"ar2.log", "--tcp-streams", "auto", "--level", "intra_node"});
   EXPECT_THAT(r.err, HasSubstr("field '--level': --tcp-streams fits the NIC's TCP streams"));
+}
+
+// --scheduler: a trace of three partitions launched 5 us apart in one burst;
+// the first starts 3 us after its launch, the others 4 us after the one
+// before them ends.
+void write_partition_trace(const fs::path& path, bool linked) {
+  namespace v1 = ssgd::trace::v1;
+  v1::CaptureMetadata m;
+  m.set_tool("calibrate_cli_test");
+  ssgd::trace::TraceWriter writer(path, m, {});
+  for (int i = 0; i < 3; ++i) {
+    v1::Event call;
+    auto* a = call.mutable_api_call();
+    a->set_api(v1::ApiCall::FRAMEWORK);
+    a->set_name("c10d::allreduce_");
+    a->set_thread_id(1);
+    a->set_start_ns(100'000 + 5'000 * i);
+    a->set_end_ns(101'000 + 5'000 * i);
+    a->set_correlation_id(static_cast<std::uint64_t>(i + 1));
+    writer.append(call);
+  }
+  for (int i = 0; i < 3; ++i) {
+    v1::Event e;
+    auto* c = e.mutable_collective();
+    c->set_op(v1::Collective::ALL_REDUCE);
+    c->set_nranks(2);
+    c->set_communicator_id(7);
+    c->set_sequence_number(static_cast<std::uint64_t>(i));
+    c->set_size_bytes(262144);
+    c->set_stream(2);
+    c->set_start_ns(104'000 + 50'000 * i);
+    c->set_end_ns(150'000 + 50'000 * i);
+    c->set_correlation_id(linked ? static_cast<std::uint64_t>(i + 1) : 0);
+    writer.append(e);
+  }
+  writer.close();
+}
+
+TEST_F(CalibrateCli, SchedulerWritesPolicyKeys) {
+  write_partition_trace(work_ / "p.ssgdt", true);
+  const Result r = calibrate({"--scheduler", "p.ssgdt", "-o", "sched.yaml"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("3 collective(s) in p.ssgdt, 3 linked to their launch on 1 rank(s)"));
+  EXPECT_THAT(r.out, HasSubstr("partition_overhead  5.000 us"));
+  EXPECT_THAT(r.out, HasSubstr("in 1 burst(s)"));
+  EXPECT_THAT(r.out, HasSubstr("--set policy.partition_overhead=5000ns "
+                               "--set policy.schedule_overhead=4000ns"));
+  const std::string yaml = read_file_bytes(work_ / "sched.yaml");
+  EXPECT_THAT(yaml, HasSubstr("policy:\n  partition_overhead: 5000ns\n  schedule_overhead: 4000ns\n"));
+  // The file is a scenario the simulator takes.
+  write_file_bytes(work_ / "p.csv",
+                   "layer,name,forward_ns,backward_ns,grad_bytes\n0,fc,1000000,2000000,4194304\n");
+  write_file_bytes(work_ / "s.yaml", yaml + "cluster:\n  nodes: 2\n");
+  const Result sim = ssgd::testing::run_cli(
+      SSGD_CLI, {"simulate", "p.csv", "--scenario", "s.yaml", "--set", "policy.overlap=priority"},
+      work_, root_);
+  EXPECT_TRUE(sim.exited && sim.status == 0) << sim;
+}
+
+TEST_F(CalibrateCli, SchedulerBadInputsAndFlags) {
+  write_partition_trace(work_ / "p.ssgdt", true);
+  write_partition_trace(work_ / "unlinked.ssgdt", false);
+  Result r = fails({"--scheduler", "unlinked.ssgdt"});
+  EXPECT_THAT(r.err, HasSubstr("unlinked.ssgdt: field 'collective.correlation_id': none of its 3 "
+                               "collective(s) is linked"));
+  r = fails({"--scheduler", "p.ssgdt", "--bands", "8KiB"});
+  EXPECT_THAT(r.err, HasSubstr("--bands"));
+  EXPECT_THAT(r.err, HasSubstr("does not apply with --scheduler"));
+  r = fails({"--scheduler", "p.ssgdt", "--format", "osu"});
+  EXPECT_THAT(r.err, HasSubstr("--scheduler reads ssgd traces only"));
+  r = fails({"--scheduler", "p.ssgdt", "p.ssgdt"});
+  EXPECT_THAT(r.err, HasSubstr("fits one trace at a time, got 2"));
+  r = fails({"--scheduler", "ar2.log"});
+  EXPECT_THAT(r.err, HasSubstr("ar2.log"));
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "simulator/calibration/band_fit.h"
 #include "simulator/calibration/measurement.h"
 #include "simulator/calibration/network_calibration.h"
+#include "simulator/calibration/scheduler_fit.h"
 #include "simulator/calibration/stream_fit.h"
 #include "simulator/platform/link_preset.h"
 #include "tools/ssgd/cli_options.h"
@@ -50,6 +51,7 @@ struct CalibrateArgs {
   bool max_bands_given = false;
   std::string tcp_streams;  // "auto" or a count: fit the TCP stream model instead of bands
   std::string line_rate;    // with --tcp-streams: a rate or a link preset
+  bool scheduler = false;   // fit the scheduler's costs from traces instead
 };
 
 
@@ -286,9 +288,82 @@ void run_stream_fit(const CalibrateArgs& a,
   std::cout.flush();
 }
 
+std::string summary_text(const sim::SampleSummary& s) {
+  return fmt::format("{} (10th-90th percentile {} - {}, {} samples)", format_duration(s.median),
+                     format_duration(s.p10), format_duration(s.p90), s.samples);
+}
+
+// --scheduler: the costs of a partitioning scheduler, from traces where every
+// partition is a collective of its own (simulator/calibration/scheduler_fit.h).
+// One trace (one rank's, or a run's ranks merged); several are refused rather
+// than silently reduced to one.
+void run_scheduler_fit(const CalibrateArgs& a) {
+  // The flags that shape a network fit do not apply.
+  if (a.format != "auto" && a.format != "trace") {
+    throw flag_error("--format", a.format, "--scheduler reads ssgd traces only");
+  }
+  const std::pair<bool, const char*> network_flags[] = {
+      {!a.op.empty(), "--op"},          {a.ranks != 0, "--ranks"},
+      {!a.bands.empty(), "--bands"},    {a.max_bands_given, "--max-bands"},
+      {a.holdout != 0, "--holdout"},    {a.per_ranks, "--per-ranks"},
+      {a.in_place, "--in-place"},       {!a.tcp_streams.empty(), "--tcp-streams"},
+      {!a.line_rate.empty(), "--line-rate"}, {a.level != "inter_node", "--level"},
+      {a.algorithm != "ring", "--algorithm"}};
+  for (const auto& [given, flag] : network_flags) {
+    if (given) throw flag_error(flag, "does not apply with --scheduler (no network fit)");
+  }
+  if (a.inputs.size() != 1) {
+    throw flag_error("--scheduler",
+                     fmt::format("fits one trace at a time, got {}: one rank's, or the ranks of "
+                                 "one run merged (ssgd merge)",
+                                 a.inputs.size()));
+  }
+  const std::string& input = a.inputs.front();
+  const sim::SchedulerFit f = sim::fit_scheduler_costs(input, a.allow_truncated);
+  std::cout << fmt::format(
+      "ssgd calibrate --scheduler: {} collective(s) in {}, {} linked to their launch on {} "
+      "rank(s)\n",
+      f.collectives, input, f.partitions, f.ranks);
+  if (f.partition_overhead) {
+    std::cout << fmt::format("  partition_overhead  {}: host time between launches in {} burst(s)\n",
+                             summary_text(*f.partition_overhead), f.bursts);
+  } else {
+    std::cout << "  partition_overhead  not measured: no thread launched two partitions in a row "
+                 "(every burst holds one partition)\n";
+  }
+  std::cout << fmt::format("  schedule_overhead   {}: from free to start\n",
+                           summary_text(f.schedule_overhead));
+  std::string keys;
+  if (f.partition_overhead) {
+    keys += fmt::format("--set policy.partition_overhead={}ns ", f.partition_overhead->median.ns());
+  }
+  keys += fmt::format("--set policy.schedule_overhead={}ns", f.schedule_overhead.median.ns());
+  std::cout << "\nscenario keys: " << keys << "\n";
+  if (a.output.given()) {
+    write_output(a.output, [&] {
+      AtomicFile file(a.output.path);
+      std::ostream& out = file.stream();
+      out << "# ssgd calibrate --scheduler: a partitioning scheduler's costs (docs/policies.md)\n";
+      out << "# medians over " << f.partitions << " partition(s) of " << comment_safe(input) << "\n";
+      out << "policy:\n";
+      if (f.partition_overhead) {
+        out << fmt::format("  partition_overhead: {}ns\n", f.partition_overhead->median.ns());
+      }
+      out << fmt::format("  schedule_overhead: {}ns\n", f.schedule_overhead.median.ns());
+      file.commit();
+    });
+    std::cout << fmt::format("wrote {} (the keys, as a scenario)\n", a.output.path);
+  }
+  std::cout.flush();
+}
+
 void run_calibrate(const CalibrateArgs& a) {
   check_outputs({&a.output}, a.inputs);
   check_inputs(a.inputs, "INPUT");
+  if (a.scheduler) {
+    run_scheduler_fit(a);
+    return;
+  }
   sim::MeasurementOptions mo;
   const auto format = sim::parse_measurement_format(a.format);
   if (!format) {
@@ -465,6 +540,10 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--line-rate", args->line_rate,
                   "with --tcp-streams: the NIC's rate (25Gbit/s) or link preset (25gbe) that bounds "
                   "the streams, as in a simulation (default: no bound)");
+  cmd->add_flag("--scheduler", args->scheduler,
+                "fit a partitioning scheduler's costs (policy.partition_overhead, "
+                "policy.schedule_overhead) from one ssgd trace in which every partition is a "
+                "collective of its own, instead of network bands; -o writes the keys as a scenario");
   cmd->callback([args] { run_calibrate(*args); });
 }
 
