@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <iterator>
-#include <optional>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -68,8 +68,8 @@ SchedulerFit fit_scheduler_costs(const std::filesystem::path& path, bool allow_t
   // Host calls by (rank, correlation id); the first one wins, later ones with
   // the same id (a tracer's nested runtime and driver calls) are other work.
   std::map<std::pair<std::int32_t, std::uint64_t>, std::pair<RankThread, std::size_t>> call_of;
-  std::map<RankThread, std::vector<Launch>> calls;              // every API call, per thread
-  std::map<RankThread, std::vector<std::int64_t>> cpu_work;     // CPU operators' starts
+  std::map<RankThread, std::vector<Launch>> calls;           // every API call, per thread
+  std::map<RankThread, std::vector<std::int64_t>> cpu_work;  // CPU operators' starts
   std::map<std::pair<std::int32_t, std::uint32_t>, std::vector<CollectiveRecord>> streams;
   SchedulerFit fit;
   v1::Event event;
@@ -93,7 +93,8 @@ SchedulerFit fit_scheduler_costs(const std::filesystem::path& path, bool allow_t
     }
   }
   if (reader.truncated() && !allow_truncated) {
-    throw trace::truncated_trace_error(reader, "; pass --allow-truncated to fit the readable prefix");
+    throw trace::truncated_trace_error(reader,
+                                       "; pass --allow-truncated to fit the readable prefix");
   }
 
   // Scheduling delay: each linked collective against its launch and the
@@ -101,12 +102,14 @@ SchedulerFit fit_scheduler_costs(const std::filesystem::path& path, bool allow_t
   std::vector<std::int64_t> delays;
   std::map<std::int32_t, bool> ranks;
   for (auto& [key, list] : streams) {
-    std::stable_sort(list.begin(), list.end(), [](const CollectiveRecord& a, const CollectiveRecord& b) {
-      return a.at.start < b.at.start;
-    });
+    std::stable_sort(list.begin(), list.end(),
+                     [](const CollectiveRecord& a, const CollectiveRecord& b) {
+                       return a.at.start < b.at.start;
+                     });
     std::optional<std::int64_t> previous_end;
     for (const CollectiveRecord& c : list) {
-      const auto link = c.correlation == 0 ? call_of.end() : call_of.find({key.first, c.correlation});
+      const auto link =
+          c.correlation == 0 ? call_of.end() : call_of.find({key.first, c.correlation});
       if (link != call_of.end()) {
         Launch& launch = calls[link->second.first][link->second.second];
         launch.launches_collective = true;
@@ -145,9 +148,9 @@ SchedulerFit fit_scheduler_costs(const std::filesystem::path& path, bool allow_t
     std::vector<std::int64_t> other;
     for (const Launch& l : list) {
       if (l.launches_collective) continue;
-      const auto after = std::upper_bound(
-          launches.begin(), launches.end(), l.at.start,
-          [](std::int64_t t, const Interval& i) { return t < i.start; });
+      const auto after =
+          std::upper_bound(launches.begin(), launches.end(), l.at.start,
+                           [](std::int64_t t, const Interval& i) { return t < i.start; });
       const bool nested = after != launches.begin() && std::prev(after)->end >= l.at.end;
       if (!nested) other.push_back(l.at.start);
     }

@@ -46,10 +46,10 @@ struct SampleSummary {
 };
 
 struct SchedulerFit {
-  std::int64_t collectives = 0;  // collective records read
-  std::int64_t partitions = 0;   // of them, linked to a launch call
-  std::int64_t ranks = 0;        // ranks with a linked collective
-  std::int64_t bursts = 0;       // bursts of two or more launches
+  std::int64_t collectives = 0;                     // collective records read
+  std::int64_t partitions = 0;                      // of them, linked to a launch call
+  std::int64_t ranks = 0;                           // ranks with a linked collective
+  std::int64_t bursts = 0;                          // bursts of two or more launches
   std::optional<SampleSummary> partition_overhead;  // none: no burst of two launches
   SampleSummary schedule_overhead;                  // one sample a partition
 };

@@ -148,7 +148,7 @@ TEST_F(SchedulerFitTest, NestedCallsKeepABurstAndOtherCallsBreakIt) {
 TEST_F(SchedulerFitTest, OnlyLinkedCollectivesArePartitions) {
   const auto fit = fit_scheduler_costs(trace({
       launch(0, 1, 100, 110, 1),
-      launch(1, 1, 100, 110, 2),      // rank 1's call: not rank 0's collective 2
+      launch(1, 1, 100, 110, 2),  // rank 1's call: not rank 0's collective 2
       collective(0, 2, 120, 200, 1, 0),
       collective(0, 2, 200, 300, 2, 1),  // no call of rank 0 with id 2
       collective(0, 2, 300, 400, 0, 2),  // no correlation id at all
@@ -162,8 +162,8 @@ TEST_F(SchedulerFitTest, OnlyLinkedCollectivesArePartitions) {
 }
 
 TEST_F(SchedulerFitTest, NoLinkedCollectiveIsAnError) {
-  const auto p = trace({launch(0, 1, 100, 110, 1), collective(0, 2, 120, 200, 5, 0),
-                        cpu_op(0, 1, 0, 50)});
+  const auto p =
+      trace({launch(0, 1, 100, 110, 1), collective(0, 2, 120, 200, 5, 0), cpu_op(0, 1, 0, 50)});
   try {
     fit_scheduler_costs(p);
     FAIL() << "no error";
