@@ -28,8 +28,8 @@ class AssembleError(Exception):
     pass
 
 
-def _ssgd(ssgd, args, what):
-    r = subprocess.run([ssgd] + args, capture_output=True, text=True)
+def _ssgd(ssgd, args, what, cwd=None):
+    r = subprocess.run([ssgd] + args, capture_output=True, text=True, cwd=cwd)
     if r.returncode != 0:
         raise AssembleError(f"{what}: ssgd {' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
     return r.stdout
@@ -54,7 +54,7 @@ def write_osu(curve, world, key, path):
             f.write(f"{world},{size} {ns / 1000:.2f}\n")
 
 
-def scenario_text(config, calibration_rel, iterations=10):
+def scenario_text(config, calibration_rel, iterations=10, scheduler=None):
     rate = config["rate_bits_per_s"]
     head = [f"# The testbed configuration {describe(config)}.",
             "# One rank per node; the node's 'GPU' is the rank's CPU core."]
@@ -67,7 +67,17 @@ def scenario_text(config, calibration_rel, iterations=10):
     if rate is not None:
         lines.append(f"  inter_node_bandwidth: {rate // 10**6}Mb/s")
     lines += [f"  calibration: {calibration_rel}", "  algorithm: ring", "policy:"]
-    if config["overlap"] == "on":
+    if config.get("partition_kb"):
+        # Partitions: ssgd's priority policy cuts each gradient; one partition at
+        # a time (credit 0), as gloo runs each partition as an op of its own; a
+        # global update, as DDP's optimizer step waits for every partition.
+        lines += ["  overlap: priority", f"  partition_size: {_kib(config['partition_kb'])}",
+                  "  credit_size: 0B", "  update: global"]
+        if scheduler is not None:
+            overhead, schedule, sources = scheduler
+            lines += [f"  # ssgd calibrate --scheduler on the capture(s) of {', '.join(sources)} (median)",
+                      f"  partition_overhead: {overhead}ns", f"  schedule_overhead: {schedule}ns"]
+    elif config["overlap"] == "on":
         lines += ["  overlap: ddp", f"  bucket_cap: {_mib(config['bucket_mb'])}", "  first_bucket: 1MiB"]
     else:
         lines.append("  overlap: single")
@@ -81,12 +91,53 @@ def describe(config):
         text += f", link {config['rate']}, overlap {config['overlap']}"
         if config["overlap"] == "on":
             text += f", DDP buckets of {config['bucket_mb']} MiB"
+        if config.get("partition_kb"):
+            text += f" cut into partitions of {config['partition_kb']} KiB"
     return text + f", {config['cpu_per_rank']:g} CPU per rank"
+
+
+def _kib(kb):
+    return f"{int(kb)}KiB" if float(kb).is_integer() else f"{round(kb * 1024)}B"
 
 
 def _mib(mb):
     # DDP's bucket_cap_mb counts MiB (bucket_cap_mb * 1024 * 1024 bytes).
     return f"{int(mb)}MiB" if float(mb).is_integer() else f"{round(mb * 1024 * 1024)}B"
+
+
+def read_scheduler_fit(path):
+    """(partition_overhead ns or None, schedule_overhead ns) from the scenario
+    `ssgd calibrate --scheduler -o` wrote."""
+    values = {}
+    with open(path) as f:
+        for line in f:
+            key, sep, value = line.strip().partition(":")
+            if sep and value.strip().endswith("ns"):
+                values[key] = int(value.strip()[:-2])
+    if "schedule_overhead" not in values:
+        raise AssembleError(f"{path}: no schedule_overhead")
+    return values.get("partition_overhead"), values["schedule_overhead"]
+
+
+def leave_one_out(cid, knobs, fitted, all_knobs):
+    """The scheduler costs for a partitioned configuration: the medians of the
+    fits of the other partitioned configurations of the same model and
+    network, so that a prediction of it never uses its own capture; its own
+    fit only when it is the only one (the scenario says so)."""
+    def same(other):
+        k = all_knobs[other]
+        return all(k.get(n) == knobs.get(n) for n in ("model", "rate", "world", "cpu_per_rank"))
+    others = sorted(c for c in fitted if c != cid and same(c))
+    sources = others or ([cid] if cid in fitted else [])
+    if not sources:
+        return None
+
+    def median(values):
+        values = sorted(values)
+        return values[(len(values) - 1) // 2]
+    overheads = [fitted[c][0] for c in sources if fitted[c][0] is not None]
+    overhead = median(overheads) if overheads else 0
+    return overhead, median([fitted[c][1] for c in sources]), sources
 
 
 def assemble(out, grid, ssgd):
@@ -108,8 +159,10 @@ def assemble(out, grid, ssgd):
                        for s, m, lo, sp in curve], f, indent=1)
             f.write("\n")
         _ssgd(ssgd, ["calibrate", osu, "-o", os.path.join(folder, "calibration.yaml")], f"network {key}")
-    # 2. Configurations.
+    # 2. Configurations: captures imported and merged, partitioned ones' scheduler
+    # costs fitted, then scenarios and entries.
     configs = {c.id: c for c in grid.configs}
+    found = []
     for folder in sorted(glob.glob(os.path.join(out, "configs", "*"))):
         cid = os.path.basename(folder)
         rounds = _load_rounds(folder)
@@ -125,13 +178,24 @@ def assemble(out, grid, ssgd):
                     _ssgd(ssgd, ["import", "pytorch", path, "-o", os.path.join(tmp, f"rank-{r}.ssgdt"),
                                  "--rank", str(r)], cid)
                 _ssgd(ssgd, ["merge", tmp, "-o", os.path.join(folder, "trace.ssgdt")], cid)
+            if knobs.get("partition_kb"):
+                _ssgd(ssgd, ["calibrate", "--scheduler", "trace.ssgdt", "-o", "scheduler.yaml"], cid,
+                      cwd=folder)
+        found.append((cid, folder, knobs, rounds, captures))
+    fitted = {cid: read_scheduler_fit(os.path.join(folder, "scheduler.yaml"))
+              for cid, folder, knobs, _, _ in found
+              if knobs.get("partition_kb") and os.path.isfile(os.path.join(folder, "scheduler.yaml"))}
+    for cid, folder, knobs, rounds, captures in found:
         network = os.path.join(out, "network", grid_network_key(knobs["rate"], knobs["world"],
                                                                 knobs["cpu_per_rank"]))
         if knobs["world"] > 1 and not os.path.isfile(os.path.join(network, "calibration.yaml")):
             raise AssembleError(f"{cid}: no all-reduce sweep of its network ({network})")
         calibration = os.path.relpath(os.path.join(network, "calibration.yaml"), folder)
+        scheduler = None
+        if knobs.get("partition_kb"):
+            scheduler = leave_one_out(cid, knobs, fitted, {c: k for c, _, k, _, _ in found})
         with open(os.path.join(folder, "scenario.yaml"), "w") as f:
-            f.write(scenario_text(knobs, calibration))
+            f.write(scenario_text(knobs, calibration, scheduler=scheduler))
         entry = {"id": cid,
                  "description": describe(knobs),
                  "scenario": "scenario.yaml",

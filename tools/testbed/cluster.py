@@ -101,6 +101,27 @@ def cpu_cgroup_available():
     return os.path.isdir(CGROUP_CPU) and os.access(CGROUP_CPU, os.W_OK)
 
 
+class Loopback:
+    """No emulated network: every rank on this machine's loopback interface,
+    for machines without network namespaces (testbed.py run --loopback). Links
+    cannot be shaped: only the rate "unshaped" runs."""
+
+    def __init__(self, hosts):
+        self.hosts = hosts
+        self.rate_bits = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def shape(self, rate_bits):
+        if rate_bits is not None:
+            raise TestbedError(f"--loopback: the link rate {rate_label(rate_bits)} needs the emulated "
+                               "network (tc on veths); loopback runs 'unshaped' only")
+
+
 class Cluster:
     """N hosts on one switch. Use as a context manager: the namespaces, veths,
     qdiscs and cgroups are removed on every exit path (exceptions included;

@@ -24,6 +24,8 @@
     rate = ["unshaped", "1gbit"]
     bucket_mb = 25
     overlap = "on"        # "on" (DDP) or "off" (one all-reduce after backward)
+    partition_kb = 0      # overlap on: cut every bucket into partitions of this many KiB,
+                          # each its own all-reduce (ByteScheduler's partitioning); 0: none
     world = 2             # 1: the model alone (no collective; rate, bucket, overlap ignored)
     cpu_per_rank = 1.0    # < 1: a cgroup CPU quota per rank
 
@@ -38,8 +40,9 @@ import tomllib
 import cluster
 
 MODELS = ("mlp", "cnn", "transformer")  # models.py builds them
-KNOBS = ("model", "world", "cpu_per_rank", "rate", "bucket_mb", "overlap")
-DEFAULTS = {"world": 2, "cpu_per_rank": 1.0, "rate": "unshaped", "bucket_mb": 25, "overlap": "on"}
+KNOBS = ("model", "world", "cpu_per_rank", "rate", "bucket_mb", "overlap", "partition_kb")
+DEFAULTS = {"world": 2, "cpu_per_rank": 1.0, "rate": "unshaped", "bucket_mb": 25, "overlap": "on",
+            "partition_kb": 0}
 TOP_KEYS = {"name", "description", "rounds", "warmup", "iterations", "capture", "profiler_warmup", "seed",
             "whatif",
             "batch", "sweep", "configs"}
@@ -64,8 +67,9 @@ def network_key(rate_label, world, cpu_per_rank):
 class Config:
     """One configuration of the testbed."""
 
-    def __init__(self, model, batch, world, cpu_per_rank, rate_bits, bucket_mb, overlap):
+    def __init__(self, model, batch, world, cpu_per_rank, rate_bits, bucket_mb, overlap, partition_kb=0):
         self.model = model
+        self.partition_kb = partition_kb
         self.batch = batch
         self.world = world
         self.cpu_per_rank = cpu_per_rank
@@ -82,6 +86,8 @@ class Config:
             return "-".join(parts)
         parts = [self.model, f"w{self.world}", cluster.rate_label(self.rate_bits)]
         parts.append(f"b{_fmt_number(self.bucket_mb)}" if self.overlap == "on" else "nooverlap")
+        if self.partition_kb:
+            parts.append(f"p{_fmt_number(self.partition_kb)}")
         if self.cpu_per_rank != 1:
             parts.append(f"cpu{_fmt_number(self.cpu_per_rank)}")
         return "-".join(parts)
@@ -94,7 +100,8 @@ class Config:
     def knobs(self):
         return {"model": self.model, "batch": self.batch, "world": self.world,
                 "cpu_per_rank": self.cpu_per_rank, "rate": cluster.rate_label(self.rate_bits),
-                "rate_bits_per_s": self.rate_bits, "bucket_mb": self.bucket_mb, "overlap": self.overlap}
+                "rate_bits_per_s": self.rate_bits, "bucket_mb": self.bucket_mb, "overlap": self.overlap,
+                "partition_kb": self.partition_kb}
 
     def knob(self, name):
         return {"rate": self.rate_bits}.get(name, getattr(self, name, None))
@@ -167,7 +174,7 @@ class Grid:
             v = table.get(knob, DEFAULTS.get(knob))
             axes.append(v if isinstance(v, list) else [v])
         out = []
-        for model, world, cpu, rate, bucket, overlap in itertools.product(*axes):
+        for model, world, cpu, rate, bucket, overlap, partition in itertools.product(*axes):
             if model not in MODELS:
                 raise GridError(f"{where}: model '{model}': expected one of {', '.join(MODELS)}")
             if model not in self.batch:
@@ -184,11 +191,17 @@ class Grid:
                 raise GridError(f"{where}: bucket_mb {bucket!r}: expected a number > 0")
             if overlap not in ("on", "off"):
                 raise GridError(f"{where}: overlap {overlap!r}: expected \"on\" or \"off\"")
+            if not isinstance(partition, (int, float)) or partition < 0:
+                raise GridError(f"{where}: partition_kb {partition!r}: expected a number >= 0")
+            if partition and (overlap != "on" or world == 1):
+                raise GridError(f"{where}: partition_kb {partition!r}: partitions cut DDP's buckets "
+                                "(overlap \"on\", world > 1)")
             if world == 1:  # one rank: no network, no collective
                 rate_bits, bucket, overlap = None, None, "none"
             elif overlap == "off":
                 bucket = None  # one all-reduce of every gradient: no buckets
-            out.append(Config(model, self.batch[model], world, float(cpu), rate_bits, bucket, overlap))
+            out.append(Config(model, self.batch[model], world, float(cpu), rate_bits, bucket, overlap,
+                              partition))
         return out
 
     def network_keys(self):

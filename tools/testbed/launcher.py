@@ -35,31 +35,48 @@ class TaskFailed(Exception):
 
 
 def run_ranks(script, args_of_rank, world, cpu_per_rank, out_dir, log_prefix, timeout_s, cores,
-              master_port):
+              master_port, loopback=False, cores_per_rank=1):
     """Runs `script` once per rank (args_of_rank(r) -> list of arguments),
     all at once, and waits. Raises TaskFailed with the tail of the failing
-    rank's log."""
+    rank's log. `loopback`: every rank on this machine's loopback interface,
+    pinned by sched_setaffinity to `cores_per_rank` cores of its own (so that
+    gloo's threads need not share the model's core), no namespace and no
+    cgroup."""
     check_cpu(world, cpu_per_rank, cores)
     os.makedirs(out_dir, exist_ok=True)
     procs = []
     logs = []
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", GLOO_SOCKET_IFNAME="eth0",
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               GLOO_SOCKET_IFNAME="lo" if loopback else "eth0",
                PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+    if loopback and cpu_per_rank != 1:
+        raise cluster.TestbedError("--loopback: cpu_per_rank below 1 needs cgroups; loopback runs 1 only")
+    if cores_per_rank != 1 and (not loopback or world * cores_per_rank > cores):
+        raise cluster.TestbedError(f"--cores-per-rank {cores_per_rank}: needs --loopback and {world} x "
+                                   f"{cores_per_rank} cores; this machine has {cores}")
     try:
         for r in range(world):
-            procs_file = cluster.rank_cgroup(r, cpu_per_rank)
-            cmd = ["ip", "netns", "exec", cluster.host_ns(r), "taskset", "-c",
-                   str(core_of(r, world, cores)), PYTHON, script,
-                   "--rank", str(r), "--world", str(world), "--master", cluster.host_ip(0),
-                   "--port", str(master_port), "--out", out_dir] + args_of_rank(r)
+            core = core_of(r, world, cores)
+            rank_args = ["--rank", str(r), "--world", str(world), "--master",
+                         "127.0.0.1" if loopback else cluster.host_ip(0), "--port", str(master_port),
+                         "--out", out_dir] + args_of_rank(r)
+            if loopback:
+                cmd = [PYTHON, script] + rank_args
+                procs_file = None
+            else:
+                cmd = ["ip", "netns", "exec", cluster.host_ns(r), "taskset", "-c", str(core), PYTHON,
+                       script] + rank_args
+                procs_file = cluster.rank_cgroup(r, cpu_per_rank)
             if procs_file is not None:
                 # Join the rank's cgroup before exec, so no thread escapes the quota.
                 cmd = ["sh", "-c", f'echo $$ > "{procs_file}" && exec "$@"', "sh"] + cmd
             log_path = f"{log_prefix}-rank{r}.log"
             log = open(log_path, "w")
             logs.append((log, log_path))
+            own = set(range(r * cores_per_rank, (r + 1) * cores_per_rank)) if cores_per_rank > 1 else {core}
+            pin = (lambda c=own: os.sched_setaffinity(0, c)) if loopback else None
             procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                          start_new_session=True))
+                                          start_new_session=True, preexec_fn=pin))
         deadline = time.monotonic() + timeout_s
         while True:
             codes = [p.poll() for p in procs]

@@ -71,6 +71,16 @@ class Grids(unittest.TestCase):
         # on->off only: overlap on is never predicted from overlap off
         self.assertNotIn("mlp-w2-1gbit-nooverlap", g.whatif_sources(by_id["mlp-w2-1gbit-b25"]))
 
+    def test_partitions_are_a_knob(self):
+        g = grid.Grid("g.toml", "whatif = ['partition_kb']\n[batch]\nmlp = 32\n[[configs]]\nmodel = 'mlp'\n"
+                                "bucket_mb = 2\npartition_kb = [0, 256, 64]\n")
+        ids = [c.id for c in g.configs]
+        self.assertEqual(ids, ["mlp-w2-unshaped-b2", "mlp-w2-unshaped-b2-p256", "mlp-w2-unshaped-b2-p64"])
+        self.assertEqual(g.configs[1].knobs()["partition_kb"], 256)
+        by_id = {c.id: c for c in g.configs}
+        self.assertEqual(g.whatif_sources(by_id["mlp-w2-unshaped-b2-p64"]),
+                         ["mlp-w2-unshaped-b2", "mlp-w2-unshaped-b2-p256"])
+
     def test_errors_name_the_file_and_key(self):
         for text, needle in (("[[configs]]\nmodel='x'\n[batch]\nx=1", "model 'x'"),
                              ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nrate='fast'", "link rate 'fast'"),
@@ -79,7 +89,10 @@ class Grids(unittest.TestCase):
                              ("rounds=0\n[batch]\nmlp=1\n[[configs]]\nmodel='mlp'", "rounds"),
                              ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\ncpu_per_rank=2", "cpu_per_rank"),
                              ("[[configs]]\nmodel='cnn'", "no batch"),
-                             ("whatif=['colour']\n[batch]\nmlp=1\n[[configs]]\nmodel='mlp'", "whatif")):
+                             ("whatif=['colour']\n[batch]\nmlp=1\n[[configs]]\nmodel='mlp'", "whatif"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\noverlap='off'\npartition_kb=64",
+                              "partition_kb 64"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\npartition_kb=-1", "partition_kb -1")):
             with self.assertRaises(grid.GridError) as e:
                 grid.Grid("g.toml", text)
             self.assertIn("g.toml", str(e.exception))
@@ -87,7 +100,7 @@ class Grids(unittest.TestCase):
 
     def test_the_bundled_grids_load(self):
         here = os.path.dirname(os.path.abspath(__file__))
-        for name in ("cpu-cluster.toml", "smoke.toml"):
+        for name in ("cpu-cluster.toml", "smoke.toml", "cpu-partitions.toml"):
             g = grid.Grid(os.path.join(here, "grids", name))
             self.assertTrue(g.configs)
 
@@ -132,6 +145,21 @@ class Launching(unittest.TestCase):
         self.assertEqual([launcher.core_of(r, 2, 2) for r in range(2)], [0, 1])
         self.assertEqual([launcher.core_of(r, 4, 2) for r in range(4)], [0, 0, 1, 1])
 
+    def test_cores_per_rank_needs_loopback_and_cores(self):
+        with self.assertRaises(cluster.TestbedError) as e:
+            launcher.run_ranks("x.py", lambda r: [], 2, 1.0, "/nonexistent", "log", 1, 2, 1, cores_per_rank=2)
+        self.assertIn("--cores-per-rank 2", str(e.exception))
+        with self.assertRaises(cluster.TestbedError):
+            launcher.run_ranks("x.py", lambda r: [], 2, 1.0, "/nonexistent", "log", 1, 2, 1, loopback=True,
+                               cores_per_rank=2)
+
+    def test_loopback_refuses_shaped_links(self):
+        with cluster.Loopback(2) as net:
+            net.shape(None)
+            with self.assertRaises(cluster.TestbedError) as e:
+                net.shape(10**9)
+        self.assertIn("unshaped", str(e.exception))
+
     def test_oversubscription_is_refused(self):
         launcher.check_cpu(4, 0.5, 2)
         with self.assertRaises(cluster.TestbedError) as e:
@@ -156,6 +184,37 @@ class Files(unittest.TestCase):
         text = assemble.scenario_text(off, "x.yaml")
         self.assertIn("  overlap: single\n", text)
         self.assertNotIn("inter_node_bandwidth", text)
+
+    def test_partitioned_scenario(self):
+        knobs = {"model": "mlp", "world": 2, "rate": "unshaped", "rate_bits_per_s": None, "overlap": "on",
+                 "bucket_mb": 2, "cpu_per_rank": 1.0, "batch": 32, "partition_kb": 256}
+        text = assemble.scenario_text(knobs, "c.yaml", scheduler=(17306, 8455, ["a", "b"]))
+        self.assertIn("  overlap: priority\n  partition_size: 256KiB\n  credit_size: 0B\n  update: global\n",
+                      text)
+        self.assertIn("  partition_overhead: 17306ns\n  schedule_overhead: 8455ns\n", text)
+        self.assertIn("capture(s) of a, b", text)
+        self.assertNotIn("bucket_cap", text)
+
+    def test_scheduler_costs_leave_the_target_out(self):
+        base = {"model": "mlp", "rate": "unshaped", "world": 2, "cpu_per_rank": 1.0}
+        knobs = {"p1": dict(base, partition_kb=1024), "p2": dict(base, partition_kb=256),
+                 "p3": dict(base, partition_kb=64), "c1": dict(base, model="cnn", partition_kb=64)}
+        fitted = {"p1": (20000, 14000), "p2": (17000, 8000), "p3": (15000, 7000), "c1": (1, 1)}
+        overhead, schedule, sources = assemble.leave_one_out("p2", knobs["p2"], fitted, knobs)
+        self.assertEqual(sources, ["p1", "p3"])
+        self.assertEqual((overhead, schedule), (15000, 7000))  # the lower median of two
+        # Alone: its own fit, named as such.
+        self.assertEqual(assemble.leave_one_out("c1", knobs["c1"], fitted, knobs), (1, 1, ["c1"]))
+
+    def test_read_scheduler_fit(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.yaml")
+            with open(path, "w") as f:
+                f.write("# x\npolicy:\n  partition_overhead: 5000ns\n  schedule_overhead: 4000ns\n")
+            self.assertEqual(assemble.read_scheduler_fit(path), (5000, 4000))
+            with open(path, "w") as f:
+                f.write("policy:\n  schedule_overhead: 4000ns\n")
+            self.assertEqual(assemble.read_scheduler_fit(path), (None, 4000))
 
     def test_osu(self):
         with tempfile.TemporaryDirectory() as d:

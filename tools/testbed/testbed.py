@@ -83,7 +83,9 @@ def probe_link(rate_bits, port, seconds=3.0):
 
 
 class Run:
-    def __init__(self, grid, out, cores, only=None, rounds=None):
+    def __init__(self, grid, out, cores, only=None, rounds=None, loopback=False, cores_per_rank=1):
+        self.loopback = loopback
+        self.cores_per_rank = cores_per_rank
         self.grid = grid
         self.out = out
         self.cores = cores
@@ -114,12 +116,18 @@ class Run:
     def execute(self):
         os.makedirs(self.out, exist_ok=True)
         hosts = max(c.world for c in self.configs)
-        with cluster.Cluster(max(hosts, 2)) as net:
+        make = cluster.Loopback if self.loopback else cluster.Cluster
+        with make(max(hosts, 2)) as net:
             info = machine_info()
             info["load_average_before"] = load_average()
+            if self.loopback:
+                info["shaping"] = "none: --loopback, every rank on this machine's loopback interface"
+                info["pinning"] = f"sched_setaffinity: {self.cores_per_rank} core(s) per rank, its own"
             links = []
             for rate in sorted({c.rate_bits for c in self.configs}, key=lambda r: r or 10**15):
                 net.shape(rate)
+                if self.loopback:
+                    continue
                 links.append(probe_link(rate, self.next_port()))
                 launcher.progress(f"link {links[-1]['rate']}: TCP carried "
                                   f"{links[-1]['measured_bits_per_s'] / 1e6:.1f} Mbit/s")
@@ -156,7 +164,8 @@ class Run:
         for attempt in (1, 2):
             try:
                 launcher.run_ranks(os.path.join(HERE, script), lambda r: list(args), world, cpu, raw,
-                                   os.path.join(raw, "log"), timeout, self.cores, self.next_port())
+                                   os.path.join(raw, "log"), timeout, self.cores, self.next_port(),
+                                   loopback=self.loopback, cores_per_rank=self.cores_per_rank)
                 break
             except launcher.TaskFailed as e:
                 if attempt == 2:
@@ -178,6 +187,8 @@ class Run:
                 "--profiler-warmup", str(g.profiler_warmup)]
         if c.bucket_mb is not None:
             args += ["--bucket-mb", str(c.bucket_mb)]
+        if c.partition_kb:
+            args += ["--partition-kb", str(c.partition_kb)]
         ranks = self.run_task("train.py", args, c.world, c.cpu_per_rank, raw, 900,
                               f"{c.id}, round {round_index + 1}", "rank{}.result.json")
         os.makedirs(d, exist_ok=True)
@@ -225,6 +236,14 @@ def main(argv):
     run.add_argument("--rounds", type=int, help="override the grid's rounds")
     run.add_argument("--no-assemble", action="store_true", help="leave the raw results only")
     run.add_argument("--ssgd", default=os.path.join(HERE, "..", "..", "build", "bin", "ssgd"))
+    run.add_argument("--loopback", action="store_true",
+                     help="no network namespaces: every rank on this machine's loopback interface, "
+                          "unshaped, one core each (for machines that cannot make namespaces)")
+    run.add_argument("--cores-per-rank", type=int, default=1,
+                     help="with --loopback: cores of its own per rank (gloo's threads then need not "
+                          "share the model's core)")
+    run.add_argument("--python", default=launcher.PYTHON,
+                     help="the interpreter with torch that runs the ranks (default: Debian's)")
     asm = sub.add_parser("assemble", help="write the dataset files from a run's raw results")
     asm.add_argument("dir")
     asm.add_argument("--grid", help="the grid file (default: DIR/grid.toml)")
@@ -249,9 +268,12 @@ def main(argv):
             return 0
         if a.command == "run":
             g = gridmod.Grid(a.grid)
-            cluster.preflight()
+            launcher.PYTHON = a.python
+            if not a.loopback:
+                cluster.preflight()
             _handle_signals()
-            r = Run(g, a.output, os.cpu_count(), a.only, a.rounds)
+            r = Run(g, a.output, os.cpu_count(), a.only, a.rounds, loopback=a.loopback,
+                    cores_per_rank=a.cores_per_rank)
             os.makedirs(a.output, exist_ok=True)
             shutil.copyfile(a.grid, os.path.join(a.output, "grid.toml"))
             launcher.progress(f"testbed: {len(r.configs)} configuration(s), {len(r.networks)} sweep(s), "
@@ -271,7 +293,7 @@ def main(argv):
         print(f"testbed: interrupted ({e}); the cluster was torn down", file=sys.stderr)
         return 130
     finally:
-        if a.command in ("run",):
+        if a.command == "run" and not a.loopback:
             cluster.teardown()
     return 0
 

@@ -1,7 +1,7 @@
 """One rank of a testbed training run: PyTorch DDP on CPU over gloo.
 
     /usr/bin/python3 train.py --rank R --world W --master ADDR --port P \
-        --model mlp --batch 32 --bucket-mb 25 --overlap on \
+        --model mlp --batch 32 --bucket-mb 25 --overlap on [--partition-kb K] \
         --warmup 5 --iterations 20 --capture 6 --out DIR
 
 1. Measure: `warmup` untimed iterations, then `iterations` timed ones, with
@@ -44,6 +44,9 @@ def parse_args(argv):
     p.add_argument("--model", required=True)
     p.add_argument("--batch", type=int, required=True)
     p.add_argument("--bucket-mb", type=float, default=25.0)
+    p.add_argument("--partition-kb", type=float, default=0.0,
+                   help="overlap on: cut every DDP bucket into partitions of this many KiB, each "
+                        "its own all-reduce (ByteScheduler's partitioning); 0: one per bucket")
     p.add_argument("--overlap", choices=("on", "off", "none"), default="on")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iterations", type=int, default=20)
@@ -53,9 +56,42 @@ def parse_args(argv):
     a = p.parse_args(argv)
     check_worker_arguments(p, a)
     if a.batch < 1 or a.iterations < 1 or a.warmup < 0 or a.capture < 0 or a.profiler_warmup < 0 \
-            or a.bucket_mb <= 0:
-        p.error("--batch, --iterations >= 1; --warmup, --capture, --profiler-warmup >= 0; --bucket-mb > 0")
+            or a.bucket_mb <= 0 or a.partition_kb < 0:
+        p.error("--batch, --iterations >= 1; --warmup, --capture, --profiler-warmup >= 0; --bucket-mb > 0; "
+                "--partition-kb >= 0")
+    if a.partition_kb > 0 and a.overlap != "on":
+        p.error("--partition-kb needs --overlap on (it partitions DDP's buckets)")
     return a
+
+
+def partition_hook(dist, torch, world, partition_kb):
+    """A DDP comm hook that cuts the bucket into partitions of partition_kb
+    KiB and starts one asynchronous all-reduce per partition, in order, on the
+    thread that runs backward: what ByteScheduler's partitioning does to a
+    tensor (without its reordering across buckets, which DDP's order already
+    follows). Each partition is its own c10d call and gloo op, so the
+    profile shows every one."""
+    def hook(state, bucket):
+        flat = bucket.buffer()
+        elements = max(1, int(partition_kb * 1024) // flat.element_size())
+        futures = [dist.all_reduce(part, async_op=True).get_future() for part in flat.split(elements)]
+
+        def average(_):
+            flat.div_(world)
+            return flat
+        return torch.futures.collect_all(futures).then(average)
+    return hook
+
+
+def partition_sizes(bucket_bytes, partition_kb, element_size):
+    """The sizes partition_hook's all-reduces have, in launch order: each
+    bucket (DDP launches them in index order) cut as flat.split() cuts it."""
+    step = max(1, int(partition_kb * 1024) // element_size) * element_size
+    sizes = []
+    for b in bucket_bytes:
+        full, rest = divmod(b, step)
+        sizes += [step] * full + ([rest] if rest else [])
+    return sizes
 
 
 def main(argv):
@@ -82,6 +118,8 @@ def main(argv):
     elif a.overlap == "on":
         from torch.nn.parallel import DistributedDataParallel as DDP
         net = DDP(model, bucket_cap_mb=a.bucket_mb, broadcast_buffers=False)
+        if a.partition_kb > 0:
+            net.register_comm_hook(None, partition_hook(dist, torch, a.world, a.partition_kb))
     else:
         net = model
         for p in model.parameters():  # the same start on every rank, as DDP does
@@ -131,6 +169,8 @@ def main(argv):
         marks = ssgd_marks.mark(net, optimizer, backend="profiler", window=(warm, warm + a.capture))
         if a.overlap == "off":
             marks.collective_bytes([sum(p.numel() * p.element_size() for p in params)])
+        elif a.partition_kb > 0:
+            marks.collective_bytes(partition_sizes(result["ddp_bucket_bytes"], a.partition_kb, 4))
         dist.barrier()
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU]) as prof:
