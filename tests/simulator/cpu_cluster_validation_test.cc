@@ -24,6 +24,7 @@
 
 #include "common/logging.h"
 #include "simulator/dataset/dataset_replay.h"
+#include "tests/support/error_group.h"
 #include "traces/dataset/dataset_check.h"
 
 namespace ssgd::sim {
@@ -46,30 +47,7 @@ std::string what_changes(const Json& from, const Json& to) {
   return "other";
 }
 
-struct Group {
-  std::vector<double> errors;  // signed, percent
-  std::string worst;
-  double worst_abs = -1;
-  void add(const DatasetCase& c) {
-    errors.push_back(c.error_percent);
-    if (std::abs(c.error_percent) > worst_abs) {
-      worst_abs = std::abs(c.error_percent);
-      worst = c.name();
-    }
-  }
-  [[nodiscard]] double median_abs() const {
-    std::vector<double> a;
-    for (double e : errors) a.push_back(std::abs(e));
-    std::sort(a.begin(), a.end());
-    const std::size_t n = a.size();
-    return n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
-  }
-  [[nodiscard]] double mean_signed() const {
-    double s = 0;
-    for (double e : errors) s += e;
-    return s / static_cast<double>(errors.size());
-  }
-};
+using Group = ssgd::testing::ErrorGroup;
 
 class CpuClusterValidation : public ::testing::Test {
  protected:
@@ -92,11 +70,13 @@ class CpuClusterValidation : public ::testing::Test {
       } else {
         group = "what-if: " + what_changes(by_id.at(c.from)->config, to);
       }
-      (*groups_)[group].add(c);
+      (*groups_)[group].add(c.name(), c.error_percent);
       // The targets: replay of distributed runs; the four what-ifs.
-      if (group == "replay") (*groups_)["all replays of 2 or more ranks"].add(c);
+      if (group == "replay") {
+        (*groups_)["all replays of 2 or more ranks"].add(c.name(), c.error_percent);
+      }
       if (group.rfind("what-if", 0) == 0 && group != "what-if: 1 -> 2 ranks") {
-        (*groups_)["all what-ifs but 1 -> 2 ranks"].add(c);
+        (*groups_)["all what-ifs but 1 -> 2 ranks"].add(c.name(), c.error_percent);
       }
     }
   }
