@@ -14,18 +14,11 @@
 // them shows up.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <map>
 #include <string>
-#include <vector>
 
-#include "common/logging.h"
 #include "simulator/dataset/dataset_replay.h"
-#include "tests/support/error_group.h"
-#include "traces/dataset/dataset_check.h"
+#include "tests/support/dataset_validation.h"
 
 namespace ssgd::sim {
 namespace {
@@ -52,66 +45,35 @@ using Group = ssgd::testing::ErrorGroup;
 class CpuClusterValidation : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    set_log_levels("error");  // each replay warns that DDP's buckets are modelled, not replayed
-    const trace::DatasetCheck check = trace::check_dataset(kDataset);
-    problems_ = check.problems.size();
-    manifest_ = new trace::DatasetManifest(check.manifest);
-    DatasetReplayOptions options;
-    options.jobs = 2;
-    cases_ = new std::vector<DatasetCase>(replay_dataset(kDataset, *manifest_, options));
-    std::map<std::string, const trace::DatasetEntry*> by_id;
-    for (const auto& e : manifest_->entries) by_id[e.id] = &e;
-    groups_ = new std::map<std::string, Group>;
-    for (const DatasetCase& c : *cases_) {
-      const Json& to = by_id.at(c.entry)->config;
+    data_ = new ssgd::testing::ReplayedDataset(ssgd::testing::replay_bundled_dataset(kDataset));
+    for (const DatasetCase& c : data_->cases) {
+      const Json& to = data_->config(c.entry);
       std::string group;
       if (c.kind == DatasetCaseKind::kReplay) {
         group = to.at("world").get<int>() == 1 ? "replay, 1 rank" : "replay";
       } else {
-        group = "what-if: " + what_changes(by_id.at(c.from)->config, to);
+        group = "what-if: " + what_changes(data_->config(c.from), to);
       }
-      (*groups_)[group].add(c.name(), c.error_percent);
+      data_->groups[group].add(c);
       // The targets: replay of distributed runs; the four what-ifs.
-      if (group == "replay") {
-        (*groups_)["all replays of 2 or more ranks"].add(c.name(), c.error_percent);
-      }
+      if (group == "replay") data_->groups["all replays of 2 or more ranks"].add(c);
       if (group.rfind("what-if", 0) == 0 && group != "what-if: 1 -> 2 ranks") {
-        (*groups_)["all what-ifs but 1 -> 2 ranks"].add(c.name(), c.error_percent);
+        data_->groups["all what-ifs but 1 -> 2 ranks"].add(c);
       }
     }
   }
-  static void TearDownTestSuite() {
-    delete manifest_;
-    delete cases_;
-    delete groups_;
-  }
-  static const Group& group(const std::string& name) { return groups_->at(name); }
+  static void TearDownTestSuite() { delete data_; }
+  static const Group& group(const std::string& name) { return data_->groups.at(name); }
 
-  static inline std::size_t problems_ = 0;
-  static inline trace::DatasetManifest* manifest_ = nullptr;
-  static inline std::vector<DatasetCase>* cases_ = nullptr;
-  static inline std::map<std::string, Group>* groups_ = nullptr;
+  static inline ssgd::testing::ReplayedDataset* data_ = nullptr;
 };
 
 TEST_F(CpuClusterValidation, DatasetIsIntact) {
-  EXPECT_EQ(problems_, 0u);
-  EXPECT_EQ(manifest_->entries.size(), 39u);
+  EXPECT_EQ(data_->problems, 0u);
+  EXPECT_EQ(data_->manifest.entries.size(), 39u);
 }
 
-TEST_F(CpuClusterValidation, PrintTables) {
-  std::printf("\n| case | kind | predicted (ms) | measured (ms) | error |\n|---|---|---|---|---|\n");
-  for (const DatasetCase& c : *cases_) {
-    std::printf("| %s | %s | %.1f | %.1f | %+.1f%% |\n", c.name().c_str(), to_string(c.kind),
-                static_cast<double>(c.predicted.ns()) / 1e6,
-                static_cast<double>(c.measured.median.ns()) / 1e6, c.error_percent);
-  }
-  std::printf("\n| group | cases | median abs error | mean error | worst abs error | worst case |\n"
-              "|---|---|---|---|---|---|\n");
-  for (const auto& [name, g] : *groups_) {
-    std::printf("| %s | %zu | %.1f%% | %+.1f%% | %.1f%% | %s |\n", name.c_str(), g.errors.size(),
-                g.median_abs(), g.mean_signed(), g.worst_abs, g.worst.c_str());
-  }
-}
+TEST_F(CpuClusterValidation, PrintTables) { ssgd::testing::print_validation_tables(*data_); }
 
 // The targets, where they are met, and today's figures as bands
 // (docs/validation.md, section 6), so that a change that moves them shows.

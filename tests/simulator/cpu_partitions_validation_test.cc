@@ -18,16 +18,10 @@
 // closes that gap shows here.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <map>
 #include <string>
-#include <vector>
 
-#include "common/logging.h"
-#include "simulator/dataset/dataset_replay.h"
-#include "tests/support/error_group.h"
-#include "traces/dataset/dataset_check.h"
+#include "tests/support/dataset_validation.h"
 
 namespace ssgd::sim {
 namespace {
@@ -40,69 +34,35 @@ using Group = ssgd::testing::ErrorGroup;
 class CpuPartitionsValidation : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    set_log_levels("error");  // each partitioned replay warns that collectives are modelled
-    const trace::DatasetCheck check = trace::check_dataset(kDataset);
-    problems_ = check.problems.size();
-    manifest_ = new trace::DatasetManifest(check.manifest);
-    DatasetReplayOptions options;
-    options.jobs = 2;
-    cases_ = new std::vector<DatasetCase>(replay_dataset(kDataset, *manifest_, options));
-    std::map<std::string, const trace::DatasetEntry*> by_id;
-    for (const auto& e : manifest_->entries) by_id[e.id] = &e;
-    groups_ = new std::map<std::string, Group>;
-    for (const DatasetCase& c : *cases_) {
-      const auto& to = by_id.at(c.entry)->config;
-      const auto& from = by_id.at(c.from)->config;
+    data_ = new ssgd::testing::ReplayedDataset(ssgd::testing::replay_bundled_dataset(kDataset));
+    for (const DatasetCase& c : data_->cases) {
+      const auto& to = data_->config(c.entry);
       const std::string model = to.at("model").get<std::string>();
       const bool target_cut = to.at("partition_kb").get<double>() > 0;
-      const bool source_cut = from.at("partition_kb").get<double>() > 0;
-      std::string kind = c.kind == DatasetCaseKind::kReplay ? "replay"
-                         : !source_cut                      ? "what-if, from uncut"
-                         : target_cut                       ? "what-if, another partition size"
-                                                            : "what-if, to uncut";
-      (*groups_)[model + ": " + kind].add(c.name(), c.error_percent);
-      (*groups_)[model + ": every case"].add(c.name(), c.error_percent);
-      if (target_cut)
-        (*groups_)[model + ": partitioned targets"].add(c.name(), c.error_percent);
-      else
-        (*groups_)[model + ": uncut targets"].add(c.name(), c.error_percent);
+      const bool source_cut = data_->config(c.from).at("partition_kb").get<double>() > 0;
+      const std::string kind = c.kind == DatasetCaseKind::kReplay ? "replay"
+                               : !source_cut                      ? "what-if, from uncut"
+                               : target_cut ? "what-if, another partition size"
+                                            : "what-if, to uncut";
+      auto& groups = data_->groups;
+      groups[model + ": " + kind].add(c);
+      groups[model + ": every case"].add(c);
+      groups[model + (target_cut ? ": partitioned targets" : ": uncut targets")].add(c);
     }
   }
-  static void TearDownTestSuite() {
-    delete manifest_;
-    delete cases_;
-    delete groups_;
-  }
-  static const Group& group(const std::string& name) { return groups_->at(name); }
+  static void TearDownTestSuite() { delete data_; }
+  static const Group& group(const std::string& name) { return data_->groups.at(name); }
 
-  static inline std::size_t problems_ = 0;
-  static inline trace::DatasetManifest* manifest_ = nullptr;
-  static inline std::vector<DatasetCase>* cases_ = nullptr;
-  static inline std::map<std::string, Group>* groups_ = nullptr;
+  static inline ssgd::testing::ReplayedDataset* data_ = nullptr;
 };
 
 TEST_F(CpuPartitionsValidation, DatasetIsIntact) {
-  EXPECT_EQ(problems_, 0u);
-  EXPECT_EQ(manifest_->entries.size(), 8u);
-  EXPECT_EQ(cases_->size(), 32u);  // 8 replays, 24 what-ifs
+  EXPECT_EQ(data_->problems, 0u);
+  EXPECT_EQ(data_->manifest.entries.size(), 8u);
+  EXPECT_EQ(data_->cases.size(), 32u);  // 8 replays, 24 what-ifs
 }
 
-TEST_F(CpuPartitionsValidation, PrintTables) {
-  std::printf(
-      "\n| case | kind | predicted (ms) | measured (ms) | error |\n|---|---|---|---|---|\n");
-  for (const DatasetCase& c : *cases_) {
-    std::printf("| %s | %s | %.1f | %.1f | %+.1f%% |\n", c.name().c_str(), to_string(c.kind),
-                static_cast<double>(c.predicted.ns()) / 1e6,
-                static_cast<double>(c.measured.median.ns()) / 1e6, c.error_percent);
-  }
-  std::printf(
-      "\n| group | cases | median abs error | mean error | worst abs error | worst case |\n"
-      "|---|---|---|---|---|---|\n");
-  for (const auto& [name, g] : *groups_) {
-    std::printf("| %s | %zu | %.1f%% | %+.1f%% | %.1f%% | %s |\n", name.c_str(), g.errors.size(),
-                g.median_abs(), g.mean_signed(), g.worst_abs, g.worst.c_str());
-  }
-}
+TEST_F(CpuPartitionsValidation, PrintTables) { ssgd::testing::print_validation_tables(*data_); }
 
 // Few partitions (the cnn's 2.8 MB of gradients): within about 20%, against a
 // measurement whose iterations spread by 30-64% (p90 - p10 over the median).

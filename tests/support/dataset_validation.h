@@ -1,0 +1,94 @@
+#pragma once
+// The validation tests that replay a bundled, measured dataset
+// (simulator/dataset/dataset_replay.h): the dataset checked and every case
+// replayed, as `ssgd dataset verify` does; the cases' signed errors gathered
+// into named groups (the median of their absolute values, their mean, the
+// worst case); and the two tables docs/validation.md shows.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/logging.h"
+#include "simulator/dataset/dataset_replay.h"
+#include "traces/dataset/dataset_check.h"
+
+namespace ssgd::testing {
+
+struct ErrorGroup {
+  std::vector<double> errors;  // signed, percent
+  std::string worst;
+  double worst_abs = -1;
+
+  void add(const sim::DatasetCase& c) {
+    errors.push_back(c.error_percent);
+    if (std::abs(c.error_percent) > worst_abs) {
+      worst_abs = std::abs(c.error_percent);
+      worst = c.name();
+    }
+  }
+  [[nodiscard]] double median_abs() const {
+    std::vector<double> a;
+    for (double e : errors) a.push_back(std::abs(e));
+    std::sort(a.begin(), a.end());
+    const std::size_t n = a.size();
+    if (n == 0) return 0;
+    return n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
+  }
+  [[nodiscard]] double mean_signed() const {
+    double s = 0;
+    for (double e : errors) s += e;
+    return errors.empty() ? 0 : s / static_cast<double>(errors.size());
+  }
+};
+
+struct ReplayedDataset {
+  std::size_t problems = 0;  // what the integrity check found
+  trace::DatasetManifest manifest;
+  std::vector<sim::DatasetCase> cases;
+  std::map<std::string, ErrorGroup> groups;  // filled by the test
+
+  [[nodiscard]] const trace::JsonFieldReader::Json& config(const std::string& id) const {
+    for (const auto& e : manifest.entries) {
+      if (e.id == id) return e.config;
+    }
+    throw std::out_of_range("no entry " + id);
+  }
+};
+
+// Checks `dir` and replays every case on 2 threads, logging errors only (the
+// replays' warnings are the dataset's, known).
+inline ReplayedDataset replay_bundled_dataset(const std::filesystem::path& dir) {
+  set_log_levels("error");
+  const trace::DatasetCheck check = trace::check_dataset(dir);
+  ReplayedDataset d;
+  d.problems = check.problems.size();
+  d.manifest = check.manifest;
+  sim::DatasetReplayOptions options;
+  options.jobs = 2;
+  d.cases = sim::replay_dataset(dir, d.manifest, options);
+  return d;
+}
+
+// Every case, then every group, as Markdown tables.
+inline void print_validation_tables(const ReplayedDataset& d) {
+  std::printf(
+      "\n| case | kind | predicted (ms) | measured (ms) | error |\n|---|---|---|---|---|\n");
+  for (const sim::DatasetCase& c : d.cases) {
+    std::printf("| %s | %s | %.1f | %.1f | %+.1f%% |\n", c.name().c_str(), to_string(c.kind),
+                static_cast<double>(c.predicted.ns()) / 1e6,
+                static_cast<double>(c.measured.median.ns()) / 1e6, c.error_percent);
+  }
+  std::printf(
+      "\n| group | cases | median abs error | mean error | worst abs error | worst case |\n"
+      "|---|---|---|---|---|---|\n");
+  for (const auto& [name, g] : d.groups) {
+    std::printf("| %s | %zu | %.1f%% | %+.1f%% | %.1f%% | %s |\n", name.c_str(), g.errors.size(),
+                g.median_abs(), g.mean_signed(), g.worst_abs, g.worst.c_str());
+  }
+}
+
+}  // namespace ssgd::testing
