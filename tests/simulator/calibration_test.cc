@@ -14,6 +14,7 @@
 #include "simulator/calibration/band_fit.h"
 #include "simulator/calibration/measurement.h"
 #include "simulator/calibration/network_calibration.h"
+#include "tests/support/synthetic_trace.h"
 #include "tests/support/test_files.h"
 #include "traces/event_rules.h"
 #include "traces/trace_writer.h"
@@ -375,14 +376,7 @@ v1::Event collective(v1::Collective::Op op, std::uint64_t comm, std::uint64_t se
 class CalibrationTrace : public Calibration {
  protected:
   std::filesystem::path trace(const std::vector<v1::Event>& events) {
-    auto p = dir_ / "run.ssgdt";
-    v1::CaptureMetadata meta;
-    meta.set_tool("calibration_test");
-    meta.set_provenance("synthetic");
-    trace::TraceWriter w(p, meta, {.events_per_chunk = 3});
-    for (const auto& e : events) w.append(e);
-    w.close();
-    return p;
+    return ssgd::testing::write_synthetic_trace(dir_ / "run.ssgdt", events, "calibration_test", 3);
   }
   std::string trace_error(const std::vector<v1::Event>& events) {
     const auto p = trace(events);

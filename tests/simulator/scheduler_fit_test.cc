@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "simulator/calibration/scheduler_fit.h"
+#include "tests/support/synthetic_trace.h"
 #include "tests/support/test_files.h"
 #include "traces/import/pytorch/kineto_import.h"
 #include "traces/trace_writer.h"
@@ -71,14 +72,8 @@ v1::Event cpu_op(std::int32_t rank, std::uint32_t thread, std::int64_t start, st
 class SchedulerFitTest : public ssgd::testing::TempDirTest {
  protected:
   std::filesystem::path trace(const std::vector<v1::Event>& events) {
-    auto p = dir_ / "run.ssgdt";
-    v1::CaptureMetadata meta;
-    meta.set_tool("scheduler_fit_test");
-    meta.set_provenance("synthetic");
-    trace::TraceWriter w(p, meta, {.events_per_chunk = 4});
-    for (const auto& e : events) w.append(e);
-    w.close();
-    return p;
+    return ssgd::testing::write_synthetic_trace(dir_ / "run.ssgdt", events, "scheduler_fit_test",
+                                                4);
   }
 };
 
