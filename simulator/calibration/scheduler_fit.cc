@@ -6,6 +6,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -100,7 +101,7 @@ SchedulerFit fit_scheduler_costs(const std::filesystem::path& path, bool allow_t
   // Scheduling delay: each linked collective against its launch and the
   // collective before it on its stream.
   std::vector<std::int64_t> delays;
-  std::map<std::int32_t, bool> ranks;
+  std::set<std::int32_t> ranks;
   for (auto& [key, list] : streams) {
     std::stable_sort(list.begin(), list.end(),
                      [](const CollectiveRecord& a, const CollectiveRecord& b) {
@@ -116,7 +117,7 @@ SchedulerFit fit_scheduler_costs(const std::filesystem::path& path, bool allow_t
         std::int64_t ready = launch.at.end;
         if (previous_end) ready = std::max(ready, *previous_end);
         delays.push_back(std::max<std::int64_t>(0, c.at.start - ready));
-        ranks[key.first] = true;
+        ranks.insert(key.first);
       }
       previous_end = std::max(previous_end.value_or(c.at.end), c.at.end);
     }

@@ -182,6 +182,7 @@ def assemble(out, grid, ssgd):
                 _ssgd(ssgd, ["calibrate", "--scheduler", "trace.ssgdt", "-o", "scheduler.yaml"], cid,
                       cwd=folder)
         found.append((cid, folder, knobs, rounds, captures))
+    knobs_of = {cid: knobs for cid, _, knobs, _, _ in found}
     fitted = {cid: read_scheduler_fit(os.path.join(folder, "scheduler.yaml"))
               for cid, folder, knobs, _, _ in found
               if knobs.get("partition_kb") and os.path.isfile(os.path.join(folder, "scheduler.yaml"))}
@@ -193,7 +194,7 @@ def assemble(out, grid, ssgd):
         calibration = os.path.relpath(os.path.join(network, "calibration.yaml"), folder)
         scheduler = None
         if knobs.get("partition_kb"):
-            scheduler = leave_one_out(cid, knobs, fitted, {c: k for c, _, k, _, _ in found})
+            scheduler = leave_one_out(cid, knobs, fitted, knobs_of)
         with open(os.path.join(folder, "scenario.yaml"), "w") as f:
             f.write(scenario_text(knobs, calibration, scheduler=scheduler))
         entry = {"id": cid,

@@ -64,6 +64,11 @@ def parse_args(argv):
     return a
 
 
+def partition_elements(partition_kb, element_size):
+    """Elements in one partition of partition_kb KiB (at least one)."""
+    return max(1, int(partition_kb * 1024) // element_size)
+
+
 def partition_hook(dist, torch, world, partition_kb):
     """A DDP comm hook that cuts the bucket into partitions of partition_kb
     KiB and starts one asynchronous all-reduce per partition, in order, on the
@@ -73,7 +78,7 @@ def partition_hook(dist, torch, world, partition_kb):
     profile shows every one."""
     def hook(state, bucket):
         flat = bucket.buffer()
-        elements = max(1, int(partition_kb * 1024) // flat.element_size())
+        elements = partition_elements(partition_kb, flat.element_size())
         futures = [dist.all_reduce(part, async_op=True).get_future() for part in flat.split(elements)]
 
         def average(_):
@@ -86,7 +91,7 @@ def partition_hook(dist, torch, world, partition_kb):
 def partition_sizes(bucket_bytes, partition_kb, element_size):
     """The sizes partition_hook's all-reduces have, in launch order: each
     bucket (DDP launches them in index order) cut as flat.split() cuts it."""
-    step = max(1, int(partition_kb * 1024) // element_size) * element_size
+    step = partition_elements(partition_kb, element_size) * element_size
     sizes = []
     for b in bucket_bytes:
         full, rest = divmod(b, step)
