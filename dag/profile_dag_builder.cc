@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 #include <string>
 
 namespace ssgd::dag {
@@ -72,159 +73,183 @@ std::vector<Duration> split_update(Duration update, const CommPlan& plan) {
 
 }  // namespace
 
-TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& shape,
-                            const CommPlan& plan) {
+ProfileDagBuilder::ProfileDagBuilder(const trace::LayerProfile& profile, const DagShape& shape,
+                                     const CommPlan& plan)
+    : profile_(profile), plan_(plan) {
   check_inputs(profile, shape, plan);
-  const auto L = static_cast<std::int32_t>(profile.layers.size());
-  const auto P = static_cast<std::int32_t>(shape.workers);
-  const auto N = static_cast<std::int32_t>(shape.iterations);
-  const bool communicate = (P > 1 || shape.folded) && !plan.groups.empty();
-  const auto G = communicate ? static_cast<std::int32_t>(plan.groups.size()) : 0;
+  L_ = static_cast<std::int32_t>(profile.layers.size());
+  P_ = static_cast<std::int32_t>(shape.workers);
+  N_ = static_cast<std::int32_t>(shape.iterations);
+  const bool communicate = (P_ > 1 || shape.folded) && !plan.groups.empty();
+  G_ = communicate ? static_cast<std::int32_t>(plan.groups.size()) : 0;
   // Update tasks per worker and iteration: one per group, or one.
-  const bool per_group = shape.update_per_group && !plan.groups.empty();
-  const auto U = per_group ? static_cast<std::int32_t>(plan.groups.size()) : 1;
-  const std::vector<Duration> update_time =
-      per_group ? split_update(shape.update, plan) : std::vector<Duration>{shape.update};
-  const auto depth = shape.prefetch_depth;
+  per_group_ = shape.update_per_group && !plan.groups.empty();
+  U_ = per_group_ ? static_cast<std::int32_t>(plan.groups.size()) : 1;
+  update_time_ = per_group_ ? split_update(shape.update, plan) : std::vector<Duration>{shape.update};
+  depth_ = shape.prefetch_depth;
+  io_ = shape.io;
+  h2d_ = shape.h2d;
+  tasks_per_iteration_ = static_cast<std::size_t>(P_) * (2 * std::size_t(L_) + 2 + std::size_t(U_)) +
+                         static_cast<std::size_t>(G_);
 
-  TaskGraph g;
-  const auto tasks =
-      static_cast<std::size_t>(profile_dag_task_count(profile.layers.size(), shape,
-                                                      static_cast<std::size_t>(U))) +
-      std::size_t(N) * G;
-  g.reserve(tasks, tasks + 3 * std::size_t(P) * N * std::size_t(G > 0) * std::size_t(U));
-
-  std::vector<std::string> names;
-  names.reserve(profile.layers.size());
-  for (const auto& row : profile.layers) names.push_back(row.name);
-  g.set_layer_names(std::move(names));
-
-  struct RankResources {
-    ResourceId compute, io, copy;
-  };
-  std::vector<RankResources> res(P);
-  for (std::int32_t r = 0; r < P; ++r) {
-    res[r] = {g.add_resource({ResourceKind::kCompute, r}), g.add_resource({ResourceKind::kIo, r}),
-              g.add_resource({ResourceKind::kCopy, r})};
+  for (std::int32_t r = 0; r < P_; ++r) {
+    resources_.push_back({ResourceKind::kCompute, r});
+    resources_.push_back({ResourceKind::kIo, r});
+    resources_.push_back({ResourceKind::kCopy, r});
   }
   Resource net{ResourceKind::kNetwork, kAllRanks};
   net.prioritized = plan.prioritized;
   net.credit_bytes = plan.credit_bytes;
   net.dispatch_overhead = plan.round_overhead;
-  const ResourceId network = g.add_resource(net);
+  network_ = static_cast<ResourceId>(resources_.size());
+  resources_.push_back(net);
 
   // For each group, its layer whose backward finishes last (backward runs
   // L-1 down to 0, so the smallest index), and the layer whose backward
   // releases its collective: that one, or layer 0 when the plan waits for
   // the whole backward pass.
   const auto plan_groups = static_cast<std::int32_t>(plan.groups.size());
-  std::vector<std::int32_t> last_layer(plan_groups);
-  std::vector<std::int32_t> trigger_layer(plan_groups);
+  last_layer_.resize(plan_groups);
+  trigger_layer_.resize(plan_groups);
   for (std::int32_t k = 0; k < plan_groups; ++k) {
     const auto& ls = plan.groups[k].layers;
-    last_layer[k] = *std::min_element(ls.begin(), ls.end());
-    trigger_layer[k] = plan.wait_for_full_backward ? 0 : last_layer[k];
+    last_layer_[k] = *std::min_element(ls.begin(), ls.end());
+    trigger_layer_[k] = plan.wait_for_full_backward ? 0 : last_layer_[k];
   }
   // The host time each layer's backward takes for the groups it releases.
-  std::vector<Duration> release_cost(static_cast<std::size_t>(L));
+  release_cost_.resize(static_cast<std::size_t>(L_));
   for (std::int32_t k = 0; k < plan_groups; ++k) {
-    release_cost[static_cast<std::size_t>(trigger_layer[k])] += plan.group_overhead;
+    release_cost_[static_cast<std::size_t>(trigger_layer_[k])] += plan.group_overhead;
   }
   // Per-group update: the groups whose update each layer's next forward waits for.
-  std::vector<std::vector<std::int32_t>> groups_of_layer(per_group ? L : 0);
-  for (std::int32_t k = 0; per_group && k < plan_groups; ++k) {
-    for (auto l : plan.groups[k].layers) groups_of_layer[l].push_back(k);
+  groups_of_layer_.resize(per_group_ ? L_ : 0);
+  for (std::int32_t k = 0; per_group_ && k < plan_groups; ++k) {
+    for (auto l : plan.groups[k].layers) groups_of_layer_[l].push_back(k);
   }
-
   // Per rank: the previous iteration's updates and step boundary, and the
   // h2d tasks of earlier iterations (for prefetching).
-  std::vector<std::vector<TaskId>> prev_update(P);
-  std::vector<TaskId> prev_boundary(P, kNoTask);
-  std::vector<std::vector<TaskId>> h2d_of(P);
-  std::vector<TaskId> backward(static_cast<std::size_t>(P) * L);
-  std::vector<std::vector<TaskId>> update(P, std::vector<TaskId>(U));
-  for (std::int32_t i = 0; i < N; ++i) {
-    for (std::int32_t r = 0; r < P; ++r) {
-      Task t;
-      t.rank = r;
-      t.iteration = i;
-      auto add = [&](TaskKind kind, ResourceId resource, Duration d, std::int32_t layer) {
-        t.kind = kind;
-        t.resource = resource;
-        t.duration = d;
-        t.layer = layer;
-        return g.add_task(t);
-      };
-      const TaskId io = add(TaskKind::kIo, res[r].io, shape.io, -1);
-      const TaskId h2d = add(TaskKind::kH2d, res[r].copy, shape.h2d, -1);
-      g.add_edge(io, h2d);
-      if (depth == 0) {
-        if (prev_boundary[r] != kNoTask) g.add_edge(prev_boundary[r], io);
-      } else {
-        if (i >= depth) g.add_edge(h2d_of[r][static_cast<std::size_t>(i - depth)], io);
-        if (prev_boundary[r] != kNoTask) g.add_edge(prev_boundary[r], h2d);
-        h2d_of[r].push_back(h2d);
+  prev_update_.assign(P_, std::vector<TaskId>(U_));
+  prev_boundary_.assign(P_, kNoTask);
+  h2d_of_.resize(depth_ > 0 ? P_ : 0);
+  backward_.resize(static_cast<std::size_t>(P_) * L_);
+  update_.assign(P_, std::vector<TaskId>(U_));
+}
+
+std::vector<std::string> ProfileDagBuilder::layer_names() const {
+  std::vector<std::string> names;
+  names.reserve(profile_.layers.size());
+  for (const auto& row : profile_.layers) names.push_back(row.name);
+  return names;
+}
+
+template <class Sink>
+void ProfileDagBuilder::add_iteration(Sink& g) {
+  if (next_ >= N_) throw std::logic_error("ProfileDagBuilder: every iteration is built");
+  const std::int32_t i = next_++;
+  const auto L = L_;
+  const auto P = P_;
+  const auto G = G_;
+  const auto U = U_;
+  const auto depth = depth_;
+  const bool per_group = per_group_;
+  const CommPlan& plan = plan_;
+  const trace::LayerProfile& profile = profile_;
+  for (std::int32_t r = 0; r < P; ++r) {
+    const auto compute = static_cast<ResourceId>(3 * r);
+    Task t;
+    t.rank = r;
+    t.iteration = i;
+    auto add = [&](TaskKind kind, ResourceId resource, Duration d, std::int32_t layer) {
+      t.kind = kind;
+      t.resource = resource;
+      t.duration = d;
+      t.layer = layer;
+      return g.add_task(t);
+    };
+    const TaskId io = add(TaskKind::kIo, compute + 1, io_, -1);
+    const TaskId h2d = add(TaskKind::kH2d, compute + 2, h2d_, -1);
+    g.add_edge(io, h2d);
+    if (depth == 0) {
+      if (prev_boundary_[r] != kNoTask) g.add_edge(prev_boundary_[r], io);
+    } else {
+      if (i >= depth) g.add_edge(h2d_of_[r][static_cast<std::size_t>(i - depth)], io);
+      if (prev_boundary_[r] != kNoTask) g.add_edge(prev_boundary_[r], h2d);
+      h2d_of_[r].push_back(h2d);
+    }
+    TaskId prev = h2d;
+    for (std::int32_t l = 0; l < L; ++l) {
+      const TaskId f = add(TaskKind::kForward, compute, profile.layers[l].forward, l);
+      g.add_edge(prev, f);
+      if (per_group && i > 0) {
+        for (auto k : groups_of_layer_[l]) g.add_edge(prev_update_[r][k], f);
       }
-      TaskId prev = h2d;
-      for (std::int32_t l = 0; l < L; ++l) {
-        const TaskId f = add(TaskKind::kForward, res[r].compute, profile.layers[l].forward, l);
-        g.add_edge(prev, f);
-        if (per_group && i > 0) {
-          for (auto k : groups_of_layer[l]) g.add_edge(prev_update[r][k], f);
+      prev = f;
+    }
+    for (std::int32_t l = L - 1; l >= 0; --l) {
+      const TaskId b =
+          add(TaskKind::kBackward, compute,
+              profile.layers[l].backward + release_cost_[static_cast<std::size_t>(l)], l);
+      g.add_edge(prev, b);
+      backward_[static_cast<std::size_t>(r) * L + l] = b;
+      prev = b;
+    }
+    if (per_group) {
+      for (std::int32_t k = 0; k < U; ++k) {
+        update_[r][k] = add(TaskKind::kUpdate, compute, update_time_[k], last_layer_[k]);
+        // Without communication a group's update follows its gradients.
+        if (G == 0) {
+          g.add_edge(backward_[static_cast<std::size_t>(r) * L + trigger_layer_[k]], update_[r][k]);
         }
-        prev = f;
       }
-      for (std::int32_t l = L - 1; l >= 0; --l) {
-        const TaskId b = add(TaskKind::kBackward, res[r].compute,
-                             profile.layers[l].backward + release_cost[static_cast<std::size_t>(l)], l);
-        g.add_edge(prev, b);
-        backward[static_cast<std::size_t>(r) * L + l] = b;
-        prev = b;
-      }
-      if (per_group) {
-        for (std::int32_t k = 0; k < U; ++k) {
-          update[r][k] = add(TaskKind::kUpdate, res[r].compute, update_time[k], last_layer[k]);
-          // Without communication a group's update follows its gradients.
-          if (G == 0) {
-            g.add_edge(backward[static_cast<std::size_t>(r) * L + trigger_layer[k]], update[r][k]);
-          }
-        }
-        prev_boundary[r] = prev;  // b(r,i,0)
-      } else {
-        update[r][0] = add(TaskKind::kUpdate, res[r].compute, update_time[0], -1);
-        g.add_edge(prev, update[r][0]);
-        prev_boundary[r] = update[r][0];
-      }
+      prev_boundary_[r] = prev;  // b(r,i,0)
+    } else {
+      update_[r][0] = add(TaskKind::kUpdate, compute, update_time_[0], -1);
+      g.add_edge(prev, update_[r][0]);
+      prev_boundary_[r] = update_[r][0];
     }
-    TaskId prev_comm = kNoTask;
-    for (std::int32_t k = 0; k < G; ++k) {
-      const CommGroup& group = plan.groups[k];
-      Task c;
-      c.kind = TaskKind::kComm;
-      c.rank = kAllRanks;
-      c.iteration = i;
-      c.group = k;
-      c.layer = group.layers.front();
-      c.resource = network;
-      c.bytes = group.bytes;
-      c.duration = group.replayed.value_or(Duration::zero());
-      c.duration_modelled = !group.replayed.has_value();
-      const TaskId cid = g.add_task(c);
-      for (std::int32_t r = 0; r < P; ++r) {
-        g.add_edge(backward[static_cast<std::size_t>(r) * L + trigger_layer[k]], cid);
-        if (per_group) g.add_edge(cid, update[r][k]);
-      }
-      if (prev_comm != kNoTask && !plan.prioritized) g.add_edge(prev_comm, cid);
-      prev_comm = cid;
-      if (!per_group && plan.prioritized) {
-        for (std::int32_t r = 0; r < P; ++r) g.add_edge(cid, update[r][0]);
-      }
-    }
-    if (prev_comm != kNoTask && !per_group && !plan.prioritized) {
-      for (std::int32_t r = 0; r < P; ++r) g.add_edge(prev_comm, update[r][0]);
-    }
-    prev_update = update;
   }
+  TaskId prev_comm = kNoTask;
+  for (std::int32_t k = 0; k < G; ++k) {
+    const CommGroup& group = plan.groups[k];
+    Task c;
+    c.kind = TaskKind::kComm;
+    c.rank = kAllRanks;
+    c.iteration = i;
+    c.group = k;
+    c.layer = group.layers.front();
+    c.resource = network_;
+    c.bytes = group.bytes;
+    c.duration = group.replayed.value_or(Duration::zero());
+    c.duration_modelled = !group.replayed.has_value();
+    const TaskId cid = g.add_task(c);
+    for (std::int32_t r = 0; r < P; ++r) {
+      g.add_edge(backward_[static_cast<std::size_t>(r) * L + trigger_layer_[k]], cid);
+      if (per_group) g.add_edge(cid, update_[r][k]);
+    }
+    if (prev_comm != kNoTask && !plan.prioritized) g.add_edge(prev_comm, cid);
+    prev_comm = cid;
+    if (!per_group && plan.prioritized) {
+      for (std::int32_t r = 0; r < P; ++r) g.add_edge(cid, update_[r][0]);
+    }
+  }
+  if (prev_comm != kNoTask && !per_group && !plan.prioritized) {
+    for (std::int32_t r = 0; r < P; ++r) g.add_edge(prev_comm, update_[r][0]);
+  }
+  std::swap(prev_update_, update_);
+}
+
+template void ProfileDagBuilder::add_iteration<TaskGraph>(TaskGraph&);
+template void ProfileDagBuilder::add_iteration<TaskBatch>(TaskBatch&);
+
+TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& shape,
+                            const CommPlan& plan) {
+  ProfileDagBuilder builder(profile, shape, plan);
+  TaskGraph g;
+  const std::size_t tasks = builder.tasks_per_iteration() * static_cast<std::size_t>(shape.iterations);
+  g.reserve(tasks, builder.edges_per_iteration_hint() * static_cast<std::size_t>(shape.iterations));
+  g.set_layer_names(builder.layer_names());
+  for (const Resource& r : builder.resources()) g.add_resource(r);
+  for (std::int64_t i = 0; i < shape.iterations; ++i) builder.add_iteration(g);
   g.finalize();
   return g;
 }

@@ -27,7 +27,11 @@
 // With one worker there is no communication, unless the worker stands for
 // many (DagShape::folded).
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dag/comm_plan.h"
 #include "dag/task_graph.h"
@@ -61,5 +65,75 @@ double profile_dag_task_count(std::size_t layers, const DagShape& shape, std::si
 // is returned finalized.
 TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& shape,
                             const CommPlan& plan);
+
+// Tasks and edges of one or more iterations, numbered from `first` on: the
+// unit a DAG built an iteration at a time is made of. Edges may come from
+// tasks before `first` (an earlier iteration's).
+struct TaskBatch {
+  TaskId first = 0;
+  std::vector<Task> tasks;
+  std::vector<std::pair<TaskId, TaskId>> edges;
+  TaskId add_task(const Task& task) {
+    tasks.push_back(task);
+    return first + static_cast<TaskId>(tasks.size() - 1);
+  }
+  void add_edge(TaskId from, TaskId to) { edges.emplace_back(from, to); }
+};
+
+// The builder behind build_profile_dag(), an iteration at a time. Task ids
+// are iteration-major: iteration i holds ids [i x T, (i + 1) x T) with T =
+// tasks_per_iteration(), its ranks' tasks in rank order, then its
+// collectives; the same ids, edges (in the same order) and tasks as the
+// whole graph. An edge reaches at most reach() iterations forward (the
+// update to the next iteration, or an h2d to the io `prefetch_depth`
+// iterations on), and only iterations before max(1, prefetch_depth) hold
+// tasks with no predecessor.
+class ProfileDagBuilder {
+ public:
+  // Checks its inputs as build_profile_dag() does.
+  ProfileDagBuilder(const trace::LayerProfile& profile, const DagShape& shape,
+                    const CommPlan& plan);
+  ProfileDagBuilder(const ProfileDagBuilder&) = delete;
+  ProfileDagBuilder& operator=(const ProfileDagBuilder&) = delete;
+
+  [[nodiscard]] const std::vector<Resource>& resources() const { return resources_; }
+  [[nodiscard]] std::size_t tasks_per_iteration() const { return tasks_per_iteration_; }
+  // About the edges an iteration has, to reserve room for them.
+  [[nodiscard]] std::size_t edges_per_iteration_hint() const {
+    return tasks_per_iteration_ + 3 * static_cast<std::size_t>(P_) * (G_ > 0 ? 1 : 0) *
+                                      static_cast<std::size_t>(U_);
+  }
+  [[nodiscard]] std::int64_t iterations() const { return N_; }
+  [[nodiscard]] std::int64_t iterations_built() const { return next_; }
+  [[nodiscard]] std::int64_t reach() const { return std::max<std::int64_t>(1, depth_); }
+  [[nodiscard]] std::vector<std::string> layer_names() const;
+
+  // Adds the next iteration's tasks and edges to `sink` (a TaskGraph, whose
+  // resources are resources(), or a TaskBatch whose `first` is the next
+  // iteration's first id). Throws std::logic_error past the last iteration.
+  template <class Sink>
+  void add_iteration(Sink& sink);
+
+ private:
+  const trace::LayerProfile& profile_;
+  std::int32_t L_, P_, N_, G_, U_;
+  std::int64_t depth_;
+  bool per_group_;
+  Duration io_, h2d_;
+  std::vector<Duration> update_time_;
+  const CommPlan& plan_;
+  std::vector<Resource> resources_;
+  ResourceId network_ = 0;
+  std::size_t tasks_per_iteration_ = 0;
+  std::vector<std::int32_t> last_layer_, trigger_layer_;
+  std::vector<Duration> release_cost_;
+  std::vector<std::vector<std::int32_t>> groups_of_layer_;
+  std::vector<std::vector<TaskId>> prev_update_;
+  std::vector<TaskId> prev_boundary_;
+  std::vector<std::vector<TaskId>> h2d_of_;
+  std::vector<TaskId> backward_;
+  std::vector<std::vector<TaskId>> update_;
+  std::int32_t next_ = 0;
+};
 
 }  // namespace ssgd::dag

@@ -96,4 +96,107 @@ TimeBreakdown average_breakdown(const TaskGraph& graph, const ScheduledTimes& ti
   return {avg(sum[0]), avg(sum[1]), avg(sum[2]), avg(sum[3])};
 }
 
+OnlineBreakdown::OnlineBreakdown(std::int64_t ranks, std::int64_t iterations, std::int64_t updates,
+                                 std::int64_t window_from, std::span<const std::int64_t> weight)
+    : ranks_(static_cast<std::size_t>(ranks)),
+      weight_(weight.begin(), weight.end()),
+      iterations_(iterations),
+      updates_(updates),
+      from_(window_from) {
+  if (ranks < 1 || iterations < 1 || updates < 1 || window_from < -1 ||
+      (window_from >= 0 && window_from >= iterations - 1) ||
+      (!weight.empty() && weight.size() != ranks_.size())) {
+    throw std::invalid_argument("OnlineBreakdown: bad ranks, iterations, updates or window");
+  }
+  if (weight_.empty()) weight_.assign(ranks_.size(), 1);
+  for (auto w : weight_) {
+    if (w < 1) throw std::invalid_argument("OnlineBreakdown: a rank's weight is below 1");
+  }
+  if (from_ < 0) {
+    for (auto& r : ranks_) r.state = 1;
+  }
+}
+
+std::int64_t OnlineBreakdown::comm_before(std::int64_t t) const {
+  // The closed intervals that start before t, then the running one.
+  const auto k = static_cast<std::size_t>(
+      std::lower_bound(comm_start_.begin(), comm_start_.end(), t) - comm_start_.begin());
+  std::int64_t covered = 0;
+  if (k > 0) covered = comm_cum_[k - 1] + (std::min(t, comm_end_[k - 1]) - comm_start_[k - 1]);
+  if (running_ > 0 && running_since_ < t) covered += t - running_since_;
+  return covered;
+}
+
+void OnlineBreakdown::account(Rank& rank, std::int64_t until) {
+  if (until <= rank.cursor) return;
+  if (rank.state == 1) {
+    if (rank.compute > 0) {
+      rank.sum[0] += until - rank.cursor;
+    } else if (rank.io > 0) {
+      rank.sum[1] += until - rank.cursor;
+    } else {
+      const std::int64_t comm = comm_before(until) - comm_before(rank.cursor);
+      rank.sum[2] += comm;
+      rank.sum[3] += until - rank.cursor - comm;
+    }
+  }
+  rank.cursor = until;
+}
+
+void OnlineBreakdown::started(const Task& task, Time now) {
+  if (task.rank == kAllRanks) {
+    if (running_++ == 0) running_since_ = now.ns();
+    return;
+  }
+  Rank& rank = ranks_.at(static_cast<std::size_t>(task.rank));
+  account(rank, now.ns());
+  switch (class_of(task.kind)) {
+    case kCompute: ++rank.compute; break;
+    case kIo: ++rank.io; break;
+    case kComm: throw std::logic_error("OnlineBreakdown: a collective of one rank");
+  }
+}
+
+void OnlineBreakdown::ended(const Task& task, Time now) {
+  if (task.rank == kAllRanks) {
+    if (--running_ == 0 && now.ns() > running_since_) {
+      comm_cum_.push_back((comm_cum_.empty() ? 0 : comm_cum_.back()) +
+                          (comm_end_.empty() ? 0 : comm_end_.back() - comm_start_.back()));
+      comm_start_.push_back(running_since_);
+      comm_end_.push_back(now.ns());
+    }
+    return;
+  }
+  Rank& rank = ranks_.at(static_cast<std::size_t>(task.rank));
+  account(rank, now.ns());
+  if (class_of(task.kind) == kCompute) {
+    --rank.compute;
+  } else {
+    --rank.io;
+  }
+  if (task.kind != TaskKind::kUpdate) return;
+  // The rank's window opens at the end of its last update of iteration
+  // `from_` and closes at the end of its last update of the last iteration.
+  const std::int64_t opens = rank.state == 0 ? from_ : iterations_ - 1;
+  if (rank.state == 2 || task.iteration != opens) return;
+  if (++rank.updates_seen == updates_) {
+    rank.updates_seen = 0;
+    ++rank.state;
+  }
+}
+
+TimeBreakdown OnlineBreakdown::result() const {
+  std::array<std::int64_t, 4> sum{};
+  std::int64_t ranks = 0;
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    if (ranks_[r].state != 2) throw std::logic_error("OnlineBreakdown: a rank's window is open");
+    for (int k = 0; k < 4; ++k) sum[k] += ranks_[r].sum[k] * weight_[r];
+    ranks += weight_[r];
+  }
+  const std::int64_t steady = iterations_ - 1 - from_;
+  const auto denom = ranks * steady;
+  auto avg = [&](std::int64_t v) { return Duration((v + denom / 2) / denom); };
+  return {avg(sum[0]), avg(sum[1]), avg(sum[2]), avg(sum[3])};
+}
+
 }  // namespace ssgd::dag

@@ -7,7 +7,9 @@
 //   idle          nothing of the rank is running
 // so compute + io + exposed_comm + idle is the window's length.
 
+#include <array>
 #include <cstdint>
+#include <vector>
 #include <span>
 
 #include "dag/scheduled_times.h"
@@ -33,5 +35,47 @@ TimeBreakdown average_breakdown(const TaskGraph& graph, const ScheduledTimes& ti
                                 std::span<const Time> window_start,
                                 std::span<const Time> window_end, std::int64_t iterations,
                                 std::span<const std::int64_t> weight = {});
+
+// average_breakdown() of an S-SGD DAG, measured while its schedule runs, so
+// that nothing of a task need be kept once it has ended: events arrive in
+// time order (started() and ended() at the engine's time), and each rank's
+// window is the one replay() measures, from the end of its last update of
+// iteration `window_from` (time zero when it is -1) to the end of its last
+// update of the last iteration, `updates` update tasks a rank and
+// iteration. Collectives are shared (rank kAllRanks) and run one at a time
+// or several together, never overlapping otherwise. The result equals
+// average_breakdown() over the same windows to the nanosecond.
+class OnlineBreakdown {
+ public:
+  OnlineBreakdown(std::int64_t ranks, std::int64_t iterations, std::int64_t updates,
+                  std::int64_t window_from, std::span<const std::int64_t> weight = {});
+  void started(const Task& task, Time now);
+  void ended(const Task& task, Time now);
+  // The average over the ranks, divided by the iterations in the window
+  // (iterations - 1 - window_from). Throws std::logic_error when a rank's
+  // window has not closed.
+  [[nodiscard]] TimeBreakdown result() const;
+
+ private:
+  struct Rank {
+    std::int64_t cursor = 0;
+    std::int32_t compute = 0;
+    std::int32_t io = 0;
+    std::int32_t updates_seen = 0;  // of the iteration that opens or closes its window
+    std::uint8_t state = 0;         // 0 before its window, 1 in it, 2 after it
+    std::array<std::int64_t, 4> sum{};
+  };
+  void account(Rank& rank, std::int64_t until);
+  [[nodiscard]] std::int64_t comm_before(std::int64_t t) const;  // collective time in [0, t)
+
+  std::vector<Rank> ranks_;
+  std::vector<std::int64_t> weight_;
+  std::int64_t iterations_, updates_, from_;
+  // The collectives' union so far: closed intervals in time order, the time
+  // they cover before each, and the one running (when running_ > 0).
+  std::vector<std::int64_t> comm_start_, comm_end_, comm_cum_;
+  std::int32_t running_ = 0;
+  std::int64_t running_since_ = 0;
+};
 
 }  // namespace ssgd::dag

@@ -1,0 +1,269 @@
+#pragma once
+// The scheduling rules of simulator/engine/schedule.h, once, for two kinds
+// of task store: a whole finalized graph with every task's start, end and
+// releaser recorded (schedule.cc), and a graph built and released an
+// iteration window at a time (windowed_schedule.cc). Private to the engine.
+//
+// A Store provides:
+//   using Ref; static constexpr Ref kNone;   what a task's releaser is kept as
+//   std::size_t task_count() const;           tasks in the whole run
+//   const dag::Task& task(TaskId) const;      a task that has not been released
+//   const dag::Resource& resource(ResourceId) const;  std::size_t resource_count() const;
+//   void for_each_initial(F f);               f(t) for each task with no predecessor, by id
+//   std::uint32_t& waiting(TaskId);           predecessors not yet ended
+//   void on_ready(TaskId);                    before a task joins a queue or starts
+//   void started(TaskId, Time, Ref by);       records a start (holds `by`)
+//   Ref ended(TaskId, Time);                  records an end; the task's Ref, held once
+//   void for_each_successor(TaskId, F f);     in the whole graph's order
+//   void done_with(TaskId);                   its successors have been told
+//   void hold(Ref); void drop(Ref);           references to releasers
+//   [[noreturn]] void report_deadlock(std::size_t done, Time now) const;
+
+#include <cstdint>
+#include <map>
+#include <queue>
+#include <vector>
+
+#include "dag/task.h"
+#include "simulator/engine/engine.h"
+#include "simulator/engine/schedule.h"
+
+namespace ssgd::sim::detail {
+
+// Earlier iterations first, then front layers (the next forward needs them first).
+inline std::int64_t priority_of(const dag::Task& task) {
+  return (static_cast<std::int64_t>(task.iteration) << 32) + (task.layer + 1);
+}
+
+template <class Store>
+class Scheduler {
+ public:
+  using Ref = typename Store::Ref;
+  using TaskId = dag::TaskId;
+
+  Scheduler(Engine& engine, Store& store, const ScheduleOptions& options)
+      : store_(store), options_(options), engine_(engine) {
+    const auto resources = store.resource_count();
+    busy_.assign(resources, false);
+    dispatch_pending_.assign(resources, false);
+    last_ended_.assign(resources, Store::kNone);
+    queues_.resize(resources);
+    finish_ = engine_.register_handler([this](Engine&, std::uint64_t t) {
+      finished(static_cast<TaskId>(t));
+    });
+    finish_batch_ = engine_.register_handler([this](Engine&, std::uint64_t b) {
+      finished_batch(static_cast<std::size_t>(b));
+    });
+    dispatch_ = engine_.register_handler([this](Engine&, std::uint64_t r) {
+      dispatch(static_cast<dag::ResourceId>(r));
+    });
+    launch_batch_ = engine_.register_handler([this](Engine&, std::uint64_t b) {
+      launch_batch(static_cast<std::size_t>(b));
+    });
+  }
+
+  void prime() {
+    const auto n = store_.task_count();
+    if (options_.progress) {
+      engine_.set_progress(1u << 20, [this, n](const Engine&) {
+        options_.progress(static_cast<double>(done_) / static_cast<double>(n));
+      });
+    }
+    store_.for_each_initial([this](TaskId t) { make_ready(t, Store::kNone); });
+    if (n == 0 && options_.on_complete) options_.on_complete();
+  }
+
+  // After the run: throws DeadlockError (through the store) when tasks are
+  // left that never started; hands over the batches.
+  std::vector<std::vector<TaskId>> finish() {
+    if (done_ != store_.task_count()) store_.report_deadlock(done_, engine_.now());
+    for (Ref r : last_ended_) store_.drop(r);
+    last_ended_.clear();
+    return std::move(batches_);
+  }
+
+ private:
+  // The ready queue of one serial resource, ordered by (priority, ready
+  // time, task id); the priority is 0 except on prioritized resources.
+  struct ReadyEntry {
+    std::int64_t priority;
+    std::int64_t ready_ns;
+    TaskId task;
+    Ref released_by;
+    friend bool operator>(const ReadyEntry& a, const ReadyEntry& b) {
+      if (a.priority != b.priority) return a.priority > b.priority;
+      return a.ready_ns != b.ready_ns ? a.ready_ns > b.ready_ns : a.task > b.task;
+    }
+  };
+
+  void make_ready(TaskId t, Ref released_by) {
+    store_.on_ready(t);
+    const dag::Task& task = store_.task(t);
+    const auto r = task.resource;
+    if (store_.resource(r).prioritized) {
+      // Decided once everything that becomes ready at this instant has.
+      store_.hold(released_by);
+      queues_[r].push({priority_of(task), engine_.now().ns(), t, released_by});
+      request_dispatch(r);
+    } else if (!busy_[r] && queues_[r].empty()) {
+      start(t, released_by);
+    } else {
+      store_.hold(released_by);
+      queues_[r].push({0, engine_.now().ns(), t, released_by});
+    }
+  }
+
+  void request_dispatch(dag::ResourceId r) {
+    if (busy_[r] || dispatch_pending_[r] || queues_[r].empty()) return;
+    dispatch_pending_[r] = true;
+    engine_.schedule_after(Duration::zero(), dispatch_, r);
+  }
+
+  // Who released a task taken from a queue: the task that freed the
+  // resource when it waited for it, else the one that made it ready.
+  Ref releaser(const ReadyEntry& e, dag::ResourceId r) const {
+    return e.ready_ns < engine_.now().ns() && last_ended_[r] != Store::kNone ? last_ended_[r]
+                                                                             : e.released_by;
+  }
+
+  // A prioritized resource starts its highest-priority ready task and, while
+  // the bytes started stay below its credit, the next ones, as one batch.
+  void dispatch(dag::ResourceId r) {
+    dispatch_pending_[r] = false;
+    if (busy_[r] || queues_[r].empty()) return;
+    const dag::Resource& resource = store_.resource(r);
+    std::vector<TaskId> batch;
+    std::int64_t left = resource.credit_bytes;
+    do {
+      const ReadyEntry e = queues_[r].top();
+      queues_[r].pop();
+      batch.push_back(e.task);
+      store_.started(e.task, engine_.now(), releaser(e, r));
+      store_.drop(e.released_by);
+      left -= store_.task(e.task).bytes;
+    } while (left > 0 && !queues_[r].empty());
+    busy_[r] = true;
+    // The scheduling round's own cost comes first.
+    const Duration overhead = resource.dispatch_overhead;
+    if (batch.size() == 1 && overhead == Duration::zero()) {
+      launch(batch.front(), store_.task(batch.front()));
+      return;
+    }
+    dag::Task merged = store_.task(batch.front());
+    merged.bytes = 0;
+    merged.duration = Duration::zero();
+    for (TaskId t : batch) {
+      merged.bytes += store_.task(t).bytes;
+      merged.duration += store_.task(t).duration;
+    }
+    if (options_.batch_duration && batch.size() > 1) {
+      merged.duration = options_.batch_duration(merged);
+    }
+    const std::size_t id = batches_.size();
+    batches_.push_back(std::move(batch));
+    if (options_.executor != nullptr && options_.executor->handles(merged)) {
+      if (overhead == Duration::zero()) {
+        options_.executor->start(batches_[id].front(), merged, [this, id] { finished_batch(id); });
+        return;
+      }
+      pending_.emplace(id, std::move(merged));
+      engine_.schedule_after(overhead, launch_batch_, id);
+      return;
+    }
+    engine_.schedule_after(merged.duration + overhead, finish_batch_, id);
+  }
+
+  // A batch whose round's cost has passed goes to the executor.
+  void launch_batch(std::size_t id) {
+    const auto it = pending_.find(id);
+    const dag::Task merged = std::move(it->second);
+    pending_.erase(it);
+    options_.executor->start(batches_[id].front(), merged, [this, id] { finished_batch(id); });
+  }
+
+  void start(TaskId t, Ref released_by) {
+    const dag::Task& task = store_.task(t);
+    busy_[task.resource] = true;
+    store_.started(t, engine_.now(), released_by);
+    launch(t, task);
+  }
+
+  void launch(TaskId t, const dag::Task& task) {
+    if (options_.executor != nullptr && options_.executor->handles(task)) {
+      options_.executor->start(t, task, [this, t] { finished(t); });
+      return;
+    }
+    engine_.schedule_after(task.duration, finish_, t);
+  }
+
+  // Records the end of `t` and makes ready what waited only for it. Returns
+  // t's Ref, held once for the caller.
+  Ref ended(TaskId t) {
+    ++done_;
+    if (done_ == store_.task_count() && options_.on_complete) options_.on_complete();
+    const Ref ref = store_.ended(t, engine_.now());
+    store_.for_each_successor(t, [this, ref](TaskId s) {
+      if (--store_.waiting(s) == 0) make_ready(s, ref);
+    });
+    store_.done_with(t);
+    return ref;
+  }
+
+  void set_last_ended(dag::ResourceId r, Ref ref) {
+    store_.hold(ref);
+    store_.drop(last_ended_[r]);
+    last_ended_[r] = ref;
+  }
+
+  void finished(TaskId t) {
+    const auto r = store_.task(t).resource;
+    busy_[r] = false;
+    const Ref ref = ended(t);
+    set_last_ended(r, ref);
+    store_.drop(ref);
+    free_resource(r);
+  }
+
+  void finished_batch(std::size_t id) {
+    const std::vector<TaskId> batch = batches_[id];
+    const auto r = store_.task(batch.front()).resource;
+    busy_[r] = true;  // until every task of the batch has ended
+    std::vector<Ref> refs;
+    refs.reserve(batch.size());
+    for (TaskId t : batch) refs.push_back(ended(t));
+    busy_[r] = false;
+    set_last_ended(r, refs.front());
+    for (Ref ref : refs) store_.drop(ref);
+    free_resource(r);
+  }
+
+  void free_resource(dag::ResourceId r) {
+    if (busy_[r] || queues_[r].empty()) return;
+    if (store_.resource(r).prioritized) {
+      request_dispatch(r);
+      return;
+    }
+    const ReadyEntry next = queues_[r].top();
+    queues_[r].pop();
+    // It was ready earlier and waited for the resource: this task released it.
+    start(next.task, next.ready_ns < engine_.now().ns() ? last_ended_[r] : next.released_by);
+    store_.drop(next.released_by);
+  }
+
+  Store& store_;
+  const ScheduleOptions& options_;
+  Engine& engine_;
+  HandlerId finish_ = 0;
+  HandlerId finish_batch_ = 0;
+  HandlerId dispatch_ = 0;
+  HandlerId launch_batch_ = 0;
+  std::map<std::size_t, dag::Task> pending_;  // batches waiting out their round's cost
+  std::vector<bool> busy_;
+  std::vector<bool> dispatch_pending_;
+  std::vector<Ref> last_ended_;  // per resource: the task that last freed it
+  std::vector<std::vector<TaskId>> batches_;  // tasks started together on a prioritized resource
+  std::vector<std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>>> queues_;
+  std::size_t done_ = 0;
+};
+
+}  // namespace ssgd::sim::detail
