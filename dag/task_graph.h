@@ -41,6 +41,8 @@ class TaskGraph {
   [[nodiscard]] const Task& task(TaskId id) const { return tasks_[id]; }
   [[nodiscard]] Task& mutable_task(TaskId id) { return tasks_[id]; }
   [[nodiscard]] std::span<const Task> tasks() const { return tasks_; }
+  // Times may change after finalize(); the structure may not.
+  [[nodiscard]] std::span<Task> mutable_tasks() { return tasks_; }
   [[nodiscard]] std::span<const Resource> resources() const { return resources_; }
 
   [[nodiscard]] std::span<const TaskId> successors(TaskId id) const;

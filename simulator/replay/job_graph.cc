@@ -47,15 +47,75 @@ dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& 
   });
 }
 
+namespace {
+
+// The times the built tasks take: modelled collectives their time with
+// nothing else on the network (the flow model's executor replaces it with
+// the time they really take), forward and backward tasks their rank's
+// compute factor times the jitter, drawn in task-id order so that one seed
+// always gives the same draws, however the tasks are built. With class
+// draws, every rank of a class reads the same table.
+class TaskTimes {
+ public:
+  TaskTimes(std::vector<Duration> comm_time, bool ranks_differ, std::vector<double> rank_factor,
+            const Perturbation& perturb, std::optional<ClassJitterTable> class_jitter,
+            std::vector<std::uint32_t> class_of_rank)
+      : comm_time_(std::move(comm_time)),
+        ranks_differ_(ranks_differ),
+        rank_factor_(std::move(rank_factor)),
+        jitter_(perturb.jitter, perturb.seed),
+        class_jitter_(std::move(class_jitter)),
+        class_of_rank_(std::move(class_of_rank)) {}
+
+  void apply(std::span<dag::Task> tasks) {
+    for (auto& task : tasks) {
+      if (task.kind == dag::TaskKind::kComm && task.duration_modelled) {
+        task.duration = comm_time_[static_cast<std::size_t>(task.group)];
+      } else if (ranks_differ_ &&
+                 (task.kind == dag::TaskKind::kForward || task.kind == dag::TaskKind::kBackward)) {
+        const auto r = static_cast<std::size_t>(task.rank);
+        const double draw =
+            class_jitter_ ? class_jitter_->factor(class_of_rank_[r],
+                                                  static_cast<std::size_t>(task.iteration),
+                                                  static_cast<std::size_t>(task.layer),
+                                                  task.kind == dag::TaskKind::kBackward)
+                          : jitter_.next();
+        const double f = rank_factor_[r] * draw;
+        if (f != 1) task.duration = scale(task.duration, f);
+      }
+    }
+  }
+
+ private:
+  std::vector<Duration> comm_time_;  // per communication group
+  bool ranks_differ_;
+  std::vector<double> rank_factor_;
+  TaskJitter jitter_;
+  std::optional<ClassJitterTable> class_jitter_;
+  std::vector<std::uint32_t> class_of_rank_;
+};
+
+// What a windowed run builds its iterations from: the profile and plan the
+// builder reads, the builder, and the times.
+struct WindowedDag {
+  trace::LayerProfile profile;
+  dag::CommPlan plan;
+  std::optional<dag::ProfileDagBuilder> builder;
+  std::optional<TaskTimes> times;
+};
+
+}  // namespace
+
 JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& scenario,
-                         const CommModel& comm, bool allow_folding, bool allow_class_folding) {
+                         const CommModel& comm, bool allow_folding, bool allow_class_folding,
+                         bool windowed) {
   JobGraph job;
   job.workers = comm.workers();
   // Compute factors that keep ranks alike change the profile itself, so the
   // DAG and the closed forms see the same times.
-  const trace::LayerProfile profile = scenario.perturb.active()
-                                          ? perturbed_profile(captured, scenario.perturb)
-                                          : captured;
+  trace::LayerProfile profile = scenario.perturb.active()
+                                    ? perturbed_profile(captured, scenario.perturb)
+                                    : captured;
   // One factor a rank where ranks differ; else one for all (a million-rank
   // job would otherwise hold a million ones).
   std::vector<double> rank_factor = scenario.perturb.varies_by_rank()
@@ -94,7 +154,10 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   shape.update_per_group =
       effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer;
   shape.prefetch_depth = scenario.policy.prefetch_depth;
-  const dag::CommPlan plan = job_comm_plan(profile, scenario, comm);
+  dag::CommPlan plan = job_comm_plan(profile, scenario, comm);
+  job.updates = shape.update_per_group && !plan.groups.empty()
+                    ? static_cast<std::int64_t>(plan.groups.size())
+                    : 1;
   job.times = layer_times(profile, plan, scenario, comm);
   LayerTimes slowest = job.times;  // for the overflow check: the slowest rank's
   const double max_factor = *std::max_element(rank_factor.begin(), rank_factor.end());
@@ -102,34 +165,44 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   for (auto& d : slowest.backward) d = scale(d, max_factor);
   check_size(shape, profile.layers.size(), slowest);
   const auto t0 = std::chrono::steady_clock::now();
-  job.graph = std::make_shared<dag::TaskGraph>(
-      dag::build_profile_dag(profile, shape, plan));
-  // Modelled collectives get their time with nothing else on the network (the
-  // flow model's executor replaces it with the time they really take).
-  // Per-rank compute factors and jitter scale forward and backward tasks, in
-  // task-id order, so one seed always gives the same draws.
-  // With class draws, every rank of a class reads the same table.
-  TaskJitter jitter(scenario.perturb.jitter, scenario.perturb.seed);
   std::optional<ClassJitterTable> class_jitter;
   if (class_draws) {
     class_jitter.emplace(scenario.perturb.jitter, scenario.perturb.seed, class_count,
                          static_cast<std::size_t>(scenario.iterations), profile.layers.size());
   }
-  for (dag::TaskId t = 0; t < job.graph->task_count(); ++t) {
-    auto& task = job.graph->mutable_task(t);
-    if (task.kind == dag::TaskKind::kComm && task.duration_modelled) {
-      task.duration = comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
-    } else if (job.ranks_differ &&
-               (task.kind == dag::TaskKind::kForward || task.kind == dag::TaskKind::kBackward)) {
-      const auto r = static_cast<std::size_t>(task.rank);
-      const double draw =
-          class_jitter ? class_jitter->factor(class_of_rank[r], static_cast<std::size_t>(task.iteration),
-                                              static_cast<std::size_t>(task.layer),
-                                              task.kind == dag::TaskKind::kBackward)
-                       : jitter.next();
-      const double f = rank_factor[r] * draw;
-      if (f != 1) task.duration = scale(task.duration, f);
-    }
+  std::vector<Duration> comm_time;  // of the modelled groups
+  for (const auto& g : plan.groups) {
+    comm_time.push_back(g.replayed ? Duration::zero()
+                                   : comm.isolated_time(CollectiveOp::kAllReduce,
+                                                        static_cast<double>(g.bytes)));
+  }
+  TaskTimes times(std::move(comm_time), job.ranks_differ, std::move(rank_factor), scenario.perturb,
+                  std::move(class_jitter), std::move(class_of_rank));
+  if (!windowed) {
+    job.graph = std::make_shared<dag::TaskGraph>(dag::build_profile_dag(profile, shape, plan));
+    times.apply(job.graph->mutable_tasks());
+    job.tasks = job.graph->task_count();
+    job.edges = job.graph->edge_count();
+  } else {
+    // Iterations are built as the run reaches them (run_windowed): the
+    // builder reads the profile and plan the source keeps alive.
+    auto state = std::make_shared<WindowedDag>();
+    state->profile = std::move(profile);
+    state->plan = std::move(plan);
+    state->builder.emplace(state->profile, shape, state->plan);
+    state->times.emplace(std::move(times));
+    const dag::ProfileDagBuilder& b = *state->builder;
+    job.source = std::make_shared<IterationSource>();
+    job.source->resources = b.resources();
+    job.source->tasks_per_iteration = b.tasks_per_iteration();
+    job.source->iterations = b.iterations();
+    job.source->reach = b.reach();
+    job.source->layer_names = b.layer_names();
+    job.source->build = [state](dag::TaskBatch& batch) {
+      state->builder->add_iteration(batch);
+      state->times->apply(batch.tasks);
+    };
+    job.tasks = b.tasks_per_iteration() * static_cast<std::size_t>(b.iterations());
   }
   job.build_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -172,18 +245,25 @@ Duration steady_iteration_time(const std::vector<Time>& iteration_end) {
   return Duration((span.ns() + steady / 2) / steady);
 }
 
+IterationMeasures iteration_measures(const std::vector<Time>& iteration_end,
+                                     const dag::TimeBreakdown& breakdown) {
+  IterationMeasures m;
+  Time prev = Time::zero();
+  for (auto e : iteration_end) {
+    m.times.push_back(e - prev);
+    prev = e;
+  }
+  m.steady = steady_iteration_time(iteration_end);
+  m.breakdown = breakdown;
+  return m;
+}
+
 IterationMeasures iteration_measures(const dag::TaskGraph& graph, const Schedule& schedule,
                                      std::int64_t iterations, std::int64_t ranks_built,
                                      std::span<const std::int64_t> rank_weight) {
   const auto N = static_cast<std::size_t>(iterations);
   const IterationEnds ends = iteration_ends(graph, schedule, iterations, ranks_built);
-  IterationMeasures m;
-  Time prev = Time::zero();
-  for (auto e : ends.end) {
-    m.times.push_back(e - prev);
-    prev = e;
-  }
-  m.steady = steady_iteration_time(ends.end);
+  IterationMeasures m = iteration_measures(ends.end, dag::TimeBreakdown{});
   // Steady state: the first iteration may differ (nothing overlaps it), so it
   // is left out whenever there is more than one.
   const std::size_t first = N > 1 ? 1 : 0;

@@ -37,6 +37,7 @@
 #include "dag/task_graph.h"
 #include "dag/time_breakdown.h"
 #include "simulator/engine/schedule.h"
+#include "simulator/engine/windowed_schedule.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/replay/closed_form.h"
 #include "simulator/scenario/scenario.h"
@@ -45,7 +46,13 @@
 namespace ssgd::sim {
 
 struct JobGraph {
+  // The whole graph, or (built windowed) the source of its iterations for
+  // run_windowed() (simulator/engine/windowed_schedule.h).
   std::shared_ptr<dag::TaskGraph> graph;
+  std::shared_ptr<IterationSource> source;
+  std::size_t tasks = 0;
+  std::size_t edges = 0;  // windowed: counted by the run
+  std::int64_t updates = 1;  // update tasks a rank has each iteration
   LayerTimes times;            // per layer, as the closed forms use them
   std::int64_t workers = 1;    // ranks the job has
   std::int64_t ranks_built = 1;  // ranks in the graph: 1 when folded, the classes when
@@ -68,10 +75,12 @@ dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& 
 // overflow the simulated clock, and for a perturbation that does not fit the
 // job (a layer pattern matching no layer, a straggler rank it does not have).
 // `allow_class_folding`: ranks that differ may fold by class (above); only
-// where nothing reads a rank's own schedule.
+// where nothing reads a rank's own schedule. `windowed`: the graph is not
+// built but given as the source of its iterations, each built as the run
+// reaches it, with the same tasks, times and draws.
 JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& scenario,
                          const CommModel& comm, bool allow_folding,
-                         bool allow_class_folding = false);
+                         bool allow_class_folding = false, bool windowed = false);
 
 // Runs a job's modelled collectives on the flow-level network: the S-SGD
 // DAG's gradient all-reduces, or, with `op_of`, each task's own operation
@@ -114,5 +123,9 @@ struct IterationMeasures {
 IterationMeasures iteration_measures(const dag::TaskGraph& graph, const Schedule& schedule,
                                      std::int64_t iterations, std::int64_t ranks_built,
                                      std::span<const std::int64_t> rank_weight = {});
+// The same from each iteration's end and the breakdown, measured as the run
+// went (IterationObserver).
+IterationMeasures iteration_measures(const std::vector<Time>& iteration_end,
+                                     const dag::TimeBreakdown& breakdown);
 
 }  // namespace ssgd::sim

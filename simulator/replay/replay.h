@@ -22,6 +22,10 @@ namespace ssgd::sim {
 
 struct ReplayOptions {
   bool keep_schedule = false;    // keep the graph and schedule, for a timeline
+  // Build the whole graph before the run even without keep_schedule (else
+  // it is built and released an iteration window at a time, with the same
+  // results: simulator/engine/windowed_schedule.h).
+  bool whole_graph = false;
   bool single_worker_baseline = true;  // also replay on one worker, for scaling efficiency
   bool progress = false;         // log progress on long runs
   // Fold identical ranks into one (see simulator/replay/job_graph.h); not with

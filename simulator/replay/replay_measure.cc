@@ -61,32 +61,55 @@ void summarise_links(const Platform& platform, const std::vector<double>& bytes,
   out.busiest_links = std::move(records);
 }
 
+// The collectives as they ran, by task id: read off the whole schedule, or
+// as observed while a windowed graph ran.
+std::vector<CommRun> comm_runs(const Build& build, const Run& run) {
+  if (run.observer) return run.observer->collectives();
+  const dag::TaskGraph& graph = *build.job.graph;
+  std::vector<CommRun> out;
+  for (dag::TaskId t = 0; t < graph.task_count(); ++t) {
+    const auto& task = graph.task(t);
+    if (task.kind == dag::TaskKind::kComm)
+      out.push_back({t, task, run.schedule->start[t], run.schedule->end[t]});
+  }
+  return out;
+}
+
+const std::vector<std::vector<dag::TaskId>>& batches_of(const Run& run) {
+  return run.windowed ? run.windowed->batches : run.schedule->batches;
+}
+
 // One collective as it ran: one per comm task, except that the partitions a
 // prioritized network started together ran as one.
 struct Unit {
-  dag::TaskId first;
+  std::size_t first;  // in the comm runs
   std::int64_t bytes;
   Duration isolated;  // its time with nothing else on the network
 };
 
-std::vector<Unit> collective_units(const dag::TaskGraph& graph, const Run& run) {
+std::vector<Unit> collective_units(const std::vector<CommRun>& comm, const Run& run) {
+  const auto index = [&comm](dag::TaskId t) {
+    return static_cast<std::size_t>(
+        std::lower_bound(comm.begin(), comm.end(), t,
+                         [](const CommRun& c, dag::TaskId id) { return c.id < id; }) -
+        comm.begin());
+  };
   std::vector<Unit> units;
-  std::vector<bool> batched(graph.task_count(), false);
-  for (const auto& batch : run.schedule->batches) {
-    Unit u{batch.front(), 0, Duration::zero()};
+  std::vector<bool> batched(comm.size(), false);
+  for (const auto& batch : batches_of(run)) {
+    Unit u{index(batch.front()), 0, Duration::zero()};
     for (dag::TaskId t : batch) {
-      batched[t] = true;
-      u.bytes += graph.task(t).bytes;
+      const std::size_t k = index(t);
+      batched[k] = true;
+      u.bytes += comm[k].task.bytes;
     }
-    dag::Task merged = graph.task(batch.front());
+    dag::Task merged = comm[u.first].task;
     merged.bytes = u.bytes;
     u.isolated = run.options.batch_duration(merged);
     units.push_back(u);
   }
-  for (dag::TaskId t = 0; t < graph.task_count(); ++t) {
-    const auto& task = graph.task(t);
-    if (task.kind == dag::TaskKind::kComm && !batched[t])
-      units.push_back({t, task.bytes, task.duration});
+  for (std::size_t k = 0; k < comm.size(); ++k) {
+    if (!batched[k]) units.push_back({k, comm[k].task.bytes, comm[k].task.duration});
   }
   std::sort(units.begin(), units.end(),
             [](const Unit& a, const Unit& b) { return a.first < b.first; });
@@ -96,19 +119,20 @@ std::vector<Unit> collective_units(const dag::TaskGraph& graph, const Run& run) 
 // The collectives of the first iteration (count and isolated time) and of the
 // last, as nccl-tests would report them. Returns the bytes of each
 // algorithm's modelled collectives, for the analytical link traffic.
-std::map<CollectiveAlgorithm, double> measure_collectives(const Build& build, const Run& run,
-                                                          bool flow, ReplayResult& out) {
-  const dag::TaskGraph& graph = *build.job.graph;
-  const std::vector<Unit> units = collective_units(graph, run);
+std::map<CollectiveAlgorithm, double> measure_collectives(const Build& build,
+                                                          const std::vector<CommRun>& comm,
+                                                          const Run& run, bool flow,
+                                                          ReplayResult& out) {
+  const std::vector<Unit> units = collective_units(comm, run);
   for (const Unit& u : units) {
-    if (graph.task(u.first).iteration != 0) continue;
+    if (comm[u.first].task.iteration != 0) continue;
     out.comm_per_iteration += u.isolated;
     ++out.collectives_per_iteration;
   }
   std::map<CollectiveAlgorithm, double> bytes_by_algorithm;
   for (const Unit& u : units) {
-    const dag::TaskId t = u.first;
-    const auto& task = graph.task(t);
+    const CommRun& c = comm[u.first];
+    const auto& task = c.task;
     const double bytes = static_cast<double>(u.bytes);
     const CollectiveAlgorithm algorithm = build.comm.algorithm_for(CollectiveOp::kAllReduce, bytes);
     if (!flow && task.duration_modelled && bytes > 0) bytes_by_algorithm[algorithm] += bytes;
@@ -117,7 +141,7 @@ std::map<CollectiveAlgorithm, double> measure_collectives(const Build& build, co
     rec.group = task.group;
     rec.bytes = u.bytes;
     rec.algorithm = task.duration_modelled ? to_string(algorithm) : "measured";
-    rec.time = run.schedule->end[t] - run.schedule->start[t];
+    rec.time = c.end - c.start;
     rec.replayed = !task.duration_modelled;
     if (rec.time > Duration::zero()) {
       rec.algbw_bytes_per_s = bytes / (static_cast<double>(rec.time.ns()) * 1e-9);
@@ -132,12 +156,10 @@ std::map<CollectiveAlgorithm, double> measure_collectives(const Build& build, co
 // The bytes on every link over the run (the flow model counts them; the
 // analytical model spreads each algorithm's bytes by its one-byte link load),
 // the busiest links, and, with keep_schedule, a busy track per shown link.
-void measure_links(const Build& build, Run& run, bool flow,
+void measure_links(const Build& build, const std::vector<CommRun>& comm, Run& run, bool flow,
                    const std::map<CollectiveAlgorithm, double>& bytes_by_algorithm,
                    const ReplayOptions& options, ReplayResult& out) {
   const Platform& platform = build.comm.platform();
-  const dag::TaskGraph& graph = *build.job.graph;
-  const Schedule& schedule = *run.schedule;
   std::vector<double> link_bytes;
   // Per algorithm, the tracked links its collectives send over (analytical).
   std::map<CollectiveAlgorithm, std::vector<LinkId>> shown_links;
@@ -156,7 +178,8 @@ void measure_links(const Build& build, Run& run, bool flow,
       }
     }
   }
-  summarise_links(platform, link_bytes, schedule.makespan - Time::zero(), out);
+  const Time makespan = run.windowed ? run.windowed->makespan : run.schedule->makespan;
+  summarise_links(platform, link_bytes, makespan - Time::zero(), out);
   if (!options.keep_schedule) return;
   std::map<LinkId, std::vector<std::pair<Time, Time>>> busy;
   if (flow) {
@@ -164,13 +187,11 @@ void measure_links(const Build& build, Run& run, bool flow,
   } else {
     // The analytical model has no per-link timing: a link is shown busy for
     // the whole of every collective that sends over it.
-    for (dag::TaskId t = 0; t < graph.task_count(); ++t) {
-      const auto& task = graph.task(t);
-      if (task.kind != dag::TaskKind::kComm || !task.duration_modelled || task.bytes == 0) continue;
+    for (const CommRun& c : comm) {
+      if (!c.task.duration_modelled || c.task.bytes == 0) continue;
       const auto algorithm =
-          build.comm.algorithm_for(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
-      for (LinkId l : shown_links[algorithm])
-        busy[l].push_back({schedule.start[t], schedule.end[t]});
+          build.comm.algorithm_for(CollectiveOp::kAllReduce, static_cast<double>(c.task.bytes));
+      for (LinkId l : shown_links[algorithm]) busy[l].push_back({c.start, c.end});
     }
   }
   for (auto& [l, intervals] : busy) {
@@ -183,10 +204,16 @@ void measure_links(const Build& build, Run& run, bool flow,
 // and the closed forms.
 void measure_iterations(const Build& build, const Scenario& scenario, const Run& run,
                         ReplayResult& out) {
-  const dag::TaskGraph& graph = *build.job.graph;
   const JobGraph& job = build.job;
-  IterationMeasures m =
-      iteration_measures(graph, *run.schedule, out.iterations, job.ranks_built, job.rank_weight);
+  IterationMeasures m;
+  if (run.observer) {
+    m = iteration_measures(run.observer->iteration_end(), run.observer->breakdown());
+    out.critical_path = run.windowed->critical_path;
+  } else {
+    m = iteration_measures(*job.graph, *run.schedule, out.iterations, job.ranks_built,
+                           job.rank_weight);
+    out.critical_path = dag::scheduled_critical_path(*job.graph, run.schedule->view());
+  }
   out.iteration_times = std::move(m.times);
   out.iteration_time = m.steady;
   out.throughput_samples_per_s = out.iteration_time > Duration::zero()
@@ -194,7 +221,6 @@ void measure_iterations(const Build& build, const Scenario& scenario, const Run&
                                            (static_cast<double>(out.iteration_time.ns()) * 1e-9)
                                      : 0.0;
   out.breakdown = m.breakdown;
-  out.critical_path = dag::scheduled_critical_path(graph, run.schedule->view());
 
   // The closed forms assume identical ranks: with stragglers, imbalance or
   // jitter there is none to compare with.
@@ -207,8 +233,9 @@ void measure_iterations(const Build& build, const Scenario& scenario, const Run&
 void measure(const Build& build, const Scenario& scenario, Run& run, const ReplayOptions& options,
              ReplayResult& out) {
   const bool flow = run.flows != nullptr;
-  const auto bytes_by_algorithm = measure_collectives(build, run, flow, out);
-  measure_links(build, run, flow, bytes_by_algorithm, options, out);
+  const std::vector<CommRun> comm = comm_runs(build, run);
+  const auto bytes_by_algorithm = measure_collectives(build, comm, run, flow, out);
+  measure_links(build, comm, run, flow, bytes_by_algorithm, options, out);
   measure_iterations(build, scenario, run, out);
 }
 

@@ -52,14 +52,20 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
         "one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
   }
 
-  JobGraph job =
-      build_job_graph(profile, scenario, comm, options.may_fold(), options.may_fold_classes());
+  const bool windowed = !options.keep_schedule && !options.whole_graph;
+  JobGraph job = build_job_graph(profile, scenario, comm, options.may_fold(),
+                                 options.may_fold_classes(), windowed);
   out.ranks_simulated = job.ranks_built;
   out.build_seconds = job.build_seconds;
-  out.tasks = job.graph->task_count();
-  out.edges = job.graph->edge_count();
-  log->debug("DAG: {} tasks, {} edges ({} of {} ranks), built in {:.3f} s", out.tasks, out.edges,
-             job.ranks_built, out.workers, out.build_seconds);
+  out.tasks = job.tasks;
+  out.edges = job.edges;
+  if (windowed) {
+    log->debug("DAG: {} tasks ({} of {} ranks), built an iteration at a time", out.tasks,
+               job.ranks_built, out.workers);
+  } else {
+    log->debug("DAG: {} tasks, {} edges ({} of {} ranks), built in {:.3f} s", out.tasks,
+               out.edges, job.ranks_built, out.workers, out.build_seconds);
+  }
   return Build{std::move(comm), std::move(job)};
 }
 

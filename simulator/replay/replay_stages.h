@@ -10,6 +10,7 @@
 // Each stage writes what it finds into the ReplayResult as it goes.
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "simulator/engine/engine.h"
@@ -17,6 +18,7 @@
 #include "simulator/network/collective_runner.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/network/flow_network.h"
+#include "simulator/replay/iteration_observer.h"
 #include "simulator/replay/job_graph.h"
 #include "simulator/replay/replay.h"
 #include "simulator/scaling/batch_plan.h"
@@ -51,7 +53,11 @@ struct Run {
   std::unique_ptr<FlowCommExecutor> executor;
   ScheduleOptions options;
   std::vector<bool> tracked;  // links shown as tracks (keep_schedule)
-  std::shared_ptr<Schedule> schedule;
+  std::shared_ptr<Schedule> schedule;  // the whole graph's
+  // A graph built an iteration window at a time: its run and what was
+  // observed of its tasks.
+  std::unique_ptr<IterationObserver> observer;
+  std::optional<WindowedSchedule> windowed;
 };
 void run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
          ReplayResult& out);

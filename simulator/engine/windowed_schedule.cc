@@ -1,0 +1,326 @@
+#include "simulator/engine/windowed_schedule.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+#include "simulator/engine/deadlock_error.h"
+#include "simulator/engine/scheduler_core.h"
+
+namespace ssgd::sim {
+namespace {
+
+using dag::TaskId;
+
+// Edges from one iteration's tasks, by source in the order they were added.
+struct Successors {
+  std::vector<std::uint32_t> offsets;  // per source task, T + 1
+  std::vector<TaskId> targets;
+};
+
+// A stable counting sort of edges by source (local to `first`).
+Successors by_source(const std::vector<std::pair<TaskId, TaskId>>& edges, TaskId first,
+                     std::size_t tasks) {
+  Successors s;
+  s.offsets.assign(tasks + 1, 0);
+  for (const auto& e : edges) ++s.offsets[e.first - first + 1];
+  for (std::size_t v = 0; v < tasks; ++v) s.offsets[v + 1] += s.offsets[v];
+  s.targets.resize(edges.size());
+  std::vector<std::uint32_t> fill(s.offsets.begin(), s.offsets.end() - 1);
+  for (const auto& e : edges) s.targets[fill[e.first - first]++] = e.second;
+  return s;
+}
+
+struct Segment {
+  TaskId first = 0;
+  std::vector<dag::Task> tasks;
+  std::vector<std::uint32_t> waiting;
+  std::vector<std::uint32_t> by;  // a started task's releaser (a path node)
+  // Its own iteration's edges from its tasks, then each later iteration's.
+  std::vector<Successors> successors;
+  std::size_t remaining = 0;  // tasks not yet ended
+};
+
+class WindowedStore {
+ public:
+  using Ref = std::uint32_t;
+  static constexpr Ref kNone = std::numeric_limits<Ref>::max();
+
+  WindowedStore(const IterationSource& source, TaskObserver& observer)
+      : source_(source), observer_(observer), T_(source.tasks_per_iteration) {
+    if (source.iterations < 1 || source.reach < 1 || !source.build) {
+      throw std::logic_error("run_windowed: a source needs iterations, a reach and a builder");
+    }
+    if (static_cast<double>(T_) * static_cast<double>(source.iterations) >=
+        static_cast<double>(dag::kNoTask)) {
+      throw std::logic_error("run_windowed: too many tasks for 32-bit task ids");
+    }
+  }
+
+  [[nodiscard]] std::size_t task_count() const {
+    return T_ * static_cast<std::size_t>(source_.iterations);
+  }
+  [[nodiscard]] const dag::Task& task(TaskId t) const {
+    const Segment& s = segment(t);
+    return s.tasks[t - s.first];
+  }
+  [[nodiscard]] const dag::Resource& resource(dag::ResourceId r) const {
+    return source_.resources[r];
+  }
+  [[nodiscard]] std::size_t resource_count() const { return source_.resources.size(); }
+
+  template <class F>
+  void for_each_initial(F f) {
+    if (T_ == 0) return;
+    build_through(0);
+    // Making a task ready builds ahead; the bound follows.
+    for (TaskId t = 0; t < static_cast<std::size_t>(built_) * T_; ++t) {
+      if (waiting(t) == 0) f(t);
+    }
+    primed_ = true;
+  }
+
+  std::uint32_t& waiting(TaskId t) {
+    Segment& s = segment(t);
+    return s.waiting[t - s.first];
+  }
+  void on_ready(TaskId t) {
+    const auto i = static_cast<std::int64_t>(t / T_);
+    build_through(std::min(source_.iterations - 1, i + source_.reach));
+  }
+  void started(TaskId t, Time now, Ref by) {
+    hold(by);
+    Segment& s = segment(t);
+    s.by[t - s.first] = by;
+    observer_.started(t, s.tasks[t - s.first], now);
+  }
+  Ref ended(TaskId t, Time now) {
+    Segment& s = segment(t);
+    const auto local = t - s.first;
+    const dag::Task& task = s.tasks[local];
+    const Ref node = allocate({t, s.by[local], 1, task.kind, task.duration});
+    s.by[local] = kNone;  // its hold passed to the node
+    // The critical path ends at the task that ends last (the first by id).
+    if (best_ == kNone || now > best_end_ || (now == best_end_ && t < nodes_[best_].task)) {
+      hold(node);
+      drop(best_);
+      best_ = node;
+      best_end_ = now;
+    }
+    observer_.ended(t, task, now);
+    return node;
+  }
+  template <class F>
+  void for_each_successor(TaskId t, F f) {
+    const Segment& s = segment(t);
+    const auto local = t - s.first;
+    for (const Successors& list : s.successors) {
+      for (auto k = list.offsets[local]; k < list.offsets[local + 1]; ++k) f(list.targets[k]);
+    }
+  }
+  void done_with(TaskId t) {
+    --segment(t).remaining;
+    // An iteration whose tasks have all ended is released: nothing can
+    // still wait for them (later iterations were built before they ended).
+    while (!segments_.empty() && segments_.front()->remaining == 0) {
+      segments_.pop_front();
+      ++front_;
+    }
+  }
+  void hold(Ref r) {
+    if (r != kNone) ++nodes_[r].refs;
+  }
+  void drop(Ref r) {
+    while (r != kNone && --nodes_[r].refs == 0) {
+      const Ref parent = nodes_[r].parent;
+      free_.push_back(r);
+      r = parent;
+    }
+  }
+
+  [[noreturn]] void report_deadlock(std::size_t done, Time now) const {
+    std::ostringstream msg;
+    msg << "deadlock at t=" << now.ns() << " ns: " << (task_count() - done) << " of "
+        << task_count() << " tasks can never start. First of them:";
+    int shown = 0;
+    for (const auto& s : segments_) {
+      for (std::size_t k = 0; k < s->tasks.size() && shown < 5; ++k) {
+        if (s->waiting[k] == 0) continue;
+        msg << "\n  " << describe(s->tasks[k]) << " waits for " << s->waiting[k]
+            << " task(s)";
+        ++shown;
+      }
+    }
+    throw DeadlockError(msg.str());
+  }
+
+  WindowedSchedule take(std::uint64_t events, std::vector<std::vector<TaskId>> batches) {
+    WindowedSchedule out;
+    out.events = events;
+    out.batches = std::move(batches);
+    out.tasks = task_count();
+    out.edges = edges_;
+    out.peak_iterations_held = peak_;
+    out.build_seconds = build_seconds_;
+    out.makespan = best_ == kNone ? Time::zero() : best_end_;
+    dag::CriticalPath& path = out.critical_path;
+    for (Ref r = best_; r != kNone; r = nodes_[r].parent) {
+      path.tasks.push_back(nodes_[r].task);
+      path.time_by_kind[static_cast<int>(nodes_[r].kind)] += nodes_[r].duration;
+    }
+    std::reverse(path.tasks.begin(), path.tasks.end());
+    path.length = out.makespan - Time::zero();
+    Duration busy;
+    for (auto d : path.time_by_kind) busy += d;
+    path.gaps = path.length - busy;
+    drop(best_);
+    best_ = kNone;
+    return out;
+  }
+
+ private:
+  // A task on some chain of releasers: the critical path, once the run ends,
+  // is the chain of the task that ended last.
+  struct Node {
+    TaskId task;
+    Ref parent;
+    std::uint32_t refs;
+    dag::TaskKind kind;
+    Duration duration;
+  };
+
+  Ref allocate(const Node& node) {
+    if (!free_.empty()) {
+      const Ref r = free_.back();
+      free_.pop_back();
+      nodes_[r] = node;
+      return r;
+    }
+    if (nodes_.size() >= kNone) throw std::length_error("run_windowed: too many path nodes");
+    nodes_.push_back(node);
+    return static_cast<Ref>(nodes_.size() - 1);
+  }
+
+  [[nodiscard]] Segment& segment(TaskId t) const {
+    const auto i = static_cast<std::int64_t>(t / T_);
+    return *segments_[static_cast<std::size_t>(i - front_)];
+  }
+
+  [[nodiscard]] std::string describe(const dag::Task& t) const {
+    std::ostringstream out;
+    out << dag::to_string(t.kind) << "(";
+    if (t.rank != dag::kAllRanks) out << "rank " << t.rank << ", ";
+    out << "iteration " << t.iteration;
+    if (t.layer >= 0 && static_cast<std::size_t>(t.layer) < source_.layer_names.size()) {
+      out << ", layer " << t.layer << " '" << source_.layer_names[t.layer] << "'";
+    }
+    out << ")";
+    return out.str();
+  }
+
+  void build_through(std::int64_t iteration) {
+    while (built_ <= iteration) build_next();
+  }
+
+  void build_next() {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto i = built_;
+    batch_.first = static_cast<TaskId>(static_cast<std::size_t>(i) * T_);
+    batch_.tasks.clear();
+    batch_.edges.clear();
+    batch_.tasks.reserve(T_);
+    source_.build(batch_);
+    if (batch_.tasks.size() != T_) {
+      throw std::logic_error("run_windowed: iteration " + std::to_string(i) + " has " +
+                             std::to_string(batch_.tasks.size()) + " tasks, not " +
+                             std::to_string(T_));
+    }
+    auto seg = std::make_unique<Segment>();
+    seg->first = batch_.first;
+    seg->tasks = std::move(batch_.tasks);
+    seg->waiting.assign(T_, 0);
+    seg->by.assign(T_, kNone);
+    seg->remaining = T_;
+    // Its own edges, and per earlier iteration the edges from it.
+    own_.clear();
+    for (auto& c : cross_) c.clear();
+    cross_.resize(static_cast<std::size_t>(source_.reach));
+    const TaskId end = seg->first + static_cast<TaskId>(T_);
+    for (const auto& e : batch_.edges) {
+      if (e.second < seg->first || e.second >= end || e.first >= end) {
+        throw std::logic_error("run_windowed: an edge of iteration " + std::to_string(i) +
+                               " does not end in it");
+      }
+      ++seg->waiting[e.second - seg->first];
+      if (e.first >= seg->first) {
+        own_.push_back(e);
+        continue;
+      }
+      const auto from = static_cast<std::int64_t>(e.first / T_);
+      if (i - from > source_.reach || from < front_) {
+        throw std::logic_error("run_windowed: an edge reaches from iteration " +
+                               std::to_string(from) + " to " + std::to_string(i) +
+                               ", beyond the source's reach");
+      }
+      cross_[static_cast<std::size_t>(i - from - 1)].push_back(e);
+    }
+    edges_ += batch_.edges.size();
+    seg->successors.push_back(by_source(own_, seg->first, T_));
+    for (std::int64_t d = 1; d <= source_.reach && i - d >= front_; ++d) {
+      const auto& edges = cross_[static_cast<std::size_t>(d - 1)];
+      if (edges.empty()) continue;
+      Segment& from = *segments_[static_cast<std::size_t>(i - d - front_)];
+      from.successors.push_back(by_source(edges, from.first, T_));
+    }
+    if (primed_) {
+      // A task without predecessors would have been ready at time zero.
+      for (std::size_t k = 0; k < T_; ++k) {
+        if (seg->waiting[k] == 0) {
+          throw std::logic_error("run_windowed: iteration " + std::to_string(i) +
+                                 " holds a task without predecessors, built too late");
+        }
+      }
+    }
+    segments_.push_back(std::move(seg));
+    ++built_;
+    peak_ = std::max<std::int64_t>(peak_, static_cast<std::int64_t>(segments_.size()));
+    build_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  const IterationSource& source_;
+  TaskObserver& observer_;
+  const std::size_t T_;
+  std::deque<std::unique_ptr<Segment>> segments_;
+  std::int64_t front_ = 0;  // the iteration of segments_.front()
+  std::int64_t built_ = 0;  // iterations built
+  bool primed_ = false;
+  dag::TaskBatch batch_;
+  std::vector<std::pair<TaskId, TaskId>> own_;
+  std::vector<std::vector<std::pair<TaskId, TaskId>>> cross_;
+  std::vector<Node> nodes_;
+  std::vector<Ref> free_;
+  Ref best_ = kNone;
+  Time best_end_;
+  std::size_t edges_ = 0;
+  std::int64_t peak_ = 0;
+  double build_seconds_ = 0;
+};
+
+}  // namespace
+
+WindowedSchedule run_windowed(Engine& engine, const IterationSource& source,
+                              const ScheduleOptions& options, TaskObserver& observer) {
+  WindowedStore store(source, observer);
+  detail::Scheduler<WindowedStore> scheduler(engine, store, options);
+  scheduler.prime();
+  engine.run();
+  auto batches = scheduler.finish();
+  return store.take(engine.events_processed(), std::move(batches));
+}
+
+}  // namespace ssgd::sim

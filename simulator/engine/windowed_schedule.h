@@ -1,0 +1,65 @@
+#pragma once
+// Runs a task graph that is built an iteration at a time and released as
+// the run leaves it behind, so that memory holds a window of iterations
+// rather than the whole run: the scheduling of schedule.h, to the
+// nanosecond, without the per-task records.
+//
+// The source gives iterations of equal task counts, numbered as the whole
+// graph would number them (iteration i holds ids [i x T, (i + 1) x T)), with
+// the whole graph's edges in the same order; no edge reaches more than
+// `reach` iterations forward, and only the first `reach` iterations hold
+// tasks without predecessors. The run builds iteration i + reach when a
+// task of iteration i first becomes ready (so every task that can be ready
+// at a given instant exists, and every draw a builder makes in task order
+// comes in the same order), and releases an iteration once all its tasks
+// have ended. What a caller needs of the tasks it observes as they start
+// and end (TaskObserver); the critical path is kept as the run goes, as
+// chains of releasers that are freed once nothing can extend them.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "dag/critical_path.h"
+#include "dag/profile_dag_builder.h"
+#include "dag/task.h"
+#include "simulator/engine/engine.h"
+#include "simulator/engine/schedule.h"
+
+namespace ssgd::sim {
+
+struct IterationSource {
+  std::vector<dag::Resource> resources;
+  std::size_t tasks_per_iteration = 0;
+  std::int64_t iterations = 0;
+  std::int64_t reach = 1;
+  // Adds the next iteration's tasks and edges to the batch (its `first` is
+  // set), with their final durations.
+  std::function<void(dag::TaskBatch&)> build;
+  std::vector<std::string> layer_names;  // for messages
+};
+
+class TaskObserver {
+ public:
+  virtual ~TaskObserver() = default;
+  virtual void started(dag::TaskId id, const dag::Task& task, Time now) = 0;
+  virtual void ended(dag::TaskId id, const dag::Task& task, Time now) = 0;
+};
+
+struct WindowedSchedule {
+  Time makespan;
+  std::uint64_t events = 0;
+  std::vector<std::vector<dag::TaskId>> batches;  // as Schedule::batches
+  dag::CriticalPath critical_path;                // as dag::scheduled_critical_path()
+  std::size_t tasks = 0;
+  std::size_t edges = 0;
+  std::int64_t peak_iterations_held = 0;  // the most iterations built and not yet released
+  double build_seconds = 0;               // building iterations, within the run
+};
+
+// Throws DeadlockError when tasks are left that can never start, and
+// std::logic_error on a source that breaks the rules above.
+WindowedSchedule run_windowed(Engine& engine, const IterationSource& source,
+                              const ScheduleOptions& options, TaskObserver& observer);
+
+}  // namespace ssgd::sim
