@@ -209,7 +209,11 @@ class Scheduler {
     return ref;
   }
 
+  // Only a prioritized resource reads the task that last freed it later
+  // (its dispatch is an event of its own); any other starts its next task
+  // as it is freed, from the task just ended.
   void set_last_ended(dag::ResourceId r, Ref ref) {
+    if (!store_.resource(r).prioritized) return;
     store_.hold(ref);
     store_.drop(last_ended_[r]);
     last_ended_[r] = ref;
@@ -220,8 +224,8 @@ class Scheduler {
     busy_[r] = false;
     const Ref ref = ended(t);
     set_last_ended(r, ref);
+    free_resource(r, ref);
     store_.drop(ref);
-    free_resource(r);
   }
 
   void finished_batch(std::size_t id) {
@@ -233,11 +237,12 @@ class Scheduler {
     for (TaskId t : batch) refs.push_back(ended(t));
     busy_[r] = false;
     set_last_ended(r, refs.front());
+    free_resource(r, refs.front());
     for (Ref ref : refs) store_.drop(ref);
-    free_resource(r);
   }
 
-  void free_resource(dag::ResourceId r) {
+  // `freed_by`: the task whose end freed the resource, now.
+  void free_resource(dag::ResourceId r, Ref freed_by) {
     if (busy_[r] || queues_[r].empty()) return;
     if (store_.resource(r).prioritized) {
       request_dispatch(r);
@@ -246,7 +251,7 @@ class Scheduler {
     const ReadyEntry next = queues_[r].top();
     queues_[r].pop();
     // It was ready earlier and waited for the resource: this task released it.
-    start(next.task, next.ready_ns < engine_.now().ns() ? last_ended_[r] : next.released_by);
+    start(next.task, next.ready_ns < engine_.now().ns() ? freed_by : next.released_by);
     store_.drop(next.released_by);
   }
 
@@ -260,7 +265,7 @@ class Scheduler {
   std::map<std::size_t, dag::Task> pending_;  // batches waiting out their round's cost
   std::vector<bool> busy_;
   std::vector<bool> dispatch_pending_;
-  std::vector<Ref> last_ended_;  // per resource: the task that last freed it
+  std::vector<Ref> last_ended_;  // per prioritized resource: the task that last freed it
   std::vector<std::vector<TaskId>> batches_;  // tasks started together on a prioritized resource
   std::vector<std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>>> queues_;
   std::size_t done_ = 0;

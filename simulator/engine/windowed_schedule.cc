@@ -22,17 +22,22 @@ struct Successors {
   std::vector<TaskId> targets;
 };
 
-// A stable counting sort of edges by source (local to `first`).
-Successors by_source(const std::vector<std::pair<TaskId, TaskId>>& edges, TaskId first,
-                     std::size_t tasks) {
-  Successors s;
+// A stable counting sort, by source, of the edges from tasks [first, first +
+// tasks), into `s` (whose memory is reused). Returns how many there were.
+std::size_t by_source(const std::vector<std::pair<TaskId, TaskId>>& edges, TaskId first,
+                      std::size_t tasks, Successors& s, std::vector<std::uint32_t>& fill) {
+  const auto from = [first, tasks](TaskId t) { return t >= first && t - first < tasks; };
   s.offsets.assign(tasks + 1, 0);
-  for (const auto& e : edges) ++s.offsets[e.first - first + 1];
+  for (const auto& e : edges) {
+    if (from(e.first)) ++s.offsets[e.first - first + 1];
+  }
   for (std::size_t v = 0; v < tasks; ++v) s.offsets[v + 1] += s.offsets[v];
-  s.targets.resize(edges.size());
-  std::vector<std::uint32_t> fill(s.offsets.begin(), s.offsets.end() - 1);
-  for (const auto& e : edges) s.targets[fill[e.first - first]++] = e.second;
-  return s;
+  s.targets.resize(s.offsets[tasks]);
+  fill.assign(s.offsets.begin(), s.offsets.end() - 1);
+  for (const auto& e : edges) {
+    if (from(e.first)) s.targets[fill[e.first - first]++] = e.second;
+  }
+  return s.targets.size();
 }
 
 struct Segment {
@@ -40,8 +45,10 @@ struct Segment {
   std::vector<dag::Task> tasks;
   std::vector<std::uint32_t> waiting;
   std::vector<std::uint32_t> by;  // a started task's releaser (a path node)
-  // Its own iteration's edges from its tasks, then each later iteration's.
+  // Its own iteration's edges from its tasks, then each later iteration's
+  // (the first `lists` of them; the rest is memory kept for reuse).
   std::vector<Successors> successors;
+  std::size_t lists = 0;
   std::size_t remaining = 0;  // tasks not yet ended
 };
 
@@ -51,7 +58,12 @@ class WindowedStore {
   static constexpr Ref kNone = std::numeric_limits<Ref>::max();
 
   WindowedStore(const IterationSource& source, TaskObserver& observer)
-      : source_(source), observer_(observer), T_(source.tasks_per_iteration) {
+      : source_(source),
+        observer_(observer),
+        T_(source.tasks_per_iteration),
+        // floor(t / T) for 32-bit t as ((t x M) >> 64), M = floor((2^64 - 1) / T) + 1
+        // (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019).
+        inverse_T_(T_ == 0 ? 0 : ~std::uint64_t{0} / T_ + 1) {
     if (source.iterations < 1 || source.reach < 1 || !source.build) {
       throw std::logic_error("run_windowed: a source needs iterations, a reach and a builder");
     }
@@ -89,7 +101,7 @@ class WindowedStore {
     return s.waiting[t - s.first];
   }
   void on_ready(TaskId t) {
-    const auto i = static_cast<std::int64_t>(t / T_);
+    const auto i = static_cast<std::int64_t>(iteration_of(t));
     build_through(std::min(source_.iterations - 1, i + source_.reach));
   }
   void started(TaskId t, Time now, Ref by) {
@@ -118,7 +130,8 @@ class WindowedStore {
   void for_each_successor(TaskId t, F f) {
     const Segment& s = segment(t);
     const auto local = t - s.first;
-    for (const Successors& list : s.successors) {
+    for (std::size_t l = 0; l < s.lists; ++l) {
+      const Successors& list = s.successors[l];
       for (auto k = list.offsets[local]; k < list.offsets[local + 1]; ++k) f(list.targets[k]);
     }
   }
@@ -126,7 +139,10 @@ class WindowedStore {
     --segment(t).remaining;
     // An iteration whose tasks have all ended is released: nothing can
     // still wait for them (later iterations were built before they ended).
+    // Its memory is kept for the next iteration: iterations are alike, and
+    // memory given back and asked for again costs page faults.
     while (!segments_.empty() && segments_.front()->remaining == 0) {
+      spare_.push_back(std::move(segments_.front()));
       segments_.pop_front();
       ++front_;
     }
@@ -205,8 +221,13 @@ class WindowedStore {
     return static_cast<Ref>(nodes_.size() - 1);
   }
 
+  [[nodiscard]] std::uint64_t iteration_of(TaskId t) const {
+    __extension__ using U128 = unsigned __int128;
+    if (T_ == 1) return t;  // M would be 2^64
+    return static_cast<std::uint64_t>((static_cast<U128>(inverse_T_) * t) >> 64);
+  }
   [[nodiscard]] Segment& segment(TaskId t) const {
-    const auto i = static_cast<std::int64_t>(t / T_);
+    const auto i = static_cast<std::int64_t>(iteration_of(t));
     return *segments_[static_cast<std::size_t>(i - front_)];
   }
 
@@ -222,6 +243,12 @@ class WindowedStore {
     return out.str();
   }
 
+  // The edges of the batch that leave `s`'s tasks, as its next list.
+  void add_successors(Segment& s) {
+    if (s.lists == s.successors.size()) s.successors.emplace_back();
+    if (by_source(batch_.edges, s.first, T_, s.successors[s.lists], fill_) > 0) ++s.lists;
+  }
+
   void build_through(std::int64_t iteration) {
     while (built_ <= iteration) build_next();
   }
@@ -229,26 +256,31 @@ class WindowedStore {
   void build_next() {
     const auto t0 = std::chrono::steady_clock::now();
     const auto i = built_;
-    batch_.first = static_cast<TaskId>(static_cast<std::size_t>(i) * T_);
+    std::unique_ptr<Segment> seg;
+    if (spare_.empty()) {
+      seg = std::make_unique<Segment>();
+    } else {
+      seg = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    // Built into the segment's own memory.
+    seg->first = static_cast<TaskId>(static_cast<std::size_t>(i) * T_);
+    batch_.first = seg->first;
+    std::swap(batch_.tasks, seg->tasks);
     batch_.tasks.clear();
     batch_.edges.clear();
     batch_.tasks.reserve(T_);
     source_.build(batch_);
-    if (batch_.tasks.size() != T_) {
+    std::swap(batch_.tasks, seg->tasks);
+    if (seg->tasks.size() != T_) {
       throw std::logic_error("run_windowed: iteration " + std::to_string(i) + " has " +
-                             std::to_string(batch_.tasks.size()) + " tasks, not " +
+                             std::to_string(seg->tasks.size()) + " tasks, not " +
                              std::to_string(T_));
     }
-    auto seg = std::make_unique<Segment>();
-    seg->first = batch_.first;
-    seg->tasks = std::move(batch_.tasks);
+    seg->lists = 0;
     seg->waiting.assign(T_, 0);
     seg->by.assign(T_, kNone);
     seg->remaining = T_;
-    // Its own edges, and per earlier iteration the edges from it.
-    own_.clear();
-    for (auto& c : cross_) c.clear();
-    cross_.resize(static_cast<std::size_t>(source_.reach));
     const TaskId end = seg->first + static_cast<TaskId>(T_);
     for (const auto& e : batch_.edges) {
       if (e.second < seg->first || e.second >= end || e.first >= end) {
@@ -256,25 +288,18 @@ class WindowedStore {
                                " does not end in it");
       }
       ++seg->waiting[e.second - seg->first];
-      if (e.first >= seg->first) {
-        own_.push_back(e);
-        continue;
-      }
       const auto from = static_cast<std::int64_t>(e.first / T_);
       if (i - from > source_.reach || from < front_) {
         throw std::logic_error("run_windowed: an edge reaches from iteration " +
                                std::to_string(from) + " to " + std::to_string(i) +
                                ", beyond the source's reach");
       }
-      cross_[static_cast<std::size_t>(i - from - 1)].push_back(e);
     }
     edges_ += batch_.edges.size();
-    seg->successors.push_back(by_source(own_, seg->first, T_));
+    // Its own edges, and for each earlier iteration the edges from it.
+    add_successors(*seg);
     for (std::int64_t d = 1; d <= source_.reach && i - d >= front_; ++d) {
-      const auto& edges = cross_[static_cast<std::size_t>(d - 1)];
-      if (edges.empty()) continue;
-      Segment& from = *segments_[static_cast<std::size_t>(i - d - front_)];
-      from.successors.push_back(by_source(edges, from.first, T_));
+      add_successors(*segments_[static_cast<std::size_t>(i - d - front_)]);
     }
     if (primed_) {
       // A task without predecessors would have been ready at time zero.
@@ -295,13 +320,14 @@ class WindowedStore {
   const IterationSource& source_;
   TaskObserver& observer_;
   const std::size_t T_;
+  const std::uint64_t inverse_T_;
   std::deque<std::unique_ptr<Segment>> segments_;
+  std::vector<std::unique_ptr<Segment>> spare_;  // released, for reuse
   std::int64_t front_ = 0;  // the iteration of segments_.front()
   std::int64_t built_ = 0;  // iterations built
   bool primed_ = false;
   dag::TaskBatch batch_;
-  std::vector<std::pair<TaskId, TaskId>> own_;
-  std::vector<std::vector<std::pair<TaskId, TaskId>>> cross_;
+  std::vector<std::uint32_t> fill_;
   std::vector<Node> nodes_;
   std::vector<Ref> free_;
   Ref best_ = kNone;
