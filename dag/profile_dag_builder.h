@@ -87,7 +87,8 @@ struct TaskBatch {
 // whole graph. An edge reaches at most reach() iterations forward (the
 // update to the next iteration, or an h2d to the io `prefetch_depth`
 // iterations on), and only iterations before max(1, prefetch_depth) hold
-// tasks with no predecessor.
+// tasks with no predecessor. Only the tasks reaches_forward() says so have
+// successors in later iterations.
 class ProfileDagBuilder {
  public:
   // Checks its inputs as build_profile_dag() does.
@@ -107,6 +108,13 @@ class ProfileDagBuilder {
   [[nodiscard]] std::int64_t iterations_built() const { return next_; }
   [[nodiscard]] std::int64_t reach() const { return std::max<std::int64_t>(1, depth_); }
   [[nodiscard]] std::vector<std::string> layer_names() const;
+  // Whether a task of this DAG may have successors in a later iteration: the
+  // step boundary (the update, or the backward of layer 0 with per-group
+  // updates), the per-group updates, and with prefetching the h2d.
+  [[nodiscard]] bool reaches_forward(const Task& task) const {
+    return task.kind == TaskKind::kUpdate || (task.kind == TaskKind::kH2d && depth_ > 0) ||
+           (per_group_ && task.kind == TaskKind::kBackward && task.layer == 0);
+  }
 
   // Adds the next iteration's tasks and edges to `sink` (a TaskGraph, whose
   // resources are resources(), or a TaskBatch whose `first` is the next

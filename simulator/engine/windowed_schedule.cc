@@ -40,14 +40,20 @@ std::size_t by_source(const std::vector<std::pair<TaskId, TaskId>>& edges, TaskI
   return s.targets.size();
 }
 
+// Edges from an iteration's tasks that a later iteration added, by source
+// (local) in the order they were added: few (a rank's step boundary), so
+// searched, and only for tasks that reach forward.
+using ForwardEdges = std::vector<std::pair<std::uint32_t, TaskId>>;
+
 struct Segment {
   TaskId first = 0;
   std::vector<dag::Task> tasks;
   std::vector<std::uint32_t> waiting;
   std::vector<std::uint32_t> by;  // a started task's releaser (a path node)
-  // Its own iteration's edges from its tasks, then each later iteration's
-  // (the first `lists` of them; the rest is memory kept for reuse).
-  std::vector<Successors> successors;
+  Successors own;                 // its own iteration's edges
+  // Then each later iteration's (the first `lists` of them; the rest is
+  // memory kept for reuse).
+  std::vector<ForwardEdges> forward;
   std::size_t lists = 0;
   std::size_t remaining = 0;  // tasks not yet ended
 };
@@ -88,8 +94,8 @@ class WindowedStore {
   template <class F>
   void for_each_initial(F f) {
     if (T_ == 0) return;
-    build_through(0);
-    // Making a task ready builds ahead; the bound follows.
+    // The iterations that may hold tasks without predecessors.
+    build_through(std::min(source_.iterations, source_.reach) - 1);
     for (TaskId t = 0; t < static_cast<std::size_t>(built_) * T_; ++t) {
       if (waiting(t) == 0) f(t);
     }
@@ -100,10 +106,7 @@ class WindowedStore {
     Segment& s = segment(t);
     return s.waiting[t - s.first];
   }
-  void on_ready(TaskId t) {
-    const auto i = static_cast<std::int64_t>(iteration_of(t));
-    build_through(std::min(source_.iterations - 1, i + source_.reach));
-  }
+  void on_ready(TaskId) {}
   void started(TaskId t, Time now, Ref by) {
     hold(by);
     Segment& s = segment(t);
@@ -124,15 +127,23 @@ class WindowedStore {
       best_end_ = now;
     }
     observer_.ended(t, task, now);
+    // Its successors in later iterations exist before it tells them.
+    if (reaches_forward(task)) {
+      const auto i = static_cast<std::int64_t>(iteration_of(t));
+      build_through(std::min(source_.iterations - 1, i + source_.reach));
+    }
     return node;
   }
   template <class F>
   void for_each_successor(TaskId t, F f) {
     const Segment& s = segment(t);
     const auto local = t - s.first;
+    for (auto k = s.own.offsets[local]; k < s.own.offsets[local + 1]; ++k) f(s.own.targets[k]);
+    if (s.lists == 0 || !reaches_forward(s.tasks[local])) return;
     for (std::size_t l = 0; l < s.lists; ++l) {
-      const Successors& list = s.successors[l];
-      for (auto k = list.offsets[local]; k < list.offsets[local + 1]; ++k) f(list.targets[k]);
+      const ForwardEdges& list = s.forward[l];
+      auto it = std::lower_bound(list.begin(), list.end(), std::pair<std::uint32_t, TaskId>{local, 0});
+      for (; it != list.end() && it->first == local; ++it) f(it->second);
     }
   }
   void done_with(TaskId t) {
@@ -243,10 +254,29 @@ class WindowedStore {
     return out.str();
   }
 
-  // The edges of the batch that leave `s`'s tasks, as its next list.
-  void add_successors(Segment& s) {
-    if (s.lists == s.successors.size()) s.successors.emplace_back();
-    if (by_source(batch_.edges, s.first, T_, s.successors[s.lists], fill_) > 0) ++s.lists;
+  [[nodiscard]] bool reaches_forward(const dag::Task& task) const {
+    return !source_.reaches_forward || source_.reaches_forward(task);
+  }
+
+  // The edges of the batch that leave `from`'s tasks, as its next list.
+  void add_forward(Segment& from) {
+    if (from.lists == from.forward.size()) from.forward.emplace_back();
+    ForwardEdges& list = from.forward[from.lists];
+    list.clear();
+    const TaskId end = from.first + static_cast<TaskId>(T_);
+    for (const auto& e : batch_.edges) {
+      if (e.first < from.first || e.first >= end) continue;
+      if (!reaches_forward(from.tasks[e.first - from.first])) {
+        throw std::logic_error("run_windowed: an edge leaves iteration " +
+                               std::to_string(iteration_of(e.first)) +
+                               " from a task the source says does not reach forward");
+      }
+      list.emplace_back(e.first - from.first, e.second);
+    }
+    if (list.empty()) return;
+    std::stable_sort(list.begin(), list.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    ++from.lists;
   }
 
   void build_through(std::int64_t iteration) {
@@ -297,9 +327,9 @@ class WindowedStore {
     }
     edges_ += batch_.edges.size();
     // Its own edges, and for each earlier iteration the edges from it.
-    add_successors(*seg);
+    by_source(batch_.edges, seg->first, T_, seg->own, fill_);
     for (std::int64_t d = 1; d <= source_.reach && i - d >= front_; ++d) {
-      add_successors(*segments_[static_cast<std::size_t>(i - d - front_)]);
+      add_forward(*segments_[static_cast<std::size_t>(i - d - front_)]);
     }
     if (primed_) {
       // A task without predecessors would have been ready at time zero.

@@ -8,11 +8,12 @@
 // graph would number them (iteration i holds ids [i x T, (i + 1) x T)), with
 // the whole graph's edges in the same order; no edge reaches more than
 // `reach` iterations forward, and only the first `reach` iterations hold
-// tasks without predecessors. The run builds iteration i + reach when a
-// task of iteration i first becomes ready (so every task that can be ready
-// at a given instant exists, and every draw a builder makes in task order
-// comes in the same order), and releases an iteration once all its tasks
-// have ended. What a caller needs of the tasks it observes as they start
+// tasks without predecessors; edges that leave an iteration leave from
+// tasks `reaches_forward` says so. The run builds the first `reach`
+// iterations, then iterations up to i + reach when such a task of
+// iteration i ends (so every task exists before a predecessor of it ends,
+// and every draw a builder makes in task order comes in the same order),
+// and releases an iteration once all its tasks have ended. What a caller needs of the tasks it observes as they start
 // and end (TaskObserver); the critical path is kept as the run goes, as
 // chains of releasers that are freed once nothing can extend them.
 
@@ -33,6 +34,9 @@ struct IterationSource {
   std::size_t tasks_per_iteration = 0;
   std::int64_t iterations = 0;
   std::int64_t reach = 1;
+  // Whether a task may have successors in later iterations (left empty:
+  // any task may).
+  std::function<bool(const dag::Task&)> reaches_forward;
   // Adds the next iteration's tasks and edges to the batch (its `first` is
   // set), with their final durations.
   std::function<void(dag::TaskBatch&)> build;

@@ -198,6 +198,9 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
     job.source->iterations = b.iterations();
     job.source->reach = b.reach();
     job.source->layer_names = b.layer_names();
+    job.source->reaches_forward = [state](const dag::Task& task) {
+      return state->builder->reaches_forward(task);
+    };
     job.source->build = [state](dag::TaskBatch& batch) {
       state->builder->add_iteration(batch);
       state->times->apply(batch.tasks);

@@ -27,6 +27,10 @@ namespace {
 // runs docs/performance.md ("Estimating a run") lists, rounded up.
 constexpr double kBaseBytes = 16e6;          // the binary, its libraries, the profile
 constexpr double kBytesPerTask = 150;        // task, its edges, start/end/release records
+// Built an iteration window at a time: a task held (with its edges, waiting
+// count and releaser), and a collective as it ran, kept for the report.
+constexpr double kBytesPerHeldTask = 80;
+constexpr double kBytesPerCollectiveRun = 100;
 constexpr double kBytesPerWorker = 900;      // per rank, folded or not: rings, routes
 constexpr double kBytesPerNode = 800;        // per node: its vertices and links
 constexpr double kBytesPerFlowWorker = 200;  // flow model: a rank's flow in flight
@@ -100,7 +104,18 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   const double flow_events = flow ? iterations * collectives * kFlowEventsPerRank * workers : 0;
   e.events += flow_events;
 
-  const double task_bytes = e.tasks * kBytesPerTask + collectives * kBytesPerPlanGroup;
+  // A windowed run holds the iteration finishing, the one running and
+  // those a loader reads ahead (simulator/engine/windowed_schedule.h): at
+  // most max(1, d) + 2 with prefetch depth d (2 where every rank meets at a
+  // global update); the whole graph holds every iteration.
+  const bool windowed = !options.keep_schedule && !options.whole_graph;
+  const auto depth = static_cast<double>(scenario.policy.prefetch_depth);
+  const double held = windowed ? std::min(iterations, std::max(1.0, depth) + 2) : iterations;
+  const double task_bytes =
+      (windowed ? e.tasks / iterations * held * kBytesPerHeldTask +
+                      iterations * collectives * kBytesPerCollectiveRun
+                : e.tasks * kBytesPerTask) +
+      collectives * kBytesPerPlanGroup;
   const double cluster_bytes = static_cast<double>(e.nodes) * kBytesPerNode +
                                workers * (kBytesPerWorker + (flow ? kBytesPerFlowWorker : 0));
   e.bytes = kBaseBytes + task_bytes + cluster_bytes;

@@ -149,7 +149,10 @@ double ratio(Duration shared, Duration alone) {
 void check_jobs_fit(const trace::LayerProfile& main_profile, const Scenario& scenario,
                     const std::vector<trace::LayerProfile>& job_profiles) {
   if (job_profiles.size() != scenario.jobs.size()) return;  // run_jobs says so
-  ReplayEstimate total = estimate_replay(main_profile, scenario, {});
+  // Jobs sharing an engine build their whole graphs before the run.
+  ReplayOptions whole;
+  whole.whole_graph = true;
+  ReplayEstimate total = estimate_replay(main_profile, scenario, whole);
   double largest = total.bytes;
   const JobSpec* largest_job = nullptr;
   for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
@@ -161,7 +164,7 @@ void check_jobs_fit(const trace::LayerProfile& main_profile, const Scenario& sce
     own.iterations = spec.iterations.value_or(scenario.iterations);
     own.overlap = spec.overlap.value_or(scenario.overlap);
     own.perturb.stragglers.clear();
-    const ReplayEstimate e = estimate_replay(job_profiles[i], own, {});
+    const ReplayEstimate e = estimate_replay(job_profiles[i], own, whole);
     total.tasks += e.tasks;
     total.events += e.events;
     total.bytes += e.bytes;

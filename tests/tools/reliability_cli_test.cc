@@ -251,8 +251,11 @@ TEST_F(ReliabilityCliTest, ARunThatCannotFitIsRefusedNamingTheEstimateAndTheKey)
   EXPECT_THAT(r.err, HasSubstr(more_than));
   EXPECT_THAT(r.err, HasSubstr("1048576 node(s) x 1024 GPU(s)"));
   EXPECT_THAT(r.err, HasSubstr("or give --allow-large to run anyway (value given: '1048576')"));
+  // Built an iteration window at a time, a million ranks unfolded need about
+  // 52 GiB: refused where 16 GiB are available.
   r = refused({"simulate", kResnet, "--set", "cluster.nodes=1048576", "--no-fold"},
-              "--set: field 'cluster.nodes': this run needs about", machine);
+              "--set: field 'cluster.nodes': this run needs about",
+              {std::nullopt, std::nullopt, {{"SSGD_AVAILABLE_MEMORY", "16GiB"}}});
   EXPECT_THAT(r.err, HasSubstr("1048576 rank(s) built"));
   EXPECT_THAT(r.err, HasSubstr("without --no-fold"));
   r = refused({"scale", kResnet, "--gpus", "1,1073741824"},
