@@ -6,6 +6,7 @@ namespace ssgd::dag {
 namespace {
 
 void add_kinds(const TaskGraph& graph, CriticalPath& path) {
+  path.task_count = path.tasks.size();
   for (TaskId t : path.tasks) {
     const Task& task = graph.task(t);
     path.time_by_kind[static_cast<int>(task.kind)] += task.duration;

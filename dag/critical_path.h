@@ -18,7 +18,10 @@
 namespace ssgd::dag {
 
 struct CriticalPath {
-  std::vector<TaskId> tasks;  // in execution order
+  // In execution order; empty where the schedule was not kept (a graph run
+  // an iteration window at a time keeps the path's figures, not its tasks).
+  std::vector<TaskId> tasks;
+  std::size_t task_count = 0;  // tasks on the path
   Duration length;            // end of the last task, from time zero
   std::array<Duration, kTaskKindCount> time_by_kind{};  // indexed by TaskKind
   Duration gaps;              // time on the path when no path task ran

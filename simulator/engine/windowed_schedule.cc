@@ -1,6 +1,7 @@
 #include "simulator/engine/windowed_schedule.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <deque>
 #include <limits>
@@ -117,14 +118,22 @@ class WindowedStore {
     Segment& s = segment(t);
     const auto local = t - s.first;
     const dag::Task& task = s.tasks[local];
-    const Ref node = allocate({t, s.by[local], 1, task.kind, task.duration});
-    s.by[local] = kNone;  // its hold passed to the node
+    // The path to it: its releaser's, and itself.
+    const Ref by = s.by[local];
+    Path path = by == kNone ? Path{} : nodes_[by];
+    path.refs = 1;
+    path.time_by_kind[static_cast<int>(task.kind)] += task.duration;
+    ++path.tasks;
+    const Ref node = allocate(path);
+    drop(by);
+    s.by[local] = kNone;
     // The critical path ends at the task that ends last (the first by id).
-    if (best_ == kNone || now > best_end_ || (now == best_end_ && t < nodes_[best_].task)) {
+    if (best_ == kNone || now > best_end_ || (now == best_end_ && t < best_task_)) {
       hold(node);
       drop(best_);
       best_ = node;
       best_end_ = now;
+      best_task_ = t;
     }
     observer_.ended(t, task, now);
     // Its successors in later iterations exist before it tells them.
@@ -162,11 +171,7 @@ class WindowedStore {
     if (r != kNone) ++nodes_[r].refs;
   }
   void drop(Ref r) {
-    while (r != kNone && --nodes_[r].refs == 0) {
-      const Ref parent = nodes_[r].parent;
-      free_.push_back(r);
-      r = parent;
-    }
+    if (r != kNone && --nodes_[r].refs == 0) free_.push_back(r);
   }
 
   [[noreturn]] void report_deadlock(std::size_t done, Time now) const {
@@ -195,11 +200,10 @@ class WindowedStore {
     out.build_seconds = build_seconds_;
     out.makespan = best_ == kNone ? Time::zero() : best_end_;
     dag::CriticalPath& path = out.critical_path;
-    for (Ref r = best_; r != kNone; r = nodes_[r].parent) {
-      path.tasks.push_back(nodes_[r].task);
-      path.time_by_kind[static_cast<int>(nodes_[r].kind)] += nodes_[r].duration;
+    if (best_ != kNone) {
+      path.time_by_kind = nodes_[best_].time_by_kind;
+      path.task_count = nodes_[best_].tasks;
     }
-    std::reverse(path.tasks.begin(), path.tasks.end());
     path.length = out.makespan - Time::zero();
     Duration busy;
     for (auto d : path.time_by_kind) busy += d;
@@ -210,24 +214,24 @@ class WindowedStore {
   }
 
  private:
-  // A task on some chain of releasers: the critical path, once the run ends,
-  // is the chain of the task that ended last.
-  struct Node {
-    TaskId task;
-    Ref parent;
-    std::uint32_t refs;
-    dag::TaskKind kind;
-    Duration duration;
+  // The path that ends with an ended task: its time by task kind and its
+  // length in tasks, held by what may still extend it (a running task it
+  // released, a ready entry, a prioritized resource it freed, the latest
+  // end). The critical path, once the run ends, is the latest end's.
+  struct Path {
+    std::array<Duration, dag::kTaskKindCount> time_by_kind{};
+    std::uint32_t tasks = 0;
+    std::uint32_t refs = 0;
   };
 
-  Ref allocate(const Node& node) {
+  Ref allocate(const Path& node) {
     if (!free_.empty()) {
       const Ref r = free_.back();
       free_.pop_back();
       nodes_[r] = node;
       return r;
     }
-    if (nodes_.size() >= kNone) throw std::length_error("run_windowed: too many path nodes");
+    if (nodes_.size() >= kNone) throw std::length_error("run_windowed: too many paths held");
     nodes_.push_back(node);
     return static_cast<Ref>(nodes_.size() - 1);
   }
@@ -358,10 +362,11 @@ class WindowedStore {
   bool primed_ = false;
   dag::TaskBatch batch_;
   std::vector<std::uint32_t> fill_;
-  std::vector<Node> nodes_;
+  std::vector<Path> nodes_;  // reused through free_
   std::vector<Ref> free_;
   Ref best_ = kNone;
   Time best_end_;
+  TaskId best_task_ = 0;
   std::size_t edges_ = 0;
   std::int64_t peak_ = 0;
   double build_seconds_ = 0;

@@ -83,7 +83,7 @@ nlohmann::json graph_report_json(const GraphReplayResult& g, const Scenario& s,
   j["tasks"] = r.tasks;
   j["edges"] = r.edges;
   j["events"] = r.events;
-  j["critical_path"] = {{"tasks", r.critical_path.tasks.size()},
+  j["critical_path"] = {{"tasks", r.critical_path.task_count},
                         {"length_ns", r.critical_path.length.ns()}};
   return j;
 }

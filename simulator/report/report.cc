@@ -228,7 +228,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
     kinds[dag::to_string(static_cast<dag::TaskKind>(k))] = r.critical_path.time_by_kind[k].ns();
   }
   j["critical_path"] = {{"length_ns", r.critical_path.length.ns()},
-                        {"tasks", r.critical_path.tasks.size()},
+                        {"tasks", r.critical_path.task_count},
                         {"time_by_kind_ns", kinds},
                         {"gaps_ns", r.critical_path.gaps.ns()}};
   if (r.closed_form) j["closed_form_iteration_time_ns"] = r.closed_form->ns();

@@ -37,7 +37,7 @@ void expect_identical(const ReplayResult& a, const ReplayResult& b) {
   EXPECT_EQ(a.breakdown.io, b.breakdown.io);
   EXPECT_EQ(a.breakdown.exposed_comm, b.breakdown.exposed_comm);
   EXPECT_EQ(a.breakdown.idle, b.breakdown.idle);
-  EXPECT_EQ(a.critical_path.tasks, b.critical_path.tasks);
+  EXPECT_EQ(a.critical_path.task_count, b.critical_path.task_count);
   EXPECT_EQ(a.critical_path.length, b.critical_path.length);
   EXPECT_EQ(a.critical_path.time_by_kind, b.critical_path.time_by_kind);
   EXPECT_EQ(a.critical_path.gaps, b.critical_path.gaps);

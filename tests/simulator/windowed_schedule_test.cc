@@ -158,7 +158,8 @@ TEST(WindowedSchedule, RunsAsTheWholeGraphToTheNanosecond) {
     EXPECT_EQ(got.tasks, whole.task_count());
     EXPECT_EQ(got.edges, whole.edge_count());
     const dag::CriticalPath path = dag::scheduled_critical_path(whole, expected.view());
-    EXPECT_EQ(got.critical_path.tasks, path.tasks);
+    EXPECT_EQ(got.critical_path.task_count, path.tasks.size());
+    EXPECT_TRUE(got.critical_path.tasks.empty());
     EXPECT_EQ(got.critical_path.length, path.length);
     EXPECT_EQ(got.critical_path.time_by_kind, path.time_by_kind);
     EXPECT_EQ(got.critical_path.gaps, path.gaps);
