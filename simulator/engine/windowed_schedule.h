@@ -13,9 +13,10 @@
 // iterations, then iterations up to i + reach when such a task of
 // iteration i ends (so every task exists before a predecessor of it ends,
 // and every draw a builder makes in task order comes in the same order),
-// and releases an iteration once all its tasks have ended. What a caller needs of the tasks it observes as they start
-// and end (TaskObserver); the critical path is kept as the run goes, as
-// chains of releasers that are freed once nothing can extend them.
+// and releases an iteration once all its tasks have ended. What a caller
+// needs of the tasks it observes as they start and end (TaskObserver); the
+// critical path's figures are kept as the run goes (each path that may
+// still be extended, by task kind), not its task list.
 
 #include <cstdint>
 #include <functional>
@@ -54,7 +55,7 @@ struct WindowedSchedule {
   Time makespan;
   std::uint64_t events = 0;
   std::vector<std::vector<dag::TaskId>> batches;  // as Schedule::batches
-  dag::CriticalPath critical_path;                // as dag::scheduled_critical_path()
+  dag::CriticalPath critical_path;  // as dag::scheduled_critical_path(), without its task list
   std::size_t tasks = 0;
   std::size_t edges = 0;
   std::int64_t peak_iterations_held = 0;  // the most iterations built and not yet released

@@ -29,7 +29,7 @@ constexpr double kBaseBytes = 16e6;          // the binary, its libraries, the p
 constexpr double kBytesPerTask = 150;        // task, its edges, start/end/release records
 // Built an iteration window at a time: a task held (with its edges, waiting
 // count and releaser), and a collective as it ran, kept for the report.
-constexpr double kBytesPerHeldTask = 80;
+constexpr double kBytesPerHeldTask = 70;
 constexpr double kBytesPerCollectiveRun = 100;
 constexpr double kBytesPerWorker = 900;      // per rank, folded or not: rings, routes
 constexpr double kBytesPerNode = 800;        // per node: its vertices and links
