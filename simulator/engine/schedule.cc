@@ -45,7 +45,6 @@ class WholeStore {
     }
   }
   std::uint32_t& waiting(TaskId t) { return waiting_[t]; }
-  void on_ready(TaskId) {}
   void started(TaskId t, Time now, Ref by) {
     out_.start[t] = now;
     out_.started_by[t] = by;

@@ -11,9 +11,9 @@
 //   const dag::Resource& resource(ResourceId) const;  std::size_t resource_count() const;
 //   void for_each_initial(F f);               f(t) for each task with no predecessor, by id
 //   std::uint32_t& waiting(TaskId);           predecessors not yet ended
-//   void on_ready(TaskId);                    before a task joins a queue or starts
 //   void started(TaskId, Time, Ref by);       records a start (holds `by`)
 //   Ref ended(TaskId, Time);                  records an end; the task's Ref, held once
+//                                             (a windowed store builds what its successors need)
 //   void for_each_successor(TaskId, F f);     in the whole graph's order
 //   void done_with(TaskId);                   its successors have been told
 //   void hold(Ref); void drop(Ref);           references to releasers
@@ -97,7 +97,6 @@ class Scheduler {
   };
 
   void make_ready(TaskId t, Ref released_by) {
-    store_.on_ready(t);
     const dag::Task& task = store_.task(t);
     const auto r = task.resource;
     if (store_.resource(r).prioritized) {

@@ -107,7 +107,6 @@ class WindowedStore {
     Segment& s = segment(t);
     return s.waiting[t - s.first];
   }
-  void on_ready(TaskId) {}
   void started(TaskId t, Time now, Ref by) {
     hold(by);
     Segment& s = segment(t);
