@@ -49,7 +49,7 @@ class WholeStore {
     out_.start[t] = now;
     out_.started_by[t] = by;
   }
-  Ref ended(TaskId t, Time now) {
+  Ref ended(TaskId t, Time now, Ref) {
     out_.end[t] = now;
     return t;
   }

@@ -11,8 +11,9 @@
 //   const dag::Resource& resource(ResourceId) const;  std::size_t resource_count() const;
 //   void for_each_initial(F f);               f(t) for each task with no predecessor, by id
 //   std::uint32_t& waiting(TaskId);           predecessors not yet ended
-//   void started(TaskId, Time, Ref by);       records a start (holds `by`)
-//   Ref ended(TaskId, Time);                  records an end; the task's Ref, held once
+//   void started(TaskId, Time, Ref by);       records a start (holds `by` until its end)
+//   Ref ended(TaskId, Time, Ref by);          records an end (`by` as started; its hold
+//                                             passes on); the task's Ref, held once
 //                                             (a windowed store builds what its successors need)
 //   void for_each_successor(TaskId, F f);     in the whole graph's order
 //   void done_with(TaskId);                   its successors have been told
@@ -48,8 +49,10 @@ class Scheduler {
     dispatch_pending_.assign(resources, false);
     last_ended_.assign(resources, Store::kNone);
     queues_.resize(resources);
-    finish_ = engine_.register_handler([this](Engine&, std::uint64_t t) {
-      finished(static_cast<TaskId>(t));
+    // A completion carries its task and the task's releaser.
+    static_assert(sizeof(TaskId) == 4 && sizeof(Ref) == 4);
+    finish_ = engine_.register_handler([this](Engine&, std::uint64_t payload) {
+      finished(static_cast<TaskId>(payload), static_cast<Ref>(payload >> 32));
     });
     finish_batch_ = engine_.register_handler([this](Engine&, std::uint64_t b) {
       finished_batch(static_cast<std::size_t>(b));
@@ -133,11 +136,13 @@ class Scheduler {
     const dag::Resource& resource = store_.resource(r);
     std::vector<TaskId> batch;
     std::int64_t left = resource.credit_bytes;
+    std::vector<Ref> by;
     do {
       const ReadyEntry e = queues_[r].top();
       queues_[r].pop();
       batch.push_back(e.task);
-      store_.started(e.task, engine_.now(), releaser(e, r));
+      by.push_back(releaser(e, r));
+      store_.started(e.task, engine_.now(), by.back());
       store_.drop(e.released_by);
       left -= store_.task(e.task).bytes;
     } while (left > 0 && !queues_[r].empty());
@@ -145,7 +150,7 @@ class Scheduler {
     // The scheduling round's own cost comes first.
     const Duration overhead = resource.dispatch_overhead;
     if (batch.size() == 1 && overhead == Duration::zero()) {
-      launch(batch.front(), store_.task(batch.front()));
+      launch(batch.front(), store_.task(batch.front()), by.front());
       return;
     }
     dag::Task merged = store_.task(batch.front());
@@ -160,6 +165,7 @@ class Scheduler {
     }
     const std::size_t id = batches_.size();
     batches_.push_back(std::move(batch));
+    batch_by_.push_back(std::move(by));
     if (options_.executor != nullptr && options_.executor->handles(merged)) {
       if (overhead == Duration::zero()) {
         options_.executor->start(batches_[id].front(), merged, [this, id] { finished_batch(id); });
@@ -184,23 +190,24 @@ class Scheduler {
     const dag::Task& task = store_.task(t);
     busy_[task.resource] = true;
     store_.started(t, engine_.now(), released_by);
-    launch(t, task);
+    launch(t, task, released_by);
   }
 
-  void launch(TaskId t, const dag::Task& task) {
+  void launch(TaskId t, const dag::Task& task, Ref by) {
     if (options_.executor != nullptr && options_.executor->handles(task)) {
-      options_.executor->start(t, task, [this, t] { finished(t); });
+      options_.executor->start(t, task, [this, t, by] { finished(t, by); });
       return;
     }
-    engine_.schedule_after(task.duration, finish_, t);
+    engine_.schedule_after(task.duration, finish_,
+                           static_cast<std::uint64_t>(t) | static_cast<std::uint64_t>(by) << 32);
   }
 
   // Records the end of `t` and makes ready what waited only for it. Returns
   // t's Ref, held once for the caller.
-  Ref ended(TaskId t) {
+  Ref ended(TaskId t, Ref by) {
     ++done_;
     if (done_ == store_.task_count() && options_.on_complete) options_.on_complete();
-    const Ref ref = store_.ended(t, engine_.now());
+    const Ref ref = store_.ended(t, engine_.now(), by);
     store_.for_each_successor(t, [this, ref](TaskId s) {
       if (--store_.waiting(s) == 0) make_ready(s, ref);
     });
@@ -218,10 +225,10 @@ class Scheduler {
     last_ended_[r] = ref;
   }
 
-  void finished(TaskId t) {
+  void finished(TaskId t, Ref by) {
     const auto r = store_.task(t).resource;
     busy_[r] = false;
-    const Ref ref = ended(t);
+    const Ref ref = ended(t, by);
     set_last_ended(r, ref);
     free_resource(r, ref);
     store_.drop(ref);
@@ -229,11 +236,12 @@ class Scheduler {
 
   void finished_batch(std::size_t id) {
     const std::vector<TaskId> batch = batches_[id];
+    const std::vector<Ref> by = std::move(batch_by_[id]);
     const auto r = store_.task(batch.front()).resource;
     busy_[r] = true;  // until every task of the batch has ended
     std::vector<Ref> refs;
     refs.reserve(batch.size());
-    for (TaskId t : batch) refs.push_back(ended(t));
+    for (std::size_t k = 0; k < batch.size(); ++k) refs.push_back(ended(batch[k], by[k]));
     busy_[r] = false;
     set_last_ended(r, refs.front());
     free_resource(r, refs.front());
@@ -266,6 +274,7 @@ class Scheduler {
   std::vector<bool> dispatch_pending_;
   std::vector<Ref> last_ended_;  // per prioritized resource: the task that last freed it
   std::vector<std::vector<TaskId>> batches_;  // tasks started together on a prioritized resource
+  std::vector<std::vector<Ref>> batch_by_;     // and their releasers, until they end
   std::vector<std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>>> queues_;
   std::size_t done_ = 0;
 };

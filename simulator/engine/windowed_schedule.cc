@@ -50,7 +50,6 @@ struct Segment {
   TaskId first = 0;
   std::vector<dag::Task> tasks;
   std::vector<std::uint32_t> waiting;
-  std::vector<std::uint32_t> by;  // a started task's releaser (a path node)
   Successors own;                 // its own iteration's edges
   // Then each later iteration's (the first `lists` of them; the rest is
   // memory kept for reuse).
@@ -109,23 +108,20 @@ class WindowedStore {
   }
   void started(TaskId t, Time now, Ref by) {
     hold(by);
-    Segment& s = segment(t);
-    s.by[t - s.first] = by;
+    const Segment& s = segment(t);
     observer_.started(t, s.tasks[t - s.first], now);
   }
-  Ref ended(TaskId t, Time now) {
+  Ref ended(TaskId t, Time now, Ref by) {
     Segment& s = segment(t);
     const auto local = t - s.first;
     const dag::Task& task = s.tasks[local];
     // The path to it: its releaser's, and itself.
-    const Ref by = s.by[local];
     Path path = by == kNone ? Path{} : nodes_[by];
     path.refs = 1;
     path.time_by_kind[static_cast<int>(task.kind)] += task.duration;
     ++path.tasks;
     const Ref node = allocate(path);
     drop(by);
-    s.by[local] = kNone;
     // The critical path ends at the task that ends last (the first by id).
     if (best_ == kNone || now > best_end_ || (now == best_end_ && t < best_task_)) {
       hold(node);
@@ -312,7 +308,6 @@ class WindowedStore {
     }
     seg->lists = 0;
     seg->waiting.assign(T_, 0);
-    seg->by.assign(T_, kNone);
     seg->remaining = T_;
     const TaskId end = seg->first + static_cast<TaskId>(T_);
     for (const auto& e : batch_.edges) {
