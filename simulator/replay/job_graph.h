@@ -1,9 +1,11 @@
 #pragma once
 // One training job made ready to run on the engine: its S-SGD DAG with the
-// collectives' times from its communication model, the executor that runs
-// those collectives as flows under the flow model, and the iteration ends
-// read off a finished schedule. replay() and the shared-fabric run
-// (simulator/replay/shared_fabric.h) both build their jobs here.
+// collectives' times from its communication model (built whole, or given as
+// the source of its iterations for a run that builds them as it reaches
+// them), the executor that runs those collectives as flows under the flow
+// model, and the iteration ends read off a finished schedule. replay() and
+// the shared-fabric run (simulator/replay/shared_fabric.h) both build their
+// jobs here.
 //
 // Rank folding: when every rank runs the same tasks with the same times (no
 // per-rank perturbation), one rank stands for all P. The collectives keep
