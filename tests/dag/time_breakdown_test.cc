@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
 namespace ssgd::dag {
 namespace {
 
@@ -36,6 +41,119 @@ TEST(TimeBreakdown, ClassesArePrioritisedAndSumToTheWindow) {
   // Averaged per iteration: the same window counted as two iterations halves every part.
   const auto half = average_breakdown(g, {start, end, by}, from, to, 2);
   EXPECT_EQ(half.compute, Duration(20));
+}
+
+
+// OnlineBreakdown, fed the events of a schedule in time order (ties in any
+// order), gives average_breakdown() over the windows replay() measures, to
+// the nanosecond: random ranks with overlapping io and compute, zero-length
+// tasks, collectives overlapping or started together, several updates an
+// iteration, weights.
+TEST(TimeBreakdown, OnlineEqualsTheSweepOverTheWholeSchedule) {
+  std::uint64_t state = 12345;
+  auto rnd = [&state](std::int64_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::int64_t>((state >> 33) % static_cast<std::uint64_t>(n));
+  };
+  for (int round = 0; round < 60; ++round) {
+    const std::int64_t ranks = 1 + rnd(4);
+    const std::int64_t iterations = 1 + rnd(4);
+    const std::int64_t updates = 1 + rnd(3);
+    TaskGraph g;
+    const auto compute = g.add_resource({ResourceKind::kCompute, 0});
+    std::vector<Time> start, end;
+    auto add = [&](TaskKind kind, std::int32_t rank, std::int32_t iteration, std::int64_t from,
+                   std::int64_t length) {
+      Task t;
+      t.kind = kind;
+      t.rank = rank;
+      t.iteration = iteration;
+      t.resource = compute;
+      g.add_task(t);
+      start.push_back(Time(from));
+      end.push_back(Time(from + length));
+    };
+    for (std::int32_t i = 0; i < iterations; ++i) {
+      for (std::int32_t r = 0; r < ranks; ++r) {
+        const std::int64_t base = 1000 * i + rnd(100);
+        add(TaskKind::kIo, r, i, base, rnd(80));
+        add(TaskKind::kH2d, r, i, base + rnd(100), rnd(3) == 0 ? 0 : rnd(60));
+        add(TaskKind::kForward, r, i, base + 50 + rnd(100), rnd(300));
+        add(TaskKind::kBackward, r, i, base + 400 + rnd(100), rnd(300));
+        for (std::int64_t u = 0; u < updates; ++u) {
+          add(TaskKind::kUpdate, r, i, base + 800 + rnd(150), rnd(4) == 0 ? 0 : rnd(50));
+        }
+      }
+      for (int c = 0; c < 3; ++c) {
+        const std::int64_t from = 1000 * i + 300 + rnd(600);
+        const std::int64_t length = rnd(5) == 0 ? 0 : rnd(200);
+        add(TaskKind::kComm, kAllRanks, i, from, length);
+        if (rnd(3) == 0) add(TaskKind::kComm, kAllRanks, i, from, length);  // started together
+      }
+    }
+    g.finalize();
+    std::vector<std::int64_t> weight;
+    for (std::int64_t r = 0; r < ranks; ++r) weight.push_back(1 + rnd(3));
+
+    // The windows as replay() takes them: from the last update of the first
+    // iteration (time zero for one iteration) to the last update of the last.
+    std::vector<std::vector<Time>> update_end(static_cast<std::size_t>(iterations),
+                                              std::vector<Time>(static_cast<std::size_t>(ranks)));
+    for (TaskId t = 0; t < g.task_count(); ++t) {
+      const Task& task = g.task(t);
+      if (task.kind != TaskKind::kUpdate) continue;
+      auto& e = update_end[static_cast<std::size_t>(task.iteration)][static_cast<std::size_t>(task.rank)];
+      e = max(e, end[t]);
+    }
+    const std::vector<Time> from = iterations > 1
+                                       ? update_end[0]
+                                       : std::vector<Time>(static_cast<std::size_t>(ranks));
+    const std::vector<TaskId> by(g.task_count(), kNoTask);
+    const TimeBreakdown expected =
+        average_breakdown(g, {start, end, by}, from, update_end.back(),
+                          iterations > 1 ? iterations - 1 : 1, weight);
+
+    // The same events in time order, ties shuffled.
+    struct Event {
+      Time at;
+      std::int64_t tie;
+      TaskId task;
+      bool ends;
+    };
+    std::vector<Event> events;
+    for (TaskId t = 0; t < g.task_count(); ++t) {
+      events.push_back({start[t], rnd(1000), t, false});
+      events.push_back({end[t], rnd(1000), t, true});
+    }
+    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+      if (a.at != b.at) return a.at < b.at;
+      if (a.task == b.task) return !a.ends;  // a zero-length task starts before it ends
+      return a.tie < b.tie;
+    });
+    OnlineBreakdown online(ranks, iterations, updates, iterations > 1 ? 0 : -1, weight);
+    for (const Event& e : events) {
+      if (e.ends) {
+        online.ended(g.task(e.task), e.at);
+      } else {
+        online.started(g.task(e.task), e.at);
+      }
+    }
+    const TimeBreakdown got = online.result();
+    SCOPED_TRACE(round);
+    EXPECT_EQ(got.compute, expected.compute);
+    EXPECT_EQ(got.io, expected.io);
+    EXPECT_EQ(got.exposed_comm, expected.exposed_comm);
+    EXPECT_EQ(got.idle, expected.idle);
+  }
+}
+
+TEST(TimeBreakdown, OnlineRefusesBadShapesAndAnOpenWindow) {
+  EXPECT_THROW(OnlineBreakdown(0, 1, 1, -1), std::invalid_argument);
+  EXPECT_THROW(OnlineBreakdown(1, 1, 1, 0), std::invalid_argument);  // no steady iteration
+  const std::vector<std::int64_t> weights{1, 0};
+  EXPECT_THROW(OnlineBreakdown(2, 2, 1, 0, weights), std::invalid_argument);
+  OnlineBreakdown open(1, 2, 1, 0);
+  EXPECT_THROW((void)open.result(), std::logic_error);
 }
 
 }  // namespace
