@@ -141,9 +141,7 @@ void TaskGraph::report_cycle(const std::vector<std::uint32_t>& remaining_in) con
   throw DagError(msg.str());
 }
 
-std::string TaskGraph::describe(TaskId id) const {
-  if (id >= tasks_.size()) return "task #" + std::to_string(id) + " (no such task)";
-  const Task& t = tasks_[id];
+std::string describe_task(const Task& t, std::span<const std::string> layer_names) {
   std::ostringstream s;
   s << to_string(t.kind) << "(";
   if (t.rank == kAllRanks) {
@@ -155,12 +153,17 @@ std::string TaskGraph::describe(TaskId id) const {
   if (t.kind == TaskKind::kComm) s << ", group " << t.group;
   if (t.layer >= 0) {
     s << ", layer " << t.layer;
-    if (static_cast<std::size_t>(t.layer) < layer_names_.size()) {
-      s << " '" << layer_names_[t.layer] << "'";
+    if (static_cast<std::size_t>(t.layer) < layer_names.size()) {
+      s << " '" << layer_names[t.layer] << "'";
     }
   }
   s << ")";
   return s.str();
+}
+
+std::string TaskGraph::describe(TaskId id) const {
+  if (id >= tasks_.size()) return "task #" + std::to_string(id) + " (no such task)";
+  return describe_task(tasks_[id], layer_names_);
 }
 
 }  // namespace ssgd::dag

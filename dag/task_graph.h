@@ -23,6 +23,10 @@ class DagError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// "backward(rank 3, iteration 2, layer 17 'conv3')", the layer named from
+// `layer_names` when it has one.
+std::string describe_task(const Task& task, std::span<const std::string> layer_names);
+
 class TaskGraph {
  public:
   ResourceId add_resource(Resource resource);

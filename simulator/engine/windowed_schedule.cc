@@ -24,8 +24,8 @@ struct Successors {
 };
 
 // A stable counting sort, by source, of the edges from tasks [first, first +
-// tasks), into `s` (whose memory is reused). Returns how many there were.
-std::size_t by_source(const std::vector<std::pair<TaskId, TaskId>>& edges, TaskId first,
+// tasks), into `s` (whose memory is reused).
+void by_source(const std::vector<std::pair<TaskId, TaskId>>& edges, TaskId first,
                       std::size_t tasks, Successors& s, std::vector<std::uint32_t>& fill) {
   const auto from = [first, tasks](TaskId t) { return t >= first && t - first < tasks; };
   s.offsets.assign(tasks + 1, 0);
@@ -38,7 +38,6 @@ std::size_t by_source(const std::vector<std::pair<TaskId, TaskId>>& edges, TaskI
   for (const auto& e : edges) {
     if (from(e.first)) s.targets[fill[e.first - first]++] = e.second;
   }
-  return s.targets.size();
 }
 
 // Edges from an iteration's tasks that a later iteration added, by source
@@ -177,8 +176,8 @@ class WindowedStore {
     for (const auto& s : segments_) {
       for (std::size_t k = 0; k < s->tasks.size() && shown < 5; ++k) {
         if (s->waiting[k] == 0) continue;
-        msg << "\n  " << describe(s->tasks[k]) << " waits for " << s->waiting[k]
-            << " task(s)";
+        msg << "\n  " << dag::describe_task(s->tasks[k], source_.layer_names) << " waits for "
+            << s->waiting[k] << " task(s)";
         ++shown;
       }
     }
@@ -239,18 +238,6 @@ class WindowedStore {
   [[nodiscard]] Segment& segment(TaskId t) const {
     const auto i = static_cast<std::int64_t>(iteration_of(t));
     return *segments_[static_cast<std::size_t>(i - front_)];
-  }
-
-  [[nodiscard]] std::string describe(const dag::Task& t) const {
-    std::ostringstream out;
-    out << dag::to_string(t.kind) << "(";
-    if (t.rank != dag::kAllRanks) out << "rank " << t.rank << ", ";
-    out << "iteration " << t.iteration;
-    if (t.layer >= 0 && static_cast<std::size_t>(t.layer) < source_.layer_names.size()) {
-      out << ", layer " << t.layer << " '" << source_.layer_names[t.layer] << "'";
-    }
-    out << ")";
-    return out.str();
   }
 
   [[nodiscard]] bool reaches_forward(const dag::Task& task) const {
