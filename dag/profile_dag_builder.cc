@@ -89,8 +89,7 @@ ProfileDagBuilder::ProfileDagBuilder(const trace::LayerProfile& profile, const D
   depth_ = shape.prefetch_depth;
   io_ = shape.io;
   h2d_ = shape.h2d;
-  tasks_per_iteration_ = static_cast<std::size_t>(P_) * (2 * std::size_t(L_) + 2 + std::size_t(U_)) +
-                         static_cast<std::size_t>(G_);
+  tasks_per_iteration_ = static_cast<std::size_t>(P_) * tasks_per_rank() + static_cast<std::size_t>(G_);
 
   for (std::int32_t r = 0; r < P_; ++r) {
     resources_.push_back({ResourceKind::kCompute, r});

@@ -99,6 +99,12 @@ class ProfileDagBuilder {
 
   [[nodiscard]] const std::vector<Resource>& resources() const { return resources_; }
   [[nodiscard]] std::size_t tasks_per_iteration() const { return tasks_per_iteration_; }
+  // An iteration's first ranks() x tasks_per_rank() tasks are its ranks'
+  // own, tasks_per_rank() each in rank order; its collectives follow.
+  [[nodiscard]] std::int64_t ranks() const { return P_; }
+  [[nodiscard]] std::size_t tasks_per_rank() const {
+    return 2 * static_cast<std::size_t>(L_) + 2 + static_cast<std::size_t>(U_);
+  }
   // About the edges an iteration has, to reserve room for them.
   [[nodiscard]] std::size_t edges_per_iteration_hint() const {
     return tasks_per_iteration_ + 3 * static_cast<std::size_t>(P_) * (G_ > 0 ? 1 : 0) *

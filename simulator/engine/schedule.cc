@@ -58,6 +58,7 @@ class WholeStore {
     for (TaskId s : graph_.successors(t)) f(s);
   }
   void done_with(TaskId) {}
+  void prefetch_end(TaskId, Ref) const {}
   void hold(Ref) {}
   void drop(Ref) {}
 

@@ -17,6 +17,7 @@
 //                                             (a windowed store builds what its successors need)
 //   void for_each_successor(TaskId, F f);     in the whole graph's order
 //   void done_with(TaskId);                   its successors have been told
+//   void prefetch_end(TaskId, Ref by) const;  a hint: `t`, released by `by`, ends now
 //   void hold(Ref); void drop(Ref);           references to releasers
 //   [[noreturn]] void report_deadlock(std::size_t done, Time now) const;
 
@@ -45,8 +46,10 @@ class Scheduler {
   Scheduler(Engine& engine, Store& store, const ScheduleOptions& options)
       : store_(store), options_(options), engine_(engine) {
     const auto resources = store.resource_count();
-    busy_.assign(resources, false);
-    dispatch_pending_.assign(resources, false);
+    state_.assign(resources, 0);
+    for (std::size_t r = 0; r < resources; ++r) {
+      if (store.resource(static_cast<dag::ResourceId>(r)).prioritized) state_[r] = kPrioritized;
+    }
     last_ended_.assign(resources, Store::kNone);
     queues_.resize(resources);
     // A completion carries its task and the task's releaser.
@@ -99,25 +102,41 @@ class Scheduler {
     }
   };
 
+  // A resource's state, one byte, so that the common case (a task made
+  // ready on an idle resource of its own) reads nothing else of it.
+  static constexpr std::uint8_t kBusy = 1, kDispatchPending = 2, kPrioritized = 4, kQueued = 8;
+
+  void push(dag::ResourceId r, const ReadyEntry& e) {
+    queues_[r].push(e);
+    state_[r] |= kQueued;
+  }
+  ReadyEntry pop(dag::ResourceId r) {
+    const ReadyEntry e = queues_[r].top();
+    queues_[r].pop();
+    if (queues_[r].empty()) state_[r] &= static_cast<std::uint8_t>(~kQueued);
+    return e;
+  }
+
   void make_ready(TaskId t, Ref released_by) {
     const dag::Task& task = store_.task(t);
     const auto r = task.resource;
-    if (store_.resource(r).prioritized) {
+    const std::uint8_t state = state_[r];
+    if ((state & kPrioritized) != 0) {
       // Decided once everything that becomes ready at this instant has.
       store_.hold(released_by);
-      queues_[r].push({priority_of(task), engine_.now().ns(), t, released_by});
+      push(r, {priority_of(task), engine_.now().ns(), t, released_by});
       request_dispatch(r);
-    } else if (!busy_[r] && queues_[r].empty()) {
+    } else if ((state & (kBusy | kQueued)) == 0) {
       start(t, released_by);
     } else {
       store_.hold(released_by);
-      queues_[r].push({0, engine_.now().ns(), t, released_by});
+      push(r, {0, engine_.now().ns(), t, released_by});
     }
   }
 
   void request_dispatch(dag::ResourceId r) {
-    if (busy_[r] || dispatch_pending_[r] || queues_[r].empty()) return;
-    dispatch_pending_[r] = true;
+    if ((state_[r] & (kBusy | kDispatchPending | kQueued)) != kQueued) return;
+    state_[r] |= kDispatchPending;
     engine_.schedule_after(Duration::zero(), dispatch_, r);
   }
 
@@ -131,22 +150,21 @@ class Scheduler {
   // A prioritized resource starts its highest-priority ready task and, while
   // the bytes started stay below its credit, the next ones, as one batch.
   void dispatch(dag::ResourceId r) {
-    dispatch_pending_[r] = false;
-    if (busy_[r] || queues_[r].empty()) return;
+    state_[r] &= static_cast<std::uint8_t>(~kDispatchPending);
+    if ((state_[r] & (kBusy | kQueued)) != kQueued) return;
     const dag::Resource& resource = store_.resource(r);
     std::vector<TaskId> batch;
     std::int64_t left = resource.credit_bytes;
     std::vector<Ref> by;
     do {
-      const ReadyEntry e = queues_[r].top();
-      queues_[r].pop();
+      const ReadyEntry e = pop(r);
       batch.push_back(e.task);
       by.push_back(releaser(e, r));
       store_.started(e.task, engine_.now(), by.back());
       store_.drop(e.released_by);
       left -= store_.task(e.task).bytes;
-    } while (left > 0 && !queues_[r].empty());
-    busy_[r] = true;
+    } while (left > 0 && (state_[r] & kQueued) != 0);
+    state_[r] |= kBusy;
     // The scheduling round's own cost comes first.
     const Duration overhead = resource.dispatch_overhead;
     if (batch.size() == 1 && overhead == Duration::zero()) {
@@ -188,7 +206,7 @@ class Scheduler {
 
   void start(TaskId t, Ref released_by) {
     const dag::Task& task = store_.task(t);
-    busy_[task.resource] = true;
+    state_[task.resource] |= kBusy;
     store_.started(t, engine_.now(), released_by);
     launch(t, task, released_by);
   }
@@ -219,15 +237,16 @@ class Scheduler {
   // (its dispatch is an event of its own); any other starts its next task
   // as it is freed, from the task just ended.
   void set_last_ended(dag::ResourceId r, Ref ref) {
-    if (!store_.resource(r).prioritized) return;
+    if ((state_[r] & kPrioritized) == 0) return;
     store_.hold(ref);
     store_.drop(last_ended_[r]);
     last_ended_[r] = ref;
   }
 
   void finished(TaskId t, Ref by) {
+    store_.prefetch_end(t, by);
     const auto r = store_.task(t).resource;
-    busy_[r] = false;
+    state_[r] &= static_cast<std::uint8_t>(~kBusy);
     const Ref ref = ended(t, by);
     set_last_ended(r, ref);
     free_resource(r, ref);
@@ -238,11 +257,11 @@ class Scheduler {
     const std::vector<TaskId> batch = batches_[id];
     const std::vector<Ref> by = std::move(batch_by_[id]);
     const auto r = store_.task(batch.front()).resource;
-    busy_[r] = true;  // until every task of the batch has ended
+    state_[r] |= kBusy;  // until every task of the batch has ended
     std::vector<Ref> refs;
     refs.reserve(batch.size());
     for (std::size_t k = 0; k < batch.size(); ++k) refs.push_back(ended(batch[k], by[k]));
-    busy_[r] = false;
+    state_[r] &= static_cast<std::uint8_t>(~kBusy);
     set_last_ended(r, refs.front());
     free_resource(r, refs.front());
     for (Ref ref : refs) store_.drop(ref);
@@ -250,13 +269,12 @@ class Scheduler {
 
   // `freed_by`: the task whose end freed the resource, now.
   void free_resource(dag::ResourceId r, Ref freed_by) {
-    if (busy_[r] || queues_[r].empty()) return;
-    if (store_.resource(r).prioritized) {
+    if ((state_[r] & (kBusy | kQueued)) != kQueued) return;
+    if ((state_[r] & kPrioritized) != 0) {
       request_dispatch(r);
       return;
     }
-    const ReadyEntry next = queues_[r].top();
-    queues_[r].pop();
+    const ReadyEntry next = pop(r);
     // It was ready earlier and waited for the resource: this task released it.
     start(next.task, next.ready_ns < engine_.now().ns() ? freed_by : next.released_by);
     store_.drop(next.released_by);
@@ -270,8 +288,7 @@ class Scheduler {
   HandlerId dispatch_ = 0;
   HandlerId launch_batch_ = 0;
   std::map<std::size_t, dag::Task> pending_;  // batches waiting out their round's cost
-  std::vector<bool> busy_;
-  std::vector<bool> dispatch_pending_;
+  std::vector<std::uint8_t> state_;  // per resource: kBusy, kDispatchPending, kPrioritized, kQueued
   std::vector<Ref> last_ended_;  // per prioritized resource: the task that last freed it
   std::vector<std::vector<TaskId>> batches_;  // tasks started together on a prioritized resource
   std::vector<std::vector<Ref>> batch_by_;     // and their releasers, until they end

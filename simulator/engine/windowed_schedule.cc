@@ -17,34 +17,36 @@ namespace {
 
 using dag::TaskId;
 
-// Edges from one iteration's tasks, by source in the order they were added.
+// Edges from one iteration's tasks, by the slot of their source, in the
+// order they were added.
 struct Successors {
   std::vector<std::uint32_t> offsets;  // per source task, T + 1
   std::vector<TaskId> targets;
 };
 
-// A stable counting sort, by source, of the edges from tasks [first, first +
-// tasks), into `s` (whose memory is reused).
-void by_source(const std::vector<std::pair<TaskId, TaskId>>& edges, TaskId first,
-                      std::size_t tasks, Successors& s, std::vector<std::uint32_t>& fill) {
-  const auto from = [first, tasks](TaskId t) { return t >= first && t - first < tasks; };
-  s.offsets.assign(tasks + 1, 0);
-  for (const auto& e : edges) {
-    if (from(e.first)) ++s.offsets[e.first - first + 1];
+// floor(x / d) for 32-bit x as ((x * M) >> 64) with M = floor((2^64 - 1) / d)
+// + 1 (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019).
+class Divider {
+ public:
+  explicit Divider(std::size_t d) : d_(d), m_(d <= 1 ? 0 : ~std::uint64_t{0} / d + 1) {}
+  [[nodiscard]] std::uint64_t operator()(std::uint32_t x) const {
+    __extension__ using U128 = unsigned __int128;
+    if (d_ <= 1) return x;  // M would be 2^64
+    return static_cast<std::uint64_t>((static_cast<U128>(m_) * x) >> 64);
   }
-  for (std::size_t v = 0; v < tasks; ++v) s.offsets[v + 1] += s.offsets[v];
-  s.targets.resize(s.offsets[tasks]);
-  fill.assign(s.offsets.begin(), s.offsets.end() - 1);
-  for (const auto& e : edges) {
-    if (from(e.first)) s.targets[fill[e.first - first]++] = e.second;
-  }
-}
+
+ private:
+  std::size_t d_;
+  std::uint64_t m_;
+};
 
 // Edges from an iteration's tasks that a later iteration added, by source
 // (local) in the order they were added: few (a rank's step boundary), so
 // searched, and only for tasks that reach forward.
 using ForwardEdges = std::vector<std::pair<std::uint32_t, TaskId>>;
 
+// An iteration's tasks, their waiting counts and their own edges are kept
+// by slot (WindowedStore::slot), the rest by local id (id - first).
 struct Segment {
   TaskId first = 0;
   std::vector<dag::Task> tasks;
@@ -66,11 +68,18 @@ class WindowedStore {
       : source_(source),
         observer_(observer),
         T_(source.tasks_per_iteration),
-        // floor(t / T) for 32-bit t as ((t x M) >> 64), M = floor((2^64 - 1) / T) + 1
-        // (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019).
-        inverse_T_(T_ == 0 ? 0 : ~std::uint64_t{0} / T_ + 1) {
+        per_iteration_(T_),
+        P_(source.tasks_per_rank == 0 ? 0 : source.ranks),
+        R_(source.tasks_per_rank),
+        PR_(P_ * R_),
+        per_rank_(R_),
+        last_tile_(P_ == 0 ? 0 : static_cast<std::uint32_t>((P_ - 1) / kTile)),
+        last_width_(static_cast<std::uint32_t>(P_ - std::size_t{last_tile_} * kTile)) {
     if (source.iterations < 1 || source.reach < 1 || !source.build) {
       throw std::logic_error("run_windowed: a source needs iterations, a reach and a builder");
+    }
+    if (static_cast<double>(P_) * static_cast<double>(R_) > static_cast<double>(T_)) {
+      throw std::logic_error("run_windowed: the ranks' tasks outnumber an iteration's");
     }
     if (static_cast<double>(T_) * static_cast<double>(source.iterations) >=
         static_cast<double>(dag::kNoTask)) {
@@ -83,7 +92,7 @@ class WindowedStore {
   }
   [[nodiscard]] const dag::Task& task(TaskId t) const {
     const Segment& s = segment(t);
-    return s.tasks[t - s.first];
+    return s.tasks[slot(t - s.first)];
   }
   [[nodiscard]] const dag::Resource& resource(dag::ResourceId r) const {
     return source_.resources[r];
@@ -103,17 +112,15 @@ class WindowedStore {
 
   std::uint32_t& waiting(TaskId t) {
     Segment& s = segment(t);
-    return s.waiting[t - s.first];
+    return s.waiting[slot(t - s.first)];
   }
   void started(TaskId t, Time now, Ref by) {
     hold(by);
     const Segment& s = segment(t);
-    observer_.started(t, s.tasks[t - s.first], now);
+    observer_.started(t, s.tasks[slot(t - s.first)], now);
   }
   Ref ended(TaskId t, Time now, Ref by) {
-    Segment& s = segment(t);
-    const auto local = t - s.first;
-    const dag::Task& task = s.tasks[local];
+    const dag::Task& task = this->task(t);
     // The path to it: its releaser's, and itself.
     Path path = by == kNone ? Path{} : nodes_[by];
     path.refs = 1;
@@ -141,13 +148,30 @@ class WindowedStore {
   void for_each_successor(TaskId t, F f) {
     const Segment& s = segment(t);
     const auto local = t - s.first;
-    for (auto k = s.own.offsets[local]; k < s.own.offsets[local + 1]; ++k) f(s.own.targets[k]);
-    if (s.lists == 0 || !reaches_forward(s.tasks[local])) return;
+    const auto k0 = slot(local);
+    const auto begin = s.own.offsets[k0];
+    const auto end = s.own.offsets[k0 + 1];
+    // What telling them reads, asked for at once rather than miss by miss.
+    for (auto k = begin; k < end; ++k) {
+      const auto at = slot(s.own.targets[k] - s.first);
+      __builtin_prefetch(&s.waiting[at], 1);
+      __builtin_prefetch(&s.tasks[at]);
+    }
+    for (auto k = begin; k < end; ++k) f(s.own.targets[k]);
+    if (s.lists == 0 || !reaches_forward(s.tasks[k0])) return;
     for (std::size_t l = 0; l < s.lists; ++l) {
       const ForwardEdges& list = s.forward[l];
       auto it = std::lower_bound(list.begin(), list.end(), std::pair<std::uint32_t, TaskId>{local, 0});
       for (; it != list.end() && it->first == local; ++it) f(it->second);
     }
+  }
+  // What the end of `t`, released by `by`, reads first.
+  void prefetch_end(TaskId t, Ref by) const {
+    const Segment& s = segment(t);
+    const auto k = slot(t - s.first);
+    __builtin_prefetch(&s.tasks[k]);
+    __builtin_prefetch(&s.own.offsets[k]);
+    if (by != kNone) __builtin_prefetch(&nodes_[by]);
   }
   void done_with(TaskId t) {
     --segment(t).remaining;
@@ -174,10 +198,11 @@ class WindowedStore {
         << task_count() << " tasks can never start. First of them:";
     int shown = 0;
     for (const auto& s : segments_) {
-      for (std::size_t k = 0; k < s->tasks.size() && shown < 5; ++k) {
-        if (s->waiting[k] == 0) continue;
-        msg << "\n  " << dag::describe_task(s->tasks[k], source_.layer_names) << " waits for "
-            << s->waiting[k] << " task(s)";
+      for (std::uint32_t k = 0; k < s->tasks.size() && shown < 5; ++k) {
+        const auto at = slot(k);
+        if (s->waiting[at] == 0) continue;
+        msg << "\n  " << dag::describe_task(s->tasks[at], source_.layer_names) << " waits for "
+            << s->waiting[at] << " task(s)";
         ++shown;
       }
     }
@@ -230,10 +255,21 @@ class WindowedStore {
     return static_cast<Ref>(nodes_.size() - 1);
   }
 
-  [[nodiscard]] std::uint64_t iteration_of(TaskId t) const {
-    __extension__ using U128 = unsigned __int128;
-    if (T_ == 1) return t;  // M would be 2^64
-    return static_cast<std::uint64_t>((static_cast<U128>(inverse_T_) * t) >> 64);
+  [[nodiscard]] std::uint64_t iteration_of(TaskId t) const { return per_iteration_(t); }
+  // Where a task of an iteration (by local id) is kept. With the source's
+  // layout hint, the ranks' own tasks are kept in tiles of kTile ranks,
+  // each tile position-major (a rank's k-th task beside its tile's other
+  // ranks' k-th): the ranks of a tile run their k-th tasks at about the
+  // same time, so those lie together; and a tile, built in rank order,
+  // is small enough to be rearranged in the cache. The others in order.
+  static constexpr std::uint32_t kTile = 128;
+  [[nodiscard]] std::uint32_t slot(std::uint32_t local) const {
+    if (local >= PR_) return local;
+    const auto rank = static_cast<std::uint32_t>(per_rank_(local));
+    const std::uint32_t position = local - rank * static_cast<std::uint32_t>(R_);
+    const std::uint32_t tile = rank / kTile;
+    const std::uint32_t width = tile == last_tile_ ? last_width_ : kTile;
+    return tile * kTile * static_cast<std::uint32_t>(R_) + position * width + rank % kTile;
   }
   [[nodiscard]] Segment& segment(TaskId t) const {
     const auto i = static_cast<std::int64_t>(iteration_of(t));
@@ -244,15 +280,32 @@ class WindowedStore {
     return !source_.reaches_forward || source_.reaches_forward(task);
   }
 
+  // The ranks' tasks, built in id order, moved to their slots: the
+  // permutation followed cycle by cycle, in place.
+  void to_slots(std::vector<dag::Task>& tasks) {
+    moved_.assign((T_ + 63) / 64, 0);
+    const auto moved = [this](std::uint32_t k) { return (moved_[k / 64] >> (k % 64) & 1) != 0; };
+    for (std::uint32_t k = 0; k < PR_; ++k) {
+      if (moved(k) || slot(k) == k) continue;
+      dag::Task carried = tasks[k];
+      std::uint32_t at = k;
+      do {
+        at = slot(at);
+        std::swap(carried, tasks[at]);
+        moved_[at / 64] |= std::uint64_t{1} << (at % 64);
+      } while (at != k);
+    }
+  }
+
   // The edges of the batch that leave `from`'s tasks, as its next list.
   void add_forward(Segment& from) {
     if (from.lists == from.forward.size()) from.forward.emplace_back();
     ForwardEdges& list = from.forward[from.lists];
     list.clear();
     const TaskId end = from.first + static_cast<TaskId>(T_);
-    for (const auto& e : batch_.edges) {
+    for (const auto& e : earlier_) {
       if (e.first < from.first || e.first >= end) continue;
-      if (!reaches_forward(from.tasks[e.first - from.first])) {
+      if (!reaches_forward(from.tasks[slot(e.first - from.first)])) {
         throw std::logic_error("run_windowed: an edge leaves iteration " +
                                std::to_string(iteration_of(e.first)) +
                                " from a task the source says does not reach forward");
@@ -279,9 +332,10 @@ class WindowedStore {
       seg = std::move(spare_.back());
       spare_.pop_back();
     }
-    // Built into the segment's own memory.
-    seg->first = static_cast<TaskId>(static_cast<std::size_t>(i) * T_);
-    batch_.first = seg->first;
+    // Built into the segment's own memory, then moved to the tasks' slots.
+    const TaskId first = static_cast<TaskId>(static_cast<std::size_t>(i) * T_);
+    seg->first = first;
+    batch_.first = first;
     std::swap(batch_.tasks, seg->tasks);
     batch_.tasks.clear();
     batch_.edges.clear();
@@ -293,26 +347,41 @@ class WindowedStore {
                              std::to_string(seg->tasks.size()) + " tasks, not " +
                              std::to_string(T_));
     }
+    if (PR_ != 0) to_slots(seg->tasks);
     seg->lists = 0;
     seg->waiting.assign(T_, 0);
     seg->remaining = T_;
-    const TaskId end = seg->first + static_cast<TaskId>(T_);
+    // Its own edges by the slot of their source, in the order added (a
+    // stable counting sort), and the edges from earlier iterations.
+    Successors& own = seg->own;
+    own.offsets.assign(T_ + 1, 0);
+    earlier_.clear();
+    const TaskId end = first + static_cast<TaskId>(T_);
     for (const auto& e : batch_.edges) {
-      if (e.second < seg->first || e.second >= end || e.first >= end) {
+      if (e.second < first || e.second >= end || e.first >= end) {
         throw std::logic_error("run_windowed: an edge of iteration " + std::to_string(i) +
                                " does not end in it");
       }
-      ++seg->waiting[e.second - seg->first];
-      const auto from = static_cast<std::int64_t>(e.first / T_);
+      ++seg->waiting[slot(e.second - first)];
+      if (e.first >= first) {
+        ++own.offsets[slot(e.first - first) + 1];
+        continue;
+      }
+      const auto from = static_cast<std::int64_t>(iteration_of(e.first));
       if (i - from > source_.reach || from < front_) {
         throw std::logic_error("run_windowed: an edge reaches from iteration " +
                                std::to_string(from) + " to " + std::to_string(i) +
                                ", beyond the source's reach");
       }
+      earlier_.push_back(e);
     }
     edges_ += batch_.edges.size();
-    // Its own edges, and for each earlier iteration the edges from it.
-    by_source(batch_.edges, seg->first, T_, seg->own, fill_);
+    for (std::size_t v = 0; v < T_; ++v) own.offsets[v + 1] += own.offsets[v];
+    own.targets.resize(own.offsets[T_]);
+    fill_.assign(own.offsets.begin(), own.offsets.end() - 1);
+    for (const auto& e : batch_.edges) {
+      if (e.first >= first) own.targets[fill_[slot(e.first - first)]++] = e.second;
+    }
     for (std::int64_t d = 1; d <= source_.reach && i - d >= front_; ++d) {
       add_forward(*segments_[static_cast<std::size_t>(i - d - front_)]);
     }
@@ -335,7 +404,10 @@ class WindowedStore {
   const IterationSource& source_;
   TaskObserver& observer_;
   const std::size_t T_;
-  const std::uint64_t inverse_T_;
+  const Divider per_iteration_;  // a task's iteration: its id / T
+  const std::size_t P_, R_, PR_;  // the layout hint (0 when none)
+  const Divider per_rank_;       // a rank's task's rank: its local id / R
+  const std::uint32_t last_tile_, last_width_;  // the last tile, and its ranks
   std::deque<std::unique_ptr<Segment>> segments_;
   std::vector<std::unique_ptr<Segment>> spare_;  // released, for reuse
   std::int64_t front_ = 0;  // the iteration of segments_.front()
@@ -343,6 +415,8 @@ class WindowedStore {
   bool primed_ = false;
   dag::TaskBatch batch_;
   std::vector<std::uint32_t> fill_;
+  std::vector<std::pair<TaskId, TaskId>> earlier_;  // the batch's edges from earlier iterations
+  std::vector<std::uint64_t> moved_;                // to_slots(): the slots filled
   std::vector<Path> nodes_;  // reused through free_
   std::vector<Ref> free_;
   Ref best_ = kNone;

@@ -198,6 +198,8 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
     job.source->iterations = b.iterations();
     job.source->reach = b.reach();
     job.source->layer_names = b.layer_names();
+    job.source->ranks = static_cast<std::size_t>(b.ranks());
+    job.source->tasks_per_rank = b.tasks_per_rank();
     job.source->reaches_forward = [state](const dag::Task& task) {
       return state->builder->reaches_forward(task);
     };

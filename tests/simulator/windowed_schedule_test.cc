@@ -2,7 +2,8 @@
 // the whole graph does: every task's start and end, the batches, the
 // critical path and the event count, under every shape of the S-SGD DAG
 // (policies' plans, per-group updates, prefetching, priority with credit and
-// round costs), with durations that differ task by task.
+// round costs), with durations that differ task by task, whether or not
+// the source gives its layout hint.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -23,8 +24,8 @@ namespace {
 trace::LayerProfile profile(int layers) {
   trace::LayerProfile p;
   for (int l = 0; l < layers; ++l) {
-    p.layers.push_back({l, fmt::format("l{}", l), Duration(1'000 + 300 * l), Duration(2'000 + 170 * l),
-                        1'000'000 + 250'000 * l, std::nullopt});
+    p.layers.push_back({l, fmt::format("l{}", l), Duration(1'000 + 300 * l),
+                        Duration(2'000 + 170 * l), 1'000'000 + 250'000 * l, std::nullopt});
   }
   return p;
 }
@@ -40,16 +41,21 @@ void vary(std::span<dag::Task> tasks, dag::TaskId first) {
     if (t.kind == dag::TaskKind::kComm) {
       t.duration = Duration(5'000 + static_cast<std::int64_t>(t.bytes / 1'000) / 1'000 * 1'000);
     } else {
-      t.duration = Duration(t.duration.ns() / 2 + static_cast<std::int64_t>(h % 1'000) *
-                                                      t.duration.ns() / 1'000);
+      t.duration = Duration(t.duration.ns() / 2 +
+                            static_cast<std::int64_t>(h % 1'000) * t.duration.ns() / 1'000);
     }
   }
 }
 
-// The builder's iterations as a source, each passed through `times`.
+// The builder's iterations as a source, each passed through `times`, with
+// the builder's layout hint unless `in_order`.
 IterationSource source_of(dag::ProfileDagBuilder& builder,
-                          std::function<void(dag::TaskBatch&)> times = {}) {
+                          std::function<void(dag::TaskBatch&)> times = {}, bool in_order = false) {
   IterationSource source;
+  if (!in_order) {
+    source.ranks = static_cast<std::size_t>(builder.ranks());
+    source.tasks_per_rank = builder.tasks_per_rank();
+  }
   source.resources = builder.resources();
   source.tasks_per_iteration = builder.tasks_per_iteration();
   source.iterations = builder.iterations();
@@ -86,7 +92,8 @@ std::vector<Shape> shapes(const trace::LayerProfile& p) {
   const auto L = static_cast<std::int32_t>(p.layers.size());
   dag::CommPlan per_layer;  // WFBP: a collective a layer, last layer first
   for (std::int32_t l = L - 1; l >= 0; --l) {
-    per_layer.groups.push_back({{l}, p.layers[static_cast<std::size_t>(l)].grad_bytes, std::nullopt});
+    per_layer.groups.push_back(
+        {{l}, p.layers[static_cast<std::size_t>(l)].grad_bytes, std::nullopt});
   }
   dag::CommPlan bsp = per_layer;
   bsp.wait_for_full_backward = true;
@@ -136,37 +143,39 @@ std::vector<Shape> shapes(const trace::LayerProfile& p) {
 TEST(WindowedSchedule, RunsAsTheWholeGraphToTheNanosecond) {
   const auto p = profile(6);
   for (const auto& c : shapes(p)) {
-    SCOPED_TRACE(c.name);
-    dag::TaskGraph whole = dag::build_profile_dag(p, c.shape, c.plan);
-    vary(whole.mutable_tasks(), 0);
-    ScheduleOptions opts;
-    opts.batch_duration = [](const dag::Task& merged) { return Duration(merged.bytes / 1'000); };
-    const Schedule expected = run_schedule(whole, opts);
+    for (const bool in_order : {false, true}) {
+      SCOPED_TRACE(fmt::format("{}{}", c.name, in_order ? ", no layout hint" : ""));
+      dag::TaskGraph whole = dag::build_profile_dag(p, c.shape, c.plan);
+      vary(whole.mutable_tasks(), 0);
+      ScheduleOptions opts;
+      opts.batch_duration = [](const dag::Task& merged) { return Duration(merged.bytes / 1'000); };
+      const Schedule expected = run_schedule(whole, opts);
 
-    dag::ProfileDagBuilder builder(p, c.shape, c.plan);
-    const IterationSource source =
-        source_of(builder, [](dag::TaskBatch& batch) { vary(batch.tasks, batch.first); });
-    Recorder seen(whole.task_count());
-    Engine engine;
-    const WindowedSchedule got = run_windowed(engine, source, opts, seen);
+      dag::ProfileDagBuilder builder(p, c.shape, c.plan);
+      const IterationSource source = source_of(
+          builder, [](dag::TaskBatch& batch) { vary(batch.tasks, batch.first); }, in_order);
+      Recorder seen(whole.task_count());
+      Engine engine;
+      const WindowedSchedule got = run_windowed(engine, source, opts, seen);
 
-    EXPECT_EQ(seen.start, expected.start);
-    EXPECT_EQ(seen.end, expected.end);
-    EXPECT_EQ(got.makespan, expected.makespan);
-    EXPECT_EQ(got.events, expected.events);
-    EXPECT_EQ(got.batches, expected.batches);
-    EXPECT_EQ(got.tasks, whole.task_count());
-    EXPECT_EQ(got.edges, whole.edge_count());
-    const dag::CriticalPath path = dag::scheduled_critical_path(whole, expected.view());
-    EXPECT_EQ(got.critical_path.task_count, path.tasks.size());
-    EXPECT_TRUE(got.critical_path.tasks.empty());
-    EXPECT_EQ(got.critical_path.length, path.length);
-    EXPECT_EQ(got.critical_path.time_by_kind, path.time_by_kind);
-    EXPECT_EQ(got.critical_path.gaps, path.gaps);
-    // A window, not the run: the one finishing, the one running and those
-    // a loader reads ahead.
-    EXPECT_LE(got.peak_iterations_held,
-              std::min<std::int64_t>(c.shape.iterations, builder.reach() + 2));
+      EXPECT_EQ(seen.start, expected.start);
+      EXPECT_EQ(seen.end, expected.end);
+      EXPECT_EQ(got.makespan, expected.makespan);
+      EXPECT_EQ(got.events, expected.events);
+      EXPECT_EQ(got.batches, expected.batches);
+      EXPECT_EQ(got.tasks, whole.task_count());
+      EXPECT_EQ(got.edges, whole.edge_count());
+      const dag::CriticalPath path = dag::scheduled_critical_path(whole, expected.view());
+      EXPECT_EQ(got.critical_path.task_count, path.tasks.size());
+      EXPECT_TRUE(got.critical_path.tasks.empty());
+      EXPECT_EQ(got.critical_path.length, path.length);
+      EXPECT_EQ(got.critical_path.time_by_kind, path.time_by_kind);
+      EXPECT_EQ(got.critical_path.gaps, path.gaps);
+      // A window, not the run: the one finishing, the one running and those
+      // a loader reads ahead.
+      EXPECT_LE(got.peak_iterations_held,
+                std::min<std::int64_t>(c.shape.iterations, builder.reach() + 2));
+    }
   }
 }
 
@@ -224,6 +233,15 @@ TEST(WindowedSchedule, ASourceThatBreaksItsRulesIsALogicError) {
     dag::ProfileDagBuilder builder(p, shape, plan);
     IterationSource source = source_of(builder);
     source.reaches_forward = [](const dag::Task& t) { return t.kind == dag::TaskKind::kIo; };
+    Recorder seen(builder.tasks_per_iteration() * 4);
+    Engine engine;
+    EXPECT_THROW(run_windowed(engine, source, {}, seen), std::logic_error);
+  }
+  {
+    // A layout hint with more tasks than an iteration has.
+    dag::ProfileDagBuilder builder(p, shape, plan);
+    IterationSource source = source_of(builder);
+    ++source.tasks_per_rank;
     Recorder seen(builder.tasks_per_iteration() * 4);
     Engine engine;
     EXPECT_THROW(run_windowed(engine, source, {}, seen), std::logic_error);
