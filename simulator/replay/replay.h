@@ -42,6 +42,8 @@ struct ReplayOptions {
   // Ranks of equal compute factor may fold into one a class (not in a kept
   // schedule, whose ranks stand for themselves).
   [[nodiscard]] bool may_fold_classes() const { return fold_ranks && !keep_schedule; }
+  // The graph is built and released an iteration window at a time.
+  [[nodiscard]] bool windowed() const { return !keep_schedule && !whole_graph; }
   std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
   // Run even when the estimate (replay_estimate.h) says the run needs more
   // memory than the machine has available; else such a run is refused.

@@ -108,7 +108,7 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // those a loader reads ahead (simulator/engine/windowed_schedule.h): at
   // most max(1, d) + 2 with prefetch depth d (2 where every rank meets at a
   // global update); the whole graph holds every iteration.
-  const bool windowed = !options.keep_schedule && !options.whole_graph;
+  const bool windowed = options.windowed();
   const auto depth = static_cast<double>(scenario.policy.prefetch_depth);
   const double held = windowed ? std::min(iterations, std::max(1.0, depth) + 2) : iterations;
   const double task_bytes =

@@ -52,7 +52,7 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
         "one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
   }
 
-  const bool windowed = !options.keep_schedule && !options.whole_graph;
+  const bool windowed = options.windowed();
   JobGraph job = build_job_graph(profile, scenario, comm, options.may_fold(),
                                  options.may_fold_classes(), windowed);
   out.ranks_simulated = job.ranks_built;
