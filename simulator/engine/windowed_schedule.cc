@@ -4,10 +4,12 @@
 #include <array>
 #include <chrono>
 #include <deque>
+#include <future>
 #include <limits>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include "simulator/engine/deadlock_error.h"
 #include "simulator/engine/scheduler_core.h"
@@ -183,6 +185,7 @@ class WindowedStore {
       spare_.push_back(std::move(segments_.front()));
       segments_.pop_front();
       ++front_;
+      build_ahead();
     }
   }
   void hold(Ref r) {
@@ -217,6 +220,7 @@ class WindowedStore {
     out.edges = edges_;
     out.peak_iterations_held = peak_;
     out.build_seconds = build_seconds_;
+    out.build_foreground_seconds = foreground_seconds_;
     out.makespan = best_ == kNone ? Time::zero() : best_end_;
     dag::CriticalPath& path = out.critical_path;
     if (best_ != kNone) {
@@ -322,38 +326,95 @@ class WindowedStore {
     while (built_ <= iteration) build_next();
   }
 
+  // The next iteration: the one the builder thread has built, or built now.
   void build_next() {
-    const auto t0 = std::chrono::steady_clock::now();
     const auto i = built_;
     std::unique_ptr<Segment> seg;
-    if (spare_.empty()) {
-      seg = std::make_unique<Segment>();
+    if (pending_.valid()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const Built b = pending_.get();  // rethrows what the build threw
+      foreground_seconds_ +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      seg = std::move(building_);
+      build_seconds_ += b.seconds;
+      edges_ += b.edges;
     } else {
-      seg = std::move(spare_.back());
+      if (spare_.empty()) {
+        seg = std::make_unique<Segment>();
+      } else {
+        seg = std::move(spare_.back());
+        spare_.pop_back();
+      }
+      const Built b = build_into(i, *seg);
+      build_seconds_ += b.seconds;
+      foreground_seconds_ += b.seconds;
+      edges_ += b.edges;
+    }
+    install(i, std::move(seg));
+    build_ahead();
+  }
+
+  // Builds the next iteration on a thread of its own while the run goes on,
+  // into the memory of one released if there is one, while at most `reach`
+  // iterations are held: so that no more are held than without it (reach
+  // + 1, the one running and those it reaches; with prefetching, up to
+  // reach + 2 are held anyway). The builder is called in the same order,
+  // one iteration at a time, so it draws the same.
+  void build_ahead() {
+    if (pending_.valid() || built_ >= source_.iterations ||
+        static_cast<std::int64_t>(segments_.size()) > source_.reach) {
+      return;
+    }
+    if (spare_.empty()) {
+      building_ = std::make_unique<Segment>();
+    } else {
+      building_ = std::move(spare_.back());
       spare_.pop_back();
     }
+    Segment* seg = building_.get();
+    const std::int64_t i = built_;
+    try {
+      pending_ = std::async(std::launch::async, [this, i, seg] { return build_into(i, *seg); });
+    } catch (const std::system_error&) {
+      spare_.push_back(std::move(building_));  // no thread: built when needed
+      return;
+    }
+    peak_ = std::max<std::int64_t>(peak_, static_cast<std::int64_t>(segments_.size()) + 1);
+  }
+
+  struct Built {
+    double seconds = 0;
+    std::size_t edges = 0;
+  };
+
+  // Builds iteration i into `seg`: its tasks by slot, waiting counts and
+  // own edges, and (in earlier_) its edges from earlier iterations. Reads
+  // and writes nothing else the run uses, so that it may run on the builder
+  // thread.
+  Built build_into(std::int64_t i, Segment& seg) {
+    const auto t0 = std::chrono::steady_clock::now();
     // Built into the segment's own memory, then moved to the tasks' slots.
     const TaskId first = static_cast<TaskId>(static_cast<std::size_t>(i) * T_);
-    seg->first = first;
+    seg.first = first;
     batch_.first = first;
-    std::swap(batch_.tasks, seg->tasks);
+    std::swap(batch_.tasks, seg.tasks);
     batch_.tasks.clear();
     batch_.edges.clear();
     batch_.tasks.reserve(T_);
     source_.build(batch_);
-    std::swap(batch_.tasks, seg->tasks);
-    if (seg->tasks.size() != T_) {
+    std::swap(batch_.tasks, seg.tasks);
+    if (seg.tasks.size() != T_) {
       throw std::logic_error("run_windowed: iteration " + std::to_string(i) + " has " +
-                             std::to_string(seg->tasks.size()) + " tasks, not " +
+                             std::to_string(seg.tasks.size()) + " tasks, not " +
                              std::to_string(T_));
     }
-    if (PR_ != 0) to_slots(seg->tasks);
-    seg->lists = 0;
-    seg->waiting.assign(T_, 0);
-    seg->remaining = T_;
+    if (PR_ != 0) to_slots(seg.tasks);
+    seg.lists = 0;
+    seg.waiting.assign(T_, 0);
+    seg.remaining = T_;
     // Its own edges by the slot of their source, in the order added (a
     // stable counting sort), and the edges from earlier iterations.
-    Successors& own = seg->own;
+    Successors& own = seg.own;
     own.offsets.assign(T_ + 1, 0);
     earlier_.clear();
     const TaskId end = first + static_cast<TaskId>(T_);
@@ -362,25 +423,33 @@ class WindowedStore {
         throw std::logic_error("run_windowed: an edge of iteration " + std::to_string(i) +
                                " does not end in it");
       }
-      ++seg->waiting[slot(e.second - first)];
+      ++seg.waiting[slot(e.second - first)];
       if (e.first >= first) {
         ++own.offsets[slot(e.first - first) + 1];
-        continue;
+      } else {
+        earlier_.push_back(e);
       }
+    }
+    for (std::size_t v = 0; v < T_; ++v) own.offsets[v + 1] += own.offsets[v];
+    own.targets.resize(own.offsets[T_]);
+    fill_.assign(own.offsets.begin(), own.offsets.end() - 1);
+    for (const auto& e : batch_.edges) {
+      if (e.first >= first) own.targets[fill_[slot(e.first - first)]++] = e.second;
+    }
+    return {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+            batch_.edges.size()};
+  }
+
+  // Iteration i, built, joins the window: its edges from earlier
+  // iterations are checked against the window and filed with their sources.
+  void install(std::int64_t i, std::unique_ptr<Segment> seg) {
+    for (const auto& e : earlier_) {
       const auto from = static_cast<std::int64_t>(iteration_of(e.first));
       if (i - from > source_.reach || from < front_) {
         throw std::logic_error("run_windowed: an edge reaches from iteration " +
                                std::to_string(from) + " to " + std::to_string(i) +
                                ", beyond the source's reach");
       }
-      earlier_.push_back(e);
-    }
-    edges_ += batch_.edges.size();
-    for (std::size_t v = 0; v < T_; ++v) own.offsets[v + 1] += own.offsets[v];
-    own.targets.resize(own.offsets[T_]);
-    fill_.assign(own.offsets.begin(), own.offsets.end() - 1);
-    for (const auto& e : batch_.edges) {
-      if (e.first >= first) own.targets[fill_[slot(e.first - first)]++] = e.second;
     }
     for (std::int64_t d = 1; d <= source_.reach && i - d >= front_; ++d) {
       add_forward(*segments_[static_cast<std::size_t>(i - d - front_)]);
@@ -397,8 +466,6 @@ class WindowedStore {
     segments_.push_back(std::move(seg));
     ++built_;
     peak_ = std::max<std::int64_t>(peak_, static_cast<std::int64_t>(segments_.size()));
-    build_seconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
   const IterationSource& source_;
@@ -424,7 +491,12 @@ class WindowedStore {
   TaskId best_task_ = 0;
   std::size_t edges_ = 0;
   std::int64_t peak_ = 0;
-  double build_seconds_ = 0;
+  double build_seconds_ = 0;   // building iterations, on either thread
+  double foreground_seconds_ = 0;  // building, or waiting for the builder thread
+  // The iteration the builder thread builds (build_ahead), last: its
+  // future is waited for before anything it uses is destroyed.
+  std::unique_ptr<Segment> building_;
+  std::future<Built> pending_;
 };
 
 }  // namespace

@@ -13,7 +13,10 @@
 // iterations, then iterations up to i + reach when such a task of
 // iteration i ends (so every task exists before a predecessor of it ends,
 // and every draw a builder makes in task order comes in the same order),
-// and releases an iteration once all its tasks have ended. What a caller
+// and releases an iteration once all its tasks have ended. Once an
+// iteration is released, the next one is built into its memory on a
+// thread of its own while the run goes on: `build` may be called from
+// another thread than run_windowed's, one call at a time, in order. What a caller
 // needs of the tasks it observes as they start and end (TaskObserver); the
 // critical path's figures are kept as the run goes (each path that may
 // still be extended, by task kind), not its task list.
@@ -66,7 +69,12 @@ struct WindowedSchedule {
   std::size_t tasks = 0;
   std::size_t edges = 0;
   std::int64_t peak_iterations_held = 0;  // the most iterations built and not yet released
-  double build_seconds = 0;               // building iterations, within the run
+  // Building iterations, within the run: on the run's thread or, for an
+  // iteration built ahead, on a thread of its own while the run went on;
+  // and of the run's own time, what went to building iterations or
+  // waiting for one built ahead (the rest went to simulating).
+  double build_seconds = 0;
+  double build_foreground_seconds = 0;
 };
 
 // Throws DeadlockError when tasks are left that can never start, and

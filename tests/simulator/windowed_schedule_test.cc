@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "dag/critical_path.h"
@@ -199,6 +200,27 @@ TEST(WindowedSchedule, HoldsAWindowOfALongRun) {
   // The next iteration is built when the first update of this one ends.
   EXPECT_EQ(got.peak_iterations_held, 2);
   EXPECT_GT(got.makespan, Time::zero());
+}
+
+// Iterations are built ahead on a thread of their own: what a build throws
+// there reaches the caller of run_windowed, whichever iteration it is.
+TEST(WindowedSchedule, ABuildThatFailsAheadFailsTheRun) {
+  const auto p = profile(3);
+  dag::CommPlan plan;
+  plan.groups.push_back({{2, 1, 0}, 1'000, std::nullopt});
+  dag::DagShape shape;
+  shape.workers = 3;
+  shape.iterations = 6;
+  for (const std::int32_t failing : {1, 4, 5}) {
+    SCOPED_TRACE(failing);
+    dag::ProfileDagBuilder builder(p, shape, plan);
+    const IterationSource source = source_of(builder, [failing](dag::TaskBatch& b) {
+      if (b.tasks.front().iteration == failing) throw std::runtime_error("no room");
+    });
+    Recorder seen(builder.tasks_per_iteration() * 6);
+    Engine engine;
+    EXPECT_THROW(run_windowed(engine, source, {}, seen), std::runtime_error);
+  }
 }
 
 TEST(WindowedSchedule, ASourceThatBreaksItsRulesIsALogicError) {
