@@ -33,7 +33,6 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <utility>
 
 #include "simulator/collective/collective_algorithms.h"
@@ -74,9 +73,10 @@ Tree make_tree(std::int64_t p, bool second) {
   }
   t.depth.assign(p, -1);
   t.depth[t.root] = 0;
+  std::vector<std::int64_t> path;
   for (std::int64_t v = 0; v < p; ++v) {
     // Walk up to a node of known depth, then fill the path back down.
-    std::vector<std::int64_t> path;
+    path.clear();
     std::int64_t u = v;
     while (t.depth[u] < 0) {
       path.push_back(u);
@@ -91,21 +91,31 @@ Tree make_tree(std::int64_t p, bool second) {
 
 std::int64_t max_depth(const Tree& t) { return *std::max_element(t.depth.begin(), t.depth.end()); }
 
-// Transfers keyed by (src, dst), so a pair used by both trees in one step is
-// one transfer and the order is fixed.
-using StepLoad = std::map<std::pair<std::int32_t, std::int32_t>, double>;
+// A step's transfers as added; to_steps() makes a pair used by both trees
+// in one step one transfer (its bytes summed in the order added) and orders
+// them by (src, dst).
+using StepLoad = std::vector<Transfer>;
 
 void add(StepLoad& load, std::int64_t src, std::int64_t dst, double bytes) {
-  load[{static_cast<std::int32_t>(src), static_cast<std::int32_t>(dst)}] += bytes;
+  load.push_back({static_cast<std::int32_t>(src), static_cast<std::int32_t>(dst), bytes});
 }
 
-std::vector<CollectiveStep> to_steps(const std::vector<StepLoad>& loads) {
+std::vector<CollectiveStep> to_steps(std::vector<StepLoad>& loads) {
   std::vector<CollectiveStep> steps;
-  for (const StepLoad& load : loads) {
+  for (StepLoad& load : loads) {
     if (load.empty()) continue;
+    std::stable_sort(load.begin(), load.end(), [](const Transfer& a, const Transfer& b) {
+      return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+    });
     CollectiveStep step;
-    for (const auto& [pair, bytes] : load) {
-      step.transfers.push_back({pair.first, pair.second, bytes});
+    step.transfers.reserve(load.size());
+    for (const Transfer& t : load) {
+      if (!step.transfers.empty() && step.transfers.back().src == t.src &&
+          step.transfers.back().dst == t.dst) {
+        step.transfers.back().bytes += t.bytes;
+      } else {
+        step.transfers.push_back(t);
+      }
     }
     steps.push_back(std::move(step));
   }
