@@ -131,7 +131,9 @@ struct ReplayResult {
   std::size_t tasks = 0;
   std::size_t edges = 0;
   std::uint64_t events = 0;
-  double build_seconds = 0;                   // wall time to build the DAG
+  // Wall time to build the DAG (of a windowed run: the run's own share,
+  // building iterations or waiting for one built ahead).
+  double build_seconds = 0;
   double simulate_seconds = 0;                // wall time of the event loop
   std::shared_ptr<const dag::TaskGraph> graph;  // with keep_schedule
   std::shared_ptr<const Schedule> schedule;     // with keep_schedule

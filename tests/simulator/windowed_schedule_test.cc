@@ -69,6 +69,23 @@ IterationSource source_of(dag::ProfileDagBuilder& builder,
   return source;
 }
 
+// One collective for all `layers` layers, of 1,000 bytes.
+dag::CommPlan one_group(std::int32_t layers) {
+  dag::CommPlan plan;
+  dag::CommGroup g{{}, 1'000, std::nullopt};
+  for (std::int32_t l = layers - 1; l >= 0; --l) g.layers.push_back(l);
+  plan.groups.push_back(g);
+  return plan;
+}
+
+// Shape with default durations (zero io, h2d and update).
+dag::DagShape small_shape(std::int64_t workers, std::int64_t iterations) {
+  dag::DagShape shape;
+  shape.workers = workers;
+  shape.iterations = iterations;
+  return shape;
+}
+
 class Recorder : public TaskObserver {
  public:
   explicit Recorder(std::size_t n) : start(n, Time(-1)), end(n, Time(-1)) {}
@@ -206,11 +223,8 @@ TEST(WindowedSchedule, HoldsAWindowOfALongRun) {
 // there reaches the caller of run_windowed, whichever iteration it is.
 TEST(WindowedSchedule, ABuildThatFailsAheadFailsTheRun) {
   const auto p = profile(3);
-  dag::CommPlan plan;
-  plan.groups.push_back({{2, 1, 0}, 1'000, std::nullopt});
-  dag::DagShape shape;
-  shape.workers = 3;
-  shape.iterations = 6;
+  const dag::CommPlan plan = one_group(3);
+  const dag::DagShape shape = small_shape(3, 6);
   for (const std::int32_t failing : {1, 4, 5}) {
     SCOPED_TRACE(failing);
     dag::ProfileDagBuilder builder(p, shape, plan);
@@ -225,11 +239,8 @@ TEST(WindowedSchedule, ABuildThatFailsAheadFailsTheRun) {
 
 TEST(WindowedSchedule, ASourceThatBreaksItsRulesIsALogicError) {
   const auto p = profile(3);
-  dag::CommPlan plan;
-  plan.groups.push_back({{2, 1, 0}, 1'000, std::nullopt});
-  dag::DagShape shape;
-  shape.workers = 2;
-  shape.iterations = 4;
+  const dag::CommPlan plan = one_group(3);
+  const dag::DagShape shape = small_shape(2, 4);
   {
     // Wrong task count.
     dag::ProfileDagBuilder builder(p, shape, plan);
