@@ -330,26 +330,20 @@ class WindowedStore {
   void build_next() {
     const auto i = built_;
     std::unique_ptr<Segment> seg;
+    Built b;
     if (pending_.valid()) {
       const auto t0 = std::chrono::steady_clock::now();
-      const Built b = pending_.get();  // rethrows what the build threw
+      b = pending_.get();  // rethrows what the build threw
       foreground_seconds_ +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       seg = std::move(building_);
-      build_seconds_ += b.seconds;
-      edges_ += b.edges;
     } else {
-      if (spare_.empty()) {
-        seg = std::make_unique<Segment>();
-      } else {
-        seg = std::move(spare_.back());
-        spare_.pop_back();
-      }
-      const Built b = build_into(i, *seg);
-      build_seconds_ += b.seconds;
+      seg = take_segment();
+      b = build_into(i, *seg);
       foreground_seconds_ += b.seconds;
-      edges_ += b.edges;
     }
+    build_seconds_ += b.seconds;
+    edges_ += b.edges;
     install(i, std::move(seg));
     build_ahead();
   }
@@ -365,12 +359,7 @@ class WindowedStore {
         static_cast<std::int64_t>(segments_.size()) > source_.reach) {
       return;
     }
-    if (spare_.empty()) {
-      building_ = std::make_unique<Segment>();
-    } else {
-      building_ = std::move(spare_.back());
-      spare_.pop_back();
-    }
+    building_ = take_segment();
     Segment* seg = building_.get();
     const std::int64_t i = built_;
     try {
@@ -380,6 +369,14 @@ class WindowedStore {
       return;
     }
     peak_ = std::max<std::int64_t>(peak_, static_cast<std::int64_t>(segments_.size()) + 1);
+  }
+
+  // A released iteration's memory, or new.
+  std::unique_ptr<Segment> take_segment() {
+    if (spare_.empty()) return std::make_unique<Segment>();
+    std::unique_ptr<Segment> seg = std::move(spare_.back());
+    spare_.pop_back();
+    return seg;
   }
 
   struct Built {

@@ -47,9 +47,10 @@ struct IterationSource {
   std::vector<std::string> layer_names;  // for messages
   // A layout hint, optional: an iteration's first ranks x tasks_per_rank
   // tasks are its ranks' own, tasks_per_rank each, in rank order. They are
-  // then stored position-major (each rank's k-th task beside the other
-  // ranks' k-th), so that the tasks that run at about the same time lie
-  // together in memory. Only the speed of a run depends on it.
+  // then stored in tiles of 128 ranks, each tile position-major (a rank's
+  // k-th task beside its tile's other ranks' k-th), so that the tasks that
+  // run at about the same time lie together in memory. Only the speed of a
+  // run depends on it.
   std::size_t ranks = 0;
   std::size_t tasks_per_rank = 0;
 };
