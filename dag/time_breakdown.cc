@@ -135,12 +135,21 @@ void OnlineBreakdown::account(Rank& rank, std::int64_t until) {
     } else if (rank.io > 0) {
       rank.sum[1] += until - rank.cursor;
     } else {
-      const std::int64_t comm = comm_before(until) - comm_before(rank.cursor);
-      rank.sum[2] += comm;
-      rank.sum[3] += until - rank.cursor - comm;
+      const Idle idle{static_cast<std::size_t>(&rank - ranks_.data()), rank.cursor, until};
+      if (lag_ && until > known_) {
+        waiting_.push_back(idle);
+      } else {
+        add_idle(rank.sum, idle);
+      }
     }
   }
   rank.cursor = until;
+}
+
+void OnlineBreakdown::add_idle(std::array<std::int64_t, 4>& sum, const Idle& idle) const {
+  const std::int64_t comm = comm_before(idle.until) - comm_before(idle.from);
+  sum[2] += comm;
+  sum[3] += idle.until - idle.from - comm;
 }
 
 void OnlineBreakdown::started(const Task& task, Time now) {
@@ -164,6 +173,15 @@ void OnlineBreakdown::ended(const Task& task, Time now) {
                           (comm_end_.empty() ? 0 : comm_end_.back() - comm_start_.back()));
       comm_start_.push_back(running_since_);
       comm_end_.push_back(now.ns());
+    }
+    if (lag_ && running_ == 0) {
+      // No collective left to report starts before this one's end.
+      known_ = std::max(known_, now.ns());
+      std::erase_if(waiting_, [this](const Idle& idle) {
+        if (idle.until > known_) return false;
+        add_idle(ranks_[idle.rank].sum, idle);
+        return true;
+      });
     }
     return;
   }
@@ -192,6 +210,12 @@ TimeBreakdown OnlineBreakdown::result() const {
     if (ranks_[r].state != 2) throw std::logic_error("OnlineBreakdown: a rank's window is open");
     for (int k = 0; k < 4; ++k) sum[k] += ranks_[r].sum[k] * weight_[r];
     ranks += weight_[r];
+  }
+  // Idle spells still waiting for collectives: all are known now.
+  for (const Idle& idle : waiting_) {
+    std::array<std::int64_t, 4> late{};
+    add_idle(late, idle);
+    for (int k = 0; k < 4; ++k) sum[k] += late[k] * weight_[idle.rank];
   }
   const std::int64_t steady = iterations_ - 1 - from_;
   const auto denom = ranks * steady;

@@ -45,10 +45,19 @@ TimeBreakdown average_breakdown(const TaskGraph& graph, const ScheduledTimes& ti
 // iteration. Collectives are shared (rank kAllRanks) and run one at a time
 // or several together, never overlapping otherwise. The result equals
 // average_breakdown() over the same windows to the nanosecond.
+//
+// With collectives_may_lag(), events need only arrive in time order for
+// each rank, and the collectives in time order, each reported once it has
+// ended (started() then ended()) and none starting before the previous one
+// ended; a rank's events may then come before collectives that start
+// earlier (a list schedule's order, simulator/engine/windowed_schedule.h):
+// the collective time of a rank's idle spell is counted once the
+// collectives are known up to its end.
 class OnlineBreakdown {
  public:
   OnlineBreakdown(std::int64_t ranks, std::int64_t iterations, std::int64_t updates,
                   std::int64_t window_from, std::span<const std::int64_t> weight = {});
+  void collectives_may_lag() { lag_ = true; }
   void started(const Task& task, Time now);
   void ended(const Task& task, Time now);
   // The average over the ranks, divided by the iterations in the window
@@ -66,6 +75,13 @@ class OnlineBreakdown {
     std::array<std::int64_t, 4> sum{};
   };
   void account(Rank& rank, std::int64_t until);
+  // A rank's idle spell [from, until): its collective time to sum[2], the
+  // rest to sum[3].
+  struct Idle {
+    std::size_t rank;
+    std::int64_t from, until;
+  };
+  void add_idle(std::array<std::int64_t, 4>& sum, const Idle& idle) const;
   [[nodiscard]] std::int64_t comm_before(std::int64_t t) const;  // collective time in [0, t)
 
   std::vector<Rank> ranks_;
@@ -76,6 +92,11 @@ class OnlineBreakdown {
   std::vector<std::int64_t> comm_start_, comm_end_, comm_cum_;
   std::int32_t running_ = 0;
   std::int64_t running_since_ = 0;
+  // collectives_may_lag(): the collectives are known up to `known_`; the
+  // idle spells that end later wait for them.
+  bool lag_ = false;
+  std::int64_t known_ = 0;
+  std::vector<Idle> waiting_;
 };
 
 }  // namespace ssgd::dag

@@ -11,7 +11,10 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <sys/mman.h>
+
 #include "simulator/engine/deadlock_error.h"
+#include "simulator/engine/list_scheduler_core.h"
 #include "simulator/engine/scheduler_core.h"
 
 namespace ssgd::sim {
@@ -42,6 +45,25 @@ class Divider {
   std::uint64_t m_;
 };
 
+// Asks for a large vector's memory not yet touched to be backed by huge
+// pages (2 MiB): an iteration's arrays are hundreds of megabytes at scale,
+// and touching them first a 4 KiB page at a time cost about a second an
+// iteration on a virtual machine. Only a hint; memory already touched, or a
+// kernel without transparent huge pages, is left as it is.
+template <class T>
+void huge_pages(std::vector<T>& v) {
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t end = begin + v.capacity() * sizeof(T);
+  const std::uintptr_t from = (begin + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t to = end & ~(kHuge - 1);
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+#else
+  (void)v;
+#endif
+}
+
 // Edges from an iteration's tasks that a later iteration added, by source
 // (local) in the order they were added: few (a rank's step boundary), so
 // searched, and only for tasks that reach forward.
@@ -66,13 +88,17 @@ class WindowedStore {
   using Ref = std::uint32_t;
   static constexpr Ref kNone = std::numeric_limits<Ref>::max();
 
-  WindowedStore(const IterationSource& source, TaskObserver& observer)
+  // `list`: for a ListScheduler, which runs a rank's tasks one after
+  // another (so they are kept in id order, a rank's together, whatever the
+  // layout hint).
+  WindowedStore(const IterationSource& source, TaskObserver& observer, bool list = false)
       : source_(source),
         observer_(observer),
+        list_(list),
         T_(source.tasks_per_iteration),
         per_iteration_(T_),
-        P_(source.tasks_per_rank == 0 ? 0 : source.ranks),
-        R_(source.tasks_per_rank),
+        P_(source.tasks_per_rank == 0 || list ? 0 : source.ranks),
+        R_(list ? 0 : source.tasks_per_rank),
         PR_(P_ * R_),
         per_rank_(R_),
         last_tile_(P_ == 0 ? 0 : static_cast<std::uint32_t>((P_ - 1) / kTile)),
@@ -80,7 +106,8 @@ class WindowedStore {
     if (source.iterations < 1 || source.reach < 1 || !source.build) {
       throw std::logic_error("run_windowed: a source needs iterations, a reach and a builder");
     }
-    if (static_cast<double>(P_) * static_cast<double>(R_) > static_cast<double>(T_)) {
+    if (static_cast<double>(source.ranks) * static_cast<double>(source.tasks_per_rank) >
+        static_cast<double>(T_)) {
       throw std::logic_error("run_windowed: the ranks' tasks outnumber an iteration's");
     }
     if (static_cast<double>(T_) * static_cast<double>(source.iterations) >=
@@ -116,6 +143,7 @@ class WindowedStore {
     Segment& s = segment(t);
     return s.waiting[slot(t - s.first)];
   }
+  [[nodiscard]] std::uint64_t iteration_of(TaskId t) const { return per_iteration_(t); }
   void started(TaskId t, Time now, Ref by) {
     hold(by);
     const Segment& s = segment(t);
@@ -259,7 +287,6 @@ class WindowedStore {
     return static_cast<Ref>(nodes_.size() - 1);
   }
 
-  [[nodiscard]] std::uint64_t iteration_of(TaskId t) const { return per_iteration_(t); }
   // Where a task of an iteration (by local id) is kept. With the source's
   // layout hint, the ranks' own tasks are kept in tiles of kTile ranks,
   // each tile position-major (a rank's k-th task beside its tile's other
@@ -334,12 +361,16 @@ class WindowedStore {
     if (pending_.valid()) {
       const auto t0 = std::chrono::steady_clock::now();
       b = pending_.get();  // rethrows what the build threw
+      seg = std::move(building_);
+      // A list schedule runs faster than its iterations are built: the run
+      // indexes the edges, to share the work.
+      if (list_) b.seconds += index_edges(i, *seg);
       foreground_seconds_ +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      seg = std::move(building_);
     } else {
       seg = take_segment();
       b = build_into(i, *seg);
+      if (list_) b.seconds += index_edges(i, *seg);
       foreground_seconds_ += b.seconds;
     }
     build_seconds_ += b.seconds;
@@ -385,9 +416,10 @@ class WindowedStore {
   };
 
   // Builds iteration i into `seg`: its tasks by slot, waiting counts and
-  // own edges, and (in earlier_) its edges from earlier iterations. Reads
-  // and writes nothing else the run uses, so that it may run on the builder
-  // thread.
+  // own edges, and (in earlier_) its edges from earlier iterations (for a
+  // list schedule, only its tasks and, in batch_, edges: index_edges()
+  // does the rest). Reads and writes nothing else the run uses, so that it
+  // may run on the builder thread.
   Built build_into(std::int64_t i, Segment& seg) {
     const auto t0 = std::chrono::steady_clock::now();
     // Built into the segment's own memory, then moved to the tasks' slots.
@@ -398,6 +430,11 @@ class WindowedStore {
     batch_.tasks.clear();
     batch_.edges.clear();
     batch_.tasks.reserve(T_);
+    huge_pages(batch_.tasks);
+    if (batch_.edges.capacity() < source_.edges_hint) {
+      batch_.edges.reserve(source_.edges_hint);
+      huge_pages(batch_.edges);
+    }
     source_.build(batch_);
     std::swap(batch_.tasks, seg.tasks);
     if (seg.tasks.size() != T_) {
@@ -406,12 +443,28 @@ class WindowedStore {
                              std::to_string(T_));
     }
     if (PR_ != 0) to_slots(seg.tasks);
+    const Built built{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                      batch_.edges.size()};
+    if (list_) return built;
+    return {built.seconds + index_edges(i, seg), built.edges};
+  }
+
+  // The waiting counts and own edges of iteration i, built into `seg`,
+  // from batch_'s edges, and its edges from earlier iterations (earlier_).
+  // Its seconds.
+  double index_edges(std::int64_t i, Segment& seg) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const TaskId first = seg.first;
     seg.lists = 0;
+    seg.waiting.reserve(T_);
+    huge_pages(seg.waiting);
     seg.waiting.assign(T_, 0);
     seg.remaining = T_;
     // Its own edges by the slot of their source, in the order added (a
     // stable counting sort), and the edges from earlier iterations.
     Successors& own = seg.own;
+    own.offsets.reserve(T_ + 1);
+    huge_pages(own.offsets);
     own.offsets.assign(T_ + 1, 0);
     earlier_.clear();
     const TaskId end = first + static_cast<TaskId>(T_);
@@ -428,13 +481,14 @@ class WindowedStore {
       }
     }
     for (std::size_t v = 0; v < T_; ++v) own.offsets[v + 1] += own.offsets[v];
+    own.targets.reserve(own.offsets[T_]);
+    huge_pages(own.targets);
     own.targets.resize(own.offsets[T_]);
     fill_.assign(own.offsets.begin(), own.offsets.end() - 1);
     for (const auto& e : batch_.edges) {
       if (e.first >= first) own.targets[fill_[slot(e.first - first)]++] = e.second;
     }
-    return {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-            batch_.edges.size()};
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
   // Iteration i, built, joins the window: its edges from earlier
@@ -467,6 +521,7 @@ class WindowedStore {
 
   const IterationSource& source_;
   TaskObserver& observer_;
+  const bool list_;  // for a ListScheduler
   const std::size_t T_;
   const Divider per_iteration_;  // a task's iteration: its id / T
   const std::size_t P_, R_, PR_;  // the layout hint (0 when none)
@@ -506,6 +561,18 @@ WindowedSchedule run_windowed(Engine& engine, const IterationSource& source,
   engine.run();
   auto batches = scheduler.finish();
   return store.take(engine.events_processed(), std::move(batches));
+}
+
+std::optional<WindowedSchedule> run_windowed_list(const IterationSource& source,
+                                                  const ScheduleOptions& options,
+                                                  TaskObserver& observer, std::string* refused) {
+  WindowedStore store(source, observer, /*list=*/true);
+  detail::ListScheduler<WindowedStore> scheduler(store, options);
+  if (!scheduler.run()) {
+    if (refused != nullptr) *refused = scheduler.refused();
+    return std::nullopt;
+  }
+  return store.take(scheduler.events(), {});
 }
 
 }  // namespace ssgd::sim

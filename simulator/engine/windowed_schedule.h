@@ -23,6 +23,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "dag/critical_path.h"
@@ -45,6 +47,7 @@ struct IterationSource {
   // set), with their final durations.
   std::function<void(dag::TaskBatch&)> build;
   std::vector<std::string> layer_names;  // for messages
+  std::size_t edges_hint = 0;  // about the edges an iteration has (0: unknown), to reserve room
   // A layout hint, optional: an iteration's first ranks x tasks_per_rank
   // tasks are its ranks' own, tasks_per_rank each, in rank order. They are
   // then stored in tiles of 128 ranks, each tile position-major (a rank's
@@ -82,5 +85,23 @@ struct WindowedSchedule {
 // std::logic_error on a source that breaks the rules above.
 WindowedSchedule run_windowed(Engine& engine, const IterationSource& source,
                               const ScheduleOptions& options, TaskObserver& observer);
+
+// The same run computed without the event engine, task by task in an order
+// where every predecessor comes first (list_scheduler_core.h), where the
+// graph allows it: every task starts the moment its last predecessor ends
+// (no resource is asked for by two tasks at once), the predecessor that
+// releases each is unambiguous, no resource is prioritized and no executor
+// is given. Every figure of run_windowed() to the nanosecond, the events
+// counted as it counts them; the observer sees each task's start and its
+// end together, each rank's tasks in time order, and the collectives (rank
+// kAllRanks) in time order, but a rank's tasks may come before the
+// collectives that start earlier. Where the graph does not allow it,
+// returns nothing, with why in `refused`: the source has then been built
+// from and the observer told part of the run, so a run_windowed() after
+// needs fresh ones. Throws what run_windowed() throws of a bad source.
+std::optional<WindowedSchedule> run_windowed_list(const IterationSource& source,
+                                                  const ScheduleOptions& options,
+                                                  TaskObserver& observer,
+                                                  std::string* refused = nullptr);
 
 }  // namespace ssgd::sim

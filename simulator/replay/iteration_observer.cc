@@ -6,11 +6,14 @@ namespace ssgd::sim {
 
 IterationObserver::IterationObserver(std::int64_t ranks_built, std::int64_t iterations,
                                      std::int64_t updates,
-                                     std::span<const std::int64_t> rank_weight)
+                                     std::span<const std::int64_t> rank_weight,
+                                     bool collectives_may_lag)
     : iteration_end_(static_cast<std::size_t>(iterations), Time::zero()),
       // Steady state: the first iteration may differ (nothing overlaps it),
       // so it is left out whenever there is more than one.
-      breakdown_(ranks_built, iterations, updates, iterations > 1 ? 0 : -1, rank_weight) {}
+      breakdown_(ranks_built, iterations, updates, iterations > 1 ? 0 : -1, rank_weight) {
+  if (collectives_may_lag) breakdown_.collectives_may_lag();
+}
 
 void IterationObserver::started(dag::TaskId id, const dag::Task& task, Time now) {
   breakdown_.started(task, now);

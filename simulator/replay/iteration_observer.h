@@ -30,8 +30,10 @@ class IterationObserver : public TaskObserver {
  public:
   // `updates`: update tasks a rank has each iteration; `rank_weight` as
   // iteration_measures() takes it.
+  // `collectives_may_lag`: a list schedule's order (run_windowed_list()).
   IterationObserver(std::int64_t ranks_built, std::int64_t iterations, std::int64_t updates,
-                    std::span<const std::int64_t> rank_weight = {});
+                    std::span<const std::int64_t> rank_weight = {},
+                    bool collectives_may_lag = false);
   void started(dag::TaskId id, const dag::Task& task, Time now) override;
   void ended(dag::TaskId id, const dag::Task& task, Time now) override;
 

@@ -200,6 +200,7 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
     job.source->layer_names = b.layer_names();
     job.source->ranks = static_cast<std::size_t>(b.ranks());
     job.source->tasks_per_rank = b.tasks_per_rank();
+    job.source->edges_hint = b.edges_per_iteration_hint();
     job.source->reaches_forward = [state](const dag::Task& task) {
       return state->builder->reaches_forward(task);
     };

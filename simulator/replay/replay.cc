@@ -97,19 +97,24 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
   } catch (const std::bad_alloc&) {
     throw out_of_memory("building the platform and the task graph");
   }
-  stages::Build& build = *built;
-  stages::Run run;
+  std::optional<stages::Run> run;
+  run.emplace();
   try {
-    stages::run(build, scenario, options, run, out);
-    stages::measure(build, scenario, run, options, out);
+    if (!stages::run(*built, scenario, options, *run, out)) {
+      // Refused as a list schedule, its source used up: built again, as events.
+      built.emplace(stages::build(plan, options, out));
+      run.emplace();
+      stages::run(*built, scenario, options, *run, out);
+    }
+    stages::measure(*built, scenario, *run, options, out);
   } catch (const std::bad_alloc&) {
     throw out_of_memory("simulating the task graph");
   }
   if (scenario.perturb.repeats > 1) add_repeats(captured, plan, options, out);
   if (options.single_worker_baseline) add_single_worker_baseline(captured, plan, options, out);
   if (options.keep_schedule) {
-    out.graph = std::move(build.job.graph);
-    out.schedule = std::move(run.schedule);
+    out.graph = std::move(built->job.graph);
+    out.schedule = std::move(run->schedule);
   }
   return out;
 }

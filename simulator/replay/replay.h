@@ -44,6 +44,11 @@ struct ReplayOptions {
   [[nodiscard]] bool may_fold_classes() const { return fold_ranks && !keep_schedule; }
   // The graph is built and released an iteration window at a time.
   [[nodiscard]] bool windowed() const { return !keep_schedule && !whole_graph; }
+  // A windowed run under the analytical model is computed task by task
+  // without the event engine where the graph allows it (run_windowed_list(),
+  // simulator/engine/windowed_schedule.h: the same figures, to the
+  // nanosecond), else run as events; false: always as events.
+  bool list_schedule = true;
   std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
   // Run even when the estimate (replay_estimate.h) says the run needs more
   // memory than the machine has available; else such a run is refused.
@@ -134,7 +139,11 @@ struct ReplayResult {
   // Wall time to build the DAG (of a windowed run: the run's own share,
   // building iterations or waiting for one built ahead).
   double build_seconds = 0;
-  double simulate_seconds = 0;                // wall time of the event loop
+  double simulate_seconds = 0;                // wall time of the event loop (or list schedule)
+  // Computed without the event engine (ReplayOptions::list_schedule), and
+  // if not, why not (empty when it was not tried).
+  bool list_scheduled = false;
+  std::string list_refused;
   std::shared_ptr<const dag::TaskGraph> graph;  // with keep_schedule
   std::shared_ptr<const Schedule> schedule;     // with keep_schedule
 };

@@ -25,7 +25,7 @@ std::vector<bool> tracked_links(const Platform& platform, std::int64_t ranks) {
 
 }  // namespace
 
-void run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
+bool run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
          ReplayResult& out) {
   auto log = logger("sim");
   const CommModel& comm = build.comm;
@@ -65,26 +65,46 @@ void run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
     sched_opts.executor = run.executor.get();
   }
   const JobGraph& job = build.job;
-  if (job.source) {
+  // Tried once: a replay that runs again after a refusal runs the events.
+  const bool list = job.source && !flow && options.list_schedule && out.list_refused.empty();
+  if (list) {
+    run.observer = std::make_unique<IterationObserver>(job.ranks_built, out.iterations, job.updates,
+                                                       job.rank_weight, /*collectives_may_lag=*/true);
+    std::string refused;
+    run.windowed = run_windowed_list(*job.source, sched_opts, *run.observer, &refused);
+    if (!run.windowed) {
+      out.list_refused = refused;
+      // Its time counts as the run's.
+      out.simulate_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      log->debug("list schedule refused ({}): run as events",
+                 refused.empty() ? "no reason given" : refused);
+      return false;
+    }
+    out.list_scheduled = true;
+  } else if (job.source) {
     run.observer = std::make_unique<IterationObserver>(job.ranks_built, out.iterations, job.updates,
                                                        job.rank_weight);
     run.windowed = run_windowed(run.engine, *job.source, sched_opts, *run.observer);
+  }
+  if (run.windowed) {
     out.edges = run.windowed->edges;
     out.build_seconds += run.windowed->build_foreground_seconds;
     out.events = run.windowed->events;
     log->debug(
-        "windowed DAG: at most {} of {} iterations held at once, {:.3f} s building them "
+        "windowed DAG{}: at most {} of {} iterations held at once, {:.3f} s building them "
         "({:.3f} s of the run's own: the rest while it went on)",
-        run.windowed->peak_iterations_held, out.iterations, run.windowed->build_seconds,
-        run.windowed->build_foreground_seconds);
+        out.list_scheduled ? " as a list schedule" : "", run.windowed->peak_iterations_held,
+        out.iterations, run.windowed->build_seconds, run.windowed->build_foreground_seconds);
   } else {
     run.schedule = std::make_shared<Schedule>(
         std::move(run_schedules(run.engine, {job.graph.get()}, {sched_opts}).front()));
     out.events = run.schedule->events;
   }
-  out.simulate_seconds =
+  out.simulate_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (run.windowed) out.simulate_seconds -= run.windowed->build_foreground_seconds;
+  return true;
 }
 
 }  // namespace ssgd::sim::replay_stages

@@ -59,7 +59,11 @@ struct Run {
   std::unique_ptr<IterationObserver> observer;
   std::optional<WindowedSchedule> windowed;
 };
-void run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
+// Under the analytical model, a windowed run is tried as a list schedule
+// first (ReplayOptions::list_schedule): false when it was refused, and then
+// the build's source and `run` are used up: build again and run once more,
+// which runs the events.
+bool run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
          ReplayResult& out);
 
 void measure(const Build& build, const Scenario& scenario, Run& run, const ReplayOptions& options,

@@ -120,6 +120,18 @@ TEST(WindowedReplay, EveryFigureIsTheWholeGraphs) {
       const ReplayResult a = replay(*c.profile, s, windowed);
       const ReplayResult b = replay(*c.profile, s, whole);
       expect_identical(a, b);
+      // Computed as a list schedule where the graph allows it, else as
+      // events: the same either way.
+      ReplayOptions events = windowed;
+      events.list_schedule = false;
+      const ReplayResult e = replay(*c.profile, s, events);
+      expect_identical(a, e);
+      EXPECT_FALSE(e.list_scheduled);
+      EXPECT_FALSE(b.list_scheduled);
+      // WFBP with a global update, jittered or not: a list schedule.
+      if (c.sets.empty() || c.sets == std::vector<std::string>{"perturb.jitter=normal:0.1"}) {
+        EXPECT_EQ(a.list_scheduled, fold || !c.sets.empty()) << a.list_refused;
+      }
     }
   }
 }

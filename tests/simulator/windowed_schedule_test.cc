@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "dag/critical_path.h"
@@ -193,6 +194,31 @@ TEST(WindowedSchedule, RunsAsTheWholeGraphToTheNanosecond) {
       // a loader reads ahead.
       EXPECT_LE(got.peak_iterations_held,
                 std::min<std::int64_t>(c.shape.iterations, builder.reach() + 2));
+
+      // The same without the event engine, where the graph allows it.
+      dag::ProfileDagBuilder again(p, c.shape, c.plan);
+      const IterationSource list_source = source_of(
+          again, [](dag::TaskBatch& batch) { vary(batch.tasks, batch.first); }, in_order);
+      Recorder list_seen(whole.task_count());
+      std::string refused;
+      const auto list = run_windowed_list(list_source, opts, list_seen, &refused);
+      // Refused only where a resource's order, or a prioritized one, decides.
+      const std::string name = c.name;
+      const bool orders = name.find("prefetch") != std::string::npos ||
+                          name.find("priority") != std::string::npos;
+      EXPECT_EQ(list.has_value(), !orders) << refused;
+      if (!list) continue;
+      EXPECT_EQ(list_seen.start, expected.start);
+      EXPECT_EQ(list_seen.end, expected.end);
+      EXPECT_EQ(list->makespan, expected.makespan);
+      EXPECT_EQ(list->events, expected.events);
+      EXPECT_TRUE(list->batches.empty());
+      EXPECT_EQ(list->tasks, whole.task_count());
+      EXPECT_EQ(list->edges, whole.edge_count());
+      EXPECT_EQ(list->critical_path.task_count, path.tasks.size());
+      EXPECT_EQ(list->critical_path.length, path.length);
+      EXPECT_EQ(list->critical_path.time_by_kind, path.time_by_kind);
+      EXPECT_EQ(list->critical_path.gaps, path.gaps);
     }
   }
 }

@@ -37,6 +37,7 @@ struct SimulateArgs {
   bool allow_truncated = false;
   bool quiet = false;
   bool no_fold = false;
+  bool events = false;
   bool allow_large = false;
 };
 
@@ -132,6 +133,7 @@ void run_simulate(const SimulateArgs& a) {
   options.replay.link_track_ranks = a.timeline_ranks;
   options.replay.progress = true;
   options.replay.fold_ranks = !a.no_fold;
+  options.replay.list_schedule = !a.events;
   options.replay.allow_large = a.allow_large;
   options.allow_truncated = a.allow_truncated;
   options.warn = [&log](const std::string& line) { log->warn("{}", line); };
@@ -199,6 +201,9 @@ void add_simulate_command(CLI::App& app) {
   add_allow_truncated_flag(*cmd, args->allow_truncated);
   cmd->add_flag("--no-fold", args->no_fold,
                 "simulate every rank even when they are identical (same results, slower)");
+  cmd->add_flag("--events", args->events,
+                "run every task as events on the engine, even where the graph can be computed "
+                "task by task without it (same results, slower)");
   add_allow_large_flag(*cmd, args->allow_large);
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary");
   cmd->callback([args] { run_simulate(*args); });

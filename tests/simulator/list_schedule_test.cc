@@ -1,0 +1,231 @@
+// A list schedule (run_windowed_list) gives the event run's figures to the
+// nanosecond, or refuses: on random S-SGD DAGs of every shape, with
+// durations drawn coarse (so that tasks tie, and some take no time) or
+// fine, every task's start and end, the makespan, the event count and the
+// critical path are the event run's whenever it accepts; and what its
+// observer sees keeps the order it promises.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dag/profile_dag_builder.h"
+#include "simulator/engine/deadlock_error.h"
+#include "simulator/engine/windowed_schedule.h"
+
+namespace ssgd::sim {
+namespace {
+
+// Records each task's start and end, and checks the order the list
+// schedule promises: each rank's tasks in time order, a task's end right
+// after its start, the collectives one after another in time order.
+class Recorder : public TaskObserver {
+ public:
+  explicit Recorder(std::size_t n) : start(n, Time(-1)), end(n, Time(-1)) {}
+  void started(dag::TaskId id, const dag::Task& task, Time now) override {
+    start.at(id) = now;
+    Time& seen = task.rank == dag::kAllRanks ? comm_seen_ : rank_seen_[task.rank];
+    if (ordered && now < seen) ++out_of_order;
+    open_ = id;
+  }
+  void ended(dag::TaskId id, const dag::Task& task, Time now) override {
+    end.at(id) = now;
+    if (ordered && open_ != id) ++out_of_order;
+    (task.rank == dag::kAllRanks ? comm_seen_ : rank_seen_[task.rank]) = now;
+  }
+  std::vector<Time> start, end;
+  bool ordered = false;  // check the list schedule's order
+  int out_of_order = 0;
+
+ private:
+  std::map<std::int32_t, Time> rank_seen_;
+  Time comm_seen_;
+  dag::TaskId open_ = dag::kNoTask;
+};
+
+struct Case {
+  trace::LayerProfile profile;
+  dag::DagShape shape;
+  dag::CommPlan plan;
+};
+
+// A random S-SGD DAG: 1 to 5 layers, 1 to 6 workers, 1 to 5 iterations,
+// WFBP, BSP or merged buckets, global or per-group update, prefetch 0 to 2.
+Case random_case(std::mt19937_64& rng) {
+  auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  Case c;
+  const int layers = pick(1, 5);
+  for (int l = 0; l < layers; ++l) {
+    c.profile.layers.push_back({l, fmt::format("l{}", l), Duration(1'000 + 300 * l),
+                                Duration(2'000 + 170 * l), 1'000'000 + 250'000 * l, std::nullopt});
+  }
+  c.shape.workers = pick(1, 6);
+  c.shape.iterations = pick(1, 5);
+  c.shape.io = Duration(pick(0, 2) * 1'000);
+  c.shape.h2d = Duration(pick(0, 1) * 700);
+  c.shape.update = Duration(pick(0, 2) * 1'000);
+  c.shape.update_per_group = pick(0, 3) == 0;
+  c.shape.prefetch_depth = pick(0, 4) == 0 ? pick(1, 2) : 0;
+  const int kind = pick(0, 2);
+  if (kind == 2 && layers >= 2) {
+    dag::CommGroup back{{}, 3'000'000, std::nullopt}, front{{}, 2'000'000, std::nullopt};
+    for (int l = layers - 1; l >= 0; --l) (l >= layers / 2 ? back : front).layers.push_back(l);
+    c.plan.groups = {back};
+    if (!front.layers.empty()) c.plan.groups.push_back(front);
+  } else {
+    for (int l = layers - 1; l >= 0; --l) {
+      c.plan.groups.push_back(
+          {{l}, c.profile.layers[static_cast<std::size_t>(l)].grad_bytes, std::nullopt});
+    }
+    c.plan.wait_for_full_backward = kind == 1;
+  }
+  return c;
+}
+
+// Durations a hash of the task's id and `salt` draws: coarse (0 to 4 us in
+// whole microseconds: many ties, some tasks of no time) or fine.
+void draw(std::span<dag::Task> tasks, dag::TaskId first, std::uint64_t salt, bool coarse) {
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    std::uint64_t h = (first + k + 1) * 0x9E3779B97F4A7C15ull ^ salt;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    tasks[k].duration = coarse ? Duration(static_cast<std::int64_t>(h % 5) * 1'000)
+                               : Duration(500 + static_cast<std::int64_t>(h % 1'000'003));
+  }
+}
+
+IterationSource source_of(dag::ProfileDagBuilder& builder, std::uint64_t salt, bool coarse) {
+  IterationSource source;
+  source.ranks = static_cast<std::size_t>(builder.ranks());
+  source.tasks_per_rank = builder.tasks_per_rank();
+  source.resources = builder.resources();
+  source.tasks_per_iteration = builder.tasks_per_iteration();
+  source.iterations = builder.iterations();
+  source.reach = builder.reach();
+  source.build = [&builder, salt, coarse](dag::TaskBatch& batch) {
+    builder.add_iteration(batch);
+    draw(batch.tasks, batch.first, salt, coarse);
+  };
+  source.reaches_forward = [&builder](const dag::Task& t) { return builder.reaches_forward(t); };
+  return source;
+}
+
+TEST(ListSchedule, GivesTheEventRunsFiguresOrRefuses) {
+  std::mt19937_64 rng(20261126);
+  int accepted = 0, refused = 0;
+  std::map<std::string, int> reasons;
+  for (int k = 0; k < 400; ++k) {
+    const Case c = random_case(rng);
+    const bool coarse = k % 2 == 0;
+    const std::uint64_t salt = rng();
+    SCOPED_TRACE(fmt::format(
+        "case {}: {} workers, {} iterations, {} layers, {} groups, "
+        "prefetch {}, per-group update {}, {}",
+        k, c.shape.workers, c.shape.iterations, c.profile.layers.size(), c.plan.groups.size(),
+        c.shape.prefetch_depth, c.shape.update_per_group, coarse ? "coarse" : "fine"));
+    dag::ProfileDagBuilder builder(c.profile, c.shape, c.plan);
+    const std::size_t n =
+        builder.tasks_per_iteration() * static_cast<std::size_t>(c.shape.iterations);
+    const IterationSource source = source_of(builder, salt, coarse);
+    Recorder events_seen(n);
+    Engine engine;
+    const WindowedSchedule expected = run_windowed(engine, source, {}, events_seen);
+
+    dag::ProfileDagBuilder again(c.profile, c.shape, c.plan);
+    const IterationSource list_source = source_of(again, salt, coarse);
+    Recorder seen(n);
+    seen.ordered = true;
+    std::string why;
+    const auto got = run_windowed_list(list_source, {}, seen, &why);
+    if (!got) {
+      ++refused;
+      ++reasons[why + (coarse ? " (coarse)" : " (fine)")];
+      continue;
+    }
+    ++accepted;
+    EXPECT_EQ(seen.out_of_order, 0);
+    EXPECT_EQ(seen.start, events_seen.start);
+    EXPECT_EQ(seen.end, events_seen.end);
+    EXPECT_EQ(got->makespan, expected.makespan);
+    EXPECT_EQ(got->events, expected.events);
+    EXPECT_EQ(got->tasks, expected.tasks);
+    EXPECT_EQ(got->edges, expected.edges);
+    EXPECT_EQ(got->critical_path.task_count, expected.critical_path.task_count);
+    EXPECT_EQ(got->critical_path.length, expected.critical_path.length);
+    EXPECT_EQ(got->critical_path.time_by_kind, expected.critical_path.time_by_kind);
+    EXPECT_EQ(got->critical_path.gaps, expected.critical_path.gaps);
+  }
+  for (const auto& [why, count] : reasons) std::printf("refused %d: %s\n", count, why.c_str());
+  std::printf("accepted %d, refused %d\n", accepted, refused);
+  // Both ways are exercised: a test of the comparison, and of the checks.
+  EXPECT_GT(accepted, 100);
+  EXPECT_GT(refused, 50);
+}
+
+// A graph that can never finish is refused: the event run says why.
+TEST(ListSchedule, RefusesAGraphThatNeverFinishes) {
+  IterationSource source;
+  source.resources = {dag::Resource{}, dag::Resource{}};
+  source.tasks_per_iteration = 3;
+  source.iterations = 1;
+  source.build = [](dag::TaskBatch& batch) {
+    dag::Task t;
+    t.duration = Duration(10);
+    const auto a = batch.add_task(t);
+    t.resource = 1;
+    const auto b = batch.add_task(t);
+    const auto c = batch.add_task(t);
+    batch.add_edge(a, b);
+    batch.add_edge(c, b);
+    batch.add_edge(b, c);
+  };
+  Recorder seen(3);
+  std::string why;
+  EXPECT_FALSE(run_windowed_list(source, {}, seen, &why));
+  EXPECT_EQ(why, "tasks are left that never start");
+  Engine engine;
+  Recorder events_seen(3);
+  EXPECT_THROW(run_windowed(engine, source, {}, events_seen), DeadlockError);
+}
+
+// What a build throws, and a source that breaks its rules, reach the caller
+// as they do from run_windowed().
+TEST(ListSchedule, ThrowsWhatTheSourceThrows) {
+  trace::LayerProfile p;
+  p.layers.push_back({0, "l0", Duration(1'000), Duration(2'000), 1'000, std::nullopt});
+  dag::CommPlan plan;
+  plan.groups.push_back({{0}, 1'000, std::nullopt});
+  dag::DagShape shape;
+  shape.workers = 3;
+  shape.iterations = 4;
+  {
+    dag::ProfileDagBuilder builder(p, shape, plan);
+    IterationSource source = source_of(builder, 1, false);
+    source.build = [&builder](dag::TaskBatch& b) {
+      builder.add_iteration(b);
+      draw(b.tasks, b.first, 1, false);
+      if (b.tasks.front().iteration == 2) throw std::runtime_error("no room");
+    };
+    Recorder seen(builder.tasks_per_iteration() * 4);
+    std::string why;
+    EXPECT_THROW(run_windowed_list(source, {}, seen, &why), std::runtime_error) << why;
+  }
+  {
+    dag::ProfileDagBuilder builder(p, shape, plan);
+    IterationSource source = source_of(builder, 1, false);
+    ++source.tasks_per_iteration;
+    Recorder seen(100);
+    EXPECT_THROW(run_windowed_list(source, {}, seen), std::logic_error);
+  }
+}
+
+}  // namespace
+}  // namespace ssgd::sim
