@@ -94,7 +94,6 @@ class WindowedStore {
   WindowedStore(const IterationSource& source, TaskObserver& observer, bool list = false)
       : source_(source),
         observer_(observer),
-        list_(list),
         T_(source.tasks_per_iteration),
         per_iteration_(T_),
         P_(source.tasks_per_rank == 0 || list ? 0 : source.ranks),
@@ -362,15 +361,11 @@ class WindowedStore {
       const auto t0 = std::chrono::steady_clock::now();
       b = pending_.get();  // rethrows what the build threw
       seg = std::move(building_);
-      // A list schedule runs faster than its iterations are built: the run
-      // indexes the edges, to share the work.
-      if (list_) b.seconds += index_edges(i, *seg);
       foreground_seconds_ +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } else {
       seg = take_segment();
       b = build_into(i, *seg);
-      if (list_) b.seconds += index_edges(i, *seg);
       foreground_seconds_ += b.seconds;
     }
     build_seconds_ += b.seconds;
@@ -416,10 +411,9 @@ class WindowedStore {
   };
 
   // Builds iteration i into `seg`: its tasks by slot, waiting counts and
-  // own edges, and (in earlier_) its edges from earlier iterations (for a
-  // list schedule, only its tasks and, in batch_, edges: index_edges()
-  // does the rest). Reads and writes nothing else the run uses, so that it
-  // may run on the builder thread.
+  // own edges, and (in earlier_) its edges from earlier iterations. Reads
+  // and writes nothing else the run uses, so that it may run on the builder
+  // thread.
   Built build_into(std::int64_t i, Segment& seg) {
     const auto t0 = std::chrono::steady_clock::now();
     // Built into the segment's own memory, then moved to the tasks' slots.
@@ -443,18 +437,6 @@ class WindowedStore {
                              std::to_string(T_));
     }
     if (PR_ != 0) to_slots(seg.tasks);
-    const Built built{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                      batch_.edges.size()};
-    if (list_) return built;
-    return {built.seconds + index_edges(i, seg), built.edges};
-  }
-
-  // The waiting counts and own edges of iteration i, built into `seg`,
-  // from batch_'s edges, and its edges from earlier iterations (earlier_).
-  // Its seconds.
-  double index_edges(std::int64_t i, Segment& seg) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const TaskId first = seg.first;
     seg.lists = 0;
     seg.waiting.reserve(T_);
     huge_pages(seg.waiting);
@@ -488,7 +470,8 @@ class WindowedStore {
     for (const auto& e : batch_.edges) {
       if (e.first >= first) own.targets[fill_[slot(e.first - first)]++] = e.second;
     }
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+            batch_.edges.size()};
   }
 
   // Iteration i, built, joins the window: its edges from earlier
@@ -521,7 +504,6 @@ class WindowedStore {
 
   const IterationSource& source_;
   TaskObserver& observer_;
-  const bool list_;  // for a ListScheduler
   const std::size_t T_;
   const Divider per_iteration_;  // a task's iteration: its id / T
   const std::size_t P_, R_, PR_;  // the layout hint (0 when none)
