@@ -2,7 +2,10 @@
 // path; no single-worker baseline): ResNet-50 for 10 iterations under WFBP on
 // P = 16 .. 1024 GPUs (8 per node, NVLink 2 inside nodes, EDR InfiniBand
 // between them); the DAG built an iteration window at a time (the default)
-// or whole before the run (second argument 1), and with per-task jitter.
+// or whole before the run (second argument 1), with per-task jitter, and
+// (fourth argument 1) every task run as events on the engine, not as a list
+// schedule where the graph allows one (ReplayOptions::list_schedule; ranks
+// that are all alike tie, and run as events either way).
 #include <benchmark/benchmark.h>
 
 #include "simulator/perturb/perturbation.h"
@@ -14,6 +17,7 @@ namespace {
 void BM_ReplayResNet50(benchmark::State& state) {
   const bool whole = state.range(1) != 0;
   const bool jitter = state.range(2) != 0;
+  const bool events_only = state.range(3) != 0;
   const auto profile =
       ssgd::trace::read_layer_profile_csv(SSGD_SOURCE_DIR "/traces/datasets/resnet50_v100.csv");
   ssgd::sim::Scenario s;
@@ -25,6 +29,7 @@ void BM_ReplayResNet50(benchmark::State& state) {
   if (jitter) s.perturb.jitter = ssgd::sim::parse_jitter("normal:0.05");
   ssgd::sim::ReplayOptions o;
   o.whole_graph = whole;
+  o.list_schedule = !events_only;
   o.fold_ranks = false;  // the full DAG: what this benchmark measures
   o.single_worker_baseline = false;
   std::uint64_t events = 0;
@@ -37,9 +42,10 @@ void BM_ReplayResNet50(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ReplayResNet50)
-    ->ArgNames({"gpus", "whole", "jitter"})
-    ->ArgsProduct({{16, 128, 1024}, {0, 1}, {0}})
-    ->ArgsProduct({{2048}, {0, 1}, {1}})
+    ->ArgNames({"gpus", "whole", "jitter", "events"})
+    ->ArgsProduct({{16, 128, 1024}, {0, 1}, {0}, {0}})
+    ->ArgsProduct({{2048}, {0, 1}, {1}, {0}})
+    ->ArgsProduct({{2048}, {0}, {1}, {1}})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -66,7 +66,11 @@ bool run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
   }
   const JobGraph& job = build.job;
   // Tried once: a replay that runs again after a refusal runs the events.
-  const bool list = job.source && !flow && options.list_schedule && out.list_refused.empty();
+  // Not where every rank runs alike without being folded (--no-fold): their
+  // tasks end together, and the first collective's predecessors tie.
+  const bool alike = !job.ranks_differ && job.ranks_built > 1;
+  const bool list =
+      job.source && !flow && options.list_schedule && !alike && out.list_refused.empty();
   if (list) {
     run.observer = std::make_unique<IterationObserver>(job.ranks_built, out.iterations, job.updates,
                                                        job.rank_weight, /*collectives_may_lag=*/true);

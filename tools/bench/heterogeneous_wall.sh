@@ -2,12 +2,15 @@
 # Wall time and peak memory of the whole `ssgd simulate` command for the
 # cases of issue 19 (ranks that differ): ResNet-50 (the bundled V100
 # profile), NVLink 2 inside nodes of 8 GPUs, EDR InfiniBand between them,
-# WFBP. One run each, /usr/bin/time's elapsed time and maximum RSS.
+# WFBP. One run each, /usr/bin/time's elapsed time and maximum RSS. The
+# jitter case also with --events: every task an event on the engine, as
+# before the list schedule (the same results).
 #
 #   tools/bench/heterogeneous_wall.sh [--big]
 #
 # --big adds 131,072 GPUs x 10 iterations with jitter (284 million tasks,
-# built an iteration window at a time: about 5 GB, several minutes).
+# built an iteration window at a time: about 3.6 GiB, under a minute as a list
+# schedule).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ssgd=build/bin/ssgd
@@ -26,6 +29,8 @@ printf "| case | wall time | peak RSS |\n|---|---|---|\n"
 run "1,024 GPUs x 10 iterations, --no-fold" --set cluster.nodes=128 --set iterations=10 --no-fold
 run "16,384 GPUs x 10 iterations, jitter normal:0.05" --set cluster.nodes=2048 --set iterations=10 \
   --set perturb.jitter=normal:0.05
+run "16,384 GPUs x 10 iterations, jitter normal:0.05, --events" --set cluster.nodes=2048 \
+  --set iterations=10 --set perturb.jitter=normal:0.05 --events
 run "16,384 GPUs x 1 iteration, flow model, jitter" --set cluster.nodes=2048 --set iterations=1 \
   --set network.model=flow --set perturb.jitter=normal:0.05
 run "16,384 GPUs x 10 iterations, one straggler (+20%)" --set cluster.nodes=2048 --set iterations=10 \
