@@ -170,6 +170,106 @@ TEST(ListSchedule, GivesTheEventRunsFiguresOrRefuses) {
   EXPECT_GT(refused, 50);
 }
 
+// Random graphs of no particular shape: 2 to 4 iterations of 3 to 12
+// tasks, each after one or more of the tasks before it (and the first after
+// the last iteration's last task, which reaches forward), on 1 to 4 resources
+// shared at random, of 1 to 3 ranks or collectives.
+struct RandomSource {
+  IterationSource source;
+  std::vector<dag::Task> shape;                         // one iteration's tasks
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // local, within it
+  std::uint64_t salt = 0;
+  bool coarse = false;
+};
+
+RandomSource random_graph(std::mt19937_64& rng, bool coarse) {
+  auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  RandomSource g;
+  g.coarse = coarse;
+  g.salt = rng();
+  const int n = pick(3, 12);
+  const int resources = pick(1, 4);
+  for (int k = 0; k < n; ++k) {
+    dag::Task t;
+    t.resource = static_cast<dag::ResourceId>(pick(0, resources - 1));
+    t.rank = pick(0, 3) == 0 ? dag::kAllRanks : pick(0, 2);
+    t.kind = t.rank == dag::kAllRanks ? dag::TaskKind::kComm : dag::TaskKind::kForward;
+    g.shape.push_back(t);
+    const std::size_t before = g.edges.size();
+    for (int j = 0; j < k; ++j) {
+      if (pick(0, 2) == 0) g.edges.emplace_back(j, k);
+    }
+    // Only the first iteration may hold a task without predecessors.
+    if (k > 0 && g.edges.size() == before) g.edges.emplace_back(pick(0, k - 1), k);
+  }
+  g.source.resources.resize(static_cast<std::size_t>(resources));
+  g.source.tasks_per_iteration = static_cast<std::size_t>(n);
+  g.source.iterations = pick(2, 4);
+  g.source.reaches_forward = [n](const dag::Task& t) { return t.layer == n - 1; };
+  return g;
+}
+
+void bind(RandomSource& g) {
+  g.source.build = [&g](dag::TaskBatch& batch) {
+    const auto n = static_cast<dag::TaskId>(g.shape.size());
+    const dag::TaskId first = batch.first;
+    const auto i = static_cast<std::int32_t>(first / n);
+    for (std::size_t k = 0; k < g.shape.size(); ++k) {
+      dag::Task t = g.shape[k];
+      t.iteration = i;
+      t.layer = static_cast<std::int32_t>(k);
+      batch.add_task(t);
+    }
+    draw(batch.tasks, first, g.salt, g.coarse);
+    for (const auto& [a, b] : g.edges) batch.add_edge(first + a, first + b);
+    if (first > 0) batch.add_edge(first - 1, first);  // the last task reaches forward
+  };
+}
+
+TEST(ListSchedule, GivesTheEventRunsFiguresOnRandomGraphsOrRefuses) {
+  std::mt19937_64 rng(7);
+  int accepted = 0, refused = 0;
+  for (int k = 0; k < 2'000; ++k) {
+    const bool coarse = k % 2 == 0;
+    RandomSource g = random_graph(rng, coarse);
+    bind(g);
+    SCOPED_TRACE(fmt::format("graph {}: {} tasks, {} edges, {} resources, {}", k, g.shape.size(),
+                             g.edges.size(), g.source.resources.size(),
+                             coarse ? "coarse" : "fine"));
+    const std::size_t n =
+        g.shape.size() * static_cast<std::size_t>(g.source.iterations);
+    Recorder events_seen(n);
+    Engine engine;
+    WindowedSchedule expected;
+    try {
+      expected = run_windowed(engine, g.source, {}, events_seen);
+    } catch (const DeadlockError&) {
+      FAIL() << "a graph whose edges go forward cannot deadlock";
+    }
+    RandomSource again = g;
+    bind(again);
+    Recorder seen(n);
+    seen.ordered = true;
+    const auto got = run_windowed_list(again.source, {}, seen);
+    if (!got) {
+      ++refused;
+      continue;
+    }
+    ++accepted;
+    EXPECT_EQ(seen.out_of_order, 0);
+    EXPECT_EQ(seen.start, events_seen.start);
+    EXPECT_EQ(seen.end, events_seen.end);
+    EXPECT_EQ(got->makespan, expected.makespan);
+    EXPECT_EQ(got->events, expected.events);
+    EXPECT_EQ(got->critical_path.task_count, expected.critical_path.task_count);
+    EXPECT_EQ(got->critical_path.time_by_kind, expected.critical_path.time_by_kind);
+    EXPECT_EQ(got->critical_path.gaps, expected.critical_path.gaps);
+  }
+  std::printf("random graphs: accepted %d, refused %d\n", accepted, refused);
+  EXPECT_GT(accepted, 150);
+  EXPECT_GT(refused, 150);
+}
+
 // A graph that can never finish is refused: the event run says why.
 TEST(ListSchedule, RefusesAGraphThatNeverFinishes) {
   IterationSource source;
