@@ -19,6 +19,7 @@
 #include "dag/profile_dag_builder.h"
 #include "simulator/engine/deadlock_error.h"
 #include "simulator/engine/windowed_schedule.h"
+#include "tests/support/builder_source.h"
 
 namespace ssgd::sim {
 namespace {
@@ -103,19 +104,25 @@ void draw(std::span<dag::Task> tasks, dag::TaskId first, std::uint64_t salt, boo
 }
 
 IterationSource source_of(dag::ProfileDagBuilder& builder, std::uint64_t salt, bool coarse) {
-  IterationSource source;
-  source.ranks = static_cast<std::size_t>(builder.ranks());
-  source.tasks_per_rank = builder.tasks_per_rank();
-  source.resources = builder.resources();
-  source.tasks_per_iteration = builder.tasks_per_iteration();
-  source.iterations = builder.iterations();
-  source.reach = builder.reach();
-  source.build = [&builder, salt, coarse](dag::TaskBatch& batch) {
-    builder.add_iteration(batch);
+  return testing::source_of(builder, [salt, coarse](dag::TaskBatch& batch) {
     draw(batch.tasks, batch.first, salt, coarse);
-  };
-  source.reaches_forward = [&builder](const dag::Task& t) { return builder.reaches_forward(t); };
-  return source;
+  });
+}
+
+// The list schedule's figures are the event run's.
+void expect_same(const Recorder& seen, const WindowedSchedule& got, const Recorder& events_seen,
+                 const WindowedSchedule& expected) {
+  EXPECT_EQ(seen.out_of_order, 0);
+  EXPECT_EQ(seen.start, events_seen.start);
+  EXPECT_EQ(seen.end, events_seen.end);
+  EXPECT_EQ(got.makespan, expected.makespan);
+  EXPECT_EQ(got.events, expected.events);
+  EXPECT_EQ(got.tasks, expected.tasks);
+  EXPECT_EQ(got.edges, expected.edges);
+  EXPECT_EQ(got.critical_path.task_count, expected.critical_path.task_count);
+  EXPECT_EQ(got.critical_path.length, expected.critical_path.length);
+  EXPECT_EQ(got.critical_path.time_by_kind, expected.critical_path.time_by_kind);
+  EXPECT_EQ(got.critical_path.gaps, expected.critical_path.gaps);
 }
 
 TEST(ListSchedule, GivesTheEventRunsFiguresOrRefuses) {
@@ -151,17 +158,7 @@ TEST(ListSchedule, GivesTheEventRunsFiguresOrRefuses) {
       continue;
     }
     ++accepted;
-    EXPECT_EQ(seen.out_of_order, 0);
-    EXPECT_EQ(seen.start, events_seen.start);
-    EXPECT_EQ(seen.end, events_seen.end);
-    EXPECT_EQ(got->makespan, expected.makespan);
-    EXPECT_EQ(got->events, expected.events);
-    EXPECT_EQ(got->tasks, expected.tasks);
-    EXPECT_EQ(got->edges, expected.edges);
-    EXPECT_EQ(got->critical_path.task_count, expected.critical_path.task_count);
-    EXPECT_EQ(got->critical_path.length, expected.critical_path.length);
-    EXPECT_EQ(got->critical_path.time_by_kind, expected.critical_path.time_by_kind);
-    EXPECT_EQ(got->critical_path.gaps, expected.critical_path.gaps);
+    expect_same(seen, *got, events_seen, expected);
   }
   for (const auto& [why, count] : reasons) std::printf("refused %d: %s\n", count, why.c_str());
   std::printf("accepted %d, refused %d\n", accepted, refused);
@@ -256,14 +253,7 @@ TEST(ListSchedule, GivesTheEventRunsFiguresOnRandomGraphsOrRefuses) {
       continue;
     }
     ++accepted;
-    EXPECT_EQ(seen.out_of_order, 0);
-    EXPECT_EQ(seen.start, events_seen.start);
-    EXPECT_EQ(seen.end, events_seen.end);
-    EXPECT_EQ(got->makespan, expected.makespan);
-    EXPECT_EQ(got->events, expected.events);
-    EXPECT_EQ(got->critical_path.task_count, expected.critical_path.task_count);
-    EXPECT_EQ(got->critical_path.time_by_kind, expected.critical_path.time_by_kind);
-    EXPECT_EQ(got->critical_path.gaps, expected.critical_path.gaps);
+    expect_same(seen, *got, events_seen, expected);
   }
   std::printf("random graphs: accepted %d, refused %d\n", accepted, refused);
   EXPECT_GT(accepted, 150);

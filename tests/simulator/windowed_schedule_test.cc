@@ -19,6 +19,7 @@
 #include "simulator/engine/deadlock_error.h"
 #include "simulator/engine/schedule.h"
 #include "simulator/engine/windowed_schedule.h"
+#include "tests/support/builder_source.h"
 
 namespace ssgd::sim {
 namespace {
@@ -49,26 +50,7 @@ void vary(std::span<dag::Task> tasks, dag::TaskId first) {
   }
 }
 
-// The builder's iterations as a source, each passed through `times`, with
-// the builder's layout hint unless `in_order`.
-IterationSource source_of(dag::ProfileDagBuilder& builder,
-                          std::function<void(dag::TaskBatch&)> times = {}, bool in_order = false) {
-  IterationSource source;
-  if (!in_order) {
-    source.ranks = static_cast<std::size_t>(builder.ranks());
-    source.tasks_per_rank = builder.tasks_per_rank();
-  }
-  source.resources = builder.resources();
-  source.tasks_per_iteration = builder.tasks_per_iteration();
-  source.iterations = builder.iterations();
-  source.reach = builder.reach();
-  source.build = [&builder, times](dag::TaskBatch& batch) {
-    builder.add_iteration(batch);
-    if (times) times(batch);
-  };
-  source.reaches_forward = [&builder](const dag::Task& t) { return builder.reaches_forward(t); };
-  return source;
-}
+using testing::source_of;
 
 // One collective for all `layers` layers, of 1,000 bytes.
 dag::CommPlan one_group(std::int32_t layers) {
