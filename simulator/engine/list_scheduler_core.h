@@ -10,7 +10,9 @@
 //  - its resource is free: the tasks a resource runs come one after
 //    another (start >= the previous one's end), so none would have queued;
 //    a task that starts as a zero-length one ends on its resource must
-//    have been released by it (else the event run could start either first);
+//    have been released by it, or by a chain of its rank's tasks, each
+//    released by the one before, from it (else the event run could have
+//    started either first);
 //  - the predecessor that released it is unambiguous: the event run takes
 //    the one whose end event came last, of equal end times the one that
 //    started last (its end was scheduled later); two of equal end and start
@@ -63,7 +65,12 @@ class ListScheduler {
     const std::size_t n = store_.task_count();
     store_.for_each_initial([this](TaskId t) { push(t, Store::kNone, 0); });
     while (refused_.empty()) {
-      while (low_ < ready_.size() && ready_[low_].empty()) ++low_;
+      while (low_ < ready_.size() && ready_[low_].empty()) {
+        // Its memory back: no task of an earlier iteration is ready, so
+        // every task of this one has run (or waits for ever).
+        std::vector<Item>().swap(ready_[low_]);
+        ++low_;
+      }
       if (low_ == ready_.size()) break;
       const Item item = ready_[low_].back();
       ready_[low_].pop_back();
