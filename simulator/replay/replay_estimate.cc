@@ -113,7 +113,8 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // global update); the whole graph holds every iteration.
   const bool windowed = options.windowed();
   const auto depth = static_cast<double>(scenario.policy.prefetch_depth);
-  const double held = windowed ? std::min(iterations, std::max(1.0, depth) + 2) : iterations;
+  const double window = depth == 0 && !per_group ? 2 : std::max(1.0, depth) + 2;
+  const double held = windowed ? std::min(iterations, window) : iterations;
   const double task_bytes =
       (windowed ? e.tasks / iterations * held * kBytesPerHeldTask +
                       iterations * collectives * kBytesPerCollectiveRun
