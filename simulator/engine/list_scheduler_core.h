@@ -20,9 +20,14 @@
 //  - what its observer sees comes in time order for each rank, and the
 //    collectives (rank kAllRanks) one after another, in time order;
 //  - nothing is left that never started (the event run says why).
-// No prioritized resource and no executor: their order is the engine's.
+// No prioritized resource: its order is the engine's.
 //
-// A task's end counts as one event, as the event run would count it.
+// A task an executor runs (a collective on the flow network) runs on the
+// engine, alone: started at its start by an event of the scheduler's own,
+// the engine run until it ends, each after the one before has ended and
+// left nothing on the engine past that instant (else refused). A task's end counts as
+// one event, as the event run counts it (an executor's task: none, its
+// engine's events instead).
 //
 // The order: the earliest iteration with a ready task first, within it the
 // task made ready last (a rank's tasks run one after another until one
@@ -39,6 +44,7 @@
 #include <vector>
 
 #include "dag/task.h"
+#include "simulator/engine/engine.h"
 #include "simulator/engine/schedule.h"
 
 namespace ssgd::sim::detail {
@@ -49,13 +55,24 @@ class ListScheduler {
   using Ref = typename Store::Ref;
   using TaskId = dag::TaskId;
 
-  ListScheduler(Store& store, const ScheduleOptions& options) : store_(store), options_(options) {}
+  // `engine`: what an executor's tasks run on.
+  ListScheduler(Engine& engine, Store& store, const ScheduleOptions& options)
+      : engine_(engine), store_(store), options_(options) {
+    if (options_.executor != nullptr) {
+      launch_ = engine_.register_handler([this](Engine&, std::uint64_t t) {
+        const auto id = static_cast<TaskId>(t);
+        options_.executor->start(id, store_.task(id), [this] {
+          ended_at_ = engine_.now();
+          executor_done_ = true;
+        });
+      });
+    }
+  }
 
   // Runs the whole graph; false, with refused() saying why, where the event
   // run could differ (what was told to the observer and built is then a
   // part of the run, to be thrown away).
   bool run() {
-    if (options_.executor != nullptr) return refuse("its tasks run on an executor");
     use_.assign(store_.resource_count(), {});
     for (std::size_t r = 0; r < use_.size(); ++r) {
       if (store_.resource(static_cast<dag::ResourceId>(r)).prioritized) {
@@ -83,7 +100,9 @@ class ListScheduler {
   }
 
   [[nodiscard]] const std::string& refused() const { return refused_; }
-  [[nodiscard]] std::uint64_t events() const { return done_; }
+  [[nodiscard]] std::uint64_t events() const {
+    return done_ - executed_ + (engine_.events_processed() - engine_events_at_start_ - executed_);
+  }
 
  private:
   struct Item {
@@ -140,7 +159,10 @@ class ListScheduler {
     const TaskId t = item.task;
     const dag::Task& task = store_.task(t);
     const std::int64_t start = item.start;
-    const std::int64_t end = start + task.duration.ns();
+    std::int64_t end = start + task.duration.ns();
+    if (options_.executor != nullptr && options_.executor->handles(task)) {
+      if (!execute(t, start, end)) return;
+    }
     Use& use = use_[task.resource];
     const TaskId by_task = item.by == Store::kNone ? dag::kNoTask : ended_[item.by].task;
     const bool ranked = task.rank != dag::kAllRanks;
@@ -207,14 +229,39 @@ class ListScheduler {
     store_.drop(ref);
   }
 
+  // Runs t, an executor's, on the engine from `start`; its end to `end`.
+  bool execute(TaskId t, std::int64_t start, std::int64_t& end) {
+    if (Time(start) < engine_.now()) return refuse("an executor's tasks overlap in time");
+    if (executed_ == 0) engine_events_at_start_ = engine_.events_processed();
+    ++executed_;
+    executor_done_ = false;
+    engine_.schedule(Time(start), launch_, t);
+    engine_.run();
+    if (!executor_done_) return refuse("an executor's task never ends");
+    // (What it did at that instant after, such as the flow network sharing
+    // its links out again, the event run does then too, before anything
+    // it could touch.)
+    if (engine_.now() != ended_at_) {
+      return refuse("an executor left events on the engine after its task ended");
+    }
+    end = ended_at_.ns();
+    return true;
+  }
+
   Rank& rank_state(std::int32_t rank) {
     const auto r = static_cast<std::size_t>(rank);
     if (r >= ranks_.size()) ranks_.resize(r + 1);
     return ranks_[r];
   }
 
+  Engine& engine_;
   Store& store_;
   const ScheduleOptions& options_;
+  HandlerId launch_ = 0;            // starts an executor's task
+  std::uint64_t executed_ = 0;      // tasks an executor ran
+  std::uint64_t engine_events_at_start_ = 0;
+  bool executor_done_ = false;      // the last of them has ended
+  Time ended_at_;
   std::vector<std::vector<Item>> ready_;  // by iteration
   std::size_t low_ = 0;                   // no ready task before this iteration
   std::vector<Ended> ended_;

@@ -545,11 +545,11 @@ WindowedSchedule run_windowed(Engine& engine, const IterationSource& source,
   return store.take(engine.events_processed(), std::move(batches));
 }
 
-std::optional<WindowedSchedule> run_windowed_list(const IterationSource& source,
+std::optional<WindowedSchedule> run_windowed_list(Engine& engine, const IterationSource& source,
                                                   const ScheduleOptions& options,
                                                   TaskObserver& observer, std::string* refused) {
   WindowedStore store(source, observer, /*list=*/true);
-  detail::ListScheduler<WindowedStore> scheduler(store, options);
+  detail::ListScheduler<WindowedStore> scheduler(engine, store, options);
   if (!scheduler.run()) {
     if (refused != nullptr) *refused = scheduler.refused();
     return std::nullopt;

@@ -90,16 +90,17 @@ WindowedSchedule run_windowed(Engine& engine, const IterationSource& source,
 // where every predecessor comes first (list_scheduler_core.h), where the
 // graph allows it: every task starts the moment its last predecessor ends
 // (no resource is asked for by two tasks at once), the predecessor that
-// releases each is unambiguous, no resource is prioritized and no executor
-// is given. Every figure of run_windowed() to the nanosecond, the events
-// counted as it counts them; the observer sees each task's start and its
+// releases each is unambiguous and no resource is prioritized; an
+// executor's tasks run on `engine` one at a time. Every figure of
+// run_windowed() to the nanosecond, the events counted as it counts them
+// (those of the engine included); the observer sees each task's start and its
 // end together, each rank's tasks in time order, and the collectives (rank
 // kAllRanks) in time order, but a rank's tasks may come before the
 // collectives that start earlier. Where the graph does not allow it,
 // returns nothing, with why in `refused`: the source has then been built
 // from and the observer told part of the run, so a run_windowed() after
 // needs fresh ones. Throws what run_windowed() throws of a bad source.
-std::optional<WindowedSchedule> run_windowed_list(const IterationSource& source,
+std::optional<WindowedSchedule> run_windowed_list(Engine& engine, const IterationSource& source,
                                                   const ScheduleOptions& options,
                                                   TaskObserver& observer,
                                                   std::string* refused = nullptr);

@@ -123,10 +123,10 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   const double cluster_bytes = static_cast<double>(e.nodes) * kBytesPerNode +
                                workers * (kBytesPerWorker + (flow ? kBytesPerFlowWorker : 0));
   e.bytes = kBaseBytes + task_bytes + cluster_bytes;
-  // A list schedule where it is likely to be taken: a windowed run of
-  // the analytical model without a prioritized network, per-group updates
-  // or prefetching (which make a rank's tasks wait for their resource).
-  const bool list = windowed && !flow && options.list_schedule && !priority && !per_group &&
+  // A list schedule where it is likely to be taken: a windowed run without
+  // a prioritized network, per-group updates or prefetching (which make a
+  // rank's tasks wait for their resource).
+  const bool list = windowed && options.list_schedule && !priority && !per_group &&
                     scenario.policy.prefetch_depth == 0;
   e.seconds = e.tasks * (list ? kSecondsPerListTask : kSecondsPerTask) +
               workers * kSecondsPerWorker + flow_events * kSecondsPerFlowEvent;

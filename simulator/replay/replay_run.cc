@@ -69,13 +69,13 @@ bool run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
   // Not where every rank runs alike without being folded (--no-fold): their
   // tasks end together, and the first collective's predecessors tie.
   const bool alike = !job.ranks_differ && job.ranks_built > 1;
-  const bool list =
-      job.source && !flow && options.list_schedule && !alike && out.list_refused.empty();
+  const bool list = job.source && options.list_schedule && !alike && out.list_refused.empty();
   if (list) {
     run.observer = std::make_unique<IterationObserver>(job.ranks_built, out.iterations, job.updates,
                                                        job.rank_weight, /*collectives_may_lag=*/true);
     std::string refused;
-    run.windowed = run_windowed_list(*job.source, sched_opts, *run.observer, &refused);
+    run.windowed =
+        run_windowed_list(run.engine, *job.source, sched_opts, *run.observer, &refused);
     if (!run.windowed) {
       out.list_refused = refused;
       // Its time counts as the run's.

@@ -151,7 +151,8 @@ TEST(ListSchedule, GivesTheEventRunsFiguresOrRefuses) {
     Recorder seen(n);
     seen.ordered = true;
     std::string why;
-    const auto got = run_windowed_list(list_source, {}, seen, &why);
+    Engine list_engine;
+    const auto got = run_windowed_list(list_engine, list_source, {}, seen, &why);
     if (!got) {
       ++refused;
       ++reasons[why + (coarse ? " (coarse)" : " (fine)")];
@@ -165,6 +166,78 @@ TEST(ListSchedule, GivesTheEventRunsFiguresOrRefuses) {
   // Both ways are exercised: a test of the comparison, and of the checks.
   EXPECT_GT(accepted, 100);
   EXPECT_GT(refused, 50);
+}
+
+// Runs collectives on the engine as the flow network does: it takes
+// twice their time plus a step, ends them from an event of its own and
+// leaves an event at that instant after (as the flow network shares its
+// links out again); with `late`, one a microsecond later too, which a list
+// schedule must refuse.
+class EngineExecutor : public TaskExecutor {
+ public:
+  EngineExecutor(Engine& engine, bool late) : engine_(engine), late_(late) {
+    step_ = engine_.register_handler([](Engine&, std::uint64_t) {});
+    end_ = engine_.register_handler([this](Engine& e, std::uint64_t k) {
+      auto done = std::move(finished_[k]);
+      finished_.erase(k);
+      e.schedule(e.now(), step_, 0);
+      if (late_) e.schedule_after(Duration(1'000), step_, 0);
+      done();
+    });
+  }
+  [[nodiscard]] bool handles(const dag::Task& task) const override {
+    return task.kind == dag::TaskKind::kComm;
+  }
+  void start(dag::TaskId, const dag::Task& task, std::function<void()> finished) override {
+    const std::uint64_t k = next_++;
+    finished_.emplace(k, std::move(finished));
+    engine_.schedule_after(Duration(13), step_, 0);
+    engine_.schedule_after(task.duration * 2 + Duration(13), end_, k);
+  }
+
+ private:
+  Engine& engine_;
+  bool late_;
+  HandlerId step_ = 0, end_ = 0;
+  std::uint64_t next_ = 0;
+  std::map<std::uint64_t, std::function<void()>> finished_;
+};
+
+TEST(ListSchedule, RunsAnExecutorsTasksOnTheEngine) {
+  std::mt19937_64 rng(99);
+  int accepted = 0;
+  for (int k = 0; k < 200; ++k) {
+    const Case c = random_case(rng);
+    const std::uint64_t salt = rng();
+    const bool late = k % 10 == 0;
+    SCOPED_TRACE(fmt::format("case {}{}", k, late ? ", late" : ""));
+    dag::ProfileDagBuilder builder(c.profile, c.shape, c.plan);
+    const std::size_t n =
+        builder.tasks_per_iteration() * static_cast<std::size_t>(c.shape.iterations);
+    Engine engine;
+    EngineExecutor executor(engine, late);
+    ScheduleOptions opts;
+    opts.executor = &executor;
+    Recorder events_seen(n);
+    const WindowedSchedule expected =
+        run_windowed(engine, source_of(builder, salt, false), opts, events_seen);
+
+    dag::ProfileDagBuilder again(c.profile, c.shape, c.plan);
+    Engine list_engine;
+    EngineExecutor list_executor(list_engine, late);
+    opts.executor = &list_executor;
+    Recorder seen(n);
+    seen.ordered = true;
+    std::string why;
+    const auto got = run_windowed_list(list_engine, source_of(again, salt, false), opts, seen, &why);
+    const bool collectives = builder.tasks_per_iteration() >
+                             static_cast<std::size_t>(builder.ranks()) * builder.tasks_per_rank();
+    if (late && collectives) EXPECT_FALSE(got.has_value());
+    if (!got) continue;
+    ++accepted;
+    expect_same(seen, *got, events_seen, expected);
+  }
+  EXPECT_GT(accepted, 50);
 }
 
 // Random graphs of no particular shape: 2 to 4 iterations of 3 to 12
@@ -247,7 +320,8 @@ TEST(ListSchedule, GivesTheEventRunsFiguresOnRandomGraphsOrRefuses) {
     bind(again);
     Recorder seen(n);
     seen.ordered = true;
-    const auto got = run_windowed_list(again.source, {}, seen);
+    Engine list_engine;
+    const auto got = run_windowed_list(list_engine, again.source, {}, seen);
     if (!got) {
       ++refused;
       continue;
@@ -279,7 +353,8 @@ TEST(ListSchedule, RefusesAGraphThatNeverFinishes) {
   };
   Recorder seen(3);
   std::string why;
-  EXPECT_FALSE(run_windowed_list(source, {}, seen, &why));
+  Engine list_engine;
+  EXPECT_FALSE(run_windowed_list(list_engine, source, {}, seen, &why));
   EXPECT_EQ(why, "tasks are left that never start");
   Engine engine;
   Recorder events_seen(3);
@@ -306,14 +381,16 @@ TEST(ListSchedule, ThrowsWhatTheSourceThrows) {
     };
     Recorder seen(builder.tasks_per_iteration() * 4);
     std::string why;
-    EXPECT_THROW(run_windowed_list(source, {}, seen, &why), std::runtime_error) << why;
+    Engine list_engine;
+    EXPECT_THROW(run_windowed_list(list_engine, source, {}, seen, &why), std::runtime_error) << why;
   }
   {
     dag::ProfileDagBuilder builder(p, shape, plan);
     IterationSource source = source_of(builder, 1, false);
     ++source.tasks_per_iteration;
     Recorder seen(100);
-    EXPECT_THROW(run_windowed_list(source, {}, seen), std::logic_error);
+    Engine list_engine;
+    EXPECT_THROW(run_windowed_list(list_engine, source, {}, seen), std::logic_error);
   }
 }
 

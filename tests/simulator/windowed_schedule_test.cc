@@ -183,7 +183,8 @@ TEST(WindowedSchedule, RunsAsTheWholeGraphToTheNanosecond) {
           again, [](dag::TaskBatch& batch) { vary(batch.tasks, batch.first); }, in_order);
       Recorder list_seen(whole.task_count());
       std::string refused;
-      const auto list = run_windowed_list(list_source, opts, list_seen, &refused);
+      Engine list_engine;
+      const auto list = run_windowed_list(list_engine, list_source, opts, list_seen, &refused);
       // Refused only where a resource's order, or a prioritized one, decides.
       const std::string name = c.name;
       const bool orders = name.find("prefetch") != std::string::npos ||
