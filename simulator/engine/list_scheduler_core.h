@@ -16,7 +16,8 @@
 //  - the predecessor that released it is unambiguous: the event run takes
 //    the one whose end event came last, of equal end times the one that
 //    started last (its end was scheduled later); two of equal end and start
-//    are refused;
+//    are refused, and two of equal end of which an executor ran either
+//    (its end event was scheduled at a later step, not as it started);
 //  - what its observer sees comes in time order for each rank, and the
 //    collectives (rank kAllRanks) one after another, in time order;
 //  - nothing is left that never started (the event run says why).
@@ -115,6 +116,7 @@ class ListScheduler {
     std::int64_t end;
     std::int64_t start;
     TaskId task;
+    bool executed;  // by the executor: its end was not scheduled as it started
   };
   struct Use {
     std::int64_t end = -1;  // the last task it ran (-1: none yet)
@@ -130,11 +132,12 @@ class ListScheduler {
     std::uint32_t chain = 1;     // the first of the chain that ends with its last
   };
   // The latest predecessor so far of a task that waits for more than one,
-  // and whether another ended and started with it; a waiting count's top
-  // bit says one is kept.
+  // and the latest end at which two of them could not be ordered (the
+  // latest of them releases it, if not); a waiting count's top bit says
+  // one is kept.
   struct Candidate {
     Ref ref = Store::kNone;  // held
-    bool tie = false;
+    std::int64_t tie_end = -1;
   };
   static constexpr std::uint32_t kKept = 1u << 31;
 
@@ -160,9 +163,8 @@ class ListScheduler {
     const dag::Task& task = store_.task(t);
     const std::int64_t start = item.start;
     std::int64_t end = start + task.duration.ns();
-    if (options_.executor != nullptr && options_.executor->handles(task)) {
-      if (!execute(t, start, end)) return;
-    }
+    const bool executed = options_.executor != nullptr && options_.executor->handles(task);
+    if (executed && !execute(t, start, end)) return;
     Use& use = use_[task.resource];
     const TaskId by_task = item.by == Store::kNone ? dag::kNoTask : ended_[item.by].task;
     const bool ranked = task.rank != dag::kAllRanks;
@@ -194,11 +196,11 @@ class ListScheduler {
     store_.started(t, Time(start), item.by);
     const Ref ref = store_.ended(t, Time(end), item.by);
     store_.drop(item.by);
-    ended_of(ref) = {end, start, t};
+    ended_of(ref) = {end, start, t, executed};
     if (++done_ % (1u << 20) == 0 && options_.progress) {
       options_.progress(static_cast<double>(done_) / static_cast<double>(store_.task_count()));
     }
-    store_.for_each_successor(t, [this, ref, end, start](TaskId s) {
+    store_.for_each_successor(t, [this, ref, end, start, executed](TaskId s) {
       std::uint32_t& waiting = store_.waiting(s);
       if (waiting == 1) {  // its only predecessor, or the last and none kept before it
         waiting = 0;
@@ -209,16 +211,20 @@ class ListScheduler {
       Candidate& c = (waiting & kKept) != 0 ? candidates_.find(s)->second
                                             : candidates_.try_emplace(s).first->second;
       waiting |= kKept;
-      if (c.ref == Store::kNone || end > ended_[c.ref].end ||
-          (end == ended_[c.ref].end && start > ended_[c.ref].start)) {
+      // Of equal ends, the one that started last, unless an executor ended
+      // either (its end event was scheduled at some later step: a tie).
+      const Ended* best = c.ref == Store::kNone ? nullptr : &ended_[c.ref];
+      const bool even = best != nullptr && end == best->end;
+      const bool ordered = even && !executed && !best->executed;
+      if (c.ref != ref && even && (!ordered || start == best->start)) {
+        c.tie_end = end;  // (an edge given twice does not tie with itself)
+      } else if (best == nullptr || end > best->end || (ordered && start > best->start)) {
         store_.hold(ref);
         store_.drop(c.ref);
-        c = {ref, false};
-      } else if (c.ref != ref && end == ended_[c.ref].end && start == ended_[c.ref].start) {
-        c.tie = true;  // (an edge given twice does not tie with itself)
+        c.ref = ref;
       }
       if ((--waiting & ~kKept) != 0) return;
-      if (c.tie) {
+      if (c.tie_end == ended_[c.ref].end) {
         refuse("two predecessors of a task end and start together");
         return;
       }

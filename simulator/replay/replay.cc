@@ -101,7 +101,10 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
   run.emplace();
   try {
     if (!stages::run(*built, scenario, options, *run, out)) {
-      // Refused as a list schedule, its source used up: built again, as events.
+      // Refused as a list schedule, its source used up: built again, as
+      // events (what the first try held given back first).
+      run.reset();
+      built.reset();
       built.emplace(stages::build(plan, options, out));
       run.emplace();
       stages::run(*built, scenario, options, *run, out);
