@@ -26,9 +26,9 @@
 // A task an executor runs (a collective on the flow network) runs on the
 // engine, alone: started at its start by an event of the scheduler's own,
 // the engine run until it ends, each after the one before has ended and
-// left nothing on the engine past that instant (else refused). A task's end counts as
-// one event, as the event run counts it (an executor's task: none, its
-// engine's events instead).
+// left nothing on the engine past that instant (else refused). A task's end
+// counts as one event, as the event run counts it (an executor's task:
+// none, its engine's events instead).
 //
 // The order: the earliest iteration with a ready task first, within it the
 // task made ready last (a rank's tasks run one after another until one
@@ -58,7 +58,10 @@ class ListScheduler {
 
   // `engine`: what an executor's tasks run on.
   ListScheduler(Engine& engine, Store& store, const ScheduleOptions& options)
-      : engine_(engine), store_(store), options_(options) {
+      : engine_(engine),
+        store_(store),
+        options_(options),
+        engine_events_at_start_(engine.events_processed()) {
     if (options_.executor != nullptr) {
       launch_ = engine_.register_handler([this](Engine&, std::uint64_t t) {
         const auto id = static_cast<TaskId>(t);
@@ -238,7 +241,6 @@ class ListScheduler {
   // Runs t, an executor's, on the engine from `start`; its end to `end`.
   bool execute(TaskId t, std::int64_t start, std::int64_t& end) {
     if (Time(start) < engine_.now()) return refuse("an executor's tasks overlap in time");
-    if (executed_ == 0) engine_events_at_start_ = engine_.events_processed();
     ++executed_;
     executor_done_ = false;
     engine_.schedule(Time(start), launch_, t);
@@ -265,7 +267,7 @@ class ListScheduler {
   const ScheduleOptions& options_;
   HandlerId launch_ = 0;            // starts an executor's task
   std::uint64_t executed_ = 0;      // tasks an executor ran
-  std::uint64_t engine_events_at_start_ = 0;
+  std::uint64_t engine_events_at_start_;  // what the engine had run before
   bool executor_done_ = false;      // the last of them has ended
   Time ended_at_;
   std::vector<std::vector<Item>> ready_;  // by iteration

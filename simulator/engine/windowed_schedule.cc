@@ -45,13 +45,15 @@ class Divider {
   std::uint64_t m_;
 };
 
-// Asks for a large vector's memory not yet touched to be backed by huge
-// pages (2 MiB): an iteration's arrays are hundreds of megabytes at scale,
-// and touching them first a 4 KiB page at a time cost about a second an
-// iteration on a virtual machine. Only a hint; memory already touched, or a
-// kernel without transparent huge pages, is left as it is.
+// Reserves room for n elements and, where that takes new memory, asks for
+// it to be backed by huge pages (2 MiB): an iteration's arrays are hundreds
+// of megabytes at scale, and touching them first a 4 KiB page at a time
+// cost about a second an iteration on a virtual machine. Only a hint; a
+// kernel without transparent huge pages leaves the memory as it is.
 template <class T>
-void huge_pages(std::vector<T>& v) {
+void reserve_huge(std::vector<T>& v, std::size_t n) {
+  if (v.capacity() >= n) return;
+  v.reserve(n);
 #ifdef MADV_HUGEPAGE
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
   const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
@@ -59,8 +61,6 @@ void huge_pages(std::vector<T>& v) {
   const std::uintptr_t from = (begin + kHuge - 1) & ~(kHuge - 1);
   const std::uintptr_t to = end & ~(kHuge - 1);
   if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
-#else
-  (void)v;
 #endif
 }
 
@@ -423,12 +423,8 @@ class WindowedStore {
     std::swap(batch_.tasks, seg.tasks);
     batch_.tasks.clear();
     batch_.edges.clear();
-    batch_.tasks.reserve(T_);
-    huge_pages(batch_.tasks);
-    if (batch_.edges.capacity() < source_.edges_hint) {
-      batch_.edges.reserve(source_.edges_hint);
-      huge_pages(batch_.edges);
-    }
+    reserve_huge(batch_.tasks, T_);
+    reserve_huge(batch_.edges, source_.edges_hint);
     source_.build(batch_);
     std::swap(batch_.tasks, seg.tasks);
     if (seg.tasks.size() != T_) {
@@ -438,15 +434,13 @@ class WindowedStore {
     }
     if (PR_ != 0) to_slots(seg.tasks);
     seg.lists = 0;
-    seg.waiting.reserve(T_);
-    huge_pages(seg.waiting);
+    reserve_huge(seg.waiting, T_);
     seg.waiting.assign(T_, 0);
     seg.remaining = T_;
     // Its own edges by the slot of their source, in the order added (a
     // stable counting sort), and the edges from earlier iterations.
     Successors& own = seg.own;
-    own.offsets.reserve(T_ + 1);
-    huge_pages(own.offsets);
+    reserve_huge(own.offsets, T_ + 1);
     own.offsets.assign(T_ + 1, 0);
     earlier_.clear();
     const TaskId end = first + static_cast<TaskId>(T_);
@@ -463,8 +457,7 @@ class WindowedStore {
       }
     }
     for (std::size_t v = 0; v < T_; ++v) own.offsets[v + 1] += own.offsets[v];
-    own.targets.reserve(own.offsets[T_]);
-    huge_pages(own.targets);
+    reserve_huge(own.targets, own.offsets[T_]);
     own.targets.resize(own.offsets[T_]);
     fill_.assign(own.offsets.begin(), own.offsets.end() - 1);
     for (const auto& e : batch_.edges) {

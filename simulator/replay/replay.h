@@ -44,10 +44,10 @@ struct ReplayOptions {
   [[nodiscard]] bool may_fold_classes() const { return fold_ranks && !keep_schedule; }
   // The graph is built and released an iteration window at a time.
   [[nodiscard]] bool windowed() const { return !keep_schedule && !whole_graph; }
-  // A windowed run under the analytical model is computed task by task
-  // without the event engine where the graph allows it (run_windowed_list(),
-  // simulator/engine/windowed_schedule.h: the same figures, to the
-  // nanosecond), else run as events; false: always as events.
+  // A windowed run is computed task by task without the event engine (the
+  // flow model's collectives alone on it) where the graph allows it
+  // (run_windowed_list(), simulator/engine/windowed_schedule.h: the same
+  // figures, to the nanosecond), else run as events; false: always as events.
   bool list_schedule = true;
   std::int64_t link_track_ranks = 16;  // with keep_schedule: link tracks for these ranks' nodes
   // Run even when the estimate (replay_estimate.h) says the run needs more

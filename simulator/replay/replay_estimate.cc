@@ -128,7 +128,7 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // rank's tasks wait for their resource).
   // (Not where every rank runs alike unfolded: not tried, replay_run.cc.)
   const bool list = windowed && options.list_schedule && !priority && !per_group &&
-                    scenario.policy.prefetch_depth == 0 && (ranks_differ || e.ranks_built == 1);
+                    depth == 0 && (ranks_differ || e.ranks_built == 1);
   e.seconds = e.tasks * (list ? kSecondsPerListTask : kSecondsPerTask) +
               workers * kSecondsPerWorker + flow_events * kSecondsPerFlowEvent;
 

@@ -70,9 +70,11 @@ bool run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
   // tasks end together, and the first collective's predecessors tie.
   const bool alike = !job.ranks_differ && job.ranks_built > 1;
   const bool list = job.source && options.list_schedule && !alike && out.list_refused.empty();
-  if (list) {
+  if (job.source) {
     run.observer = std::make_unique<IterationObserver>(job.ranks_built, out.iterations, job.updates,
-                                                       job.rank_weight, /*collectives_may_lag=*/true);
+                                                       job.rank_weight, /*collectives_may_lag=*/list);
+  }
+  if (list) {
     std::string refused;
     run.windowed =
         run_windowed_list(run.engine, *job.source, sched_opts, *run.observer, &refused);
@@ -87,8 +89,6 @@ bool run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
     }
     out.list_scheduled = true;
   } else if (job.source) {
-    run.observer = std::make_unique<IterationObserver>(job.ranks_built, out.iterations, job.updates,
-                                                       job.rank_weight);
     run.windowed = run_windowed(run.engine, *job.source, sched_opts, *run.observer);
   }
   if (run.windowed) {

@@ -59,8 +59,8 @@ struct Run {
   std::unique_ptr<IterationObserver> observer;
   std::optional<WindowedSchedule> windowed;
 };
-// Under the analytical model, a windowed run is tried as a list schedule
-// first (ReplayOptions::list_schedule): false when it was refused, and then
+// A windowed run is tried as a list schedule first
+// (ReplayOptions::list_schedule): false when it was refused, and then
 // the build's source and `run` are used up: build again and run once more,
 // which runs the events.
 bool run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
