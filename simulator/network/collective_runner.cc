@@ -6,12 +6,16 @@
 
 namespace ssgd::sim {
 
-CollectiveRunner::CollectiveRunner(Engine& engine, FlowNetwork& network, const Platform& platform)
+CollectiveRunner::CollectiveRunner(Engine& engine, FlowNetwork& network, const Platform& platform,
+                                   CollectivePlanner* planner)
     : engine_(engine),
       network_(network),
-      platform_(platform),
-      streams_(platform.inter_node_streams()),
-      routes_(platform) {
+      own_planner_(planner == nullptr ? std::make_unique<CollectivePlanner>(platform) : nullptr),
+      planner_(planner == nullptr ? *own_planner_ : *planner),
+      streams_(platform.inter_node_streams()) {
+  if (&planner_.platform() != &platform) {
+    throw std::logic_error("a collective runner's planner plans for another platform");
+  }
   inject_handler_ = engine_.register_handler(
       [this](Engine&, std::uint64_t id) { inject(static_cast<std::uint32_t>(id)); });
   done_handler_ = engine_.register_handler([this](Engine&, std::uint64_t id) {
@@ -20,7 +24,7 @@ CollectiveRunner::CollectiveRunner(Engine& engine, FlowNetwork& network, const P
 }
 
 void CollectiveRunner::run(const CollectiveCall& call, std::function<void()> done) {
-  if (call.endpoints == nullptr) throw std::logic_error("collective without endpoints");
+  auto plan = planner_.plan(call);
   std::uint32_t id = 0;
   if (!free_.empty()) {
     id = free_.back();
@@ -30,11 +34,10 @@ void CollectiveRunner::run(const CollectiveCall& call, std::function<void()> don
     instances_.emplace_back();
   }
   Instance& in = instances_[id];
-  in.steps = decompose(call.op, call.algorithm, call.shape, call.bytes);
+  in.plan = std::move(plan);
   in.step = 0;
   in.outstanding = 0;
   in.done = std::move(done);
-  in.endpoints = call.endpoints;
   in.band = call.band;
   ++started_;
   // Begin from an event, so `done` never runs inside run().
@@ -43,42 +46,36 @@ void CollectiveRunner::run(const CollectiveCall& call, std::function<void()> don
 
 void CollectiveRunner::begin_step(std::uint32_t id) {
   Instance& in = instances_[id];
-  if (in.step >= in.steps.size()) {
+  if (in.step >= in.plan->steps.size()) {
     auto done = std::move(in.done);
-    in.steps.clear();
+    in.plan.reset();
     free_.push_back(id);
     done();
     return;
   }
-  const CollectiveStep& step = in.steps[in.step];
-  Duration latency;
-  for (const auto& t : step.transfers) {
-    const Route& r = routes_.get((*in.endpoints)[static_cast<std::size_t>(t.src)],
-                           (*in.endpoints)[static_cast<std::size_t>(t.dst)]);
-    latency = max(latency, r.crosses_nodes && in.band != nullptr ? in.band->latency : r.latency);
-  }
-  engine_.schedule_after(latency * step.repeat, inject_handler_, id);
+  engine_.schedule_after(in.plan->steps[in.step].latency, inject_handler_, id);
 }
 
 void CollectiveRunner::inject(std::uint32_t id) {
   Instance& in = instances_[id];
-  const CollectiveStep& step = in.steps[in.step];
+  const CollectivePlan& plan = *in.plan;
+  const CollectivePlan::Step& step = plan.steps[in.step];
   const double repeat = static_cast<double>(step.repeat);
-  in.outstanding = static_cast<std::int64_t>(step.transfers.size());
+  in.outstanding = static_cast<std::int64_t>(step.end - step.begin);
   if (in.outstanding == 0) {
     ++in.step;
     begin_step(id);
     return;
   }
-  for (const auto& t : step.transfers) {
-    const Route& r = routes_.get((*in.endpoints)[static_cast<std::size_t>(t.src)],
-                           (*in.endpoints)[static_cast<std::size_t>(t.dst)]);
+  for (std::uint32_t t = step.begin; t < step.end; ++t) {
+    const Route& r = planner_.route(plan.route[t]);
+    const double bytes = plan.bytes[t];
     // Between nodes: the calibrated band's rate, which was measured with
     // everything the transport does; else the TCP streams' bound on one
     // transfer of this step's size.
     double cap = std::numeric_limits<double>::infinity();
-    if (r.crosses_nodes) cap = in.band != nullptr ? in.band->bandwidth_bytes_per_s : streams_.rate(t.bytes);
-    network_.start(r.links, t.bytes * repeat, cap, this, id);
+    if (r.crosses_nodes) cap = in.band != nullptr ? in.band->bandwidth_bytes_per_s : streams_.rate(bytes);
+    network_.start(r.links, bytes * repeat, cap, this, id);
   }
 }
 

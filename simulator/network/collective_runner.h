@@ -8,28 +8,24 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/collective/collective.h"
 #include "simulator/engine/engine.h"
+#include "simulator/network/collective_plan.h"
 #include "simulator/network/flow_network.h"
 #include "simulator/platform/platform.h"
 
 namespace ssgd::sim {
 
-struct CollectiveCall {
-  CollectiveOp op = CollectiveOp::kAllReduce;
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // resolved, never kAuto
-  CollectiveShape shape;
-  double bytes = 0;
-  const std::vector<VertexId>* endpoints = nullptr;  // ranks 0..P-1, then servers
-  const CalibrationBand* band = nullptr;             // calibrated costs between nodes, or null
-};
-
 class CollectiveRunner : public FlowListener {
  public:
-  CollectiveRunner(Engine& engine, FlowNetwork& network, const Platform& platform);
+  // Plans its collectives with `planner` (which must outlive it and plan for
+  // `platform`), or with one of its own when null.
+  CollectiveRunner(Engine& engine, FlowNetwork& network, const Platform& platform,
+                   CollectivePlanner* planner = nullptr);
 
   // Starts `call` now; `done` runs (from an engine event) when it has ended.
   void run(const CollectiveCall& call, std::function<void()> done);
@@ -38,11 +34,10 @@ class CollectiveRunner : public FlowListener {
 
  private:
   struct Instance {
-    std::vector<CollectiveStep> steps;
+    std::shared_ptr<const CollectivePlan> plan;
     std::size_t step = 0;
     std::int64_t outstanding = 0;
     std::function<void()> done;
-    const std::vector<VertexId>* endpoints = nullptr;
     const CalibrationBand* band = nullptr;
   };
 
@@ -52,11 +47,11 @@ class CollectiveRunner : public FlowListener {
 
   Engine& engine_;
   FlowNetwork& network_;
-  const Platform& platform_;
+  std::unique_ptr<CollectivePlanner> own_planner_;
+  CollectivePlanner& planner_;
   StreamCap streams_;  // the platform's TCP stream bound between nodes
   std::vector<Instance> instances_;
   std::vector<std::uint32_t> free_;
-  RouteCache routes_;
   HandlerId inject_handler_ = 0;
   HandlerId done_handler_ = 0;
   std::uint64_t started_ = 0;

@@ -139,12 +139,17 @@ Duration CommModel::isolated_time(CollectiveOp op, double bytes) const {
   if (auto it = isolated_cache_.find(key); it != isolated_cache_.end()) return it->second;
   Engine engine;
   FlowNetwork network(engine, platform_->link_capacities());
-  CollectiveRunner runner(engine, network, *platform_);
+  CollectiveRunner runner(engine, network, *platform_, &planner());
   runner.run(call(op, bytes), [] {});
   engine.run();
   const Duration d = engine.now() - Time::zero();
   isolated_cache_.emplace(key, d);
   return d;
+}
+
+CollectivePlanner& CommModel::planner() const {
+  if (!planner_) planner_ = std::make_shared<CollectivePlanner>(*platform_);
+  return *planner_;
 }
 
 std::string CommModel::describe() const {

@@ -18,6 +18,7 @@
 
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/collective/collective.h"
+#include "simulator/network/collective_plan.h"
 #include "simulator/network/collective_runner.h"
 #include "simulator/network/network_model_kind.h"
 #include "simulator/platform/platform.h"
@@ -58,6 +59,10 @@ class CommModel {
   // of the flow model (cached by size).
   [[nodiscard]] Duration isolated_time(CollectiveOp op, double bytes) const;
   [[nodiscard]] CollectiveCall call(CollectiveOp op, double bytes) const;
+  // The plans of this job's collectives on its platform, kept for its
+  // isolated runs and for a runner of the whole job's to share (copies of
+  // this model share it too).
+  [[nodiscard]] CollectivePlanner& planner() const;
 
   [[nodiscard]] std::string describe() const;
 
@@ -75,6 +80,7 @@ class CommModel {
   mutable std::map<std::pair<int, double>, Duration> isolated_cache_;
   mutable std::map<std::pair<int, double>, Duration> analytical_cache_;
   mutable std::map<std::pair<int, double>, CollectiveAlgorithm> algorithm_cache_;
+  mutable std::shared_ptr<CollectivePlanner> planner_;
 };
 
 }  // namespace ssgd::sim

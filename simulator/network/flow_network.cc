@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <queue>
 #include <stdexcept>
 
 namespace ssgd::sim {
@@ -178,7 +177,8 @@ void FlowNetwork::recompute() {
   // through shared links.
   comp_links_.clear();
   comp_flows_.clear();
-  std::vector<std::uint32_t> stack;
+  auto& stack = stack_;
+  stack.clear();
   for (auto l : dirty_) {
     if (link_mark_[l] == epoch_) continue;
     link_mark_[l] = epoch_;
@@ -214,12 +214,24 @@ void FlowNetwork::fill(const std::vector<std::uint32_t>& links, const std::vecto
     residual_[l] = capacity_[l];
     unfrozen_count_[l] = static_cast<std::uint32_t>(on_link_[l].size());
   }
-  using Entry = std::pair<double, std::uint32_t>;  // (share, link)
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> shares;
+  // A min-heap of (share, link), made at once (every entry is distinct, so
+  // it pops in the same order as one pushed an entry at a time).
+  auto& shares = shares_;
+  shares.clear();
   for (auto l : links) {
-    if (unfrozen_count_[l] > 0) shares.push({residual_[l] / unfrozen_count_[l], l});
+    if (unfrozen_count_[l] > 0) shares.push_back({residual_[l] / unfrozen_count_[l], l});
   }
-  std::vector<FlowId> by_cap;
+  std::make_heap(shares.begin(), shares.end(), std::greater<>());
+  const auto push = [&shares](ShareEntry e) {
+    shares.push_back(e);
+    std::push_heap(shares.begin(), shares.end(), std::greater<>());
+  };
+  const auto pop = [&shares] {
+    std::pop_heap(shares.begin(), shares.end(), std::greater<>());
+    shares.pop_back();
+  };
+  auto& by_cap = by_cap_;
+  by_cap.clear();
   for (FlowId id : flows) {
     if (std::isfinite(flows_[id].cap)) by_cap.push_back(id);
   }
@@ -229,8 +241,8 @@ void FlowNetwork::fill(const std::vector<std::uint32_t>& links, const std::vecto
   std::size_t next_cap = 0;
   // Epoch + 1 marks a frozen flow within this fill; the component mark is epoch_.
   const std::uint32_t frozen = epoch_ + 0x80000000u;
-  std::vector<std::pair<FlowId, double>> new_rates;
-  new_rates.reserve(flows.size());
+  auto& new_rates = new_rates_;
+  new_rates.clear();
   const auto freeze = [&](FlowId id, double rate) {
     Flow& f = flows_[id];
     f.mark = frozen;
@@ -238,19 +250,19 @@ void FlowNetwork::fill(const std::vector<std::uint32_t>& links, const std::vecto
     for (auto l : route(f)) {
       residual_[l] = std::max(0.0, residual_[l] - rate);
       --unfrozen_count_[l];
-      if (unfrozen_count_[l] > 0) shares.push({residual_[l] / unfrozen_count_[l], l});
+      if (unfrozen_count_[l] > 0) push({residual_[l] / unfrozen_count_[l], l});
     }
   };
   std::size_t remaining = flows.size();
   while (remaining > 0) {
     // Drop stale heap entries.
     while (!shares.empty()) {
-      const auto [s, l] = shares.top();
+      const auto [s, l] = shares.front();
       if (unfrozen_count_[l] > 0 && s == residual_[l] / unfrozen_count_[l]) break;
-      shares.pop();
+      pop();
     }
     while (next_cap < by_cap.size() && flows_[by_cap[next_cap]].mark == frozen) ++next_cap;
-    const double link_share = shares.empty() ? kInf : shares.top().first;
+    const double link_share = shares.empty() ? kInf : shares.front().first;
     if (next_cap < by_cap.size() && flows_[by_cap[next_cap]].cap <= link_share) {
       freeze(by_cap[next_cap], flows_[by_cap[next_cap]].cap);
       ++next_cap;
@@ -258,8 +270,8 @@ void FlowNetwork::fill(const std::vector<std::uint32_t>& links, const std::vecto
       continue;
     }
     if (shares.empty()) break;  // cannot happen: every flow crosses a link
-    const auto [share, l] = shares.top();
-    shares.pop();
+    const auto [share, l] = shares.front();
+    pop();
     // Every flow still rising on l freezes at l's share.
     for (FlowId id : on_link_[l]) {
       if (flows_[id].mark == frozen) continue;

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "common/time.h"
@@ -133,6 +134,11 @@ class FlowNetwork {
   std::vector<std::uint32_t> unfrozen_count_;
   std::vector<std::uint32_t> comp_links_;
   std::vector<FlowId> comp_flows_;
+  std::vector<std::uint32_t> stack_;
+  using ShareEntry = std::pair<double, std::uint32_t>;  // (fair share, link)
+  std::vector<ShareEntry> shares_;
+  std::vector<FlowId> by_cap_;
+  std::vector<std::pair<FlowId, double>> new_rates_;
 };
 
 }  // namespace ssgd::sim

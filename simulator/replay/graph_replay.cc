@@ -134,7 +134,7 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
     // The modelled collectives run as flows on the platform's links, each
     // with its own operation.
     flows = std::make_unique<FlowNetwork>(engine, comm.platform().link_capacities());
-    runner = std::make_unique<CollectiveRunner>(engine, *flows, comm.platform());
+    runner = std::make_unique<CollectiveRunner>(engine, *flows, comm.platform(), &comm.planner());
     executor = std::make_unique<FlowCommExecutor>(*runner, comm, [&dag](const dag::Task& task) {
       return *modelled_op(dag->comm[static_cast<std::size_t>(task.group)].op);
     });

@@ -60,7 +60,7 @@ bool run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
   if (flow) {
     run.flows = std::make_unique<FlowNetwork>(run.engine, platform.link_capacities());
     if (options.keep_schedule) run.flows->record_activity(run.tracked);
-    run.runner = std::make_unique<CollectiveRunner>(run.engine, *run.flows, platform);
+    run.runner = std::make_unique<CollectiveRunner>(run.engine, *run.flows, platform, &comm.planner());
     run.executor = std::make_unique<FlowCommExecutor>(*run.runner, comm);
     sched_opts.executor = run.executor.get();
   }

@@ -1,0 +1,77 @@
+#include "simulator/network/collective_plan.h"
+
+#include <limits>
+#include <stdexcept>
+
+namespace ssgd::sim {
+
+CollectivePlanner::CollectivePlanner(const Platform& platform, std::size_t budget_transfers)
+    : platform_(platform), budget_(budget_transfers) {}
+
+std::uint32_t CollectivePlanner::route_index(VertexId src, VertexId dst) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+  const auto [it, added] = route_of_pair_.try_emplace(key, static_cast<std::uint32_t>(routes_.size()));
+  if (added) {
+    if (routes_.size() >= std::numeric_limits<std::uint32_t>::max()) {
+      throw std::length_error("more routes than a collective plan can index");
+    }
+    routes_.push_back(platform_.route(src, dst));
+  }
+  return it->second;
+}
+
+std::shared_ptr<const CollectivePlan> CollectivePlanner::plan(const CollectiveCall& call) {
+  if (call.endpoints == nullptr) throw std::logic_error("collective without endpoints");
+  const CollectiveShape& s = call.shape;
+  const auto set = endpoint_sets_
+                       .try_emplace(*call.endpoints, static_cast<std::uint32_t>(endpoint_sets_.size()))
+                       .first->second;
+  const CalibrationBand* b = call.band;
+  const Key key{static_cast<int>(call.op), static_cast<int>(call.algorithm), s.ranks,
+                s.ranks_per_node, s.servers, s.servers_colocated, s.cpu_servers, s.root,
+                call.bytes, set, b != nullptr ? b->latency.ns() : -1,
+                b != nullptr ? b->bandwidth_bytes_per_s : -1.0};
+  if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
+  auto p = make(call);
+  if (kept_transfers_ + p->transfers() <= budget_) {
+    kept_transfers_ += p->transfers();
+    plans_.emplace(key, p);
+  }
+  return p;
+}
+
+std::shared_ptr<const CollectivePlan> CollectivePlanner::make(const CollectiveCall& call) {
+  auto p = std::make_shared<CollectivePlan>();
+  const std::vector<CollectiveStep> steps =
+      decompose(call.op, call.algorithm, call.shape, call.bytes);
+  std::size_t transfers = 0;
+  for (const auto& step : steps) transfers += step.transfers.size();
+  if (transfers >= std::numeric_limits<std::uint32_t>::max()) {
+    throw std::length_error("a collective of more transfers than a plan can index");
+  }
+  p->route.reserve(transfers);
+  p->bytes.reserve(transfers);
+  p->steps.reserve(steps.size());
+  const std::vector<VertexId>& ends = *call.endpoints;
+  for (const auto& step : steps) {
+    CollectivePlan::Step planned;
+    planned.begin = static_cast<std::uint32_t>(p->route.size());
+    planned.repeat = step.repeat;
+    Duration latency;
+    for (const auto& t : step.transfers) {
+      const std::uint32_t r = route_index(ends.at(static_cast<std::size_t>(t.src)),
+                                          ends.at(static_cast<std::size_t>(t.dst)));
+      const Route& route = routes_[r];
+      latency = max(latency, route.crosses_nodes && call.band != nullptr ? call.band->latency
+                                                                         : route.latency);
+      p->route.push_back(r);
+      p->bytes.push_back(t.bytes);
+    }
+    planned.latency = latency * step.repeat;
+    planned.end = static_cast<std::uint32_t>(p->route.size());
+    p->steps.push_back(planned);
+  }
+  return p;
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,88 @@
+#pragma once
+// A collective's steps with every transfer's route looked up and each step's
+// start-up latency worked out: what the CollectiveRunner needs to start its
+// flows. A profile's collectives repeat every iteration, and the flow
+// model's isolated runs (CommModel::isolated_time) ask for each size again,
+// so the planner keeps each call's plan, up to a budget of transfers: a
+// 16,384-rank double binary tree is 65,532 transfers a call, and looking up
+// their routes and decomposing the algorithm again cost a quarter of a flow
+// run.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "common/time.h"
+#include "simulator/calibration/network_calibration.h"
+#include "simulator/collective/collective.h"
+#include "simulator/platform/platform.h"
+
+namespace ssgd::sim {
+
+struct CollectiveCall {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // resolved, never kAuto
+  CollectiveShape shape;
+  double bytes = 0;
+  // Ranks 0..P-1, then servers; owned by the caller while the call runs.
+  const std::vector<VertexId>* endpoints = nullptr;
+  const CalibrationBand* band = nullptr;  // calibrated costs between nodes, or null
+};
+
+struct CollectivePlan {
+  struct Step {
+    std::uint32_t begin = 0;  // its transfers: [begin, end) of route and bytes
+    std::uint32_t end = 0;
+    std::int64_t repeat = 1;
+    // Before its flows start: repeat x the largest latency of its routes (a
+    // calibrated band's for routes between nodes).
+    Duration latency;
+  };
+  std::vector<Step> steps;
+  std::vector<std::uint32_t> route;  // per transfer: CollectivePlanner::route(index)
+  std::vector<double> bytes;         // per transfer: one repeat's bytes
+
+  [[nodiscard]] std::size_t transfers() const { return route.size(); }
+};
+
+class CollectivePlanner {
+ public:
+  // Plans are kept while their transfers sum to at most `budget_transfers`
+  // (12 bytes each); past it, each call is planned anew.
+  static constexpr std::size_t kDefaultBudget = std::size_t{1} << 22;
+  explicit CollectivePlanner(const Platform& platform,
+                             std::size_t budget_transfers = kDefaultBudget);
+  CollectivePlanner(const CollectivePlanner&) = delete;
+  CollectivePlanner& operator=(const CollectivePlanner&) = delete;
+
+  // `call`'s plan: kept from an earlier call with the same operation,
+  // algorithm, shape, bytes, endpoints and band (compared by value), or made
+  // now.
+  std::shared_ptr<const CollectivePlan> plan(const CollectiveCall& call);
+
+  [[nodiscard]] const Route& route(std::uint32_t index) const { return routes_[index]; }
+  [[nodiscard]] const Platform& platform() const { return platform_; }
+  [[nodiscard]] std::size_t kept_transfers() const { return kept_transfers_; }
+
+ private:
+  // Operation, algorithm, shape, bytes, the endpoints' set (an index into
+  // endpoint_sets_) and the band's latency and rate (-1 for none).
+  using Key = std::tuple<int, int, std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t,
+                         std::int64_t, double, std::uint32_t, std::int64_t, double>;
+  std::uint32_t route_index(VertexId src, VertexId dst);
+  [[nodiscard]] std::shared_ptr<const CollectivePlan> make(const CollectiveCall& call);
+
+  const Platform& platform_;
+  std::size_t budget_;
+  std::size_t kept_transfers_ = 0;
+  std::vector<Route> routes_;
+  std::unordered_map<std::uint64_t, std::uint32_t> route_of_pair_;
+  std::map<std::vector<VertexId>, std::uint32_t> endpoint_sets_;
+  std::map<Key, std::shared_ptr<const CollectivePlan>> plans_;
+};
+
+}  // namespace ssgd::sim
