@@ -3,49 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <exception>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include "common/logging.h"
+#include "common/run_indexed.h"
 #include "simulator/replay/replay.h"
 #include "traces/dataset/dataset_files.h"
 
 namespace ssgd::sim {
 namespace fs = std::filesystem;
-
-namespace {
-
-// Runs work(i) for i in [0, n) on up to `jobs` threads. Every index runs
-// even when one throws; the failure of the lowest index is then rethrown,
-// so what the caller sees does not depend on the number of threads.
-void run_indexed(std::size_t n, std::size_t jobs, const std::function<void(std::size_t)>& work) {
-  std::vector<std::exception_ptr> failures(n);
-  std::atomic<std::size_t> next{0};
-  const auto worker = [&] {
-    for (std::size_t i = next++; i < n; i = next++) {
-      try {
-        work(i);
-      } catch (...) {
-        failures[i] = std::current_exception();
-      }
-    }
-  };
-  const std::size_t threads = std::min(std::max<std::size_t>(jobs, 1), n);
-  std::vector<std::jthread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  pool.clear();  // joins
-  for (const auto& f : failures) {
-    if (f) std::rethrow_exception(f);
-  }
-}
-
-}  // namespace
 
 Scenario load_entry_scenario(const fs::path& dir, const trace::DatasetEntry& entry,
                              const std::vector<std::string>& files) {

@@ -24,7 +24,12 @@ CollectiveRunner::CollectiveRunner(Engine& engine, FlowNetwork& network, const P
 }
 
 void CollectiveRunner::run(const CollectiveCall& call, std::function<void()> done) {
-  auto plan = planner_.plan(call);
+  run(call, planner_.plan(call), std::move(done));
+}
+
+void CollectiveRunner::run(const CollectiveCall& call, std::shared_ptr<const CollectivePlan> plan,
+                           std::function<void()> done) {
+  if (plan == nullptr) throw std::logic_error("collective without a plan");
   std::uint32_t id = 0;
   if (!free_.empty()) {
     id = free_.back();

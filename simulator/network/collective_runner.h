@@ -29,6 +29,11 @@ class CollectiveRunner : public FlowListener {
 
   // Starts `call` now; `done` runs (from an engine event) when it has ended.
   void run(const CollectiveCall& call, std::function<void()> done);
+  // The same with its plan made beforehand by this runner's planner (whose
+  // routes it names): the runner then only reads the planner, so runners on
+  // other threads may share it.
+  void run(const CollectiveCall& call, std::shared_ptr<const CollectivePlan> plan,
+           std::function<void()> done);
 
   [[nodiscard]] std::uint64_t collectives_run() const { return started_; }
 

@@ -1,9 +1,11 @@
 #include "simulator/network/comm_model.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "common/run_indexed.h"
 #include "common/units.h"
 #include "simulator/engine/engine.h"
 #include "simulator/network/flow_network.h"
@@ -137,14 +139,45 @@ Duration CommModel::isolated_time(CollectiveOp op, double bytes) const {
   }
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = isolated_cache_.find(key); it != isolated_cache_.end()) return it->second;
+  const CollectiveCall c = call(op, bytes);
+  const Duration d = run_alone(c, planner().plan(c));
+  isolated_cache_.emplace(key, d);
+  return d;
+}
+
+void CommModel::prepare_isolated(CollectiveOp op, const std::vector<double>& sizes,
+                                 std::size_t jobs) const {
+  if (settings_.model == NetworkModelKind::kAnalytical || shape_.ranks == 1) return;
+  // The sizes not known yet, each once, planned here: the runs only read the
+  // planner.
+  std::vector<double> todo;
+  std::vector<CollectiveCall> calls;
+  std::vector<std::shared_ptr<const CollectivePlan>> plans;
+  for (const double bytes : sizes) {
+    if (isolated_cache_.contains({static_cast<int>(op), bytes}) ||
+        std::find(todo.begin(), todo.end(), bytes) != todo.end()) {
+      continue;
+    }
+    todo.push_back(bytes);
+    calls.push_back(call(op, bytes));
+    plans.push_back(planner().plan(calls.back()));
+  }
+  std::vector<Duration> times(todo.size());
+  run_indexed(todo.size(), jobs,
+              [&](std::size_t i) { times[i] = run_alone(calls[i], std::move(plans[i])); });
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    isolated_cache_.emplace(std::make_pair(static_cast<int>(op), todo[i]), times[i]);
+  }
+}
+
+Duration CommModel::run_alone(const CollectiveCall& c,
+                              std::shared_ptr<const CollectivePlan> plan) const {
   Engine engine;
   FlowNetwork network(engine, platform_->link_capacities());
   CollectiveRunner runner(engine, network, *platform_, &planner());
-  runner.run(call(op, bytes), [] {});
+  runner.run(c, std::move(plan), [] {});
   engine.run();
-  const Duration d = engine.now() - Time::zero();
-  isolated_cache_.emplace(key, d);
-  return d;
+  return engine.now() - Time::zero();
 }
 
 CollectivePlanner& CommModel::planner() const {

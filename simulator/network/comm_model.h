@@ -58,6 +58,11 @@ class CommModel {
   // The time with nothing else on the network: the closed form, or one run
   // of the flow model (cached by size).
   [[nodiscard]] Duration isolated_time(CollectiveOp op, double bytes) const;
+  // Works out isolated_time() of every size not yet known, the flow model's
+  // runs on up to `jobs` threads (each run alone on its own engine, so the
+  // answers are the same however many).
+  void prepare_isolated(CollectiveOp op, const std::vector<double>& sizes,
+                        std::size_t jobs) const;
   [[nodiscard]] CollectiveCall call(CollectiveOp op, double bytes) const;
   // The plans of this job's collectives on its platform, kept for its
   // isolated runs and for a runner of the whole job's to share (copies of
@@ -74,6 +79,9 @@ class CommModel {
   // The closed form of each (op, algorithm), worked out once: large trees
   // cost O(P log P) to work out, and every size after that is a few phases.
   [[nodiscard]] const ClosedForm& closed_form(CollectiveOp op, CollectiveAlgorithm algorithm) const;
+  // One flow-model run of `call` alone on the platform, planned by `plan`.
+  [[nodiscard]] Duration run_alone(const CollectiveCall& call,
+                                   std::shared_ptr<const CollectivePlan> plan) const;
   mutable std::map<std::pair<int, int>, ClosedForm> closed_forms_;
   // Answers kept by size: a profile has a few hundred sizes, each asked for
   // once per iteration.

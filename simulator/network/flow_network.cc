@@ -8,6 +8,9 @@ namespace ssgd::sim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// A link's share may sink below its first value by rounding, a few units in
+// the last place per flow frozen on it; 1e-3 covers a billion flows.
+constexpr double kPruneMargin = 1 - 1e-3;
 
 // Whole nanoseconds to deliver `bytes` at `rate`, rounded up so a flow never
 // ends before its bytes are through; at least 1 ns for a non-empty flow.
@@ -20,20 +23,16 @@ Duration time_to_deliver(double bytes, double rate) {
 
 }  // namespace
 
-FlowNetwork::FlowNetwork(Engine& engine, std::vector<double> capacities)
-    : engine_(engine), capacity_(std::move(capacities)) {
-  for (double c : capacity_) {
+FlowNetwork::FlowNetwork(Engine& engine, const std::vector<double>& capacities, bool prune)
+    : engine_(engine), prune_(prune) {
+  for (double c : capacities) {
     if (!(c > 0) || !std::isfinite(c)) {
       throw std::invalid_argument("every link of a flow network needs a positive, finite capacity");
     }
   }
-  const auto n = capacity_.size();
-  on_link_.resize(n);
-  usage_.resize(n);
-  busy_since_.resize(n);
-  link_mark_.assign(n, 0);
-  residual_.resize(n);
-  unfrozen_count_.resize(n);
+  links_.resize(capacities.size());
+  for (std::size_t l = 0; l < links_.size(); ++l) links_[l].capacity = capacities[l];
+  usage_.resize(capacities.size());
   finish_handler_ = engine_.register_handler(
       [this](Engine&, std::uint64_t id) { finished(static_cast<FlowId>(id)); });
   recompute_handler_ = engine_.register_handler([this](Engine&, std::uint64_t) { recompute(); });
@@ -83,14 +82,17 @@ void FlowNetwork::release(FlowId id) {
 
 void FlowNetwork::start(std::span<const std::uint32_t> links, double bytes, double rate_cap,
                         FlowListener* listener, std::uint64_t tag) {
+  double narrowest = kInf;
   for (auto l : links) {
-    if (l >= capacity_.size()) throw std::out_of_range("flow over a link the network does not have");
+    if (l >= links_.size()) throw std::out_of_range("flow over a link the network does not have");
+    narrowest = std::min(narrowest, links_[l].capacity);
   }
   if (!(rate_cap > 0)) throw std::invalid_argument("a flow's rate cap must be positive");
   const FlowId id = allocate(links);
   Flow& f = flows_[id];
   f.remaining = std::max(0.0, bytes);
   f.cap = rate_cap;
+  f.narrowest = narrowest;
   f.updated = engine_.now();
   f.listener = listener;
   f.tag = tag;
@@ -105,21 +107,22 @@ void FlowNetwork::start(std::span<const std::uint32_t> links, double bytes, doub
     return;
   }
   for (auto l : route(f)) {
-    on_link_[l].push_back(id);
+    links_[l].flows.push_back(id);
     link_gains_flow(l);
     mark_dirty(l);
   }
 }
 
 void FlowNetwork::link_gains_flow(std::uint32_t link) {
-  if (on_link_[link].size() == 1) busy_since_[link] = engine_.now();
+  if (links_[link].flows.size() == 1) links_[link].busy_since = engine_.now();
 }
 
 void FlowNetwork::link_loses_flow(std::uint32_t link) {
-  if (!on_link_[link].empty()) return;
-  usage_[link].busy += engine_.now() - busy_since_[link];
-  if (!record_.empty() && record_[link] && engine_.now() > busy_since_[link]) {
-    activity_.push_back({link, busy_since_[link], engine_.now()});
+  const Link& k = links_[link];
+  if (!k.flows.empty()) return;
+  usage_[link].busy += engine_.now() - k.busy_since;
+  if (!record_.empty() && record_[link] && engine_.now() > k.busy_since) {
+    activity_.push_back({link, k.busy_since, engine_.now()});
   }
 }
 
@@ -144,10 +147,9 @@ void FlowNetwork::advance(Flow& f) {
 void FlowNetwork::finished(FlowId id) {
   Flow& f = flows_[id];
   advance(f);
-  for (auto l : route(f)) usage_[l].bytes += f.remaining;  // rounding remainder
-  f.remaining = 0;
   for (auto l : route(f)) {
-    auto& v = on_link_[l];
+    usage_[l].bytes += f.remaining;  // rounding remainder
+    auto& v = links_[l].flows;
     const auto it = std::find(v.begin(), v.end(), id);
     if (it != v.end()) {
       *it = v.back();
@@ -156,6 +158,7 @@ void FlowNetwork::finished(FlowId id) {
     link_loses_flow(l);
     mark_dirty(l);
   }
+  f.remaining = 0;
   FlowListener* listener = f.listener;
   const std::uint64_t tag = f.tag;
   --active_;
@@ -169,7 +172,7 @@ void FlowNetwork::recompute() {
   ++recomputations_;
   ++epoch_;
   if (epoch_ == 0) {  // wrapped: clear the marks
-    std::fill(link_mark_.begin(), link_mark_.end(), 0);
+    for (auto& k : links_) k.mark = 0;
     for (auto& f : flows_) f.mark = 0;
     epoch_ = 1;
   }
@@ -180,8 +183,8 @@ void FlowNetwork::recompute() {
   auto& stack = stack_;
   stack.clear();
   for (auto l : dirty_) {
-    if (link_mark_[l] == epoch_) continue;
-    link_mark_[l] = epoch_;
+    if (links_[l].mark == epoch_) continue;
+    links_[l].mark = epoch_;
     stack.push_back(l);
   }
   dirty_.clear();
@@ -189,14 +192,14 @@ void FlowNetwork::recompute() {
     const auto l = stack.back();
     stack.pop_back();
     comp_links_.push_back(l);
-    for (FlowId id : on_link_[l]) {
+    for (FlowId id : links_[l].flows) {
       Flow& f = flows_[id];
       if (f.mark == epoch_) continue;
       f.mark = epoch_;
       comp_flows_.push_back(id);
       for (auto m : route(f)) {
-        if (link_mark_[m] == epoch_) continue;
-        link_mark_[m] = epoch_;
+        if (links_[m].mark == epoch_) continue;
+        links_[m].mark = epoch_;
         stack.push_back(m);
       }
     }
@@ -209,17 +212,32 @@ void FlowNetwork::recompute() {
 // fair share (residual capacity / flows still rising), lowest first, ties by
 // link id; a flow whose own cap is below the current share freezes at its cap
 // first.
+//
+// A link l of n flows whose every flow also crosses a link m of capacity
+// below cap_l / n (with a margin for rounding) is never taken: l's share
+// starts at cap_l / n and only rises as its flows freeze below it, while
+// m's share stays at most cap_m as long as the flow is rising, so m comes
+// first and freezes it. Such links stay out of the heap (`pruned_`): the
+// links taken, their order and every rate are the same.
 void FlowNetwork::fill(const std::vector<std::uint32_t>& links, const std::vector<FlowId>& flows) {
-  for (auto l : links) {
-    residual_[l] = capacity_[l];
-    unfrozen_count_[l] = static_cast<std::uint32_t>(on_link_[l].size());
-  }
   // A min-heap of (share, link), made at once (every entry is distinct, so
   // it pops in the same order as one pushed an entry at a time).
   auto& shares = shares_;
   shares.clear();
   for (auto l : links) {
-    if (unfrozen_count_[l] > 0) shares.push_back({residual_[l] / unfrozen_count_[l], l});
+    Link& k = links_[l];
+    const auto n = static_cast<std::uint32_t>(k.flows.size());
+    k.residual = k.capacity;
+    k.unfrozen = n;
+    bool prune = false;
+    if (n > 0 && prune_) {
+      const double below = k.capacity / n * kPruneMargin;
+      prune = std::all_of(k.flows.begin(), k.flows.end(),
+                          [&](FlowId id) { return flows_[id].narrowest < below; });
+    }
+    k.pruned = prune;
+    links_pruned_ += prune ? 1 : 0;
+    if (n > 0 && !prune) shares.push_back({k.residual / n, l});
   }
   std::make_heap(shares.begin(), shares.end(), std::greater<>());
   const auto push = [&shares](ShareEntry e) {
@@ -248,9 +266,10 @@ void FlowNetwork::fill(const std::vector<std::uint32_t>& links, const std::vecto
     f.mark = frozen;
     new_rates.push_back({id, rate});
     for (auto l : route(f)) {
-      residual_[l] = std::max(0.0, residual_[l] - rate);
-      --unfrozen_count_[l];
-      if (unfrozen_count_[l] > 0) push({residual_[l] / unfrozen_count_[l], l});
+      Link& k = links_[l];
+      k.residual = std::max(0.0, k.residual - rate);
+      --k.unfrozen;
+      if (k.unfrozen > 0 && !k.pruned) push({k.residual / k.unfrozen, l});
     }
   };
   std::size_t remaining = flows.size();
@@ -258,7 +277,8 @@ void FlowNetwork::fill(const std::vector<std::uint32_t>& links, const std::vecto
     // Drop stale heap entries.
     while (!shares.empty()) {
       const auto [s, l] = shares.front();
-      if (unfrozen_count_[l] > 0 && s == residual_[l] / unfrozen_count_[l]) break;
+      const Link& k = links_[l];
+      if (k.unfrozen > 0 && s == k.residual / k.unfrozen) break;
       pop();
     }
     while (next_cap < by_cap.size() && flows_[by_cap[next_cap]].mark == frozen) ++next_cap;
@@ -273,7 +293,7 @@ void FlowNetwork::fill(const std::vector<std::uint32_t>& links, const std::vecto
     const auto [share, l] = shares.front();
     pop();
     // Every flow still rising on l freezes at l's share.
-    for (FlowId id : on_link_[l]) {
+    for (FlowId id : links_[l].flows) {
       if (flows_[id].mark == frozen) continue;
       freeze(id, share);
       --remaining;
@@ -298,10 +318,10 @@ void FlowNetwork::settle() {
   for (auto& f : flows_) {
     if (f.active) advance(f);
   }
-  for (std::uint32_t l = 0; l < on_link_.size(); ++l) {
-    if (!on_link_[l].empty()) {
-      usage_[l].busy += engine_.now() - busy_since_[l];
-      busy_since_[l] = engine_.now();
+  for (std::uint32_t l = 0; l < links_.size(); ++l) {
+    if (!links_[l].flows.empty()) {
+      usage_[l].busy += engine_.now() - links_[l].busy_since;
+      links_[l].busy_since = engine_.now();
     }
   }
 }

@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <map>
 #include <set>
 
@@ -236,6 +238,80 @@ TEST(FlowNetwork, OnlyTheAffectedComponentIsRecomputed) {
   EXPECT_EQ(ends.at[2], 4'000'000);  // 1 MB by t=2 ms, then 2 MB alone
   // One recompute for the three starts (same instant) and one per end.
   EXPECT_EQ(net.recomputations(), 4u);
+}
+
+// What a random network did: each flow's end, each link's usage, the counts.
+struct FlowRun {
+  std::map<std::uint64_t, std::int64_t> ends;
+  std::vector<double> bytes;
+  std::vector<std::int64_t> busy;
+  std::uint64_t recomputations = 0;
+  std::uint64_t events = 0;
+  std::uint64_t pruned = 0;
+};
+
+// Random links in four tiers of capacity (some equal, for ties), random
+// routes over them, flows started at instants that often coincide, some
+// with a rate cap of their own; run with and without pruning.
+FlowRun run_random_network(std::uint64_t seed, bool prune) {
+  std::mt19937_64 rng(seed);
+  const auto pick = [&rng](std::uint64_t n) { return static_cast<std::size_t>(rng() % n); };
+  const std::size_t links = 2 + pick(24);
+  std::vector<double> caps(links);
+  const double tiers[] = {1e8, 1e9, 1.2e10, 1.2e11};
+  for (auto& c : caps) c = tiers[pick(4)] * (pick(3) == 0 ? 1.0 : 1 + static_cast<double>(pick(1000)) / 1000);
+  Engine engine;
+  FlowNetwork net(engine, caps, prune);
+  Ends ends(engine);
+  struct Planned {
+    std::vector<std::uint32_t> route;
+    double bytes = 0;
+    double cap = 0;
+  };
+  std::vector<Planned> flows(1 + pick(80));
+  for (auto& f : flows) {
+    const std::size_t hops = 1 + pick(std::min<std::size_t>(4, links));
+    while (f.route.size() < hops) {
+      const auto l = static_cast<std::uint32_t>(pick(links));
+      if (std::find(f.route.begin(), f.route.end(), l) == f.route.end()) f.route.push_back(l);
+    }
+    f.bytes = pick(4) == 0 ? 1e6 : static_cast<double>(1 + pick(10'000'000));
+    f.cap = pick(5) == 0 ? tiers[pick(4)] * 0.7 : std::numeric_limits<double>::infinity();
+  }
+  const HandlerId start = engine.register_handler([&](Engine&, std::uint64_t i) {
+    net.start(flows[i].route, flows[i].bytes, flows[i].cap, &ends, i);
+  });
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    engine.schedule(Time(static_cast<std::int64_t>(pick(20)) * 100'000), start, i);
+  }
+  engine.run();
+  net.settle();
+  FlowRun r;
+  r.ends = ends.at;
+  for (const auto& u : net.usage()) {
+    r.bytes.push_back(u.bytes);
+    r.busy.push_back(u.busy.ns());
+  }
+  r.recomputations = net.recomputations();
+  r.events = engine.events_processed();
+  r.pruned = net.links_pruned();
+  return r;
+}
+
+TEST(FlowNetwork, LeavingOutLinksThatCannotBottleneckChangesNothing) {
+  std::uint64_t pruned = 0;
+  for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+    const FlowRun all = run_random_network(seed, false);
+    const FlowRun some = run_random_network(seed, true);
+    ASSERT_EQ(all.ends, some.ends) << "seed " << seed;
+    ASSERT_EQ(all.bytes, some.bytes) << "seed " << seed;  // to the last bit
+    ASSERT_EQ(all.busy, some.busy) << "seed " << seed;
+    ASSERT_EQ(all.recomputations, some.recomputations) << "seed " << seed;
+    ASSERT_EQ(all.events, some.events) << "seed " << seed;
+    EXPECT_EQ(all.pruned, 0u);
+    pruned += some.pruned;
+  }
+  EXPECT_GT(pruned, 1000u);  // the pruning was exercised
 }
 
 TEST(FlowNetwork, RejectsNonPositiveCapacity) {
