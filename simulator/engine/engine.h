@@ -49,6 +49,10 @@ class Engine {
 
   [[nodiscard]] Time now() const { return now_; }
   [[nodiscard]] std::uint64_t events_processed() const { return processed_; }
+  // Counts `n` events as processed that a replayed recording of a part of
+  // the run stands for (CollectiveRunner::run_alone), so the count is the
+  // one the run would have reached by running them.
+  void count_events(std::uint64_t n) { processed_ += n; }
   [[nodiscard]] std::size_t pending() const { return queue_.size(); }
   void reserve(std::size_t events);
 

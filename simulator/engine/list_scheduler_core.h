@@ -65,7 +65,7 @@ class ListScheduler {
     if (options_.executor != nullptr) {
       launch_ = engine_.register_handler([this](Engine&, std::uint64_t t) {
         const auto id = static_cast<TaskId>(t);
-        options_.executor->start(id, store_.task(id), [this] {
+        options_.executor->start_alone(id, store_.task(id), [this] {
           ended_at_ = engine_.now();
           executor_done_ = true;
         });

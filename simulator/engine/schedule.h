@@ -48,6 +48,12 @@ class TaskExecutor {
   // Starts `task` now; the executor calls `finished` from a later engine
   // event (never inside this call) when the task has ended.
   virtual void start(dag::TaskId id, const dag::Task& task, std::function<void()> finished) = 0;
+  // The same where nothing else runs on the engine until `task` has ended
+  // (a list schedule runs each executor task so): an executor may then
+  // replay a recording of the same work instead, with the same end.
+  virtual void start_alone(dag::TaskId id, const dag::Task& task, std::function<void()> finished) {
+    start(id, task, std::move(finished));
+  }
 };
 
 struct ScheduleOptions {

@@ -36,8 +36,29 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::plan(const CollectiveCa
   if (kept_transfers_ + p->transfers() <= budget_) {
     kept_transfers_ += p->transfers();
     plans_.emplace(key, p);
+    kept_.emplace(p.get(), nullptr);
   }
   return p;
+}
+
+std::shared_ptr<const CollectiveRecording> CollectivePlanner::recording(
+    const CollectivePlan* plan) const {
+  const auto it = kept_.find(plan);
+  return it == kept_.end() ? nullptr : it->second;
+}
+
+void CollectivePlanner::keep_recording(const CollectivePlan* plan,
+                                       std::shared_ptr<const CollectiveRecording> r) {
+  const auto it = kept_.find(plan);
+  if (it == kept_.end() || it->second != nullptr || r == nullptr) return;
+  if (recording_bytes_ + r->bytes() > kRecordingBudget) return;
+  recording_bytes_ += r->bytes();
+  it->second = std::move(r);
+}
+
+bool runs_uncapped(const CollectiveCall& call, const CollectivePlan& plan,
+                   const StreamCap& streams) {
+  return !plan.crosses_nodes || (call.band == nullptr && !streams.on());
 }
 
 std::shared_ptr<const CollectivePlan> CollectivePlanner::make(const CollectiveCall& call) {
@@ -66,6 +87,7 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::make(const CollectiveCa
                                                                          : route.latency);
       p->route.push_back(r);
       p->bytes.push_back(t.bytes);
+      p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;
     }
     planned.latency = latency * step.repeat;
     planned.end = static_cast<std::uint32_t>(p->route.size());

@@ -19,6 +19,7 @@
 #include "common/time.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/collective/collective.h"
+#include "simulator/network/flow_network.h"
 #include "simulator/platform/platform.h"
 
 namespace ssgd::sim {
@@ -45,8 +46,34 @@ struct CollectivePlan {
   std::vector<Step> steps;
   std::vector<std::uint32_t> route;  // per transfer: CollectivePlanner::route(index)
   std::vector<double> bytes;         // per transfer: one repeat's bytes
+  bool crosses_nodes = false;        // some transfer goes from one node to another
 
   [[nodiscard]] std::size_t transfers() const { return route.size(); }
+};
+
+// Whether every flow of `plan` runs uncapped: no transfer between nodes, or
+// neither a calibrated band nor the TCP streams bound them. Such a run does
+// not depend on which flow numbers the network hands out (only capped flows
+// are ordered by them), so its recording replays exactly on another network.
+[[nodiscard]] bool runs_uncapped(const CollectiveCall& call, const CollectivePlan& plan,
+                                 const StreamCap& streams);
+
+// A collective's run alone on an idle flow network (CommModel's isolated
+// runs), recorded: replaying it on an idle network of the same links, where
+// nothing else happens until it ends, gives what running it again would
+// give: its end, every link's bytes (added in the same order) and busy time,
+// and the events and flows counted (CollectiveRunner::run_alone).
+struct CollectiveRecording {
+  Duration duration;
+  std::uint64_t events = 0;
+  std::uint64_t flows = 0;
+  std::uint64_t recomputations = 0;
+  std::uint64_t pruned = 0;
+  UsageRecording usage;  // busy: one entry a link, summed
+
+  [[nodiscard]] std::size_t bytes() const {
+    return usage.bytes.size() * sizeof(UsageRecording::Bytes) + usage.busy.size() * 16;
+  }
 };
 
 class CollectivePlanner {
@@ -63,6 +90,13 @@ class CollectivePlanner {
   // algorithm, shape, bytes, endpoints and band (compared by value), or made
   // now.
   std::shared_ptr<const CollectivePlan> plan(const CollectiveCall& call);
+
+  // The recording of a kept plan's run alone, or null; a recording is kept
+  // for a kept plan while recordings hold at most kRecordingBudget bytes.
+  static constexpr std::size_t kRecordingBudget = std::size_t{256} << 20;
+  [[nodiscard]] std::shared_ptr<const CollectiveRecording> recording(const CollectivePlan* plan) const;
+  [[nodiscard]] bool keeps(const CollectivePlan* plan) const { return kept_.contains(plan); }
+  void keep_recording(const CollectivePlan* plan, std::shared_ptr<const CollectiveRecording> r);
 
   [[nodiscard]] const Route& route(std::uint32_t index) const { return routes_[index]; }
   [[nodiscard]] const Platform& platform() const { return platform_; }
@@ -83,6 +117,8 @@ class CollectivePlanner {
   std::unordered_map<std::uint64_t, std::uint32_t> route_of_pair_;
   std::map<std::vector<VertexId>, std::uint32_t> endpoint_sets_;
   std::map<Key, std::shared_ptr<const CollectivePlan>> plans_;
+  std::unordered_map<const CollectivePlan*, std::shared_ptr<const CollectiveRecording>> kept_;
+  std::size_t recording_bytes_ = 0;
 };
 
 }  // namespace ssgd::sim

@@ -30,14 +30,7 @@ void CollectiveRunner::run(const CollectiveCall& call, std::function<void()> don
 void CollectiveRunner::run(const CollectiveCall& call, std::shared_ptr<const CollectivePlan> plan,
                            std::function<void()> done) {
   if (plan == nullptr) throw std::logic_error("collective without a plan");
-  std::uint32_t id = 0;
-  if (!free_.empty()) {
-    id = free_.back();
-    free_.pop_back();
-  } else {
-    id = static_cast<std::uint32_t>(instances_.size());
-    instances_.emplace_back();
-  }
+  const std::uint32_t id = instance();
   Instance& in = instances_[id];
   in.plan = std::move(plan);
   in.step = 0;
@@ -47,6 +40,44 @@ void CollectiveRunner::run(const CollectiveCall& call, std::shared_ptr<const Col
   ++started_;
   // Begin from an event, so `done` never runs inside run().
   engine_.schedule(engine_.now(), done_handler_, id);
+}
+
+std::uint32_t CollectiveRunner::instance() {
+  if (!free_.empty()) {
+    const std::uint32_t id = free_.back();
+    free_.pop_back();
+    return id;
+  }
+  instances_.emplace_back();
+  return static_cast<std::uint32_t>(instances_.size() - 1);
+}
+
+void CollectiveRunner::run_alone(const CollectiveCall& call, std::function<void()> done) {
+  auto plan = planner_.plan(call);
+  const auto recorded = planner_.recording(plan.get());
+  if (recorded == nullptr || !network_.idle() || !runs_uncapped(call, *plan, streams_)) {
+    run(call, std::move(plan), std::move(done));
+    return;
+  }
+  const CollectivePlan& p = *plan;
+  network_.replay(
+      recorded->usage,
+      [this, &p](std::uint32_t flow) -> std::span<const LinkId> {
+        return planner_.route(p.route[flow]).links;
+      },
+      recorded->flows, recorded->recomputations, recorded->pruned);
+  const std::uint32_t id = instance();
+  Instance& in = instances_[id];
+  in.step = p.steps.size();  // begin_step then ends it
+  in.outstanding = 0;
+  in.done = std::move(done);
+  in.band = call.band;
+  in.plan = std::move(plan);
+  ++started_;
+  ++replayed_;
+  // Its end as an event, like the last of the run's; the rest counted.
+  engine_.schedule_after(recorded->duration, done_handler_, id);
+  engine_.count_events(recorded->events - 1);
 }
 
 void CollectiveRunner::begin_step(std::uint32_t id) {

@@ -35,7 +35,17 @@ class CollectiveRunner : public FlowListener {
   void run(const CollectiveCall& call, std::shared_ptr<const CollectivePlan> plan,
            std::function<void()> done);
 
+  // Starts `call` now, as run(), where nothing else will use the engine or
+  // the network until it has ended (the list schedule's executor tasks):
+  // when the planner keeps a recording of its run alone, runs_uncapped()
+  // holds and the network is idle, the recording is replayed (its usage
+  // added, `done` called after its duration, its events counted) instead of
+  // running every flow again; the same figures either way.
+  void run_alone(const CollectiveCall& call, std::function<void()> done);
+
   [[nodiscard]] std::uint64_t collectives_run() const { return started_; }
+  [[nodiscard]] std::uint64_t collectives_replayed() const { return replayed_; }
+  [[nodiscard]] const StreamCap& streams() const { return streams_; }
 
  private:
   struct Instance {
@@ -46,6 +56,7 @@ class CollectiveRunner : public FlowListener {
     const CalibrationBand* band = nullptr;
   };
 
+  std::uint32_t instance();
   void begin_step(std::uint32_t id);
   void inject(std::uint32_t id);
   void flow_finished(std::uint64_t tag) override;
@@ -60,6 +71,7 @@ class CollectiveRunner : public FlowListener {
   HandlerId inject_handler_ = 0;
   HandlerId done_handler_ = 0;
   std::uint64_t started_ = 0;
+  std::uint64_t replayed_ = 0;
 };
 
 }  // namespace ssgd::sim

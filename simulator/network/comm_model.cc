@@ -140,9 +140,20 @@ Duration CommModel::isolated_time(CollectiveOp op, double bytes) const {
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = isolated_cache_.find(key); it != isolated_cache_.end()) return it->second;
   const CollectiveCall c = call(op, bytes);
-  const Duration d = run_alone(c, planner().plan(c));
+  const auto plan = planner().plan(c);
+  const auto recording = recording_for(c, *plan);
+  const Duration d = run_alone(c, plan, recording.get());
+  planner().keep_recording(plan.get(), recording);
   isolated_cache_.emplace(key, d);
   return d;
+}
+
+std::shared_ptr<CollectiveRecording> CommModel::recording_for(const CollectiveCall& c,
+                                                              const CollectivePlan& plan) const {
+  if (!planner().keeps(&plan) || !runs_uncapped(c, plan, platform_->inter_node_streams())) {
+    return nullptr;
+  }
+  return std::make_shared<CollectiveRecording>();
 }
 
 void CommModel::prepare_isolated(CollectiveOp op, const std::vector<double>& sizes,
@@ -162,22 +173,50 @@ void CommModel::prepare_isolated(CollectiveOp op, const std::vector<double>& siz
     calls.push_back(call(op, bytes));
     plans.push_back(planner().plan(calls.back()));
   }
+  std::vector<std::shared_ptr<CollectiveRecording>> recordings;
+  for (std::size_t i = 0; i < todo.size(); ++i) recordings.push_back(recording_for(calls[i], *plans[i]));
   std::vector<Duration> times(todo.size());
-  run_indexed(todo.size(), jobs,
-              [&](std::size_t i) { times[i] = run_alone(calls[i], std::move(plans[i])); });
+  run_indexed(todo.size(), jobs, [&](std::size_t i) {
+    times[i] = run_alone(calls[i], plans[i], recordings[i].get());
+  });
   for (std::size_t i = 0; i < todo.size(); ++i) {
+    planner().keep_recording(plans[i].get(), std::move(recordings[i]));
     isolated_cache_.emplace(std::make_pair(static_cast<int>(op), todo[i]), times[i]);
   }
 }
 
-Duration CommModel::run_alone(const CollectiveCall& c,
-                              std::shared_ptr<const CollectivePlan> plan) const {
+Duration CommModel::run_alone(const CollectiveCall& c, std::shared_ptr<const CollectivePlan> plan,
+                              CollectiveRecording* recording) const {
   Engine engine;
   FlowNetwork network(engine, platform_->link_capacities());
   CollectiveRunner runner(engine, network, *platform_, &planner());
+  if (recording != nullptr) network.record(&recording->usage);
   runner.run(c, std::move(plan), [] {});
   engine.run();
-  return engine.now() - Time::zero();
+  const Duration d = engine.now() - Time::zero();
+  if (recording != nullptr) {
+    network.record(nullptr);
+    recording->duration = d;
+    recording->events = engine.events_processed();
+    recording->flows = network.flows_started();
+    recording->recomputations = network.recomputations();
+    recording->pruned = network.links_pruned();
+    // A link's busy spells summed (whole nanoseconds: in any order).
+    auto& busy = recording->usage.busy;
+    std::sort(busy.begin(), busy.end());
+    std::size_t kept = 0;
+    for (const auto& [link, ns] : busy) {
+      if (kept > 0 && busy[kept - 1].first == link) {
+        busy[kept - 1].second += ns;
+      } else {
+        busy[kept++] = {link, ns};
+      }
+    }
+    busy.resize(kept);
+    busy.shrink_to_fit();
+    recording->usage.bytes.shrink_to_fit();
+  }
+  return d;
 }
 
 CollectivePlanner& CommModel::planner() const {

@@ -79,9 +79,15 @@ class CommModel {
   // The closed form of each (op, algorithm), worked out once: large trees
   // cost O(P log P) to work out, and every size after that is a few phases.
   [[nodiscard]] const ClosedForm& closed_form(CollectiveOp op, CollectiveAlgorithm algorithm) const;
-  // One flow-model run of `call` alone on the platform, planned by `plan`.
+  // One flow-model run of `call` alone on the platform, planned by `plan`;
+  // recorded into `recording` when given (CollectiveRecording).
   [[nodiscard]] Duration run_alone(const CollectiveCall& call,
-                                   std::shared_ptr<const CollectivePlan> plan) const;
+                                   std::shared_ptr<const CollectivePlan> plan,
+                                   CollectiveRecording* recording = nullptr) const;
+  // A recording to make of `call`'s isolated run: where the planner keeps
+  // its plan and it runs uncapped.
+  [[nodiscard]] std::shared_ptr<CollectiveRecording> recording_for(
+      const CollectiveCall& call, const CollectivePlan& plan) const;
   mutable std::map<std::pair<int, int>, ClosedForm> closed_forms_;
   // Answers kept by size: a profile has a few hundred sizes, each asked for
   // once per iteration.

@@ -93,6 +93,7 @@ void FlowNetwork::start(std::span<const std::uint32_t> links, double bytes, doub
   f.remaining = std::max(0.0, bytes);
   f.cap = rate_cap;
   f.narrowest = narrowest;
+  f.serial = static_cast<std::uint32_t>(flows_started_ - recording_base_);
   f.updated = engine_.now();
   f.listener = listener;
   f.tag = tag;
@@ -121,6 +122,7 @@ void FlowNetwork::link_loses_flow(std::uint32_t link) {
   const Link& k = links_[link];
   if (!k.flows.empty()) return;
   usage_[link].busy += engine_.now() - k.busy_since;
+  if (recording_ != nullptr) recording_->busy.emplace_back(link, (engine_.now() - k.busy_since).ns());
   if (!record_.empty() && record_[link] && engine_.now() > k.busy_since) {
     activity_.push_back({link, k.busy_since, engine_.now()});
   }
@@ -142,11 +144,13 @@ void FlowNetwork::advance(Flow& f) {
   f.remaining -= delivered;
   f.updated = now;
   for (auto l : route(f)) usage_[l].bytes += delivered;
+  if (recording_ != nullptr && delivered != 0) recording_->bytes.push_back({f.serial, delivered});
 }
 
 void FlowNetwork::finished(FlowId id) {
   Flow& f = flows_[id];
   advance(f);
+  if (recording_ != nullptr && f.remaining != 0) recording_->bytes.push_back({f.serial, f.remaining});
   for (auto l : route(f)) {
     usage_[l].bytes += f.remaining;  // rounding remainder
     auto& v = links_[l].flows;

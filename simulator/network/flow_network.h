@@ -51,6 +51,19 @@ struct LinkActivity {
   Time end;
 };
 
+// What a network did with its usage counters while it recorded
+// (FlowNetwork::record): every addition to a link's bytes, as the flow that
+// made it (its number among the flows started since recording began) and
+// the bytes, in order, and every busy spell added to a link.
+struct UsageRecording {
+  struct Bytes {
+    std::uint32_t flow = 0;
+    double bytes = 0;  // added to each link on the flow's route
+  };
+  std::vector<Bytes> bytes;
+  std::vector<std::pair<std::uint32_t, std::int64_t>> busy;  // (link, ns)
+};
+
 class FlowNetwork {
  public:
   // One capacity (bytes per second, > 0) per link, indexed by link id.
@@ -67,6 +80,32 @@ class FlowNetwork {
   // the current time, never inside this call).
   void start(std::span<const std::uint32_t> links, double bytes, double rate_cap,
              FlowListener* listener, std::uint64_t tag);
+
+  // While `recording` is set (null stops), logs every change to the usage
+  // counters into it; flows are numbered from 0 as they start from now on.
+  void record(UsageRecording* recording) {
+    recording_ = recording;
+    recording_base_ = flows_started_;
+  }
+  // No flow in flight, nothing left to recompute, no activity kept: what
+  // happens next depends only on what starts next.
+  [[nodiscard]] bool idle() const {
+    return active_ == 0 && !recompute_pending_ && dirty_.empty() && record_.empty();
+  }
+  // Replays what a recording of a run on an idle network of the same
+  // links added (the flows' routes by their numbers), and counts what that
+  // run counted: flows started, recomputations and links pruned.
+  template <class RouteOf>
+  void replay(const UsageRecording& recording, const RouteOf& route_of, std::uint64_t flows,
+              std::uint64_t recomputations, std::uint64_t pruned) {
+    for (const auto& b : recording.bytes) {
+      for (auto l : route_of(b.flow)) usage_[l].bytes += b.bytes;
+    }
+    for (const auto& [link, ns] : recording.busy) usage_[link].busy += Duration(ns);
+    flows_started_ += flows;
+    recomputations_ += recomputations;
+    links_pruned_ += pruned;
+  }
 
   // Settles the usage counters up to now (call before reading them).
   void settle();
@@ -92,6 +131,7 @@ class FlowNetwork {
     double rate = 0;
     double cap = std::numeric_limits<double>::infinity();
     double narrowest = 0;  // the smallest capacity on its route
+    std::uint32_t serial = 0;  // its number since recording began
     Time updated;  // when `remaining` was last brought up to date
     EventHandle completion;
     FlowListener* listener = nullptr;
@@ -145,6 +185,8 @@ class FlowNetwork {
   std::uint64_t flows_started_ = 0;
   std::uint64_t recomputations_ = 0;
   std::uint64_t links_pruned_ = 0;
+  UsageRecording* recording_ = nullptr;
+  std::uint64_t recording_base_ = 0;
   bool prune_ = true;
   // Scratch for recompute(), kept to avoid reallocation.
   std::vector<std::uint32_t> comp_links_;

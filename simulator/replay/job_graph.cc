@@ -234,6 +234,12 @@ void FlowCommExecutor::start(dag::TaskId, const dag::Task& task, std::function<v
   runner_.run(comm_.call(op, static_cast<double>(task.bytes)), std::move(finished));
 }
 
+void FlowCommExecutor::start_alone(dag::TaskId, const dag::Task& task,
+                                   std::function<void()> finished) {
+  const CollectiveOp op = op_of_ ? op_of_(task) : CollectiveOp::kAllReduce;
+  runner_.run_alone(comm_.call(op, static_cast<double>(task.bytes)), std::move(finished));
+}
+
 IterationEnds iteration_ends(const dag::TaskGraph& graph, const Schedule& schedule,
                              std::int64_t iterations, std::int64_t ranks_built) {
   const auto N = static_cast<std::size_t>(iterations);

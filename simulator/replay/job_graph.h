@@ -94,6 +94,9 @@ class FlowCommExecutor : public TaskExecutor {
       : runner_(runner), comm_(comm), op_of_(std::move(op_of)) {}
   [[nodiscard]] bool handles(const dag::Task& task) const override;
   void start(dag::TaskId id, const dag::Task& task, std::function<void()> finished) override;
+  // Alone on the engine: a collective recorded alone is replayed
+  // (CollectiveRunner::run_alone).
+  void start_alone(dag::TaskId id, const dag::Task& task, std::function<void()> finished) override;
 
  private:
   CollectiveRunner& runner_;

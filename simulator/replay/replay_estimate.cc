@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -43,6 +44,11 @@ constexpr double kSecondsPerTask = 0.6e-6;   // building and simulating, per tas
 constexpr double kSecondsPerListTask = 0.15e-6;
 constexpr double kSecondsPerWorker = 23e-6;  // setting up the network, per rank
 constexpr double kSecondsPerFlowEvent = 0.9e-6;
+// Flow model: each size's collective planned (its routes) and its isolated
+// run recorded (CollectivePlanner), per rank; bounded by the planner's
+// budgets. 16,384 GPUs, ResNet-50's 20 sizes: 84 MB.
+constexpr double kBytesPerFlowSizeWorker = 260;
+constexpr double kFlowPlannerBytes = 48e6 + 256e6;
 
 // 3240, or 2.28e+09 for large counts.
 std::string count(double v) {
@@ -85,11 +91,13 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   const bool priority = scenario.overlap == OverlapPolicy::kPriority;
   const auto partition = static_cast<double>(scenario.policy.partition_bytes);
   double groups = 0;
+  std::set<std::int64_t> sizes;  // the gradients' sizes: each collective size once
   for (const auto& row : profile.layers) {
     const auto bytes = static_cast<double>(std::max<std::int64_t>(row.grad_bytes, 0));
     const bool measured = row.comm && *row.comm > Duration::zero();
     if (bytes <= 0 && !measured) continue;
     groups += priority && partition > 0 && bytes > 0 ? std::ceil(bytes / partition) : 1;
+    if (bytes > 0) sizes.insert(row.grad_bytes);
   }
   // Per-group updates: one update task per group, else one per iteration.
   const bool per_group =
@@ -120,8 +128,14 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
                       iterations * collectives * kBytesPerCollectiveRun
                 : e.tasks * kBytesPerTask) +
       collectives * kBytesPerPlanGroup;
-  const double cluster_bytes = static_cast<double>(e.nodes) * kBytesPerNode +
-                               workers * (kBytesPerWorker + (flow ? kBytesPerFlowWorker : 0));
+  // Flow model: the sizes run (a merging policy's are other sums, as many
+  // at most as its collectives).
+  const double flow_sizes =
+      flow ? std::min(collectives, static_cast<double>(std::max<std::size_t>(sizes.size(), 1))) : 0;
+  const double cluster_bytes =
+      static_cast<double>(e.nodes) * kBytesPerNode +
+      workers * (kBytesPerWorker + (flow ? kBytesPerFlowWorker : 0)) +
+      std::min(kFlowPlannerBytes, flow_sizes * workers * kBytesPerFlowSizeWorker);
   e.bytes = kBaseBytes + task_bytes + cluster_bytes;
   // A list schedule where it is likely to be taken: a windowed run without
   // a prioritized network, per-group updates or prefetching (which make a
@@ -129,8 +143,12 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // (Not where every rank runs alike unfolded: not tried, replay_run.cc.)
   const bool list = windowed && options.list_schedule && !priority && !per_group &&
                     depth == 0 && (ranks_differ || e.ranks_built == 1);
+  // As a list schedule, a flow-model collective replays its size's isolated
+  // run: the flows run once a size.
+  const double flow_events_run =
+      list ? flow_sizes * kFlowEventsPerRank * workers : flow_events;
   e.seconds = e.tasks * (list ? kSecondsPerListTask : kSecondsPerTask) +
-              workers * kSecondsPerWorker + flow_events * kSecondsPerFlowEvent;
+              workers * kSecondsPerWorker + flow_events_run * kSecondsPerFlowEvent;
 
   // The key that drives the largest part.
   const std::string bigger_of_cluster =

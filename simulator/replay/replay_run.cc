@@ -105,6 +105,11 @@ bool run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
         std::move(run_schedules(run.engine, {job.graph.get()}, {sched_opts}).front()));
     out.events = run.schedule->events;
   }
+  if (run.runner) {
+    log->debug("flow model: {} collectives, {} of them replayed from their isolated runs' "
+               "recordings",
+               run.runner->collectives_run(), run.runner->collectives_replayed());
+  }
   out.simulate_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (run.windowed) out.simulate_seconds -= run.windowed->build_foreground_seconds;

@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <map>
 #include <set>
 
 #include "common/error.h"
 #include "simulator/engine/engine.h"
+#include "simulator/network/collective_plan.h"
+#include "simulator/network/collective_runner.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/network/flow_network.h"
 #include "simulator/platform/link_preset.h"
@@ -332,6 +335,170 @@ Scenario uncontended(std::int64_t nodes, CollectiveAlgorithm algorithm, NetworkM
   // contention, which the closed form leaves out. Servers of their own do not.
   s.servers_colocated = false;
   return s;
+}
+
+Scenario tree_on_nodes(std::int64_t nodes) {
+  Scenario s;
+  s.nodes = nodes;
+  s.gpus_per_node = 4;
+  s.intra_node.preset = "nvlink2";
+  s.inter_node.preset = "ib_edr100";
+  s.algorithm = CollectiveAlgorithm::kDoubleBinaryTree;
+  s.network_model = NetworkModelKind::kFlow;
+  return s;
+}
+
+TEST(CollectivePlanner, KeepsAPlanPerCallComparedByValue) {
+  const CommModel comm = scenario_comm_model(tree_on_nodes(4));
+  CollectivePlanner planner(comm.platform());
+  const CollectiveCall a = comm.call(CollectiveOp::kAllReduce, 1e6);
+  const auto plan = planner.plan(a);
+  EXPECT_EQ(planner.plan(a), plan);
+  EXPECT_EQ(planner.kept_transfers(), plan->transfers());
+  // The same endpoints in another vector: the same plan.
+  const std::vector<VertexId> copy = *a.endpoints;
+  CollectiveCall b = a;
+  b.endpoints = &copy;
+  EXPECT_EQ(planner.plan(b), plan);
+  // Other bytes, or other endpoints: another plan.
+  EXPECT_NE(planner.plan(comm.call(CollectiveOp::kAllReduce, 2e6)), plan);
+  std::vector<VertexId> reversed(a.endpoints->rbegin(), a.endpoints->rend());
+  b.endpoints = &reversed;
+  const auto other = planner.plan(b);
+  EXPECT_NE(other, plan);
+  // Each transfer's route is the platform's between its endpoints.
+  const auto steps = decompose(a.op, a.algorithm, a.shape, a.bytes);
+  ASSERT_EQ(plan->steps.size(), steps.size());
+  std::size_t t = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(plan->steps[i].end - plan->steps[i].begin, steps[i].transfers.size());
+    for (const auto& x : steps[i].transfers) {
+      const Route expected = comm.platform().route((*a.endpoints)[x.src], (*a.endpoints)[x.dst]);
+      EXPECT_EQ(planner.route(plan->route[t]).links, expected.links);
+      EXPECT_EQ(plan->bytes[t], x.bytes);
+      ++t;
+    }
+  }
+  EXPECT_THROW(planner.plan(CollectiveCall{}), std::logic_error);  // no endpoints
+}
+
+TEST(CollectivePlanner, KeepsNothingPastItsBudget) {
+  const CommModel comm = scenario_comm_model(tree_on_nodes(4));
+  CollectivePlanner planner(comm.platform(), 10);  // fewer transfers than any plan here
+  const CollectiveCall a = comm.call(CollectiveOp::kAllReduce, 1e6);
+  const auto first = planner.plan(a);
+  EXPECT_GT(first->transfers(), 10u);
+  EXPECT_NE(planner.plan(a), first);
+  EXPECT_EQ(planner.kept_transfers(), 0u);
+}
+
+TEST(CollectivePlanner, SharedOrNotAndOnThreadsTheTimesAreTheSame) {
+  const Scenario s = tree_on_nodes(8);
+  const std::vector<double> sizes = {512, 4096, 1e6, 4096, 3e7};
+  const CommModel one_by_one = scenario_comm_model(s);
+  const CommModel threaded = scenario_comm_model(s);
+  threaded.prepare_isolated(CollectiveOp::kAllReduce, sizes, 3);
+  for (const double bytes : sizes) {
+    const Duration expected = one_by_one.isolated_time(CollectiveOp::kAllReduce, bytes);
+    EXPECT_EQ(threaded.isolated_time(CollectiveOp::kAllReduce, bytes), expected) << bytes;
+    // A runner with a planner of its own.
+    Engine engine;
+    FlowNetwork net(engine, one_by_one.platform().link_capacities());
+    CollectiveRunner runner(engine, net, one_by_one.platform());
+    runner.run(one_by_one.call(CollectiveOp::kAllReduce, bytes), [] {});
+    engine.run();
+    EXPECT_EQ(engine.now() - Time::zero(), expected) << bytes;
+  }
+  // A planner for another platform is refused.
+  const CommModel elsewhere = scenario_comm_model(tree_on_nodes(2));
+  Engine engine;
+  FlowNetwork net(engine, one_by_one.platform().link_capacities());
+  EXPECT_THROW(CollectiveRunner(engine, net, one_by_one.platform(), &elsewhere.planner()),
+               std::logic_error);
+}
+
+// Runs `sizes` one after another on one network, each alone (as a list
+// schedule runs them), and returns every link's usage, the ends, and the
+// engine's and network's counts.
+struct SequenceRun {
+  std::vector<std::int64_t> ends;
+  std::vector<double> bytes;
+  std::vector<std::int64_t> busy;
+  std::uint64_t events = 0;
+  std::uint64_t flows = 0;
+  std::uint64_t recomputations = 0;
+  std::uint64_t replayed = 0;
+};
+
+SequenceRun run_sequence(const CommModel& comm, const std::vector<double>& sizes, bool alone) {
+  Engine engine;
+  FlowNetwork net(engine, comm.platform().link_capacities());
+  CollectiveRunner runner(engine, net, comm.platform(), &comm.planner());
+  SequenceRun out;
+  std::size_t next = 0;
+  std::function<void()> start = [&] {
+    if (next > 0) out.ends.push_back(engine.now().ns());
+    if (next == sizes.size()) return;
+    const CollectiveCall call = comm.call(CollectiveOp::kAllReduce, sizes[next++]);
+    if (alone) {
+      runner.run_alone(call, start);
+    } else {
+      runner.run(call, start);
+    }
+  };
+  start();
+  engine.run();
+  net.settle();
+  for (const auto& u : net.usage()) {
+    out.bytes.push_back(u.bytes);
+    out.busy.push_back(u.busy.ns());
+  }
+  out.events = engine.events_processed();
+  out.flows = net.flows_started();
+  out.recomputations = net.recomputations();
+  out.replayed = runner.collectives_replayed();
+  return out;
+}
+
+TEST(CollectiveRunner, ARecordedRunAloneReplaysToTheLastBit) {
+  // Sizes whose bytes do not add up exactly, so the order of additions shows.
+  const std::vector<double> sizes = {4096, 1e6 / 3, 333333.3, 4096, 2.5e7 / 7, 1e6 / 3, 777.7};
+  for (const auto algorithm : {CollectiveAlgorithm::kDoubleBinaryTree, CollectiveAlgorithm::kRing,
+                               CollectiveAlgorithm::kHierarchical,
+                               CollectiveAlgorithm::kHalvingDoubling}) {
+    Scenario s = tree_on_nodes(7);
+    s.algorithm = algorithm;
+    SCOPED_TRACE(to_string(algorithm));
+    const CommModel recorded = scenario_comm_model(s);
+    recorded.prepare_isolated(CollectiveOp::kAllReduce, sizes, 2);  // records each size
+    const CommModel fresh = scenario_comm_model(s);  // its planner has no recording
+    const SequenceRun replayed = run_sequence(recorded, sizes, true);
+    const SequenceRun ran = run_sequence(fresh, sizes, true);
+    EXPECT_EQ(replayed.replayed, sizes.size());
+    EXPECT_EQ(ran.replayed, 0u);
+    EXPECT_EQ(replayed.ends, ran.ends);
+    EXPECT_EQ(replayed.bytes, ran.bytes);  // every link, to the last bit
+    EXPECT_EQ(replayed.busy, ran.busy);
+    EXPECT_EQ(replayed.events, ran.events);
+    EXPECT_EQ(replayed.flows, ran.flows);
+    EXPECT_EQ(replayed.recomputations, ran.recomputations);
+    // run() never replays.
+    EXPECT_EQ(run_sequence(recorded, sizes, false).replayed, 0u);
+  }
+}
+
+TEST(CollectiveRunner, CappedFlowsAreNotReplayed) {
+  // Over 10 Gb Ethernet with the TCP streams' bound, flows between nodes are
+  // capped, and capped flows are ordered by their numbers: run every time.
+  const Scenario s = load_scenario(
+      std::nullopt, {"cluster.nodes=4", "cluster.gpus_per_node=4", "network.inter_node=10gbe",
+                     "network.model=flow", "network.algorithm=double_binary_tree",
+                     "platform.nic.tcp_stream_rate=1.25GB/s", "platform.nic.tcp_streams=2"});
+  const CommModel comm = scenario_comm_model(s);
+  ASSERT_TRUE(comm.platform().inter_node_streams().on());
+  const std::vector<double> sizes = {4096, 1e6};
+  comm.prepare_isolated(CollectiveOp::kAllReduce, sizes, 1);
+  EXPECT_EQ(run_sequence(comm, sizes, true).replayed, 0u);
 }
 
 TEST(FlowVersusAnalytical, AgreeWithoutContention) {
