@@ -80,7 +80,8 @@ void Engine::run() {
     handlers_[handler](*this, payload);
     if (next_progress != 0 && processed_ >= next_progress) {
       progress_(*this);
-      next_progress += progress_every_;
+      // (Past events counted at once, count_events(), not every one after.)
+      next_progress = processed_ + progress_every_;
     }
   }
 }

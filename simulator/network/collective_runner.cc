@@ -55,7 +55,10 @@ std::uint32_t CollectiveRunner::instance() {
 void CollectiveRunner::run_alone(const CollectiveCall& call, std::function<void()> done) {
   auto plan = planner_.plan(call);
   const auto recorded = planner_.recording(plan.get());
-  if (recorded == nullptr || !network_.idle() || !runs_uncapped(call, *plan, streams_)) {
+  // (Nothing on the engine either: another collective between its steps
+  // has no flows in flight yet.)
+  if (recorded == nullptr || !network_.idle() || engine_.pending() != 0 ||
+      !runs_uncapped(call, *plan, streams_)) {
     run(call, std::move(plan), std::move(done));
     return;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -183,6 +184,10 @@ void CommModel::prepare_isolated(CollectiveOp op, const std::vector<double>& siz
     planner().keep_recording(plans[i].get(), std::move(recordings[i]));
     isolated_cache_.emplace(std::make_pair(static_cast<int>(op), todo[i]), times[i]);
   }
+}
+
+std::size_t CommModel::isolated_threads() {
+  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, kMaxIsolatedThreads);
 }
 
 Duration CommModel::run_alone(const CollectiveCall& c, std::shared_ptr<const CollectivePlan> plan,

@@ -63,6 +63,11 @@ class CommModel {
   // answers are the same however many).
   void prepare_isolated(CollectiveOp op, const std::vector<double>& sizes,
                         std::size_t jobs) const;
+  // The threads a job's isolated runs take: the machine's, at most four (each
+  // holds a flow network of the whole platform; replay_estimate.cc counts
+  // them).
+  static constexpr std::size_t kMaxIsolatedThreads = 4;
+  [[nodiscard]] static std::size_t isolated_threads();
   [[nodiscard]] CollectiveCall call(CollectiveOp op, double bytes) const;
   // The plans of this job's collectives on its platform, kept for its
   // isolated runs and for a runner of the whole job's to share (copies of

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -163,8 +162,7 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   for (const auto& g : plan.groups) {
     if (!g.replayed) sizes.push_back(static_cast<double>(g.bytes));
   }
-  comm.prepare_isolated(CollectiveOp::kAllReduce, sizes,
-                        std::max(1u, std::thread::hardware_concurrency()));
+  comm.prepare_isolated(CollectiveOp::kAllReduce, sizes, CommModel::isolated_threads());
   job.updates = shape.update_per_group && !plan.groups.empty()
                     ? static_cast<std::int64_t>(plan.groups.size())
                     : 1;

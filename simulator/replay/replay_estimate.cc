@@ -48,6 +48,9 @@ constexpr double kSecondsPerFlowEvent = 0.9e-6;
 // run recorded (CollectivePlanner), per rank; bounded by the planner's
 // budgets. 16,384 GPUs, ResNet-50's 20 sizes: 84 MB.
 constexpr double kBytesPerFlowSizeWorker = 260;
+// A flow network of the whole platform with a collective in flight, per
+// rank, for each isolated run beside the first (CommModel::isolated_threads).
+constexpr double kBytesPerFlowRunWorker = 1000;
 constexpr double kFlowPlannerBytes = 48e6 + 256e6;
 
 // 3240, or 2.28e+09 for large counts.
@@ -135,7 +138,10 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   const double cluster_bytes =
       static_cast<double>(e.nodes) * kBytesPerNode +
       workers * (kBytesPerWorker + (flow ? kBytesPerFlowWorker : 0)) +
-      std::min(kFlowPlannerBytes, flow_sizes * workers * kBytesPerFlowSizeWorker);
+      std::min(kFlowPlannerBytes, flow_sizes * workers * kBytesPerFlowSizeWorker) +
+      (flow ? std::max(0.0, std::min(flow_sizes, static_cast<double>(CommModel::isolated_threads())) - 1) *
+                  workers * kBytesPerFlowRunWorker
+            : 0);
   e.bytes = kBaseBytes + task_bytes + cluster_bytes;
   // A list schedule where it is likely to be taken: a windowed run without
   // a prioritized network, per-group updates or prefetching (which make a
