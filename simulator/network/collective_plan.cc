@@ -6,19 +6,7 @@
 namespace ssgd::sim {
 
 CollectivePlanner::CollectivePlanner(const Platform& platform, std::size_t budget_transfers)
-    : platform_(platform), budget_(budget_transfers) {}
-
-std::uint32_t CollectivePlanner::route_index(VertexId src, VertexId dst) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-  const auto [it, added] = route_of_pair_.try_emplace(key, static_cast<std::uint32_t>(routes_.size()));
-  if (added) {
-    if (routes_.size() >= std::numeric_limits<std::uint32_t>::max()) {
-      throw std::length_error("more routes than a collective plan can index");
-    }
-    routes_.push_back(platform_.route(src, dst));
-  }
-  return it->second;
-}
+    : platform_(platform), budget_(budget_transfers), routes_(platform) {}
 
 std::shared_ptr<const CollectivePlan> CollectivePlanner::plan(const CollectiveCall& call) {
   if (call.endpoints == nullptr) throw std::logic_error("collective without endpoints");
@@ -80,12 +68,11 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::make(const CollectiveCa
     planned.repeat = step.repeat;
     Duration latency;
     for (const auto& t : step.transfers) {
-      const std::uint32_t r = route_index(ends.at(static_cast<std::size_t>(t.src)),
-                                          ends.at(static_cast<std::size_t>(t.dst)));
-      const Route& route = routes_[r];
+      const Route& route = routes_.get(ends.at(static_cast<std::size_t>(t.src)),
+                                       ends.at(static_cast<std::size_t>(t.dst)));
       latency = max(latency, route.crosses_nodes && call.band != nullptr ? call.band->latency
                                                                          : route.latency);
-      p->route.push_back(r);
+      p->route.push_back(&route);
       p->bytes.push_back(t.bytes);
       p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;
     }

@@ -44,8 +44,8 @@ struct CollectivePlan {
     Duration latency;
   };
   std::vector<Step> steps;
-  std::vector<std::uint32_t> route;  // per transfer: CollectivePlanner::route(index)
-  std::vector<double> bytes;         // per transfer: one repeat's bytes
+  std::vector<const Route*> route;  // per transfer: its route, kept by the planner
+  std::vector<double> bytes;        // per transfer: one repeat's bytes
   bool crosses_nodes = false;        // some transfer goes from one node to another
 
   [[nodiscard]] std::size_t transfers() const { return route.size(); }
@@ -72,14 +72,15 @@ struct CollectiveRecording {
   UsageRecording usage;  // busy: one entry a link, summed
 
   [[nodiscard]] std::size_t bytes() const {
-    return usage.bytes.size() * sizeof(UsageRecording::Bytes) + usage.busy.size() * 16;
+    return usage.bytes.size() * sizeof(UsageRecording::Bytes) +
+           usage.busy.size() * sizeof(decltype(usage.busy)::value_type);
   }
 };
 
 class CollectivePlanner {
  public:
   // Plans are kept while their transfers sum to at most `budget_transfers`
-  // (12 bytes each); past it, each call is planned anew.
+  // (16 bytes each); past it, each call is planned anew.
   static constexpr std::size_t kDefaultBudget = std::size_t{1} << 22;
   explicit CollectivePlanner(const Platform& platform,
                              std::size_t budget_transfers = kDefaultBudget);
@@ -98,7 +99,6 @@ class CollectivePlanner {
   [[nodiscard]] bool keeps(const CollectivePlan* plan) const { return kept_.contains(plan); }
   void keep_recording(const CollectivePlan* plan, std::shared_ptr<const CollectiveRecording> r);
 
-  [[nodiscard]] const Route& route(std::uint32_t index) const { return routes_[index]; }
   [[nodiscard]] const Platform& platform() const { return platform_; }
   [[nodiscard]] std::size_t kept_transfers() const { return kept_transfers_; }
 
@@ -107,14 +107,12 @@ class CollectivePlanner {
   // endpoint_sets_) and the band's latency and rate (-1 for none).
   using Key = std::tuple<int, int, std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t,
                          std::int64_t, double, std::uint32_t, std::int64_t, double>;
-  std::uint32_t route_index(VertexId src, VertexId dst);
   [[nodiscard]] std::shared_ptr<const CollectivePlan> make(const CollectiveCall& call);
 
   const Platform& platform_;
   std::size_t budget_;
   std::size_t kept_transfers_ = 0;
-  std::vector<Route> routes_;
-  std::unordered_map<std::uint64_t, std::uint32_t> route_of_pair_;
+  RouteCache routes_;  // the routes plans point to: kept as long as the planner
   std::map<std::vector<VertexId>, std::uint32_t> endpoint_sets_;
   std::map<Key, std::shared_ptr<const CollectivePlan>> plans_;
   std::unordered_map<const CollectivePlan*, std::shared_ptr<const CollectiveRecording>> kept_;

@@ -65,9 +65,7 @@ void CollectiveRunner::run_alone(const CollectiveCall& call, std::function<void(
   const CollectivePlan& p = *plan;
   network_.replay(
       recorded->usage,
-      [this, &p](std::uint32_t flow) -> std::span<const LinkId> {
-        return planner_.route(p.route[flow]).links;
-      },
+      [&p](std::uint32_t flow) -> std::span<const LinkId> { return p.route[flow]->links; },
       recorded->flows, recorded->recomputations, recorded->pruned);
   const std::uint32_t id = instance();
   Instance& in = instances_[id];
@@ -107,7 +105,7 @@ void CollectiveRunner::inject(std::uint32_t id) {
     return;
   }
   for (std::uint32_t t = step.begin; t < step.end; ++t) {
-    const Route& r = planner_.route(plan.route[t]);
+    const Route& r = *plan.route[t];
     const double bytes = plan.bytes[t];
     // Between nodes: the calibrated band's rate, which was measured with
     // everything the transport does; else the TCP streams' bound on one

@@ -29,9 +29,9 @@ class CollectiveRunner : public FlowListener {
 
   // Starts `call` now; `done` runs (from an engine event) when it has ended.
   void run(const CollectiveCall& call, std::function<void()> done);
-  // The same with its plan made beforehand by this runner's planner (whose
-  // routes it names): the runner then only reads the planner, so runners on
-  // other threads may share it.
+  // The same with its plan made beforehand, by a planner that outlives the
+  // run (its routes are the planner's): runners on other threads may then
+  // share a planner, which they do not touch.
   void run(const CollectiveCall& call, std::shared_ptr<const CollectivePlan> plan,
            std::function<void()> done);
 
@@ -45,7 +45,6 @@ class CollectiveRunner : public FlowListener {
 
   [[nodiscard]] std::uint64_t collectives_run() const { return started_; }
   [[nodiscard]] std::uint64_t collectives_replayed() const { return replayed_; }
-  [[nodiscard]] const StreamCap& streams() const { return streams_; }
 
  private:
   struct Instance {

@@ -140,13 +140,8 @@ Duration CommModel::isolated_time(CollectiveOp op, double bytes) const {
   }
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = isolated_cache_.find(key); it != isolated_cache_.end()) return it->second;
-  const CollectiveCall c = call(op, bytes);
-  const auto plan = planner().plan(c);
-  const auto recording = recording_for(c, *plan);
-  const Duration d = run_alone(c, plan, recording.get());
-  planner().keep_recording(plan.get(), recording);
-  isolated_cache_.emplace(key, d);
-  return d;
+  prepare_isolated(op, {bytes}, 1);
+  return isolated_cache_.at(key);
 }
 
 std::shared_ptr<CollectiveRecording> CommModel::recording_for(const CollectiveCall& c,

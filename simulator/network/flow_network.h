@@ -110,7 +110,6 @@ class FlowNetwork {
   // Settles the usage counters up to now (call before reading them).
   void settle();
   [[nodiscard]] const std::vector<LinkUsage>& usage() const { return usage_; }
-  [[nodiscard]] std::size_t link_count() const { return links_.size(); }
 
   // Keeps busy intervals of links with record[link] true, for timelines.
   void record_activity(std::vector<bool> record) { record_ = std::move(record); }

@@ -227,15 +227,18 @@ bool FlowCommExecutor::handles(const dag::Task& task) const {
   return task.kind == dag::TaskKind::kComm && task.duration_modelled;
 }
 
-void FlowCommExecutor::start(dag::TaskId, const dag::Task& task, std::function<void()> finished) {
+CollectiveCall FlowCommExecutor::call_of(const dag::Task& task) const {
   const CollectiveOp op = op_of_ ? op_of_(task) : CollectiveOp::kAllReduce;
-  runner_.run(comm_.call(op, static_cast<double>(task.bytes)), std::move(finished));
+  return comm_.call(op, static_cast<double>(task.bytes));
+}
+
+void FlowCommExecutor::start(dag::TaskId, const dag::Task& task, std::function<void()> finished) {
+  runner_.run(call_of(task), std::move(finished));
 }
 
 void FlowCommExecutor::start_alone(dag::TaskId, const dag::Task& task,
                                    std::function<void()> finished) {
-  const CollectiveOp op = op_of_ ? op_of_(task) : CollectiveOp::kAllReduce;
-  runner_.run_alone(comm_.call(op, static_cast<double>(task.bytes)), std::move(finished));
+  runner_.run_alone(call_of(task), std::move(finished));
 }
 
 IterationEnds iteration_ends(const dag::TaskGraph& graph, const Schedule& schedule,

@@ -99,6 +99,8 @@ class FlowCommExecutor : public TaskExecutor {
   void start_alone(dag::TaskId id, const dag::Task& task, std::function<void()> finished) override;
 
  private:
+  [[nodiscard]] CollectiveCall call_of(const dag::Task& task) const;
+
   CollectiveRunner& runner_;
   const CommModel& comm_;
   OpOf op_of_;

@@ -135,13 +135,14 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // at most as its collectives).
   const double flow_sizes =
       flow ? std::min(collectives, static_cast<double>(std::max<std::size_t>(sizes.size(), 1))) : 0;
+  // Their isolated runs' networks beside the first, at once on threads.
+  const double more_networks =
+      std::max(0.0, std::min(flow_sizes, static_cast<double>(CommModel::isolated_threads())) - 1);
   const double cluster_bytes =
       static_cast<double>(e.nodes) * kBytesPerNode +
       workers * (kBytesPerWorker + (flow ? kBytesPerFlowWorker : 0)) +
       std::min(kFlowPlannerBytes, flow_sizes * workers * kBytesPerFlowSizeWorker) +
-      (flow ? std::max(0.0, std::min(flow_sizes, static_cast<double>(CommModel::isolated_threads())) - 1) *
-                  workers * kBytesPerFlowRunWorker
-            : 0);
+      more_networks * workers * kBytesPerFlowRunWorker;
   e.bytes = kBaseBytes + task_bytes + cluster_bytes;
   // A list schedule where it is likely to be taken: a windowed run without
   // a prioritized network, per-group updates or prefetching (which make a

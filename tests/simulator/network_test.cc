@@ -243,14 +243,35 @@ TEST(FlowNetwork, OnlyTheAffectedComponentIsRecomputed) {
   EXPECT_EQ(net.recomputations(), 4u);
 }
 
-// What a random network did: each flow's end, each link's usage, the counts.
-struct FlowRun {
-  std::map<std::uint64_t, std::int64_t> ends;
+// Each link's usage and what the network and its engine counted, once the
+// engine has run out.
+struct NetworkCounts {
   std::vector<double> bytes;
   std::vector<std::int64_t> busy;
-  std::uint64_t recomputations = 0;
   std::uint64_t events = 0;
+  std::uint64_t flows = 0;
+  std::uint64_t recomputations = 0;
   std::uint64_t pruned = 0;
+};
+
+NetworkCounts settle_and_count(FlowNetwork& net, const Engine& engine) {
+  net.settle();
+  NetworkCounts c;
+  for (const auto& u : net.usage()) {
+    c.bytes.push_back(u.bytes);
+    c.busy.push_back(u.busy.ns());
+  }
+  c.events = engine.events_processed();
+  c.flows = net.flows_started();
+  c.recomputations = net.recomputations();
+  c.pruned = net.links_pruned();
+  return c;
+}
+
+// What a random network did: each flow's end, and the counts.
+struct FlowRun {
+  std::map<std::uint64_t, std::int64_t> ends;
+  NetworkCounts n;
 };
 
 // Random links in four tiers of capacity (some equal, for ties), random
@@ -288,17 +309,7 @@ FlowRun run_random_network(std::uint64_t seed, bool prune) {
     engine.schedule(Time(static_cast<std::int64_t>(pick(20)) * 100'000), start, i);
   }
   engine.run();
-  net.settle();
-  FlowRun r;
-  r.ends = ends.at;
-  for (const auto& u : net.usage()) {
-    r.bytes.push_back(u.bytes);
-    r.busy.push_back(u.busy.ns());
-  }
-  r.recomputations = net.recomputations();
-  r.events = engine.events_processed();
-  r.pruned = net.links_pruned();
-  return r;
+  return {ends.at, settle_and_count(net, engine)};
 }
 
 TEST(FlowNetwork, LeavingOutLinksThatCannotBottleneckChangesNothing) {
@@ -307,12 +318,12 @@ TEST(FlowNetwork, LeavingOutLinksThatCannotBottleneckChangesNothing) {
     const FlowRun all = run_random_network(seed, false);
     const FlowRun some = run_random_network(seed, true);
     ASSERT_EQ(all.ends, some.ends) << "seed " << seed;
-    ASSERT_EQ(all.bytes, some.bytes) << "seed " << seed;  // to the last bit
-    ASSERT_EQ(all.busy, some.busy) << "seed " << seed;
-    ASSERT_EQ(all.recomputations, some.recomputations) << "seed " << seed;
-    ASSERT_EQ(all.events, some.events) << "seed " << seed;
-    EXPECT_EQ(all.pruned, 0u);
-    pruned += some.pruned;
+    ASSERT_EQ(all.n.bytes, some.n.bytes) << "seed " << seed;  // to the last bit
+    ASSERT_EQ(all.n.busy, some.n.busy) << "seed " << seed;
+    ASSERT_EQ(all.n.recomputations, some.n.recomputations) << "seed " << seed;
+    ASSERT_EQ(all.n.events, some.n.events) << "seed " << seed;
+    EXPECT_EQ(all.n.pruned, 0u);
+    pruned += some.n.pruned;
   }
   EXPECT_GT(pruned, 1000u);  // the pruning was exercised
 }
@@ -374,7 +385,7 @@ TEST(CollectivePlanner, KeepsAPlanPerCallComparedByValue) {
     EXPECT_EQ(plan->steps[i].end - plan->steps[i].begin, steps[i].transfers.size());
     for (const auto& x : steps[i].transfers) {
       const Route expected = comm.platform().route((*a.endpoints)[x.src], (*a.endpoints)[x.dst]);
-      EXPECT_EQ(planner.route(plan->route[t]).links, expected.links);
+      EXPECT_EQ(plan->route[t]->links, expected.links);
       EXPECT_EQ(plan->bytes[t], x.bytes);
       ++t;
     }
@@ -422,11 +433,7 @@ TEST(CollectivePlanner, SharedOrNotAndOnThreadsTheTimesAreTheSame) {
 // engine's and network's counts.
 struct SequenceRun {
   std::vector<std::int64_t> ends;
-  std::vector<double> bytes;
-  std::vector<std::int64_t> busy;
-  std::uint64_t events = 0;
-  std::uint64_t flows = 0;
-  std::uint64_t recomputations = 0;
+  NetworkCounts n;
   std::uint64_t replayed = 0;
 };
 
@@ -448,14 +455,7 @@ SequenceRun run_sequence(const CommModel& comm, const std::vector<double>& sizes
   };
   start();
   engine.run();
-  net.settle();
-  for (const auto& u : net.usage()) {
-    out.bytes.push_back(u.bytes);
-    out.busy.push_back(u.busy.ns());
-  }
-  out.events = engine.events_processed();
-  out.flows = net.flows_started();
-  out.recomputations = net.recomputations();
+  out.n = settle_and_count(net, engine);
   out.replayed = runner.collectives_replayed();
   return out;
 }
@@ -477,11 +477,12 @@ TEST(CollectiveRunner, ARecordedRunAloneReplaysToTheLastBit) {
     EXPECT_EQ(replayed.replayed, sizes.size());
     EXPECT_EQ(ran.replayed, 0u);
     EXPECT_EQ(replayed.ends, ran.ends);
-    EXPECT_EQ(replayed.bytes, ran.bytes);  // every link, to the last bit
-    EXPECT_EQ(replayed.busy, ran.busy);
-    EXPECT_EQ(replayed.events, ran.events);
-    EXPECT_EQ(replayed.flows, ran.flows);
-    EXPECT_EQ(replayed.recomputations, ran.recomputations);
+    EXPECT_EQ(replayed.n.bytes, ran.n.bytes);  // every link, to the last bit
+    EXPECT_EQ(replayed.n.busy, ran.n.busy);
+    EXPECT_EQ(replayed.n.events, ran.n.events);
+    EXPECT_EQ(replayed.n.flows, ran.n.flows);
+    EXPECT_EQ(replayed.n.recomputations, ran.n.recomputations);
+    EXPECT_EQ(replayed.n.pruned, ran.n.pruned);
     // run() never replays.
     EXPECT_EQ(run_sequence(recorded, sizes, false).replayed, 0u);
   }
