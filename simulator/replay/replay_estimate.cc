@@ -51,7 +51,7 @@ constexpr double kBytesPerFlowSizeWorker = 260;
 // A flow network of the whole platform with a collective in flight, per
 // rank, for each isolated run beside the first (CommModel::isolated_threads).
 constexpr double kBytesPerFlowRunWorker = 1000;
-constexpr double kFlowPlannerBytes = 48e6 + 256e6;
+constexpr double kFlowPlannerBytes = 64e6 + 256e6;  // 4M transfers of 16 B, recordings
 
 // 3240, or 2.28e+09 for large counts.
 std::string count(double v) {
