@@ -28,7 +28,7 @@ void BM_FlowAllReduce(benchmark::State& state) {
   s.nodes = state.range(0) / 8;
   s.intra_node.preset = "nvlink2";
   s.inter_node.preset = "ib_edr100";
-  s.network_model = ssgd::sim::NetworkModelKind::kFlow;
+  s.network_model = "flow";
   const CollectiveAlgorithm algorithms[] = {CollectiveAlgorithm::kDoubleBinaryTree,
                                             CollectiveAlgorithm::kRing,
                                             CollectiveAlgorithm::kHierarchical};

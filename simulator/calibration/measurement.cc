@@ -103,6 +103,7 @@ std::optional<CollectiveOp> op_from_benchmark_name(std::string_view name) {
   if (has(s, "alltoallv") || has(s, "alltoallw")) return std::nullopt;
   if (has(s, "alltoall")) return CollectiveOp::kAllToAll;
   if (has(s, "broadcast") || has(s, "bcast")) return CollectiveOp::kBroadcast;
+  if (has(s, "reduce")) return CollectiveOp::kReduce;  // after allreduce and reducescatter
   return std::nullopt;
 }
 

@@ -199,10 +199,14 @@ std::string rate_text(double bytes_per_s) {
 }  // namespace
 
 std::string calibration_algorithm_names() {
-  std::string names = collective_algorithm_names();
-  const std::string_view auto_prefix = "auto, ";
-  if (const std::size_t at = names.find(auto_prefix); at != std::string::npos)
-    names.erase(at, auto_prefix.size());
+  // The textbook algorithms: a calibrated collective runs one of them with
+  // the fitted costs, whichever library was measured.
+  std::string names;
+  for (const std::string_view name : {"ring", "double_binary_tree", "halving_doubling", "hierarchical",
+                                      "torus2d", "parameter_server", "byteps"}) {
+    if (!names.empty()) names += ", ";
+    names += name;
+  }
   return names;
 }
 
@@ -272,7 +276,7 @@ NetworkCalibration read_network_calibration(const std::filesystem::path& calibra
     });
     cc.algorithm = r.scalar(c.at("algorithm"), path + ".algorithm", [&](const std::string& v) {
       const auto a = parse_collective_algorithm(v);
-      if (!a || *a == CollectiveAlgorithm::kAuto) {
+      if (!a || *a == CollectiveAlgorithm::kAuto || !library_runs(CollectiveLibrary::kGeneric, *a)) {
         throw std::invalid_argument("unknown algorithm '" + v + "'; expected one of " +
                                     calibration_algorithm_names());
       }

@@ -34,7 +34,7 @@ namespace {
 
 constexpr std::array kOps = {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter,
                              CollectiveOp::kAllGather, CollectiveOp::kBroadcast,
-                             CollectiveOp::kAllToAll};
+                             CollectiveOp::kAllToAll, CollectiveOp::kReduce};
 constexpr std::array kAlgorithms = {CollectiveAlgorithm::kAuto,
                                     CollectiveAlgorithm::kRing,
                                     CollectiveAlgorithm::kDoubleBinaryTree,
@@ -42,7 +42,18 @@ constexpr std::array kAlgorithms = {CollectiveAlgorithm::kAuto,
                                     CollectiveAlgorithm::kHierarchical,
                                     CollectiveAlgorithm::kTorus2d,
                                     CollectiveAlgorithm::kParameterServer,
-                                    CollectiveAlgorithm::kBytePS};
+                                    CollectiveAlgorithm::kBytePS,
+                                    CollectiveAlgorithm::kNvls,
+                                    CollectiveAlgorithm::kNvlsTree,
+                                    CollectiveAlgorithm::kCollNetDirect,
+                                    CollectiveAlgorithm::kCollNetChain,
+                                    CollectiveAlgorithm::kPat};
+
+bool nccl_only(CollectiveAlgorithm a) {
+  return a == CollectiveAlgorithm::kNvls || a == CollectiveAlgorithm::kNvlsTree ||
+         a == CollectiveAlgorithm::kCollNetDirect || a == CollectiveAlgorithm::kCollNetChain ||
+         a == CollectiveAlgorithm::kPat;
+}
 
 bool implements(CollectiveAlgorithm algorithm, CollectiveOp op) {
   using Op = CollectiveOp;
@@ -51,10 +62,18 @@ bool implements(CollectiveAlgorithm algorithm, CollectiveOp op) {
     case CollectiveAlgorithm::kRing: return true;
     case CollectiveAlgorithm::kDoubleBinaryTree:
     case CollectiveAlgorithm::kHierarchical: return op == Op::kAllReduce || op == Op::kBroadcast;
-    case CollectiveAlgorithm::kHalvingDoubling: return op != Op::kAllToAll;
+    case CollectiveAlgorithm::kHalvingDoubling: return op != Op::kAllToAll && op != Op::kReduce;
     case CollectiveAlgorithm::kTorus2d:
     case CollectiveAlgorithm::kParameterServer:
     case CollectiveAlgorithm::kBytePS: return op == Op::kAllReduce;
+    // As NCCL runs them (tuning.cc): NVLS for all-reduce, reduce-scatter and
+    // all-gather; PAT for the last two; the rest all-reduce only.
+    case CollectiveAlgorithm::kNvls:
+      return op == Op::kAllReduce || op == Op::kReduceScatter || op == Op::kAllGather;
+    case CollectiveAlgorithm::kPat: return op == Op::kReduceScatter || op == Op::kAllGather;
+    case CollectiveAlgorithm::kNvlsTree:
+    case CollectiveAlgorithm::kCollNetDirect:
+    case CollectiveAlgorithm::kCollNetChain: return op == Op::kAllReduce;
   }
   return false;
 }
@@ -104,7 +123,15 @@ void check_algorithm(CollectiveOp op, CollectiveAlgorithm algorithm) {
                     "choose_algorithm() first",
                     to_string(op)));
   }
-  if (implements(algorithm, op)) return;
+  if (implements(algorithm, op)) {
+    if (nccl_only(algorithm)) {
+      throw std::invalid_argument(fmt::format(
+          "collective: {} is NCCL's algorithm: the NCCL library (simulator/nccl) runs it, not "
+          "the textbook decompositions here",
+          to_string(algorithm)));
+    }
+    return;
+  }
   std::string those;
   for (const CollectiveAlgorithm a : kAlgorithms) {
     if (!implements(a, op)) continue;
@@ -140,9 +167,14 @@ detail::CostPhases phases(CollectiveOp op, CollectiveAlgorithm algorithm,
     case CollectiveAlgorithm::kParameterServer:
       return detail::parameter_server_cost(op, shape, bytes);
     case CollectiveAlgorithm::kBytePS: return detail::byteps_cost(op, shape, bytes);
-    case CollectiveAlgorithm::kAuto: break;
+    case CollectiveAlgorithm::kAuto:
+    case CollectiveAlgorithm::kNvls:
+    case CollectiveAlgorithm::kNvlsTree:
+    case CollectiveAlgorithm::kCollNetDirect:
+    case CollectiveAlgorithm::kCollNetChain:
+    case CollectiveAlgorithm::kPat: break;
   }
-  throw std::logic_error("collective: no closed form for auto");
+  throw std::logic_error("collective: no closed form for auto or NCCL's own algorithms");
 }
 
 double seconds(Duration d) { return static_cast<double>(d.ns()) * 1e-9; }
@@ -156,6 +188,7 @@ const char* to_string(CollectiveOp op) {
     case CollectiveOp::kAllGather: return "all_gather";
     case CollectiveOp::kBroadcast: return "broadcast";
     case CollectiveOp::kAllToAll: return "all_to_all";
+    case CollectiveOp::kReduce: return "reduce";
   }
   return "unknown";
 }
@@ -170,8 +203,36 @@ const char* to_string(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::kTorus2d: return "torus2d";
     case CollectiveAlgorithm::kParameterServer: return "parameter_server";
     case CollectiveAlgorithm::kBytePS: return "byteps";
+    case CollectiveAlgorithm::kNvls: return "nvls";
+    case CollectiveAlgorithm::kNvlsTree: return "nvls_tree";
+    case CollectiveAlgorithm::kCollNetDirect: return "collnet_direct";
+    case CollectiveAlgorithm::kCollNetChain: return "collnet_chain";
+    case CollectiveAlgorithm::kPat: return "pat";
   }
   return "unknown";
+}
+
+const char* to_string(CollectiveLibrary library) {
+  return library == CollectiveLibrary::kNccl ? "nccl" : "generic";
+}
+
+bool library_runs(CollectiveLibrary library, CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kAuto:
+    case CollectiveAlgorithm::kRing:
+    case CollectiveAlgorithm::kDoubleBinaryTree: return true;
+    case CollectiveAlgorithm::kHalvingDoubling:
+    case CollectiveAlgorithm::kHierarchical:
+    case CollectiveAlgorithm::kTorus2d:
+    case CollectiveAlgorithm::kParameterServer:
+    case CollectiveAlgorithm::kBytePS: return library == CollectiveLibrary::kGeneric;
+    case CollectiveAlgorithm::kNvls:
+    case CollectiveAlgorithm::kNvlsTree:
+    case CollectiveAlgorithm::kCollNetDirect:
+    case CollectiveAlgorithm::kCollNetChain:
+    case CollectiveAlgorithm::kPat: return library == CollectiveLibrary::kNccl;
+  }
+  return false;
 }
 
 std::optional<CollectiveOp> parse_collective_op(std::string_view name) {
@@ -182,6 +243,7 @@ std::optional<CollectiveOp> parse_collective_op(std::string_view name) {
 }
 
 std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view name) {
+  if (name == "tree") return CollectiveAlgorithm::kDoubleBinaryTree;
   for (const CollectiveAlgorithm a : kAlgorithms) {
     if (name == to_string(a)) return a;
   }
@@ -231,9 +293,14 @@ std::vector<CollectiveStep> decompose(CollectiveOp op, CollectiveAlgorithm algor
     case CollectiveAlgorithm::kParameterServer:
       return detail::parameter_server_decompose(op, shape, bytes);
     case CollectiveAlgorithm::kBytePS: return detail::byteps_decompose(op, shape, bytes);
-    case CollectiveAlgorithm::kAuto: break;
+    case CollectiveAlgorithm::kAuto:
+    case CollectiveAlgorithm::kNvls:
+    case CollectiveAlgorithm::kNvlsTree:
+    case CollectiveAlgorithm::kCollNetDirect:
+    case CollectiveAlgorithm::kCollNetChain:
+    case CollectiveAlgorithm::kPat: break;
   }
-  throw std::logic_error("collective: no steps for auto");
+  throw std::logic_error("collective: no steps for auto or NCCL's own algorithms");
 }
 
 std::int64_t step_count(const std::vector<CollectiveStep>& steps) {
@@ -354,7 +421,8 @@ double bus_bandwidth_factor(CollectiveOp op, std::int64_t ranks) {
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
     case CollectiveOp::kAllToAll: return (p - 1) / p;
-    case CollectiveOp::kBroadcast: return 1.0;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce: return 1.0;
   }
   return 1.0;
 }

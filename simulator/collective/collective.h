@@ -27,7 +27,7 @@
 
 namespace ssgd::sim {
 
-enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kAllToAll };
+enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kAllToAll, kReduce };
 
 enum class CollectiveAlgorithm {
   kAuto,              // chosen per call by choose_algorithm()
@@ -38,12 +38,31 @@ enum class CollectiveAlgorithm {
   kTorus2d,           // ranks_per_node x nodes grid
   kParameterServer,   // push to K servers, pull back
   kBytePS,            // BytePS: intra-node reduce-scatter, push/pull per machine, all-gather
+  // NCCL's own (simulator/nccl): NVLink SHARP inside a node; NVLS inside and
+  // trees between nodes; SHARP in the fabric, direct or chained; parallel
+  // aggregated trees (one GPU a node). Only the NCCL library runs them.
+  kNvls,
+  kNvlsTree,
+  kCollNetDirect,
+  kCollNetChain,
+  kPat,
 };
 
+// Which library runs the collectives: NCCL (its communicator's channels,
+// algorithms and protocols, simulator/nccl) or the textbook algorithms of
+// this file, one of each at a time, as MPI, gloo, Horovod's own or BytePS run
+// them.
+enum class CollectiveLibrary { kNccl, kGeneric };
+const char* to_string(CollectiveLibrary library);
+// Whether `library` runs `algorithm` (auto: both).
+bool library_runs(CollectiveLibrary library, CollectiveAlgorithm algorithm);
+
 // Names as written in scenarios and on the command line: "all_reduce",
-// "reduce_scatter", "all_gather", "broadcast", "all_to_all"; "auto", "ring",
-// "double_binary_tree", "halving_doubling", "hierarchical", "torus2d",
-// "parameter_server", "byteps".
+// "reduce_scatter", "all_gather", "broadcast", "all_to_all", "reduce";
+// "auto", "ring", "double_binary_tree", "halving_doubling", "hierarchical",
+// "torus2d", "parameter_server", "byteps", "nvls", "nvls_tree",
+// "collnet_direct", "collnet_chain", "pat" ("tree" is read as
+// "double_binary_tree").
 const char* to_string(CollectiveOp op);
 const char* to_string(CollectiveAlgorithm algorithm);
 std::optional<CollectiveOp> parse_collective_op(std::string_view name);
@@ -193,9 +212,15 @@ AlphaBetaTerms alpha_beta_terms(CollectiveOp op, CollectiveAlgorithm algorithm,
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, const CollectiveShape& shape, double bytes,
                                      const CollectiveCosts& costs);
 
+// NCCL's two binary trees over n labels (ncclGetBtree, and ncclGetDtree's
+// second: the first mirrored for even n, shifted by one for odd n): the
+// parent of each label, -1 at the root.
+std::vector<std::int64_t> nccl_tree_parents(std::int64_t n, bool second);
+
 // nccl-tests' bus bandwidth factor: busbw = algbw x factor, with algbw =
 // M / time. all_reduce 2(P-1)/P; reduce_scatter and all_gather (P-1)/P;
-// broadcast 1; all_to_all (P-1)/P (NVIDIA/nccl-tests doc/PERFORMANCE.md).
+// broadcast and reduce 1; all_to_all (P-1)/P (NVIDIA/nccl-tests
+// doc/PERFORMANCE.md).
 double bus_bandwidth_factor(CollectiveOp op, std::int64_t ranks);
 
 // BytePS's split of the gradient between its summation servers (Jiang et

@@ -10,6 +10,8 @@
 //                   message cut into P-1 chunks: step t moves chunk t-h over
 //                   hop h, so 2(P-1)-1 steps each moving M/(P-1) per active hop
 //                   T = (2P-3) (alpha + M/(P-1) beta)
+//   reduce          the broadcast's pipeline toward the root,
+//                   root+1 -> ... -> root-1 -> root: the same steps
 //   all_to_all      pairwise exchange: step s = 1..P-1 sends rank r's block
 //                   for r+s, M/P:  T = (P-1) alpha + (P-1)/P M beta
 // (Thakur, Rabenseifner and Gropp, "Optimization of Collective Communication
@@ -109,6 +111,9 @@ std::vector<CollectiveStep> ring_decompose(CollectiveOp op, const CollectiveShap
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather: return {ring_step({all_ranks_from(shape, 0)}, block, p - 1)};
     case CollectiveOp::kBroadcast: return chain_broadcast(all_ranks_from(shape, shape.root), bytes);
+    case CollectiveOp::kReduce:
+      // The broadcast's pipeline run toward the root: root+1 -> ... -> root.
+      return chain_broadcast(all_ranks_from(shape, shape.root + 1), bytes);
     case CollectiveOp::kAllToAll: {
       std::vector<CollectiveStep> steps;
       for (std::int64_t s = 1; s < p; ++s) {
@@ -140,6 +145,8 @@ CostPhases ring_cost(CollectiveOp op, const CollectiveShape& shape, double bytes
     case CollectiveOp::kAllGather: return {uniform_phase(p - 1, intra, inter, block)};
     case CollectiveOp::kBroadcast:
       return chain_broadcast_cost(shape, all_ranks_from(shape, shape.root), bytes);
+    case CollectiveOp::kReduce:
+      return chain_broadcast_cost(shape, all_ranks_from(shape, shape.root + 1), bytes);
     case CollectiveOp::kAllToAll: {
       // Offset s keeps some pair inside a node iff s < k or s > P-k; with more
       // than one node every offset also has a pair that crosses.

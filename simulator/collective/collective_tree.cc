@@ -38,7 +38,6 @@
 #include "simulator/collective/collective_algorithms.h"
 
 namespace ssgd::sim::detail {
-namespace {
 
 constexpr std::int64_t kNoParent = -1;
 
@@ -49,6 +48,8 @@ std::int64_t btree_parent(std::int64_t v, std::int64_t p) {
   return up < p ? up : v ^ bit;
 }
 
+namespace {
+
 // parent[v] and depth[v] of one tree over labels 0..P-1.
 struct Tree {
   std::vector<std::int64_t> parent;
@@ -58,17 +59,8 @@ struct Tree {
 
 Tree make_tree(std::int64_t p, bool second) {
   Tree t;
-  t.parent.resize(p);
+  t.parent = nccl_tree_parents(p, second);
   for (std::int64_t v = 0; v < p; ++v) {
-    if (!second) {
-      t.parent[v] = btree_parent(v, p);
-    } else if (p % 2 == 0) {  // mirror
-      const std::int64_t u = btree_parent(p - 1 - v, p);
-      t.parent[v] = u == kNoParent ? kNoParent : p - 1 - u;
-    } else {  // shift
-      const std::int64_t u = btree_parent((v - 1 + p) % p, p);
-      t.parent[v] = u == kNoParent ? kNoParent : (u + 1) % p;
-    }
     if (t.parent[v] == kNoParent) t.root = v;
   }
   t.depth.assign(p, -1);
@@ -171,3 +163,23 @@ CostPhases tree_cost(CollectiveOp op, const CollectiveShape& shape, double bytes
 }
 
 }  // namespace ssgd::sim::detail
+
+namespace ssgd::sim {
+
+std::vector<std::int64_t> nccl_tree_parents(std::int64_t n, bool second) {
+  std::vector<std::int64_t> parent(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+  for (std::int64_t v = 0; v < n; ++v) {
+    if (!second) {
+      parent[v] = detail::btree_parent(v, n);
+    } else if (n % 2 == 0) {  // mirror
+      const std::int64_t u = detail::btree_parent(n - 1 - v, n);
+      parent[v] = u == detail::kNoParent ? detail::kNoParent : n - 1 - u;
+    } else {  // shift
+      const std::int64_t u = detail::btree_parent((v - 1 + n) % n, n);
+      parent[v] = u == detail::kNoParent ? detail::kNoParent : (u + 1) % n;
+    }
+  }
+  return parent;
+}
+
+}  // namespace ssgd::sim

@@ -15,10 +15,15 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::plan(const CollectiveCa
                        .try_emplace(*call.endpoints, static_cast<std::uint32_t>(endpoint_sets_.size()))
                        .first->second;
   const CalibrationBand* b = call.band;
+  const nccl::Choice& c = call.choice;
+  const bool n = call.nccl != nullptr;
   const Key key{static_cast<int>(call.op), static_cast<int>(call.algorithm), s.ranks,
                 s.ranks_per_node, s.servers, s.servers_colocated, s.cpu_servers, s.root,
                 call.bytes, set, b != nullptr ? b->latency.ns() : -1,
-                b != nullptr ? b->bandwidth_bytes_per_s : -1.0};
+                b != nullptr ? b->bandwidth_bytes_per_s : -1.0, call.band_inside, call.nccl,
+                n ? static_cast<int>(c.proto) : -1, n ? c.channels : 0, n ? c.latency.ns() : 0,
+                n ? c.efficiency : 0.0, n ? c.nvls_efficiency : 0.0,
+                n ? c.min_duration.ns() : 0};
   if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
   auto p = make(call);
   if (kept_transfers_ + p->transfers() <= budget_) {
@@ -44,12 +49,37 @@ void CollectivePlanner::keep_recording(const CollectivePlan* plan,
   it->second = std::move(r);
 }
 
-bool runs_uncapped(const CollectiveCall& call, const CollectivePlan& plan,
-                   const StreamCap& streams) {
-  return !plan.crosses_nodes || (call.band == nullptr && !streams.on());
+std::shared_ptr<const CollectivePlan> CollectivePlanner::make_nccl(const CollectiveCall& call) {
+  const auto func = nccl::func_of(call.op);
+  if (!func) throw std::logic_error("an NCCL plan for an operation NCCL does not have");
+  const nccl::Choice& c = call.choice;
+  const nccl::Traffic traffic = call.nccl->traffic(*func, c.algo, c.channels, call.shape.root);
+  auto p = std::make_shared<CollectivePlan>();
+  if (traffic.transfers.size() >= std::numeric_limits<std::uint32_t>::max()) {
+    throw std::length_error("a collective of more transfers than a plan can index");
+  }
+  p->route.reserve(traffic.transfers.size());
+  p->bytes.reserve(traffic.transfers.size());
+  CollectivePlan::Step step;
+  step.latency = c.latency;
+  // NCCL's channels are pipelines: every transfer moves at the pace of the
+  // slowest, so the step takes its time alone less the latency (the
+  // busiest link's time, or NCCL's caps) when nothing else shares a link.
+  step.min_duration = c.time - c.latency;
+  for (const nccl::RoutedTransfer& t : traffic.transfers) {
+    const Route& route = routes_.get(t.src, t.dst, t.via);
+    p->route.push_back(&route);
+    p->bytes.push_back(t.bytes * call.bytes / c.efficiency / (t.nvls ? c.nvls_efficiency : 1.0));
+    p->connections.push_back(static_cast<std::uint16_t>(std::min(t.connections, 65535)));
+    p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;
+  }
+  step.end = static_cast<std::uint32_t>(p->route.size());
+  if (call.bytes > 0 && step.end > 0) p->steps.push_back(step);
+  return p;
 }
 
 std::shared_ptr<const CollectivePlan> CollectivePlanner::make(const CollectiveCall& call) {
+  if (call.nccl != nullptr) return make_nccl(call);
   auto p = std::make_shared<CollectivePlan>();
   const std::vector<CollectiveStep> steps =
       decompose(call.op, call.algorithm, call.shape, call.bytes);
@@ -70,8 +100,8 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::make(const CollectiveCa
     for (const auto& t : step.transfers) {
       const Route& route = routes_.get(ends.at(static_cast<std::size_t>(t.src)),
                                        ends.at(static_cast<std::size_t>(t.dst)));
-      latency = max(latency, route.crosses_nodes && call.band != nullptr ? call.band->latency
-                                                                         : route.latency);
+      const bool banded = call.band != nullptr && route.crosses_nodes != call.band_inside;
+      latency = max(latency, banded ? call.band->latency : route.latency);
       p->route.push_back(&route);
       p->bytes.push_back(t.bytes);
       p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;

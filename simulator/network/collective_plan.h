@@ -19,6 +19,7 @@
 #include "common/time.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/collective/collective.h"
+#include "simulator/nccl/nccl_communicator.h"
 #include "simulator/network/flow_network.h"
 #include "simulator/platform/platform.h"
 
@@ -31,7 +32,17 @@ struct CollectiveCall {
   double bytes = 0;
   // Ranks 0..P-1, then servers; owned by the caller while the call runs.
   const std::vector<VertexId>* endpoints = nullptr;
-  const CalibrationBand* band = nullptr;  // calibrated costs between nodes, or null
+  const CalibrationBand* band = nullptr;  // calibrated costs, or null
+  bool band_inside = false;  // the band is for transfers inside nodes, not between them
+  // Run by NCCL (simulator/nccl): its communicator (owned by the caller, as
+  // the endpoints) and what it chose for this call (algorithm, protocol,
+  // channels, latency, efficiency, caps). Null: a textbook algorithm,
+  // decompose()'s steps.
+  const nccl::Communicator* nccl = nullptr;
+  nccl::Choice choice;
+  // Its time alone on the platform as CommModel estimates it (the
+  // analytical model's answer).
+  Duration estimate;
 };
 
 struct CollectivePlan {
@@ -40,23 +51,25 @@ struct CollectivePlan {
     std::uint32_t end = 0;
     std::int64_t repeat = 1;
     // Before its flows start: repeat x the largest latency of its routes (a
-    // calibrated band's for routes between nodes).
+    // calibrated band's for routes between nodes); NCCL's latency for NCCL's.
     Duration latency;
+    // The least time its flows take: each flow is capped at its bytes over
+    // this, so that all of them move at one pace, as the stages of NCCL's
+    // pipelines do (NCCL's plans: the call's time alone less its latency).
+    // Zero: no such bound (textbook steps).
+    Duration min_duration;
   };
   std::vector<Step> steps;
   std::vector<const Route*> route;  // per transfer: its route, kept by the planner
   std::vector<double> bytes;        // per transfer: one repeat's bytes
+  // Per transfer: the connections it stands for (NCCL's channels merged
+  // into one flow), each striped over the TCP streams on its own; empty:
+  // one each.
+  std::vector<std::uint16_t> connections;
   bool crosses_nodes = false;        // some transfer goes from one node to another
 
   [[nodiscard]] std::size_t transfers() const { return route.size(); }
 };
-
-// Whether every flow of `plan` runs uncapped: no transfer between nodes, or
-// neither a calibrated band nor the TCP streams bound them. Such a run does
-// not depend on which flow numbers the network hands out (only capped flows
-// are ordered by them), so its recording replays exactly on another network.
-[[nodiscard]] bool runs_uncapped(const CollectiveCall& call, const CollectivePlan& plan,
-                                 const StreamCap& streams);
 
 // A collective's run alone on an idle flow network (CommModel's isolated
 // runs), recorded: replaying it on an idle network of the same links, where
@@ -101,13 +114,20 @@ class CollectivePlanner {
 
   [[nodiscard]] const Platform& platform() const { return platform_; }
   [[nodiscard]] std::size_t kept_transfers() const { return kept_transfers_; }
+  // The routes plans point to (the analytical model reads the same).
+  [[nodiscard]] RouteCache& routes() { return routes_; }
 
  private:
   // Operation, algorithm, shape, bytes, the endpoints' set (an index into
-  // endpoint_sets_) and the band's latency and rate (-1 for none).
+  // endpoint_sets_), the band's latency and rate (-1 for none), and NCCL's
+  // choice: communicator, protocol, channels, latency, efficiencies and
+  // least duration (zeros for a textbook algorithm).
   using Key = std::tuple<int, int, std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t,
-                         std::int64_t, double, std::uint32_t, std::int64_t, double>;
+                         std::int64_t, double, std::uint32_t, std::int64_t, double, bool,
+                         const nccl::Communicator*, int, int, std::int64_t, double, double,
+                         std::int64_t>;
   [[nodiscard]] std::shared_ptr<const CollectivePlan> make(const CollectiveCall& call);
+  [[nodiscard]] std::shared_ptr<const CollectivePlan> make_nccl(const CollectiveCall& call);
 
   const Platform& platform_;
   std::size_t budget_;

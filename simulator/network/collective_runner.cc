@@ -37,6 +37,7 @@ void CollectiveRunner::run(const CollectiveCall& call, std::shared_ptr<const Col
   in.outstanding = 0;
   in.done = std::move(done);
   in.band = call.band;
+  in.band_inside = call.band_inside;
   ++started_;
   // Begin from an event, so `done` never runs inside run().
   engine_.schedule(engine_.now(), done_handler_, id);
@@ -57,8 +58,7 @@ void CollectiveRunner::run_alone(const CollectiveCall& call, std::function<void(
   const auto recorded = planner_.recording(plan.get());
   // (Nothing on the engine either: another collective between its steps
   // has no flows in flight yet.)
-  if (recorded == nullptr || !network_.idle() || engine_.pending() != 0 ||
-      !runs_uncapped(call, *plan, streams_)) {
+  if (recorded == nullptr || !network_.idle() || engine_.pending() != 0) {
     run(call, std::move(plan), std::move(done));
     return;
   }
@@ -73,6 +73,7 @@ void CollectiveRunner::run_alone(const CollectiveCall& call, std::function<void(
   in.outstanding = 0;
   in.done = std::move(done);
   in.band = call.band;
+  in.band_inside = call.band_inside;
   in.plan = std::move(plan);
   ++started_;
   ++replayed_;
@@ -104,6 +105,7 @@ void CollectiveRunner::inject(std::uint32_t id) {
     begin_step(id);
     return;
   }
+  const double least_s = static_cast<double>(step.min_duration.ns()) * 1e-9;
   for (std::uint32_t t = step.begin; t < step.end; ++t) {
     const Route& r = *plan.route[t];
     const double bytes = plan.bytes[t];
@@ -111,7 +113,14 @@ void CollectiveRunner::inject(std::uint32_t id) {
     // everything the transport does; else the TCP streams' bound on one
     // transfer of this step's size.
     double cap = std::numeric_limits<double>::infinity();
-    if (r.crosses_nodes) cap = in.band != nullptr ? in.band->bandwidth_bytes_per_s : streams_.rate(bytes);
+    if (in.band != nullptr && r.crosses_nodes != in.band_inside) {
+      cap = in.band->bandwidth_bytes_per_s;
+    } else if (r.crosses_nodes) {
+      const double connections = plan.connections.empty() ? 1.0 : plan.connections[t];
+      cap = streams_.rate(bytes / connections, static_cast<std::int64_t>(connections));
+    }
+    // NCCL's per-channel caps: no flow ends before the step's least duration.
+    if (least_s > 0) cap = std::min(cap, bytes * repeat / least_s);
     network_.start(r.links, bytes * repeat, cap, this, id);
   }
 }

@@ -37,10 +37,11 @@ class CollectiveRunner : public FlowListener {
 
   // Starts `call` now, as run(), where nothing else will use the engine or
   // the network until it has ended (the list schedule's executor tasks):
-  // when the planner keeps a recording of its run alone, runs_uncapped()
-  // holds and the network is idle, the recording is replayed (its usage
-  // added, `done` called after its duration, its events counted) instead of
-  // running every flow again; the same figures either way.
+  // when the planner keeps a recording of its run alone and the network is
+  // idle, the recording is replayed (its usage added, `done` called after
+  // its duration, its events counted) instead of running every flow again;
+  // the same figures either way (a run depends on its flows' start order,
+  // not on their numbers: FlowNetwork).
   void run_alone(const CollectiveCall& call, std::function<void()> done);
 
   [[nodiscard]] std::uint64_t collectives_run() const { return started_; }
@@ -53,6 +54,7 @@ class CollectiveRunner : public FlowListener {
     std::int64_t outstanding = 0;
     std::function<void()> done;
     const CalibrationBand* band = nullptr;
+    bool band_inside = false;
   };
 
   std::uint32_t instance();

@@ -6,24 +6,16 @@
 
 #include <fmt/format.h>
 
-#include "common/run_indexed.h"
+#include "common/error.h"
 #include "common/units.h"
-#include "simulator/engine/engine.h"
-#include "simulator/network/flow_network.h"
+
 
 namespace ssgd::sim {
-
-const char* to_string(NetworkModelKind kind) {
-  switch (kind) {
-    case NetworkModelKind::kAnalytical: return "analytical";
-    case NetworkModelKind::kFlow: return "flow";
-  }
-  return "?";
-}
 
 CommModel::CommModel(std::shared_ptr<const Platform> platform, CommSettings settings,
                      std::int64_t first_node, std::int64_t nodes)
     : platform_(std::move(platform)), settings_(std::move(settings)) {
+  if (settings_.model == nullptr) settings_.model = find_network_model("analytical");
   const std::int64_t g = platform_->gpus_per_node();
   if (first_node < 0 || nodes < 1 || first_node + nodes > platform_->nodes()) {
     throw std::invalid_argument(fmt::format(
@@ -63,6 +55,68 @@ CommModel::CommModel(std::shared_ptr<const Platform> platform, CommSettings sett
     }
     endpoints_.push_back(platform_->host(node));
   }
+  if (settings_.library == CollectiveLibrary::kNccl) {
+    if (!library_runs(CollectiveLibrary::kNccl, settings_.algorithm)) {
+      throw ParameterError("network.algorithm", fmt::format(
+          "{} is not an algorithm NCCL has (ring, double_binary_tree, nvls, nvls_tree, "
+          "collnet_direct, collnet_chain, pat); set network.library: generic to run it",
+          to_string(settings_.algorithm)));
+    }
+    if (shape_.ranks > 1) {
+      std::vector<VertexId> ranks(endpoints_.begin(), endpoints_.begin() + shape_.ranks);
+      nccl::Settings ns = settings_.nccl;
+      if (settings_.algorithm != CollectiveAlgorithm::kAuto) {
+        // The scenario's algorithm, for every operation that has it, as
+        // NCCL_ALGO=<it> does.
+        ns.algorithms = nccl::to_string(*nccl::algo_of(settings_.algorithm)) +
+                        (ns.algorithms.empty() ? std::string() : ";" + ns.algorithms);
+      }
+      try {
+        nccl_ = std::make_shared<const nccl::Communicator>(*platform_, std::move(ranks), g, ns);
+      } catch (const std::invalid_argument& e) {
+        throw ParameterError(settings_.nccl.protocols.empty() || std::string(e.what()).find("protocol") == std::string::npos
+                                 ? "network.nccl_algo"
+                                 : "network.nccl_proto",
+                             e.what());
+      }
+    }
+  } else {
+    if (!library_runs(CollectiveLibrary::kGeneric, settings_.algorithm)) {
+      throw ParameterError("network.algorithm",
+                           fmt::format("{} is NCCL's algorithm; it needs network.library: nccl",
+                                       to_string(settings_.algorithm)));
+    }
+    const char* nccl_key = !settings_.nccl.algorithms.empty() ? "network.nccl_algo"
+                           : !settings_.nccl.protocols.empty() ? "network.nccl_proto"
+                           : settings_.nccl.channels         ? "network.channels"
+                                                             : nullptr;
+    if (nccl_key != nullptr) {
+      throw ParameterError(nccl_key, fmt::format("{} sets NCCL's communicator; the collectives here "
+                                                 "run with network.library: generic",
+                                                 nccl_key));
+    }
+  }
+}
+
+bool CommModel::nccl_runs(CollectiveOp op) const {
+  if (nccl_ == nullptr || !nccl::func_of(op)) return false;
+  // A calibrated operation runs the file's algorithm with its costs.
+  return settings_.calibration == nullptr || settings_.calibration->find(op, shape_.ranks) == nullptr;
+}
+
+const nccl::Choice& CommModel::nccl_choice(CollectiveOp op, double bytes) const {
+  const auto key = std::make_pair(static_cast<int>(op), bytes);
+  if (auto it = nccl_choices_.find(key); it != nccl_choices_.end()) return it->second;
+  const nccl::Func f = *nccl::func_of(op);
+  nccl::Choice c;
+  try {
+    c = nccl_->choose(f, bytes);
+  } catch (const std::invalid_argument& e) {
+    throw ParameterError(settings_.algorithm != CollectiveAlgorithm::kAuto ? "network.algorithm"
+                                                                           : "network.nccl_algo",
+                         e.what());
+  }
+  return nccl_choices_.emplace(key, c).first->second;
 }
 
 const CalibrationBand* CommModel::band_for(CollectiveOp op, double bytes) const {
@@ -73,18 +127,23 @@ const CalibrationBand* CommModel::band_for(CollectiveOp op, double bytes) const 
 }
 
 CollectiveAlgorithm CommModel::algorithm_for(CollectiveOp op, double bytes) const {
-  if (settings_.algorithm != CollectiveAlgorithm::kAuto) return settings_.algorithm;
+  if (nccl_runs(op)) return nccl::to_collective(nccl_choice(op, bytes).algo);
+  if (settings_.algorithm != CollectiveAlgorithm::kAuto &&
+      library_runs(CollectiveLibrary::kGeneric, settings_.algorithm)) {
+    return settings_.algorithm;
+  }
   if (settings_.calibration) {
     if (const CalibratedCollective* c = settings_.calibration->find(op, shape_.ranks)) return c->algorithm;
   }
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = algorithm_cache_.find(key); it != algorithm_cache_.end()) return it->second;
-  // The way choose_algorithm() does it, with the closed forms kept.
-  const CollectiveCosts costs = costs_for(op, bytes);
+  // The faster candidate on this platform, ties to the first.
+  const CalibrationBand* band = band_for(op, bytes);
+  const bool inside = band != nullptr && settings_.calibration->level == "intra_node";
   CollectiveAlgorithm best = CollectiveAlgorithm::kAuto;
   Duration best_time;
   for (const CollectiveAlgorithm a : auto_candidates(op)) {
-    const Duration t = closed_form(op, a).time(bytes, costs);
+    const Duration t = platform_cost(op, a).time(bytes, band, inside, platform_->inter_node_streams());
     if (best == CollectiveAlgorithm::kAuto || t < best_time) {
       best = a;
       best_time = t;
@@ -94,31 +153,29 @@ CollectiveAlgorithm CommModel::algorithm_for(CollectiveOp op, double bytes) cons
   return best;
 }
 
-const ClosedForm& CommModel::closed_form(CollectiveOp op, CollectiveAlgorithm algorithm) const {
+const PlatformCost& CommModel::platform_cost(CollectiveOp op, CollectiveAlgorithm algorithm) const {
   const auto key = std::make_pair(static_cast<int>(op), static_cast<int>(algorithm));
-  auto it = closed_forms_.find(key);
-  if (it == closed_forms_.end()) it = closed_forms_.emplace(key, ClosedForm(op, algorithm, shape_)).first;
-  return it->second;
-}
-
-CollectiveCosts CommModel::costs_for(CollectiveOp op, double bytes) const {
-  CollectiveCosts costs = platform_->collective_costs();
-  if (const CalibrationBand* band = band_for(op, bytes)) {
-    const LevelCost level{band->latency, band->bandwidth_bytes_per_s};
-    if (settings_.calibration->level == "intra_node") {
-      costs.intra = level;
-    } else {
-      costs.inter = level;
-      costs.inter_streams = {};  // measured with the transport's own limits
-    }
+  auto it = platform_costs_.find(key);
+  if (it == platform_costs_.end()) {
+    it = platform_costs_
+             .try_emplace(key, op, algorithm, shape_, endpoints_, planner().routes(), *platform_)
+             .first;
   }
-  return costs;
+  return it->second;
 }
 
 Duration CommModel::analytical_time(CollectiveOp op, double bytes) const {
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = analytical_cache_.find(key); it != analytical_cache_.end()) return it->second;
-  const Duration d = closed_form(op, algorithm_for(op, bytes)).time(bytes, costs_for(op, bytes));
+  Duration d;
+  if (nccl_runs(op)) {
+    d = nccl_choice(op, bytes).time;
+  } else {
+    const CalibrationBand* band = band_for(op, bytes);
+    const bool inside = band != nullptr && settings_.calibration->level == "intra_node";
+    d = platform_cost(op, algorithm_for(op, bytes))
+            .time(bytes, band, inside, platform_->inter_node_streams());
+  }
   analytical_cache_.emplace(key, d);
   return d;
 }
@@ -131,35 +188,39 @@ CollectiveCall CommModel::call(CollectiveOp op, double bytes) const {
   c.bytes = bytes;
   c.endpoints = &endpoints_;
   c.band = band_for(op, bytes);
+  c.band_inside = c.band != nullptr && settings_.calibration->level == "intra_node";
+  if (nccl_runs(op)) {
+    c.nccl = nccl_.get();
+    c.choice = nccl_choice(op, bytes);
+  }
+  c.estimate = shape_.ranks == 1 ? Duration::zero() : analytical_time(op, bytes);
   return c;
 }
 
-Duration CommModel::isolated_time(CollectiveOp op, double bytes) const {
-  if (settings_.model == NetworkModelKind::kAnalytical || shape_.ranks == 1) {
-    return shape_.ranks == 1 ? Duration::zero() : analytical_time(op, bytes);
+void CommModel::add_link_bytes(CollectiveOp op, double bytes, std::vector<double>& into,
+                               double times) const {
+  if (shape_.ranks == 1 || bytes == 0) return;
+  if (nccl_runs(op)) {
+    nccl_->add_link_bytes(*nccl::func_of(op), nccl_choice(op, bytes), bytes, into, times);
+  } else {
+    platform_cost(op, algorithm_for(op, bytes)).add_link_bytes(bytes * times, into);
   }
+}
+
+Duration CommModel::isolated_time(CollectiveOp op, double bytes) const {
+  if (shape_.ranks == 1) return Duration::zero();
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = isolated_cache_.find(key); it != isolated_cache_.end()) return it->second;
   prepare_isolated(op, {bytes}, 1);
   return isolated_cache_.at(key);
 }
 
-std::shared_ptr<CollectiveRecording> CommModel::recording_for(const CollectiveCall& c,
-                                                              const CollectivePlan& plan) const {
-  if (!planner().keeps(&plan) || !runs_uncapped(c, plan, platform_->inter_node_streams())) {
-    return nullptr;
-  }
-  return std::make_shared<CollectiveRecording>();
-}
-
 void CommModel::prepare_isolated(CollectiveOp op, const std::vector<double>& sizes,
                                  std::size_t jobs) const {
-  if (settings_.model == NetworkModelKind::kAnalytical || shape_.ranks == 1) return;
-  // The sizes not known yet, each once, planned here: the runs only read the
-  // planner.
+  if (shape_.ranks == 1) return;
+  // The sizes not known yet, each once.
   std::vector<double> todo;
   std::vector<CollectiveCall> calls;
-  std::vector<std::shared_ptr<const CollectivePlan>> plans;
   for (const double bytes : sizes) {
     if (isolated_cache_.contains({static_cast<int>(op), bytes}) ||
         std::find(todo.begin(), todo.end(), bytes) != todo.end()) {
@@ -167,56 +228,16 @@ void CommModel::prepare_isolated(CollectiveOp op, const std::vector<double>& siz
     }
     todo.push_back(bytes);
     calls.push_back(call(op, bytes));
-    plans.push_back(planner().plan(calls.back()));
   }
-  std::vector<std::shared_ptr<CollectiveRecording>> recordings;
-  for (std::size_t i = 0; i < todo.size(); ++i) recordings.push_back(recording_for(calls[i], *plans[i]));
   std::vector<Duration> times(todo.size());
-  run_indexed(todo.size(), jobs, [&](std::size_t i) {
-    times[i] = run_alone(calls[i], plans[i], recordings[i].get());
-  });
+  settings_.model->times_alone(*platform_, planner(), calls, times, jobs);
   for (std::size_t i = 0; i < todo.size(); ++i) {
-    planner().keep_recording(plans[i].get(), std::move(recordings[i]));
     isolated_cache_.emplace(std::make_pair(static_cast<int>(op), todo[i]), times[i]);
   }
 }
 
 std::size_t CommModel::isolated_threads() {
   return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, kMaxIsolatedThreads);
-}
-
-Duration CommModel::run_alone(const CollectiveCall& c, std::shared_ptr<const CollectivePlan> plan,
-                              CollectiveRecording* recording) const {
-  Engine engine;
-  FlowNetwork network(engine, platform_->link_capacities());
-  CollectiveRunner runner(engine, network, *platform_, &planner());
-  if (recording != nullptr) network.record(&recording->usage);
-  runner.run(c, std::move(plan), [] {});
-  engine.run();
-  const Duration d = engine.now() - Time::zero();
-  if (recording != nullptr) {
-    network.record(nullptr);
-    recording->duration = d;
-    recording->events = engine.events_processed();
-    recording->flows = network.flows_started();
-    recording->recomputations = network.recomputations();
-    recording->pruned = network.links_pruned();
-    // A link's busy spells summed (whole nanoseconds: in any order).
-    auto& busy = recording->usage.busy;
-    std::sort(busy.begin(), busy.end());
-    std::size_t kept = 0;
-    for (const auto& [link, ns] : busy) {
-      if (kept > 0 && busy[kept - 1].first == link) {
-        busy[kept - 1].second += ns;
-      } else {
-        busy[kept++] = {link, ns};
-      }
-    }
-    busy.resize(kept);
-    busy.shrink_to_fit();
-    recording->usage.bytes.shrink_to_fit();
-  }
-  return d;
 }
 
 CollectivePlanner& CommModel::planner() const {
@@ -226,8 +247,21 @@ CollectivePlanner& CommModel::planner() const {
 
 std::string CommModel::describe() const {
   if (shape_.ranks == 1) return "single worker: no gradient communication";
-  std::string s = fmt::format("{} model, {} over {} workers on {}", to_string(settings_.model),
-                              to_string(settings_.algorithm), shape_.ranks, platform_->describe());
+  std::string s;
+  if (nccl_ != nullptr) {
+    const nccl::Graphs& g = nccl_->graphs();
+    s = fmt::format("{} model, NCCL {} ({} channels{}{}) over {} workers on {}",
+                    settings_.model->name(),
+                    settings_.algorithm == CollectiveAlgorithm::kAuto ? std::string("auto")
+                                                                      : to_string(settings_.algorithm),
+                    g.coll_channels, g.nvls_channels > 0 ? fmt::format(", {} NVLS", g.nvls_channels) : "",
+                    settings_.nccl.algorithms.empty() ? "" : ", NCCL_ALGO " + settings_.nccl.algorithms,
+                    shape_.ranks, platform_->describe());
+    if (!settings_.nccl.protocols.empty()) s += ", NCCL_PROTO " + settings_.nccl.protocols;
+  } else {
+    s = fmt::format("{} model, {} over {} workers on {}", settings_.model->name(),
+                    to_string(settings_.algorithm), shape_.ranks, platform_->describe());
+  }
   if (settings_.algorithm == CollectiveAlgorithm::kParameterServer) {
     s += fmt::format(", {} server{} {}", shape_.servers, shape_.servers == 1 ? "" : "s",
                      shape_.servers_colocated ? "colocated" : "on nodes of their own");

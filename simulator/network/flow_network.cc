@@ -94,6 +94,7 @@ void FlowNetwork::start(std::span<const std::uint32_t> links, double bytes, doub
   f.cap = rate_cap;
   f.narrowest = narrowest;
   f.serial = static_cast<std::uint32_t>(flows_started_ - recording_base_);
+  f.order = flows_started_;
   f.updated = engine_.now();
   f.listener = listener;
   f.tag = tag;
@@ -258,7 +259,9 @@ void FlowNetwork::fill(const std::vector<std::uint32_t>& links, const std::vecto
     if (std::isfinite(flows_[id].cap)) by_cap.push_back(id);
   }
   std::sort(by_cap.begin(), by_cap.end(), [this](FlowId a, FlowId b) {
-    return flows_[a].cap != flows_[b].cap ? flows_[a].cap < flows_[b].cap : a < b;
+    // Ties in start order, not by the slot a flow got: a run then does not
+    // depend on which slots earlier flows left free (CollectiveRecording).
+    return flows_[a].cap != flows_[b].cap ? flows_[a].cap < flows_[b].cap : flows_[a].order < flows_[b].order;
   });
   std::size_t next_cap = 0;
   // Epoch + 1 marks a frozen flow within this fill; the component mark is epoch_.

@@ -131,6 +131,7 @@ class FlowNetwork {
     double cap = std::numeric_limits<double>::infinity();
     double narrowest = 0;  // the smallest capacity on its route
     std::uint32_t serial = 0;  // its number since recording began
+    std::uint64_t order = 0;   // its number among all flows started: ties of capped flows
     Time updated;  // when `remaining` was last brought up to date
     EventHandle completion;
     FlowListener* listener = nullptr;

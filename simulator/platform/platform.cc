@@ -66,6 +66,35 @@ const char* to_string(Transport t) {
   return "?";
 }
 
+const char* to_string(GpuArch a) {
+  switch (a) {
+    case GpuArch::kVolta: return "volta";
+    case GpuArch::kAmpere: return "ampere";
+    case GpuArch::kHopper: return "hopper";
+    case GpuArch::kBlackwell: return "blackwell";
+  }
+  return "?";
+}
+
+const char* to_string(CpuVendor v) {
+  switch (v) {
+    case CpuVendor::kIntel: return "intel";
+    case CpuVendor::kAmd: return "amd";
+    case CpuVendor::kArm: return "arm";
+  }
+  return "?";
+}
+
+const char* to_string(PciePath p) {
+  switch (p) {
+    case PciePath::kPix: return "PIX";
+    case PciePath::kPxb: return "PXB";
+    case PciePath::kPhb: return "PHB";
+    case PciePath::kSys: return "SYS";
+  }
+  return "?";
+}
+
 const char* to_string(FabricKind k) {
   switch (k) {
     case FabricKind::kSwitch: return "switch";
@@ -84,6 +113,11 @@ Platform::Platform(PlatformSpec spec, std::int64_t nodes) : spec_(std::move(spec
   check_link(n.pcie, "the PCIe link");
   if (n.sockets > 1) check_link(n.socket_link, "the socket link");
   if (n.nvlink != NvlinkTopology::kNone) check_link(n.nvlink_link, "the NVLink");
+  if (n.nvls && n.nvlink != NvlinkTopology::kSwitch) {
+    throw ParameterError("platform.nvlink.nvls",
+                         "NVLink SHARP (platform.nvlink.nvls) needs an NVSwitch "
+                         "(platform.nvlink.topology: switch)");
+  }
   if (n.nics > 0) check_link(n.nic, "the NIC");
   if (spec_.fabric.kind == FabricKind::kFatTree) {
     if (spec_.fabric.nodes_per_leaf < 1) {
@@ -177,7 +211,10 @@ void Platform::build_node_template() {
     add_vertex(VertexKind::kPcieSwitch, fmt::format("pcie-switch{}", w));
   }
   std::uint32_t nvswitch = 0;
-  if (n.nvlink == NvlinkTopology::kSwitch) nvswitch = add_vertex(VertexKind::kNvSwitch, "nvswitch");
+  if (n.nvlink == NvlinkTopology::kSwitch) {
+    nvswitch = add_vertex(VertexKind::kNvSwitch, "nvswitch");
+    nvswitch_local_ = nvswitch;
+  }
   first_nic_ = static_cast<std::uint32_t>(local_kind_.size());
   for (std::int64_t k = 0; k < n.nics; ++k) add_vertex(VertexKind::kNic, fmt::format("nic{}", k));
 
@@ -403,10 +440,12 @@ void Platform::append_local(Route& r, std::int64_t node, const LocalRoute& lr) c
   r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, lr.bandwidth_bytes_per_s);
 }
 
-Route Platform::route(VertexId src, VertexId dst) const {
+Route Platform::route(VertexId src, VertexId dst) const { return route(src, dst, RouteVia{}); }
+
+Route Platform::route(VertexId src, VertexId dst, RouteVia via) const {
   const auto lv = static_cast<VertexId>(local_kind_.size());
   const std::int64_t a = node_of(src), b = node_of(dst);
-  if (a < 0 || b < 0) throw std::invalid_argument("routes run between GPUs and hosts only");
+  if (a < 0 || b < 0) return fabric_route(src, dst, via);
   Route r;
   r.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
   const std::uint32_t ls = src % lv, ld = dst % lv;
@@ -415,8 +454,33 @@ Route Platform::route(VertexId src, VertexId dst) const {
     return r;
   }
   r.crosses_nodes = true;
-  const std::uint32_t nic_s = nic_of(ls), nic_d = nic_of(ld);
-  append_local(r, a, local_route(ls, nic_s));
+  const auto chosen = [this](std::int32_t nic, std::uint32_t local) {
+    if (nic < 0) return nic_of(local);
+    if (nic >= spec_.node.nics) {
+      throw std::invalid_argument(
+          fmt::format("a route through NIC {} of a node with {} NIC(s)", nic, spec_.node.nics));
+    }
+    return static_cast<std::uint32_t>(first_nic_ + static_cast<std::uint32_t>(nic));
+  };
+  const std::uint32_t nic_s = chosen(via.src_nic, ls), nic_d = chosen(via.dst_nic, ld);
+  if (via.src_proxy >= spec_.node.gpus) {
+    throw std::invalid_argument(fmt::format("a route through GPU {} of a node with {} GPU(s)",
+                                            via.src_proxy, spec_.node.gpus));
+  }
+  const auto proxy = static_cast<std::uint32_t>(via.src_proxy);
+  const bool proxied = via.src_proxy >= 0 && proxy != ls;
+  if ((proxied && (!local_route(ls, proxy).reachable || !local_route(proxy, nic_s).reachable)) ||
+      (!proxied && !local_route(ls, nic_s).reachable) || !local_route(nic_d, ld).reachable) {
+    throw std::invalid_argument(fmt::format("{} cannot reach {} through NICs {} and {}",
+                                            vertex_name(src), vertex_name(dst), nic_s - first_nic_,
+                                            nic_d - first_nic_));
+  }
+  if (proxied) {
+    append_local(r, a, local_route(ls, proxy));
+    append_local(r, a, local_route(proxy, nic_s));
+  } else {
+    append_local(r, a, local_route(ls, nic_s));
+  }
   const std::int64_t ks = nic_s - first_nic_, kd = nic_d - first_nic_;
   const auto add = [&](LinkId l) {
     r.links.push_back(l);
@@ -439,6 +503,108 @@ Route Platform::route(VertexId src, VertexId dst) const {
   append_local(r, b, local_route(nic_d, ld));
   r.latency += switches;
   return r;
+}
+
+VertexId Platform::leaf(std::int64_t node, std::int64_t nic) const { return leaf_of(node, nic); }
+
+std::int64_t Platform::spine() const {
+  if (spec_.fabric.kind != FabricKind::kFatTree || spec_.node.nics == 0) return -1;
+  return static_cast<std::int64_t>(first_fabric_vertex_ + static_cast<VertexId>(leaves_));
+}
+
+Route Platform::fabric_route(VertexId src, VertexId dst, RouteVia via) const {
+  const std::int64_t a = node_of(src), b = node_of(dst);
+  if (a < 0 && b < 0) {
+    // Between a leaf and the spine.
+    if (spine() < 0 || (src != static_cast<VertexId>(spine()) && dst != static_cast<VertexId>(spine()))) {
+      throw std::invalid_argument("routes between fabric switches run between a leaf and the spine");
+    }
+    const bool up = dst == static_cast<VertexId>(spine());
+    const VertexId leaf_vertex = up ? src : dst;
+    const LinkId l = up ? leaf_up(leaf_vertex - first_fabric_vertex_) : leaf_down(leaf_vertex - first_fabric_vertex_);
+    Route r;
+    r.links.push_back(l);
+    r.latency = spec_.fabric.switch_latency;
+    r.bandwidth_bytes_per_s = links_[l].bandwidth_bytes_per_s;
+    r.crosses_nodes = true;
+    return r;
+  }
+  // Between a GPU (or host) and a fabric switch, through one of its node's NICs.
+  const bool up = b < 0;
+  const VertexId end = up ? src : dst;
+  const VertexId fabric = up ? dst : src;
+  const std::int64_t node = up ? a : b;
+  const auto lv = static_cast<VertexId>(local_kind_.size());
+  const std::uint32_t local = end % lv;
+  const std::int32_t nic_index = up ? via.src_nic : via.dst_nic;
+  const std::uint32_t nic = nic_index < 0 ? nic_of(local) : first_nic_ + static_cast<std::uint32_t>(nic_index);
+  if (nic_index >= spec_.node.nics) {
+    throw std::invalid_argument(
+        fmt::format("a route through NIC {} of a node with {} NIC(s)", nic_index, spec_.node.nics));
+  }
+  const std::int64_t k = nic - first_nic_;
+  const VertexId its_leaf = leaf_of(node, k);
+  const bool to_spine = spine() >= 0 && fabric == static_cast<VertexId>(spine());
+  if (fabric != its_leaf && !to_spine) {
+    throw std::invalid_argument(fmt::format("{} is not the switch of {}'s NIC {}", vertex_name(fabric),
+                                            vertex_name(end), k));
+  }
+  Route r;
+  r.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+  r.crosses_nodes = true;
+  const auto add = [&](LinkId l) {
+    r.links.push_back(l);
+    r.latency = max(r.latency, links_[l].latency);
+    r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, links_[l].bandwidth_bytes_per_s);
+  };
+  if (up) {
+    append_local(r, node, local_route(local, nic));
+    add(nic_up(node, k));
+    if (to_spine) add(leaf_up(its_leaf - first_fabric_vertex_));
+  } else {
+    if (to_spine) add(leaf_down(its_leaf - first_fabric_vertex_));
+    add(nic_down(node, k));
+    append_local(r, node, local_route(nic, local));
+  }
+  r.latency += to_spine ? spec_.fabric.switch_latency + spec_.fabric.switch_latency
+                        : spec_.fabric.switch_latency;
+  return r;
+}
+
+VertexId Platform::nvswitch(std::int64_t node) const {
+  if (nvswitch_local_ < 0) throw std::logic_error("a node without an NVSwitch has none to route to");
+  return static_cast<VertexId>(node * static_cast<std::int64_t>(local_kind_.size()) + nvswitch_local_);
+}
+
+std::int64_t Platform::nic_of_gpu(std::int64_t local_gpu) const {
+  return static_cast<std::int64_t>(nic_of(static_cast<std::uint32_t>(local_gpu)) - first_nic_);
+}
+
+std::int64_t Platform::local_gpu(VertexId v) const {
+  if (v >= first_fabric_vertex_) return -1;
+  const auto local = static_cast<std::int64_t>(v % local_kind_.size());
+  return local < spec_.node.gpus ? local : -1;
+}
+
+PciePath Platform::nic_path(std::int64_t local_gpu, std::int64_t nic) const {
+  const LocalRoute& r = local_route(static_cast<std::uint32_t>(local_gpu),
+                                    static_cast<std::uint32_t>(first_nic_ + nic));
+  std::int64_t switches = 0;
+  bool cpu = false;
+  for (const auto l : r.links) {
+    const auto& link = local_links_[l];
+    if (link.kind == LinkKind::kSocket) return PciePath::kSys;
+    const VertexKind k = local_kind_[link.to];
+    if (k == VertexKind::kCpu) cpu = true;
+    if (k == VertexKind::kPcieSwitch) ++switches;
+  }
+  if (cpu) return PciePath::kPhb;
+  return switches <= 1 ? PciePath::kPix : PciePath::kPxb;
+}
+
+double Platform::nic_path_bandwidth(std::int64_t local_gpu, std::int64_t nic) const {
+  return local_route(static_cast<std::uint32_t>(local_gpu), static_cast<std::uint32_t>(first_nic_ + nic))
+      .bandwidth_bytes_per_s;
 }
 
 std::vector<double> Platform::link_capacities() const {

@@ -12,6 +12,7 @@
 // leaf) and from the receiver's NIC to the receiver.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +34,25 @@ struct PlatformLink {
   Duration latency;
   LinkKind kind = LinkKind::kPcie;
 };
+
+// Which NICs a message between nodes goes through. A collective library may
+// send through another NIC than the sender's own: NCCL keeps each channel's
+// crossing between nodes on one rail (the same NIC index on both nodes),
+// reaching it over PCIe from a GPU that is not the NIC's own.
+// A sender far from the NIC may hand its data over NVLink to a GPU beside
+// the NIC, which sends it on (NCCL's PXN, "PCI x NVLink"): `src_proxy`.
+struct RouteVia {
+  std::int32_t src_nic = -1;    // NIC index on the sender's node; -1: the sender's own
+  std::int32_t dst_nic = -1;    // NIC index on the receiver's node; -1: the receiver's own
+  std::int32_t src_proxy = -1;  // local index of the GPU that hands the data to the NIC; -1: none
+  friend bool operator==(const RouteVia&, const RouteVia&) = default;
+};
+
+// How a GPU reaches a NIC of its node, as NCCL names PCIe paths: through one
+// PCIe switch (PIX), several switches (PXB), a CPU's root complex (PHB), or
+// across the link between sockets (SYS).
+enum class PciePath : std::uint8_t { kPix, kPxb, kPhb, kSys };
+const char* to_string(PciePath p);
 
 struct Route {
   std::vector<LinkId> links;
@@ -63,6 +83,28 @@ class Platform {
   [[nodiscard]] std::int64_t node_of(VertexId v) const;
 
   [[nodiscard]] Route route(VertexId src, VertexId dst) const;
+  // The same through chosen NICs (between nodes; ignored inside a node).
+  // Throws std::invalid_argument for a NIC index the node does not have.
+  [[nodiscard]] Route route(VertexId src, VertexId dst, RouteVia via) const;
+
+  // The NVSwitch of `node`. Throws std::logic_error on a node without one.
+  [[nodiscard]] VertexId nvswitch(std::int64_t node) const;
+  // The fabric switch NIC `nic` of `node` is cabled to, and the spine layer
+  // (a fat tree's; -1 for a fabric of one switch). route() runs between a
+  // GPU and a fabric switch too: up through the GPU's NIC (or RouteVia's)
+  // to its leaf and on to the spine, or back down: the way in-network
+  // reduction (SHARP) sends a node's share to the switches and back.
+  [[nodiscard]] VertexId leaf(std::int64_t node, std::int64_t nic) const;
+  [[nodiscard]] std::int64_t spine() const;
+  // The NIC index (on its node) GPU `local_gpu` sends through by default.
+  [[nodiscard]] std::int64_t nic_of_gpu(std::int64_t local_gpu) const;
+  // How GPU `local_gpu` reaches NIC `nic` of its node, and the narrowest
+  // link on the way.
+  [[nodiscard]] PciePath nic_path(std::int64_t local_gpu, std::int64_t nic) const;
+  [[nodiscard]] double nic_path_bandwidth(std::int64_t local_gpu, std::int64_t nic) const;
+  // The local GPU index of a GPU vertex (its position in the node, not in
+  // the ring order), or -1 for another vertex.
+  [[nodiscard]] std::int64_t local_gpu(VertexId v) const;
 
   // Every link's capacity, indexed by link id: what a FlowNetwork shares.
   [[nodiscard]] std::vector<double> link_capacities() const;
@@ -103,6 +145,7 @@ class Platform {
   [[nodiscard]] std::uint32_t nic_of(std::uint32_t local) const;  // local NIC vertex
   [[nodiscard]] VertexId leaf_of(std::int64_t node, std::int64_t nic_index) const;
   void append_local(Route& r, std::int64_t node, const LocalRoute& lr) const;
+  [[nodiscard]] Route fabric_route(VertexId src, VertexId dst, RouteVia via) const;
 
   PlatformSpec spec_;
   std::int64_t nodes_ = 0;
@@ -111,6 +154,7 @@ class Platform {
   std::vector<PlatformLink> local_links_;  // from/to are local vertex indices
   std::vector<std::string> local_vertex_name_;
   std::uint32_t first_cpu_ = 0, first_switch_ = 0, first_nic_ = 0;
+  std::int64_t nvswitch_local_ = -1;  // the NVSwitch's local vertex, if any
   std::vector<LocalRoute> local_routes_;  // [from * local_count + to]
   // The whole platform.
   std::vector<VertexKind> vertex_kind_;
@@ -136,10 +180,31 @@ class RouteCache {
     if (it == routes_.end()) it = routes_.emplace(key, platform_.route(src, dst)).first;
     return it->second;
   }
+  const Route& get(VertexId src, VertexId dst, RouteVia via) {
+    if (via == RouteVia{}) return get(src, dst);
+    const ViaKey key{(static_cast<std::uint64_t>(src) << 32) | dst,
+                     (static_cast<std::uint64_t>(static_cast<std::uint16_t>(via.src_nic)) << 32) |
+                         (static_cast<std::uint64_t>(static_cast<std::uint16_t>(via.dst_nic)) << 16) |
+                         static_cast<std::uint16_t>(via.src_proxy)};
+    auto it = via_routes_.find(key);
+    if (it == via_routes_.end()) it = via_routes_.emplace(key, platform_.route(src, dst, via)).first;
+    return it->second;
+  }
 
  private:
+  struct ViaKey {
+    std::uint64_t ends;
+    std::uint64_t nics;
+    friend bool operator==(const ViaKey&, const ViaKey&) = default;
+  };
+  struct ViaHash {
+    std::size_t operator()(const ViaKey& k) const {
+      return std::hash<std::uint64_t>()(k.ends * 0x9E3779B97F4A7C15ULL ^ k.nics);
+    }
+  };
   const Platform& platform_;
   std::unordered_map<std::uint64_t, Route> routes_;
+  std::unordered_map<ViaKey, Route, ViaHash> via_routes_;
 };
 
 }  // namespace ssgd::sim

@@ -16,6 +16,8 @@ namespace ssgd::sim {
 
 struct PlatformChoice {
   std::string preset = "generic";                       // key: platform.preset
+  std::optional<GpuArch> gpu_arch;                      // platform.gpu.arch
+  std::optional<CpuVendor> cpu_vendor;                  // platform.cpu.vendor
   std::optional<std::string> pcie_link;                 // platform.pcie.link (link preset)
   std::optional<double> pcie_bandwidth;                 // platform.pcie.bandwidth
   std::optional<Duration> pcie_latency;                 // platform.pcie.latency
@@ -27,6 +29,7 @@ struct PlatformChoice {
   std::optional<Duration> nvlink_latency;  // platform.nvlink.latency
   std::optional<std::vector<NvlinkPair>> nvlink_pairs;  // platform.nvlink.pairs
   std::optional<std::vector<std::int64_t>> ring_order;  // platform.nvlink.ring_order
+  std::optional<bool> nvls;                             // platform.nvlink.nvls
   std::optional<std::string> nic_link;                  // platform.nic.link (link preset)
   std::optional<std::int64_t> nic_count;                // platform.nic.count
   std::optional<double> nic_bandwidth;                  // platform.nic.bandwidth
@@ -40,6 +43,7 @@ struct PlatformChoice {
   std::optional<double> oversubscription;               // platform.fabric.oversubscription
   std::optional<bool> rail_optimized;                   // platform.fabric.rail_optimized
   std::optional<Duration> switch_latency;               // platform.fabric.switch_latency
+  std::optional<bool> sharp;                            // platform.fabric.sharp
 
   friend bool operator==(const PlatformChoice&, const PlatformChoice&) = default;
 };

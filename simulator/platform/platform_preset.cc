@@ -89,22 +89,29 @@ PlatformSpec dgx1() {
   return s;
 }
 
+// One NVLink lane group of NVLink 5 (Blackwell): 50 GB/s per direction per
+// link (NVIDIA Blackwell architecture technical brief: 18 links, 1.8 TB/s
+// per GPU both ways), times the same 0.8 NCCL reaches.
+LinkSpec nvlink5_links(std::int64_t links) {
+  return LinkSpec{0.8 * 50 * kGB * static_cast<double>(links), Duration(2'000)};
+}
+
 // An NVSwitch server of NVIDIA's DGX/HGX design: 8 GPUs, each with one
-// NVSwitch port of `nvlinks` x 25 GB/s, two sockets, four PCIe switches with
-// two GPUs and two NICs each, one NIC per GPU on a rail-optimised fat tree of
-// `nodes_per_leaf`-node scalable units (DGX SuperPOD reference
-// architectures), 130 ns per InfiniBand switch.
-PlatformSpec nvswitch_server(std::int64_t nvlinks, std::string_view pcie, std::string_view nic,
-                             std::int64_t nodes_per_leaf) {
+// NVSwitch port (all its NVLinks together), two sockets, `switches` PCIe
+// switches holding the GPUs and the eight compute NICs in index order, one
+// NIC per GPU on a rail-optimised fat tree of `nodes_per_leaf`-node scalable
+// units (DGX SuperPOD reference architectures), 130 ns per InfiniBand switch.
+PlatformSpec nvswitch_server(LinkSpec nvlink, std::string_view pcie, std::int64_t switches,
+                             std::string_view nic, std::int64_t nodes_per_leaf) {
   PlatformSpec s;
   NodeSpec& n = s.node;
   n.gpus = 8;
   n.sockets = 2;
-  n.pcie_switches = 4;
+  n.pcie_switches = switches;
   n.pcie = preset_link(pcie);
   n.socket_link = socket_link();
   n.nvlink = NvlinkTopology::kSwitch;
-  n.nvlink_link = nvlink_links(nvlinks);
+  n.nvlink_link = nvlink;
   set_nic(n, 8, nic);
   s.fabric.kind = FabricKind::kFatTree;
   s.fabric.nodes_per_leaf = nodes_per_leaf;
@@ -118,28 +125,58 @@ PlatformSpec nvswitch_server(std::int64_t nvlinks, std::string_view pcie, std::s
 // 12 x 25 GB/s per direction here); two AMD Rome sockets; four PCIe 4.0
 // switches, each with two GPUs and two of the eight ConnectX-6 HDR 200 Gb/s
 // compute NICs, one NIC per GPU (rail-optimised); SuperPOD scalable units of
-// 20 nodes.
+// 20 nodes. No NVLink SHARP (second-generation NVSwitch).
 PlatformSpec dgx_a100() {
-  PlatformSpec s = nvswitch_server(12, "pcie4_x16", "ib_hdr200", 20);
+  PlatformSpec s = nvswitch_server(nvlink_links(12), "pcie4_x16", 4, "ib_hdr200", 20);
   s.name = "dgx_a100";
   s.description = "DGX A100 (8 x A100-SXM4, NVSwitch, NVLink 3, 8 x HDR200 InfiniBand)";
   s.source = "NVIDIA DGX A100 System Architecture white paper (WP-10083-001); NVIDIA A100 "
              "Tensor Core GPU architecture white paper; IBTA HDR";
+  s.node.gpu_arch = GpuArch::kAmpere;
+  s.node.cpu_vendor = CpuVendor::kAmd;
   return s;
 }
 
-// HGX/DGX H100 (NVIDIA DGX H100 user guide and H100 architecture white
-// paper): 8 x H100-SXM5, 18 NVLink 4 links each into four NVSwitch chips
-// (one port of 18 x 25 GB/s per direction here), two Xeon sockets, PCIe 5.0
-// switches (four here, two GPUs and two NICs each), and eight ConnectX-7
-// NDR 400 Gb/s NICs, one per GPU, on a rail-optimised fat tree
-// (DGX SuperPOD reference architecture: 32-node scalable units).
-PlatformSpec hgx_h100() {
-  PlatformSpec s = nvswitch_server(18, "pcie5_x16", "ib_ndr400", 32);
-  s.name = "hgx_h100";
-  s.description = "HGX/DGX H100 (8 x H100-SXM5, NVSwitch, NVLink 4, 8 x NDR400 InfiniBand)";
-  s.source = "NVIDIA H100 Tensor Core GPU architecture white paper; NVIDIA DGX H100 user guide; "
-             "DGX SuperPOD reference architecture (H100); IBTA NDR";
+// HGX/DGX H100 and H200 (NVIDIA DGX H100/H200 user guide; DGX BasePOD
+// reference architecture, "Core Components"; H100 architecture white
+// paper): 8 Hopper GPUs, 18 NVLink 4 links each into four third-generation
+// NVSwitch chips (one port of 18 x 25 GB/s per direction here) with NVLink
+// SHARP; two Xeon Platinum 8480C sockets; eight single-port ConnectX-7 NDR
+// 400 Gb/s compute NICs, each on a PCIe 5.0 switch with its own GPU (each
+// GPU PIX to one NIC, NODE to the other NICs of its socket, as `nvidia-smi
+// topo -m` prints on such nodes: deepseek-ai/DeepEP issue 60), on a
+// rail-optimised fat tree (DGX SuperPOD reference architecture: 32-node
+// scalable units). H100 and H200 differ in memory, not in these links.
+PlatformSpec hopper_server(std::string_view name, std::string_view gpu) {
+  PlatformSpec s = nvswitch_server(nvlink_links(18), "pcie5_x16", 8, "ib_ndr400", 32);
+  s.name = std::string(name);
+  s.description = fmt::format("HGX/DGX {0} (8 x {0}-SXM, NVSwitch with NVLink SHARP, NVLink 4, "
+                              "8 x NDR400 InfiniBand)", gpu);
+  s.source = "NVIDIA H100 Tensor Core GPU architecture white paper; NVIDIA DGX H100/H200 user "
+             "guide; DGX BasePOD and SuperPOD reference architectures (H100, H200); IBTA NDR";
+  s.node.gpu_arch = GpuArch::kHopper;
+  s.node.cpu_vendor = CpuVendor::kIntel;
+  s.node.nvls = true;
+  return s;
+}
+PlatformSpec hgx_h100() { return hopper_server("hgx_h100", "H100"); }
+PlatformSpec hgx_h200() { return hopper_server("hgx_h200", "H200"); }
+
+// DGX B200 (NVIDIA DGX B200 user guide, "Introduction to NVIDIA DGX B200
+// Systems"; Blackwell architecture technical brief): 8 B200, 18 NVLink 5
+// links each into two fifth-generation NVSwitches with NVLink SHARP (one
+// port of 18 x 50 GB/s per direction here); two Xeon 8570 sockets; eight
+// single-port ConnectX-7 400 Gb/s compute NICs, paired with the GPUs as on
+// the Hopper servers; SuperPOD scalable units of 32 nodes.
+PlatformSpec dgx_b200() {
+  PlatformSpec s = nvswitch_server(nvlink5_links(18), "pcie5_x16", 8, "ib_ndr400", 32);
+  s.name = "dgx_b200";
+  s.description = "DGX B200 (8 x B200, NVSwitch with NVLink SHARP, NVLink 5, 8 x NDR400 InfiniBand)";
+  s.source = "NVIDIA DGX B200 user guide; NVIDIA Blackwell architecture technical brief; DGX "
+             "BasePOD reference architecture (B200); IBTA NDR";
+  s.node.gpu_arch = GpuArch::kBlackwell;
+  s.node.cpu_vendor = CpuVendor::kIntel;
+  s.node.nvls = true;
   return s;
 }
 
@@ -166,6 +203,8 @@ constexpr std::array kPresets = {
     PlatformPreset{"dgx1", dgx1},
     PlatformPreset{"dgx_a100", dgx_a100},
     PlatformPreset{"hgx_h100", hgx_h100},
+    PlatformPreset{"hgx_h200", hgx_h200},
+    PlatformPreset{"dgx_b200", dgx_b200},
     PlatformPreset{"ib56_4gpu", ib56_4gpu},
 };
 
@@ -194,8 +233,12 @@ LinkSpec link_spec(const LinkPreset& preset) {
 }
 
 PlatformSpec generic_platform(std::int64_t gpus_per_node, const LinkSpec& intra,
-                              LinkClass intra_class, const LinkSpec& inter,
+                              std::string_view intra_preset, const LinkSpec& inter,
                               std::string inter_preset) {
+  const LinkPreset* intra_link = find_link_preset(intra_preset);
+  if (intra_link == nullptr) {
+    throw std::invalid_argument(fmt::format("unknown link preset '{}'", intra_preset));
+  }
   PlatformSpec s;
   s.name = "generic";
   s.description = "every GPU of a node on one switch of the intra-node link, one NIC per node";
@@ -208,10 +251,15 @@ PlatformSpec generic_platform(std::int64_t gpus_per_node, const LinkSpec& intra,
   // the two rates and no latency of its own, unless the GPUs also talk over it.
   const LinkSpec free_hop{std::max(intra.bandwidth_bytes_per_s, inter.bandwidth_bytes_per_s),
                           Duration::zero()};
-  if (intra_class == LinkClass::kNvlink) {
+  if (intra_link->link_class == LinkClass::kNvlink) {
     n.nvlink = NvlinkTopology::kSwitch;
     n.nvlink_link = intra;
     n.pcie = free_hop;
+    if (intra_preset == "nvlink3") n.gpu_arch = GpuArch::kAmpere;
+    if (intra_preset == "nvlink4") {
+      n.gpu_arch = GpuArch::kHopper;
+      n.nvls = true;
+    }
   } else {
     n.pcie = gpus_per_node == 1 ? free_hop : intra;
   }

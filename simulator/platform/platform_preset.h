@@ -28,8 +28,10 @@ LinkSpec link_spec(const LinkPreset& preset);
 // (network.intra_node, network.inter_node): every GPU of a node on one switch
 // of the intra-node link (an NVSwitch port for NVLink presets, a PCIe switch
 // port otherwise), one NIC per node of the inter-node link, one fabric switch.
+// The GPU generation is the NVLink preset's (nvlink2: Volta, nvlink3:
+// Ampere, nvlink4: Hopper, with NVLink SHARP), Volta without NVLink.
 PlatformSpec generic_platform(std::int64_t gpus_per_node, const LinkSpec& intra,
-                              LinkClass intra_class, const LinkSpec& inter,
+                              std::string_view intra_preset, const LinkSpec& inter,
                               std::string inter_preset);
 
 // Applies `transport` to the spec's NIC, whose link preset

@@ -33,6 +33,17 @@ inline constexpr int kLinkKindCount = 5;
 enum class NvlinkTopology { kNone, kMesh, kSwitch };
 const char* to_string(NvlinkTopology t);
 
+// The GPU generation, as NCCL's tuning tables tell them apart (compute
+// capability 7.x, 8.x, 9.x, 10.x): it picks the rows of those tables and
+// whether a generation's features (NVLink SHARP, LL128 by default) exist.
+enum class GpuArch : std::uint8_t { kVolta, kAmpere, kHopper, kBlackwell };
+const char* to_string(GpuArch a);
+
+// The host CPU's vendor: NCCL's tuning reads it for the LL protocol's
+// bandwidth between nodes and the cost of posting a network operation.
+enum class CpuVendor : std::uint8_t { kIntel, kAmd, kArm };
+const char* to_string(CpuVendor v);
+
 // Two GPUs of a node joined by `links` NVLinks (mesh topology).
 struct NvlinkPair {
   std::int64_t a = 0;
@@ -43,6 +54,8 @@ struct NvlinkPair {
 
 struct NodeSpec {
   std::int64_t gpus = 1;
+  GpuArch gpu_arch = GpuArch::kVolta;
+  CpuVendor cpu_vendor = CpuVendor::kIntel;
   // PCIe tree: `sockets` CPUs (root complexes) joined by `socket_link`;
   // `pcie_switches` switches spread evenly over the sockets, and the GPUs and
   // NICs spread evenly over the switches in index order (0: GPUs and NICs sit
@@ -60,6 +73,9 @@ struct NodeSpec {
   // GPU joined to an NVSwitch by one port of `nvlink` (all its links together).
   NvlinkTopology nvlink = NvlinkTopology::kNone;
   LinkSpec nvlink_link;
+  // The NVSwitch reduces and multicasts (NVLink SHARP, third-generation
+  // NVSwitch with Hopper and later): NCCL's NVLS algorithms. Switch only.
+  bool nvls = false;
   std::vector<NvlinkPair> nvlink_pairs;
   // The order in which a ring visits the node's GPUs (NCCL builds its rings
   // along NVLinks); empty means 0, 1, ..., gpus-1.
@@ -95,6 +111,10 @@ struct FabricSpec {
   // (group, i); traffic between rails crosses the spine.
   bool rail_optimized = false;
   Duration switch_latency;  // per switch a message crosses
+  // The switches reduce in the network (InfiniBand SHARP) and NCCL is set up
+  // to use it (the SHARP plugin, NCCL_COLLNET_ENABLE=1): NCCL's CollNet
+  // algorithms.
+  bool sharp = false;
 };
 
 struct PlatformSpec {

@@ -90,7 +90,7 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
   const CommModel comm =
       with_located_errors(scenario, [&] { return scenario_comm_model(scenario); });
   r.network = comm.describe();
-  r.network_model = to_string(scenario.network_model);
+  r.network_model = scenario.network_model;
   Time first = Time(std::numeric_limits<std::int64_t>::max());
   Time last = Time::zero();
   for (const auto& rank : graph.ranks) {
@@ -127,15 +127,13 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
 
   Engine engine;
   ScheduleOptions sched;
-  std::unique_ptr<FlowNetwork> flows;
-  std::unique_ptr<CollectiveRunner> runner;
-  std::unique_ptr<FlowCommExecutor> executor;
-  if (scenario.network_model == NetworkModelKind::kFlow && graph.world > 1) {
-    // The modelled collectives run as flows on the platform's links, each
-    // with its own operation.
-    flows = std::make_unique<FlowNetwork>(engine, comm.platform().link_capacities());
-    runner = std::make_unique<CollectiveRunner>(engine, *flows, comm.platform(), &comm.planner());
-    executor = std::make_unique<FlowCommExecutor>(*runner, comm, [&dag](const dag::Task& task) {
+  std::unique_ptr<NetworkRun> network;
+  std::unique_ptr<CollectiveExecutor> executor;
+  if (comm.model().shares_links() && graph.world > 1) {
+    // The modelled collectives run on the model's network, each with its
+    // own operation.
+    network = comm.model().open(engine, comm.platform(), comm.planner(), {});
+    executor = std::make_unique<CollectiveExecutor>(*network, comm, [&dag](const dag::Task& task) {
       return *modelled_op(dag->comm[static_cast<std::size_t>(task.group)].op);
     });
     sched.executor = executor.get();

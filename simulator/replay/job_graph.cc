@@ -223,22 +223,22 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   return job;
 }
 
-bool FlowCommExecutor::handles(const dag::Task& task) const {
+bool CollectiveExecutor::handles(const dag::Task& task) const {
   return task.kind == dag::TaskKind::kComm && task.duration_modelled;
 }
 
-CollectiveCall FlowCommExecutor::call_of(const dag::Task& task) const {
+CollectiveCall CollectiveExecutor::call_of(const dag::Task& task) const {
   const CollectiveOp op = op_of_ ? op_of_(task) : CollectiveOp::kAllReduce;
   return comm_.call(op, static_cast<double>(task.bytes));
 }
 
-void FlowCommExecutor::start(dag::TaskId, const dag::Task& task, std::function<void()> finished) {
-  runner_.run(call_of(task), std::move(finished));
+void CollectiveExecutor::start(dag::TaskId, const dag::Task& task, std::function<void()> finished) {
+  network_.run(call_of(task), std::move(finished));
 }
 
-void FlowCommExecutor::start_alone(dag::TaskId, const dag::Task& task,
-                                   std::function<void()> finished) {
-  runner_.run_alone(call_of(task), std::move(finished));
+void CollectiveExecutor::start_alone(dag::TaskId, const dag::Task& task,
+                                     std::function<void()> finished) {
+  network_.run_alone(call_of(task), std::move(finished));
 }
 
 IterationEnds iteration_ends(const dag::TaskGraph& graph, const Schedule& schedule,

@@ -84,24 +84,25 @@ JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& sce
                          const CommModel& comm, bool allow_folding,
                          bool allow_class_folding = false, bool windowed = false);
 
-// Runs a job's modelled collectives on the flow-level network: the S-SGD
-// DAG's gradient all-reduces, or, with `op_of`, each task's own operation
-// (an execution graph's, simulator/replay/graph_replay.h).
-class FlowCommExecutor : public TaskExecutor {
+// Runs a job's modelled collectives on a network model's network (a model
+// whose collectives share links: NetworkModel::open): the S-SGD DAG's
+// gradient all-reduces, or, with `op_of`, each task's own operation (an
+// execution graph's, simulator/replay/graph_replay.h).
+class CollectiveExecutor : public TaskExecutor {
  public:
   using OpOf = std::function<CollectiveOp(const dag::Task&)>;
-  FlowCommExecutor(CollectiveRunner& runner, const CommModel& comm, OpOf op_of = {})
-      : runner_(runner), comm_(comm), op_of_(std::move(op_of)) {}
+  CollectiveExecutor(NetworkRun& network, const CommModel& comm, OpOf op_of = {})
+      : network_(network), comm_(comm), op_of_(std::move(op_of)) {}
   [[nodiscard]] bool handles(const dag::Task& task) const override;
   void start(dag::TaskId id, const dag::Task& task, std::function<void()> finished) override;
-  // Alone on the engine: a collective recorded alone is replayed
-  // (CollectiveRunner::run_alone).
+  // Alone on the engine: the network may stand for it by a cheaper run
+  // (NetworkRun::run_alone).
   void start_alone(dag::TaskId id, const dag::Task& task, std::function<void()> finished) override;
 
  private:
   [[nodiscard]] CollectiveCall call_of(const dag::Task& task) const;
 
-  CollectiveRunner& runner_;
+  NetworkRun& network_;
   const CommModel& comm_;
   OpOf op_of_;
 };

@@ -64,7 +64,9 @@ struct ReplayOptions {
 struct CollectiveRecord {
   std::int32_t group = 0;            // index in the iteration's comm plan
   std::int64_t bytes = 0;
-  std::string algorithm;
+  std::string algorithm;              // or "measured" (replayed), "none" (nothing to send)
+  std::string protocol;              // NCCL's (LL, LL128, Simple); empty when NCCL does not run it
+  int channels = 0;                  // NCCL's channels for it; 0 when NCCL does not run it
   Duration time;                     // as simulated (contention included)
   double algbw_bytes_per_s = 0;
   double busbw_bytes_per_s = 0;

@@ -114,7 +114,8 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
       iterations * (static_cast<double>(e.ranks_built) * (2 + 2 * layers + updates) + collectives);
   e.events = e.tasks * kEventsPerTask;
   // Under the flow model every collective is every rank's flows, folded or not.
-  const bool flow = scenario.network_model == NetworkModelKind::kFlow && e.workers > 1;
+  const auto model = find_network_model(scenario.network_model);
+  const bool flow = model != nullptr && model->shares_links() && e.workers > 1;
   const double flow_events = flow ? iterations * collectives * kFlowEventsPerRank * workers : 0;
   e.events += flow_events;
 

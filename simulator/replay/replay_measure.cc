@@ -13,24 +13,6 @@
 namespace ssgd::sim::replay_stages {
 namespace {
 
-// Bytes each link carries in one collective of one byte, per algorithm: the
-// decomposition's bytes scale with the message size, so one routing pass per
-// algorithm gives every collective's traffic.
-std::vector<double> unit_link_load(const CommModel& comm, CollectiveAlgorithm algorithm) {
-  const Platform& platform = comm.platform();
-  std::vector<double> load(platform.links().size(), 0.0);
-  const auto steps = decompose(CollectiveOp::kAllReduce, algorithm, comm.shape(), 1.0);
-  RouteCache routes(platform);
-  for (const auto& step : steps) {
-    for (const auto& t : step.transfers) {
-      const Route& r = routes.get(comm.endpoints()[static_cast<std::size_t>(t.src)],
-                                  comm.endpoints()[static_cast<std::size_t>(t.dst)]);
-      for (auto l : r.links) load[l] += t.bytes * static_cast<double>(step.repeat);
-    }
-  }
-  return load;
-}
-
 void summarise_links(const Platform& platform, const std::vector<double>& bytes, Duration span,
                      ReplayResult& out) {
   const double seconds = std::max(1e-9, static_cast<double>(span.ns()) * 1e-9);
@@ -117,30 +99,36 @@ std::vector<Unit> collective_units(const std::vector<CommRun>& comm, const Run& 
 }
 
 // The collectives of the first iteration (count and isolated time) and of the
-// last, as nccl-tests would report them. Returns the bytes of each
-// algorithm's modelled collectives, for the analytical link traffic.
-std::map<CollectiveAlgorithm, double> measure_collectives(const Build& build,
-                                                          const std::vector<CommRun>& comm,
-                                                          const Run& run, bool flow,
-                                                          ReplayResult& out) {
+// last, as nccl-tests would report them. Returns how many modelled
+// collectives of each size ran, for the analytical link traffic.
+std::map<double, double> measure_collectives(const Build& build, const std::vector<CommRun>& comm,
+                                             const Run& run, bool flow, ReplayResult& out) {
   const std::vector<Unit> units = collective_units(comm, run);
   for (const Unit& u : units) {
     if (comm[u.first].task.iteration != 0) continue;
     out.comm_per_iteration += u.isolated;
     ++out.collectives_per_iteration;
   }
-  std::map<CollectiveAlgorithm, double> bytes_by_algorithm;
+  std::map<double, double> sizes;
   for (const Unit& u : units) {
     const CommRun& c = comm[u.first];
     const auto& task = c.task;
     const double bytes = static_cast<double>(u.bytes);
-    const CollectiveAlgorithm algorithm = build.comm.algorithm_for(CollectiveOp::kAllReduce, bytes);
-    if (!flow && task.duration_modelled && bytes > 0) bytes_by_algorithm[algorithm] += bytes;
+    if (!flow && task.duration_modelled && bytes > 0) sizes[bytes] += 1;
     if (task.iteration != out.iterations - 1) continue;
     CollectiveRecord rec;
     rec.group = task.group;
     rec.bytes = u.bytes;
-    rec.algorithm = task.duration_modelled ? to_string(algorithm) : "measured";
+    if (task.duration_modelled && bytes > 0 && out.workers > 1) {
+      rec.algorithm = to_string(build.comm.algorithm_for(CollectiveOp::kAllReduce, bytes));
+      if (build.comm.nccl_runs(CollectiveOp::kAllReduce)) {
+        const nccl::Choice& choice = build.comm.nccl_choice(CollectiveOp::kAllReduce, bytes);
+        rec.protocol = nccl::to_string(choice.proto);
+        rec.channels = choice.channels;
+      }
+    } else {
+      rec.algorithm = task.duration_modelled ? "none" : "measured";
+    }
     rec.time = c.end - c.start;
     rec.replayed = !task.duration_modelled;
     if (rec.time > Duration::zero()) {
@@ -150,31 +138,33 @@ std::map<CollectiveAlgorithm, double> measure_collectives(const Build& build,
     }
     out.collectives.push_back(std::move(rec));
   }
-  return bytes_by_algorithm;
+  return sizes;
 }
 
-// The bytes on every link over the run (the flow model counts them; the
-// analytical model spreads each algorithm's bytes by its one-byte link load),
+// The bytes on every link over the run (a network where collectives share
+// links counts them; else each collective's traffic, CommModel::
+// add_link_bytes, times how many of its size ran),
 // the busiest links, and, with keep_schedule, a busy track per shown link.
 void measure_links(const Build& build, const std::vector<CommRun>& comm, Run& run, bool flow,
-                   const std::map<CollectiveAlgorithm, double>& bytes_by_algorithm,
-                   const ReplayOptions& options, ReplayResult& out) {
+                   const std::map<double, double>& sizes, const ReplayOptions& options,
+                   ReplayResult& out) {
   const Platform& platform = build.comm.platform();
   std::vector<double> link_bytes;
-  // Per algorithm, the tracked links its collectives send over (analytical).
-  std::map<CollectiveAlgorithm, std::vector<LinkId>> shown_links;
+  // Per size, the tracked links its collectives send over (analytical).
+  std::map<double, std::vector<LinkId>> shown_links;
   if (flow) {
-    run.flows->settle();
-    link_bytes.reserve(platform.links().size());
-    for (const auto& u : run.flows->usage()) link_bytes.push_back(u.bytes);
+    link_bytes = run.network->link_bytes();
   } else {
     link_bytes.assign(platform.links().size(), 0.0);
-    for (const auto& [algorithm, total] : bytes_by_algorithm) {
-      const std::vector<double> load = unit_link_load(build.comm, algorithm);
-      auto& shown = shown_links[algorithm];
-      for (LinkId l = 0; l < load.size(); ++l) {
-        link_bytes[l] += load[l] * total;
-        if (!run.tracked.empty() && run.tracked[l] && load[l] > 0) shown.push_back(l);
+    std::vector<double> one;
+    for (const auto& [bytes, count] : sizes) {
+      build.comm.add_link_bytes(CollectiveOp::kAllReduce, bytes, link_bytes, count);
+      if (run.tracked.empty()) continue;
+      one.assign(platform.links().size(), 0.0);
+      build.comm.add_link_bytes(CollectiveOp::kAllReduce, bytes, one);
+      auto& shown = shown_links[bytes];
+      for (LinkId l = 0; l < one.size(); ++l) {
+        if (run.tracked[l] && one[l] > 0) shown.push_back(l);
       }
     }
   }
@@ -183,15 +173,13 @@ void measure_links(const Build& build, const std::vector<CommRun>& comm, Run& ru
   if (!options.keep_schedule) return;
   std::map<LinkId, std::vector<std::pair<Time, Time>>> busy;
   if (flow) {
-    for (const auto& a : run.flows->activity()) busy[a.link].push_back({a.start, a.end});
+    for (const auto& a : run.network->activity()) busy[a.link].push_back({a.start, a.end});
   } else {
     // The analytical model has no per-link timing: a link is shown busy for
     // the whole of every collective that sends over it.
     for (const CommRun& c : comm) {
       if (!c.task.duration_modelled || c.task.bytes == 0) continue;
-      const auto algorithm =
-          build.comm.algorithm_for(CollectiveOp::kAllReduce, static_cast<double>(c.task.bytes));
-      for (LinkId l : shown_links[algorithm]) busy[l].push_back({c.start, c.end});
+      for (LinkId l : shown_links[static_cast<double>(c.task.bytes)]) busy[l].push_back({c.start, c.end});
     }
   }
   for (auto& [l, intervals] : busy) {
@@ -232,10 +220,10 @@ void measure_iterations(const Build& build, const Scenario& scenario, const Run&
 
 void measure(const Build& build, const Scenario& scenario, Run& run, const ReplayOptions& options,
              ReplayResult& out) {
-  const bool flow = run.flows != nullptr;
+  const bool flow = run.network != nullptr;
   const std::vector<CommRun> comm = comm_runs(build, run);
-  const auto bytes_by_algorithm = measure_collectives(build, comm, run, flow, out);
-  measure_links(build, comm, run, flow, bytes_by_algorithm, options, out);
+  const auto sizes = measure_collectives(build, comm, run, flow, out);
+  measure_links(build, comm, run, flow, sizes, options, out);
   measure_iterations(build, scenario, run, out);
 }
 

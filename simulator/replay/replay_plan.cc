@@ -38,7 +38,7 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
   const Scenario& scenario = plan.workload.scenario;
   CommModel comm = scenario_comm_model(scenario);
   out.network = comm.describe();
-  out.network_model = to_string(scenario.network_model);
+  out.network_model = scenario.network_model;
   out.comm_replayed = profile.has_comm() && out.workers > 1 && !merges_gradients(scenario.overlap);
   if (profile.has_comm() && out.workers > 1 && merges_gradients(scenario.overlap) &&
       options.single_worker_baseline) {

@@ -54,14 +54,13 @@ bool run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
     return comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(merged.bytes));
   };
   const auto t0 = std::chrono::steady_clock::now();
-  const bool flow = scenario.network_model == NetworkModelKind::kFlow && out.workers > 1;
+  (void)scenario;
   run.tracked = options.keep_schedule ? tracked_links(platform, options.link_track_ranks)
                                       : std::vector<bool>{};
-  if (flow) {
-    run.flows = std::make_unique<FlowNetwork>(run.engine, platform.link_capacities());
-    if (options.keep_schedule) run.flows->record_activity(run.tracked);
-    run.runner = std::make_unique<CollectiveRunner>(run.engine, *run.flows, platform, &comm.planner());
-    run.executor = std::make_unique<FlowCommExecutor>(*run.runner, comm);
+  if (comm.model().shares_links() && out.workers > 1) {
+    run.network = comm.model().open(run.engine, platform, comm.planner(),
+                                    options.keep_schedule ? run.tracked : std::vector<bool>{});
+    run.executor = std::make_unique<CollectiveExecutor>(*run.network, comm);
     sched_opts.executor = run.executor.get();
   }
   const JobGraph& job = build.job;
@@ -105,11 +104,7 @@ bool run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
         std::move(run_schedules(run.engine, {job.graph.get()}, {sched_opts}).front()));
     out.events = run.schedule->events;
   }
-  if (run.runner) {
-    log->debug("flow model: {} collectives, {} of them replayed from their isolated runs' "
-               "recordings",
-               run.runner->collectives_run(), run.runner->collectives_replayed());
-  }
+  if (run.network) log->debug("{}", run.network->summary());
   out.simulate_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (run.windowed) out.simulate_seconds -= run.windowed->build_foreground_seconds;

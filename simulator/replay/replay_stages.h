@@ -15,9 +15,8 @@
 
 #include "simulator/engine/engine.h"
 #include "simulator/engine/schedule.h"
-#include "simulator/network/collective_runner.h"
 #include "simulator/network/comm_model.h"
-#include "simulator/network/flow_network.h"
+#include "simulator/network/network_model.h"
 #include "simulator/replay/iteration_observer.h"
 #include "simulator/replay/job_graph.h"
 #include "simulator/replay/replay.h"
@@ -44,13 +43,12 @@ struct Build {
 };
 Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out);
 
-// The engine and, under the flow model, the network the collectives ran on:
-// kept for measuring.
+// The engine and, under a network model where collectives share links, the
+// network they ran on: kept for measuring.
 struct Run {
   Engine engine;
-  std::unique_ptr<FlowNetwork> flows;  // null under the analytical model
-  std::unique_ptr<CollectiveRunner> runner;
-  std::unique_ptr<FlowCommExecutor> executor;
+  std::unique_ptr<NetworkRun> network;  // null where collectives take their time alone
+  std::unique_ptr<CollectiveExecutor> executor;
   ScheduleOptions options;
   std::vector<bool> tracked;  // links shown as tracks (keep_schedule)
   std::shared_ptr<Schedule> schedule;  // the whole graph's

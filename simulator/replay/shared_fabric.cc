@@ -25,9 +25,9 @@ namespace {
 // longer, from `start` until stop().
 class TrafficGenerator {
  public:
-  TrafficGenerator(Engine& engine, CollectiveRunner& runner, CollectiveCall call, Duration period,
+  TrafficGenerator(Engine& engine, NetworkRun& network, CollectiveCall call, Duration period,
                    Duration start)
-      : engine_(engine), runner_(runner), call_(call), period_(period) {
+      : engine_(engine), network_(network), call_(call), period_(period) {
     launch_handler_ = engine_.register_handler([this](Engine&, std::uint64_t) { launch(); });
     next_ = engine_.schedule(Time::zero() + start, launch_handler_, 0);
     pending_ = true;
@@ -50,7 +50,7 @@ class TrafficGenerator {
     pending_ = false;
     if (stopped_) return;
     started_at_ = engine_.now();
-    runner_.run(call_, [this] { finished(); });
+    network_.run(call_, [this] { finished(); });
   }
 
   void finished() {
@@ -65,7 +65,7 @@ class TrafficGenerator {
   }
 
   Engine& engine_;
-  CollectiveRunner& runner_;
+  NetworkRun& network_;
   CollectiveCall call_;
   Duration period_;
   HandlerId launch_handler_ = 0;
@@ -100,20 +100,25 @@ struct RunOutcome {
 RunOutcome run(const Platform& platform, const std::vector<TrainingJob*>& training,
                const std::vector<TrafficJob*>& traffic) {
   Engine engine;
-  FlowNetwork flows(engine, platform.link_capacities());
-  CollectiveRunner runner(engine, flows, platform);
-  std::vector<std::unique_ptr<FlowCommExecutor>> executors;
+  // Every job's collectives on one network of the model's (jobs need a
+  // model whose collectives share links: check_jobs), planned by a planner
+  // of the shared platform.
+  CollectivePlanner planner(platform);
+  const NetworkModel& model = training.empty() ? traffic.front()->comm->model()
+                                               : training.front()->comm->model();
+  const std::unique_ptr<NetworkRun> network = model.open(engine, platform, planner, {});
+  std::vector<std::unique_ptr<CollectiveExecutor>> executors;
   std::vector<std::unique_ptr<TrafficGenerator>> generators;
   for (TrafficJob* t : traffic) {
     generators.push_back(std::make_unique<TrafficGenerator>(
-        engine, runner, t->call, t->spec->period.value_or(Duration::zero()),
+        engine, *network, t->call, t->spec->period.value_or(Duration::zero()),
         t->spec->start.value_or(Duration::zero())));
   }
   std::vector<const dag::TaskGraph*> graphs;
   std::vector<ScheduleOptions> options;
   auto remaining = std::make_shared<std::size_t>(training.size());
   for (TrainingJob* j : training) {
-    executors.push_back(std::make_unique<FlowCommExecutor>(runner, *j->comm));
+    executors.push_back(std::make_unique<CollectiveExecutor>(*network, *j->comm));
     graphs.push_back(j->graph.graph.get());
     ScheduleOptions o;
     o.executor = executors.back().get();
@@ -235,6 +240,7 @@ SharedFabricResult run_jobs(const trace::LayerProfile& main_profile, const Scena
     t.spec = &spec;
     CommSettings own = settings;
     own.algorithm = spec.algorithm.value_or(CollectiveAlgorithm::kAuto);
+    own.library = scenario_library(scenario, own.algorithm);
     own.servers_colocated = true;
     own.cpu_servers = 0;
     try {
@@ -242,7 +248,7 @@ SharedFabricResult run_jobs(const trace::LayerProfile& main_profile, const Scena
       t.call = t.comm->call(spec.op.value_or(CollectiveOp::kAllReduce),
                             static_cast<double>(*spec.bytes));
       // Checks that the algorithm implements the op, before any run.
-      (void)ClosedForm(t.call.op, t.call.algorithm, t.call.shape);
+      if (t.call.nccl == nullptr) (void)ClosedForm(t.call.op, t.call.algorithm, t.call.shape);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("traffic job '{}': {}", spec.name, e.what()));
     }

@@ -58,7 +58,7 @@ nlohmann::json graph_report_json(const GraphReplayResult& g, const Scenario& s,
   j["scenario"] = {
       {"file", ctx.scenario_file},
       {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
-      {"network", {{"model", to_string(s.network_model)}, {"algorithm", to_string(s.algorithm)}}},
+      {"network", {{"model", s.network_model}, {"algorithm", to_string(s.algorithm)}}},
       {"platform", {{"preset", s.platform.preset}}}};
   j["ranks"] = r.workers;
   j["graph_time_ns"] = g.graph_time.ns();

@@ -8,6 +8,7 @@
 
 #include "common/units.h"
 #include "simulator/scaling/scaling_table.h"
+#include "simulator/scenario/scenario_network.h"
 
 namespace ssgd::sim {
 namespace {
@@ -156,8 +157,12 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                    {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
                    {"network", {{"intra_node", link_json(s.intra_node)},
                                 {"inter_node", link_json(s.inter_node)},
-                                {"model", to_string(s.network_model)},
+                                {"model", s.network_model},
+                                {"library", to_string(scenario_library(s, s.algorithm))},
                                 {"algorithm", to_string(s.algorithm)},
+                                {"nccl_algo", s.nccl_algo},
+                                {"nccl_proto", s.nccl_proto},
+                                {"channels", s.channels ? nlohmann::json(*s.channels) : nlohmann::json("auto")},
                                 {"calibration", s.calibration ? s.calibration->string() : ""}}},
                    {"platform", {{"preset", s.platform.preset}}},
                    {"policy", {{"overlap", to_string(s.overlap)}}},
@@ -205,6 +210,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
   nlohmann::json coll = nlohmann::json::array();
   for (const auto& c : r.collectives) {
     coll.push_back({{"group", c.group}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
+                    {"protocol", c.protocol}, {"channels", c.channels},
                     {"time_ns", c.time.ns()}, {"algbw_bytes_per_s", c.algbw_bytes_per_s},
                     {"busbw_bytes_per_s", c.busbw_bytes_per_s}, {"replayed", c.replayed}});
   }
@@ -302,17 +308,32 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   }
   print_scaling(r, s, out);
   if (!r.collectives.empty()) {
-    // Per size: how long, and how fast as nccl-tests would put it.
-    std::map<std::pair<std::int64_t, std::string>, std::pair<std::int64_t, Duration>> by_size;
+    // Per size and way of running: how long, and how fast as nccl-tests
+    // would put it.
+    struct How {
+      std::int64_t bytes;
+      std::string algorithm;
+      std::string protocol;
+      int channels;
+      auto operator<=>(const How&) const = default;
+    };
+    std::map<How, std::pair<std::int64_t, Duration>> by_size;
+    bool nccl = false;
     for (const auto& c : r.collectives) {
-      auto& e = by_size[{c.bytes, c.algorithm}];
+      auto& e = by_size[{c.bytes, c.algorithm, c.protocol, c.channels}];
       ++e.first;
       e.second += c.time;
+      nccl = nccl || c.channels > 0;
     }
     out << fmt::format("\n  collectives of the last iteration ({}), as nccl-tests reports them:\n",
                        r.collectives.size());
-    out << fmt::format("  {:>12} {:>6} {:<20} {:>12} {:>12} {:>12}\n", "bytes", "count", "algorithm",
-                       "mean time", "algbw", "busbw");
+    if (nccl) {
+      out << fmt::format("  {:>12} {:>6} {:<18} {:<8} {:>8} {:>12} {:>12} {:>12}\n", "bytes", "count",
+                         "algorithm", "protocol", "channels", "mean time", "algbw", "busbw");
+    } else {
+      out << fmt::format("  {:>12} {:>6} {:<20} {:>12} {:>12} {:>12}\n", "bytes", "count", "algorithm",
+                         "mean time", "algbw", "busbw");
+    }
     std::size_t shown = 0;
     for (const auto& [key, e] : by_size) {
       if (++shown > 12) {
@@ -320,10 +341,18 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
         break;
       }
       const Duration mean(e.second.ns() / e.first);
-      const double algbw = mean.ns() > 0 ? static_cast<double>(key.first) / (static_cast<double>(mean.ns()) * 1e-9) : 0;
-      out << fmt::format("  {:>12} {:>6} {:<20} {:>12} {:>12} {:>12}\n", format_bytes(key.first), e.first,
-                         key.second, format_duration(mean), format_rate(algbw),
-                         format_rate(algbw * bus_bandwidth_factor(CollectiveOp::kAllReduce, r.workers)));
+      const double algbw = mean.ns() > 0 ? static_cast<double>(key.bytes) / (static_cast<double>(mean.ns()) * 1e-9) : 0;
+      const std::string busbw = format_rate(algbw * bus_bandwidth_factor(CollectiveOp::kAllReduce, r.workers));
+      if (nccl) {
+        out << fmt::format("  {:>12} {:>6} {:<18} {:<8} {:>8} {:>12} {:>12} {:>12}\n",
+                           format_bytes(key.bytes), e.first, key.algorithm,
+                           key.protocol.empty() ? "-" : key.protocol,
+                           key.channels > 0 ? std::to_string(key.channels) : "-",
+                           format_duration(mean), format_rate(algbw), busbw);
+      } else {
+        out << fmt::format("  {:>12} {:>6} {:<20} {:>12} {:>12} {:>12}\n", format_bytes(key.bytes), e.first,
+                           key.algorithm, format_duration(mean), format_rate(algbw), busbw);
+      }
     }
   }
   if (!r.link_kinds.empty()) {

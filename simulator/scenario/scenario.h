@@ -20,7 +20,6 @@
 #include "common/time.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/collective/collective.h"
-#include "simulator/network/network_model_kind.h"
 #include "simulator/perturb/perturbation.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_choice.h"
@@ -87,8 +86,14 @@ struct Scenario {
   bool intra_node_given = false;             // a network.intra_node* key was set
   bool inter_node_given = false;             // a network.inter_node* key was set
   PlatformChoice platform;
-  NetworkModelKind network_model = NetworkModelKind::kAnalytical;  // key: network.model
+  std::string network_model = "analytical";  // key: network.model (network_models())
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;      // key: network.algorithm
+  // key: network.library; unset: nccl, or generic when network.algorithm
+  // names an algorithm NCCL does not have (scenario_library).
+  std::optional<CollectiveLibrary> library;
+  std::string nccl_algo;                     // key: network.nccl_algo (NCCL_ALGO's syntax)
+  std::string nccl_proto;                    // key: network.nccl_proto (NCCL_PROTO's syntax)
+  std::optional<int> channels;               // key: network.channels (1..64)
   std::int64_t servers = 1;                  // key: network.servers
   bool servers_colocated = true;             // key: network.servers_colocated
   std::int64_t cpu_servers = 0;              // key: network.cpu_servers

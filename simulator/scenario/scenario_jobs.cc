@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "simulator/network/network_model.h"
 #include "simulator/scenario/scenario_schema.h"
 
 namespace ssgd::sim {
@@ -108,12 +109,13 @@ void finish_jobs(Scenario& scenario) {
       }
     }
   }
-  if (scenario.network_model != NetworkModelKind::kFlow) {
+  const auto model = find_network_model(scenario.network_model);
+  if (model == nullptr || !model->shares_links()) {
     const JobSpec& j = scenario.jobs.front();
     throw InputError(InputLocation{j.file, j.line, std::nullopt, "jobs"},
-                     fmt::format("jobs share links only in the flow network model, but "
-                                 "network.model is {}: set network.model: flow",
-                                 to_string(scenario.network_model)));
+                     fmt::format("jobs share links only in a network model where collectives "
+                                 "share them, but network.model is {}: set network.model: flow",
+                                 scenario.network_model));
   }
 }
 

@@ -6,10 +6,20 @@
 
 namespace ssgd::sim {
 
+CollectiveLibrary scenario_library(const Scenario& scenario, CollectiveAlgorithm algorithm) {
+  if (scenario.library) return *scenario.library;
+  return library_runs(CollectiveLibrary::kNccl, algorithm) ? CollectiveLibrary::kNccl
+                                                           : CollectiveLibrary::kGeneric;
+}
+
 CommSettings scenario_comm_settings(const Scenario& scenario, std::int64_t first_server_node) {
   CommSettings settings;
-  settings.model = scenario.network_model;
+  settings.model = find_network_model(scenario.network_model);
   settings.algorithm = scenario.algorithm;
+  settings.library = scenario_library(scenario, scenario.algorithm);
+  settings.nccl.algorithms = scenario.nccl_algo;
+  settings.nccl.protocols = scenario.nccl_proto;
+  settings.nccl.channels = scenario.channels;
   settings.servers = scenario.servers;
   settings.servers_colocated = scenario.servers_colocated;
   settings.cpu_servers = scenario.cpu_servers;

@@ -18,6 +18,9 @@ CommModel scenario_comm_model(const Scenario& scenario);
 // The scenario's network settings, with parameter servers of their own (if
 // any) from `first_server_node`, and its calibration.
 CommSettings scenario_comm_settings(const Scenario& scenario, std::int64_t first_server_node);
+// The collective library `algorithm` runs under: network.library when given,
+// else NCCL unless the algorithm is one NCCL does not have.
+CollectiveLibrary scenario_library(const Scenario& scenario, CollectiveAlgorithm algorithm);
 // Nodes of their own the scenario's parameter servers need (0 when colocated).
 std::int64_t separate_server_nodes(const Scenario& scenario);
 

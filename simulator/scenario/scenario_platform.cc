@@ -28,8 +28,8 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
     const LinkParams intra = resolve_link(s.intra_node);
     const LinkParams inter = resolve_link(s.inter_node);
     spec = generic_platform(s.gpus_per_node, LinkSpec{intra.bandwidth_bytes_per_s, intra.latency},
-                            find_link_preset(s.intra_node.preset)->link_class,
-                            LinkSpec{inter.bandwidth_bytes_per_s, inter.latency}, s.inter_node.preset);
+                            s.intra_node.preset, LinkSpec{inter.bandwidth_bytes_per_s, inter.latency},
+                            s.inter_node.preset);
   } else {
     const PlatformPreset* p = find_platform_preset(c.preset);
     if (p == nullptr) {
@@ -60,7 +60,14 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
     }
   }
   if (c.gpu_attach) n.gpu_attach = *c.gpu_attach;
-  if (c.nvlink) n.nvlink = *c.nvlink;
+  if (c.gpu_arch) n.gpu_arch = *c.gpu_arch;
+  if (c.cpu_vendor) n.cpu_vendor = *c.cpu_vendor;
+  if (c.nvlink) {
+    n.nvlink = *c.nvlink;
+    // NVLink SHARP lives in an NVSwitch: another topology has none.
+    if (n.nvlink != NvlinkTopology::kSwitch) n.nvls = false;
+  }
+  if (c.nvls) n.nvls = *c.nvls;
   if (n.nvlink != NvlinkTopology::kNone && !(n.nvlink_link.bandwidth_bytes_per_s > 0) &&
       !c.nvlink_bandwidth) {
     throw std::invalid_argument(
@@ -98,6 +105,7 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   if (c.oversubscription) spec.fabric.oversubscription = *c.oversubscription;
   if (c.rail_optimized) spec.fabric.rail_optimized = *c.rail_optimized;
   if (c.switch_latency) spec.fabric.switch_latency = *c.switch_latency;
+  if (c.sharp) spec.fabric.sharp = *c.sharp;
   // perturb.bandwidth_factors / latency_factors, and the nccl class factor t
   // as latency x t and bandwidth / t on every link: that multiplies every
   // alpha-beta collective time by t under both network models.

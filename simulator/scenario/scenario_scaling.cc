@@ -54,7 +54,7 @@ Scenario single_gpu_scenario(const Scenario& scenario, const BatchPlan& plan) {
   one.files.calibration.reset();
   one.files.calibration_path.clear();
   one.algorithm = CollectiveAlgorithm::kAuto;
-  one.network_model = NetworkModelKind::kAnalytical;
+  one.network_model = "analytical";
   one.iterations = std::min<std::int64_t>(scenario.iterations, 3);
   // The baseline is one unperturbed rank: the compute factors that apply
   // to every rank stay, those that make ranks differ go.

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
+#include "simulator/nccl/nccl_tuner.h"
+#include "simulator/network/network_model.h"
 #include "simulator/perturb/perturbation.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_preset.h"
@@ -208,6 +210,27 @@ void set_platform_preset(Scenario& s, std::string_view v) {
   }
   s.platform.preset = std::string(v);
 }
+void set_gpu_arch(Scenario& s, std::string_view v) {
+  for (const GpuArch a : {GpuArch::kVolta, GpuArch::kAmpere, GpuArch::kHopper, GpuArch::kBlackwell}) {
+    if (v == to_string(a)) {
+      s.platform.gpu_arch = a;
+      return;
+    }
+  }
+  throw std::invalid_argument(
+      fmt::format("unknown GPU generation '{}'; expected volta, ampere, hopper or blackwell", v));
+}
+void set_cpu_vendor(Scenario& s, std::string_view v) {
+  for (const CpuVendor c : {CpuVendor::kIntel, CpuVendor::kAmd, CpuVendor::kArm}) {
+    if (v == to_string(c)) {
+      s.platform.cpu_vendor = c;
+      return;
+    }
+  }
+  throw std::invalid_argument(fmt::format("unknown CPU vendor '{}'; expected intel, amd or arm", v));
+}
+void set_nvls(Scenario& s, std::string_view v) { s.platform.nvls = parse_bool(v); }
+void set_sharp(Scenario& s, std::string_view v) { s.platform.sharp = parse_bool(v); }
 void set_pcie_link(Scenario& s, std::string_view v) { s.platform.pcie_link = parse_preset(v); }
 void set_pcie_bandwidth(Scenario& s, std::string_view v) { s.platform.pcie_bandwidth = parse_positive_rate(v); }
 void set_pcie_latency(Scenario& s, std::string_view v) { s.platform.pcie_latency = parse_nonnegative_duration(v); }
@@ -259,11 +282,35 @@ void set_oversubscription(Scenario& s, std::string_view v) { s.platform.oversubs
 void set_rail_optimized(Scenario& s, std::string_view v) { s.platform.rail_optimized = parse_bool(v); }
 void set_switch_latency(Scenario& s, std::string_view v) { s.platform.switch_latency = parse_nonnegative_duration(v); }
 void set_network_model(Scenario& s, std::string_view v) {
-  if (v == "analytical") s.network_model = NetworkModelKind::kAnalytical;
-  else if (v == "flow") s.network_model = NetworkModelKind::kFlow;
-  else throw std::invalid_argument(fmt::format("unknown network model '{}'; expected analytical or flow", v));
+  if (find_network_model(v) == nullptr) {
+    throw std::invalid_argument(
+        fmt::format("unknown network model '{}'; expected {}", v, network_model_names()));
+  }
+  s.network_model = std::string(v);
 }
 void set_algorithm(Scenario& s, std::string_view v) { s.algorithm = parse_algorithm(v); }
+void set_library(Scenario& s, std::string_view v) {
+  if (v == "nccl") s.library = CollectiveLibrary::kNccl;
+  else if (v == "generic") s.library = CollectiveLibrary::kGeneric;
+  else throw std::invalid_argument(fmt::format("unknown collective library '{}'; expected nccl or generic", v));
+}
+void set_nccl_algo(Scenario& s, std::string_view v) {
+  nccl::Enabled check;
+  nccl::restrict_algorithms(check, v);  // refuses what NCCL would
+  s.nccl_algo = std::string(v);
+}
+void set_nccl_proto(Scenario& s, std::string_view v) {
+  nccl::Enabled check;
+  nccl::restrict_protocols(check, v);
+  s.nccl_proto = std::string(v);
+}
+void set_channels(Scenario& s, std::string_view v) {
+  if (v == "auto") {
+    s.channels.reset();
+    return;
+  }
+  s.channels = static_cast<int>(parse_int(v, 1, nccl::kMaxChannels));
+}
 void set_servers(Scenario& s, std::string_view v) { s.servers = parse_int(v, 1, kMaxNodes); }
 void set_servers_colocated(Scenario& s, std::string_view v) { s.servers_colocated = parse_bool(v); }
 void set_cpu_servers(Scenario& s, std::string_view v) { s.cpu_servers = parse_int(v, 0, kMaxNodes); }
@@ -390,6 +437,11 @@ constexpr std::array kKeys = {
     ScenarioKey{"platform.preset", "platform preset", "generic",
                 "the machine (see `ssgd presets`); generic: built from network.intra_node/inter_node",
                 set_platform_preset},
+    ScenarioKey{"platform.gpu.arch", "volta|ampere|hopper|blackwell", "(preset)",
+                "GPU generation: the rows of NCCL's tuning tables; generic: from the NVLink preset",
+                set_gpu_arch},
+    ScenarioKey{"platform.cpu.vendor", "intel|amd|arm", "(preset)",
+                "host CPU vendor, as NCCL's tuning reads it", set_cpu_vendor},
     ScenarioKey{"platform.pcie.link", "link preset", "(preset)", "PCIe link of every GPU, NIC and switch",
                 set_pcie_link},
     ScenarioKey{"platform.pcie.bandwidth", "rate", "(preset)", "overrides the PCIe bandwidth (> 0)",
@@ -411,6 +463,9 @@ constexpr std::array kKeys = {
                 "mesh links as a-b:links, e.g. 0-1:2,0-2", set_nvlink_pairs},
     ScenarioKey{"platform.nvlink.ring_order", "int list", "(0,1,...)",
                 "the order a ring visits a node's GPUs", set_ring_order},
+    ScenarioKey{"platform.nvlink.nvls", "bool", "(preset)",
+                "the NVSwitch reduces and multicasts (NVLink SHARP): NCCL's NVLS algorithms",
+                set_nvls},
     ScenarioKey{"platform.nic.link", "link preset", "(preset)", "each NIC's line (see `ssgd presets`)",
                 set_nic_link},
     ScenarioKey{"platform.nic.count", "int", "(preset)",
@@ -440,6 +495,9 @@ constexpr std::array kKeys = {
                 "fat tree: NIC i of each node on leaf i of its group", set_rail_optimized},
     ScenarioKey{"platform.fabric.switch_latency", "duration", "(preset)", "per switch crossed (>= 0)",
                 set_switch_latency},
+    ScenarioKey{"platform.fabric.sharp", "bool", "false",
+                "the switches reduce in the network (SHARP) and NCCL uses it: CollNet algorithms",
+                set_sharp},
     ScenarioKey{"network.intra_node", "link preset", "pcie3_x16",
                 "link between GPUs of one node (see `ssgd presets`)", set_intra_node},
     ScenarioKey{"network.intra_node_bandwidth", "rate", "(preset)",
@@ -453,10 +511,24 @@ constexpr std::array kKeys = {
     ScenarioKey{"network.inter_node_latency", "duration", "(preset)",
                 "overrides the inter-node preset's latency (>= 0)", set_inter_node_latency},
     ScenarioKey{"network.model", "analytical|flow", "analytical",
-                "analytical: alpha-beta closed forms; flow: max-min shared links", set_network_model},
+                "analytical: each collective alone on the platform; flow: max-min shared links",
+                set_network_model},
+    ScenarioKey{"network.library", "nccl|generic", "(see text)",
+                "who runs the collectives: NCCL's communicator, or the textbook algorithms "
+                "(MPI, gloo, Horovod, BytePS); default nccl, generic for their own algorithms",
+                set_library},
     ScenarioKey{"network.algorithm", "algorithm", "auto",
-                "collective algorithm: auto, ring, double_binary_tree, halving_doubling, "
+                "collective algorithm: auto; ring, double_binary_tree (tree); nccl: nvls, "
+                "nvls_tree, collnet_direct, collnet_chain, pat; generic: halving_doubling, "
                 "hierarchical, torus2d, parameter_server, byteps", set_algorithm},
+    ScenarioKey{"network.nccl_algo", "list", "(NCCL's)",
+                "nccl: the algorithms NCCL may choose, in NCCL_ALGO's syntax, e.g. "
+                "ring,tree;allgather:pat", set_nccl_algo},
+    ScenarioKey{"network.nccl_proto", "list", "(NCCL's)",
+                "nccl: the protocols NCCL may choose, in NCCL_PROTO's syntax, e.g. ^LL128",
+                set_nccl_proto},
+    ScenarioKey{"network.channels", "int|auto", "auto",
+                "nccl: the communicator's channels (NCCL_MIN/MAX_NCHANNELS, 1..64)", set_channels},
     ScenarioKey{"network.servers", "int", "1", "parameter servers (parameter_server)", set_servers},
     ScenarioKey{"network.servers_colocated", "bool", "true",
                 "parameter servers on the workers' nodes, else on nodes of their own",
@@ -556,9 +628,9 @@ constexpr std::array kKeys = {
                 set_second_profile},
 };
 
-constexpr std::array<std::string_view, 11> kSections = {
-    "cluster", "platform", "platform.pcie", "platform.nvlink", "platform.nic", "platform.fabric",
-    "network", "policy", "workload", "perturb", "scaling"};
+constexpr std::array<std::string_view, 13> kSections = {
+    "cluster", "platform", "platform.gpu", "platform.cpu", "platform.pcie", "platform.nvlink",
+    "platform.nic", "platform.fabric", "network", "policy", "workload", "perturb", "scaling"};
 
 // Job keys: the kind checks (a traffic key on a training job) come later,
 // once the whole entry is read.

@@ -141,7 +141,7 @@ TEST(Byteps, FlowModelAgreesWithTheClosedForm) {
     s.algorithm = CollectiveAlgorithm::kBytePS;
     s.cpu_servers = cpus;
     const CommModel analytical = scenario_comm_model(s);
-    s.network_model = NetworkModelKind::kFlow;
+    s.network_model = "flow";
     const CommModel flow = scenario_comm_model(s);
     EXPECT_THAT(flow.describe(), ::testing::HasSubstr("a server on each GPU machine"));
     const double a =

@@ -103,9 +103,10 @@ TEST_F(Calibration, OsuOpFromHeaderElseFlag) {
   EXPECT_EQ(
       error_of("n.log", "# Size Avg Latency(us)\n" + rows),
       "n.log:2: field 'op': no '# OSU ... Latency Test' header names the collective; give --op");
-  EXPECT_EQ(error_of("r.log", "# OSU MPI Reduce Latency Test v5.4.0\n" + rows),
-            "r.log:2: field 'op': 'OSU MPI Reduce Latency Test v5.4.0' is not a collective ssgd "
-            "models (all_reduce, reduce_scatter, all_gather, broadcast, all_to_all); give --op");
+  EXPECT_EQ(error_of("g.log", "# OSU MPI Gather Latency Test v5.4.0\n" + rows),
+            "g.log:2: field 'op': 'OSU MPI Gather Latency Test v5.4.0' is not a collective ssgd "
+            "models (all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, reduce); give "
+            "--op");
   EXPECT_THAT(error_of("i.log", "# OSU MPI Non-blocking Allreduce Latency Test v7.1\n" + rows),
               HasSubstr("give --op"));
   MeasurementOptions o;
@@ -279,10 +280,10 @@ TEST_F(Calibration, NcclTestsTextGarbageLines) {
                      with_row("node-a: Test NCCL failure common.cu:1025 'unhandled system error'")),
             "t.txt:16: field 'size': expected a whole number, got 'node-a:'");
   std::string reduce = kNcclText;
-  reduce.replace(reduce.find("starting: all_reduce_perf"), 25, "starting: reduce_perf");
+  reduce.replace(reduce.find("starting: all_reduce_perf"), 25, "starting: gather_perf");
   EXPECT_EQ(error_of("r.txt", reduce),
-            "r.txt:16: field 'op': 'reduce_perf' is not a collective ssgd models (all_reduce, "
-            "reduce_scatter, all_gather, broadcast, all_to_all)");
+            "r.txt:16: field 'op': 'gather_perf' is not a collective ssgd models (all_reduce, "
+            "reduce_scatter, all_gather, broadcast, all_to_all, reduce)");
 }
 
 // ---------------------------------------------------------------- nccl-tests JSON
@@ -342,7 +343,7 @@ TEST_F(Calibration, NcclTestsJsonErrorsNameThePath) {
       "time (use --in-place)");
   EXPECT_EQ(error_of("j.json", edit("./build/all_gather_perf", "./build/sendrecv_perf")),
             "j.json: field 'args[0]': './build/sendrecv_perf' is not a collective ssgd models "
-            "(all_reduce, reduce_scatter, all_gather, broadcast, all_to_all)");
+            "(all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, reduce)");
   EXPECT_EQ(
       error_of("j.json", edit("./build/all_gather_perf", "./run.sh")),
       "j.json: field 'args': the command line does not name an nccl-tests collective; give --op");
@@ -476,7 +477,7 @@ TEST_F(Calibration, FormatFromContentOrFlag) {
             CollectiveOp::kReduceScatter);
   EXPECT_EQ(op_from_benchmark_name("OSU MPI Broadcast Latency Test"), CollectiveOp::kBroadcast);
   EXPECT_EQ(op_from_benchmark_name("OSU MPI Allgatherv Latency Test"), std::nullopt);
-  EXPECT_EQ(op_from_benchmark_name("reduce_perf"), std::nullopt);
+  EXPECT_EQ(op_from_benchmark_name("reduce_perf"), CollectiveOp::kReduce);
 }
 
 // ---------------------------------------------------------------- fit
@@ -737,7 +738,7 @@ TEST_F(CalibrationFile, StrictReaderNamesLineAndKeyPath) {
             "net.yaml:6: field 'collectives[0].ranks': must be at least 2, got 1");
   EXPECT_EQ(file_error(edit("op: all_reduce", "op: allreduce")),
             "net.yaml:4: field 'collectives[0].op': unknown op 'allreduce'; expected one of "
-            "all_reduce, reduce_scatter, all_gather, broadcast, all_to_all");
+            "all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, reduce");
   EXPECT_EQ(
       file_error(edit("algorithm: ring", "algorithm: auto")),
       "net.yaml:5: field 'collectives[0].algorithm': unknown algorithm 'auto'; expected one "

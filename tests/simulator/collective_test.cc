@@ -529,21 +529,71 @@ TEST(Collective, BusBandwidthFactor) {
   EXPECT_THROW(bus_bandwidth_factor(Op::kAllReduce, 0), std::invalid_argument);
 }
 
+// Reduce runs the ring broadcast's pipeline toward the root: root+1 first,
+// the root last; every hop but the one out of the root carries the buffer.
+TEST(Collective, RingReduceIsTheBroadcastPipelineTowardTheRoot) {
+  for (std::int64_t p = 2; p <= 16; ++p) {
+    for (const std::int64_t root : {std::int64_t{0}, p - 1}) {
+      const CollectiveShape shape{.ranks = p, .root = root};
+      const auto steps = decompose(Op::kReduce, Alg::kRing, shape, kM);
+      EXPECT_EQ(step_count(steps), p == 2 ? 1 : 2 * (p - 1) - 1) << p;
+      PairBytes want;
+      for (std::int64_t h = 1; h < p; ++h) {
+        const auto from = static_cast<std::int32_t>((root + h) % p);
+        const auto to = static_cast<std::int32_t>((root + h + 1) % p);
+        want[{from, to}] = kM;
+      }
+      expect_pairs_near(pair_bytes(steps), want, "reduce p=" + std::to_string(p));
+      for (const CollectiveCosts& costs : cost_sets()) {
+        EXPECT_EQ(closed_form_time(Op::kReduce, Alg::kRing, shape, kM, costs),
+                  closed_form_time(Op::kBroadcast, Alg::kRing, shape, kM, costs));
+      }
+    }
+  }
+  EXPECT_THROW(decompose(Op::kReduce, Alg::kDoubleBinaryTree, {.ranks = 4}, kM),
+               std::invalid_argument);
+}
+
+// NCCL's own algorithms have no textbook decomposition: the NCCL
+// communicator plans them (simulator/nccl).
+TEST(Collective, NcclAlgorithmsAreNotDecomposedHere) {
+  const auto refused = [](Op op, Alg a) {
+    try {
+      (void)decompose(op, a, {.ranks = 8}, kM);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("not refused");
+  };
+  for (const Alg a : {Alg::kNvls, Alg::kNvlsTree, Alg::kCollNetDirect, Alg::kCollNetChain}) {
+    EXPECT_THAT(refused(Op::kAllReduce, a), HasSubstr("is NCCL's algorithm")) << to_string(a);
+  }
+  EXPECT_THAT(refused(Op::kAllGather, Alg::kPat), HasSubstr("is NCCL's algorithm"));
+  EXPECT_TRUE(library_runs(CollectiveLibrary::kNccl, Alg::kNvls));
+  EXPECT_FALSE(library_runs(CollectiveLibrary::kGeneric, Alg::kNvls));
+  EXPECT_FALSE(library_runs(CollectiveLibrary::kNccl, Alg::kHierarchical));
+  EXPECT_TRUE(library_runs(CollectiveLibrary::kGeneric, Alg::kRing));
+}
+
 TEST(Collective, NamesRoundTrip) {
-  for (const Op op :
-       {Op::kAllReduce, Op::kReduceScatter, Op::kAllGather, Op::kBroadcast, Op::kAllToAll}) {
+  for (const Op op : {Op::kAllReduce, Op::kReduceScatter, Op::kAllGather, Op::kBroadcast,
+                      Op::kAllToAll, Op::kReduce}) {
     EXPECT_EQ(parse_collective_op(to_string(op)), op);
     EXPECT_THAT(collective_op_names(), HasSubstr(to_string(op)));
   }
   for (const Alg a : {Alg::kAuto, Alg::kRing, Alg::kDoubleBinaryTree, Alg::kHalvingDoubling,
-                      Alg::kHierarchical, Alg::kTorus2d, Alg::kParameterServer, Alg::kBytePS}) {
+                      Alg::kHierarchical, Alg::kTorus2d, Alg::kParameterServer, Alg::kBytePS,
+                      Alg::kNvls, Alg::kNvlsTree, Alg::kCollNetDirect, Alg::kCollNetChain,
+                      Alg::kPat}) {
     EXPECT_EQ(parse_collective_algorithm(to_string(a)), a);
     EXPECT_THAT(collective_algorithm_names(), HasSubstr(to_string(a)));
   }
-  EXPECT_EQ(collective_op_names(), "all_reduce, reduce_scatter, all_gather, broadcast, all_to_all");
+  EXPECT_EQ(collective_op_names(),
+            "all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, reduce");
   EXPECT_EQ(collective_algorithm_names(),
             "auto, ring, double_binary_tree, halving_doubling, hierarchical, torus2d, "
-            "parameter_server, byteps");
+            "parameter_server, byteps, nvls, nvls_tree, collnet_direct, collnet_chain, pat");
+  EXPECT_EQ(parse_collective_algorithm("tree"), Alg::kDoubleBinaryTree);
   EXPECT_EQ(parse_collective_op("allreduce"), std::nullopt);
   EXPECT_EQ(parse_collective_algorithm("Ring"), std::nullopt);
 }

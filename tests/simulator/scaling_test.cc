@@ -306,7 +306,8 @@ TEST(ScalingReplay, JsonReportMatchesAHandComputation) {
   const auto scenario = [](std::int64_t nodes, ScalingMode mode) {
     Scenario s = load_scenario(
         std::nullopt, {"network.inter_node_bandwidth=1GB/s", "network.inter_node_latency=10us",
-                       "network.algorithm=ring", "policy.overlap=bsp", "iterations=3"});
+                       "network.algorithm=ring", "network.library=generic", "policy.overlap=bsp",
+                       "iterations=3"});
     s.nodes = nodes;
     s.scaling.mode = mode;
     s.scaling.fixed_fraction = 0.5;

@@ -645,7 +645,7 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "scaling.mode", "scaling.global_batch", "scaling.fixed_fraction", "scaling.second_profile"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 73U);
+  EXPECT_EQ(scenario_keys().size(), 81U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));

@@ -53,7 +53,7 @@ TEST(StreamCap, BoundsTheRingsInterNodeStepsInTheClosedForm) {
                std::invalid_argument);
 }
 
-Scenario tcp_cluster(CollectiveAlgorithm algorithm, NetworkModelKind model,
+Scenario tcp_cluster(CollectiveAlgorithm algorithm, const std::string& model,
                      const std::string& nic = "100gbe") {
   Scenario s = load_scenario(
       std::nullopt, {"cluster.nodes=4", "network.inter_node=" + nic,
@@ -68,8 +68,8 @@ Scenario tcp_cluster(CollectiveAlgorithm algorithm, NetworkModelKind model,
 // per-step bound are the same model.
 TEST(TcpStreams, FlowModelAgreesWithTheClosedForm) {
   for (const auto algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kBytePS}) {
-    const CommModel a = scenario_comm_model(tcp_cluster(algorithm, NetworkModelKind::kAnalytical));
-    const CommModel f = scenario_comm_model(tcp_cluster(algorithm, NetworkModelKind::kFlow));
+    const CommModel a = scenario_comm_model(tcp_cluster(algorithm, "analytical"));
+    const CommModel f = scenario_comm_model(tcp_cluster(algorithm, "flow"));
     for (const double bytes : {64e3, 1e6, 64e6}) {
       const double at = static_cast<double>(a.isolated_time(CollectiveOp::kAllReduce, bytes).ns());
       const double ft = static_cast<double>(f.isolated_time(CollectiveOp::kAllReduce, bytes).ns());
@@ -78,25 +78,32 @@ TEST(TcpStreams, FlowModelAgreesWithTheClosedForm) {
   }
 }
 
-// Two streams hold NCCL's ring to 2.5 GB/s on 100 GbE; BytePS's connection
-// per server (four CPU servers here, two streams each) reaches 10 GB/s.
+// Two streams hold a textbook ring (one connection a hop) to 2.5 GB/s on
+// 100 GbE, and NCCL's ring, whose two channels each have a connection of
+// their own, to 5 GB/s; BytePS's connection per server (four CPU servers
+// here, two streams each) reaches 10 GB/s.
 TEST(TcpStreams, FewConnectionsSlowTheRingAndManyDoNot) {
-  const auto time = [](CollectiveAlgorithm algorithm, bool streams) {
-    Scenario s = tcp_cluster(algorithm, NetworkModelKind::kAnalytical);
+  const auto time = [](CollectiveAlgorithm algorithm, bool streams,
+                       CollectiveLibrary library = CollectiveLibrary::kGeneric) {
+    Scenario s = tcp_cluster(algorithm, "analytical");
+    s.library = library;
     if (!streams) s.platform.tcp_streams.reset(), s.platform.tcp_stream_rate.reset();
     return static_cast<double>(
         scenario_comm_model(s).isolated_time(CollectiveOp::kAllReduce, 256e6).ns());
   };
   EXPECT_NEAR(time(CollectiveAlgorithm::kRing, true) / time(CollectiveAlgorithm::kRing, false),
               11.25 / 2.5, 0.05);
+  EXPECT_NEAR(time(CollectiveAlgorithm::kRing, true, CollectiveLibrary::kNccl) /
+                  time(CollectiveAlgorithm::kRing, false, CollectiveLibrary::kNccl),
+              11.25 / 5.0, 0.05);
   EXPECT_NEAR(time(CollectiveAlgorithm::kBytePS, true) / time(CollectiveAlgorithm::kBytePS, false),
               11.25 / 10, 0.01);
 }
 
 TEST(TcpStreams, RdmaAndInfinibandAreNotBound) {
-  Scenario rdma = tcp_cluster(CollectiveAlgorithm::kRing, NetworkModelKind::kAnalytical);
+  Scenario rdma = tcp_cluster(CollectiveAlgorithm::kRing, "analytical");
   rdma.platform.transport = Transport::kRdma;
-  Scenario ib = tcp_cluster(CollectiveAlgorithm::kRing, NetworkModelKind::kAnalytical, "ib_edr100");
+  Scenario ib = tcp_cluster(CollectiveAlgorithm::kRing, "analytical", "ib_edr100");
   for (const Scenario& s : {rdma, ib}) {
     EXPECT_FALSE(scenario_comm_model(s).platform().inter_node_streams().on());
   }

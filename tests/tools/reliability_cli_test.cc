@@ -200,7 +200,7 @@ TEST_F(ReliabilityCliTest, AFailedWriteNamesTheOutputAndItsFlagAndLeavesNothing)
   // A simulated trace big enough to exceed the limit once exported.
   ok({"simulate", kResnet, "-q", "--set", "cluster.nodes=2", "--trace", "sim.ssgdt"});
   ok({"pack", kMarked, "-o", "marked.ssgdt"});
-  const RunLimits full{32 * 1024, std::nullopt, {}};
+  const RunLimits full{64 * 1024, std::nullopt, {}};
   const std::string too_large = "cannot write: File too large";
   refused({"export", "perfetto", "sim.ssgdt", "-o", "out.json"},
           "out.json: field '--output': " + too_large, full, kFailure);

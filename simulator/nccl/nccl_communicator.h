@@ -1,0 +1,121 @@
+#pragma once
+// An NCCL communicator over a job's GPUs: what NCCL builds (its channels,
+// nccl_system.h and nccl_traffic.h), what it would choose for a call
+// (algorithm, protocol, channels: nccl_tuner.h) and how long the call takes.
+//
+// The time of a call is NCCL's own model, latency + bytes / bandwidth
+// (tuning.cc ncclTopoGetAlgoTime), with one change: the bandwidth is the
+// one the call's traffic gets on the platform's links (its busiest link,
+// LinkLoad), times NCCL's factor for the algorithm and protocol, within
+// NCCL's per-channel caps. NCCL's own graphs stand in for those links when
+// it tunes; a simulator has the links themselves, so a what-if that changes
+// them (8 NICs or 1, another NIC, a slower NVLink) changes the bandwidth,
+// and NCCL's choice, as it would on that machine.
+//
+//   time = latency(a, p, M)
+//        + max(M x busiest link's seconds per byte / (factor(a, p) x
+//              correction(a, p, M)),  M / cap(a, p, channels))
+//
+// The choice is the algorithm and protocol with the least such time among
+// those NCCL enables (ties to the first in NCCL's order), then the channels
+// NCCL runs a call of that size on.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/time.h"
+#include "simulator/collective/collective.h"
+#include "simulator/nccl/nccl_system.h"
+#include "simulator/nccl/nccl_tables.h"
+#include "simulator/nccl/nccl_traffic.h"
+#include "simulator/nccl/nccl_tuner.h"
+#include "simulator/platform/platform.h"
+
+namespace ssgd::sim::nccl {
+
+struct Settings {
+  std::string algorithms;         // NCCL_ALGO's syntax; empty: NCCL's defaults
+  std::string protocols;          // NCCL_PROTO's syntax; empty: NCCL's defaults
+  std::optional<int> channels;    // NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS
+};
+
+struct Choice {
+  Algo algo = Algo::kRing;
+  Proto proto = Proto::kSimple;
+  int channels = 1;
+  Duration latency;            // before any data moves
+  double efficiency = 1;       // payload share of what links carry (NCCL's factor x size correction)
+  double nvls_efficiency = 1;  // on top, for what goes through the NVSwitch's reduction
+  Duration min_duration;       // the caps: the data cannot move faster
+  Duration time;               // alone on the platform, by this model
+};
+
+// The CollectiveOp NCCL names for `op`; all_to_all has none.
+std::optional<Func> func_of(CollectiveOp op);
+CollectiveAlgorithm to_collective(Algo a);
+std::optional<Algo> algo_of(CollectiveAlgorithm a);
+
+class Communicator {
+ public:
+  // `ranks`: each rank's GPU, node after node, `local_ranks` a node.
+  // Throws std::invalid_argument for a list that does not parse (naming it).
+  Communicator(const Platform& platform, std::vector<VertexId> ranks, std::int64_t local_ranks,
+               const Settings& settings);
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  [[nodiscard]] const System& system() const { return system_; }
+  [[nodiscard]] const Graphs& graphs() const { return graphs_; }
+  [[nodiscard]] const Tuner& tuner() const { return *tuner_; }
+  [[nodiscard]] const Structure& structure() const { return *structure_; }
+
+  // NCCL's choice for `f` on a buffer of `bytes`. Throws std::invalid_argument
+  // when NCCL has no algorithm and protocol left for it (as NCCL errs "no
+  // algorithm/protocol available").
+  [[nodiscard]] Choice choose(Func f, double bytes) const;
+  // The same with the algorithm given (one NCCL_ALGO entry).
+  [[nodiscard]] Choice choose(Func f, double bytes, Algo only) const;
+  // The traffic of a call (payload bytes for a call of one byte).
+  [[nodiscard]] Traffic traffic(Func f, Algo a, int channels, std::int64_t root = 0) const {
+    return structure_->traffic(f, a, channels, root);
+  }
+  // The busiest link's seconds per payload byte of `f` with `a` on
+  // `channels` (transfers through NVLS at its efficiency), worked out once.
+  [[nodiscard]] double link_seconds_per_byte(Func f, Algo a, int channels) const;
+  // Adds what every link carries in `times` calls of `bytes` made as
+  // `choice` (payload over the efficiency) into `into`, one entry per link.
+  void add_link_bytes(Func f, const Choice& choice, double bytes, std::vector<double>& into,
+                      double times = 1) const;
+
+ private:
+  // What a call of one byte puts on the links, apart through the NVSwitch's
+  // reduction and not; and its busiest link's seconds.
+  struct UnitLoad {
+    std::vector<std::pair<LinkId, double>> plain;
+    std::vector<std::pair<LinkId, double>> nvls;
+    double seconds_per_byte = 0;
+    // Transfers between nodes, as (bytes for a call of one byte,
+    // connections), each distinct once: what TCP's streams bound.
+    std::vector<std::pair<double, int>> crossing;
+  };
+  [[nodiscard]] const UnitLoad& unit_load(Func f, Algo a, int channels) const;
+  [[nodiscard]] std::optional<Choice> evaluate(Func f, Algo a, Proto p, double bytes, bool full) const;
+  [[nodiscard]] int structural_channels(Algo a, int channels) const;
+
+  const Platform& platform_;
+  System system_;
+  Graphs graphs_;
+  std::unique_ptr<Tuner> tuner_;
+  std::unique_ptr<Structure> structure_;
+  mutable std::mutex mutex_;
+  mutable RouteCache routes_;
+  mutable std::map<std::tuple<int, int, int>, UnitLoad> unit_loads_;
+};
+
+}  // namespace ssgd::sim::nccl
