@@ -24,6 +24,7 @@ void add_diff_command(CLI::App& app);      // ssgd diff MEASURED SIMULATED
 void add_dataset_command(CLI::App& app);   // ssgd dataset pack|verify DIR
 void add_sweep_command(CLI::App& app);     // ssgd sweep GRID.yaml -o OUT.jsonl
 void add_report_command(CLI::App& app);    // ssgd report REPORT.json... -o OUT.html
+void add_collectives_command(CLI::App& app);  // ssgd collectives [--op OP] [--from S] [--to S]
 
 // Exit statuses, documented in the README.
 inline constexpr int kExitOk = 0;

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   add_dataset_command(app);
   add_sweep_command(app);
   add_report_command(app);
+  add_collectives_command(app);
 
   try {
     app.parse(argc, argv);
