@@ -9,13 +9,15 @@ constexpr std::array kPresets{
     // NCCL's socket transport on hosts other than AWS and GCP: one socket
     // and no helper thread per channel connection (NCCL_NSOCKS_PERTHREAD and
     // NCCL_SOCKET_NTHREADS both default to 1 there, src/transport/
-    // net_socket.cc and NCCL's environment documentation); a ring over one
-    // NIC runs two channels, hence two streams (an assumption: NCCL_DEBUG=
-    // INFO prints the channels a cluster uses). One socket moved 1.0 to 1.5
-    // GB/s in NVIDIA/nccl issue 450 (4 to 6 GB/s of bus bandwidth with
-    // NCCL_MIN_NCHANNELS=4 and a socket each, 100 Gb/s TCP, 4 x 8 V100).
-    TcpStreamPreset{"nccl_socket", 2, 1.25e9,
-                    "NCCL's socket transport, defaults: 2 channels x 1 socket, 1.25 GB/s each",
+    // net_socket.cc and NCCL's environment documentation). Under the NCCL
+    // library each channel's crossing between nodes is a connection of its
+    // own, so this is one stream a connection (a textbook ring, one
+    // connection a hop, stands for NCCL's two channels with 2 streams). One
+    // socket moved 1.0 to 1.5 GB/s in NVIDIA/nccl issue 450 (4 to 6 GB/s of
+    // bus bandwidth with NCCL_MIN_NCHANNELS=4 and a socket each, 100 Gb/s
+    // TCP, 4 x 8 V100).
+    TcpStreamPreset{"nccl_socket", 1, 1.25e9,
+                    "NCCL's socket transport, defaults: 1 socket a channel, 1.25 GB/s each",
                     "NCCL src/transport/net_socket.cc defaults; NVIDIA/nccl issue 450"},
     // BytePS (ps-lite over TCP): one connection per worker and server pair;
     // its best-practice document says one TCP connection usually cannot

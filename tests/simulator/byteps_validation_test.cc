@@ -48,8 +48,7 @@ TEST(BytepsValidation, SpeedupsOverHorovodAgainstBytepsPublishedFigures) {
   const std::vector<std::string> tcp20 = {"network.inter_node=25gbe",
                                           "network.inter_node_bandwidth=2.25GB/s",
                                           "network.intra_node=nvlink2"};
-  const std::vector<std::string> nccl_sockets = {"platform.nic.tcp_stream_rate=1.25GB/s",
-                                                 "platform.nic.tcp_streams=2"};
+  const std::vector<std::string> nccl_sockets = {"platform.nic.tcp_preset=nccl_socket"};
   const std::vector<std::string> rdma_pcie = {
       "network.inter_node=100gbe", "platform.nic.transport=rdma", "network.intra_node=pcie3_x16",
       "platform.pcie.switches=2"};

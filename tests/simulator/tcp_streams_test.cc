@@ -132,7 +132,7 @@ TEST(TcpStreams, PresetsGiveTheirStreamsAndRate) {
     return scenario_comm_model(load_scenario(std::nullopt, sets)).platform().inter_node_streams();
   };
   const StreamCap nccl = streams_of({"platform.nic.tcp_preset=nccl_socket"});
-  EXPECT_EQ(nccl.streams, 2);
+  EXPECT_EQ(nccl.streams, 1);  // a channel's connection: one socket
   EXPECT_DOUBLE_EQ(nccl.stream_rate_bytes_per_s, 1.25e9);
   const StreamCap byteps = streams_of({"platform.nic.tcp_preset=byteps"});
   EXPECT_EQ(byteps.streams, 1);
@@ -142,7 +142,7 @@ TEST(TcpStreams, PresetsGiveTheirStreamsAndRate) {
   EXPECT_DOUBLE_EQ(more.stream_rate_bytes_per_s, 1.25e9);
   const StreamCap slower =
       streams_of({"platform.nic.tcp_preset=nccl_socket", "platform.nic.tcp_stream_rate=0.5GB/s"});
-  EXPECT_EQ(slower.streams, 2);
+  EXPECT_EQ(slower.streams, 1);
   EXPECT_DOUBLE_EQ(slower.stream_rate_bytes_per_s, 0.5e9);
   EXPECT_FALSE(streams_of({"platform.nic.tcp_preset=none"}).on());
   // The same times as the two keys written out.
@@ -153,7 +153,7 @@ TEST(TcpStreams, PresetsGiveTheirStreamsAndRate) {
         .isolated_time(CollectiveOp::kAllReduce, 64e6);
   };
   EXPECT_EQ(time({"platform.nic.tcp_preset=nccl_socket"}),
-            time({"platform.nic.tcp_stream_rate=1.25GB/s", "platform.nic.tcp_streams=2"}));
+            time({"platform.nic.tcp_stream_rate=1.25GB/s", "platform.nic.tcp_streams=1"}));
   try {
     load_scenario(std::nullopt, {"platform.nic.tcp_preset=gloo"});
     ADD_FAILURE() << "accepted";
