@@ -102,12 +102,13 @@ System make_system(const Platform& platform, std::int64_t nodes, std::int64_t lo
   }
   if (nodes > 1 && n.nics > 0) {
     std::set<std::int64_t> rails;
-    s.gpu_nic_bw = std::numeric_limits<double>::infinity();
     for (std::int64_t g = 0; g < local_ranks; ++g) {
       const std::int64_t nic = platform.nic_of_gpu(g);
       rails.insert(nic);
       s.nic_path = std::max(s.nic_path, platform.nic_path(g, nic));
-      s.gpu_nic_bw = std::min(s.gpu_nic_bw, pcie_view(platform.nic_path_bandwidth(g, nic)));
+      // NCCL's maxBw: the best GPU's path to a NIC (a channel enters a node
+      // at the NIC's own GPU).
+      s.gpu_nic_bw = std::max(s.gpu_nic_bw, pcie_view(platform.nic_path_bandwidth(g, nic)));
     }
     s.rails = static_cast<std::int64_t>(rails.size());
     s.nic_bw = n.nic.bandwidth_bytes_per_s * nic_factor / line_rate_share(n) / kGB;

@@ -46,7 +46,7 @@ struct System {
   PciePath nic_path = PciePath::kPix;  // the farthest GPU's path to its own NIC
   std::int64_t rails = 0;     // distinct NICs a node's GPUs send through
   double nic_bw = 0;          // one NIC, line rate
-  double gpu_nic_bw = 0;      // the narrowest GPU-to-NIC path
+  double gpu_nic_bw = 0;      // the best GPU-to-its-NIC path (NCCL's maxBw to the network)
   double gpu_intra_bw = 0;    // one GPU's bandwidth to the rest of its node
   double gpu_pair_bw = 0;     // the fastest path between two GPUs of a node
   // What a message between nodes pays beyond InfiniBand's start-up cost

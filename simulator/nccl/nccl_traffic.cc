@@ -122,6 +122,13 @@ Structure::Structure(const Platform& platform, std::vector<VertexId> ranks, cons
     if (exit != entry) order.push_back(exit);
     ch.order[0] = order;
     ch.in_nic[0] = ch.rail;
+    // PXN: an exit that reaches the rail's NIC only through a CPU hands the
+    // data over NVLink to the entry, the NIC's own GPU.
+    if (!ch.cross_nic && exit != entry && system_.intra_nvlink &&
+        platform_.nic_path(local_gpu_[static_cast<std::size_t>(exit)], ch.rail) > PciePath::kPxb) {
+      ch.out_proxy = {static_cast<std::int32_t>(local_gpu_[static_cast<std::size_t>(entry)]),
+                      static_cast<std::int32_t>(local_gpu_[static_cast<std::size_t>(entry)])};
+    }
     if (ch.cross_nic) {
       // Odd nodes run the pair's ring: in by the exit's NIC, the GPUs the
       // other way round, out by the entry's.
@@ -177,7 +184,8 @@ Traffic Structure::traffic(Func f, Algo a, int channels, std::int64_t root) cons
             const std::int64_t next = (n + 1) % nodes;
             const auto& next_order = ch.order[static_cast<std::size_t>(next % 2)];
             const RouteVia via{static_cast<std::int32_t>(ch.out_nic[static_cast<std::size_t>(n % 2)]),
-                               static_cast<std::int32_t>(ch.in_nic[static_cast<std::size_t>(next % 2)]), -1};
+                               static_cast<std::int32_t>(ch.in_nic[static_cast<std::size_t>(next % 2)]),
+                               ch.out_proxy[static_cast<std::size_t>(n % 2)]};
             add(n, order.back(), next, next_order.front(), via);
           } else {
             add(n, order.back(), n, order.front(), {});

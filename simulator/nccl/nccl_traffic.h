@@ -14,7 +14,10 @@
 //     NIC, and the next node, visiting its GPUs the other way round, enters
 //     at that NIC's GPU: NCCL's default NCCL_CROSS_NIC=2, whose channel pairs
 //     swap on odd nodes (search.cc, connect.cc), so that every crossing stays
-//     on one rail (the wrap-around of an odd number of nodes crosses rails).
+//     on one rail (the wrap-around of an odd number of nodes crosses rails);
+//   - where that NIC is the entry's own too (fewer NICs than GPUs' switches)
+//     and the exit reaches it only through a CPU, over NVLink to the entry,
+//     which hands the data to the NIC (PXN).
 // Execution channel c runs search channel c mod S and, for trees, NCCL's
 // first tree for c < S and its second for the next S (connect.cc).
 //
@@ -76,6 +79,9 @@ struct ChannelShape {
   std::array<std::vector<std::int64_t>, 2> order;  // [even node, odd node]
   std::array<std::int64_t, 2> in_nic{-1, -1};
   std::array<std::int64_t, 2> out_nic{-1, -1};
+  // The GPU (local index) the exit hands its data to over NVLink when it
+  // reaches the NIC only through a CPU (PXN), or -1.
+  std::array<std::int32_t, 2> out_proxy{-1, -1};
   std::int64_t rail = -1;  // NIC index; -1 on one node
   bool cross_nic = false;  // leaves by another NIC than it entered by
   bool second_tree = false;
