@@ -139,9 +139,31 @@ std::optional<Choice> Communicator::evaluate(Func f, Algo a, Proto p, double byt
     }
   }
   const double cap_s = cap_alg > 0 ? bytes / cap_alg : 0.0;
-  c.min_duration = cap_s > data_s ? duration_from_seconds(cap_s) : Duration::zero();
-  c.time = duration_from_seconds(latency_us * 1e-6 + std::max(data_s, cap_s));
+  const double move_s = std::max(data_s, cap_s);
+  const double fill_s = pipeline_fill(f, a, c.channels, bytes) * move_s;
+  c.min_duration = cap_s > data_s || fill_s > 0 ? duration_from_seconds(move_s + fill_s) : Duration::zero();
+  c.fill = duration_from_seconds(fill_s);
+  c.time = duration_from_seconds(latency_us * 1e-6 + move_s + fill_s);
   return c;
+}
+
+double Communicator::pipeline_fill(Func f, Algo a, int channels, double bytes) const {
+  // NVLS moves a call in rounds of one chunk per channel and head, each
+  // through the kernel's stages in turn (all_reduce.h: scatter into the
+  // NVLS buffer, reduce and multicast, gather out; reduce-scatter and
+  // all-gather skip one). Until the first round is through, the later
+  // stages wait: (stages - 1) rounds' time beyond the data's own, or the
+  // whole call that many times over when it is smaller than a round. Three
+  // stages fit the published single-node NVLS and two-node NVLS-tree curves
+  // best, and hold out on 4 and 8 nodes (docs/validation.md, section 11).
+  if (a != Algo::kNvls && a != Algo::kNvlsTree) return 0.0;
+  const Graphs& g = graphs_;
+  const std::int64_t concurrent = static_cast<std::int64_t>(channels) * std::max(1, g.nvls.channels);
+  const std::int64_t chunk = nvls_call_chunk(a, g.nvls_tuning, system_.nodes, bytes, concurrent,
+                                             tuner_->model_bandwidth(Func::kAllReduce, Algo::kNvls, Proto::kSimple));
+  const double round = static_cast<double>(concurrent) * static_cast<double>(chunk);
+  const int stages = f == Func::kAllReduce ? kNvlsStages : kNvlsStages - 1;
+  return round > 0 ? (stages - 1) * std::min(1.0, round / bytes) : 0.0;
 }
 
 Choice Communicator::choose(Func f, double bytes) const {

@@ -53,6 +53,7 @@ struct Choice {
   double efficiency = 1;       // payload share of what links carry (NCCL's factor x size correction)
   double nvls_efficiency = 1;  // on top, for what goes through the NVSwitch's reduction
   Duration min_duration;       // the caps: the data cannot move faster
+  Duration fill;               // of `time`, the pipeline's fill (NVLS and its trees)
   Duration time;               // alone on the platform, by this model
 };
 
@@ -107,6 +108,9 @@ class Communicator {
   [[nodiscard]] const UnitLoad& unit_load(Func f, Algo a, int channels) const;
   [[nodiscard]] std::optional<Choice> evaluate(Func f, Algo a, Proto p, double bytes, bool full) const;
   [[nodiscard]] int structural_channels(Algo a, int channels) const;
+  // The pipeline's fill of a call, in multiples of its data's time.
+  [[nodiscard]] double pipeline_fill(Func f, Algo a, int channels, double bytes) const;
+  static constexpr int kNvlsStages = 3;
 
   const Platform& platform_;
   System system_;

@@ -170,11 +170,13 @@ Graphs make_graphs(const System& s, std::optional<int> channels) {
   g.coll_channels = channels ? std::clamp(*channels, 1, kMaxChannels) : coll;
   if (s.nvls) {
     // One NVLS channel per head: every GPU on one node, a GPU per NIC rail
-    // between nodes; the intra speed is what all heads can draw at once.
+    // between nodes. The search counts each channel's speed once on every
+    // GPU's NVSwitch port and twice on its head's (search.cc,
+    // ncclTopoSearchTryNvls), so a head's port carries heads + 1 speeds.
     const int heads = static_cast<int>(inter ? std::min(s.rails, s.local_ranks) : s.local_ranks);
     if (heads >= 2) {
       g.nvls.channels = heads;
-      g.nvls.bw_intra = speed_at_most(speeds, s.gpu_intra_bw / static_cast<double>(heads));
+      g.nvls.bw_intra = speed_at_most(speeds, s.gpu_intra_bw / static_cast<double>(heads + 1));
       if (inter) {
         g.nvls.bw_inter = speed_at_most(speeds, std::min(s.nic_bw, s.gpu_nic_bw));
         g.nvls.bw_intra = std::min(g.nvls.bw_intra, 2 * g.nvls.bw_inter);
@@ -183,7 +185,8 @@ Graphs make_graphs(const System& s, std::optional<int> channels) {
         // speed, within its list (search.cc, pass 2 for NVLS).
         g.nvls.bw_inter = speed_at_most(speeds, 2 * g.nvls.bw_intra);
       }
-      g.nvls_channels = nvls_channels(s.arch, inter);
+      g.nvls_tuning = nvls_tuning(s.arch, s.nodes, s.local_ranks, s.nic_bw, s.nic_path <= PciePath::kPxb);
+      g.nvls_channels = g.nvls_tuning.channels;
     }
   }
   if (s.collnet) {

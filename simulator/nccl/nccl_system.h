@@ -82,6 +82,7 @@ struct Graphs {
   Graph collnet;
   int coll_channels = 0;  // execution channels of rings and trees (comm->nChannels)
   int nvls_channels = 0;  // comm->nvlsChannels
+  NvlsTuning nvls_tuning;  // and NVLS's chunks
   // The execution channels NCCL would make by itself; `channels` of
   // make_graphs may set coll_channels apart from it.
   int default_coll_channels = 0;

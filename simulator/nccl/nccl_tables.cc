@@ -121,9 +121,62 @@ double nvlink_per_link_bw(GpuArch arch) {
   return 20.0;
 }
 
-int nvls_channels(GpuArch arch, bool multi_node) {
-  if (arch == GpuArch::kBlackwell) return multi_node ? 32 : 24;
-  return 16;
+NvlsTuning nvls_tuning(GpuArch arch, std::int64_t nodes, std::int64_t local_ranks, double nic_bw,
+                       bool nic_within_pxb) {
+  NvlsTuning t;
+  t.chunk = 128 * 1024;
+  if (arch >= GpuArch::kBlackwell) {
+    t.channels = nodes > 1 ? 32 : 24;  // NVLS_NCHANNELS_SM100, _SM100_NVL
+  } else {
+    t.channels = 16;  // NVLS_NCHANNELS_SM90
+  }
+  if (arch >= GpuArch::kBlackwell && nodes > 1) {
+    const std::int64_t ppn = local_ranks;
+    if (nodes == 2 && nic_bw >= 48.0) {
+      t.channels = 32;
+      t.tree_max_chunk = 128 * 1024;
+      if (ppn <= 4) {
+        t.chunk = t.tree_max_chunk = 256 * 1024;
+      } else if (ppn >= 16 || (ppn <= 8 && nic_within_pxb && nic_bw < 96.0)) {
+        t.tree_max_chunk = 64 * 1024;
+      }
+    } else if (nic_bw >= 96.0) {
+      if (ppn <= 8) {
+        t.channels = 24;
+        t.chunk = t.tree_max_chunk = 256 * 1024;
+      } else {
+        t.channels = 32;
+        t.tree_max_chunk = ppn < 32 ? 128 * 1024 : 64 * 1024;
+      }
+    } else if (nic_bw >= 48.0) {
+      t.channels = 24;
+      t.tree_max_chunk = nic_within_pxb ? 64 * 1024 : 128 * 1024;
+    }
+  }
+  if (t.tree_max_chunk == 0) t.tree_max_chunk = nodes >= 4 ? 64 * 1024 : t.chunk;
+  return t;
+}
+
+std::int64_t nvls_call_chunk(Algo a, const NvlsTuning& tuning, std::int64_t nodes, double bytes,
+                             std::int64_t concurrent, double nvls_model_bw) {
+  const auto below = [&](double times, std::int64_t chunk) {
+    return bytes < times * static_cast<double>(concurrent) * static_cast<double>(chunk);
+  };
+  std::int64_t chunk = 0;
+  if (a == Algo::kNvls) {
+    chunk = std::min<std::int64_t>(tuning.chunk, kSimpleStepBytes);
+    if (nodes > 1 && nvls_model_bw < 150) chunk = std::min<std::int64_t>(chunk, 32768);
+    if (below(64, chunk) && chunk > 65536) chunk = 65536;
+    if (below(8, chunk) && chunk > 32768) chunk = 32768;
+    if (below(2, chunk) && chunk > 16384) chunk = 16384;
+  } else if (a == Algo::kNvlsTree) {
+    chunk = std::min(tuning.chunk, tuning.tree_max_chunk);
+    if (below(32, chunk) && chunk > 262144) chunk = 262144;
+    if (below(16, chunk) && chunk > 131072) chunk = 131072;
+    if (below(4, chunk) && chunk > 65536) chunk = 65536;
+    if (below(1, chunk) && chunk > 32768) chunk = 32768;
+  }
+  return chunk;
 }
 
 int log2i(std::int64_t n) {

@@ -81,8 +81,30 @@ inline constexpr int kLLThreadThreshold = 8;     // NCCL_LL_THREAD_THRESHOLD (x 
 inline constexpr int kLL128ThreadThreshold = 8;  // NCCL_LL128_THREAD_THRESHOLD
 inline constexpr int kSimpleThreadThreshold = 64;  // NCCL_SIMPLE_THREAD_THRESHOLD
 inline constexpr int kMaxDirectArity = 7;        // NCCL_MAX_DIRECT_ARITY
-// nvls.cc: NVLS_NCHANNELS_SM90 16; SM100 32 between nodes, 24 on one.
-int nvls_channels(GpuArch arch, bool multi_node);
+// The Simple protocol's step: its default buffer (DEFAULT_BUFFSIZE, 4 MiB)
+// over NCCL_STEPS (8).
+inline constexpr std::int64_t kSimpleStepBytes = (4 << 20) / 8;
+
+// nvls.cc's ncclNvlsTuning: NVLS's channels (comm->nvlsChannels: 16 on
+// Hopper, 24 on one Blackwell node, 32 between Blackwell nodes unless the
+// table of ncclNvlsTreeSm100Tuning says otherwise), its chunk
+// (NCCL_NVLS_CHUNKSIZE, 128 KiB) and NVLS trees' largest chunk (64 KiB on 4
+// or more Hopper nodes). `nic_bw`: the slowest NIC's rate, GB/s;
+// `nic_within_pxb`: the NVLS graph's path from a GPU to its NIC is PIX or PXB.
+struct NvlsTuning {
+  int channels = 0;
+  std::int64_t chunk = 0;
+  std::int64_t tree_max_chunk = 0;
+};
+NvlsTuning nvls_tuning(GpuArch arch, std::int64_t nodes, std::int64_t local_ranks, double nic_bw,
+                       bool nic_within_pxb);
+
+// enqueue.cc's calcCollChunking for NVLS and NVLS trees: the chunk a call of
+// `bytes` moves at a time per channel and head, `concurrent` = channels x
+// heads of them at once; `nvls_model_bw`: NCCL's model bandwidth of NVLS
+// all-reduce (GB/s), which caps the chunk between nodes below 150.
+std::int64_t nvls_call_chunk(Algo a, const NvlsTuning& tuning, std::int64_t nodes, double bytes,
+                             std::int64_t concurrent, double nvls_model_bw);
 
 // log2i(n) of NCCL's utils.h: floor(log2 n), -1 for n < 1.
 int log2i(std::int64_t n);

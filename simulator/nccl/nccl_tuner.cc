@@ -132,10 +132,11 @@ double Tuner::call_latency_us(Func f, Algo a, Proto p, double bytes) const {
 double Tuner::size_correction(Func f, Algo a, Proto p, double bytes) const {
   (void)f;
   // NCCL corrects trees (and Blackwell's NVLS trees) at middle sizes with
-  // this table; published curves of NVLS, NVLS trees and CollNet on Hopper
-  // and Ampere fall short of the model by the same shape (docs/
-  // validation.md, section 11), so every algorithm but the ring takes it.
-  if (a == Algo::kRing) return 1.0;
+  // this table. Rings need none; NVLS and its trees pay their pipeline's
+  // fill instead (Communicator, pipeline_fill). CollNet and PAT, which the
+  // published curves do not pin down, take the trees' table (docs/
+  // validation.md, section 11).
+  if (a == Algo::kRing || a == Algo::kNvls || a == Algo::kNvlsTree) return 1.0;
   return tree_correction(p, static_cast<std::int64_t>(bytes));
 }
 
@@ -222,6 +223,8 @@ void Tuner::tune() {
         const bool collnet = a == Algo::kCollNetDirect || a == Algo::kCollNetChain;
         double bw = s.nodes <= 2 || collnet ? g.bw_intra : g.bw_inter;
         double eff = 1.0;
+        // The cap a call's time keeps to; NCCL's model bandwidth unless said.
+        double cap = -1;
         if (a == Algo::kNvls || a == Algo::kNvlsTree) {
           if (g.channels < 2) continue;
           double intra_bw = g.bw_intra * nvls_efficiency(s.arch) * (g.channels - 1) / g.channels;
@@ -229,6 +232,12 @@ void Tuner::tune() {
           const double inter_bw = g.bw_inter * (s.nodes <= 2 && a == Algo::kNvlsTree ? 2 : 1);
           bw = std::min({intra_bw, inter_bw,
                          a == Algo::kNvlsTree ? per_ch_nvls_tree : std::numeric_limits<double>::max()});
+          // On one node the NVLS graph's inter speed crosses no network: the
+          // search raises it to the top of its speed list and no further
+          // (90 on Blackwell, below what NVLink 5 carries), so it bounds
+          // NCCL's pick but not the time (B200 NVLS, 844 GB/s published;
+          // docs/validation.md, section 11).
+          if (s.nodes == 1) cap = g.channels * intra_bw;
         }
         double bus = g.channels * bw;
         if (a == Algo::kRing && p == Proto::kLL) {
@@ -332,7 +341,7 @@ void Tuner::tune() {
         available_[i] = on && bus > 0;
         latency_[i] = lat;
         efficiency_[i] = eff;
-        bus_cap_[i] = bus;
+        bus_cap_[i] = cap > 0 ? cap : bus;
         model_bw_[i] = bus * bus_to_alg(f, a);
       }
     }

@@ -61,8 +61,8 @@ class Tuner {
   [[nodiscard]] double bus_to_alg(Func f, Algo a) const;
   // NCCL's own predicted bandwidth (algbw, GB/s) from its graphs.
   [[nodiscard]] double model_bandwidth(Func f, Algo a, Proto p) const { return model_bw_[idx(f, a, p)]; }
-  // NCCL's tree correction at `bytes`, for every algorithm but the ring (1
-  // where the table has no entry).
+  // NCCL's tree correction at `bytes`, for trees, CollNet and PAT (1 for
+  // rings and NVLS, and where the table has no entry).
   [[nodiscard]] double size_correction(Func f, Algo a, Proto p, double bytes) const;
   // Channels a call of `bytes` runs on (enqueue.cc: fewer for small calls).
   [[nodiscard]] int channels(Func f, Algo a, Proto p, double bytes) const;

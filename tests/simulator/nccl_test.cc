@@ -118,6 +118,9 @@ TEST(NcclSystem, ChannelsOnThePresets) {
       {"dgx_a100", 2, 4, 4, 8, 0, 24},    // four NICs: four channels
       {"dgx_a100", 1, 0, 12, 24, 0, 20},
       {"hgx_h100", 2, 1, 2, 4, 0, 24},    // one NIC: one channel at 48, duplicated; no NVLS heads
+      {"dgx_b200", 1, 0, 16, 32, 24, 45},  // NVLS_NCHANNELS_SM100_NVL
+      {"dgx_b200", 2, 0, 8, 16, 32, 48},   // ncclNvlsTreeSm100Tuning: 2 nodes of 50 GB/s NICs
+      {"dgx_b200", 4, 0, 8, 16, 24, 48},   // and more, the NICs on the GPUs' switches
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.preset + " " + std::to_string(c.nodes) + " nodes, nics " + std::to_string(c.nics));
@@ -133,6 +136,53 @@ TEST(NcclSystem, ChannelsOnThePresets) {
   Settings s;
   s.channels = 24;
   EXPECT_EQ(job("hgx_h100", 2, s).comm->graphs().coll_channels, 24);
+}
+
+// nvls.cc's NVLS tuning and enqueue.cc's NVLS chunks.
+TEST(NcclTables, NvlsChunksAsNcclSetsThem) {
+  const NvlsTuning h1 = nvls_tuning(GpuArch::kHopper, 1, 8, 0, true);
+  EXPECT_EQ(h1.channels, 16);
+  EXPECT_EQ(h1.chunk, 128 * 1024);
+  EXPECT_EQ(h1.tree_max_chunk, 128 * 1024);
+  EXPECT_EQ(nvls_tuning(GpuArch::kHopper, 4, 8, 50, true).tree_max_chunk, 64 * 1024);
+  const NvlsTuning b2 = nvls_tuning(GpuArch::kBlackwell, 2, 8, 50, true);
+  EXPECT_EQ(b2.channels, 32);
+  EXPECT_EQ(b2.tree_max_chunk, 64 * 1024);
+  EXPECT_EQ(nvls_tuning(GpuArch::kBlackwell, 2, 8, 50, false).tree_max_chunk, 128 * 1024);
+  const NvlsTuning b4 = nvls_tuning(GpuArch::kBlackwell, 4, 8, 100, true);
+  EXPECT_EQ(b4.channels, 24);
+  EXPECT_EQ(b4.chunk, 256 * 1024);
+  // NVLS: 128 KiB, halved below 64 rounds of 128 concurrent 128 KiB chunks
+  // (1 GiB), 32 KiB below 8 rounds of 64 KiB, 16 KiB below 2 of 32 KiB.
+  EXPECT_EQ(nvls_call_chunk(Algo::kNvls, h1, 1, kGiB, 128, 0), 128 * 1024);
+  EXPECT_EQ(nvls_call_chunk(Algo::kNvls, h1, 1, kGiB - 1, 128, 0), 64 * 1024);
+  EXPECT_EQ(nvls_call_chunk(Algo::kNvls, h1, 1, 64 << 20, 128, 0), 64 * 1024);
+  EXPECT_EQ(nvls_call_chunk(Algo::kNvls, h1, 1, (64 << 20) - 1, 128, 0), 32 * 1024);
+  EXPECT_EQ(nvls_call_chunk(Algo::kNvls, h1, 1, 1 << 20, 128, 0), 16 * 1024);
+  // NVLS trees: 64 KiB below 4 rounds, 32 KiB below one.
+  EXPECT_EQ(nvls_call_chunk(Algo::kNvlsTree, h1, 2, 64 << 20, 128, 0), 128 * 1024);
+  EXPECT_EQ(nvls_call_chunk(Algo::kNvlsTree, h1, 2, 32 << 20, 128, 0), 64 * 1024);
+  EXPECT_EQ(nvls_call_chunk(Algo::kNvlsTree, h1, 2, 4 << 20, 128, 0), 32 * 1024);
+}
+
+// NVLS pays its pipeline's fill: two rounds of 128 channel-head chunks
+// beyond the data's own time on one H100 node, the whole call three times
+// over when it is smaller than a round; rings pay none.
+TEST(NcclTuner, NvlsPaysItsPipelinesFill) {
+  const Job j = job("hgx_h100", 1);
+  const Choice big = j.comm->choose(Func::kAllReduce, 8 * kGiB);
+  ASSERT_EQ(big.algo, Algo::kNvls);
+  const double data_ns = static_cast<double>((big.time - big.latency - big.fill).ns());
+  // 8 GiB: 128 KiB chunks, a round of 16 MiB.
+  EXPECT_NEAR(static_cast<double>(big.fill.ns()), 2 * data_ns * (16.0 * (1 << 20)) / (8 * kGiB), 2);
+  const Choice small = j.comm->choose(Func::kAllReduce, 2 << 20);
+  ASSERT_EQ(small.algo, Algo::kNvls);
+  // 2 MiB: 16 KiB chunks, a round of 2 MiB, all of the call.
+  EXPECT_NEAR(static_cast<double>(small.fill.ns()),
+              2 * static_cast<double>((small.time - small.latency - small.fill).ns()), 2);
+  Settings ring;
+  ring.algorithms = "Ring";
+  EXPECT_EQ(job("hgx_h100", 1, ring).comm->choose(Func::kAllReduce, 2 << 20).fill, Duration::zero());
 }
 
 // Between nodes each ring channel keeps to one rail: its crossing leaves and
@@ -283,6 +333,13 @@ TEST(NcclWhatIf, PublishedPeaks) {
   // Two DGX A100-class nodes, 8 HDR: 188.18 at 4 GiB (Azure NDmv4,
   // microsoft/mscclpp docs/performance-ndmv4.md).
   EXPECT_NEAR(busbw(job("dgx_a100", 2), 4 * kGiB), 188.18, 0.03 * 188.18);
+  // One DGX B200, NVLS: 844.35 at 32 GiB (togethercomputer/together-nccl-tests,
+  // baselines/flapping-airplanes, 2026-05-12 report); ring on 2 to 64
+  // nodes about 389.
+  EXPECT_NEAR(busbw(job("dgx_b200", 1), 8 * kGiB), 844.35, 0.03 * 844.35);
+  Settings ring;
+  ring.algorithms = "Ring";
+  EXPECT_NEAR(busbw(job("dgx_b200", 4, ring), 8 * kGiB), 389.3, 0.05 * 389.3);
   EXPECT_EQ(job("hgx_h100", 2).comm->choose(Func::kAllReduce, 8 * kGiB).algo, Algo::kNvlsTree);
   EXPECT_EQ(job("hgx_h100", 1).comm->choose(Func::kAllReduce, 8 * kGiB).algo, Algo::kNvls);
 }
