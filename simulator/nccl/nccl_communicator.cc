@@ -140,14 +140,30 @@ std::optional<Choice> Communicator::evaluate(Func f, Algo a, Proto p, double byt
   }
   const double cap_s = cap_alg > 0 ? bytes / cap_alg : 0.0;
   const double move_s = std::max(data_s, cap_s);
-  const double fill_s = pipeline_fill(f, a, c.channels, bytes) * move_s;
+  const double fill_s = pipeline_fill(f, a, p, c.channels, bytes) * move_s;
   c.min_duration = cap_s > data_s || fill_s > 0 ? duration_from_seconds(move_s + fill_s) : Duration::zero();
   c.fill = duration_from_seconds(fill_s);
   c.time = duration_from_seconds(latency_us * 1e-6 + move_s + fill_s);
   return c;
 }
 
-double Communicator::pipeline_fill(Func f, Algo a, int channels, double bytes) const {
+double Communicator::pipeline_fill(Func f, Algo a, Proto p, int channels, double bytes) const {
+  if (a == Algo::kTree && p == Proto::kLL128 && f == Func::kAllReduce) {
+    // NCCL sizes an LL128 tree's chunks by its estimate of the pipeline's
+    // depth, 1 + log2(nodes) + 0.1 ppn steps (enqueue.cc,
+    // calcCollChunking): up the tree and down again, less the round the
+    // data's own time holds.
+    const auto ppn = static_cast<double>(system_.local_ranks);
+    const double nsteps = 1 + log2i(system_.nodes) + 0.1 * ppn;
+    const auto per_round = [&](std::int64_t chunk) {
+      return static_cast<std::int64_t>(bytes) / (static_cast<std::int64_t>(channels) * chunk);
+    };
+    std::int64_t chunk = kLL128ChunkBytes;
+    while (static_cast<double>(per_round(chunk)) < nsteps * 64 / ppn && chunk > 131072) chunk /= 2;
+    while (static_cast<double>(per_round(chunk)) < nsteps * 16 / ppn && chunk > 32768) chunk /= 2;
+    const double round = static_cast<double>(channels) * static_cast<double>(chunk);
+    return (2 * nsteps - 1) * std::min(1.0, round / bytes);
+  }
   // NVLS moves a call in rounds of one chunk per channel and head, each
   // through the kernel's stages in turn (all_reduce.h: scatter into the
   // NVLS buffer, reduce and multicast, gather out; reduce-scatter and

@@ -109,7 +109,7 @@ class Communicator {
   [[nodiscard]] std::optional<Choice> evaluate(Func f, Algo a, Proto p, double bytes, bool full) const;
   [[nodiscard]] int structural_channels(Algo a, int channels) const;
   // The pipeline's fill of a call, in multiples of its data's time.
-  [[nodiscard]] double pipeline_fill(Func f, Algo a, int channels, double bytes) const;
+  [[nodiscard]] double pipeline_fill(Func f, Algo a, Proto p, int channels, double bytes) const;
   static constexpr int kNvlsStages = 3;
 
   const Platform& platform_;

@@ -84,6 +84,9 @@ inline constexpr int kMaxDirectArity = 7;        // NCCL_MAX_DIRECT_ARITY
 // The Simple protocol's step: its default buffer (DEFAULT_BUFFSIZE, 4 MiB)
 // over NCCL_STEPS (8).
 inline constexpr std::int64_t kSimpleStepBytes = (4 << 20) / 8;
+// LL128's chunk: its buffer (120 elements x 640 threads x 8 steps of 8
+// bytes, init.cc DEFAULT_LL128_BUFFSIZE) over the steps, 15 data lines in 16.
+inline constexpr std::int64_t kLL128ChunkBytes = 120 * 640 * 8 / 16 * 15;
 
 // nvls.cc's ncclNvlsTuning: NVLS's channels (comm->nvlsChannels: 16 on
 // Hopper, 24 on one Blackwell node, 32 between Blackwell nodes unless the

@@ -130,13 +130,13 @@ double Tuner::call_latency_us(Func f, Algo a, Proto p, double bytes) const {
 }
 
 double Tuner::size_correction(Func f, Algo a, Proto p, double bytes) const {
-  (void)f;
   // NCCL corrects trees (and Blackwell's NVLS trees) at middle sizes with
   // this table. Rings need none; NVLS and its trees pay their pipeline's
   // fill instead (Communicator, pipeline_fill). CollNet and PAT, which the
   // published curves do not pin down, take the trees' table (docs/
   // validation.md, section 11).
   if (a == Algo::kRing || a == Algo::kNvls || a == Algo::kNvlsTree) return 1.0;
+  if (a == Algo::kTree && p == Proto::kLL128 && f == Func::kAllReduce) return 1.0;
   return tree_correction(p, static_cast<std::int64_t>(bytes));
 }
 
