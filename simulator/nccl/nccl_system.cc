@@ -10,14 +10,11 @@ namespace ssgd::sim::nccl {
 namespace {
 
 constexpr double kGB = 1e9;
-// The link presets' payload share of a line (link_preset.cc): InfiniBand
-// 0.95, Ethernet with TCP 0.9; NCCL's topology sees the line rate.
+// The link presets' payload share of a line; NCCL's topology sees the line
+// rate.
 double line_rate_share(const NodeSpec& node) {
   const LinkPreset* p = find_link_preset(node.nic_preset);
-  if (p == nullptr) return 1.0;
-  if (p->link_class == LinkClass::kInfiniband) return 0.95;
-  if (p->link_class == LinkClass::kEthernet) return 0.9;
-  return 1.0;
+  return p == nullptr ? 1.0 : payload_share(p->link_class);
 }
 // Our NVLink presets are 0.8 of 25 GB/s a link (50 for NVLink 5); NCCL
 // counts each link at its own rate (nvlink_per_link_bw).

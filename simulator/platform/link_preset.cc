@@ -91,6 +91,16 @@ std::string link_preset_names() {
   return s;
 }
 
+double payload_share(LinkClass c) {
+  switch (c) {
+    case LinkClass::kInfiniband: return 0.95;
+    case LinkClass::kEthernet: return 0.9;
+    case LinkClass::kPcie:
+    case LinkClass::kNvlink: return 1.0;
+  }
+  return 1.0;
+}
+
 const char* to_string(LinkClass c) {
   switch (c) {
     case LinkClass::kPcie: return "pcie";

@@ -34,6 +34,11 @@ std::string link_preset_names();
 
 const char* to_string(LinkClass c);
 
+// The payload share of a line the presets of a class take as their
+// sustained bandwidth (link_preset.cc): InfiniBand 0.95, Ethernet 0.9, 1 for
+// the rest. A link's line rate is its bandwidth over this.
+double payload_share(LinkClass c);
+
 // A preset with a scenario's overrides applied.
 struct LinkParams {
   std::string name;                   // preset name, with "(overridden)" when changed

@@ -230,6 +230,65 @@ TEST_F(CalibrateCli, TcpStreamsBadFlags) {
   EXPECT_THAT(r.err, HasSubstr("field '--level': --tcp-streams fits the NIC's TCP streams"));
 }
 
+// An nccl-tests all_reduce_perf table over `ranks` ranks (8 a node), 1 MiB to
+// 1 GiB, `us` + bytes / `gb_per_s` microseconds each.
+std::string nccl_tests_table(int ranks, double us, double gb_per_s) {
+  std::string s = "# Collective test starting: all_reduce_perf\n#\n";
+  for (int r = 0; r < ranks; ++r) {
+    s += "#  Rank " + std::to_string(r) + " Group  0 Pid 1 on node" + std::to_string(r / 8) +
+         " device " + std::to_string(r % 8) + " [0000:00:00] NVIDIA H100 80GB HBM3\n";
+  }
+  s += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+       "algbw   busbw #wrong\n";
+  for (long bytes = 1L << 20; bytes <= (1L << 30); bytes *= 4) {
+    const double t = us + static_cast<double>(bytes) / (gb_per_s * 1e3);
+    s += std::to_string(bytes) + " " + std::to_string(bytes / 4) + " float sum -1 " + std::to_string(t) +
+         " 1.0 1.0 0 " + std::to_string(t) + " 1.0 1.0 0\n";
+  }
+  return s + "# Out of bounds values : 0 OK\n";
+}
+
+// --nic fits the platform's NIC through NCCL's model, predicts --predict's
+// curves, and writes the factors as a scenario that ssgd simulate takes.
+TEST_F(CalibrateCli, NicFitsThePlatformsNic) {
+  write_file_bytes(work_ / "ar16.txt", nccl_tests_table(16, 60, 200));
+  write_file_bytes(work_ / "ar64.txt", nccl_tests_table(64, 120, 180));
+  const Result r = calibrate({"ar16.txt", "--nic", "--set", "platform.preset=hgx_h100", "--predict",
+                              "ar64.txt", "-o", "nic.yaml"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("platform hgx_h100, 8 NIC(s) a node: bandwidth x "));
+  EXPECT_THAT(r.out, HasSubstr("fitted: all_reduce over 16 ranks (2 node(s)) from ar16.txt"));
+  EXPECT_THAT(r.out, HasSubstr("predicted: all_reduce over 64 ranks (8 node(s)) from ar64.txt"));
+  EXPECT_THAT(r.out, HasSubstr("scenario keys: --set perturb.bandwidth_factors=nic:"));
+  const std::string yaml = read_file_bytes(work_ / "nic.yaml");
+  EXPECT_THAT(yaml, HasSubstr("perturb:\n  bandwidth_factors: nic:"));
+  EXPECT_THAT(yaml, HasSubstr("\n  latency_factors: nic:"));
+  write_file_bytes(work_ / "p.csv",
+                   "layer,name,forward_ns,backward_ns,grad_bytes\n0,fc,1000000,2000000,4194304\n");
+  const Result sim = ssgd::testing::run_cli(
+      SSGD_CLI, {"simulate", "p.csv", "--scenario", "nic.yaml", "--set", "platform.preset=hgx_h100", "--set",
+                 "cluster.nodes=2"},
+      work_, root_);
+  EXPECT_TRUE(sim.exited && sim.status == 0) << sim;
+}
+
+TEST_F(CalibrateCli, NicBadFlags) {
+  write_file_bytes(work_ / "ar16.txt", nccl_tests_table(16, 60, 200));
+  write_file_bytes(work_ / "ar12.txt", nccl_tests_table(12, 60, 200));
+  Result r = fails({"ar16.txt", "--predict", "ar16.txt"});
+  EXPECT_THAT(r.err, HasSubstr("field '--predict': applies only with --nic"));
+  r = fails({"ar16.txt", "--set", "platform.preset=hgx_h100"});
+  EXPECT_THAT(r.err, HasSubstr("'platform.preset=hgx_h100': field '--set': applies only with --nic"));
+  r = fails({"ar16.txt", "--nic", "--bands", "8KiB"});
+  EXPECT_THAT(r.err, HasSubstr("field '--bands': does not apply with --nic"));
+  r = fails({"ar16.txt", "--nic", "--set", "platform.preset=hgx_h100", "--predict", "missing.txt"});
+  EXPECT_THAT(r.err, HasSubstr("missing.txt"));
+  r = fails({"ar12.txt", "--nic", "--set", "platform.preset=hgx_h100"});
+  EXPECT_THAT(r.err, HasSubstr("field 'nranks': 12 ranks are not whole nodes of the scenario's 8 GPUs"));
+  r = fails({"ar16.txt", "--nic", "--set", "platform.preset=nonesuch"});
+  EXPECT_THAT(r.err, HasSubstr("platform.preset"));
+}
+
 // --scheduler: a trace of three partitions launched 5 us apart in one burst;
 // the first starts 3 us after its launch, the others 4 us after the one
 // before them ends.
