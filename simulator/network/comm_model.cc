@@ -258,6 +258,11 @@ std::string CommModel::describe() const {
                     settings_.nccl.algorithms.empty() ? "" : ", NCCL_ALGO " + settings_.nccl.algorithms,
                     shape_.ranks, platform_->describe());
     if (!settings_.nccl.protocols.empty()) s += ", NCCL_PROTO " + settings_.nccl.protocols;
+    if (nccl_->system().collnet) {
+      // Silence would be a wrong answer: CollNet's figures are the least sure.
+      s += "; CollNet (SHARP) at the links' rates, not the switches' reduction rate: published runs "
+           "are 0.4-1.1x of it (docs/validation.md, section 11)";
+    }
   } else {
     s = fmt::format("{} model, {} over {} workers on {}", settings_.model->name(),
                     to_string(settings_.algorithm), shape_.ranks, platform_->describe());

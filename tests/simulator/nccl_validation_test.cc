@@ -26,6 +26,10 @@
 //      80GB, 8 x HDR 200 a node, NCCL 2.17.1, in-place, 2 nodes.
 //  B2  ABCI user guide, tips/sharp.md (aistabci/abci-docs): 8 x A100 40GB, 4 x
 //      HDR 200 a node, NCCL 2.8 with CollNet (SHARP), 2 nodes.
+//  A3  coreweave/nccl-tests README at fb4787c (2023-06-15): 8 nodes x 8 H100,
+//      8 x 400G IB a node, NCCL_ALGO=COLLNETCHAIN with SHARP, 512 MiB-8 GiB.
+//  B4  coreweave/nccl-tests README at 8834b71: 16 nodes x 8 A100 80GB, SHARP
+//      on (SuperPOD design: 8 x HDR a node assumed), 512 MiB-8 GiB.
 //  E2  togethercomputer/together-nccl-tests, baselines/flapping-airplanes/
 //      2026-05-12_nccl_collective_scaling_report.md: 8 x B200, 8 x NDR 400 a
 //      node, NCCL 2.28.9, each algorithm forced; peak busbw at 32 GiB.
@@ -140,6 +144,17 @@ const std::vector<Case>& cases() {
                  from_1mib({11.11, 18.28, 28.55, 40.64, 57.21, 72.31, 84.37, 97.26, 96.65, 100.87, 104.10,
                             105.46}),
                  0.71, 1.31});
+    c.push_back({"A3 CoreWeave HGX H100, 8 x NDR, 8 nodes, CollnetChain (SHARP)",
+                 {"platform.preset=hgx_h100", "cluster.nodes=8", "platform.fabric.sharp=true",
+                  "network.nccl_algo=collnetchain"},
+                 {{512 * kMiB, 356.01}, {1 * kGiB, 365.90}, {2 * kGiB, 380.73}, {4 * kGiB, 383.23},
+                  {8 * kGiB, 386.56}},
+                 0.09, 0.13});
+    c.push_back({"B4 CoreWeave HGX A100, 16 nodes (8 x HDR assumed), CollNet (SHARP)",
+                 {"platform.preset=dgx_a100", "cluster.nodes=16", "platform.fabric.sharp=true"},
+                 {{512 * kMiB, 147.85}, {1 * kGiB, 152.53}, {2 * kGiB, 157.15}, {4 * kGiB, 158.34},
+                  {8 * kGiB, 159.75}},
+                 0.52, 0.60});
     c.push_back({"F1 Azure ND H100 v5, one node, default (NVLS)",
                  {"platform.preset=hgx_h100", "cluster.nodes=1"},
                  from_1mib({43.70, 81.93, 128.73, 172.13, 234.45, 295.53, 361.78, 400.61, 423.38, 438.46,
