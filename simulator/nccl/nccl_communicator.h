@@ -3,22 +3,28 @@
 // nccl_system.h and nccl_traffic.h), what it would choose for a call
 // (algorithm, protocol, channels: nccl_tuner.h) and how long the call takes.
 //
-// The time of a call is NCCL's own model, latency + bytes / bandwidth
-// (tuning.cc ncclTopoGetAlgoTime), with one change: the bandwidth is the
-// one the call's traffic gets on the platform's links (its busiest link,
-// LinkLoad), times NCCL's factor for the algorithm and protocol, within
-// NCCL's per-channel caps. NCCL's own graphs stand in for those links when
-// it tunes; a simulator has the links themselves, so a what-if that changes
-// them (8 NICs or 1, another NIC, a slower NVLink) changes the bandwidth,
-// and NCCL's choice, as it would on that machine.
+// The choice is NCCL's own: the algorithm and protocol its model (tuning.cc
+// ncclTopoGetAlgoTime: its latency plus the bytes over its graphs'
+// bandwidth, with its tree correction) gives the least time among those it
+// enables, ties to the first in NCCL's order, then the channels NCCL runs a
+// call of that size on.
+//
+// The time of that call is NCCL's latency plus the data's time on the
+// platform's links, not on NCCL's graphs: a simulator has the links
+// themselves, so a what-if that changes them (8 NICs or 1, another NIC, a
+// slower NVLink) changes the time as it would on that machine.
 //
 //   time = latency(a, p, M)
 //        + max(M x busiest link's seconds per byte / (factor(a, p) x
 //              correction(a, p, M)),  M / cap(a, p, channels))
+//        x (1 + fill(a, p, M))
 //
-// The choice is the algorithm and protocol with the least such time among
-// those NCCL enables (ties to the first in NCCL's order), then the channels
-// NCCL runs a call of that size on.
+// factor: the payload share of what the links carry (LL 1/2, LL128 120/128,
+// NVLS at NCCL's NVLS efficiency); correction: NCCL's tree correction for
+// trees, CollNet and PAT; cap: NCCL's per-channel caps at the call's share
+// of the channels; fill: the pipeline's fill, for NVLS, NVLS trees and LL128
+// trees, in rounds of NCCL's chunks (pipeline_fill). Between nodes over TCP,
+// each channel's connection moves at most its streams' rate.
 
 #include <cstdint>
 #include <map>

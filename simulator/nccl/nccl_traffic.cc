@@ -1,6 +1,7 @@
 #include "simulator/nccl/nccl_traffic.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -46,6 +47,49 @@ class Collector {
   std::unordered_map<Key, std::size_t, Hash> index_;
   Traffic out_;
 };
+
+// On an NVLink mesh (DGX-1's hybrid cube mesh), a path from `entry` to
+// `exit` through every position over NVLink alone, as NCCL's search finds
+// one for a channel that enters and leaves a node by one NIC; the positions'
+// order first, so that the ring order's own path is kept where it serves.
+// Empty when there is none.
+std::vector<std::int64_t> nvlink_path(const NodeSpec& node, const std::vector<std::int64_t>& local_gpu,
+                                      std::int64_t entry, std::int64_t exit) {
+  const auto g = static_cast<std::int64_t>(local_gpu.size());
+  std::vector<std::vector<bool>> linked(static_cast<std::size_t>(g), std::vector<bool>(static_cast<std::size_t>(g)));
+  for (std::int64_t a = 0; a < g; ++a) {
+    for (std::int64_t b = 0; b < g; ++b) {
+      const std::int64_t ga = local_gpu[static_cast<std::size_t>(a)];
+      const std::int64_t gb = local_gpu[static_cast<std::size_t>(b)];
+      for (const NvlinkPair& pair : node.nvlink_pairs) {
+        if ((pair.a == ga && pair.b == gb) || (pair.a == gb && pair.b == ga)) {
+          linked[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = true;
+        }
+      }
+    }
+  }
+  std::vector<std::int64_t> path{entry};
+  std::vector<bool> used(static_cast<std::size_t>(g));
+  used[static_cast<std::size_t>(entry)] = true;
+  // Depth first over at most 8! orders of a node's GPUs.
+  const std::function<bool()> extend = [&]() -> bool {
+    const std::int64_t at = path.back();
+    if (static_cast<std::int64_t>(path.size()) == g) return at == exit;
+    for (std::int64_t i = 1; i < g; ++i) {
+      const std::int64_t q = (at + i) % g;
+      if (used[static_cast<std::size_t>(q)] || !linked[static_cast<std::size_t>(at)][static_cast<std::size_t>(q)]) continue;
+      if (q == exit && static_cast<std::int64_t>(path.size()) + 1 < g) continue;
+      used[static_cast<std::size_t>(q)] = true;
+      path.push_back(q);
+      if (extend()) return true;
+      path.pop_back();
+      used[static_cast<std::size_t>(q)] = false;
+    }
+    return false;
+  };
+  if (g < 2 || !extend()) return {};
+  return path;
+}
 
 }  // namespace
 
@@ -114,12 +158,18 @@ Structure::Structure(const Platform& platform, std::vector<VertexId> ranks, cons
         ch.cross_nic = nic_at(exit) != ch.rail;
       }
     }
-    std::vector<std::int64_t> order{entry};
-    for (std::int64_t i = 1; i < g; ++i) {
-      const std::int64_t q = (entry + i) % g;
-      if (q != exit) order.push_back(q);
+    std::vector<std::int64_t> order;
+    if (exit != entry && platform_.spec().node.nvlink == NvlinkTopology::kMesh) {
+      order = nvlink_path(platform_.spec().node, local_gpu_, entry, exit);
     }
-    if (exit != entry) order.push_back(exit);
+    if (order.empty()) {
+      order.push_back(entry);
+      for (std::int64_t i = 1; i < g; ++i) {
+        const std::int64_t q = (entry + i) % g;
+        if (q != exit) order.push_back(q);
+      }
+      if (exit != entry) order.push_back(exit);
+    }
     ch.order[0] = order;
     ch.in_nic[0] = ch.rail;
     // PXN: an exit that reaches the rail's NIC only through a CPU hands the
