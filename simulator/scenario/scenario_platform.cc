@@ -1,9 +1,11 @@
 #include "simulator/scenario/scenario_platform.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "simulator/calibration/network_calibration.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_preset.h"
 #include "simulator/platform/tcp_stream_preset.h"
@@ -25,8 +27,21 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   PlatformSpec spec;
   const PlatformChoice& c = s.platform;
   if (c.preset == "generic") {
-    const LinkParams intra = resolve_link(s.intra_node);
-    const LinkParams inter = resolve_link(s.inter_node);
+    LinkParams intra = resolve_link(s.intra_node);
+    LinkParams inter = resolve_link(s.inter_node);
+    // A calibration measured the network at a level the scenario does not
+    // name (its link is only the default): that link carries at least the
+    // fastest band's rate, so that neither holds the measured bands back nor
+    // reports more than it carries.
+    if (const auto cal = scenario_calibration(s)) {
+      double fastest = 0;
+      for (const auto& coll : cal->collectives) {
+        for (const auto& band : coll.bands) fastest = std::max(fastest, band.bandwidth_bytes_per_s);
+      }
+      LinkParams& level = cal->level == "intra_node" ? intra : inter;
+      const bool given = cal->level == "intra_node" ? s.intra_node_given : s.inter_node_given;
+      if (!given) level.bandwidth_bytes_per_s = std::max(level.bandwidth_bytes_per_s, fastest);
+    }
     spec = generic_platform(s.gpus_per_node, LinkSpec{intra.bandwidth_bytes_per_s, intra.latency},
                             s.intra_node.preset, LinkSpec{inter.bandwidth_bytes_per_s, inter.latency},
                             s.inter_node.preset);

@@ -14,6 +14,8 @@
 #include "simulator/calibration/band_fit.h"
 #include "simulator/calibration/measurement.h"
 #include "simulator/calibration/network_calibration.h"
+#include "simulator/scenario/scenario.h"
+#include "simulator/scenario/scenario_platform.h"
 #include "tests/support/synthetic_trace.h"
 #include "tests/support/test_files.h"
 #include "traces/event_rules.h"
@@ -646,6 +648,20 @@ constexpr const char* kGoodFile =
     "      - {max_bytes: 8KiB, latency: 15.2us, bandwidth: 1.1GB/s, points: 30, median_error: "
     "0.021, max_error: 0.08}\n"
     "      - {max_bytes: inf, latency: 40us, bandwidth: 1.2GB/s}\n";
+
+// A calibration of a level the scenario names no link for: that link is
+// taken at least as fast as the fastest band (here 1.2 GB/s against the
+// default 10 GbE's 1.125), so the band is not held back; a link the scenario
+// names keeps its own rate.
+TEST_F(CalibrationFile, AnUnnamedLinkCarriesTheFastestBand) {
+  const auto p = dir_ / "net.yaml";
+  ssgd::testing::write_file_bytes(p, kGoodFile);
+  const Scenario unnamed = load_scenario(std::nullopt, {"network.calibration=" + p.string(), "cluster.nodes=4"});
+  EXPECT_DOUBLE_EQ(scenario_platform_spec(unnamed).node.nic.bandwidth_bytes_per_s, 1.2e9);
+  const Scenario named = load_scenario(
+      std::nullopt, {"network.calibration=" + p.string(), "cluster.nodes=4", "network.inter_node=10gbe"});
+  EXPECT_DOUBLE_EQ(scenario_platform_spec(named).node.nic.bandwidth_bytes_per_s, 0.9 * 1.25e9);
+}
 
 TEST_F(CalibrationFile, RoundTrip) {
   FitOptions o;
