@@ -629,24 +629,6 @@ std::string Platform::link_name(LinkId link) const {
   return vertex_name(l.from) + " -> " + vertex_name(l.to);
 }
 
-CollectiveCosts Platform::collective_costs() const {
-  const auto level = [](const Route& r) {
-    return LevelCost{r.latency, r.bandwidth_bytes_per_s};
-  };
-  const std::int64_t g = spec_.node.gpus;
-  CollectiveCosts c;
-  const bool has_intra = g > 1;
-  const bool has_inter = nodes_ > 1;
-  if (has_intra) c.intra = level(route(gpu(0, 0), gpu(0, 1)));
-  if (has_inter) c.inter = level(route(gpu(0, g - 1), gpu(1, 0)));
-  if (!has_intra) c.intra = has_inter ? c.inter : LevelCost{spec_.node.nic.latency, spec_.node.nic.bandwidth_bytes_per_s};
-  if (!has_inter) c.inter = has_intra ? c.intra : c.intra;
-  if (!(c.intra.bandwidth_bytes_per_s > 0)) c.intra.bandwidth_bytes_per_s = spec_.node.pcie.bandwidth_bytes_per_s;
-  if (!(c.inter.bandwidth_bytes_per_s > 0)) c.inter.bandwidth_bytes_per_s = c.intra.bandwidth_bytes_per_s;
-  if (has_inter) c.inter_streams = inter_node_streams();
-  return c;
-}
-
 StreamCap Platform::inter_node_streams() const {
   const LinkPreset* nic = find_link_preset(spec_.node.nic_preset);
   const bool tcp = spec_.transport == Transport::kTcp ||

@@ -113,11 +113,6 @@ class Platform {
   [[nodiscard]] std::string link_name(LinkId link) const;
   [[nodiscard]] std::string vertex_name(VertexId v) const;
 
-  // Alpha-beta costs for the analytical model: `intra` is the route between
-  // the first two GPUs of a node's ring order, `inter` the route from the
-  // last GPU of node 0 to the first of node 1 (a ring's crossing). A level
-  // the platform lacks copies the other.
-  [[nodiscard]] CollectiveCosts collective_costs() const;
   // The TCP stream bound on transfers between nodes: the spec's when the NIC
   // runs TCP (transport tcp, or native on an Ethernet NIC preset), its rate
   // scaled like the NIC's bandwidth; off otherwise.

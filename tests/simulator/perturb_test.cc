@@ -180,9 +180,12 @@ TEST(Perturb, NicBandwidthFactorDoublesTheInterNodeBetaTerm) {
   const Scenario half = with(s, {"perturb.bandwidth_factors=nic:0.5"});
   const Platform p0(scenario_platform_spec(s), 2);
   const Platform p1(scenario_platform_spec(half), 2);
-  EXPECT_DOUBLE_EQ(p1.collective_costs().inter.bandwidth_bytes_per_s,
-                   0.5 * p0.collective_costs().inter.bandwidth_bytes_per_s);
-  EXPECT_EQ(p1.collective_costs().inter.latency, p0.collective_costs().inter.latency);
+  // The ring's crossing, from the last GPU of node 0 to the first of node 1.
+  const auto crossing = [](const Platform& p) {
+    return p.route(p.gpu(0, p.gpus_per_node() - 1), p.gpu(1, 0));
+  };
+  EXPECT_DOUBLE_EQ(crossing(p1).bandwidth_bytes_per_s, 0.5 * crossing(p0).bandwidth_bytes_per_s);
+  EXPECT_EQ(crossing(p1).latency, crossing(p0).latency);
   const CommModel c0 = scenario_comm_model(s);
   const CommModel c1 = scenario_comm_model(half);
   // The closed form is linear in the size: t(2M) - t(M) is the beta term of M.
@@ -198,7 +201,7 @@ TEST(Perturb, NicBandwidthFactorDoublesTheInterNodeBetaTerm) {
   EXPECT_NEAR(alpha(c1), alpha(c0), 3);
   // Latency factors reach the routes too.
   const Platform p2(scenario_platform_spec(with(s, {"perturb.latency_factors=pcie:3,socket:3,nvlink:3,nic:3,fabric:3"})), 2);
-  EXPECT_EQ(p2.collective_costs().inter.latency, 3 * p0.collective_costs().inter.latency);
+  EXPECT_EQ(crossing(p2).latency, 3 * crossing(p0).latency);
 }
 
 TEST(Perturb, BandwidthFactorReachesTheFlowModel) {

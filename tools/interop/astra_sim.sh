@@ -148,7 +148,8 @@ for n in $ranks; do
   d=$work/n$n
   mkdir -p "$d/et" "$d/log"
   set_args=(--set "cluster.nodes=$n" --set cluster.gpus_per_node=1 --set "iterations=$iterations"
-            --set "policy.overlap=$policy" --set network.model=analytical --set network.algorithm=ring
+            --set "policy.overlap=$policy" --set network.model=analytical --set network.library=generic
+            --set network.algorithm=ring
             --set "network.inter_node_bandwidth=${bandwidth}GiB/s" --set "network.inter_node_latency=${latency}ns"
             --set network.intra_node_bandwidth=100000GiB/s --set network.intra_node_latency=0ns)
   "$ssgd" export chakra "$profile" "${set_args[@]}" -o "$d/et" >"$d/export.txt" 2>"$d/export.err" ||
