@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -48,48 +49,94 @@ class Collector {
   Traffic out_;
 };
 
-// On an NVLink mesh (DGX-1's hybrid cube mesh), a path from `entry` to
-// `exit` through every position over NVLink alone, as NCCL's search finds
-// one for a channel that enters and leaves a node by one NIC; the positions'
-// order first, so that the ring order's own path is kept where it serves.
-// Empty when there is none.
-std::vector<std::int64_t> nvlink_path(const NodeSpec& node, const std::vector<std::int64_t>& local_gpu,
-                                      std::int64_t entry, std::int64_t exit) {
-  const auto g = static_cast<std::int64_t>(local_gpu.size());
-  std::vector<std::vector<bool>> linked(static_cast<std::size_t>(g), std::vector<bool>(static_cast<std::size_t>(g)));
-  for (std::int64_t a = 0; a < g; ++a) {
-    for (std::int64_t b = 0; b < g; ++b) {
-      const std::int64_t ga = local_gpu[static_cast<std::size_t>(a)];
-      const std::int64_t gb = local_gpu[static_cast<std::size_t>(b)];
-      for (const NvlinkPair& pair : node.nvlink_pairs) {
-        if ((pair.a == ga && pair.b == gb) || (pair.a == gb && pair.b == ga)) {
-          linked[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = true;
+// A node's NVLink mesh (DGX-1's hybrid cube mesh) by position in the ring
+// order: the links between two positions, and paths through every GPU over
+// them, as NCCL's search finds its rings.
+class NvlinkMesh {
+ public:
+  NvlinkMesh(const NodeSpec& node, const std::vector<std::int64_t>& local_gpu)
+      : g_(static_cast<std::int64_t>(local_gpu.size())),
+        links_(static_cast<std::size_t>(g_ * g_), 0),
+        used_(static_cast<std::size_t>(g_ * g_), 0) {
+    for (std::int64_t a = 0; a < g_; ++a) {
+      for (std::int64_t b = 0; b < g_; ++b) {
+        for (const NvlinkPair& pair : node.nvlink_pairs) {
+          const std::int64_t ga = local_gpu[static_cast<std::size_t>(a)];
+          const std::int64_t gb = local_gpu[static_cast<std::size_t>(b)];
+          if ((pair.a == ga && pair.b == gb) || (pair.a == gb && pair.b == ga)) at(links_, a, b) = pair.links;
         }
       }
     }
   }
-  std::vector<std::int64_t> path{entry};
-  std::vector<bool> used(static_cast<std::size_t>(g));
-  used[static_cast<std::size_t>(entry)] = true;
-  // Depth first over at most 8! orders of a node's GPUs.
-  const std::function<bool()> extend = [&]() -> bool {
-    const std::int64_t at = path.back();
-    if (static_cast<std::int64_t>(path.size()) == g) return at == exit;
-    for (std::int64_t i = 1; i < g; ++i) {
-      const std::int64_t q = (at + i) % g;
-      if (used[static_cast<std::size_t>(q)] || !linked[static_cast<std::size_t>(at)][static_cast<std::size_t>(q)]) continue;
-      if (q == exit && static_cast<std::int64_t>(path.size()) + 1 < g) continue;
-      used[static_cast<std::size_t>(q)] = true;
-      path.push_back(q);
-      if (extend()) return true;
-      path.pop_back();
-      used[static_cast<std::size_t>(q)] = false;
+
+  // From `entry` through every position to `exit` over NVLink alone, the
+  // positions' order first (so that the ring order's own path is kept where
+  // it serves); with `fresh`, over links no earlier ring took; with `exit` ==
+  // `entry`, a ring back to it. Empty when there is none.
+  [[nodiscard]] std::vector<std::int64_t> path(std::int64_t entry, std::int64_t exit, bool fresh = false) const {
+    std::vector<std::int64_t> out{entry};
+    std::vector<bool> visited(static_cast<std::size_t>(g_));
+    visited[static_cast<std::size_t>(entry)] = true;
+    const auto usable = [&](std::int64_t a, std::int64_t b) {
+      return at(links_, a, b) > 0 && !(fresh && at(used_, a, b) != 0);
+    };
+    // Depth first over at most 8! orders of a node's GPUs.
+    const std::function<bool()> extend = [&]() -> bool {
+      const std::int64_t here = out.back();
+      if (static_cast<std::int64_t>(out.size()) == g_) return exit == entry ? usable(here, entry) : here == exit;
+      for (std::int64_t i = 1; i < g_; ++i) {
+        const std::int64_t q = (here + i) % g_;
+        if (visited[static_cast<std::size_t>(q)] || !usable(here, q)) continue;
+        if (q == exit && static_cast<std::int64_t>(out.size()) + 1 < g_) continue;
+        visited[static_cast<std::size_t>(q)] = true;
+        out.push_back(q);
+        if (extend()) return true;
+        out.pop_back();
+        visited[static_cast<std::size_t>(q)] = false;
+      }
+      return false;
+    };
+    if (g_ < 2 || !extend()) return {};
+    return out;
+  }
+
+  // Rings through every GPU over links no other takes, the ring order's
+  // first, each with the links its narrowest hop bundles (its share of the
+  // channels: NCCL's search gives a faster ring more).
+  [[nodiscard]] std::vector<std::pair<std::vector<std::int64_t>, std::int64_t>> rings() {
+    std::vector<std::pair<std::vector<std::int64_t>, std::int64_t>> out;
+    std::vector<std::int64_t> ring(static_cast<std::size_t>(g_));
+    for (std::int64_t p = 0; p < g_; ++p) ring[static_cast<std::size_t>(p)] = p;
+    bool ring_order = g_ > 2;
+    for (std::int64_t p = 0; p < g_; ++p) ring_order = ring_order && at(links_, p, (p + 1) % g_) > 0;
+    if (!ring_order) ring = path(0, 0, true);
+    while (!ring.empty()) {
+      std::int64_t narrowest = std::numeric_limits<std::int64_t>::max();
+      for (std::size_t i = 0; i < ring.size(); ++i) {
+        const std::int64_t a = ring[i];
+        const std::int64_t b = ring[(i + 1) % ring.size()];
+        narrowest = std::min(narrowest, at(links_, a, b));
+        at(used_, a, b) = at(used_, b, a) = 1;
+      }
+      out.emplace_back(ring, narrowest);
+      ring = path(0, 0, true);
     }
-    return false;
-  };
-  if (g < 2 || !extend()) return {};
-  return path;
-}
+    return out;
+  }
+
+ private:
+  template <typename T>
+  T& at(std::vector<T>& v, std::int64_t a, std::int64_t b) const {
+    return v[static_cast<std::size_t>(a * g_ + b)];
+  }
+  template <typename T>
+  [[nodiscard]] T at(const std::vector<T>& v, std::int64_t a, std::int64_t b) const {
+    return v[static_cast<std::size_t>(a * g_ + b)];
+  }
+  std::int64_t g_;
+  std::vector<std::int64_t> links_;
+  std::vector<char> used_;  // links a ring took
+};
 
 }  // namespace
 
@@ -122,13 +169,32 @@ Structure::Structure(const Platform& platform, std::vector<VertexId> ranks, cons
   const auto nic_at = [this](std::int64_t pos) {
     return platform_.nic_of_gpu(local_gpu_[static_cast<std::size_t>(pos)]);
   };
+  // One node of an NVLink mesh: NCCL's rings go over every NVLink, each
+  // ring both ways, a ring's channels in proportion to its links.
+  const bool mesh = platform_.spec().node.nvlink == NvlinkTopology::kMesh && g > 2;
+  std::vector<std::pair<std::vector<std::int64_t>, bool>> mesh_rings;  // (order, reversed)
+  if (n == 1 && mesh) {
+    NvlinkMesh m(platform_.spec().node, local_gpu_);
+    for (const auto& [ring, links] : m.rings()) {
+      for (std::int64_t k = 0; k < links; ++k) {
+        mesh_rings.emplace_back(ring, false);
+        mesh_rings.emplace_back(ring, true);
+      }
+    }
+  }
   for (int c = 0; c < c_count; ++c) {
     ChannelShape ch;
     const int s = c % search;
     ch.second_tree = (c / search) % 2 == 1;
     if (n == 1) {
       const std::int64_t start = c % g;
-      for (std::int64_t i = 0; i < g; ++i) ch.order[0].push_back((start + i) % g);
+      if (!mesh_rings.empty()) {
+        const auto& [ring, reversed] = mesh_rings[static_cast<std::size_t>(c) % mesh_rings.size()];
+        for (std::int64_t i = 0; i < g; ++i) ch.order[0].push_back(ring[static_cast<std::size_t>((start + i) % g)]);
+        if (reversed) std::reverse(ch.order[0].begin(), ch.order[0].end());
+      } else {
+        for (std::int64_t i = 0; i < g; ++i) ch.order[0].push_back((start + i) % g);
+      }
       ch.order[1] = ch.order[0];
       channels_.push_back(std::move(ch));
       continue;
@@ -159,9 +225,7 @@ Structure::Structure(const Platform& platform, std::vector<VertexId> ranks, cons
       }
     }
     std::vector<std::int64_t> order;
-    if (exit != entry && platform_.spec().node.nvlink == NvlinkTopology::kMesh) {
-      order = nvlink_path(platform_.spec().node, local_gpu_, entry, exit);
-    }
+    if (exit != entry && mesh) order = NvlinkMesh(platform_.spec().node, local_gpu_).path(entry, exit);
     if (order.empty()) {
       order.push_back(entry);
       for (std::int64_t i = 1; i < g; ++i) {

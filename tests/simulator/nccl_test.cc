@@ -344,6 +344,9 @@ TEST(NcclWhatIf, PublishedPeaks) {
   // IB adapters" (NCCL's developers, NVIDIA/nccl-tests issue 29). Its
   // channels enter and leave a node by one NIC over an NVLink path through
   // the hybrid cube mesh, never through the CPUs.
+  // One DGX-1: "three interwoven rings of single NVLink connections" (DGX-1
+  // V100 system architecture white paper), each run both ways: 6 x 20 GB/s.
+  EXPECT_NEAR(busbw(job("dgx1", 1, ring), 8 * kGiB), 120, 0.02 * 120);
   const Job dgx1 = job("dgx1", 4, ring);
   EXPECT_NEAR(busbw(dgx1, 8 * kGiB), 47.5, 0.03 * 47.5);
   std::vector<double> bytes(dgx1.platform->links().size(), 0.0);
