@@ -54,6 +54,8 @@ class Collector {
 // them, as NCCL's search finds its rings.
 class NvlinkMesh {
  public:
+  static constexpr std::int64_t kPathSearchSteps = 1'000'000;
+
   NvlinkMesh(const NodeSpec& node, const std::vector<std::int64_t>& local_gpu)
       : g_(static_cast<std::int64_t>(local_gpu.size())),
         links_(static_cast<std::size_t>(g_ * g_), 0),
@@ -80,8 +82,11 @@ class NvlinkMesh {
     const auto usable = [&](std::int64_t a, std::int64_t b) {
       return at(links_, a, b) > 0 && !(fresh && at(used_, a, b) != 0);
     };
-    // Depth first over at most 8! orders of a node's GPUs.
+    // Depth first, within a budget of steps: 8 GPUs take a few thousand; a
+    // larger mesh that needs more gets no path (the ring order serves).
+    std::int64_t budget = kPathSearchSteps;
     const std::function<bool()> extend = [&]() -> bool {
+      if (--budget < 0) return false;
       const std::int64_t here = out.back();
       if (static_cast<std::int64_t>(out.size()) == g_) return exit == entry ? usable(here, entry) : here == exit;
       for (std::int64_t i = 1; i < g_; ++i) {
