@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "simulator/platform/link_load.h"
 
@@ -24,7 +23,7 @@ PlatformCost::PlatformCost(CollectiveOp op, CollectiveAlgorithm algorithm, const
                            const Platform& platform) {
   const std::vector<CollectiveStep> steps = decompose(op, algorithm, shape, 1.0);
   LinkLoad step_load(platform);
-  std::map<LinkId, double> total;
+  std::vector<double> total(platform.links().size(), 0.0);
   for (const CollectiveStep& step : steps) {
     Phase phase;
     phase.repeat = step.repeat;
@@ -44,9 +43,7 @@ PlatformCost::PlatformCost(CollectiveOp op, CollectiveAlgorithm algorithm, const
       }
     }
     phase.seconds_per_byte = step_load.busiest_seconds();
-    for (std::size_t l = 0; l < step_load.bytes().size(); ++l) {
-      if (step_load.bytes()[l] > 0) total[static_cast<LinkId>(l)] += step_load.bytes()[l] * static_cast<double>(step.repeat);
-    }
+    step_load.add_to(total, static_cast<double>(step.repeat));
     // A run of steps with the same costs is one phase.
     if (!phases_.empty()) {
       Phase& last = phases_.back();
@@ -60,7 +57,9 @@ PlatformCost::PlatformCost(CollectiveOp op, CollectiveAlgorithm algorithm, const
     }
     phases_.push_back(std::move(phase));
   }
-  link_bytes_.assign(total.begin(), total.end());
+  for (LinkId l = 0; l < total.size(); ++l) {
+    if (total[l] > 0) link_bytes_.emplace_back(l, total[l]);
+  }
 }
 
 Duration PlatformCost::time(double bytes, const CalibrationBand* band, bool band_inside,

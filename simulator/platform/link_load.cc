@@ -26,19 +26,6 @@ double LinkLoad::busiest_seconds() const {
   return worst;
 }
 
-std::int64_t LinkLoad::busiest_link() const {
-  std::int64_t link = -1;
-  double worst = 0;
-  for (const auto l : touched_) {
-    const double t = bytes_[l] / capacity_[l];
-    if (t > worst || (t == worst && link >= 0 && l < link)) {
-      worst = t;
-      link = l;
-    }
-  }
-  return link;
-}
-
 void LinkLoad::add_to(std::vector<double>& into, double scale) const {
   for (const auto l : touched_) into[l] += bytes_[l] * scale;
 }

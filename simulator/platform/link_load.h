@@ -22,8 +22,6 @@ class LinkLoad {
   void clear();
   // The largest bytes / capacity over the links, seconds; 0 with none.
   [[nodiscard]] double busiest_seconds() const;
-  // The link that gives it (the lowest id among equals), or -1 with none.
-  [[nodiscard]] std::int64_t busiest_link() const;
   // Bytes per link, indexed by link id.
   [[nodiscard]] const std::vector<double>& bytes() const { return bytes_; }
   // Adds `scale` x this load's bytes into `into` (one entry per link).
