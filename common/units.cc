@@ -305,11 +305,11 @@ std::string format_rate(double bytes_per_s) {
   return {};  // unreachable
 }
 
-std::vector<std::string_view> split_list(std::string_view text) {
+std::vector<std::string_view> split_list(std::string_view text, char separator) {
   std::vector<std::string_view> items;
   std::size_t pos = 0;
   while (true) {
-    const auto comma = text.find(',', pos);
+    const auto comma = text.find(separator, pos);
     items.push_back(text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos));
     if (comma == std::string_view::npos) return items;
     pos = comma + 1;

@@ -25,8 +25,9 @@ std::string format_duration(Duration d);
 std::string format_bytes(std::int64_t bytes);
 std::string format_rate(double bytes_per_s);
 
-// The items of a comma-separated list, as written (no trimming): "a,b" ->
-// {"a", "b"}; "" -> {""}; "a," -> {"a", ""}. Callers parse and check each.
-std::vector<std::string_view> split_list(std::string_view text);
+// The items of a list separated by `separator` (a comma unless said), as
+// written (no trimming): "a,b" -> {"a", "b"}; "" -> {""}; "a," -> {"a", ""}.
+// Callers parse and check each.
+std::vector<std::string_view> split_list(std::string_view text, char separator = ',');
 
 }  // namespace ssgd

@@ -49,12 +49,6 @@ constexpr std::array kAlgorithms = {CollectiveAlgorithm::kAuto,
                                     CollectiveAlgorithm::kCollNetChain,
                                     CollectiveAlgorithm::kPat};
 
-bool nccl_only(CollectiveAlgorithm a) {
-  return a == CollectiveAlgorithm::kNvls || a == CollectiveAlgorithm::kNvlsTree ||
-         a == CollectiveAlgorithm::kCollNetDirect || a == CollectiveAlgorithm::kCollNetChain ||
-         a == CollectiveAlgorithm::kPat;
-}
-
 bool implements(CollectiveAlgorithm algorithm, CollectiveOp op) {
   using Op = CollectiveOp;
   switch (algorithm) {
@@ -124,7 +118,7 @@ void check_algorithm(CollectiveOp op, CollectiveAlgorithm algorithm) {
                     to_string(op)));
   }
   if (implements(algorithm, op)) {
-    if (nccl_only(algorithm)) {
+    if (!library_runs(CollectiveLibrary::kGeneric, algorithm)) {
       throw std::invalid_argument(fmt::format(
           "collective: {} is NCCL's algorithm: the NCCL library (simulator/nccl) runs it, not "
           "the textbook decompositions here",

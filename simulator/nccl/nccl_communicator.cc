@@ -98,10 +98,6 @@ const Communicator::UnitLoad& Communicator::unit_load(Func f, Algo a, int channe
   return unit_loads_.emplace(key, std::move(u)).first->second;
 }
 
-double Communicator::link_seconds_per_byte(Func f, Algo a, int channels) const {
-  return unit_load(f, a, channels).seconds_per_byte;
-}
-
 void Communicator::add_link_bytes(Func f, const Choice& choice, double bytes, std::vector<double>& into,
                                   double times) const {
   const UnitLoad& u = unit_load(f, choice.algo, choice.channels);
@@ -111,13 +107,13 @@ void Communicator::add_link_bytes(Func f, const Choice& choice, double bytes, st
   for (const auto& [l, b] : u.nvls) into[l] += b * nvls;
 }
 
-std::optional<Choice> Communicator::evaluate(Func f, Algo a, Proto p, double bytes, bool full) const {
+std::optional<Choice> Communicator::evaluate(Func f, Algo a, Proto p, double bytes) const {
   const Tuner& t = *tuner_;
   if (!t.available(f, a, p)) return std::nullopt;
   Choice c;
   c.algo = a;
   c.proto = p;
-  c.channels = full ? t.full_channels(a) : t.channels(f, a, p, bytes);
+  c.channels = t.channels(f, a, p, bytes);
   c.efficiency = t.efficiency(f, a, p) * t.size_correction(f, a, p, bytes);
   const double nvls = nvls_efficiency(system_.arch);
   c.nvls_efficiency = (a == Algo::kNvls || a == Algo::kNvlsTree) && nvls > 0 ? nvls : 1.0;
@@ -129,11 +125,12 @@ std::optional<Choice> Communicator::evaluate(Func f, Algo a, Proto p, double byt
                            ? static_cast<double>(c.channels) / graphs_.default_coll_channels
                            : 1.0;
   const double cap_alg = t.bus_cap(f, a, p) * 1e9 * t.bus_to_alg(f, a) * share;
-  double data_s = bytes * link_seconds_per_byte(f, a, c.channels) / c.efficiency;
+  const UnitLoad& u = unit_load(f, a, c.channels);
+  double data_s = bytes * u.seconds_per_byte / c.efficiency;
   // TCP between nodes: a connection moves at most its streams' rate.
   const StreamCap streams = platform_.inter_node_streams();
   if (streams.on()) {
-    for (const auto& [unit, connections] : unit_load(f, a, c.channels).crossing) {
+    for (const auto& [unit, connections] : u.crossing) {
       const double b = unit * bytes / c.efficiency;
       data_s = std::max(data_s, b / streams.rate(b / connections, connections));
     }
@@ -141,7 +138,6 @@ std::optional<Choice> Communicator::evaluate(Func f, Algo a, Proto p, double byt
   const double cap_s = cap_alg > 0 ? bytes / cap_alg : 0.0;
   const double move_s = std::max(data_s, cap_s);
   const double fill_s = pipeline_fill(f, a, p, c.channels, bytes) * move_s;
-  c.min_duration = cap_s > data_s || fill_s > 0 ? duration_from_seconds(move_s + fill_s) : Duration::zero();
   c.fill = duration_from_seconds(fill_s);
   c.time = duration_from_seconds(latency_us * 1e-6 + move_s + fill_s);
   return c;
@@ -206,29 +202,14 @@ Choice Communicator::choose(Func f, double bytes) const {
       }
     }
   }
-  std::optional<Choice> best;
-  if (pick) best = evaluate(f, pick->first, pick->second, bytes, true);
-  if (!best) {
+  if (!pick) {
     throw std::invalid_argument(fmt::format(
         "NCCL has no algorithm and protocol left for {} on this platform (the algorithm and "
         "protocol lists, and what the platform supports, rule out every one)",
         to_string(f)));
   }
   // The chosen one, on the channels NCCL runs a call of this size on.
-  return *evaluate(f, best->algo, best->proto, bytes, false);
-}
-
-Choice Communicator::choose(Func f, double bytes, Algo only) const {
-  std::optional<Choice> best;
-  for (int pi = 0; pi < kProtoCount; ++pi) {
-    const auto c = evaluate(f, only, static_cast<Proto>(pi), bytes, true);
-    if (c && (!best || c->time < best->time)) best = c;
-  }
-  if (!best) {
-    throw std::invalid_argument(fmt::format("NCCL cannot run {} with {} on this platform",
-                                            to_string(f), to_string(only)));
-  }
-  return *evaluate(f, best->algo, best->proto, bytes, false);
+  return *evaluate(f, pick->first, pick->second, bytes);
 }
 
 }  // namespace ssgd::sim::nccl

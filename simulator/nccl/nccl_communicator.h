@@ -58,7 +58,6 @@ struct Choice {
   Duration latency;            // before any data moves
   double efficiency = 1;       // payload share of what links carry (NCCL's factor x size correction)
   double nvls_efficiency = 1;  // on top, for what goes through the NVSwitch's reduction
-  Duration min_duration;       // the caps: the data cannot move faster
   Duration fill;               // of `time`, the pipeline's fill (NVLS and its trees)
   Duration time;               // alone on the platform, by this model
 };
@@ -80,21 +79,15 @@ class Communicator {
   [[nodiscard]] const System& system() const { return system_; }
   [[nodiscard]] const Graphs& graphs() const { return graphs_; }
   [[nodiscard]] const Tuner& tuner() const { return *tuner_; }
-  [[nodiscard]] const Structure& structure() const { return *structure_; }
 
   // NCCL's choice for `f` on a buffer of `bytes`. Throws std::invalid_argument
   // when NCCL has no algorithm and protocol left for it (as NCCL errs "no
   // algorithm/protocol available").
   [[nodiscard]] Choice choose(Func f, double bytes) const;
-  // The same with the algorithm given (one NCCL_ALGO entry).
-  [[nodiscard]] Choice choose(Func f, double bytes, Algo only) const;
   // The traffic of a call (payload bytes for a call of one byte).
   [[nodiscard]] Traffic traffic(Func f, Algo a, int channels, std::int64_t root = 0) const {
     return structure_->traffic(f, a, channels, root);
   }
-  // The busiest link's seconds per payload byte of `f` with `a` on
-  // `channels` (transfers through NVLS at its efficiency), worked out once.
-  [[nodiscard]] double link_seconds_per_byte(Func f, Algo a, int channels) const;
   // Adds what every link carries in `times` calls of `bytes` made as
   // `choice` (payload over the efficiency) into `into`, one entry per link.
   void add_link_bytes(Func f, const Choice& choice, double bytes, std::vector<double>& into,
@@ -112,7 +105,7 @@ class Communicator {
     std::vector<std::pair<double, int>> crossing;
   };
   [[nodiscard]] const UnitLoad& unit_load(Func f, Algo a, int channels) const;
-  [[nodiscard]] std::optional<Choice> evaluate(Func f, Algo a, Proto p, double bytes, bool full) const;
+  [[nodiscard]] std::optional<Choice> evaluate(Func f, Algo a, Proto p, double bytes) const;
   [[nodiscard]] int structural_channels(Algo a, int channels) const;
   // The pipeline's fill of a call, in multiples of its data's time.
   [[nodiscard]] double pipeline_fill(Func f, Algo a, Proto p, int channels, double bytes) const;

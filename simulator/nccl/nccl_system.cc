@@ -77,24 +77,22 @@ System make_system(const Platform& platform, std::int64_t nodes, std::int64_t lo
   s.net_bw_scale = factor(LinkKind::kNic);
   s.intra_latency_scale = latency(intra_kind);
   s.net_latency_scale = latency(LinkKind::kNic);
-  // The hardware's rates: NCCL's detection sees no what-if.
-  constexpr double nvlink_factor = 1, pcie_factor = 1, nic_factor = 1;
+  // The hardware's rates below: NCCL's detection sees no what-if.
   // A GPU's bandwidth to the others of its node, and the best pair.
   if (n.nvlink == NvlinkTopology::kSwitch) {
-    s.gpu_intra_bw = nvlink_view(n.nvlink_link.bandwidth_bytes_per_s * nvlink_factor, s.arch);
+    s.gpu_intra_bw = nvlink_view(n.nvlink_link.bandwidth_bytes_per_s, s.arch);
     s.gpu_pair_bw = s.gpu_intra_bw;
   } else if (n.nvlink == NvlinkTopology::kMesh) {
     std::vector<double> total(static_cast<std::size_t>(n.gpus), 0.0);
     for (const NvlinkPair& p : n.nvlink_pairs) {
-      const double bw = nvlink_view(n.nvlink_link.bandwidth_bytes_per_s * nvlink_factor *
-                                        static_cast<double>(p.links), s.arch);
+      const double bw = nvlink_view(n.nvlink_link.bandwidth_bytes_per_s * static_cast<double>(p.links), s.arch);
       total[static_cast<std::size_t>(p.a)] += bw;
       total[static_cast<std::size_t>(p.b)] += bw;
       s.gpu_pair_bw = std::max(s.gpu_pair_bw, bw);
     }
     s.gpu_intra_bw = *std::max_element(total.begin(), total.end());
   } else {
-    s.gpu_intra_bw = pcie_view(n.pcie.bandwidth_bytes_per_s * pcie_factor);
+    s.gpu_intra_bw = pcie_view(n.pcie.bandwidth_bytes_per_s);
     s.gpu_pair_bw = s.gpu_intra_bw;
   }
   if (nodes > 1 && n.nics > 0) {
@@ -108,7 +106,7 @@ System make_system(const Platform& platform, std::int64_t nodes, std::int64_t lo
       s.gpu_nic_bw = std::max(s.gpu_nic_bw, pcie_view(platform.nic_path_bandwidth(g, nic)));
     }
     s.rails = static_cast<std::int64_t>(rails.size());
-    s.nic_bw = n.nic.bandwidth_bytes_per_s * nic_factor / line_rate_share(n) / kGB;
+    s.nic_bw = n.nic.bandwidth_bytes_per_s / line_rate_share(n) / kGB;
     const double nic_latency_us = static_cast<double>(n.nic.latency.ns()) * 1e-3;
     s.net_extra_latency_us = std::max(0.0, nic_latency_us - 1.5);
   }

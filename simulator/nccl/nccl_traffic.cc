@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -147,7 +148,7 @@ class NvlinkMesh {
 
 Structure::Structure(const Platform& platform, std::vector<VertexId> ranks, const System& system,
                      const Graphs& graphs)
-    : platform_(platform), ranks_(std::move(ranks)), system_(system), graphs_(graphs) {
+    : platform_(platform), ranks_(std::move(ranks)), system_(system) {
   const std::int64_t g = system_.local_ranks;
   const std::int64_t n = system_.nodes;
   if (static_cast<std::int64_t>(ranks_.size()) != g * n || g < 1) {
@@ -169,18 +170,18 @@ Structure::Structure(const Platform& platform, std::vector<VertexId> ranks, cons
   } else {
     for (std::int64_t p = 0; p < g; ++p) head_positions_.push_back(p);
   }
-  const int c_count = std::max(1, graphs_.coll_channels);
-  const int search = std::max(1, graphs_.ring.channels);
+  const int c_count = std::max(1, graphs.coll_channels);
+  const int search = std::max(1, graphs.ring.channels);
   const auto nic_at = [this](std::int64_t pos) {
     return platform_.nic_of_gpu(local_gpu_[static_cast<std::size_t>(pos)]);
   };
   // One node of an NVLink mesh: NCCL's rings go over every NVLink, each
   // ring both ways, a ring's channels in proportion to its links.
-  const bool mesh = platform_.spec().node.nvlink == NvlinkTopology::kMesh && g > 2;
+  std::optional<NvlinkMesh> mesh;
+  if (platform_.spec().node.nvlink == NvlinkTopology::kMesh && g > 2) mesh.emplace(platform_.spec().node, local_gpu_);
   std::vector<std::pair<std::vector<std::int64_t>, bool>> mesh_rings;  // (order, reversed)
   if (n == 1 && mesh) {
-    NvlinkMesh m(platform_.spec().node, local_gpu_);
-    for (const auto& [ring, links] : m.rings()) {
+    for (const auto& [ring, links] : mesh->rings()) {
       for (std::int64_t k = 0; k < links; ++k) {
         mesh_rings.emplace_back(ring, false);
         mesh_rings.emplace_back(ring, true);
@@ -230,7 +231,7 @@ Structure::Structure(const Platform& platform, std::vector<VertexId> ranks, cons
       }
     }
     std::vector<std::int64_t> order;
-    if (exit != entry && mesh) order = NvlinkMesh(platform_.spec().node, local_gpu_).path(entry, exit);
+    if (exit != entry && mesh) order = mesh->path(entry, exit);
     if (order.empty()) {
       order.push_back(entry);
       for (std::int64_t i = 1; i < g; ++i) {

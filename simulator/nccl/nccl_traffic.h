@@ -95,21 +95,16 @@ class Structure {
             const Graphs& graphs);
 
   [[nodiscard]] const ChannelShape& channel(int c) const;
-  [[nodiscard]] int channels() const { return static_cast<int>(channels_.size()); }
   // The call's transfers (bytes per byte of payload) with `channels`
   // channels; `root` for broadcast and reduce.
   [[nodiscard]] Traffic traffic(Func f, Algo a, int channels, std::int64_t root = 0) const;
-  // The heads of NVLS trees and CollNet: one GPU position per rail.
-  [[nodiscard]] const std::vector<std::int64_t>& heads() const { return head_positions_; }
-  [[nodiscard]] const std::vector<std::int64_t>& rails() const { return rails_; }
 
  private:
   const Platform& platform_;
   std::vector<VertexId> ranks_;
   System system_;
-  Graphs graphs_;
   std::vector<std::int64_t> rails_;
-  std::vector<std::int64_t> head_positions_;  // per rail
+  std::vector<std::int64_t> head_positions_;  // per rail: the heads of NVLS trees and CollNet
   std::vector<std::int64_t> local_gpu_;       // per position
   std::vector<ChannelShape> channels_;
 };

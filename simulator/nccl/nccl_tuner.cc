@@ -11,21 +11,17 @@
 
 #include <fmt/format.h>
 
+#include "common/units.h"
+
 namespace ssgd::sim::nccl {
 namespace {
 
 constexpr int kArchCount = 4;
 
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = s.find(sep, start);
-    out.push_back(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
-  return out;
+// A ring's steps for `f` over `n` ranks (tuning.cc's nsteps).
+double ring_steps(Func f, double n) {
+  if (f == Func::kAllReduce) return 2 * (n - 1);
+  return f == Func::kReduceScatter || f == Func::kAllGather ? n - 1 : n;
 }
 
 std::string_view trim(std::string_view s) {
@@ -40,7 +36,7 @@ template <std::size_t N, typename Parse>
 void apply_list(std::array<std::array<bool, N>, kFuncCount>& table, std::string_view list,
                 const char* what, Parse parse) {
   bool first = true;
-  for (std::string_view entry : split(list, ';')) {
+  for (std::string_view entry : split_list(list, ';')) {
     entry = trim(entry);
     if (entry.empty()) throw std::invalid_argument(fmt::format("an empty entry in the {} list '{}'", what, list));
     std::string_view elems = entry;
@@ -66,7 +62,7 @@ void apply_list(std::array<std::array<bool, N>, kFuncCount>& table, std::string_
       elems.remove_prefix(1);
     }
     std::array<bool, N> chosen{};
-    for (std::string_view name : split(elems, ',')) {
+    for (std::string_view name : split_list(elems)) {
       name = trim(name);
       const auto e = parse(name);
       if (!e) throw std::invalid_argument(fmt::format("unknown {} '{}' in '{}'", what, name, list));
@@ -103,19 +99,11 @@ Tuner::Tuner(const System& system, const Graphs& graphs, const Enabled& enabled)
 
 bool Tuner::available(Func f, Algo a, Proto p) const { return available_[idx(f, a, p)]; }
 
-int Tuner::full_channels(Algo a) const {
-  if (a == Algo::kNvls || a == Algo::kNvlsTree) return graphs_.nvls_channels;
-  return graphs_.coll_channels;
-}
-
 double Tuner::bus_to_alg(Func f, Algo a) const {
   if (a != Algo::kRing && (f == Func::kAllGather || f == Func::kReduceScatter)) return 1.0;
   if (a == Algo::kRing || a == Algo::kNvls || a == Algo::kNvlsTree) {
     const auto n = static_cast<double>(system_.ranks);
-    const double steps = f == Func::kAllReduce ? 2 * (n - 1)
-                         : (f == Func::kReduceScatter || f == Func::kAllGather) ? n - 1
-                                                                                : n;
-    return n / steps;
+    return n / ring_steps(f, n);
   }
   return 0.5;
 }
@@ -203,9 +191,7 @@ void Tuner::tune() {
   const bool pat_ok = s.nodes == s.ranks;  // one GPU a node, host networking
   for (int fi = 0; fi < kFuncCount; ++fi) {
     const auto f = static_cast<Func>(fi);
-    const double nsteps = f == Func::kAllReduce ? 2 * (ranks - 1)
-                          : (f == Func::kReduceScatter || f == Func::kAllGather) ? ranks - 1
-                                                                                 : ranks;
+    const double nsteps = ring_steps(f, ranks);
     for (int ai = 0; ai < kAlgoCount; ++ai) {
       const auto a = static_cast<Algo>(ai);
       if ((f == Func::kBroadcast || f == Func::kReduce) && a != Algo::kRing) continue;

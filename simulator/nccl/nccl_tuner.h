@@ -66,11 +66,6 @@ class Tuner {
   [[nodiscard]] double size_correction(Func f, Algo a, Proto p, double bytes) const;
   // Channels a call of `bytes` runs on (enqueue.cc: fewer for small calls).
   [[nodiscard]] int channels(Func f, Algo a, Proto p, double bytes) const;
-  // The channels the caps above assume.
-  [[nodiscard]] int full_channels(Algo a) const;
-
-  [[nodiscard]] const System& system() const { return system_; }
-  [[nodiscard]] const Graphs& graphs() const { return graphs_; }
 
  private:
   static std::size_t idx(Func f, Algo a, Proto p) {

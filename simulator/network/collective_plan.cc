@@ -23,7 +23,7 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::plan(const CollectiveCa
                 b != nullptr ? b->bandwidth_bytes_per_s : -1.0, call.band_inside, call.nccl,
                 n ? static_cast<int>(c.proto) : -1, n ? c.channels : 0, n ? c.latency.ns() : 0,
                 n ? c.efficiency : 0.0, n ? c.nvls_efficiency : 0.0,
-                n ? c.min_duration.ns() : 0};
+                n ? c.time.ns() : 0};
   if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
   auto p = make(call);
   if (kept_transfers_ + p->transfers() <= budget_) {
