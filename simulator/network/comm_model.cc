@@ -16,6 +16,7 @@ CommModel::CommModel(std::shared_ptr<const Platform> platform, CommSettings sett
                      std::int64_t first_node, std::int64_t nodes)
     : platform_(std::move(platform)), settings_(std::move(settings)) {
   if (settings_.model == nullptr) settings_.model = find_network_model("analytical");
+  band_inside_ = settings_.calibration != nullptr && settings_.calibration->level == "intra_node";
   const std::int64_t g = platform_->gpus_per_node();
   if (first_node < 0 || nodes < 1 || first_node + nodes > platform_->nodes()) {
     throw std::invalid_argument(fmt::format(
@@ -138,12 +139,10 @@ CollectiveAlgorithm CommModel::algorithm_for(CollectiveOp op, double bytes) cons
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = algorithm_cache_.find(key); it != algorithm_cache_.end()) return it->second;
   // The faster candidate on this platform, ties to the first.
-  const CalibrationBand* band = band_for(op, bytes);
-  const bool inside = band != nullptr && settings_.calibration->level == "intra_node";
   CollectiveAlgorithm best = CollectiveAlgorithm::kAuto;
   Duration best_time;
   for (const CollectiveAlgorithm a : auto_candidates(op)) {
-    const Duration t = platform_cost(op, a).time(bytes, band, inside, platform_->inter_node_streams());
+    const Duration t = textbook_time(op, a, bytes);
     if (best == CollectiveAlgorithm::kAuto || t < best_time) {
       best = a;
       best_time = t;
@@ -164,6 +163,12 @@ const PlatformCost& CommModel::platform_cost(CollectiveOp op, CollectiveAlgorith
   return it->second;
 }
 
+Duration CommModel::textbook_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes) const {
+  const CalibrationBand* band = band_for(op, bytes);
+  return platform_cost(op, algorithm).time(bytes, band, band != nullptr && band_inside_,
+                                           platform_->inter_node_streams());
+}
+
 Duration CommModel::analytical_time(CollectiveOp op, double bytes) const {
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = analytical_cache_.find(key); it != analytical_cache_.end()) return it->second;
@@ -171,10 +176,7 @@ Duration CommModel::analytical_time(CollectiveOp op, double bytes) const {
   if (nccl_runs(op)) {
     d = nccl_choice(op, bytes).time;
   } else {
-    const CalibrationBand* band = band_for(op, bytes);
-    const bool inside = band != nullptr && settings_.calibration->level == "intra_node";
-    d = platform_cost(op, algorithm_for(op, bytes))
-            .time(bytes, band, inside, platform_->inter_node_streams());
+    d = textbook_time(op, algorithm_for(op, bytes), bytes);
   }
   analytical_cache_.emplace(key, d);
   return d;
@@ -188,7 +190,7 @@ CollectiveCall CommModel::call(CollectiveOp op, double bytes) const {
   c.bytes = bytes;
   c.endpoints = &endpoints_;
   c.band = band_for(op, bytes);
-  c.band_inside = c.band != nullptr && settings_.calibration->level == "intra_node";
+  c.band_inside = c.band != nullptr && band_inside_;
   if (nccl_runs(op)) {
     c.nccl = nccl_.get();
     c.choice = nccl_choice(op, bytes);

@@ -111,6 +111,10 @@ class CommModel {
   // trees cost O(P log P) to route, and every size after that is a few
   // phases.
   [[nodiscard]] const PlatformCost& platform_cost(CollectiveOp op, CollectiveAlgorithm algorithm) const;
+  // A textbook algorithm's time alone on the platform, with the calibrated
+  // band of `op` at `bytes` (if any) at its level.
+  [[nodiscard]] Duration textbook_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes) const;
+  bool band_inside_ = false;  // the calibration is of the intra_node level
   mutable std::map<std::pair<int, int>, PlatformCost> platform_costs_;
   // NCCL's communicator over the job's ranks (library nccl, more than one
   // rank); shared by copies of this model, as the planner.

@@ -100,14 +100,14 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
   std::optional<stages::Run> run;
   run.emplace();
   try {
-    if (!stages::run(*built, scenario, options, *run, out)) {
+    if (!stages::run(*built, options, *run, out)) {
       // Refused as a list schedule, its source used up: built again, as
       // events (what the first try held given back first).
       run.reset();
       built.reset();
       built.emplace(stages::build(plan, options, out));
       run.emplace();
-      stages::run(*built, scenario, options, *run, out);
+      stages::run(*built, options, *run, out);
     }
     stages::measure(*built, scenario, *run, options, out);
   } catch (const std::bad_alloc&) {

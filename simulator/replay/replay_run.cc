@@ -25,7 +25,7 @@ std::vector<bool> tracked_links(const Platform& platform, std::int64_t ranks) {
 
 }  // namespace
 
-bool run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
+bool run(const Build& build, const ReplayOptions& options, Run& run,
          ReplayResult& out) {
   auto log = logger("sim");
   const CommModel& comm = build.comm;
@@ -54,12 +54,10 @@ bool run(const Build& build, const Scenario& scenario, const ReplayOptions& opti
     return comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(merged.bytes));
   };
   const auto t0 = std::chrono::steady_clock::now();
-  (void)scenario;
   run.tracked = options.keep_schedule ? tracked_links(platform, options.link_track_ranks)
                                       : std::vector<bool>{};
   if (comm.model().shares_links() && out.workers > 1) {
-    run.network = comm.model().open(run.engine, platform, comm.planner(),
-                                    options.keep_schedule ? run.tracked : std::vector<bool>{});
+    run.network = comm.model().open(run.engine, platform, comm.planner(), run.tracked);
     run.executor = std::make_unique<CollectiveExecutor>(*run.network, comm);
     sched_opts.executor = run.executor.get();
   }

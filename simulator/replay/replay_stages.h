@@ -61,7 +61,7 @@ struct Run {
 // (ReplayOptions::list_schedule): false when it was refused, and then
 // the build's source and `run` are used up: build again and run once more,
 // which runs the events.
-bool run(const Build& build, const Scenario& scenario, const ReplayOptions& options, Run& run,
+bool run(const Build& build, const ReplayOptions& options, Run& run,
          ReplayResult& out);
 
 void measure(const Build& build, const Scenario& scenario, Run& run, const ReplayOptions& options,
