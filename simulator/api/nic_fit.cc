@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "simulator/calibration/fit_error.h"
 #include "simulator/nccl/nccl_communicator.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/scenario/scenario_network.h"
@@ -25,11 +26,6 @@ constexpr int kLatencyGrid = 25;
 constexpr int kRefineRounds = 3;
 constexpr int kGoldenSteps = 24;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // The curves of `measurements` by (op, ranks), each size once (the median
 // of its times).
@@ -169,8 +165,7 @@ NicFitResult fit_nic(const Scenario& scenario, const std::vector<Measurement>& f
     const double nic_ns = static_cast<double>(spec.node.nic.latency.ns());
     const bool fit_latency = nic_ns > 0;
     // At most the line's rate: the NIC cannot carry more than it signals.
-    const LinkPreset* preset = find_link_preset(spec.node.nic_preset);
-    r.line_factor = 1 / (preset != nullptr ? payload_share(preset->link_class) : 1.0);
+    r.line_factor = 1 / payload_share(spec.node.nic_preset);
     const double b_lo = std::log(b0 * kNicFitBandwidthLow);
     const double b_hi = std::log(r.line_factor);
     const double l_lo = fit_latency ? std::log(kLatencyLowNs / nic_ns) : std::log(l0);

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "simulator/calibration/fit_error.h"
+
 namespace ssgd::sim {
 namespace {
 
@@ -73,12 +75,6 @@ double model_seconds(const AlphaBetaTerms& t, double bytes, double alpha, double
   return t.alpha_count * alpha + t.beta_factor * bytes * beta;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Held back: every holdout-th distinct size of each rank count.
 std::set<std::pair<std::int64_t, double>> held_back(const std::vector<Measurement>& points,

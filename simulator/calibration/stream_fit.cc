@@ -10,6 +10,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "simulator/calibration/fit_error.h"
+
 namespace ssgd::sim {
 namespace {
 
@@ -111,12 +113,6 @@ RateFit fit_rate(const std::vector<Point>& pts, std::int64_t streams, double lin
   return best;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 

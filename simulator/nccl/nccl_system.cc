@@ -10,12 +10,6 @@ namespace ssgd::sim::nccl {
 namespace {
 
 constexpr double kGB = 1e9;
-// The link presets' payload share of a line; NCCL's topology sees the line
-// rate.
-double line_rate_share(const NodeSpec& node) {
-  const LinkPreset* p = find_link_preset(node.nic_preset);
-  return p == nullptr ? 1.0 : payload_share(p->link_class);
-}
 // Our NVLink presets are 0.8 of 25 GB/s a link (50 for NVLink 5); NCCL
 // counts each link at its own rate (nvlink_per_link_bw).
 double nvlink_view(double bytes_per_s, GpuArch arch) {
@@ -106,7 +100,8 @@ System make_system(const Platform& platform, std::int64_t nodes, std::int64_t lo
       s.gpu_nic_bw = std::max(s.gpu_nic_bw, pcie_view(platform.nic_path_bandwidth(g, nic)));
     }
     s.rails = static_cast<std::int64_t>(rails.size());
-    s.nic_bw = n.nic.bandwidth_bytes_per_s / line_rate_share(n) / kGB;
+    // NCCL's topology sees the NIC's line rate, not its payload.
+    s.nic_bw = n.nic.bandwidth_bytes_per_s / payload_share(n.nic_preset) / kGB;
     const double nic_latency_us = static_cast<double>(n.nic.latency.ns()) * 1e-3;
     s.net_extra_latency_us = std::max(0.0, nic_latency_us - 1.5);
   }

@@ -91,6 +91,11 @@ std::string link_preset_names() {
   return s;
 }
 
+double payload_share(std::string_view name) {
+  const LinkPreset* p = find_link_preset(name);
+  return p == nullptr ? 1.0 : payload_share(p->link_class);
+}
+
 double payload_share(LinkClass c) {
   switch (c) {
     case LinkClass::kInfiniband: return 0.95;

@@ -38,6 +38,8 @@ const char* to_string(LinkClass c);
 // sustained bandwidth (link_preset.cc): InfiniBand 0.95, Ethernet 0.9, 1 for
 // the rest. A link's line rate is its bandwidth over this.
 double payload_share(LinkClass c);
+// The same for the preset called `name`; 1 for a name that is none.
+double payload_share(std::string_view name);
 
 // A preset with a scenario's overrides applied.
 struct LinkParams {

@@ -201,7 +201,9 @@ TEST(NcclTraffic, RingChannelsStayOnTheirRailsAndShareTheNics) {
       if (p.node_of(x.src) == p.node_of(x.dst)) continue;
       ASSERT_GE(x.via.src_nic, 0);
       // Same rail on both ends but where an odd count of nodes wraps.
-      if (!(p.node_of(x.src) == 3 && p.node_of(x.dst) == 0)) EXPECT_EQ(x.via.src_nic, x.via.dst_nic);
+      if (!(p.node_of(x.src) == 3 && p.node_of(x.dst) == 0)) {
+        EXPECT_EQ(x.via.src_nic, x.via.dst_nic);
+      }
       out_of_nic[{p.node_of(x.src), x.via.src_nic}] += x.bytes;
       crossing += x.bytes;
     }
@@ -352,7 +354,9 @@ TEST(NcclWhatIf, PublishedPeaks) {
   std::vector<double> bytes(dgx1.platform->links().size(), 0.0);
   dgx1.comm->add_link_bytes(Func::kAllReduce, dgx1.comm->choose(Func::kAllReduce, kGiB), kGiB, bytes);
   for (std::size_t l = 0; l < bytes.size(); ++l) {
-    if (dgx1.platform->links()[l].kind == LinkKind::kSocket) EXPECT_EQ(bytes[l], 0) << dgx1.platform->link_name(l);
+    if (dgx1.platform->links()[l].kind == LinkKind::kSocket) {
+      EXPECT_EQ(bytes[l], 0) << dgx1.platform->link_name(l);
+    }
   }
   EXPECT_EQ(job("hgx_h100", 2).comm->choose(Func::kAllReduce, 8 * kGiB).algo, Algo::kNvlsTree);
   EXPECT_EQ(job("hgx_h100", 1).comm->choose(Func::kAllReduce, 8 * kGiB).algo, Algo::kNvls);

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "simulator/api/nic_fit.h"
+#include "simulator/calibration/fit_error.h"
 #include "simulator/collective/collective.h"
 #include "simulator/scenario/scenario_network.h"
 
@@ -183,11 +184,6 @@ double predicted_busbw(const CommModel& comm, double bytes) {
          bus_bandwidth_factor(CollectiveOp::kAllReduce, comm.workers()) / 1e9;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 TEST(NcclValidation, PublishedAllReduceCurves) {
   for (const Case& c : cases()) {

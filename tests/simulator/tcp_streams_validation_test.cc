@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "simulator/calibration/fit_error.h"
 #include "simulator/calibration/stream_fit.h"
 #include "simulator/platform/link_preset.h"
 
@@ -135,11 +136,6 @@ constexpr SweepRow kAlibaba[] = {
     {1000, {12.64, 15.84, 19.44, 19.12, 18.72, 19.28, 18.48, 19.52, 18.4}},
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // A setting's measurements from 10 MiB up, as all-reduce times of 4 ranks:
 // busbw = (M / t) x 2 (P - 1) / P.
