@@ -89,8 +89,8 @@ TEST(NcclTables, ListsParseAsNcclAlgoAndNcclProtoDo) {
     Enabled x;
     try {
       algorithms ? restrict_algorithms(x, list) : restrict_protocols(x, list);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
+    } catch (const std::invalid_argument& failure) {
+      return std::string(failure.what());
     }
     return std::string("accepted");
   };
@@ -353,7 +353,7 @@ TEST(NcclWhatIf, PublishedPeaks) {
   EXPECT_NEAR(busbw(dgx1, 8 * kGiB), 47.5, 0.03 * 47.5);
   std::vector<double> bytes(dgx1.platform->links().size(), 0.0);
   dgx1.comm->add_link_bytes(Func::kAllReduce, dgx1.comm->choose(Func::kAllReduce, kGiB), kGiB, bytes);
-  for (std::size_t l = 0; l < bytes.size(); ++l) {
+  for (LinkId l = 0; l < bytes.size(); ++l) {
     if (dgx1.platform->links()[l].kind == LinkKind::kSocket) {
       EXPECT_EQ(bytes[l], 0) << dgx1.platform->link_name(l);
     }
