@@ -442,6 +442,21 @@ void Platform::append_local(Route& r, std::int64_t node, const LocalRoute& lr) c
 
 Route Platform::route(VertexId src, VertexId dst) const { return route(src, dst, RouteVia{}); }
 
+std::uint32_t Platform::chosen_nic(std::int32_t nic, std::uint32_t local) const {
+  if (nic < 0) return nic_of(local);
+  if (nic >= spec_.node.nics) {
+    throw std::invalid_argument(
+        fmt::format("a route through NIC {} of a node with {} NIC(s)", nic, spec_.node.nics));
+  }
+  return first_nic_ + static_cast<std::uint32_t>(nic);
+}
+
+void Platform::append_link(Route& r, LinkId l) const {
+  r.links.push_back(l);
+  r.latency = max(r.latency, links_[l].latency);
+  r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, links_[l].bandwidth_bytes_per_s);
+}
+
 Route Platform::route(VertexId src, VertexId dst, RouteVia via) const {
   const auto lv = static_cast<VertexId>(local_kind_.size());
   const std::int64_t a = node_of(src), b = node_of(dst);
@@ -454,15 +469,7 @@ Route Platform::route(VertexId src, VertexId dst, RouteVia via) const {
     return r;
   }
   r.crosses_nodes = true;
-  const auto chosen = [this](std::int32_t nic, std::uint32_t local) {
-    if (nic < 0) return nic_of(local);
-    if (nic >= spec_.node.nics) {
-      throw std::invalid_argument(
-          fmt::format("a route through NIC {} of a node with {} NIC(s)", nic, spec_.node.nics));
-    }
-    return static_cast<std::uint32_t>(first_nic_ + static_cast<std::uint32_t>(nic));
-  };
-  const std::uint32_t nic_s = chosen(via.src_nic, ls), nic_d = chosen(via.dst_nic, ld);
+  const std::uint32_t nic_s = chosen_nic(via.src_nic, ls), nic_d = chosen_nic(via.dst_nic, ld);
   if (via.src_proxy >= spec_.node.gpus) {
     throw std::invalid_argument(fmt::format("a route through GPU {} of a node with {} GPU(s)",
                                             via.src_proxy, spec_.node.gpus));
@@ -482,12 +489,7 @@ Route Platform::route(VertexId src, VertexId dst, RouteVia via) const {
     append_local(r, a, local_route(ls, nic_s));
   }
   const std::int64_t ks = nic_s - first_nic_, kd = nic_d - first_nic_;
-  const auto add = [&](LinkId l) {
-    r.links.push_back(l);
-    r.latency = max(r.latency, links_[l].latency);
-    r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, links_[l].bandwidth_bytes_per_s);
-  };
-  add(nic_up(a, ks));
+  append_link(r, nic_up(a, ks));
   const VertexId leaf_s = leaf_of(a, ks), leaf_d = leaf_of(b, kd);
   Duration switches = spec_.fabric.switch_latency;
   if (leaf_s != leaf_d) {
@@ -499,7 +501,7 @@ Route Platform::route(VertexId src, VertexId dst, RouteVia via) const {
                                         links_[down].bandwidth_bytes_per_s});
     switches = spec_.fabric.switch_latency + spec_.fabric.switch_latency + spec_.fabric.switch_latency;
   }
-  add(nic_down(b, kd));
+  append_link(r, nic_down(b, kd));
   append_local(r, b, local_route(nic_d, ld));
   r.latency += switches;
   return r;
@@ -536,12 +538,7 @@ Route Platform::fabric_route(VertexId src, VertexId dst, RouteVia via) const {
   const std::int64_t node = up ? a : b;
   const auto lv = static_cast<VertexId>(local_kind_.size());
   const std::uint32_t local = end % lv;
-  const std::int32_t nic_index = up ? via.src_nic : via.dst_nic;
-  const std::uint32_t nic = nic_index < 0 ? nic_of(local) : first_nic_ + static_cast<std::uint32_t>(nic_index);
-  if (nic_index >= spec_.node.nics) {
-    throw std::invalid_argument(
-        fmt::format("a route through NIC {} of a node with {} NIC(s)", nic_index, spec_.node.nics));
-  }
+  const std::uint32_t nic = chosen_nic(up ? via.src_nic : via.dst_nic, local);
   const std::int64_t k = nic - first_nic_;
   const VertexId its_leaf = leaf_of(node, k);
   const bool to_spine = spine() >= 0 && fabric == static_cast<VertexId>(spine());
@@ -552,18 +549,13 @@ Route Platform::fabric_route(VertexId src, VertexId dst, RouteVia via) const {
   Route r;
   r.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
   r.crosses_nodes = true;
-  const auto add = [&](LinkId l) {
-    r.links.push_back(l);
-    r.latency = max(r.latency, links_[l].latency);
-    r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, links_[l].bandwidth_bytes_per_s);
-  };
   if (up) {
     append_local(r, node, local_route(local, nic));
-    add(nic_up(node, k));
-    if (to_spine) add(leaf_up(its_leaf - first_fabric_vertex_));
+    append_link(r, nic_up(node, k));
+    if (to_spine) append_link(r, leaf_up(its_leaf - first_fabric_vertex_));
   } else {
-    if (to_spine) add(leaf_down(its_leaf - first_fabric_vertex_));
-    add(nic_down(node, k));
+    if (to_spine) append_link(r, leaf_down(its_leaf - first_fabric_vertex_));
+    append_link(r, nic_down(node, k));
     append_local(r, node, local_route(nic, local));
   }
   r.latency += to_spine ? spec_.fabric.switch_latency + spec_.fabric.switch_latency

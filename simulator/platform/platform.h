@@ -140,6 +140,11 @@ class Platform {
   [[nodiscard]] std::uint32_t nic_of(std::uint32_t local) const;  // local NIC vertex
   [[nodiscard]] VertexId leaf_of(std::int64_t node, std::int64_t nic_index) const;
   void append_local(Route& r, std::int64_t node, const LocalRoute& lr) const;
+  // The local NIC vertex of NIC `nic` (-1: the one `local` sends through);
+  // throws std::invalid_argument for a NIC the node does not have.
+  [[nodiscard]] std::uint32_t chosen_nic(std::int32_t nic, std::uint32_t local) const;
+  // Appends one link to `r`: its latency and bandwidth bound the route's.
+  void append_link(Route& r, LinkId l) const;
   [[nodiscard]] Route fabric_route(VertexId src, VertexId dst, RouteVia via) const;
 
   PlatformSpec spec_;
