@@ -201,13 +201,7 @@ std::string rate_text(double bytes_per_s) {
 std::string calibration_algorithm_names() {
   // The textbook algorithms: a calibrated collective runs one of them with
   // the fitted costs, whichever library was measured.
-  std::string names;
-  for (const std::string_view name : {"ring", "double_binary_tree", "halving_doubling", "hierarchical",
-                                      "torus2d", "parameter_server", "byteps"}) {
-    if (!names.empty()) names += ", ";
-    names += name;
-  }
-  return names;
+  return textbook_algorithm_names();
 }
 
 const CalibrationBand& CalibratedCollective::band_for(double bytes) const {

@@ -260,6 +260,15 @@ std::string collective_algorithm_names() {
   return names;
 }
 
+std::string textbook_algorithm_names() {
+  std::string names;
+  for (const CollectiveAlgorithm a : kAlgorithms) {
+    if (a == CollectiveAlgorithm::kAuto || !library_runs(CollectiveLibrary::kGeneric, a)) continue;
+    names += (names.empty() ? "" : ", ") + std::string(to_string(a));
+  }
+  return names;
+}
+
 std::int64_t endpoint_node(const CollectiveShape& shape, std::int64_t endpoint) {
   if (endpoint < 0 || endpoint >= shape.ranks + shape.servers) {
     throw std::out_of_range(fmt::format("collective: endpoint {} outside 0..{}", endpoint,

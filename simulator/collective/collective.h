@@ -69,6 +69,9 @@ std::optional<CollectiveOp> parse_collective_op(std::string_view name);
 std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view name);
 std::string collective_op_names();         // "all_reduce, reduce_scatter, ..." for messages
 std::string collective_algorithm_names();  // "auto, ring, ..." for messages
+// The textbook algorithms (the generic library's, auto aside): "ring,
+// double_binary_tree, ..." for messages.
+std::string textbook_algorithm_names();
 
 struct CollectiveShape {
   std::int64_t ranks = 1;           // P >= 1

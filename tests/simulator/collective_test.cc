@@ -328,7 +328,12 @@ PairBytes expected_pairs(Op op, Alg alg, const CollectiveShape& s, double m) {
       }
       break;
     case Alg::kBytePS: break;  // tests/simulator/byteps_test.cc: its NICs are per machine
-    case Alg::kAuto: break;
+    case Alg::kAuto:
+    case Alg::kNvls:  // NCCL's own: no textbook decomposition (nccl_test.cc)
+    case Alg::kNvlsTree:
+    case Alg::kCollNetDirect:
+    case Alg::kCollNetChain:
+    case Alg::kPat: break;
   }
   return want;
 }
