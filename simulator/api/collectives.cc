@@ -7,7 +7,6 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "simulator/api/request_error.h"
-#include "simulator/nccl/nccl_communicator.h"
 #include "simulator/scenario/scenario_network.h"
 
 namespace ssgd::sim {
@@ -81,12 +80,10 @@ CollectivesResult run_collectives(const Scenario& scenario, const CollectivesFla
       CollectiveRow row;
       const auto b = static_cast<double>(bytes);
       row.bytes = bytes;
-      row.algorithm = to_string(comm.algorithm_for(flags.op, b));
-      if (comm.nccl_runs(flags.op)) {
-        const nccl::Choice& c = comm.nccl_choice(flags.op, b);
-        row.protocol = nccl::to_string(c.proto);
-        row.channels = c.channels;
-      }
+      auto run = comm.run_description(flags.op, b);
+      row.algorithm = std::move(run.algorithm);
+      row.protocol = std::move(run.protocol);
+      row.channels = run.channels;
       row.time = comm.isolated_time(flags.op, b);
       if (row.time > Duration::zero()) {
         row.algbw_bytes_per_s = b / (static_cast<double>(row.time.ns()) * 1e-9);

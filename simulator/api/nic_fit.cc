@@ -11,7 +11,6 @@
 
 #include "common/error.h"
 #include "simulator/calibration/fit_error.h"
-#include "simulator/nccl/nccl_communicator.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/scenario/scenario_network.h"
 #include "simulator/scenario/scenario_platform.h"
@@ -94,12 +93,10 @@ class Search {
         if (c.fitted) sum += e * e;
         if (!keep) continue;
         p.predicted = t;
-        p.algorithm = to_string(comm.algorithm_for(c.op, p.bytes));
-        if (comm.nccl_runs(c.op)) {
-          const nccl::Choice& ch = comm.nccl_choice(c.op, p.bytes);
-          p.protocol = nccl::to_string(ch.proto);
-          p.channels = ch.channels;
-        }
+        auto run = comm.run_description(c.op, p.bytes);
+        p.algorithm = std::move(run.algorithm);
+        p.protocol = std::move(run.protocol);
+        p.channels = run.channels;
       }
     }
     return sum;

@@ -120,6 +120,17 @@ const nccl::Choice& CommModel::nccl_choice(CollectiveOp op, double bytes) const 
   return nccl_choices_.emplace(key, c).first->second;
 }
 
+CommModel::RunDescription CommModel::run_description(CollectiveOp op, double bytes) const {
+  RunDescription d;
+  d.algorithm = to_string(algorithm_for(op, bytes));
+  if (nccl_runs(op)) {
+    const nccl::Choice& c = nccl_choice(op, bytes);
+    d.protocol = nccl::to_string(c.proto);
+    d.channels = c.channels;
+  }
+  return d;
+}
+
 const CalibrationBand* CommModel::band_for(CollectiveOp op, double bytes) const {
   if (!settings_.calibration) return nullptr;
   const CalibratedCollective* c = settings_.calibration->find(op, shape_.ranks);

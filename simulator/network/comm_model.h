@@ -71,6 +71,14 @@ class CommModel {
   [[nodiscard]] bool nccl_runs(CollectiveOp op) const;
   // NCCL's choice for `op` on `bytes` (nccl_runs(op) must hold).
   [[nodiscard]] const nccl::Choice& nccl_choice(CollectiveOp op, double bytes) const;
+  // How `op` on `bytes` runs, as the tables print it: its algorithm, and
+  // NCCL's protocol and channels (empty and 0 where NCCL does not run it).
+  struct RunDescription {
+    std::string algorithm;
+    std::string protocol;
+    int channels = 0;
+  };
+  [[nodiscard]] RunDescription run_description(CollectiveOp op, double bytes) const;
   [[nodiscard]] const nccl::Communicator* communicator() const { return nccl_.get(); }
   // What `times` collectives of `bytes` put on every link (bytes, into
   // `into`, one entry per link): the analytical model's link traffic.

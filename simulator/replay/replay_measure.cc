@@ -120,12 +120,10 @@ std::map<double, double> measure_collectives(const Build& build, const std::vect
     rec.group = task.group;
     rec.bytes = u.bytes;
     if (task.duration_modelled && bytes > 0 && out.workers > 1) {
-      rec.algorithm = to_string(build.comm.algorithm_for(CollectiveOp::kAllReduce, bytes));
-      if (build.comm.nccl_runs(CollectiveOp::kAllReduce)) {
-        const nccl::Choice& choice = build.comm.nccl_choice(CollectiveOp::kAllReduce, bytes);
-        rec.protocol = nccl::to_string(choice.proto);
-        rec.channels = choice.channels;
-      }
+      auto how = build.comm.run_description(CollectiveOp::kAllReduce, bytes);
+      rec.algorithm = std::move(how.algorithm);
+      rec.protocol = std::move(how.protocol);
+      rec.channels = how.channels;
     } else {
       rec.algorithm = task.duration_modelled ? "none" : "measured";
     }
