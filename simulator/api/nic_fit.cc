@@ -75,14 +75,19 @@ class Search {
   double error(double bandwidth, double latency, bool keep = false) {
     ++evaluations_;
     double sum = 0;
+    std::map<std::int64_t, CommModel> models;  // one a node count: its curves share it
     for (NicFitCurve& c : curves_) {
       if (!c.fitted && !keep) continue;
-      Scenario s = base_;
-      s.nodes = c.nodes;
-      const auto nic = static_cast<std::size_t>(LinkKind::kNic);
-      s.perturb.bandwidth_factors[nic] = bandwidth;
-      s.perturb.latency_factors[nic] = latency;
-      const CommModel comm = scenario_comm_model(s);
+      auto it = models.find(c.nodes);
+      if (it == models.end()) {
+        Scenario s = base_;
+        s.nodes = c.nodes;
+        const auto nic = static_cast<std::size_t>(LinkKind::kNic);
+        s.perturb.bandwidth_factors[nic] = bandwidth;
+        s.perturb.latency_factors[nic] = latency;
+        it = models.emplace(c.nodes, scenario_comm_model(s)).first;
+      }
+      const CommModel& comm = it->second;
       std::vector<double> sizes;
       for (const auto& p : c.points) sizes.push_back(p.bytes);
       comm.prepare_isolated(c.op, sizes, CommModel::isolated_threads());
