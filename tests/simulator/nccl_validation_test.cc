@@ -290,33 +290,31 @@ TEST(NcclValidation, NicFittedOnTwoNodesPredictsMore) {
     }
     return out;
   };
-  const auto& all = cases();
-  {
-    const NicFitResult r = fit_nic(scenario({"platform.preset=hgx_h100"}), measurements(all[2], 16),
-                                   [&] {
-                                     auto m4 = measurements(all[4], 32);
-                                     const auto m8 = measurements(all[5], 64);
-                                     m4.insert(m4.end(), m8.begin(), m8.end());
-                                     return m4;
-                                   }());
-    std::printf("\nA2 fitted on 2 nodes: NIC x %.3f, latency x %.2f\n", r.bandwidth_factor, r.latency_factor);
+  // Fits `fitted` and predicts `predicted`, and prints what it found.
+  const auto fit = [](const char* name, const std::vector<Measurement>& fitted,
+                      const std::vector<Measurement>& predicted) {
+    const NicFitResult r = fit_nic(scenario({"platform.preset=hgx_h100"}), fitted, predicted);
+    std::printf("\n%s fitted on 2 nodes: NIC x %.3f, latency x %.2f\n", name, r.bandwidth_factor,
+                r.latency_factor);
     for (const auto& c : r.curves) {
       std::printf("  %s %lld nodes: median %.1f%%, worst %.1f%%\n", c.fitted ? "fitted   " : "predicted",
                   static_cast<long long>(c.nodes), 100 * c.median_error, 100 * c.max_error);
     }
+    return r;
+  };
+  const auto& all = cases();
+  {
+    auto predicted = measurements(all[4], 32);
+    const auto eight = measurements(all[5], 64);
+    predicted.insert(predicted.end(), eight.begin(), eight.end());
+    const NicFitResult r = fit("A2", measurements(all[2], 16), predicted);
     ASSERT_EQ(r.curves.size(), 3u);
     EXPECT_LE(r.curves[0].median_error, 0.05);
     EXPECT_LE(r.curves[1].median_error, 0.18);  // 4 nodes
     EXPECT_LE(r.curves[2].median_error, 0.16);  // 8 nodes
   }
   {
-    const NicFitResult r =
-        fit_nic(scenario({"platform.preset=hgx_h100"}), measurements(all[0], 16), measurements(all[1], 32));
-    std::printf("A1 fitted on 2 nodes: NIC x %.3f, latency x %.2f\n", r.bandwidth_factor, r.latency_factor);
-    for (const auto& c : r.curves) {
-      std::printf("  %s %lld nodes: median %.1f%%, worst %.1f%%\n", c.fitted ? "fitted   " : "predicted",
-                  static_cast<long long>(c.nodes), 100 * c.median_error, 100 * c.max_error);
-    }
+    const NicFitResult r = fit("A1", measurements(all[0], 16), measurements(all[1], 32));
     ASSERT_EQ(r.curves.size(), 2u);
     EXPECT_LE(r.curves[1].median_error, 0.10);
   }
