@@ -208,6 +208,54 @@ group_models_traced() {
   done
 }
 
+# Checklist item 1: the same training on every GPU kind, for the GPU
+# what-if (predict one GPU from a capture on another). Untraced timings of
+# ResNet-50 fp32 and AMP and BERT-base in two interleaved rounds (their
+# spread is the noise floor), then one capture of each with marks (5
+# iterations after 10 warm-up ones).
+whatif_cfgs=("resnet50 64 fp32" "resnet50 64 amp" "bert 32 fp32")
+whatif_flags() { [ "$1" = amp ] && echo --amp; }
+group_whatif() {
+  local n cfg m b p
+  for n in 1 2; do
+    for cfg in "${whatif_cfgs[@]}"; do
+      read -r m b p <<<"$cfg"
+      left || return 0
+      step "whatif_plain_${m}_${p}_$n" 120 "$py" "$train" --model "$m" --batch "$b" $(whatif_flags "$p") \
+        --ddp --warmup 15 --iterations 20 --reps 3 --out "$out/whatif_plain_${m}_${p}_$n.json"
+    done
+  done
+  for cfg in "${whatif_cfgs[@]}"; do
+    read -r m b p <<<"$cfg"
+    left || return 0
+    step "whatif_cap_${m}_$p" 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 10:15 \
+      -o "$out/whatif_cap_${m}_$p" -- "$py" "$train" --model "$m" --batch "$b" $(whatif_flags "$p") \
+      --ddp --marks --warmup 10 --iterations 20 --reps 1 --out "$out/whatif_cap_${m}_$p.json"
+  done
+}
+
+# Checklist item 2: FSDP2 on one GPU, BERT-base's 12 layers each a
+# fully_shard unit: untraced, under ssgd trace with marks, and under
+# torch.profiler.
+group_fsdp() {
+  left || return 0
+  step fsdp_plain 120 "$py" "$train" --model bert --batch 32 --fsdp --warmup 10 --iterations 20 \
+    --reps 1 --out "$out/fsdp_plain.json"
+  left || return 0
+  step fsdp_cap 120 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 10:15 -o "$out/fsdp_cap" -- \
+    "$py" "$train" --model bert --batch 32 --fsdp --marks --warmup 10 --iterations 20 --reps 1 \
+    --out "$out/fsdp_cap.json"
+  left || return 0
+  step fsdp_kineto 120 "$py" "$train" --model bert --batch 32 --fsdp --marks --warmup 10 --iterations 20 \
+    --reps 1 --profile "$out/fsdp_kineto.json" --out "$out/fsdp_kineto_result.json"
+  gzip -f "$out/fsdp_kineto.json" 2>/dev/null
+}
+
+# Checklist item 3: is Nsight Systems there?
+group_nsys() {
+  step nsys 30 bash -c 'which nsys; nsys --version; ls -d /usr/local/cuda*/nsight* /opt/nvidia/nsight-systems* /usr/local/cuda*/bin/nsys 2>&1'
+}
+
 for g in "${groups[@]}"; do
   if ! declare -F "group_$g" >/dev/null; then
     log "unknown group '$g'"

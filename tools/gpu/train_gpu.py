@@ -15,6 +15,11 @@ block's median.
 
 --ddp: DistributedDataParallel over a one-rank NCCL process group (one GPU
 allows no more ranks), so the gradient all-reduces are NCCL collectives.
+--fsdp: FSDP2 (`fully_shard`, PyTorch 2.6 or later) over the same one-rank
+group instead: each transformer layer (bert) or residual stage (resnet50,
+vgg16's feature block) is a unit, then the whole model; parameters are
+all-gathered before each unit's forward and backward and gradients
+reduce-scattered, with world size 1 as with more.
 --marks: tracer/python/ssgd_marks.py on the model (NVTX ranges under
 `ssgd trace --nvtx`, record_function ranges otherwise); with
 SSGD_TRACER_ITERATIONS=A:B only iterations A <= N < B (counted from the
@@ -43,6 +48,7 @@ def parse_args(argv):
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--amp", action="store_true", help="float16 autocast with a GradScaler")
     p.add_argument("--ddp", action="store_true")
+    p.add_argument("--fsdp", action="store_true", help="FSDP2 fully_shard instead of DDP")
     p.add_argument("--marks", action="store_true")
     p.add_argument("--profile", default="")
     p.add_argument("--profile-iterations", type=int, default=5)
@@ -55,6 +61,8 @@ def parse_args(argv):
     a = p.parse_args(argv)
     if a.batch < 1 or a.iterations < 1 or a.reps < 1 or a.warmup < 0 or a.profile_iterations < 1:
         p.error("--batch, --iterations, --reps, --profile-iterations >= 1; --warmup >= 0")
+    if a.ddp and a.fsdp:
+        p.error("--ddp and --fsdp exclude each other")
     if a.profile and a.profile_iterations > a.iterations * a.reps:
         p.error("--profile-iterations must not exceed --iterations x --reps")
     return a
@@ -87,6 +95,15 @@ def build(torch, name, batch, device):
     return model.to(device), x, y
 
 
+def fsdp_units(model, name):
+    """The modules that become FSDP units before the root."""
+    if name == "bert":
+        return list(model.encoder.layers)
+    if name == "resnet50":
+        return [model.layer1, model.layer2, model.layer3, model.layer4]
+    return [model.features, model.classifier]
+
+
 def main(argv):
     a = parse_args(argv)
     import torch
@@ -96,9 +113,8 @@ def main(argv):
     cuda = a.device.startswith("cuda")
     model, x, y = build(torch, a.model, a.batch, a.device)
     net = model
-    if a.ddp:
+    if a.ddp or a.fsdp:
         import torch.distributed as dist
-        from torch.nn.parallel import DistributedDataParallel as DDP
         port = a.port
         if port == 0:
             import socket
@@ -107,7 +123,17 @@ def main(argv):
                 port = s.getsockname()[1]
         dist.init_process_group("nccl" if cuda else "gloo", init_method=f"tcp://127.0.0.1:{port}",
                                 rank=0, world_size=1)
-        net = DDP(model, device_ids=[0] if cuda else None, broadcast_buffers=False)
+        if cuda:
+            torch.cuda.set_device(0)
+        if a.ddp:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            net = DDP(model, device_ids=[0] if cuda else None, broadcast_buffers=False)
+        else:
+            from torch.distributed.fsdp import fully_shard
+            for unit in fsdp_units(model, a.model):
+                fully_shard(unit)
+            fully_shard(model)
+            net = model
     optimizer = torch.optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     scaler = torch.amp.GradScaler("cuda") if a.amp else None
@@ -161,7 +187,7 @@ def main(argv):
 
     blocks = [times[r * a.iterations:(r + 1) * a.iterations] for r in range(a.reps)]
     result = {
-        "model": a.model, "batch": a.batch, "amp": a.amp, "ddp": a.ddp, "marks": a.marks,
+        "model": a.model, "batch": a.batch, "amp": a.amp, "ddp": a.ddp, "fsdp": a.fsdp, "marks": a.marks,
         "profiled_iterations": a.profile_iterations if a.profile else 0,
         "warmup": a.warmup, "first_timed_iteration": a.warmup,
         "iteration_ns": times,
@@ -179,10 +205,10 @@ def main(argv):
     with open(tmp, "w") as f:
         json.dump(result, f, indent=1)
     os.replace(tmp, a.out)
-    print(f"{a.model} batch {a.batch} amp={a.amp} ddp={a.ddp} marks={a.marks}: median "
+    print(f"{a.model} batch {a.batch} amp={a.amp} ddp={a.ddp} fsdp={a.fsdp} marks={a.marks}: median "
           f"{result['median_ns'] / 1e6:.3f} ms, blocks "
           + ", ".join(f"{m / 1e6:.3f}" for m in result["block_median_ns"]), flush=True)
-    if a.ddp:
+    if a.ddp or a.fsdp:
         import torch.distributed as dist
         dist.destroy_process_group()
 
