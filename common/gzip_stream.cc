@@ -119,7 +119,18 @@ std::size_t GzipReader::read(char* out, std::size_t size) {
     }
     if (member_done_ && z.avail_in == 0 && input_done_) break;
   }
-  return wanted - z.avail_out;
+  const std::size_t got = wanted - z.avail_out;
+  bytes_out_ += got;
+  if (bytes_out_ > kGzipFreeBytes && bytes_out_ / kGzipMaxExpansion > file_bytes_read_) {
+    throw InputError(
+        {path_.string(), std::nullopt, std::nullopt, ""},
+        "the gzip stream expands more than " + std::to_string(kGzipMaxExpansion) +
+            " times (" + std::to_string(bytes_out_) + " bytes from the first " +
+            std::to_string(file_bytes_read_) +
+            " of the file): refused as a decompression bomb; if it is a real input, "
+            "decompress it (gunzip) and give the plain file");
+  }
+  return got;
 }
 
 bool has_gzip_extension(const std::filesystem::path& path) { return path.extension() == ".gz"; }

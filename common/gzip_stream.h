@@ -8,6 +8,13 @@
 // of any size is read in constant memory. A damaged or truncated gzip stream
 // throws ssgd::InputError naming the file and the compressed byte offset.
 //
+// Decompression is bounded: past kGzipFreeBytes of output, a stream that
+// has given more than kGzipMaxExpansion bytes for each byte of the file read
+// so far is refused (InputError naming the file, both counts and the limit).
+// Real traces compress 5 to 50 times; a "gzip bomb" (deflate can expand up
+// to 1032 times: 49 KB of gzip makes 50 MB of zeros) would otherwise cost a
+// reader that keeps what it reads about 1000 times its memory per byte.
+//
 // GzipWriter compresses to an std::ostream (an AtomicFile's stream, so a
 // failed run leaves no half-written output); finish() writes the trailer.
 
@@ -22,6 +29,9 @@
 #include <vector>
 
 namespace ssgd {
+
+inline constexpr std::uint64_t kGzipFreeBytes = std::uint64_t{16} << 20;
+inline constexpr std::uint64_t kGzipMaxExpansion = 256;
 
 class GzipReader {
  public:
@@ -53,6 +63,7 @@ class GzipReader {
   bool member_done_ = false;
   std::uint64_t file_bytes_read_ = 0;
   std::uint64_t file_size_ = 0;
+  std::uint64_t bytes_out_ = 0;  // uncompressed bytes handed out
   std::size_t plain_pos_ = 0;    // plain input: next unread byte of in_buffer_
   std::size_t plain_size_ = 0;   // plain input: bytes held in in_buffer_
 };

@@ -113,9 +113,10 @@ TEST_F(ChakraEtFile, GzipIsRecognisedByContent) {
 }
 
 TEST_F(ChakraEtFile, UnpackedDependenciesAndUnknownFieldsAreRead) {
-  // deps written one varint each (proto2 style), then field 99, unknown.
+  // A COMP_NODE whose deps are written one varint each (proto2 style), then
+  // field 99, unknown.
   const std::string node =
-      bytes({0x08, 0x07, 0x20, 0x03, 0x20, 0x04, 0x28, 0x05, 0x98, 0x06, 0x01});
+      bytes({0x08, 0x07, 0x18, 0x04, 0x20, 0x03, 0x20, 0x04, 0x28, 0x05, 0x98, 0x06, 0x01});
   write_file_bytes(dir_ / "u.0.et", bytes({0x00, static_cast<int>(node.size())}) + node);
   DecodeCounts counts;
   const auto et = read_execution_trace(dir_ / "u.0.et", &counts);

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/logging.h"
 #include "common/version.h"
+#include "common/work_context.h"
 #include "simulator/engine/deadlock_error.h"
 #include "tools/ssgd/commands.h"
 
@@ -52,9 +53,12 @@ int main(int argc, char** argv) {
     std::cerr << "ssgd: error: " << e.what() << "\n";
     return kExitDeadlock;
   } catch (const std::bad_alloc&) {
-    // Replays say what they were building (simulator/replay/replay.h); this
-    // is what is left.
-    std::cerr << "ssgd: error: out of memory; see docs/performance.md for what a run needs\n";
+    // Replays say what they were building (simulator/replay/replay.h); for
+    // the rest, the input and the stage come from the work context a reader
+    // or a command had open when memory ran out (common/work_context.h).
+    const std::string during = ssgd::work_context_at_failure();
+    std::cerr << "ssgd: error: out of memory" << (during.empty() ? "" : " while ") << during
+              << "; see docs/performance.md for what a run needs\n";
     return kExitFailure;
   } catch (const std::invalid_argument& e) {
     std::cerr << "ssgd: error: " << e.what() << "\n";

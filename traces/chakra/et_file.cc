@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -13,7 +16,38 @@
 
 namespace ssgd::chakra {
 
-EtFileReader::EtFileReader(const std::filesystem::path& path) : file_(path.string()) {
+namespace {
+
+// What a node or the GlobalMetadata may not repeat: an attribute without a
+// name (nothing can ask for it), or a name given twice (the tools that read
+// attributes keep one per name). Returns the field and the reason, or
+// nothing.
+std::optional<std::pair<std::string, std::string>> attribute_problem(
+    std::string_view message, const std::vector<Attribute>& attrs) {
+  std::vector<std::pair<std::string_view, std::size_t>> names;
+  names.reserve(attrs.size());
+  for (std::size_t i = 0; i < attrs.size(); ++i) {
+    if (attrs[i].name.empty()) {
+      return std::pair{fmt::format("{}.attr[{}].name", message, i),
+                       std::string("an attribute without a name")};
+    }
+    names.emplace_back(attrs[i].name, i);
+  }
+  std::sort(names.begin(), names.end());
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    if (names[i].first == names[i - 1].first) {
+      return std::pair{fmt::format("{}.attr[{}].name", message, names[i].second),
+                       fmt::format("attribute '{}' is given again: attr[{}] has it",
+                                   bounded(names[i].first), names[i - 1].second)};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+EtFileReader::EtFileReader(const std::filesystem::path& path)
+    : file_(path.string()), context_("reading", file_, "Chakra ET") {
   require_regular_file(path, "");
   in_ = std::make_unique<GzipReader>(path);
   if (!next_record()) {
@@ -25,6 +59,9 @@ EtFileReader::EtFileReader(const std::filesystem::path& path) : file_(path.strin
   } catch (const MessageError& e) {
     fail(e.field(), fmt::format("{} (byte {} of the record); is this a Chakra ET file?", e.reason(),
                                 e.offset()));
+  }
+  if (auto problem = attribute_problem("GlobalMetadata", metadata_.attrs)) {
+    fail(problem->first, problem->second);
   }
 }
 
@@ -61,6 +98,7 @@ bool EtFileReader::next_record() {
   const bool have = fill(10);
   if (buffer_.size() == pos_) return false;
   ++record_index_;
+  context_.set_position(record_index_);
   // The length prefix: a varint of at most 10 bytes.
   WireReader prefix(
       std::string_view(buffer_).substr(pos_, std::min<std::size_t>(10, buffer_.size() - pos_)));
@@ -100,8 +138,24 @@ bool EtFileReader::next(Node& node) {
   } catch (const MessageError& e) {
     fail(e.field(), fmt::format("{} (byte {} of the record)", e.reason(), e.offset()));
   }
+  check_node(node);
   ++nodes_;
   return true;
+}
+
+void EtFileReader::check_node(const Node& node) {
+  // Refused here, record by record, so that a file of empty or repeated
+  // records (a run of zero bytes is a run of empty nodes, all id 0) stops at
+  // its first bad record instead of being held whole first.
+  if (node.name.empty() && node.type == static_cast<std::int32_t>(NodeType::kInvalid)) {
+    fail("Node", fmt::format("node {} has no name and no type (INVALID_NODE){}: an empty node; a "
+                             "Chakra node says what it is",
+                             node.id, record_.empty() ? ", the record is empty (0 bytes)" : ""));
+  }
+  if (const auto [it, inserted] = ids_.try_emplace(node.id, record_index_); !inserted) {
+    fail("Node.id", fmt::format("node id {} is used again: record {}", node.id, it->second));
+  }
+  if (auto problem = attribute_problem("Node", node.attrs)) fail(problem->first, problem->second);
 }
 
 ExecutionTrace read_execution_trace(const std::filesystem::path& path, DecodeCounts* counts) {
