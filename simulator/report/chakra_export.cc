@@ -1,5 +1,7 @@
 #include "simulator/report/chakra_export.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_set>
@@ -7,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/output_target.h"
 #include "traces/chakra/chakra_et.h"
 #include "traces/chakra/et_file.h"
 
@@ -74,8 +77,33 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
     }
   }
   summary.collectives = static_cast<std::int64_t>(shared.size());
-  std::vector<std::filesystem::path> written;
+  // Every file is written into a staging folder inside `dir` and moved into
+  // `dir` only once all are: a failure (a full disk, running out of memory
+  // while building a rank's file) leaves nothing new in `dir` and changes
+  // none of its files.
+  namespace fs = std::filesystem;
+  const fs::path staging = dir / fmt::format(".ssgd-export.tmp.{}", ::getpid());
+  std::error_code ec;
+  fs::remove_all(staging, ec);  // a killed run's of the same process id
+  fs::create_directory(staging);
+  std::vector<std::string> names;
+  std::vector<fs::path> moved;
   try {
+    // Where each file goes: a regular file (or a link's file) is replaced;
+    // anything else (a FIFO, a device, a folder) is refused before any is written.
+    std::vector<fs::path> destinations;
+    for (std::int64_t r = 0; r < ranks; ++r) {
+      const fs::path path = dir / chakra::file_name(options.prefix, r, options.gzip);
+      const OutputTarget target = output_target(path);
+      if (target.kind != OutputKind::kFile) {
+        throw InputError({path.string(), std::nullopt, std::nullopt, "-o"},
+                         target.kind == OutputKind::kStream
+                             ? "is " + target.what + ", not a regular file: a rank's file is "
+                               "written whole and renamed into place"
+                             : target.what + ", not a regular file");
+      }
+      destinations.push_back(target.path);
+    }
     for (std::int64_t r = 0; r < ranks; ++r) {
       chakra::ExecutionTrace et;
       et.metadata.version = "0.0.4";
@@ -130,15 +158,20 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
         et.nodes.push_back(std::move(n));
       }
       summary.nodes += static_cast<std::int64_t>(et.nodes.size());
-      const auto path = dir / chakra::file_name(options.prefix, r, options.gzip);
-      chakra::write_execution_trace(path, et);
-      written.push_back(path);
+      names.push_back(chakra::file_name(options.prefix, r, options.gzip));
+      chakra::write_execution_trace(staging / names.back(), et);
+    }
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      fs::rename(staging / names[k], destinations[k]);
+      moved.push_back(destinations[k]);
     }
   } catch (...) {
-    std::error_code ec;
-    for (const auto& p : written) std::filesystem::remove(p, ec);
+    // A rename that fails (it does not, within one folder) takes back those before it.
+    for (const auto& p : moved) fs::remove(p, ec);
+    fs::remove_all(staging, ec);
     throw;
   }
+  fs::remove_all(staging, ec);
   return summary;
 }
 

@@ -14,8 +14,10 @@
 //     to whole microseconds; ssgd_start_ns and ssgd_duration_ns keep them to
 //     the nanosecond, and ssgd_task_kind, ssgd_iteration and ssgd_layer the
 //     task, for `ssgd import chakra`.
-// Files are written under temporary names and renamed; a failure removes
-// those already renamed. Files of this prefix for ranks the export does not
+// Files are written into a staging folder inside the folder
+// (.ssgd-export.tmp.<pid>) and moved into it only once every rank's is
+// complete, so a failure (a full disk, out of memory) leaves nothing new and
+// changes no file there. Files of this prefix for ranks the export does not
 // have are refused, so an import of the folder never mixes two exports.
 
 #include <cstdint>

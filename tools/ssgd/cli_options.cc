@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "common/input_file.h"
+#include "common/output_target.h"
 #include "simulator/api/request_error.h"
 #include "simulator/api/simulation.h"
 
@@ -84,8 +85,19 @@ void check_outputs(std::initializer_list<const OutputFile*> outputs,
       throw flag_path_error(out->flag, out->path,
                             "cannot write here: folder '" + parent.string() + "' does not exist");
     }
-    if (fs::is_directory(p, ec)) {
-      throw flag_path_error(out->flag, out->path, "cannot write here: is a folder");
+    // A FIFO or a character device is written through, never replaced; a
+    // folder, a block device or a socket is refused (common/output_target.h).
+    const OutputTarget target = output_target(p);
+    if (target.kind == OutputKind::kRefused) {
+      throw flag_path_error(out->flag, out->path, "cannot write here: " + target.what);
+    }
+    // A link: the file it leads to is the one written.
+    const fs::path end_folder =
+        target.path.parent_path().empty() ? fs::path(".") : target.path.parent_path();
+    if (target.kind == OutputKind::kFile && !fs::is_directory(end_folder, ec)) {
+      throw flag_path_error(out->flag, out->path,
+                            "cannot write here: it is a link to '" + target.path.string() +
+                                "', whose folder does not exist");
     }
   }
   // No two outputs may be the same file.
@@ -112,7 +124,7 @@ void check_outputs(std::initializer_list<const OutputFile*> outputs,
   }
 }
 
-OutputError output_error(const OutputFile& out, const std::exception& e) {
+OutputError output_error(const OutputFile& out, const std::exception& e, std::string_view left) {
   // The stream's own message rarely says why; errno still holds the cause of
   // the failed write when it is one of these.
   const int err = errno;
@@ -123,11 +135,29 @@ OutputError output_error(const OutputFile& out, const std::exception& e) {
   if (known && what.size() > reason.size() && what.ends_with(reason)) {
     what.resize(what.size() - reason.size());
   }
-  return OutputError(
-      known ? fmt::format("{}: field '{}': cannot write: {} ({}); nothing was written", out.path,
-                          out.flag, std::strerror(err), what)
-            : fmt::format("{}: field '{}': cannot write: {}; nothing was written", out.path,
-                          out.flag, e.what()));
+  // A FIFO or a device is written through: what came before the failure
+  // reached it, and cannot be taken back.
+  const OutputTarget target = output_target(out.path);
+  const std::string after =
+      !left.empty() ? fmt::format("; {}", left)
+      : target.kind == OutputKind::kStream
+          ? fmt::format("; it is {}, written through: what came before the failure reached it",
+                        target.what)
+          : std::string("; nothing was written");
+  return OutputError(known ? fmt::format("{}: field '{}': cannot write: {} ({}){}", out.path,
+                                         out.flag, std::strerror(err), what, after)
+                           : fmt::format("{}: field '{}': cannot write: {}{}", out.path, out.flag,
+                                         e.what(), after));
+}
+
+void require_regular_output(const OutputFile& out, std::string_view why) {
+  if (!out.given()) return;
+  const OutputTarget target = output_target(out.path);
+  if (target.kind == OutputKind::kStream) {
+    throw flag_path_error(out.flag, out.path,
+                          fmt::format("cannot write here: is {}, and {}: give a regular file",
+                                      target.what, why));
+  }
 }
 
 std::string json_report_text(const nlohmann::json& report) {

@@ -80,16 +80,32 @@ CLI::Option* add_output_option(CLI::App& cmd, OutputFile& out, const std::string
                                const std::vector<std::string>& deprecated = {});
 
 // Checks every given output before a command does any work: its folder must
-// exist, it must not be a folder, no two may be the same file, and none may
-// be one of the command's `inputs` (which it would overwrite). Throws
-// flag_path_error naming the flag.
+// exist, it must be a regular file, a name not taken yet, a FIFO or a
+// character device (or a link to one of those; /dev/stdout), not a folder, a
+// block device or a socket; no two may be the same file, and none may be one
+// of the command's `inputs` (which it would overwrite). Throws
+// flag_path_error naming the flag (exit 2): "out: field '--report': cannot
+// write here: is a folder".
+//
+// A FIFO or a character device is written through, streamed into and never
+// renamed over (`ssgd report r.json -o /dev/stdout | less`, a FIFO another
+// program reads); a regular file is written under a temporary name and
+// renamed into place once complete; a link to a file keeps being a link to
+// the replaced file. AtomicFile (common/atomic_file.h) holds the same rules
+// when it opens and renames, in case the path changed since this check.
 void check_outputs(std::initializer_list<const OutputFile*> outputs,
                    const std::vector<std::string>& inputs = {});
 
+// Refuses an output that would be written through (a FIFO, a device,
+// /dev/stdout) where the command needs a file it can read back or append
+// to; `why` says so ("the results file is read back to resume"). Exit 2.
+void require_regular_output(const OutputFile& out, std::string_view why);
+
 // A failure to write an output once the work is done: "out.json: field
-// '--report': cannot write: File too large". Exit status 1 (an I/O failure,
-// not bad input); the output's temporary file is removed, so nothing is
-// left behind.
+// '--report': cannot write: File too large (...); nothing was written".
+// Exit status 1 (an I/O failure, not bad input); the output's temporary file
+// is removed, so nothing is left behind. An output written through (a FIFO,
+// a device) says instead that what came before the failure reached it.
 class OutputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -100,7 +116,9 @@ class OutputError : public std::runtime_error {
 // an OutputError naming out's path and flag.
 template <class Write>
 void write_output(const OutputFile& out, Write&& write);
-[[nodiscard]] OutputError output_error(const OutputFile& out, const std::exception& e);
+// `left` says what the failure left when it is not "nothing was written".
+[[nodiscard]] OutputError output_error(const OutputFile& out, const std::exception& e,
+                                       std::string_view left = {});
 
 template <class Write>
 void write_output(const OutputFile& out, Write&& write) {

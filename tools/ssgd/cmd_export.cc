@@ -106,16 +106,23 @@ void add_export_command(CLI::App& app) {
     options.progress = true;
     options.allow_large = a.allow_large;
     const sim::ReplayResult result = sim::replay(input.profile, scenario, options);
-    std::filesystem::create_directory(dir, ec);
+    // A folder this run makes is removed again when the export fails (a full
+    // disk, out of memory): a failed export leaves nothing new behind.
+    const bool made = std::filesystem::create_directory(dir, ec);
     if (ec) throw flag_path_error("-o", a.dir, "cannot be made: " + ec.message());
     sim::ChakraExportSummary summary;
     OutputFile out;
     out.path = a.dir;
     out.flag = "-o";
-    write_output(out, [&] {
-      summary = sim::export_chakra(*result.graph, *result.schedule, result.workers, dir,
-                                   {a.prefix, a.gzip});
-    });
+    try {
+      write_output(out, [&] {
+        summary = sim::export_chakra(*result.graph, *result.schedule, result.workers, dir,
+                                     {a.prefix, a.gzip});
+      });
+    } catch (...) {
+      if (made) std::filesystem::remove(dir, ec);  // empty again: export_chakra took back its files
+      throw;
+    }
     std::cout << fmt::format(
         "{} -> {}/{}.{{0..{}}}.et{}\n  {} ranks, {} iterations: {} nodes ({} per rank on average), "
         "{} collectives, {} data and {} control dependencies\n  iteration time as simulated: {} "

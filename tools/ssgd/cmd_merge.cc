@@ -6,11 +6,37 @@
 #include <string>
 #include <vector>
 
+#include "common/output_target.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "traces/merge/trace_merge.h"
 
 namespace ssgd::tools {
+
+namespace {
+
+// An output in the folder being merged whose name has a rank file's shape
+// (rank-*.ssgdt) would be taken as one of the ranks by the next merge of that
+// folder. Any other name there is never read by merge, so the capture's own
+// folder stays a fine place for the merged trace (DIR/merged.ssgdt).
+void refuse_output_as_rank_file(const OutputFile& out, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path folder = fs::weakly_canonical(fs::absolute(dir), ec);
+  // The name as given and, for a link, the file it leads to.
+  for (const fs::path& p : {fs::path(out.path), output_target(out.path).path}) {
+    if (p.empty()) continue;
+    const std::string name = p.filename().string();
+    if (!name.starts_with("rank-") || !name.ends_with(".ssgdt")) continue;
+    if (fs::weakly_canonical(fs::absolute(p).parent_path(), ec) != folder) continue;
+    throw flag_path_error(out.flag, out.path,
+                          "cannot write here: it is a rank file's name in the folder being "
+                          "merged ('" + dir + "'), which the next merge of it would take as a "
+                          "rank; write the merged trace under another name or elsewhere");
+  }
+}
+
+}  // namespace
 
 void add_merge_command(CLI::App& app) {
   struct Options {
@@ -45,6 +71,7 @@ void add_merge_command(CLI::App& app) {
         rank_files.push_back(entry.path().string());
       }
     }
+    refuse_output_as_rank_file(options->output, options->dir);
     check_outputs({&options->output}, rank_files);
     check_inputs(rank_files, "DIR");
     trace::MergeOptions merge;

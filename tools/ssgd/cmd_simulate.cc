@@ -15,6 +15,7 @@
 #include "common/chrome_trace_writer.h"
 #include "common/error.h"
 #include "common/logging.h"
+#include "common/output_target.h"
 #include "simulator/api/simulation.h"
 #include "simulator/replay/replay.h"
 #include "simulator/report/simulated_trace.h"
@@ -89,9 +90,17 @@ void write_report_and_timeline(const SimulateArgs& a, const std::function<nlohma
   }
 }
 
+// Only a regular file is removed (the file a link leads to, not the link):
+// an output written through (a FIFO, /dev/null, /dev/stdout) was never
+// made by this run and is never removed.
 void remove_all(const std::vector<std::string>& paths) {
   std::error_code ec;
-  for (const std::string& path : paths) std::filesystem::remove(path, ec);
+  for (const std::string& path : paths) {
+    const OutputTarget target = output_target(path);
+    if (target.kind == OutputKind::kFile && std::filesystem::is_regular_file(target.path, ec)) {
+      std::filesystem::remove(target.path, ec);
+    }
+  }
 }
 
 // What was written, on stderr.

@@ -1,13 +1,18 @@
 // ssgd sweep GRID.yaml -o OUT.jsonl [--csv OUT.csv] [--restart] [--allow-large]
 //                      [--allow-truncated] [-q]
 // and, to share the points among ranks: mpirun -np N ssgd sweep ...
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -50,9 +55,12 @@ Prepared prepare(const SweepArgs& a, bool lead) {
   sim::SweepGrid grid = sim::read_sweep_grid(a.grid);
   std::vector<std::string> inputs{a.grid, grid.input.string()};
   if (grid.scenario) inputs.push_back(grid.scenario->string());
-  if (lead) check_outputs({&a.output, &a.csv}, inputs);
-  check_input(grid.input.string(), "input");
-  if (grid.scenario) check_input(grid.scenario->string(), "scenario");
+  if (lead) {
+    check_outputs({&a.output, &a.csv}, inputs);
+    require_regular_output(a.output,
+                           "the results file is read back to resume a sweep and appended to");
+  }
+  sim::check_grid_files(grid);  // a missing input or scenario named at its line in the grid
   sim::check_axis_values(grid);
   sim::SimulationInput input = sim::load_simulation_input(grid.input.string(), a.allow_truncated);
   if (lead) {
@@ -115,6 +123,61 @@ class Progress {
   bool quiet_;
   Clock::time_point start_;
   Clock::time_point last_;
+};
+
+// The results file, appended a point at a time so that an interrupted sweep
+// resumes from it. A write that fails (a full disk) is taken back: the file
+// is cut to the lines written whole before it, and the message says what it
+// holds, so that it is never torn.
+class ResultsAppender {
+ public:
+  ResultsAppender(const OutputFile& out, std::size_t points) : out_(out), points_(points) {
+    fd_ = ::open(out.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    struct stat st {};
+    if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
+      throw OutputError(fmt::format("{}: field '{}': cannot append to the results: {}", out.path,
+                                    out.flag, std::strerror(errno)));
+    }
+    size_ = st.st_size;
+  }
+  ~ResultsAppender() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ResultsAppender(const ResultsAppender&) = delete;
+  ResultsAppender& operator=(const ResultsAppender&) = delete;
+
+  void append(const std::string& record) {
+    const std::string line = record + "\n";
+    const char* at = line.data();
+    std::size_t left = line.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, at, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail(n < 0 ? errno : EIO);
+      at += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    size_ += static_cast<off_t>(line.size());
+    ++points_;
+  }
+
+ private:
+  [[noreturn]] void fail(int error) {
+    const bool cut = ::ftruncate(fd_, size_) == 0;
+    throw OutputError(fmt::format(
+        "{}: field '{}': cannot write: {}; {}", out_.path, out_.flag, std::strerror(error),
+        cut ? fmt::format("the results file holds the {} point(s) written whole before it: run "
+                          "the same command again to resume",
+                          points_)
+            : fmt::format("its last line is cut short (it cannot be cut back: {}): the next run "
+                          "drops that line and resumes",
+                          std::strerror(errno))));
+  }
+
+  const OutputFile& out_;
+  std::size_t points_;
+  int fd_ = -1;
+  off_t size_ = 0;
 };
 
 // The points to run: those with no figures in the results file yet (a point
@@ -198,19 +261,15 @@ void run_sweep(const SweepArgs& a) {
               p.grid.point_count(), p.grid.point_count() - static_cast<std::int64_t>(todo.size()),
               a.output.path, ranks.size());
   }
-  std::ofstream out;
-  if (lead) out.open(a.output.path, std::ios::binary | std::ios::app);
   Progress progress(p.grid.point_count(), static_cast<std::int64_t>(todo.size()), a.quiet);
   try {
+    std::optional<ResultsAppender> out;
+    if (lead) out.emplace(a.output, results.lines.size());
     ranks.share(
         todo, [&](std::int64_t i) { return run_point(p, a, i); },
         [&](std::int64_t i, const std::string& record) {
           // Appended as it comes, so an interrupted sweep resumes from here.
-          write_output(a.output, [&] {
-            out << record << '\n';
-            out.flush();
-            if (!out) throw std::runtime_error("cannot append to the results");
-          });
+          out->append(record);
           results.lines[i] = record;
           progress.point_done();
         });
@@ -219,11 +278,18 @@ void run_sweep(const SweepArgs& a) {
     ranks.abort(kExitFailure);
   }
   if (!lead) return;
-  out.close();
 
   // The results once more, in point order, whatever the ranks' order was.
-  write_output(a.output,
-               [&] { write_file_atomically(a.output.path, sim::sweep_jsonl(results)); });
+  // Failing, it leaves the file as appended: every point, whole.
+  try {
+    write_file_atomically(a.output.path, sim::sweep_jsonl(results));
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw output_error(a.output, e,
+                       "the results file holds every point as it was appended, in the order they "
+                       "finished: run the same command again to write them in point order");
+  }
   if (a.csv.given()) {
     write_output(a.csv,
                  [&] { write_file_atomically(a.csv.path, sim::sweep_csv(p.grid, results)); });
