@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "common/checked_math.h"
 #include "common/error.h"
 #include "dag/trace_walk.h"
+#include "traces/collective_names.h"
+#include "traces/collective_records.h"
 
 namespace ssgd::dag {
 namespace {
@@ -37,6 +41,20 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   std::int64_t samples = 0;  // rank-iterations accumulated
   std::int64_t max_iterations = 0;
   std::int64_t empty_iterations = 0;  // marked, but no kernel or collective launched in them
+  trace::MeasuredOnlyCollectives& measured_only = out.profile.measured_only;
+  // ssgd/grad_bytes marks give the gradients' sizes when the collectives lack theirs.
+  const bool sizes_marked = !walk.marked_grad_bytes().empty();
+  std::map<std::string, std::int64_t> other_kinds;  // kind label -> count
+  // A collective replayed at its measured time that grad_bytes cannot stand for.
+  const auto measured_only_collective = [&](const TaskWork& w, bool sized) {
+    if (measured_only.any()) return;
+    measured_only.first_record = w.record;
+    measured_only.first_field = sized ? "collective.op" : "collective.size_bytes";
+    measured_only.first_what =
+        sized ? fmt::format("the collective is a {}, which the replay does not model",
+                            trace::collective_op_label(w.op))
+              : fmt::format("the {} collective has no size", trace::collective_op_label(w.op));
+  };
   // Sums of the trace's durations and sizes over layers, ranks and
   // iterations: an overflow names the trace instead of wrapping.
   auto accumulate = [&](std::int64_t& total, std::int64_t value, const char* what) {
@@ -90,7 +108,21 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
             ++out.collectives;
             auto& a = acc[w.layer >= 0 ? static_cast<std::size_t>(w.layer) : 0];
             accumulate(a.comm_ns, w.duration_ns(), "collective time of a layer");
-            accumulate(a.bytes, w.bytes, "gradient bytes of a layer");
+            // Only a collective of the whole group on one buffer has bytes a
+            // gradient collective stands for; every other is replayed at
+            // its measured time alone.
+            const bool modelled_kind =
+                trace::is_group_buffer_collective(static_cast<trace::v1::Collective::Op>(w.op));
+            if (!modelled_kind) {
+              measured_only_collective(w, w.bytes > 0);
+              ++measured_only.other_kind;
+              ++other_kinds[trace::collective_op_label(w.op)];
+            } else if (w.bytes == 0 && !sizes_marked) {
+              measured_only_collective(w, false);
+              ++measured_only.without_size;
+            } else {
+              accumulate(a.bytes, w.bytes, "gradient bytes of a layer");
+            }
             break;
           }
           case TaskKind::kForward:
@@ -151,6 +183,46 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     row.grad_bytes = marked.empty() ? avg(acc[l].bytes) : marked[l];
     if (with_comm) row.comm = Duration(avg(acc[l].comm_ns));
     p.layers.push_back(std::move(row));
+  }
+  if (measured_only.without_size > 0) {
+    out.warnings.push_back(fmt::format(
+        "{} collective(s) had no size; replayed at their measured durations (first: record {}). "
+        "A replay that models them (a policy that merges gradients) needs sizes: record them "
+        "with tracer/python's ssgd_marks (ssgd/collective_bytes or ssgd/grad_bytes marks) or "
+        "torch.profiler(record_shapes=True)",
+        measured_only.without_size, measured_only.first_record));
+  }
+  if (measured_only.other_kind > 0) {
+    std::string kinds;
+    for (const auto& [kind, n] : other_kinds) {
+      kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", n, kind);
+    }
+    out.warnings.push_back(fmt::format(
+        "{} collective(s) are of kinds the S-SGD replay does not model ({}); replayed at their "
+        "measured durations, their bytes not counted as gradients",
+        measured_only.other_kind, kinds));
+  }
+  // The bounds every reader of a layer profile keeps (traces/layer_profile.h).
+  std::int64_t total_ns = 0;
+  for (const auto& row : p.layers) {
+    for (const auto& [field, d] : {std::pair{"forward_ns", row.forward},
+                                   {"backward_ns", row.backward},
+                                   {"comm_ns", row.comm.value_or(Duration::zero())}}) {
+      if (d.ns() > trace::kMaxLayerTimeNs) {
+        throw InputError({source, std::nullopt, std::nullopt, field},
+                         fmt::format("layer '{}' averages {} {} ns, more than a layer's time may "
+                                     "be (2^42 ns, 73 minutes): the trace's times are not one "
+                                     "clock's",
+                                     row.name, field, d.ns()));
+      }
+      total_ns += d.ns();  // at most 3 x 2^42 a layer: no overflow before the check below
+      if (total_ns > trace::kMaxProfileTimeNs) {
+        throw InputError({source, std::nullopt, std::nullopt, field},
+                         fmt::format("the layers' times add up to more than a profile's may "
+                                     "(2^50 ns, 13 days) at layer '{}'",
+                                     row.name));
+      }
+    }
   }
   if (!with_comm) {
     out.warnings.push_back(marked.empty()

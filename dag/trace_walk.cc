@@ -7,13 +7,41 @@
 #include <tuple>
 #include <variant>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
+#include "traces/collective_records.h"
 #include "traces/kernel_names.h"
+#include "traces/layer_profile.h"
 #include "traces/marker_names.h"
 
 namespace ssgd::dag {
 
 namespace v1 = trace::v1;
+
+namespace {
+
+// A piece of work lasting longer than one layer's time may be (2^42 ns, 73
+// minutes: traces/layer_profile.h) is no measurement: its start or end is
+// missing (0, which the tracer never writes: tracer/core/timestamp_check.h)
+// or from another clock, and its time would swamp every sum after it.
+template <typename Span>
+void require_plausible_span(const Span& span, std::string_view payload, const std::string& source,
+                            std::int64_t record) {
+  const std::int64_t lasts = span.end_ns() - span.start_ns();  // both in 0..2^62: no overflow
+  if (lasts <= trace::kMaxLayerTimeNs) return;
+  const bool zero_start = span.start_ns() == 0;
+  throw InputError(
+      {source, std::nullopt, record, fmt::format("{}.{}", payload, zero_start ? "start_ns" : "end_ns")},
+      fmt::format("the {} lasts {:.3g} s (start_ns {}, end_ns {}), more than one layer's time may "
+                  "be (2^42 ns, 73 minutes){}",
+                  payload, static_cast<double>(lasts) * 1e-9, span.start_ns(), span.end_ns(),
+                  zero_start ? ": a start_ns of 0 is a missing timestamp (the tracer drops such "
+                               "records), not the start of the clock"
+                             : ": its start or end is not on the trace's clock"));
+}
+
+}  // namespace
 
 TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
                      const Options& options) {
@@ -22,6 +50,10 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
     std::int64_t bytes, start_ns, record;
   };
   std::vector<GradBytes> grad_bytes;  // marks
+  trace::CollectiveRecordSet collectives;  // none twice (traces/collective_records.h)
+  // Per rank, each iteration number's record: a number marked twice would
+  // count one step twice.
+  std::map<std::pair<std::int32_t, std::int64_t>, std::int64_t> iteration_records;
   v1::Event ev;
   std::int64_t record = 0;
   while (reader.next(ev)) {
@@ -36,6 +68,14 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         using trace::MarkerName;
         const MarkerName mark = trace::parse_marker_name(m, source, record);
         if (mark.kind == MarkerName::Kind::kIteration) {
+          const auto [first, fresh] =
+              iteration_records.try_emplace({ev.rank(), mark.number}, record);
+          if (!fresh) {
+            throw InputError({source, std::nullopt, record, "marker.name"},
+                             fmt::format("'{}' of rank {} is marked again (first at record {}): "
+                                         "each iteration/<N> range numbers one step",
+                                         m.name(), ev.rank(), first->second));
+          }
           rank.iterations.push_back({mark.number, m.start_ns(), m.end_ns()});
         } else if (mark.kind != MarkerName::Kind::kOther) {
           rank.named_ranges.push_back({m.start_ns(), m.end_ns(), mark.layer,
@@ -55,9 +95,13 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
       }
       case v1::Event::kKernel: {
         const auto& k = ev.kernel();
+        require_plausible_span(k, "kernel", source, record);
         if (trace::is_nccl_kernel(k.name())) {  // communication, never compute: see place_work()
-          rank.nccl_kernels.push_back({WorkKind::kCollective, k.start_ns(), k.start_ns(),
-                                       k.end_ns(), 0, 0, rank.nccl_kernels.size(), false});
+          Work w{WorkKind::kCollective, k.start_ns(), k.start_ns(),
+                 k.end_ns(), 0, 0, rank.nccl_kernels.size(), false};
+          w.op = static_cast<int>(trace::parse_nccl_kernel_name(k.name()).op);
+          w.record = record;
+          rank.nccl_kernels.push_back(w);
           rank.nccl_correlations.push_back(k.correlation_id());
           if (k.device() != trace::kHostDevice) {
             rank.busy.push_back({k.device(), k.start_ns(), k.end_ns()});
@@ -80,15 +124,20 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
       }
       case v1::Event::kCollective: {
         const auto& c = ev.collective();
+        require_plausible_span(c, "collective", source, record);
+        collectives.add(c, {source, std::nullopt, record, ""});
         rank.has_collectives = true;
-        add({WorkKind::kCollective, c.start_ns(), c.start_ns(), c.end_ns(), c.size_bytes(),
-             c.communicator_id(), c.sequence_number(), false},
-            c.correlation_id());
+        Work w{WorkKind::kCollective, c.start_ns(), c.start_ns(), c.end_ns(), c.size_bytes(),
+               c.communicator_id(), c.sequence_number(), false};
+        w.op = static_cast<int>(c.op());
+        w.record = record;
+        add(w, c.correlation_id());
         if (c.device() >= 0) rank.busy.push_back({c.device(), c.start_ns(), c.end_ns()});
         break;
       }
       case v1::Event::kMemcpy: {
         const auto& c = ev.memcpy();
+        require_plausible_span(c, "memcpy", source, record);
         rank.busy.push_back({c.device(), c.start_ns(), c.end_ns()});
         if (c.kind() == v1::Memcpy::DTOD && c.device() >= 0) {  // the GPU's own work: compute
           add({WorkKind::kKernel, c.start_ns(), c.start_ns(), c.end_ns(), 0, 0, 0, false, -1,
@@ -103,6 +152,7 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
       }
       case v1::Event::kMemset: {
         const auto& m = ev.memset();
+        require_plausible_span(m, "memset", source, record);
         rank.busy.push_back({m.device(), m.start_ns(), m.end_ns()});
         if (m.device() >= 0) {  // the GPU's own work: compute, like a kernel
           add({WorkKind::kKernel, m.start_ns(), m.start_ns(), m.end_ns(), 0, 0, 0, false, -1,
@@ -451,6 +501,8 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
         t.layer = by ? by->layer : -1;
         t.communicator = w->communicator;
         t.sequence = w->sequence;
+        t.op = w->op;
+        t.record = w->record;
         break;
       }
       case WorkKind::kKernel:

@@ -101,6 +101,8 @@ struct TaskWork {
   std::int64_t bytes = 0;          // comm and h2d
   std::uint64_t communicator = 0;  // comm
   std::uint64_t sequence = 0;      // comm
+  int op = 0;                      // comm: its v1::Collective::Op (an NCCL kernel's, by name)
+  std::int64_t record = -1;        // comm: the trace record it came from
   [[nodiscard]] std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
@@ -139,8 +141,12 @@ class TraceWalk {
 
   // Reads every event of `reader` (`source` names it in messages). Throws
   // ssgd::InputError for a marker name without a layer or with a bad
-  // iteration number, a marked range that ends before it starts, and a
-  // malformed ssgd/grad_bytes mark, naming `source` and the record.
+  // iteration number, an iteration number a rank marks twice, a marked range
+  // that ends before it starts, a malformed ssgd/grad_bytes mark, a
+  // collective record that is there twice (traces/collective_records.h),
+  // and a kernel, copy, memset or collective lasting more than one layer's
+  // time may (2^42 ns, 73 minutes: a start_ns of 0 is a missing timestamp),
+  // naming `source`, the record and the field.
   TraceWalk(trace::TraceReader& reader, const std::string& source, const Options& options);
 
   // Layer names in forward order; empty when the trace has no forward ranges.
@@ -174,6 +180,8 @@ class TraceWalk {
     std::int64_t host_thread = -1;  // a host operator (device -1): its thread; else -1
     std::int32_t device = -1;       // a GPU kernel: its device; else -1
     bool launch_known = false;      // host_ns is its launch API call's start
+    int op = 0;                     // a collective: its v1::Collective::Op
+    std::int64_t record = -1;       // a collective: its record in the trace
   };
   // A span of time a GPU was busy (a kernel, an NCCL kernel, a copy, a
   // memset or a collective).

@@ -88,6 +88,17 @@ std::optional<HostCollectiveName> parse_host_collective_name(std::string_view na
   return out;
 }
 
+bool is_group_buffer_collective(v1::Collective::Op op) {
+  switch (op) {
+    case v1::Collective::ALL_REDUCE:
+    case v1::Collective::REDUCE_SCATTER:
+    case v1::Collective::ALL_GATHER:
+    case v1::Collective::BROADCAST:
+    case v1::Collective::REDUCE: return true;
+    default: return false;
+  }
+}
+
 bool is_communication_op(std::string_view name) {
   return name.starts_with("c10d::") || name.starts_with("gloo:") || name.starts_with("nccl:") ||
          name == "record_param_comms" || name.find("ProcessGroup") != std::string_view::npos;

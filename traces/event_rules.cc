@@ -87,6 +87,13 @@ Problem check_memset(const Rules& rules, const v1::Memset& m) {
 }
 
 Problem check_collective(const Rules& rules, const v1::Collective& c) {
+  // proto3 keeps a number its enum lacks; no consumer can tell what it was.
+  if (!v1::Collective::Op_IsValid(c.op())) {
+    return problem("collective", "op",
+                   fmt::format("op {} is not an operation of the format (0 UNKNOWN, 1 ALL_REDUCE "
+                               ".. 8 RECV: traces/proto/trace_events.proto)",
+                               static_cast<int>(c.op())));
+  }
   if (auto bad = span_in_range(rules, "collective", c)) return bad;
   if (auto bad = size_in_range("collective", "size_bytes", c.size_bytes())) return bad;
   if (c.count() < 0) {

@@ -12,6 +12,8 @@
 //     a collective's rank < nranks when nranks is known; world_size and
 //     nranks within 0..kMaxRanks;
 //   - devices: >= -1 (-1 is the CPU);
+//   - a collective's op one of the enum's values (proto3 keeps any number
+//     it is given; 0, UNKNOWN, is "not recorded" and allowed);
 //   - strings: valid UTF-8.
 
 #include <cstdint>

@@ -46,6 +46,21 @@ struct LayerRow {
   std::optional<Duration> comm;  // set on every row or on none
 };
 
+// A trace's collectives whose measured times are in comm_ns but that
+// grad_bytes do not stand for (dag/trace_profile.h): without a size, or of a
+// kind the S-SGD replay does not model as a gradient collective (send,
+// receive, all-to-all, unknown). Replayed at their measured times; a replay
+// that models collectives from grad_bytes instead (a policy that merges
+// gradients) refuses, naming the first of them (simulator/replay/job_graph.h).
+struct MeasuredOnlyCollectives {
+  std::int64_t without_size = 0;
+  std::int64_t other_kind = 0;
+  std::int64_t first_record = -1;  // the trace record of the first of them
+  std::string first_field;         // "collective.size_bytes" or "collective.op"
+  std::string first_what;          // what it lacks, in words
+  [[nodiscard]] bool any() const { return without_size + other_kind > 0; }
+};
+
 struct LayerProfile {
   std::string source;                    // file the profile came from, for messages
   std::string model;                     // "# model:" metadata, may be empty
@@ -53,6 +68,7 @@ struct LayerProfile {
   std::string provenance;                // "# provenance:" metadata, may be empty
   std::optional<Duration> update;        // "# update_ns:" metadata: one optimizer step, measured
   std::vector<LayerRow> layers;
+  MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form
 
   [[nodiscard]] bool has_comm() const { return !layers.empty() && layers.front().comm.has_value(); }
   [[nodiscard]] Duration total_forward() const;

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/checked_math.h"
 #include "traces/clock_calibration.h"
+#include "traces/collective_records.h"
 #include "traces/event_rules.h"
 
 namespace ssgd::trace {
@@ -342,6 +343,11 @@ v1::Footer pack_text_trace(const std::filesystem::path& text_path,
                      fmt::format("column {}: {}", errors.column + 1, errors.message));
   }
 
+  if (trace.ByteSizeLong() == 0) {
+    throw InputError({file, std::nullopt, std::nullopt, ""},
+                     "the text trace is empty: no metadata and no events (a TextTrace holds "
+                     "metadata { ... } and events { ... }, as `ssgd info --dump` writes them)");
+  }
   if (auto broken = check_metadata(trace.metadata())) {
     const auto* metadata_field = v1::TextTrace::descriptor()->FindFieldByName("metadata");
     throw InputError({file, locations.GetLocation(metadata_field, -1).line + 1, std::nullopt,
@@ -349,6 +355,7 @@ v1::Footer pack_text_trace(const std::filesystem::path& text_path,
                      broken->what);
   }
   const auto* events_field = v1::TextTrace::descriptor()->FindFieldByName("events");
+  CollectiveRecordSet collectives;  // none twice (traces/collective_records.h)
   for (int i = 0; i < trace.events_size(); ++i) {
     const v1::Event& e = trace.events(i);
     const auto where = [&](const std::string& field) {
@@ -363,6 +370,13 @@ v1::Footer pack_text_trace(const std::filesystem::path& text_path,
     }
     if (auto broken = check_event(e, trace.metadata().world_size())) {
       throw InputError(where("." + broken->field), broken->what);
+    }
+    if (e.has_collective()) {
+      try {
+        collectives.add(e.collective(), where(""));
+      } catch (const InputError& twice) {
+        throw InputError(where(".collective.sequence_number"), twice.reason());
+      }
     }
   }
 

@@ -76,8 +76,10 @@ void print_summary(const TraceSummary& summary, std::ostream& out);
 // default (0, empty) are not printed.
 void dump_trace_text(TraceReader& reader, std::ostream& out);
 
-// Parses `text_path`, a TextTrace in protobuf text format, checks that every
-// event has a payload and no end_ns before its start_ns, and writes it to
+// Parses `text_path`, a TextTrace in protobuf text format, checks that it is
+// not empty, that every event has a payload and keeps the trace's rules
+// (traces/event_rules.h), and that no collective record is there twice
+// (traces/collective_records.h), and writes it to
 // `out_path` through a TraceWriter. Throws ssgd::InputError naming the file,
 // line and column on a parse error or a bad event; no output is left behind
 // on failure. Returns the footer written.

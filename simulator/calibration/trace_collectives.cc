@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "common/logging.h"
+#include "traces/collective_records.h"
 #include "traces/trace_reader.h"
 
 namespace ssgd::sim {
@@ -49,6 +50,7 @@ std::vector<Measurement> read_trace_collectives(const std::filesystem::path& pat
   // the same whatever order the ranks' events came in.
   std::map<std::tuple<int, std::uint64_t, std::uint64_t>, Instance> instances;
   std::int64_t unmodelled = 0;
+  trace::CollectiveRecordSet seen;  // no record twice (traces/collective_records.h)
   v1::Event event;
   for (std::int64_t record = 0; reader.next(event); ++record) {
     if (!event.has_collective()) continue;
@@ -56,6 +58,7 @@ std::vector<Measurement> read_trace_collectives(const std::filesystem::path& pat
     const auto at = [&](const char* field) {
       return InputLocation{file, std::nullopt, record, fmt::format("collective.{}", field)};
     };
+    seen.add(c, at(""));
     const std::optional<CollectiveOp> op = modelled_op(c.op());
     if (!op) {
       ++unmodelled;
@@ -88,12 +91,7 @@ std::vector<Measurement> read_trace_collectives(const std::filesystem::path& pat
                                      in.first_record, in.size_bytes));
       }
     }
-    if (const auto [r, added] = in.record_of_rank.emplace(c.rank(), record); !added) {
-      throw InputError(at("rank"),
-                       fmt::format("rank {} of communicator {:#x} sequence {} is recorded twice "
-                                   "(first at record {})",
-                                   c.rank(), c.communicator_id(), c.sequence_number(), r->second));
-    }
+    in.record_of_rank.emplace(c.rank(), record);  // once a rank: `seen` refused a second
     if (c.start_ns() > in.max_start_ns) {
       in.max_start_ns = c.start_ns();
       in.last_arrival_record = record;

@@ -20,22 +20,70 @@ namespace {
 // Refuses, with the numbers, runs whose simulated time would overflow int64
 // nanoseconds. (Whether the run fits in memory replay() has checked before:
 // simulator/replay/replay_estimate.h.)
-void check_size(const dag::DagShape& shape, std::size_t layers, const LayerTimes& times) {
+void check_size(const dag::DagShape& shape, const trace::LayerProfile& profile,
+                const LayerTimes& times) {
   // An upper bound of one iteration: everything one after another.
   double ns = static_cast<double>((times.io + times.h2d + times.update).ns());
-  for (std::size_t l = 0; l < layers; ++l) {
-    ns += static_cast<double>(times.forward[l].ns()) + static_cast<double>(times.backward[l].ns()) +
-          static_cast<double>(times.comm[l].ns());
+  double layers_ns = 0;
+  std::size_t largest = 0;  // the layer with the most time
+  double largest_ns = -1;
+  for (std::size_t l = 0; l < profile.layers.size(); ++l) {
+    const double layer = static_cast<double>(times.forward[l].ns()) +
+                         static_cast<double>(times.backward[l].ns()) +
+                         static_cast<double>(times.comm[l].ns());
+    layers_ns += layer;
+    if (layer > largest_ns) {
+      largest_ns = layer;
+      largest = l;
+    }
   }
-  if (ns * static_cast<double>(shape.iterations) > 4e18) {
-    // Located at the iterations key (with_located_errors); the profile's
-    // times are bounded where they are read (traces/layer_profile.h).
-    throw ParameterError(
-        "iterations",
-        fmt::format("{} iterations of up to {:.3g} s each would overflow the simulated clock "
-                    "(int64 nanoseconds, about 292 years); simulate fewer iterations",
-                    shape.iterations, ns * 1e-9));
+  ns += layers_ns;
+  if (ns * static_cast<double>(shape.iterations) <= 4e18) return;
+  // One iteration's layers beyond what a profile may hold (2^50 ns, with
+  // room for the factors of perturbations): the input's times are the cause,
+  // not the number of iterations.
+  if (layers_ns > 4.0 * static_cast<double>(trace::kMaxProfileTimeNs)) {
+    throw InputError(
+        {profile.source.empty() ? std::string("the profile") : profile.source, std::nullopt,
+         std::nullopt, "comm_ns"},
+        fmt::format("one iteration of the input would take up to {:.3g} s (layer '{}': {:.3g} s "
+                    "of forward, backward and communication), which overflows the simulated "
+                    "clock (int64 nanoseconds, about 292 years): the input's times are not "
+                    "measurements of one clock",
+                    ns * 1e-9, profile.layers[largest].name, largest_ns * 1e-9));
   }
+  // Located at the iterations key (with_located_errors); the profile's
+  // times are bounded where they are read (traces/layer_profile.h).
+  throw ParameterError(
+      "iterations",
+      fmt::format("{} iterations of up to {:.3g} s each would overflow the simulated clock "
+                  "(int64 nanoseconds, about 292 years); simulate fewer iterations",
+                  shape.iterations, ns * 1e-9));
+}
+
+// A policy that merges gradients models every collective from grad_bytes;
+// a trace's collectives that grad_bytes do not stand for (without a size,
+// or of a kind the replay does not model) would be dropped without a word.
+void require_modelled_comm(const trace::LayerProfile& profile, const Scenario& scenario,
+                           std::int64_t workers) {
+  const trace::MeasuredOnlyCollectives& m = profile.measured_only;
+  if (workers < 2 || !m.any() || !merges_gradients(scenario.overlap)) return;
+  const std::int64_t more = m.without_size + m.other_kind - 1;
+  throw InputError(
+      {profile.source.empty() ? std::string("the profile") : profile.source, std::nullopt,
+       m.first_record, m.first_field},
+      fmt::format("{}{}: policy.overlap {} merges gradients and models every collective from "
+                  "its size, and this one can only be replayed at its measured duration. {}; or "
+                  "replay the measured times with policy.overlap wfbp or bsp",
+                  m.first_what,
+                  more > 0 ? fmt::format(" (and {} more like it)", more) : std::string(),
+                  to_string(scenario.overlap),
+                  m.without_size > 0
+                      ? "Supply the sizes: record the trace with tracer/python's ssgd_marks "
+                        "(ssgd/collective_bytes or ssgd/grad_bytes marks) or with "
+                        "torch.profiler(record_shapes=True)"
+                      : "Only all-reduce, reduce-scatter, all-gather, broadcast and reduce are "
+                        "modelled as gradient collectives"));
 }
 
 }  // namespace
@@ -111,6 +159,7 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
                          bool windowed) {
   JobGraph job;
   job.workers = comm.workers();
+  require_modelled_comm(captured, scenario, job.workers);
   // Compute factors that keep ranks alike change the profile itself, so the
   // DAG and the closed forms see the same times.
   trace::LayerProfile profile = scenario.perturb.active()
@@ -171,7 +220,7 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   const double max_factor = *std::max_element(rank_factor.begin(), rank_factor.end());
   for (auto& d : slowest.forward) d = scale(d, max_factor);
   for (auto& d : slowest.backward) d = scale(d, max_factor);
-  check_size(shape, profile.layers.size(), slowest);
+  check_size(shape, profile, slowest);
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<ClassJitterTable> class_jitter;
   if (class_draws) {

@@ -127,6 +127,11 @@ struct ReplayResult {
   Duration comm_per_iteration;                // sum of the collectives' times in one iteration
   std::int64_t collectives_per_iteration = 0;
   bool comm_replayed = false;                 // true when the profile's comm_ns were replayed
+  // With comm_replayed: the input's collectives (from a trace) without a
+  // size, and of kinds the replay does not model (send, receive, all-to-all,
+  // unknown), replayed at their measured durations (dag/trace_profile.h).
+  std::int64_t unsized_collectives_replayed = 0;
+  std::int64_t other_kind_collectives_replayed = 0;
   std::string network;                        // the network model, in words
   std::string network_model;                  // analytical | flow
   std::vector<CollectiveRecord> collectives;  // of the last iteration, in issue order

@@ -40,6 +40,10 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
   out.network = comm.describe();
   out.network_model = scenario.network_model;
   out.comm_replayed = profile.has_comm() && out.workers > 1 && !merges_gradients(scenario.overlap);
+  if (out.comm_replayed) {
+    out.unsized_collectives_replayed = profile.measured_only.without_size;
+    out.other_kind_collectives_replayed = profile.measured_only.other_kind;
+  }
   if (profile.has_comm() && out.workers > 1 && merges_gradients(scenario.overlap) &&
       options.single_worker_baseline) {
     log->warn(

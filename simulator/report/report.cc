@@ -215,6 +215,12 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                     {"busbw_bytes_per_s", c.busbw_bytes_per_s}, {"replayed", c.replayed}});
   }
   j["communication"]["network_model"] = r.network_model;
+  if (r.unsized_collectives_replayed > 0) {
+    j["communication"]["collectives_without_size_replayed"] = r.unsized_collectives_replayed;
+  }
+  if (r.other_kind_collectives_replayed > 0) {
+    j["communication"]["collectives_of_other_kinds_replayed"] = r.other_kind_collectives_replayed;
+  }
   j["communication"]["collectives_last_iteration"] = coll;
   nlohmann::json link_kinds = nlohmann::json::array();
   for (const auto& k : r.link_kinds) {
@@ -256,6 +262,16 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
                      s.nodes, s.gpus_per_node, r.workers, to_string(s.overlap), s.iterations);
   out << fmt::format("  network: {}{}\n", r.network,
                      r.comm_replayed ? " (measured comm_ns replayed instead)" : "");
+  if (r.unsized_collectives_replayed > 0) {
+    out << fmt::format("  note: {} collectives had no size; replayed at their measured durations\n",
+                       r.unsized_collectives_replayed);
+  }
+  if (r.other_kind_collectives_replayed > 0) {
+    out << fmt::format(
+        "  note: {} collectives of kinds the replay does not model (send, receive, all-to-all, "
+        "unknown); replayed at their measured durations\n",
+        r.other_kind_collectives_replayed);
+  }
   if (s.perturb.active()) out << fmt::format("  perturb: {}\n", describe(s.perturb));
   out << "\n";
   const Duration it = r.iteration_time;

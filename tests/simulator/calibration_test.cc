@@ -436,8 +436,9 @@ TEST_F(CalibrationTrace, BadRecordsNameTheRecordAndField) {
   EXPECT_EQ(
       trace_error(
           {collective(kAr, 7, 0, 0, 2, 64, 100, 200), collective(kAr, 7, 0, 0, 2, 64, 100, 200)}),
-      "run.ssgdt: record 1: field 'collective.rank': rank 0 of communicator 0x7 sequence 0 is "
-      "recorded twice (first at record 0)");
+      "run.ssgdt: record 1: field 'collective.sequence_number': ALL_REDUCE sequence 0 of "
+      "communicator 0x7, rank 0, is recorded twice (first at record 0): the same collective "
+      "counted twice would double its communication");
   EXPECT_EQ(
       trace_error(
           {collective(kAr, 7, 0, 0, 2, 64, 100, 200), collective(kAr, 7, 0, 1, 2, 128, 100, 200)}),

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "simulator/report/report.h"
+
+#include <sstream>
 
 namespace ssgd::sim {
 namespace {
@@ -138,6 +141,88 @@ TEST(Replay, IoAndUpdateAreOnThePath) {
   const auto r = replay(profile(), s);
   EXPECT_EQ(r.iteration_time, Duration(12'000'000 + 850));
   EXPECT_EQ(r.breakdown.io, Duration(750));
+}
+
+// A trace's collectives without a size (dag/trace_profile.h): their measured
+// times are replayed, and the output says so; a policy that merges gradients
+// models every collective from its size and refuses, naming the record and
+// how to supply sizes (issue 33: it replayed 0 ns of communication).
+trace::LayerProfile unsized_trace_profile() {
+  trace::LayerProfile p = profile();
+  p.source = "run.ssgdt";
+  for (auto& row : p.layers) {
+    row.grad_bytes = 0;
+    row.comm = Duration(500'000);
+  }
+  p.measured_only.without_size = 8;
+  p.measured_only.first_record = 42;
+  p.measured_only.first_field = "collective.size_bytes";
+  p.measured_only.first_what = "the ALL_REDUCE collective has no size";
+  return p;
+}
+
+TEST(Replay, CollectivesWithoutSizeReplayAtTheirMeasuredDurationsAndTheOutputSaysSo) {
+  Scenario s;
+  s.gpus_per_node = 2;
+  s.iterations = 3;
+  const auto r = replay(unsized_trace_profile(), s);
+  EXPECT_TRUE(r.comm_replayed);
+  EXPECT_EQ(r.unsized_collectives_replayed, 8);
+  EXPECT_EQ(r.comm_per_iteration, Duration(4 * 500'000));
+  std::ostringstream text;
+  print_summary(r, s, {"run.ssgdt", "ssgd-trace", "", "", ""}, text);
+  EXPECT_NE(text.str().find("note: 8 collectives had no size; replayed at their measured "
+                            "durations"),
+            std::string::npos)
+      << text.str();
+  const auto j = report_json(r, s, {"run.ssgdt", "ssgd-trace", "", "", ""});
+  EXPECT_EQ(j["communication"]["collectives_without_size_replayed"].get<std::int64_t>(), 8);
+  // A profile without such collectives has no note.
+  const auto plain = replay(profile(), s);
+  EXPECT_FALSE(report_json(plain, s, {"x.csv", "layer-profile-csv", "", "", ""})["communication"]
+                   .contains("collectives_without_size_replayed"));
+}
+
+TEST(Replay, APolicyThatModelsCollectivesRefusesOnesWithoutSize) {
+  Scenario s;
+  s.gpus_per_node = 2;
+  s.iterations = 3;
+  s.overlap = OverlapPolicy::kDdp;
+  try {
+    (void)replay(unsized_trace_profile(), s);
+    FAIL() << "replayed";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, "run.ssgdt");
+    EXPECT_EQ(e.where().record, 42);
+    EXPECT_EQ(e.where().field, "collective.size_bytes");
+    for (const char* part : {"the ALL_REDUCE collective has no size (and 7 more like it)",
+                             "policy.overlap ddp merges gradients", "ssgd_marks",
+                             "record_shapes=True", "policy.overlap wfbp or bsp"}) {
+      EXPECT_NE(e.reason().find(part), std::string::npos) << part << " in " << e.reason();
+    }
+  }
+  // One worker models nothing: no refusal.
+  s.gpus_per_node = 1;
+  EXPECT_NO_THROW((void)replay(unsized_trace_profile(), s));
+}
+
+// A clock overflow caused by the input's own times names the input, not
+// the scenario's iterations (issue 33: a 57-year collective).
+TEST(Replay, AnInputWhoseIterationOverflowsTheClockIsNamed) {
+  trace::LayerProfile p = profile();
+  p.source = "huge.csv";
+  p.layers[2].comm = Duration(std::int64_t{1} << 61);
+  Scenario s;
+  s.gpus_per_node = 2;
+  s.iterations = 3;
+  try {
+    (void)replay(p, s);
+    FAIL() << "replayed";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, "huge.csv");
+    EXPECT_NE(e.reason().find("layer 'l2'"), std::string::npos) << e.reason();
+    EXPECT_EQ(e.reason().find("iterations"), std::string::npos) << e.reason();
+  }
 }
 
 }  // namespace

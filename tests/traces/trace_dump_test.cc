@@ -132,7 +132,33 @@ TEST_F(TraceDumpTest, PackReportsBadInputWithLineAndField) {
             std::string::npos)
       << backwards;
 
-  EXPECT_EQ(pack_error(dir_, "# nothing but a comment\n"), "");  // an empty trace is fine
+  // An empty file (or only comments) is no trace: issue 33 found it packed
+  // without a word.
+  for (const char* nothing : {"", "# nothing but a comment\n", "\n  \n"}) {
+    const std::string e = pack_error(dir_, nothing);
+    EXPECT_NE(e.find("in.txtpb: the text trace is empty: no metadata and no events"),
+              std::string::npos)
+        << e;
+  }
+  // A collective's op outside the enum (proto3 keeps the number).
+  const std::string op99 = pack_error(
+      dir_, "events { rank: 0 collective { op: 99 nranks: 2 start_ns: 1 end_ns: 2 } }\n");
+  EXPECT_NE(op99.find("in.txtpb:1: record 0: field 'events[0].collective.op': op 99 is not an "
+                      "operation of the format"),
+            std::string::npos)
+      << op99;
+  // The same collective record twice (traces/collective_records.h).
+  const std::string twice = pack_error(
+      dir_,
+      "events { rank: 0 collective { op: ALL_REDUCE communicator_id: 5 sequence_number: 3 "
+      "nranks: 2 size_bytes: 64 start_ns: 1 end_ns: 2 } }\n"
+      "events { rank: 0 collective { op: ALL_REDUCE communicator_id: 5 sequence_number: 3 "
+      "nranks: 2 size_bytes: 64 start_ns: 1 end_ns: 2 } }\n");
+  EXPECT_NE(twice.find("in.txtpb:2: record 1: field 'events[1].collective.sequence_number': "
+                       "ALL_REDUCE sequence 3 of communicator 0x5, rank 0, is recorded twice "
+                       "(first at record 0)"),
+            std::string::npos)
+      << twice;
   EXPECT_THROW(pack_text_trace(dir_ / "missing.txtpb", dir_ / "out.ssgdt"), InputError);
 }
 

@@ -12,6 +12,7 @@
 #include "common/checked_math.h"
 #include "common/error.h"
 #include "traces/collective_names.h"
+#include "traces/collective_records.h"
 #include "traces/datatype_names.h"
 #include "traces/event_rules.h"
 #include "traces/marker_names.h"
@@ -637,6 +638,19 @@ void KinetoEventMapper::legacy_event(const KinetoEvent& e) {
   // torch.autograd.profiler's export_chrome_trace writes "CPU functions"
   // (and "CUDA functions" for kernels); its C++ RecordProfile "CPU Functions".
   const std::string& pid = e.pid.text;
+  // The legacy profiler's times count from its own start: nothing it
+  // records begins before 0. A negative ts (-5e12 us is 58 days before) is
+  // from another clock, and would put the event, with the clock mark's
+  // base added, weeks away from the rest of the capture.
+  if (pid == "CPU functions" || pid == "CPU Functions" || pid == "CUDA functions") {
+    if (e.ts.is_number()) {
+      if (const auto ts = parse_microseconds_ns(e.ts.text); ts && *ts < 0) {
+        bad_field(options_.file, e, "ts", "legacy profiler event",
+                  fmt::format("ts {} us is before the profiler's start (its times count from 0)",
+                              e.ts.text));
+      }
+    }
+  }
   if (pid == "CPU functions" || pid == "CPU Functions") {
     ++stats_.legacy_events;
     // A remote event's tid is a string (" node_id:1, thread_id:2 "): thread 0.
@@ -738,6 +752,19 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
     for (std::size_t n = 0; n < idx.size(); ++n) {
       pending_[idx[n]].collective.set_sequence_number(n);
       ++stats_.collectives_numbered;
+    }
+  }
+  // Two kernels with one sequence number (a file with an event repeated)
+  // would be one collective counted twice (traces/collective_records.h).
+  CollectiveRecordSet numbered;
+  for (auto& p : pending_) {
+    try {
+      numbered.add(p.collective, {options_.file, std::nullopt,
+                                  static_cast<std::int64_t>(p.index), ""});
+    } catch (const InputError& twice) {
+      throw InputError({options_.file, std::nullopt, static_cast<std::int64_t>(p.index),
+                        fmt::format("traceEvents[{}].args.Seq", p.index)},
+                       "NCCL kernel: " + twice.reason());
     }
   }
   for (auto& p : pending_) {
