@@ -74,7 +74,10 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
   for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
     const JobSpec& job = scenario.jobs[i];
     if (!job.profile) continue;
-    ReplayInput in = load_replay_input(*job.profile, {options.allow_truncated});
+    const ScenarioFile named{fmt::format("jobs.{}.profile", i), *job.profile};
+    ReplayInput in = read_named_file(scenario, named, [&] {
+      return load_replay_input(named.path, {options.allow_truncated});
+    });
     for (const auto& w : in.warnings) tell(options.warn, "job '" + job.name + "': " + w);
     job_profiles[i] = std::move(in.profile);
   }

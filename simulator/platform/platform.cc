@@ -17,21 +17,30 @@ namespace {
 
 constexpr std::int64_t kMaxLocalVertices = 4096;
 
-void check_link(const LinkSpec& link, std::string_view what) {
+// A bad value is a ParameterError naming the scenario key that sets it
+// (`key`, e.g. "platform.nic": `key`.bandwidth and `key`.latency, or `key`
+// itself for a link without keys of its own), so that the scenario can say
+// where it was given (located_error).
+void check_link(const LinkSpec& link, std::string_view what, std::string_view key,
+                bool own_keys = true) {
+  const auto key_of = [&](std::string_view leaf) {
+    return own_keys ? fmt::format("{}.{}", key, leaf) : std::string(key);
+  };
   if (!(link.bandwidth_bytes_per_s > 0) || !std::isfinite(link.bandwidth_bytes_per_s)) {
-    throw std::invalid_argument(
-        fmt::format("{} bandwidth must be greater than zero, got {}", what,
-                    link.bandwidth_bytes_per_s));
+    throw ParameterError(key_of("bandwidth"),
+                         fmt::format("{} bandwidth must be greater than zero, got {}", what,
+                                     link.bandwidth_bytes_per_s));
   }
   if (link.latency < Duration::zero()) {
-    throw std::invalid_argument(fmt::format("{} latency must not be negative", what));
+    throw ParameterError(key_of("latency"),
+                         fmt::format("{} latency must not be negative", what));
   }
 }
 
-void check_count(std::int64_t value, std::int64_t lo, std::string_view what) {
+void check_count(std::int64_t value, std::int64_t lo, std::string_view what, std::string key) {
   if (value < lo || value > kMaxLocalVertices) {
-    throw std::invalid_argument(
-        fmt::format("{} must be between {} and {}, got {}", what, lo, kMaxLocalVertices, value));
+    throw ParameterError(std::move(key), fmt::format("{} must be between {} and {}, got {}", what,
+                                                     lo, kMaxLocalVertices, value));
   }
 }
 
@@ -105,20 +114,23 @@ const char* to_string(FabricKind k) {
 
 Platform::Platform(PlatformSpec spec, std::int64_t nodes) : spec_(std::move(spec)), nodes_(nodes) {
   const NodeSpec& n = spec_.node;
-  if (nodes < 1) throw std::invalid_argument(fmt::format("nodes must be at least 1, got {}", nodes));
-  check_count(n.gpus, 1, "GPUs per node");
-  check_count(n.sockets, 1, "sockets per node");
-  check_count(n.pcie_switches, 0, "PCIe switches per node");
-  check_count(n.nics, nodes > 1 ? 1 : 0, "NICs per node");
-  check_link(n.pcie, "the PCIe link");
-  if (n.sockets > 1) check_link(n.socket_link, "the socket link");
-  if (n.nvlink != NvlinkTopology::kNone) check_link(n.nvlink_link, "the NVLink");
+  if (nodes < 1) {
+    throw ParameterError("cluster.nodes", fmt::format("nodes must be at least 1, got {}", nodes));
+  }
+  check_count(n.gpus, 1, "GPUs per node", "cluster.gpus_per_node");
+  check_count(n.sockets, 1, "sockets per node", "platform.pcie.sockets");
+  check_count(n.pcie_switches, 0, "PCIe switches per node", "platform.pcie.switches");
+  check_count(n.nics, nodes > 1 ? 1 : 0, "NICs per node", "platform.nic.count");
+  check_link(n.pcie, "the PCIe link", "platform.pcie");
+  // The link between sockets has no key of its own: platform.pcie.sockets adds it.
+  if (n.sockets > 1) check_link(n.socket_link, "the socket link", "platform.pcie.sockets", false);
+  if (n.nvlink != NvlinkTopology::kNone) check_link(n.nvlink_link, "the NVLink", "platform.nvlink");
   if (n.nvls && n.nvlink != NvlinkTopology::kSwitch) {
     throw ParameterError("platform.nvlink.nvls",
                          "NVLink SHARP (platform.nvlink.nvls) needs an NVSwitch "
                          "(platform.nvlink.topology: switch)");
   }
-  if (n.nics > 0) check_link(n.nic, "the NIC");
+  if (n.nics > 0) check_link(n.nic, "the NIC", "platform.nic");
   if (spec_.fabric.kind == FabricKind::kFatTree) {
     if (spec_.fabric.nodes_per_leaf < 1) {
       throw ParameterError("platform.fabric.nodes_per_leaf",
@@ -139,7 +151,9 @@ Platform::Platform(PlatformSpec spec, std::int64_t nodes) : spec_(std::move(spec
     const double b = spec_.bandwidth_factor[static_cast<std::size_t>(k)];
     const double l = spec_.latency_factor[static_cast<std::size_t>(k)];
     if (!(b > 0) || !std::isfinite(b) || !(l >= 0) || !std::isfinite(l)) {
-      throw std::invalid_argument(fmt::format(
+      throw ParameterError(!(b > 0) || !std::isfinite(b) ? "perturb.bandwidth_factors"
+                                                         : "perturb.latency_factors",
+                           fmt::format(
           "the {} link factors must be finite, bandwidth > 0 and latency >= 0, got {} and {}",
           to_string(static_cast<LinkKind>(k)), b, l));
     }
@@ -256,14 +270,22 @@ void Platform::build_node_template() {
   }
   if (n.nvlink == NvlinkTopology::kMesh) {
     for (const auto& p : n.nvlink_pairs) {
-      if (p.a < 0 || p.a >= n.gpus || p.b < 0 || p.b >= n.gpus || p.a == p.b) {
-        throw std::invalid_argument(fmt::format(
-            "NVLink pair {}-{} names a GPU the node does not have (GPUs 0..{}) or joins a GPU to "
-            "itself", p.a, p.b, n.gpus - 1));
+      for (const std::int64_t g : {p.a, p.b}) {
+        if (g < 0 || g >= n.gpus) {
+          throw ParameterError("platform.nvlink.pairs",
+                               fmt::format("NVLink pair {}-{}: GPU {} is out of range: a node has "
+                                           "{} GPU{} (0..{})",
+                                           p.a, p.b, g, n.gpus, n.gpus == 1 ? "" : "s", n.gpus - 1));
+        }
+      }
+      if (p.a == p.b) {
+        throw ParameterError("platform.nvlink.pairs",
+                             fmt::format("NVLink pair {}-{} joins GPU {} to itself", p.a, p.b, p.a));
       }
       if (p.links < 1) {
-        throw std::invalid_argument(
-            fmt::format("NVLink pair {}-{} needs at least one link, got {}", p.a, p.b, p.links));
+        throw ParameterError("platform.nvlink.pairs",
+                             fmt::format("NVLink pair {}-{} needs at least one link, got {}", p.a,
+                                         p.b, p.links));
       }
       LinkSpec s = n.nvlink_link;
       s.bandwidth_bytes_per_s *= static_cast<double>(p.links);
@@ -336,8 +358,9 @@ void Platform::check_connected() const {
   const NodeSpec& n = spec_.node;
   for (std::int64_t a = 0; a < n.gpus; ++a) {
     for (std::int64_t b = 0; b < n.gpus; ++b) {
+      // Only a GPU on no PCIe path (gpu_attach -1) can be cut off.
       if (!local_route(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b)).reachable) {
-        throw std::invalid_argument(fmt::format(
+        throw ParameterError("platform.pcie.gpu_attach", fmt::format(
             "GPU {} of a node cannot reach GPU {}: it is on no PCIe path and no NVLink joins them",
             a, b));
       }
@@ -346,7 +369,7 @@ void Platform::check_connected() const {
       const auto nic = nic_of(static_cast<std::uint32_t>(a));
       if (!local_route(static_cast<std::uint32_t>(a), nic).reachable ||
           !local_route(nic, static_cast<std::uint32_t>(a)).reachable) {
-        throw std::invalid_argument(fmt::format(
+        throw ParameterError("platform.pcie.gpu_attach", fmt::format(
             "GPU {} of a node cannot reach its NIC ({}), so it cannot talk to other nodes", a,
             local_vertex_name_[nic]));
       }

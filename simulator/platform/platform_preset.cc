@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
+
 namespace ssgd::sim {
 namespace {
 
@@ -273,7 +275,7 @@ void apply_transport(PlatformSpec& spec, Transport transport) {
   const LinkPreset* p = find_link_preset(spec.node.nic_preset);
   if (p == nullptr || (p->link_class != LinkClass::kEthernet &&
                        p->link_class != LinkClass::kInfiniband)) {
-    throw std::invalid_argument(fmt::format(
+    throw ParameterError("platform.nic.transport", fmt::format(
         "the transport applies to a NIC preset of Ethernet or InfiniBand class, and '{}' is not one",
         spec.node.nic_preset));
   }

@@ -1,8 +1,12 @@
 #include "simulator/scenario/scenario.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstddef>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -80,6 +84,9 @@ std::string keys_under(std::string_view section) {
 // ("gpus" for "gpus_per_node") is the next nearest; then edit distance.
 std::optional<std::string_view> nearest(std::string_view wanted,
                                         const std::vector<std::string_view>& candidates) {
+  // No key is anywhere near this long: nothing to suggest, and no edit
+  // distance over a megabyte of key.
+  if (wanted.size() > kMaxEchoBytes) return std::nullopt;
   std::string_view best;
   std::size_t best_distance = std::string_view::npos;
   const std::string_view leaf = leaf_of(wanted);
@@ -116,7 +123,8 @@ std::string describe_kind(const YAML::Node& node) { return describe_yaml_node(no
 std::optional<std::int64_t> line_of(const YAML::Mark& mark) { return yaml_line(mark); }
 
 [[noreturn]] void throw_unknown_key(InputLocation where, std::string_view path) {
-  throw InputError(std::move(where), fmt::format("unknown key '{}'{}", path, suggest(path)));
+  throw InputError(std::move(where),
+                   fmt::format("unknown key '{}'{}", bounded(path), suggest(path)));
 }
 
 // Runs a key's setter, turning its reason into an InputError at `where`.
@@ -125,7 +133,8 @@ void apply(Target& target, const Key& key, std::string_view value, const InputLo
   try {
     key.set(target, value);
   } catch (const std::invalid_argument& e) {
-    throw InputError(where, e.what());
+    // The reason may quote the value whole: shown bounded.
+    throw InputError(where, with_bounded_echo(e.what(), value));
   }
 }
 
@@ -142,8 +151,10 @@ void set_job_key(JobSpec& job, std::string_view name, std::string_view value,
       listed += k.name;
     }
     const auto best = nearest(name, names);
-    throw InputError(where, best ? fmt::format("unknown job key '{}' (did you mean '{}'?)", name, *best)
-                                 : fmt::format("unknown job key '{}' (job keys: {})", name, listed));
+    throw InputError(where, best ? fmt::format("unknown job key '{}' (did you mean '{}'?)",
+                                               bounded(name), *best)
+                                 : fmt::format("unknown job key '{}' (job keys: {})",
+                                               bounded(name), listed));
   }
   if (value.empty()) {
     throw InputError(where, fmt::format("has no value; expected a value of type {}", key->type));
@@ -198,15 +209,15 @@ class YamlLoader {
         throw InputError(std::move(where),
                          fmt::format("key '{}' contains '.': write nested mappings in files; "
                                      "dotted paths are for --set",
-                                     name));
+                                     bounded(name)));
       }
       const auto [previous, inserted] = seen.emplace(name, where.line);
       if (!inserted) {
         const auto& first_line = previous->second;
         throw InputError(std::move(where),
                          first_line ? fmt::format("duplicate key '{}' (first given at line {})",
-                                                  path, *first_line)
-                                    : fmt::format("duplicate key '{}'", path));
+                                                  bounded(path), *first_line)
+                                    : fmt::format("duplicate key '{}'", bounded(path)));
       }
       if (path == "jobs") {
         load_jobs(value, std::move(where));
@@ -259,13 +270,15 @@ class YamlLoader {
                            fmt::format("keys must be plain names, got {}", describe_kind(pair.first)));
         }
         if (!seen.emplace(name, true).second) {
-          throw InputError(std::move(key_at), fmt::format("duplicate key '{}'", name));
+          throw InputError(std::move(key_at), fmt::format("duplicate key '{}'", bounded(name)));
         }
         if (!pair.second.IsScalar()) {
           throw InputError(std::move(key_at),
                            fmt::format("expected a value, got {}", describe_kind(pair.second)));
         }
         set_job_key(job, name, pair.second.Scalar(), key_at);
+        scenario_.origins[fmt::format("jobs.{}.{}", index, name)] =
+            KeyOrigin{std::move(key_at), pair.second.Scalar()};
       }
       scenario_.jobs.push_back(std::move(job));
     }
@@ -330,6 +343,8 @@ void set_job(Scenario& scenario, std::string_view path, std::string_view value,
     scenario.jobs.push_back(std::move(job));
   }
   set_job_key(scenario.jobs[index], path.substr(dot + 1), value, where);
+  scenario.origins[fmt::format("jobs.{}.{}", index, path.substr(dot + 1))] =
+      KeyOrigin{where, std::string(value)};
 }
 
 void apply_set(Scenario& scenario, std::string_view flag) {
@@ -337,14 +352,14 @@ void apply_set(Scenario& scenario, std::string_view flag) {
   if (eq == std::string_view::npos) {
     throw InputError(InputLocation{std::string(kSetFile), std::nullopt, std::nullopt,
                                    std::string(trim(flag))},
-                     fmt::format("expected key.path=value, got '{}'", flag));
+                     fmt::format("expected key.path=value, got '{}'", bounded(flag)));
   }
   const std::string_view path = trim(flag.substr(0, eq));
   const std::string_view value = trim(flag.substr(eq + 1));
   const InputLocation where{std::string(kSetFile), std::nullopt, std::nullopt, std::string(path)};
   if (std::string why = utf8_problem(flag); !why.empty()) throw InputError(where, "the value " + why);
   if (path.empty()) {
-    throw InputError(where, fmt::format("expected key.path=value, got '{}'", flag));
+    throw InputError(where, fmt::format("expected key.path=value, got '{}'", bounded(flag)));
   }
   if (path.starts_with("jobs.") || path == "jobs") {
     set_job(scenario, path, value, where);
@@ -419,27 +434,66 @@ std::shared_ptr<const T> read_for(const std::string& key,
 
 void read_scenario_files(Scenario& scenario) {
   ScenarioInputs& files = scenario.files;
-  // A FIFO or a device named by a key would block or never end: refused
-  // first, naming the key.
-  for (const ScenarioFile& f : scenario_files(scenario)) require_regular_file(f.path, f.key);
+  // Every file a key names, checked first (a missing one, a FIFO or a device
+  // is refused at the key that names it) so that none is read in vain.
+  for (const ScenarioFile& f : scenario_files(scenario)) check_named_file(scenario, f);
   if (unread(scenario.calibration, files.calibration, files.calibration_path)) {
-    files.calibration =
-        std::make_shared<const NetworkCalibration>(read_network_calibration(*scenario.calibration));
+    const ScenarioFile named{"network.calibration", *scenario.calibration};
+    files.calibration = read_named_file(scenario, named, [&] {
+      return std::make_shared<const NetworkCalibration>(read_network_calibration(named.path));
+    });
     files.calibration_path = *scenario.calibration;
   }
   const auto& second_profile = scenario.scaling.second_profile;
   if (unread(second_profile, files.second_profile, files.second_profile_path)) {
     const std::filesystem::path& path = *second_profile;
-    ReplayInput second = load_replay_input(path);
+    const ScenarioFile named{"scaling.second_profile", path};
+    ReplayInput second = read_named_file(scenario, named, [&] { return load_replay_input(path); });
     if (second.profile.source.empty()) second.profile.source = path.string();
     if (!second.profile.batch_per_gpu) {
-      throw InputError({path.string(), std::nullopt, std::nullopt, "batch_per_gpu"},
-                       "scaling.second_profile needs the batch this profile was measured at: add "
-                       "a '# batch_per_gpu: N' line");
+      throw named_file_error(
+          scenario, named,
+          InputError({path.string(), std::nullopt, std::nullopt, "batch_per_gpu"},
+                     "scaling.second_profile needs the batch this profile was measured at: add "
+                     "a '# batch_per_gpu: N' line"));
     }
     files.second_profile = std::make_shared<const trace::LayerProfile>(std::move(second.profile));
     files.second_profile_path = path;
   }
+}
+
+InputLocation key_location(const Scenario& scenario, std::string_view key) {
+  if (const auto it = scenario.origins.find(key); it != scenario.origins.end()) {
+    return it->second.where;
+  }
+  return {scenario.file ? scenario.file->string() : std::string("the scenario"), std::nullopt,
+          std::nullopt, std::string(key)};
+}
+
+void check_named_file(const Scenario& scenario, const ScenarioFile& file) {
+  struct stat st {};
+  // stat, not lstat: a symbolic link to a regular file is read through.
+  if (::stat(file.path.c_str(), &st) != 0) {
+    const int err = errno;
+    throw InputError(key_location(scenario, file.key),
+                     fmt::format("cannot read '{}': {}", bounded(file.path.string()),
+                                 std::strerror(err)));
+  }
+  try {
+    require_regular_file(file.path, file.key);
+  } catch (const InputError& e) {
+    throw named_file_error(scenario, file, e);
+  }
+}
+
+InputError named_file_error(const Scenario& scenario, const ScenarioFile& file,
+                            const InputError& error) {
+  const InputLocation at = key_location(scenario, file.key);
+  const std::string given =
+      at.file == kSetFile ? std::string("given with --set")
+                          : "at " + InputLocation{at.file, at.line, std::nullopt, ""}.to_string();
+  return InputError(error.where(),
+                    fmt::format("{} (the file {} names, {})", error.reason(), at.field, given));
 }
 
 std::shared_ptr<const NetworkCalibration> scenario_calibration(const Scenario& scenario) {
@@ -462,7 +516,7 @@ InputError located_error(const Scenario& scenario, const ParameterError& error) 
                                   error.what()));
   }
   return InputError(it->second.where,
-                    fmt::format("{} (value given: '{}')", error.what(), it->second.value));
+                    fmt::format("{} (value given: '{}')", error.what(), bounded(it->second.value)));
 }
 
 Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfile& profile) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -174,6 +175,36 @@ struct ScenarioFile {
 };
 // Every file the scenario names, in the order above.
 std::vector<ScenarioFile> scenario_files(const Scenario& scenario);
+
+// Where the scenario gave `key` (e.g. network.calibration, jobs.0.profile):
+// the file and line, or "--set", with the key as the field; the scenario
+// file (or "the scenario") when the key was not set.
+InputLocation key_location(const Scenario& scenario, std::string_view key);
+
+// Checks that `file` can be read before a reader opens it: a path that does
+// not exist (or is too long, or not searchable) is an InputError at the key
+// that names it, e.g. "s.yaml:3: field 'network.calibration': cannot read
+// 'cal.json': No such file or directory"; so is a FIFO, a folder or a
+// device (which would block or never end).
+void check_named_file(const Scenario& scenario, const ScenarioFile& file);
+
+// An InputError that a reader threw about `file`, with the key that names
+// the file and where it was given added to its reason: "... (the file
+// network.calibration names, at s.yaml:3)".
+InputError named_file_error(const Scenario& scenario, const ScenarioFile& file,
+                            const InputError& error);
+
+// Reads `file` with `read`: check_named_file first, then `read`'s
+// InputErrors through named_file_error.
+template <typename F>
+decltype(auto) read_named_file(const Scenario& scenario, const ScenarioFile& file, F&& read) {
+  check_named_file(scenario, file);
+  try {
+    return std::forward<F>(read)();
+  } catch (const InputError& e) {
+    throw named_file_error(scenario, file, e);
+  }
+}
 
 // Every key with its type, default and one-line description, one per line, for
 // `ssgd presets` and for the docs.

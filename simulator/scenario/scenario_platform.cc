@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_preset.h"
@@ -21,8 +24,20 @@ LinkSpec with_overrides(LinkSpec base, const std::optional<std::string>& preset,
   return base;
 }
 
+// The network.intra_node* (or inter_node*) key the scenario gave, for a
+// message located at it: the first of the three that was given.
+std::string given_network_key(const Scenario& s, std::string_view level) {
+  for (const char* leaf : {"", "_bandwidth", "_latency"}) {
+    const std::string key = fmt::format("network.{}{}", level, leaf);
+    if (s.origins.contains(key)) return key;
+  }
+  return fmt::format("network.{}", level);
+}
+
 }  // namespace
 
+// Every bad value is a ParameterError naming the key that sets it, so that
+// the caller (with_located_errors) can say where it was given.
 PlatformSpec scenario_platform_spec(const Scenario& s) {
   PlatformSpec spec;
   const PlatformChoice& c = s.platform;
@@ -48,18 +63,20 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   } else {
     const PlatformPreset* p = find_platform_preset(c.preset);
     if (p == nullptr) {
-      throw std::invalid_argument(fmt::format("unknown platform preset '{}'; known presets: generic, {}",
-                                              c.preset, platform_preset_names()));
+      throw ParameterError("platform.preset",
+                           fmt::format("unknown platform preset '{}'; known presets: generic, {}",
+                                       c.preset, platform_preset_names()));
     }
     if (s.intra_node_given || s.inter_node_given) {
-      throw std::invalid_argument(fmt::format(
-          "network.{} describes the generic platform only; platform.preset is '{}': change its "
+      const std::string key = given_network_key(s, s.intra_node_given ? "intra_node" : "inter_node");
+      throw ParameterError(key, fmt::format(
+          "{} describes the generic platform only; platform.preset is '{}': change its "
           "links with the platform.pcie.*, platform.nvlink.* and platform.nic.* keys",
-          s.intra_node_given ? "intra_node" : "inter_node", c.preset));
+          key, c.preset));
     }
     spec = p->make();
     if (s.gpus_per_node_given && s.gpus_per_node != spec.node.gpus) {
-      throw std::invalid_argument(fmt::format(
+      throw ParameterError("cluster.gpus_per_node", fmt::format(
           "cluster.gpus_per_node is {} but a {} node has {} GPUs; leave cluster.gpus_per_node out "
           "or use platform.preset: generic",
           s.gpus_per_node, c.preset, spec.node.gpus));
@@ -85,7 +102,8 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   if (c.nvls) n.nvls = *c.nvls;
   if (n.nvlink != NvlinkTopology::kNone && !(n.nvlink_link.bandwidth_bytes_per_s > 0) &&
       !c.nvlink_bandwidth) {
-    throw std::invalid_argument(
+    throw ParameterError(
+        "platform.nvlink.topology",
         "platform.nvlink.topology needs platform.nvlink.bandwidth on a platform without NVLink");
   }
   if (c.nvlink_bandwidth) {
@@ -94,7 +112,18 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
     n.nvlink_link.bandwidth_bytes_per_s = *c.nvlink_bandwidth;
   }
   if (c.nvlink_latency) n.nvlink_link.latency = *c.nvlink_latency;
-  if (c.nvlink_pairs) n.nvlink_pairs = *c.nvlink_pairs;
+  if (c.nvlink_pairs) {
+    // Pairs given for another topology would be ignored without a word.
+    if (n.nvlink != NvlinkTopology::kMesh) {
+      throw ParameterError(
+          "platform.nvlink.pairs",
+          fmt::format("NVLink pairs join the GPUs of a mesh, but the NVLink topology is {} "
+                      "(platform.nvlink.topology): set platform.nvlink.topology: mesh or leave "
+                      "platform.nvlink.pairs out",
+                      to_string(n.nvlink)));
+    }
+    n.nvlink_pairs = *c.nvlink_pairs;
+  }
   if (c.ring_order) n.ring_order = *c.ring_order;
   if (c.nic_link) n.nic_preset = *c.nic_link;
   n.nic = with_overrides(n.nic, c.nic_link, std::nullopt, std::nullopt);
@@ -104,12 +133,16 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   if (c.nic_count) n.nics = *c.nic_count;
   if (c.tcp_preset) {
     const TcpStreamPreset* p = find_tcp_stream_preset(*c.tcp_preset);
-    if (p == nullptr) throw std::invalid_argument("unknown TCP stream preset '" + *c.tcp_preset + "'");
+    if (p == nullptr) {
+      throw ParameterError("platform.nic.tcp_preset",
+                           fmt::format("unknown TCP stream preset '{}'", *c.tcp_preset));
+    }
     spec.tcp_streams.streams = p->streams;
     spec.tcp_streams.stream_rate_bytes_per_s = p->stream_rate_bytes_per_s;
   }
   if (c.tcp_streams && !c.tcp_stream_rate && !c.tcp_preset) {
-    throw std::invalid_argument(
+    throw ParameterError(
+        "platform.nic.tcp_streams",
         "platform.nic.tcp_streams needs platform.nic.tcp_stream_rate, the rate of one stream "
         "(or platform.nic.tcp_preset)");
   }

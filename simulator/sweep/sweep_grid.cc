@@ -1,5 +1,9 @@
 #include "simulator/sweep/sweep_grid.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <set>
 #include <stdexcept>
 
@@ -8,6 +12,7 @@
 
 #include "common/checked_math.h"
 #include "common/error.h"
+#include "common/input_file.h"
 #include "simulator/scenario/yaml_file.h"
 #include "simulator/sweep/sweep_ranges.h"
 
@@ -37,7 +42,9 @@ class GridReader {
       if (!seen.insert(name).second) throw error(entry.first, name, "duplicate key");
     }
     grid_.input = path_field(root, "input", true).value();
+    grid_.input_line = yaml_line(root["input"].Mark());
     grid_.scenario = path_field(root, "scenario", false);
+    if (grid_.scenario) grid_.scenario_line = yaml_line(root["scenario"].Mark());
     if (const YAML::Node set = root["set"]) read_set(set);
     if (const YAML::Node g = root["grid"]) read_grid(g);
     if (const YAML::Node z = root["zip"]) read_zip(z);
@@ -210,6 +217,27 @@ SweepGrid read_sweep_grid(const std::filesystem::path& path) {
       read_yaml_file(path, "sweep grid", "a mapping with input and grid (docs/sweep.md)");
   GridReader(grid, path.parent_path()).read(root);
   return grid;
+}
+
+void check_grid_files(const SweepGrid& grid) {
+  const auto check = [&grid](const std::filesystem::path& path, const char* key,
+                             const std::optional<std::int64_t>& line) {
+    const InputLocation at{grid.file, line, std::nullopt, key};
+    struct stat st {};
+    // stat, not lstat: a symbolic link to a regular file is read through.
+    if (::stat(path.c_str(), &st) != 0) {
+      const int err = errno;
+      throw InputError(at, fmt::format("cannot read '{}': {}", bounded(path.string()),
+                                       std::strerror(err)));
+    }
+    try {
+      require_regular_file(path, key);
+    } catch (const InputError& e) {
+      throw InputError(at, fmt::format("'{}' {}", bounded(path.string()), e.reason()));
+    }
+  };
+  check(grid.input, "input", grid.input_line);
+  if (grid.scenario) check(*grid.scenario, "scenario", grid.scenario_line);
 }
 
 SweepPoint sweep_point(const SweepGrid& grid, std::int64_t index) {

@@ -44,6 +44,8 @@ struct SweepGrid {
   std::vector<std::string> sets;                   // `set:`, as "key=value", in order
   std::vector<SweepAxis> axes;                     // first varies slowest
   std::map<std::string, std::int64_t, std::less<>> lines;  // where each key was given
+  std::optional<std::int64_t> input_line;          // where input: and scenario: were given
+  std::optional<std::int64_t> scenario_line;
 
   [[nodiscard]] std::int64_t point_count() const;
   [[nodiscard]] std::vector<std::string> swept_keys() const;  // in axis order
@@ -59,6 +61,12 @@ struct SweepPoint {
 // the key. The keys' values are checked against the scenario schema only when
 // the points are loaded (load_point_scenario).
 SweepGrid read_sweep_grid(const std::filesystem::path& path);
+
+// Checks that the grid's input and scenario files can be read, before
+// anything reads them: a path that does not exist (or is not a regular
+// file) is an InputError at the grid's line and key, e.g. "grid.yaml:2:
+// field 'scenario': cannot read 'base.yaml': No such file or directory".
+void check_grid_files(const SweepGrid& grid);
 
 SweepPoint sweep_point(const SweepGrid& grid, std::int64_t index);
 

@@ -353,6 +353,17 @@ TEST_F(KinetoImportTest, JsonSyntaxErrorNamesTheByteAndEvent) {
   EXPECT_EQ(e.where().record, 1);
 }
 
+TEST_F(KinetoImportTest, DeepNestingNamesTheByteWhereItGoesTooDeep) {
+  // '{"x":' and 4 spaces are bytes 0..8; the '[' at 9 opens level 2, so level
+  // 65 opens at byte 9 + 63 = 72 (0-based).
+  const std::string text = "{\"x\":    " + std::string(64, '[') + std::string(64, ']') + "}";
+  const InputError e = import_error(text);
+  EXPECT_THAT(e.what(), HasSubstr("bad.json: JSON nested deeper than 64 levels (at byte 72)"));
+  // The same offset in a gzip file: bytes of the JSON text, not of the file.
+  const InputError z = import_error(gzip(text), "bad.json.gz");
+  EXPECT_THAT(z.what(), HasSubstr("JSON nested deeper than 64 levels (at byte 72)"));
+}
+
 TEST_F(KinetoImportTest, KernelWithoutTsNamesEventAndField) {
   const InputError e = import_error(
       R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1.000, "dur": 2.000},)"

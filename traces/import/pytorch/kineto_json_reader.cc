@@ -249,8 +249,11 @@ class KinetoSax {
       return true;
     }
     if (frames_.size() >= kMaxNesting) {
+      // The parser has just taken the '[' or '{' that opens the level: its
+      // offset (0-based, in the uncompressed text) is one before the position.
       throw InputError({file_, std::nullopt, std::nullopt, ""},
-                       "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels");
+                       "JSON nested deeper than " + std::to_string(kMaxNesting) +
+                           " levels (at byte " + std::to_string(buf_.position() - 1) + ")");
     }
     if (frames_.empty()) {
       if (array) {
