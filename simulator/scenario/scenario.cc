@@ -434,9 +434,16 @@ std::shared_ptr<const T> read_for(const std::string& key,
 
 void read_scenario_files(Scenario& scenario) {
   ScenarioInputs& files = scenario.files;
-  // Every file a key names, checked first (a missing one, a FIFO or a device
-  // is refused at the key that names it) so that none is read in vain.
-  for (const ScenarioFile& f : scenario_files(scenario)) check_named_file(scenario, f);
+  // A FIFO or a device named by any key would block or never end: refused
+  // first, naming the key. A missing file is refused when it is read
+  // (read_named_file): a job's profile only by the command that runs jobs.
+  for (const ScenarioFile& f : scenario_files(scenario)) {
+    try {
+      require_regular_file(f.path, f.key);
+    } catch (const InputError& e) {
+      throw named_file_error(scenario, f, e);
+    }
+  }
   if (unread(scenario.calibration, files.calibration, files.calibration_path)) {
     const ScenarioFile named{"network.calibration", *scenario.calibration};
     files.calibration = read_named_file(scenario, named, [&] {
