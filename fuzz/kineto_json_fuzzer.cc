@@ -6,13 +6,16 @@
 // Promise: import_kineto writes a trace or throws an InputError naming the
 // input, leaving nothing behind (no output, no spilled run). An accepted
 // file's trace reads back whole, with the events the summary counts, and
-// summarizes (`ssgd info`).
+// summarizes (`ssgd info`); it has no collective of an unknown op or
+// recorded twice, and the replay's reading of it returns a profile or an
+// InputError naming it (fuzz/collective_check.h).
 
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
 #include <string>
 
+#include "fuzz/collective_check.h"
 #include "fuzz/fuzz_support.h"
 #include "traces/import/pytorch/kineto_import.h"
 #include "traces/trace_dump.h"
@@ -47,5 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
               " events, the import said " + std::to_string(summary.events_written));
     }
   });
+  ssgd::fuzz::check_trace_collectives("an imported profiler file", out);
+  ssgd::fuzz::check_trace_replay_input("an imported profiler file", out);
   return 0;
 }

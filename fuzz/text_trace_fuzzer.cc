@@ -3,13 +3,17 @@
 //
 // Promise: pack_text_trace writes a trace or throws an InputError naming the
 // text file, leaving no output. An accepted text packs, dumps (`ssgd info
-// --dump`) and packs again to the same bytes, and the two dumps are equal.
+// --dump`) and packs again to the same bytes, and the two dumps are equal;
+// it has no collective of an unknown op or recorded twice, and the replay's
+// reading of it returns a profile or an InputError naming it
+// (fuzz/collective_check.h).
 
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
 #include <string>
 
+#include "fuzz/collective_check.h"
 #include "fuzz/fuzz_support.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
@@ -37,6 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ssgd::fuzz::expect_scratch_files("a rejected text trace", {"in.txtpb"});
     return 0;
   }
+  ssgd::fuzz::check_trace_collectives("a packed text trace", packed);
+  ssgd::fuzz::check_trace_replay_input("a packed text trace", packed);
   std::string first_dump;
   must("dumping the packed trace", [&] { first_dump = dump(packed); });
   const std::string again = ssgd::fuzz::write_scratch("again.txtpb", first_dump).string();

@@ -4,13 +4,17 @@
 // Promise: TraceReader reads the file (possibly cut short) or throws an
 // InputError naming it. What it read, written again by TraceWriter, reads
 // back to the same metadata, events and footer counters; the summary and
-// the text dump of an accepted trace succeed.
+// the text dump of an accepted trace succeed. The replay's reading of it
+// (dag/trace_profile.h) returns a profile or an InputError naming it, and a
+// trace it replays has no collective of an unknown op or recorded twice
+// (fuzz/collective_check.h).
 
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
 #include <string>
 
+#include "fuzz/collective_check.h"
 #include "fuzz/fuzz_support.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
@@ -94,5 +98,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ostringstream text;
     ssgd::trace::dump_trace_text(reader, text);
   });
+  ssgd::fuzz::check_trace_replay_input("an accepted trace", in);
   return 0;
 }

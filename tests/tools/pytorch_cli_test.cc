@@ -42,6 +42,57 @@ TEST_F(PytorchCliTest, LegacyFileImportsWithASummaryAndReplays) {
   EXPECT_EQ(sim.status, 0) << sim;
 }
 
+// Issue 33: a plain legacy file has no collective sizes. Its collectives
+// replay at their measured durations, and simulate says so; a policy that
+// models every collective from its size refuses, naming the record and how
+// to supply sizes (it replayed 0 ns of communication without a word).
+TEST_F(PytorchCliTest, CollectivesWithoutSizeAreSaidAtSimulateAndRefusedWhereSizesAreNeeded) {
+  write_torch_cpu_profile(dir_ / "rank1.json", {.iterations = 3});
+  const auto out = (dir_ / "rank1.ssgdt").string();
+  ASSERT_EQ(ssgd({"import", "pytorch", (dir_ / "rank1.json").string(), "-o", out}).status, 0);
+  const auto sim = ssgd({"simulate", out, "--set", "cluster.gpus_per_node=2"});
+  ASSERT_EQ(sim.status, 0) << sim;
+  EXPECT_THAT(sim.out, HasSubstr("note: 4 collectives had no size; replayed at their measured "
+                                 "durations"));
+  EXPECT_THAT(sim.err, HasSubstr("4 collective(s) had no size; replayed at their measured "
+                                 "durations"));
+  EXPECT_THAT(sim.out, ::testing::Not(HasSubstr("all-reduce total 0 ns in 0 collectives")));
+  const auto ddp =
+      ssgd({"simulate", out, "--set", "cluster.gpus_per_node=2", "--set", "policy.overlap=ddp"});
+  EXPECT_EQ(ddp.status, 2) << ddp;
+  EXPECT_THAT(ddp.err, HasSubstr("rank1.ssgdt: record "));
+  EXPECT_THAT(ddp.err, HasSubstr("field 'collective.size_bytes': the ALL_REDUCE collective has no "
+                                 "size (and 3 more like it): policy.overlap ddp merges gradients"));
+  EXPECT_THAT(ddp.err, HasSubstr("ssgd_marks"));
+  EXPECT_THAT(ddp.err, HasSubstr("record_shapes=True"));
+}
+
+// Issue 33: a legacy event far before the profiler's start (ts -5e12 us).
+TEST_F(PytorchCliTest, ALegacyEventBeforeTheProfilersStartIsRefused) {
+  write_file_bytes(dir_ / "neg.json",
+                   R"([{"name": "aten::add", "ph": "X", "ts": -5000000000000, "dur": 5, "tid": 1, )"
+                   R"("pid": "CPU functions", "args": {}}])");
+  const auto r = ssgd(
+      {"import", "pytorch", (dir_ / "neg.json").string(), "-o", (dir_ / "neg.ssgdt").string()});
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("neg.json: record 0: field 'traceEvents[0].ts': legacy profiler "
+                               "event 'aten::add': ts -5000000000000 us is before the profiler's "
+                               "start"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "neg.ssgdt"));
+}
+
+// Issue 33: an NCCL kernel repeated with its sequence number (the fuzz seed)
+// would be one collective counted twice.
+TEST_F(PytorchCliTest, AnNcclKernelWithARepeatedSequenceNumberIsRefused) {
+  const auto seed = std::string(SSGD_SOURCE_DIR) + "/fuzz/seeds/kineto_json/nccl-kernel-seq-twice.json";
+  const auto r = ssgd({"import", "pytorch", seed, "-o", (dir_ / "k.ssgdt").string()});
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("record 7: field 'traceEvents[7].args.Seq': NCCL kernel: "
+                               "ALL_REDUCE sequence 5 of communicator"));
+  EXPECT_THAT(r.err, HasSubstr("is recorded twice (first at record 5)"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "k.ssgdt"));
+}
+
 TEST_F(PytorchCliTest, KinetoSubcommandTakesLegacyFilesToo) {
   write_torch_cpu_profile(dir_ / "t.json", {.marks = true, .metadata = true});
   const auto r =
