@@ -24,6 +24,14 @@
 // grad_bytes are its mark's (0 for a layer without one), whether or not the
 // trace has collectives. A collective no backward launched counts for the
 // first layer. NCCL kernels are never compute (dag/trace_walk.h).
+// Only collectives of the whole group on one buffer (all-reduce,
+// reduce-scatter, all-gather, broadcast, reduce) give grad_bytes; send,
+// receive, all-to-all and UNKNOWN, and collectives without a size (unless
+// ssgd/grad_bytes marks give the sizes), count in comm_ns only: they are
+// replayed at their measured durations, with a warning, and counted in
+// LayerProfile::measured_only, which a replay that models collectives from
+// grad_bytes refuses (simulator/replay/job_graph.h). A layer's averaged
+// time is bounded as a layer profile's (traces/layer_profile.h).
 // Values are averaged over all ranks and over every iteration but the first
 // (warm-up) when there are several. The profile then builds the DAG as any
 // other.
