@@ -121,12 +121,14 @@ std::size_t GzipReader::read(char* out, std::size_t size) {
   }
   const std::size_t got = wanted - z.avail_out;
   bytes_out_ += got;
-  if (bytes_out_ > kGzipFreeBytes && bytes_out_ / kGzipMaxExpansion > file_bytes_read_) {
+  // Against what inflate has consumed, not the blocks read ahead of it.
+  const std::uint64_t consumed = file_bytes_read_ - z.avail_in;
+  if (bytes_out_ > kGzipFreeBytes && bytes_out_ / kGzipMaxExpansion > consumed) {
     throw InputError(
         {path_.string(), std::nullopt, std::nullopt, ""},
         "the gzip stream expands more than " + std::to_string(kGzipMaxExpansion) +
             " times (" + std::to_string(bytes_out_) + " bytes from the first " +
-            std::to_string(file_bytes_read_) +
+            std::to_string(consumed) +
             " of the file): refused as a decompression bomb; if it is a real input, "
             "decompress it (gunzip) and give the plain file");
   }

@@ -35,13 +35,17 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Splits on ',' and trims every field; the CSV dialect has no quoting.
+// Splits on ',' and trims every field; the CSV dialect has no quoting. At
+// most kMaxSplitFields fields are split off, the last one holding the rest
+// of the line: a header or row has at most kColumnCount columns, and a line
+// of commas must not cost 16 bytes of memory per byte.
+constexpr std::size_t kMaxSplitFields = 64;
 std::vector<std::string_view> split_fields(std::string_view line) {
   std::vector<std::string_view> fields;
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
+    if (comma == std::string_view::npos || fields.size() + 1 == kMaxSplitFields) {
       fields.push_back(trim(line.substr(start)));
       return fields;
     }
@@ -162,6 +166,10 @@ class Parser {
   void read_header(std::string_view t) {
     header_line_ = line_;
     const std::vector<std::string_view> names = split_fields(t);
+    if (names.size() == kMaxSplitFields) {
+      fail("", "the header has more than " + std::to_string(kMaxSplitFields - 1) +
+                   " columns; expected '" + std::string(kHeaderHint) + "'");
+    }
     std::string listed;
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (i > 0) listed += ',';

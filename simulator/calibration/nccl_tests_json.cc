@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "common/json_depth.h"
+
 namespace ssgd::sim {
 namespace {
 
@@ -66,6 +68,13 @@ std::vector<Measurement> read_nccl_tests_json(const std::string& file, std::stri
                                               const MeasurementOptions& options) {
   const JsonReader r(file);
   json doc;
+  // nccl-tests writes one object: anything else is refused before it is
+  // parsed ("[{},{},...]" costs about 30 bytes a byte as nlohmann's values).
+  if (const auto first = text.find_first_not_of(" \t\r\n");
+      first != std::string_view::npos && text[first] != '{') {
+    r.fail("", "expected a JSON object (nccl-tests' -J output), which starts with '{'");
+  }
+  require_json_depth(text, file);
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {

@@ -18,6 +18,7 @@
 #include "common/text_file.h"
 #include "common/units.h"
 #include "common/utf8.h"
+#include "simulator/calibration/bounded_yaml.h"
 
 namespace ssgd::sim {
 namespace {
@@ -231,6 +232,7 @@ NetworkCalibration read_network_calibration(const std::filesystem::path& calibra
   const Reader r(file);
   YAML::Node root;
   try {
+    require_bounded_yaml(text, file, "network calibration file");
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(

@@ -9,6 +9,7 @@
 
 #include "common/gzip_stream.h"
 #include "common/input_file.h"
+#include "common/json_depth.h"
 #include "common/text_file.h"
 
 namespace ssgd::sim::html {
@@ -38,6 +39,7 @@ std::string parse_message(const Json::exception& e) {
 // Parses `text`, one JSON value, whose first byte is at `line` of `file`.
 Json parse_json(const std::string& file, std::string_view text, std::int64_t first_line,
                 bool one_line) {
+  require_json_depth(text, file, one_line ? std::optional<std::int64_t>(first_line) : std::nullopt);
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
@@ -386,7 +388,7 @@ ReportInput parse_report_input(const std::string& path, std::string_view text) {
       if (body.find_first_not_of(" \t\r") != std::string_view::npos || end == text.size()) {
         Json first;
         try {
-          first = Json::parse(body, nullptr, false);
+          if (!json_too_deep_at(body)) first = Json::parse(body, nullptr, false);
         } catch (const Json::exception&) {
           // Not a sweep's line; the whole file's parse below says what is wrong.
         }

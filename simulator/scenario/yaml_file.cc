@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/input_file.h"
 #include "common/utf8.h"
+#include "simulator/calibration/bounded_yaml.h"
 
 namespace ssgd::sim {
 namespace {
@@ -113,6 +114,7 @@ YAML::Node read_yaml_file(const std::filesystem::path& path, std::string_view wh
     // YAML::Load first: yaml-cpp 0.7's LoadAll loops without end, allocating,
     // on a document that starts with ',' (found by fuzz/scenario_yaml_fuzzer),
     // which Load refuses. Then the documents are counted, two at most.
+    require_bounded_yaml(text.str(), file, what);
     document = YAML::Load(text.str());
     documents = count_yaml_documents(text.str());
     if (documents == 1) require_utf8_scalars(document, file);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/input_file.h"
+#include "common/json_depth.h"
 
 namespace ssgd::sim {
 namespace {
@@ -181,6 +182,7 @@ SweepResults read_sweep_results(const std::filesystem::path& path, const SweepGr
     const std::string line = text.substr(start, newline - start);
     start = newline + 1;
     const InputLocation at{file, line_number, std::nullopt, ""};
+    require_json_depth(line, file, line_number);
     const ordered_json record = ordered_json::parse(line, nullptr, false);
     if (record.is_discarded() || !record.is_object()) {
       throw InputError(at, "not a sweep record (a JSON object per line); is this the results "

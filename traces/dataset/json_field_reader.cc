@@ -4,9 +4,12 @@
 
 #include <algorithm>
 
+#include "common/json_depth.h"
+
 namespace ssgd::trace {
 
 JsonFieldReader::Json JsonFieldReader::parse(std::string_view text) const {
+  require_json_depth(text, file_);
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
