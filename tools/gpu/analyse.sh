@@ -58,7 +58,7 @@ done
 
 echo
 echo "## replay of each marked capture against the same iterations, measured"
-for d in full_fp32 full_amp bundle full_vgg16 full_bert; do
+for d in full_fp32 full_amp bundle full_vgg16 full_bert whatif_cap_* fsdp_cap; do
   [ -e "$d/rank-0.ssgdt" ] || continue
   line=$("$ssgd" simulate "$d/rank-0.ssgdt" 2>/dev/null | grep 'iteration time' || true)
   [ -n "$line" ] || { echo "  $d: no replay (no marked iterations?)"; continue; }
@@ -74,23 +74,22 @@ first, end = (15, 75) if d in ("full_fp32", "full_amp") else (10, 15)
 lo, hi = first - r["warmup"], min(end - r["warmup"], len(t))
 marked = t[lo:hi]
 m = statistics.mean(marked[1:]) / 1e6
-print(f"  {d:10s} replay {sim:9.3f} ms   measured {m:9.3f} ms (mean of {len(marked) - 1})   {100 * (sim - m) / m:+6.2f}%")
+print(f"  {d:24s} replay {sim:9.3f} ms   measured {m:9.3f} ms (mean of {len(marked) - 1})   {100 * (sim - m) / m:+6.2f}%")
 PY
 done
 
 echo
 echo "## torch.profiler captures: ssgd import kineto, replay"
-for f in kineto_*.json.gz; do
+for f in kineto_*.json.gz fsdp_kineto.json.gz; do
   [ -e "$f" ] || continue
-  m=${f#kineto_}
-  m=${m%.json.gz}
+  m=${f%.json.gz}
   "$ssgd" import kineto "$f" -o "$work/$m.ssgdt" >"$work/import.log" 2>&1 || { echo "  $f: import failed"; cat "$work/import.log"; continue; }
   sed -n '2,7p' "$work/import.log" | sed "s|^|  $m: |"
   line=$("$ssgd" simulate "$work/$m.ssgdt" 2>/dev/null | grep 'iteration time')
   "$py" - "$m" "$(echo "$line" | awk '{print $3}')" <<'PY'
 import json, statistics, sys
 m, sim = sys.argv[1], float(sys.argv[2])
-r = json.load(open(f"kineto_{m}_result.json"))
+r = json.load(open(f"{m}_result.json"))
 t = r["iteration_ns"]
 p = r["profiled_iterations"]
 # The profiler starts inside the range of the first profiled step, which it
@@ -98,7 +97,7 @@ p = r["profiled_iterations"]
 # what it averages are the last p - 2 steps.
 prof = statistics.mean(t[-(p - 2):]) / 1e6
 plain = statistics.median(t[:-p]) / 1e6
-print(f"  {m:6s} replay {sim:9.3f} ms   profiled iterations {prof:9.3f} ms ({100 * (sim - prof) / prof:+6.2f}%)"
+print(f"  {m:12s} replay {sim:9.3f} ms   profiled iterations {prof:9.3f} ms ({100 * (sim - prof) / prof:+6.2f}%)"
       f"   unprofiled ones, median {plain:9.3f} ms ({100 * (sim - plain) / plain:+6.2f}%)")
 PY
 done
