@@ -224,6 +224,12 @@ TEST_F(OutputsCliTest, EveryOutputToACharacterDeviceIsWrittenThroughAndTheDevice
   }
   ok({"import", "chakra", "et", "-o", "null"});
   EXPECT_EQ(type_of(dir_ / "null"), S_IFCHR);
+  // simulate takes back the outputs it wrote when a later one fails: never
+  // one it wrote through.
+  refused({"simulate", kResnet, "-q", "--set", "cluster.nodes=64", "--report", "null", "--trace",
+           "t.ssgdt"},
+          "t.ssgdt: field '--trace': cannot write: File too large", kFailure, 40 * 1024);
+  EXPECT_EQ(type_of(dir_ / "null"), S_IFCHR);
   // No temporary file left beside it; sweep's results file is the one new file.
   std::vector<std::string> after = names(dir_);
   after.erase(std::remove(after.begin(), after.end(), "s.jsonl"), after.end());
