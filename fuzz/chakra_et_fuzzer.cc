@@ -12,7 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "common/gzip_stream.h"
 #include "dag/execution_dag.h"
 #include "dag/execution_graph.h"
 #include "fuzz/fuzz_support.h"
@@ -37,6 +39,37 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                            [&] { et = ssgd::chakra::read_execution_trace(in); })) {
     return 0;
   }
+  // Bounded readers (issue 33): what was read holds at most kBytesPerByte
+  // bytes for each byte of the file, uncompressed. The reader refuses empty
+  // nodes, reused ids and repeated attributes, so a node costs at least 3
+  // bytes of file and an attribute 5; before that, a run of zero bytes was
+  // a node (about 330 bytes) per byte, which libFuzzer's limits (1 GiB at
+  // once, 2.5 GiB in all) never saw on inputs of a few KB.
+  must("the memory of what was read", [&] {
+    constexpr std::uint64_t kBytesPerByte = 160;
+    std::uint64_t file_bytes = 0;
+    ssgd::GzipReader gz(in);
+    char buffer[1 << 14];
+    while (const std::size_t n = gz.read(buffer, sizeof buffer)) file_bytes += n;
+    std::uint64_t held = sizeof(et.metadata);
+    const auto attributes = [&held](const std::vector<ssgd::chakra::Attribute>& attrs) {
+      for (const auto& a : attrs) {
+        held += sizeof a + a.name.size() + a.text.size() + 8 * a.list_bits.size() +
+                8 * a.list_reals.size();
+        for (const auto& t : a.list_texts) held += sizeof t + t.size();
+      }
+    };
+    attributes(et.metadata.attrs);
+    for (const auto& n : et.nodes) {
+      held += sizeof n + n.name.size() + 8 * (n.ctrl_deps.size() + n.data_deps.size());
+      attributes(n.attrs);
+    }
+    if (held > kBytesPerByte * file_bytes + 4096) {
+      finding("an ET of " + std::to_string(file_bytes) + " bytes was read into about " +
+              std::to_string(held) + " bytes of memory: more than " +
+              std::to_string(kBytesPerByte) + " a byte");
+    }
+  });
   must("writing back an ET read", [&] { ssgd::chakra::write_execution_trace(copy, et); });
   must("reading back the ET written", [&] {
     const auto back = ssgd::chakra::read_execution_trace(copy);
