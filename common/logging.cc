@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/error.h"
+
 namespace ssgd {
 namespace {
 
@@ -15,7 +17,7 @@ spdlog::level::level_enum g_default_level = spdlog::level::info;
 spdlog::level::level_enum parse_level(const std::string& s) {
   const auto level = spdlog::level::from_str(s);
   if (level == spdlog::level::off && s != "off") {
-    throw std::invalid_argument("unknown log level '" + s +
+    throw std::invalid_argument("unknown log level '" + bounded(s) +
                                 "' (use trace, debug, info, warn, error, critical or off)");
   }
   return level;

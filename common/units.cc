@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
+
 namespace ssgd {
 namespace {
 
@@ -52,7 +54,7 @@ constexpr Kind kRateKind{"rate",
                          "12GB/s"};
 
 [[noreturn]] void fail(const Kind& kind, std::string_view text, std::string_view why) {
-  throw std::invalid_argument(fmt::format("{} '{}': {}", kind.noun, text, why));
+  throw std::invalid_argument(fmt::format("{} '{}': {}", kind.noun, bounded(text), why));
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -98,7 +100,7 @@ Decimal split_decimal(const Kind& kind, std::string_view text) {
 
 [[noreturn]] void fail_unit(const Kind& kind, std::string_view text, std::string_view unit) {
   fail(kind, text,
-       fmt::format("unknown unit '{}'; write one of {} (e.g. '{}')", unit, kind.accepted,
+       fmt::format("unknown unit '{}'; write one of {} (e.g. '{}')", bounded(unit), kind.accepted,
                    kind.example));
 }
 

@@ -8,7 +8,10 @@
 namespace ssgd::sim {
 
 InputError request_error(std::string_view flag, std::string_view value, std::string_view reason) {
-  return InputError({fmt::format("'{}'", value), std::nullopt, std::nullopt, std::string(flag)},
+  // The value stands where a file would: bounded (short enough that, quoted,
+  // InputLocation shows it as it is), then quoted.
+  return InputError({fmt::format("'{}'", bounded(value, kMaxEchoBytes - 32)), std::nullopt,
+                     std::nullopt, std::string(flag)},
                     std::string(reason));
 }
 

@@ -56,7 +56,7 @@ std::vector<std::int64_t> parse_gpu_list(const std::string& text) {
     if (!v) {
       throw request_error("--gpus", text,
                           fmt::format("item {} ('{}'): expected a GPU count from 1 to {}",
-                                      out.size() + 1, item, kMaxGpus));
+                                      out.size() + 1, bounded(item), kMaxGpus));
     }
     if (!seen.insert(*v).second) {
       throw request_error("--gpus", text, fmt::format("{} GPUs is listed twice", *v));

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
+
 namespace ssgd::sim {
 namespace {
 
@@ -68,10 +70,12 @@ trace::LayerProfile perturbed_profile(const trace::LayerProfile& profile, const 
   }
   for (std::size_t k = 0; k < used.size(); ++k) {
     if (!used[k]) {
-      throw std::invalid_argument(fmt::format(
-          "perturb.layer_factors: pattern '{}' matches no layer of {} ({} layers; a pattern is a "
+      // Located at the key by the replay (with_located_errors).
+      throw ParameterError("perturb.layer_factors", fmt::format(
+          "pattern '{}' matches no layer of {} ({} layers; a pattern is a "
           "name glob with * and ?, or a number from the profile's layer column)",
-          p.layer_factors[k].pattern, profile.source.empty() ? "the profile" : profile.source,
+          bounded(p.layer_factors[k].pattern),
+          profile.source.empty() ? "the profile" : bounded(profile.source),
           profile.layers.size()));
     }
   }
@@ -88,8 +92,8 @@ std::vector<double> rank_compute_factors(const Perturbation& p, std::int64_t wor
   }
   for (const auto& s : p.stragglers) {
     if (s.rank >= workers) {
-      throw std::invalid_argument(fmt::format(
-          "perturb.stragglers: rank {} is out of range: the job has {} worker{} (ranks 0..{})",
+      throw ParameterError("perturb.stragglers", fmt::format(
+          "rank {} is out of range: the job has {} worker{} (ranks 0..{})",
           s.rank, workers, workers == 1 ? "" : "s", workers - 1));
     }
     factor[static_cast<std::size_t>(s.rank)] *= 1 + s.percent / 100;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "common/units.h"
 
 namespace ssgd::sim {
@@ -45,7 +46,8 @@ auto in_item(std::size_t index, std::string_view item, F&& parse) {
   try {
     return parse();
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("item {} of the list ('{}'): {}", index, item, e.what()));
+    throw std::invalid_argument(
+        fmt::format("item {} of the list ('{}'): {}", index, bounded(item), e.what()));
   }
 }
 

@@ -5,12 +5,15 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "common/units.h"
 #include "simulator/nccl/nccl_tuner.h"
 #include "simulator/network/network_model.h"
@@ -37,12 +40,14 @@ std::int64_t parse_int(std::string_view value, std::int64_t lo, std::int64_t hi)
   const char* begin = value.data();
   const char* end = value.data() + value.size();
   const auto [ptr, ec] = std::from_chars(begin, end, v);
+  // The value is echoed bounded: a list's item is not the whole value that
+  // the scenario bounds (with_bounded_echo).
   if (ec == std::errc::result_out_of_range) {
     throw std::invalid_argument(
-        fmt::format("must be between {} and {}, got {}", lo, hi, value));
+        fmt::format("must be between {} and {}, got {}", lo, hi, bounded(value)));
   }
   if (ec != std::errc() || ptr != end || value.empty()) {
-    throw std::invalid_argument(fmt::format("expected an integer, got '{}'", value));
+    throw std::invalid_argument(fmt::format("expected an integer, got '{}'", bounded(value)));
   }
   if (v < lo || v > hi) {
     throw std::invalid_argument(fmt::format("must be between {} and {}, got {}", lo, hi, v));
@@ -181,13 +186,15 @@ std::vector<std::int64_t> parse_int_list(std::string_view v, std::int64_t lo, st
 // "0-3:2,0-1": NVLink pairs, each a-b with an optional :links (default 1).
 std::vector<NvlinkPair> parse_pairs(std::string_view v) {
   std::vector<NvlinkPair> out;
+  std::set<std::pair<std::int64_t, std::int64_t>> seen;
   for (std::string_view raw : split_list(v)) {
     const std::string_view item = trim_item(raw);
     const auto dash = item.find('-');
     const auto colon = item.find(':');
     if (dash == std::string_view::npos) {
       throw std::invalid_argument(fmt::format(
-          "item {} of the list: expected GPU pairs as a-b or a-b:links, got '{}'", out.size() + 1, item));
+          "item {} of the list: expected GPU pairs as a-b or a-b:links, got '{}'", out.size() + 1,
+          bounded(item)));
     }
     NvlinkPair p;
     try {
@@ -196,7 +203,16 @@ std::vector<NvlinkPair> parse_pairs(std::string_view v) {
                       kMaxGpusPerNode - 1);
       if (colon != std::string_view::npos) p.links = parse_int(item.substr(colon + 1), 1, 64);
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("item {} of the list ('{}'): {}", out.size() + 1, item, e.what()));
+      throw std::invalid_argument(
+          fmt::format("item {} of the list ('{}'): {}", out.size() + 1, bounded(item), e.what()));
+    }
+    // A pair given twice (in either order) is a slip, not more links: those
+    // are a-b:links.
+    if (!seen.insert({std::min(p.a, p.b), std::max(p.a, p.b)}).second) {
+      throw std::invalid_argument(fmt::format(
+          "item {} of the list ('{}'): GPUs {} and {} are paired twice; give the links of a "
+          "pair once, as {}-{}:links",
+          out.size() + 1, bounded(item), p.a, p.b, p.a, p.b));
     }
     out.push_back(p);
   }

@@ -73,6 +73,8 @@ std::string replay_error(const Scenario& s) {
     replay(profile(), s);
   } catch (const std::invalid_argument& e) {
     return e.what();
+  } catch (const ssgd::InputError& e) {  // a model's complaint, located at its key
+    return e.what();
   }
   ADD_FAILURE() << "no error";
   return {};
@@ -108,8 +110,15 @@ TEST(Perturb, LayerFactorsByGlobAndByNumber) {
 
 TEST(Perturb, LayerPatternMatchingNoLayerIsAnError) {
   const std::string e = replay_error(with(two_workers(), {"perturb.layer_factors=conv1:2,layer9*:2"}));
-  EXPECT_THAT(e, HasSubstr("perturb.layer_factors"));
-  EXPECT_THAT(e, HasSubstr("'layer9*'"));
+  EXPECT_THAT(e, HasSubstr("field 'perturb.layer_factors': pattern 'layer9*' matches no layer"));
+}
+
+TEST(Perturb, LayerPatternMatchingNoLayerIsNamedWhereTheKeyWasSet) {
+  const Scenario s = load_scenario(std::nullopt, {"perturb.layer_factors=conv1:2,layer9*:2"});
+  EXPECT_THAT(replay_error(s),
+              HasSubstr("--set: field 'perturb.layer_factors': pattern 'layer9*' matches no "
+                        "layer"));
+  EXPECT_THAT(replay_error(s), HasSubstr("(value given: 'conv1:2,layer9*:2')"));
 }
 
 TEST(Perturb, GlobMatch) {

@@ -4,6 +4,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 #include "common/error.h"
@@ -11,6 +12,7 @@
 #include "common/version.h"
 #include "common/work_context.h"
 #include "simulator/engine/deadlock_error.h"
+#include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 
 int main(int argc, char** argv) {
@@ -23,7 +25,19 @@ int main(int argc, char** argv) {
   std::string log_spec;
   app.add_option("--log", log_spec,
                  "log levels: LEVEL or COMPONENT=LEVEL[,...] (trace, debug, info, warn, error, off)")
-      ->each([](const std::string& spec) { ssgd::set_log_levels(spec); });
+      ->each([](const std::string& spec) {
+        try {
+          ssgd::set_log_levels(spec);
+        } catch (const std::invalid_argument& e) {
+          throw flag_error("--log", spec, e.what());  // names the flag and the value
+        }
+      });
+  // CLI11 quotes what it could not take, whole: shown bounded (common/error.h),
+  // long enough for its own words and a few arguments.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return ssgd::bounded(e.what(), 4 * ssgd::kMaxEchoBytes) +
+           "\nRun with --help for more information.\n";
+  });
 
   add_simulate_command(app);
   add_info_command(app);
