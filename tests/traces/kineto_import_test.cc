@@ -7,6 +7,9 @@
 //
 // SSGD_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -208,6 +211,20 @@ TEST_F(KinetoImportTest, SpilledSortRunsGiveTheSameTrace) {
   for (const auto& entry : std::filesystem::directory_iterator(dir_ / "spilled")) {
     EXPECT_THAT(entry.path().filename().string(), ::testing::Not(HasSubstr(".sort.")));
   }
+}
+
+// An output written through (a FIFO, a device, /dev/fd/N) has no folder of
+// its own to spill beside: the runs go to the temporary folder.
+TEST_F(KinetoImportTest, SortRunsOfAnOutputWrittenThroughSpillToTheTemporaryFolder) {
+  KinetoImportOptions tiny;
+  tiny.sort_run_bytes = 2048;
+  const auto in_memory = read_file_bytes(import("memory"));
+  const int fd = ::open((dir_ / "sink").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  summary_ = import_kineto(dir_ / "memory" / "rank1.json", "/dev/fd/" + std::to_string(fd), tiny);
+  ::close(fd);
+  EXPECT_GT(summary_.sort_runs, 2u);
+  EXPECT_EQ(read_file_bytes(dir_ / "sink"), in_memory);
 }
 
 TEST_F(KinetoImportTest, MissingOptionalFieldsMatchGolden) {

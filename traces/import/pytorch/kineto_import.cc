@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/logging.h"
+#include "common/output_target.h"
 #include "traces/event_rules.h"
 #include "traces/event_sorter.h"
 #include "traces/import/pytorch/kineto_json_reader.h"
@@ -297,8 +298,13 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   const std::string file = input.string();
   auto log = logger("traces");
 
+  // Sort runs spill beside the output; beside a FIFO or a device written
+  // through (/dev/stdout), into the temporary folder instead.
+  const std::filesystem::path spill_folder = output_target(output).kind == OutputKind::kStream
+                                                 ? std::filesystem::temp_directory_path()
+                                                 : output.parent_path();
   auto hidden = [&](const char* what) {
-    return output.parent_path() /
+    return spill_folder /
            ("." + output.filename().string() + "." + what + "." + std::to_string(::getpid()));
   };
   EventSorter sorter(hidden("sort"), options.sort_run_bytes);
