@@ -211,6 +211,29 @@ TEST_F(OutputsCliTest, AReportToAFifoStreamsThePageToItsReader) {
   EXPECT_EQ(report, read_file_bytes(dir_ / "r.json"));
   // Nothing else was made: no temporary file beside either FIFO.
   EXPECT_EQ(names(dir_), (std::vector<std::string>{"page.fifo", "page.html", "r.fifo", "r.json"}));
+
+  // Two FIFOs read one after the other, as `cat r.fifo t.fifo` would: the
+  // report ends before the timeline is opened.
+  ASSERT_EQ(::mkfifo((dir_ / "t.fifo").c_str(), 0644), 0);
+  fs::remove(dir_ / "r.fifo");
+  ASSERT_EQ(::mkfifo((dir_ / "r.fifo").c_str(), 0644), 0);
+  const int r_fd = ::open((dir_ / "r.fifo").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(r_fd, 0);
+  CliResult both;
+  std::thread run([&] {
+    both = ssgd({"simulate", kResnet, "-q", "--report", "r.fifo", "--timeline", "t.fifo"});
+  });
+  bool done = false;
+  const std::string r_got = read_fifo(dir_ / "r.fifo", r_fd, done);
+  ::close(r_fd);
+  EXPECT_TRUE(done);
+  const int t_fd = ::open((dir_ / "t.fifo").c_str(), O_RDONLY | O_NONBLOCK);
+  const std::string t_got = read_fifo(dir_ / "t.fifo", t_fd, done);
+  ::close(t_fd);
+  run.join();
+  EXPECT_TRUE(both.exited && both.status == 0) << both;
+  EXPECT_EQ(r_got, read_file_bytes(dir_ / "r.json"));
+  EXPECT_THAT(t_got.substr(0, 200), HasSubstr("traceEvents"));
 }
 
 TEST_F(OutputsCliTest, EveryOutputToACharacterDeviceIsWrittenThroughAndTheDeviceKept) {

@@ -71,6 +71,10 @@ void write_report_and_timeline(const SimulateArgs& a, const std::function<nlohma
     write_output(a.report, [&] {
       report_file.emplace(a.report.path);
       report_file->stream() << json_report_text(report());
+      // Written through (a FIFO, /dev/stdout): nothing to take back, and its
+      // reader sees the end before the next output opens (a reader of both
+      // FIFOs in turn would otherwise wait for this one's end forever).
+      if (report_file->writes_through()) report_file->commit();
     });
   }
   if (a.timeline.given()) {
