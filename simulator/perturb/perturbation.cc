@@ -36,7 +36,7 @@ std::pair<std::string_view, std::string_view> split_item(std::string_view item, 
   const auto colon = item.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == item.size()) {
     throw std::invalid_argument(
-        fmt::format("item {} of the list: expected {}, got '{}'", index, what, item));
+        fmt::format("item {} of the list: expected {}, got '{}'", index, what, bounded(item)));
   }
   return {trim(item.substr(0, colon)), trim(item.substr(colon + 1))};
 }
@@ -55,7 +55,7 @@ std::int64_t parse_rank(std::string_view v) {
   std::int64_t r = 0;
   const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), r);
   if (ec != std::errc() || ptr != v.data() + v.size() || v.empty()) {
-    throw std::invalid_argument(fmt::format("expected a rank (an integer), got '{}'", v));
+    throw std::invalid_argument(fmt::format("expected a rank (an integer), got '{}'", bounded(v)));
   }
   if (r < 0 || r > kMaxRank) {
     throw std::invalid_argument(fmt::format("rank must be between 0 and {}, got {}", kMaxRank, r));
@@ -98,7 +98,7 @@ double parse_factor(std::string_view value, double lo, double hi, bool lo_open) 
   double d = 0;
   const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
   if (ec != std::errc() || ptr != v.data() + v.size() || v.empty() || !std::isfinite(d)) {
-    throw std::invalid_argument(fmt::format("expected a number, got '{}'", v));
+    throw std::invalid_argument(fmt::format("expected a number, got '{}'", bounded(v)));
   }
   if ((lo_open ? !(d > lo) : !(d >= lo)) || d > hi) {
     throw std::invalid_argument(fmt::format("must be {} {} and at most {}, got {}",
@@ -143,11 +143,11 @@ std::array<double, N> parse_named_factors(
     const std::optional<std::size_t> slot = index_of(name);
     if (!slot) {
       throw std::invalid_argument(fmt::format("item {} of the list: unknown {} '{}'; known: {}",
-                                              index, noun, name, known));
+                                              index, noun, bounded(name), known));
     }
     if (!seen.insert(name).second) {
       throw std::invalid_argument(
-          fmt::format("item {} of the list: {} '{}' given twice", index, short_noun, name));
+          fmt::format("item {} of the list: {} '{}' given twice", index, short_noun, bounded(name)));
     }
     out[*slot] = in_item(index, item, [&, factor = factor] { return parse_factor(factor, 0, kMaxFactor, above_zero); });
   }
@@ -217,7 +217,8 @@ JitterSpec parse_jitter(std::string_view value) {
     hi = 3;
   } else {
     throw std::invalid_argument(fmt::format(
-        "unknown jitter '{}'; expected none, normal:<cv>, uniform:<half-width> or lognormal:<sigma>", v));
+        "unknown jitter '{}'; expected none, normal:<cv>, uniform:<half-width> or lognormal:<sigma>",
+        bounded(v)));
   }
   if (colon == std::string_view::npos) {
     throw std::invalid_argument(fmt::format("{} jitter needs its spread, e.g. {}:0.05", name, name));

@@ -901,5 +901,100 @@ TEST(ScenarioErrors, ADocumentThatStartsWithACommaIsRefused) {
   EXPECT_THAT(second.what(), HasSubstr("more than one YAML document"));
 }
 
+
+// ---------------------------------------------------------------- files keys name
+
+// A missing file that a key names is refused at the key (file and line, or
+// --set), with the path as resolved; a reader's complaint about such a file
+// says which key named it and where.
+TEST(ScenarioNamedFiles, AMissingCalibrationIsNamedAtItsKeyAndLine) {
+  const fs::path file = write_yaml("missing_calibration.yaml",
+                                   "iterations: 3\nnetwork:\n  calibration: no_such_cal.yaml\n");
+  const InputError e = file_error(file);
+  expect_located(e, file, 3, "network.calibration");
+  EXPECT_THAT(e.what(), HasSubstr("cannot read '" + (file.parent_path() / "no_such_cal.yaml").string() +
+                                  "': No such file or directory"));
+  const InputError s = set_error("network.calibration=no_such_cal.yaml");
+  EXPECT_EQ(s.where().file, "--set");
+  EXPECT_EQ(s.where().field, "network.calibration");
+  EXPECT_EQ(std::string(s.what()),
+            "--set: field 'network.calibration': cannot read 'no_such_cal.yaml': No such file or "
+            "directory");
+}
+
+TEST(ScenarioNamedFiles, AMissingSecondProfileIsNamedAtItsKey) {
+  const InputError e = set_error("scaling.second_profile=no_such_profile.csv");
+  EXPECT_EQ(std::string(e.what()),
+            "--set: field 'scaling.second_profile': cannot read 'no_such_profile.csv': No such "
+            "file or directory");
+}
+
+TEST(ScenarioNamedFiles, ABadCalibrationSaysWhichKeyNamedIt) {
+  write_yaml("not_a_calibration.yaml", "just: text\n");
+  const fs::path file =
+      write_yaml("bad_calibration.yaml", "network:\n  calibration: not_a_calibration.yaml\n");
+  const InputError e = file_error(file);
+  // Located in the calibration file itself, and the key that named it.
+  EXPECT_EQ(e.where().file, (file.parent_path() / "not_a_calibration.yaml").string());
+  EXPECT_THAT(e.what(), HasSubstr("(the file network.calibration names, at " + file.string() + ":2)"));
+  const InputError folder = set_error("network.calibration=" + file.parent_path().string());
+  EXPECT_THAT(folder.what(), HasSubstr("field 'network.calibration': is a folder"));
+  EXPECT_THAT(folder.what(), HasSubstr("(the file network.calibration names, given with --set)"));
+}
+
+TEST(ScenarioNamedFiles, AJobsKeysAreRecordedWhereTheyWereGiven) {
+  const fs::path file = write_yaml("job_origins.yaml",
+                                   "network:\n  model: flow\njobs:\n  - kind: training\n"
+                                   "    nodes: 1\n    profile: other.csv\n");
+  const Scenario s = load_scenario(file, {"jobs.1.kind=training", "jobs.1.nodes=1",
+                                          "jobs.1.profile=x.csv"});
+  const InputLocation profile = key_location(s, "jobs.0.profile");
+  EXPECT_EQ(profile.file, file.string());
+  EXPECT_EQ(profile.line, 6);
+  EXPECT_EQ(profile.field, "jobs[0].profile");
+  EXPECT_EQ(key_location(s, "jobs.1.profile").file, "--set");
+  EXPECT_EQ(key_location(s, "jobs.1.profile").field, "jobs.1.profile");
+  // The job's profile is read by the command that runs jobs: missing, it is
+  // named at its key there (check_named_file).
+  try {
+    check_named_file(s, scenario_files(s).at(0));
+    ADD_FAILURE() << "a missing job profile passed";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file.string() + ":6: field 'jobs[0].profile': cannot read '" +
+                  (file.parent_path() / "other.csv").string() + "': No such file or directory");
+  }
+}
+
+// ---------------------------------------------------------------- long text
+
+// Untrusted text is echoed bounded: a 2 MB value, key or path (the bound
+// does not depend on the length; yaml-cpp takes seconds over 20 MB) makes a
+// message of a few hundred bytes that still says how long it was.
+TEST(ScenarioEchoes, AHugeValueOrPathIsShownBounded) {
+  const std::string huge(2 * 1024 * 1024, 'a');
+  const fs::path value_file = write_yaml("huge_value.yaml", "cluster:\n  nodes: " + huge + "\n");
+  const InputError value = file_error(value_file);
+  EXPECT_LT(std::string(value.what()).size(), 600U) << std::string(value.what()).substr(0, 600);
+  EXPECT_THAT(value.what(), HasSubstr("field 'cluster.nodes': expected an integer, got 'aaaa"));
+  EXPECT_THAT(value.what(), HasSubstr("... (2097152 bytes)'"));
+
+  const fs::path path_file =
+      write_yaml("huge_path.yaml", "network:\n  calibration: " + huge + "\n");
+  const InputError path = file_error(path_file);
+  EXPECT_LT(std::string(path.what()).size(), 600U);
+  EXPECT_THAT(path.what(), HasSubstr("field 'network.calibration': cannot read '"));
+  EXPECT_THAT(path.what(), HasSubstr(" bytes)': File name too long"));
+
+  const std::string big(100'000, '9');
+  for (const std::string& flag :
+       {"cluster.nodes=" + big, big + "=1", "platform.nvlink.pairs=0-" + big,
+        "workload.io_time=5" + big, "perturb.layer_factors=x:" + big, "cluster.nodes" + big}) {
+    const std::string what = set_error(flag).what();
+    EXPECT_LT(what.size(), 1000U) << what.substr(0, 1000);
+    EXPECT_THAT(what, HasSubstr("... (1000"));
+  }
+}
+
 }  // namespace
 }  // namespace ssgd::sim
