@@ -212,7 +212,10 @@ void print_summary(const TraceSummary& s, std::ostream& out) {
   row("tool", rstrip(or_unknown(m.tool()) + " " + m.tool_version()));
   if (!m.framework().empty()) row("framework", m.framework());
   if (!m.command_line().empty()) row("command line", m.command_line());
-  row("rank", fmt::format("{} of world size {}", m.rank(), m.world_size()));
+  // 0 is the format's "not recorded" (the tracer without WORLD_SIZE or a
+  // communicator of more than one rank; importers that cannot tell).
+  row("rank", m.world_size() > 0 ? fmt::format("{} of world size {}", m.rank(), m.world_size())
+                                 : fmt::format("{} (world size not recorded)", m.rank()));
   row("versions", fmt::format("driver {}, CUDA {}, NCCL {}", or_unknown(m.driver_version()),
                               or_unknown(m.cuda_version()), or_unknown(m.nccl_version())));
   if (m.capture_start_ns() != 0)

@@ -112,6 +112,15 @@ TEST_F(TraceDumpTest, SummaryCountsKindsRanksAndTopKernels) {
   EXPECT_NE(out.str().find("events per rank  0: 9, 1: 4"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("fc1_backward"), std::string::npos);
   EXPECT_NE(out.str().find("ALL_REDUCE"), std::string::npos);
+
+  // World size 0 is "not recorded" (the tracer writes it without WORLD_SIZE):
+  // info says so instead of "of world size 0".
+  TraceSummary unrecorded = s;
+  unrecorded.metadata.set_world_size(0);
+  std::ostringstream unknown;
+  print_summary(unrecorded, unknown);
+  EXPECT_NE(unknown.str().find("(world size not recorded)"), std::string::npos) << unknown.str();
+  EXPECT_EQ(unknown.str().find("of world size 0"), std::string::npos) << unknown.str();
 }
 
 TEST_F(TraceDumpTest, PackReportsBadInputWithLineAndField) {
