@@ -189,4 +189,32 @@ TEST_F(SweepGridTest, ResultsReadBackOnlyFromTheSameGrid) {
   EXPECT_THROW((void)ssgd::sim::read_sweep_results(dir_ / "r.jsonl", g), InputError);
 }
 
+// The grid's input and scenario files are checked before anything reads
+// them: a missing one is named at its line in the grid, with its key.
+TEST_F(SweepGridTest, AMissingInputOrScenarioIsNamedAtItsLine) {
+  write_file_bytes(dir_ / "grid.yaml",
+                   "input: profile.csv\nscenario: base.yaml\ngrid:\n  cluster.nodes: [1, 2]\n");
+  const ssgd::sim::SweepGrid g = ssgd::sim::read_sweep_grid(dir_ / "grid.yaml");
+  const auto refusal = [&g] {
+    try {
+      ssgd::sim::check_grid_files(g);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string grid = (dir_ / "grid.yaml").string();
+  EXPECT_EQ(refusal(), grid + ":1: field 'input': cannot read '" + (dir_ / "profile.csv").string() +
+                           "': No such file or directory");
+  write_file_bytes(dir_ / "profile.csv", "layer,name,forward_ns,backward_ns,grad_bytes\n");
+  EXPECT_EQ(refusal(), grid + ":2: field 'scenario': cannot read '" + (dir_ / "base.yaml").string() +
+                           "': No such file or directory");
+  fs::create_directories(dir_ / "base.yaml");
+  EXPECT_THAT(refusal(), HasSubstr(":2: field 'scenario': '" + (dir_ / "base.yaml").string() +
+                                   "' is a folder, not a regular file"));
+  fs::remove(dir_ / "base.yaml");
+  write_file_bytes(dir_ / "base.yaml", "iterations: 2\n");
+  EXPECT_EQ(refusal(), "accepted");
+}
+
 }  // namespace
