@@ -1,8 +1,10 @@
 #include "common/run_indexed.h"
+#include "common/work_context.h"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -10,6 +12,9 @@ namespace ssgd {
 
 void run_indexed(std::size_t n, std::size_t jobs, const std::function<void(std::size_t)>& work) {
   std::vector<std::exception_ptr> failures(n);
+  // What each failed item's thread was doing (common/work_context.h), for
+  // an out-of-memory message on the thread that rethrows it.
+  std::vector<std::string> doing(n);
   std::atomic<std::size_t> next{0};
   const auto worker = [&] {
     for (std::size_t i = next++; i < n; i = next++) {
@@ -17,6 +22,10 @@ void run_indexed(std::size_t n, std::size_t jobs, const std::function<void(std::
         work(i);
       } catch (...) {
         failures[i] = std::current_exception();
+        try {
+          doing[i] = work_context_at_failure();
+        } catch (...) {  // out of memory for the phrase too: the failure is kept
+        }
       }
     }
   };
@@ -25,8 +34,10 @@ void run_indexed(std::size_t n, std::size_t jobs, const std::function<void(std::
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   pool.clear();  // joins
-  for (const auto& f : failures) {
-    if (f) std::rethrow_exception(f);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!failures[i]) continue;
+    carry_work_context_failure(doing[i]);
+    std::rethrow_exception(failures[i]);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <exception>
+#include <new>
 
 namespace ssgd {
 namespace {
@@ -60,18 +61,8 @@ struct WorkContextAccess {
     return a.file_size_ == b.file_size_ && file(a) == file(b);
   }
 
-  // "ACTION 'FILE' (WHAT, UNIT N, INNER M)"; "ACTION of 'FILE' (...)" with
-  // an outer context's file.
-  static void phrase(const WorkContext& c, const WorkContext* owner, Phrase& out) {
-    out << c.action_;
-    if (owner != nullptr) {
-      out << (owner == &c ? " '" : " of '") << file(*owner);
-      if (owner->file_size_ > WorkContext::kMaxFileBytes) {
-        out << "... (" << static_cast<std::int64_t>(owner->file_size_) << " bytes)";
-      }
-      out << "'";
-    }
-    const char* sep = " (";
+  // WHAT, UNIT N, INNER M: what is set of them.
+  static void parts(const WorkContext& c, const char*& sep, Phrase& out) {
     const auto part = [&](const char* text) {
       out << sep << text;
       sep = ", ";
@@ -85,6 +76,23 @@ struct WorkContextAccess {
       part(c.inner_unit_);
       out << " " << c.inner_position_;
     }
+  }
+
+  // "ACTION 'FILE' (WHAT, UNIT N, INNER M)"; "ACTION of 'FILE' (...)" with
+  // an outer context's file, and that context's parts after its own (the
+  // reader's chunk and event under "building the task graph").
+  static void phrase(const WorkContext& c, const WorkContext* owner, Phrase& out) {
+    out << c.action_;
+    if (owner != nullptr) {
+      out << (owner == &c ? " '" : " of '") << file(*owner);
+      if (owner->file_size_ > WorkContext::kMaxFileBytes) {
+        out << "... (" << static_cast<std::int64_t>(owner->file_size_) << " bytes)";
+      }
+      out << "'";
+    }
+    const char* sep = " (";
+    parts(c, sep, out);
+    if (owner != nullptr && owner != &c) parts(*owner, sep, out);
     if (*sep == ',') out << ")";
   }
 
@@ -151,6 +159,7 @@ WorkContext& WorkContext::operator=(WorkContext&& other) noexcept {
 }
 
 void WorkContext::link() noexcept {
+  owner_ = &state;
   outer_ = state.top;
   inner_ = nullptr;
   if (outer_ != nullptr) outer_->inner_ = this;
@@ -160,7 +169,10 @@ void WorkContext::link() noexcept {
 void WorkContext::unlink() noexcept {
   if (outer_ != nullptr) outer_->inner_ = inner_;
   if (inner_ != nullptr) inner_->outer_ = outer_;
-  if (state.top == this) state.top = outer_;
+  // Closed on another thread than its own (a Python object's reader): still
+  // taken off its own thread's stack.
+  auto* owner = static_cast<ThreadState*>(owner_);
+  if (owner != nullptr && owner->top == this) owner->top = outer_;
   outer_ = inner_ = nullptr;
   action_ = nullptr;
 }
@@ -178,10 +190,12 @@ void WorkContext::take_place_of(WorkContext& other) noexcept {
   exceptions_ = other.exceptions_;
   outer_ = other.outer_;
   inner_ = other.inner_;
+  owner_ = other.owner_;
   if (action_ == nullptr) return;  // `other` was not open
   if (outer_ != nullptr) outer_->inner_ = this;
   if (inner_ != nullptr) inner_->outer_ = this;
-  if (state.top == &other) state.top = this;
+  auto* owner = static_cast<ThreadState*>(owner_);
+  if (owner != nullptr && owner->top == &other) owner->top = this;
   other.action_ = nullptr;
   other.outer_ = other.inner_ = nullptr;
 }
@@ -201,6 +215,17 @@ std::string work_context_at_failure() {
 
 std::string work_context_now() {
   return state.top != nullptr ? state.top->describe() : std::string();
+}
+
+std::string out_of_memory_message() {
+  const std::string during = work_context_at_failure();
+  return "out of memory" + (during.empty() ? std::string() : " while " + during) +
+         "; see docs/performance.md for what a run needs";
+}
+
+std::string failure_message(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return out_of_memory_message();
+  return e.what();
 }
 
 void carry_work_context_failure(std::string_view phrase) noexcept {

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -75,6 +76,7 @@ class WorkContext {
   char file_[kMaxFileBytes + 1] = {};
   WorkContext* outer_ = nullptr;
   WorkContext* inner_ = nullptr;
+  void* owner_ = nullptr;  // the stack of the thread that opened it
   int exceptions_ = 0;  // std::uncaught_exceptions() when opened
 };
 
@@ -85,6 +87,15 @@ class WorkContext {
 
 // What the contexts open now are doing (no failure's phrase); empty when none.
 [[nodiscard]] std::string work_context_now();
+
+// ssgd's out-of-memory message: "out of memory while reading 'x.et' (Chakra
+// ET, record 12); see docs/performance.md for what a run needs" (the stage
+// from work_context_at_failure; "out of memory; see ..." without one).
+[[nodiscard]] std::string out_of_memory_message();
+
+// The message of a failure caught as a std::exception: out_of_memory_message()
+// for a std::bad_alloc, else e.what().
+[[nodiscard]] std::string failure_message(const std::exception& e);
 
 // For a failure caught on a worker thread and rethrown on this one: sets the
 // phrase this thread reports (work_context_at_failure) to `phrase`, unless

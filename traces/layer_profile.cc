@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/text_file.h"
 #include "common/utf8.h"
+#include "common/work_context.h"
 #include "traces/event_rules.h"
 
 namespace ssgd::trace {
@@ -365,6 +366,7 @@ LayerProfile parse_layer_profile_csv(std::string_view text, const std::string& s
 }
 
 LayerProfile read_layer_profile_csv(const std::filesystem::path& path) {
+  const WorkContext context("reading", path.string(), "layer-profile CSV");
   return parse_layer_profile_csv(read_text_file(path, "layer profile"), path.string());
 }
 

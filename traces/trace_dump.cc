@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/work_context.h"
 #include "common/checked_math.h"
 #include "traces/clock_calibration.h"
 #include "traces/collective_records.h"
@@ -319,6 +320,7 @@ void dump_trace_text(TraceReader& reader, std::ostream& out) {
 v1::Footer pack_text_trace(const std::filesystem::path& text_path,
                            const std::filesystem::path& out_path, TraceWriterOptions options) {
   const std::string file = text_path.string();
+  WorkContext context("reading", file, "text trace", "event");
   std::ifstream in(text_path, std::ios::in | std::ios::binary);
   if (!in) {
     throw InputError({file, std::nullopt, std::nullopt, ""},
@@ -361,6 +363,7 @@ v1::Footer pack_text_trace(const std::filesystem::path& text_path,
   CollectiveRecordSet collectives;  // none twice (traces/collective_records.h)
   for (int i = 0; i < trace.events_size(); ++i) {
     const v1::Event& e = trace.events(i);
+    context.set_position(i);
     const auto where = [&](const std::string& field) {
       return InputLocation{file, locations.GetLocation(events_field, i).line + 1, i,
                            fmt::format("events[{}]{}", i, field)};
@@ -383,6 +386,8 @@ v1::Footer pack_text_trace(const std::filesystem::path& text_path,
     }
   }
 
+  context.set_position(-1);
+  const WorkContext writing("writing", out_path.string(), "ssgd trace");
   TraceWriter writer(out_path, trace.metadata(), options);
   for (const auto& e : trace.events()) writer.append(e);
   writer.close();

@@ -61,6 +61,7 @@ void TraceReader::fail(std::optional<std::int64_t> record, const std::string& wh
 TraceReader TraceReader::open(const std::filesystem::path& path) {
   TraceReader r;
   r.file_ = path.string();
+  r.context_ = WorkContext("reading", r.file_, "ssgd trace", "chunk", "event");
   std::error_code ec;
   require_regular_file(path, "");  // a FIFO would block, a device never end
   r.in_.open(path, std::ios::in | std::ios::binary);
@@ -148,6 +149,7 @@ bool TraceReader::next(v1::Event& event) {
   while (chunk_pos_ >= chunk_.size()) {
     if (at_end_ || !read_record()) return false;
   }
+  context_.set_inner_position(static_cast<std::int64_t>(events_read_));
   parse_event(event);
   return true;
 }
@@ -176,6 +178,7 @@ bool TraceReader::read_record() {
 
   chunk_index_ = chunks_read_;
   chunk_offset_ = at;
+  context_.set_position(static_cast<std::int64_t>(chunk_index_));
   const auto record = static_cast<std::int64_t>(chunk_index_);
   const std::string name = fmt::format("chunk {} (byte offset {})", chunk_index_, at);
   if (!same_bytes(h.data(), format::kChunkMarker)) {

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "common/work_context.h"
 #include "traces/proto/capture_metadata.pb.h"
 #include "traces/proto/trace_events.pb.h"
 #include "traces/proto/trace_file.pb.h"
@@ -94,6 +95,7 @@ class TraceReader {
   bool truncated_ = false;
   std::string warning_;
   std::unique_ptr<Decompressor> decompressor_;
+  WorkContext context_;  // an out-of-memory exit names the file, chunk and event
 };
 
 // The error for a trace that was cut short, where the caller does not accept

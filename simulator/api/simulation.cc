@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/work_context.h"
 #include "simulator/report/graph_report.h"
 #include "simulator/report/report.h"
 
@@ -62,6 +63,7 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
   Simulation s;
   s.input = &input;
   s.scenario_file = options.scenario_file;
+  const WorkContext context("replaying", input.path);
 
   if (input.input.kind == InputKind::kGraphTrace) {
     s.graph = replay_graph(*input.input.graph, scenario, options.replay, input.path);
@@ -83,6 +85,7 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
   }
   s.result = replay(input.input.profile, scenario, options.replay);
   if (!scenario.jobs.empty()) {
+    const WorkContext jobs("running the scenario's jobs on a shared fabric");
     s.shared = run_shared_fabric(
         input.input.profile, scenario, job_profiles,
         [&options](const std::string& line) { tell(options.info, line); },
@@ -97,6 +100,7 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
 }
 
 nlohmann::json simulation_report(const Simulation& s) {
+  const WorkContext context("making the report of", s.input->path);
   if (s.graph) return graph_report_json(*s.graph, s.scenario, graph_context(s));
   if (!s.result) throw std::logic_error("simulation_report: nothing was run");
   return report_json(*s.result, s.scenario, report_context(s));

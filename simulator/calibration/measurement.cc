@@ -14,6 +14,7 @@
 
 #include "common/input_file.h"
 #include "common/text_file.h"
+#include "common/work_context.h"
 #include "simulator/calibration/nccl_tests_json.h"
 #include "simulator/calibration/nccl_tests_text.h"
 #include "simulator/calibration/osu_log.h"
@@ -154,6 +155,7 @@ Duration measured_microseconds(double us, const InputLocation& where) {
 std::vector<Measurement> read_measurements(const std::filesystem::path& path,
                                            const MeasurementOptions& options) {
   const std::string file = path.string();
+  const WorkContext context("reading", file, "measurements");
   require_regular_file(path, "");
   MeasurementFormat format = options.format;
   std::vector<Measurement> out;

@@ -18,6 +18,7 @@
 #include "common/text_file.h"
 #include "common/units.h"
 #include "common/utf8.h"
+#include "common/work_context.h"
 #include "simulator/calibration/bounded_yaml.h"
 
 namespace ssgd::sim {
@@ -226,6 +227,7 @@ const CalibratedCollective* NetworkCalibration::find(CollectiveOp op, std::int64
 
 NetworkCalibration read_network_calibration(const std::filesystem::path& calibration_file) {
   const std::string file = calibration_file.string();
+  const WorkContext context("reading", file, "network calibration YAML");
   const std::string text = read_text_file(calibration_file, "network calibration file");
   require_utf8_text(text, calibration_file.string(), "the calibration file");
   require_no_control_characters(text, calibration_file.string(), "the calibration file");

@@ -10,6 +10,7 @@
 
 #include "common/logging.h"
 #include "common/run_indexed.h"
+#include "common/work_context.h"
 #include "simulator/replay/replay.h"
 #include "traces/dataset/dataset_files.h"
 
@@ -93,6 +94,7 @@ std::vector<DatasetCase> replay_dataset(const fs::path& dir, const trace::Datase
     const auto t0 = std::chrono::steady_clock::now();
     const Plan& p = plans[k];
     DatasetCase& c = cases[k];
+    const WorkContext context("replaying", (dir / c.trace).string(), "dataset case");
     c.predicted = replay(inputs[p.from]->profile, *scenarios[p.entry]).iteration_time;
     const double median = static_cast<double>(c.measured.median.ns());
     c.error_percent = (static_cast<double>(c.predicted.ns()) - median) / median * 100.0;

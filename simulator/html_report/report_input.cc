@@ -11,6 +11,7 @@
 #include "common/input_file.h"
 #include "common/json_depth.h"
 #include "common/text_file.h"
+#include "common/work_context.h"
 
 namespace ssgd::sim::html {
 namespace {
@@ -479,6 +480,7 @@ std::string read_input_text(const std::string& path) {
 }  // namespace
 
 ReportInput read_report_input(const std::string& path) {
+  const WorkContext context("reading", path, "report JSON");
   require_regular_file(path, "REPORT");
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);

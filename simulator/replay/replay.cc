@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/logging.h"
 #include "common/units.h"
+#include "common/work_context.h"
 
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/replay/replay_estimate.h"
@@ -83,16 +84,19 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
                         estimate.tasks, estimate.events, bytes_text(estimate.bytes),
                         estimate.seconds);
   }
-  // Out of memory all the same: said as the refusal would have said it.
+  // Out of memory all the same: said as the refusal would have said it, with
+  // the input the stage was working on (common/work_context.h).
   const auto out_of_memory = [&](const char* what) {
+    const std::string stage = work_context_at_failure();
     return ParameterError(
         estimate.key,
         fmt::format("out of memory while {} ({}; estimate: about {}, {} available); {} drives it",
-                    what, estimate.shape, bytes_text(estimate.bytes),
+                    stage.empty() ? std::string(what) : stage, estimate.shape, bytes_text(estimate.bytes),
                     format_bytes(available_memory_bytes()), estimate.key));
   };
   std::optional<stages::Build> built;
   try {
+    const WorkContext stage("building the platform and the task graph");
     built.emplace(stages::build(plan, options, out));
   } catch (const std::bad_alloc&) {
     throw out_of_memory("building the platform and the task graph");
@@ -100,6 +104,7 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
   std::optional<stages::Run> run;
   run.emplace();
   try {
+    const WorkContext stage("simulating the task graph");
     if (!stages::run(*built, options, *run, out)) {
       // Refused as a list schedule, its source used up: built again, as
       // events (what the first try held given back first).
@@ -113,6 +118,7 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
   } catch (const std::bad_alloc&) {
     throw out_of_memory("simulating the task graph");
   }
+  const WorkContext more("replaying the repeats and the one-GPU baseline");
   if (scenario.perturb.repeats > 1) add_repeats(captured, plan, options, out);
   if (options.single_worker_baseline) add_single_worker_baseline(captured, plan, options, out);
   if (options.keep_schedule) {

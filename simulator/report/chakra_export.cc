@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/output_target.h"
+#include "common/work_context.h"
 #include "traces/chakra/chakra_et.h"
 #include "traces/chakra/et_file.h"
 
@@ -49,6 +50,7 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
                                   const ChakraExportOptions& options) {
   ChakraExportSummary summary;
   summary.ranks = ranks;
+  WorkContext context("writing Chakra ET files into", dir.string(), nullptr, "rank");
   check_no_stale_ranks(dir, options, ranks);
   // Each resource's tasks in the order they ran: the ctrl_deps.
   std::vector<std::vector<dag::TaskId>> by_resource(graph.resources().size());
@@ -105,6 +107,7 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
       destinations.push_back(target.path);
     }
     for (std::int64_t r = 0; r < ranks; ++r) {
+      context.set_position(r);
       chakra::ExecutionTrace et;
       et.metadata.version = "0.0.4";
       et.metadata.attrs.push_back(Attribute::string("ssgd_export", "ssgd export chakra"));

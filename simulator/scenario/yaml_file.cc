@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/input_file.h"
 #include "common/utf8.h"
+#include "common/work_context.h"
 #include "simulator/calibration/bounded_yaml.h"
 
 namespace ssgd::sim {
@@ -88,6 +89,7 @@ std::string describe_yaml_node(const YAML::Node& node) {
 YAML::Node read_yaml_file(const std::filesystem::path& path, std::string_view what,
                           std::string_view empty_hint) {
   const std::string file = path.string();
+  const WorkContext context("reading", file, "YAML");
   const InputLocation whole_file{file, std::nullopt, std::nullopt, ""};
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {

@@ -34,11 +34,12 @@ TEST(WorkContext, DescribesActionFileWhatAndPositions) {
   EXPECT_EQ(c.describe(), "reading 'x.ssgdt' (ssgd trace, chunk 3, event 1200)");
   EXPECT_EQ(work_context_now(), c.describe());
 
-  WorkContext bare("planning");
-  EXPECT_EQ(bare.describe(), "planning of 'x.ssgdt'");  // the outer file, borrowed
+  // The outer file borrowed, with where its reader is.
+  WorkContext bare("building the task graph");
+  EXPECT_EQ(bare.describe(), "building the task graph of 'x.ssgdt' (ssgd trace, chunk 3, event 1200)");
   WorkContext counted("checking", "", nullptr, "layer");
   counted.set_position(0);
-  EXPECT_EQ(counted.describe(), "checking of 'x.ssgdt' (layer 0)");
+  EXPECT_EQ(counted.describe(), "checking of 'x.ssgdt' (layer 0, ssgd trace, chunk 3, event 1200)");
 }
 
 TEST(WorkContext, AContextWithoutAFileAnywhereIsItsAction) {

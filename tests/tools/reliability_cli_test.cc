@@ -297,7 +297,7 @@ TEST_F(ReliabilityCliTest, RunningOutOfMemoryAllTheSameNamesWhatWasBeingBuilt) {
   const auto r =
       refused({"simulate", kResnet, "-q", "--set", "cluster.nodes=1048576", "--allow-large"},
               "--set: field 'cluster.nodes': out of memory while building the "
-              "platform and the task graph (1048576 node(s) x 1 GPU(s)",
+              "platform and the task graph of '" + kResnet + "' (1048576 node(s) x 1 GPU(s)",
               small);
   EXPECT_THAT(r.err, HasSubstr("cluster.nodes drives it (value given: '1048576')"));
 }

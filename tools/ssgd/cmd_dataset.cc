@@ -14,6 +14,7 @@
 #include "common/logging.h"
 #include "common/units.h"
 #include "common/version.h"
+#include "common/work_context.h"
 #include "simulator/dataset/dataset_pack.h"
 #include "simulator/dataset/dataset_replay.h"
 #include "simulator/report/dataset_report.h"
@@ -61,6 +62,7 @@ bool inside(const std::string& path, const std::string& dir) {
 }
 
 void run_verify(const VerifyArgs& a) {
+  const WorkContext context("verifying the dataset", a.dir);
   check_outputs({&a.report});
   auto log = logger("tools");
   const trace::DatasetCheck check = trace::check_dataset(a.dir);

@@ -18,6 +18,7 @@
 #include "common/atomic_file.h"
 #include "common/logging.h"
 #include "common/units.h"
+#include "common/work_context.h"
 #include "simulator/api/optimize.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/report/optimize_report.h"
@@ -67,6 +68,7 @@ void print_curve(const OptimizeArgs& a, const std::string& model, const sim::Sce
 }
 
 void run_optimize(const OptimizeArgs& a) {
+  const WorkContext context("optimizing", a.input);
   auto log = logger("tools");
   check_outputs({&a.report}, {a.input, a.scenario.file});
   check_input(a.input, "INPUT");

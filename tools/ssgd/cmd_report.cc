@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/work_context.h"
 #include "simulator/html_report/html_report.h"
 #include "simulator/html_report/report_input.h"
 #include "tools/ssgd/cli_options.h"
@@ -45,6 +46,7 @@ void add_report_command(CLI::App& app) {
     inputs.reserve(args->inputs.size());
     for (const std::string& path : args->inputs)
       inputs.push_back(sim::html::read_report_input(path));
+    const WorkContext context("making the HTML page", args->out.path);
     const std::string page = sim::html::html_report(inputs);
     write_output(args->out, [&] { write_file_atomically(args->out.path, page); });
     std::cout << fmt::format("ssgd report: {} input{} -> {} ({} bytes)\n", inputs.size(),

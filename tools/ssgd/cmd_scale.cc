@@ -19,6 +19,7 @@
 #include "common/atomic_file.h"
 #include "common/logging.h"
 #include "common/units.h"
+#include "common/work_context.h"
 #include "simulator/api/scale.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/report/scale_report.h"
@@ -63,6 +64,7 @@ void print_sweep(const sim::ScaleResult& r, double seconds, std::ostream& out) {
 }
 
 void run_scale(const ScaleArgs& a) {
+  const WorkContext context("scaling", a.input);
   auto log = logger("tools");
   check_outputs({&a.report}, {a.input, a.scenario.file});
   check_input(a.input, "INPUT");

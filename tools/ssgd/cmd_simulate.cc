@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/logging.h"
 #include "common/output_target.h"
+#include "common/work_context.h"
 #include "simulator/api/simulation.h"
 #include "simulator/replay/replay.h"
 #include "simulator/report/simulated_trace.h"
@@ -69,6 +70,7 @@ void write_report_and_timeline(const SimulateArgs& a, const std::function<nlohma
   std::optional<ChromeTraceFile> timeline_file;
   if (a.report.given()) {
     write_output(a.report, [&] {
+      const WorkContext writing("writing the report", a.report.path);
       report_file.emplace(a.report.path);
       report_file->stream() << json_report_text(report());
       // Written through (a FIFO, /dev/stdout): nothing to take back, and its
@@ -79,6 +81,7 @@ void write_report_and_timeline(const SimulateArgs& a, const std::function<nlohma
   }
   if (a.timeline.given()) {
     write_output(a.timeline, [&] {
+      const WorkContext writing("writing the timeline", a.timeline.path);
       timeline_file.emplace(a.timeline.path);
       sim::write_timeline(*result.graph, *result.schedule, {a.timeline_ranks, link_tracks},
                           timeline_file->writer());
@@ -118,6 +121,7 @@ void log_written(const SimulateArgs& a) {
 }
 
 void run_simulate(const SimulateArgs& a) {
+  const WorkContext context("simulating", a.input);
   auto log = logger("tools");
   // Everything is read and checked before anything is written.
   check_outputs({&a.report, &a.timeline, &a.trace}, {a.input, a.scenario.file});
@@ -168,8 +172,10 @@ void run_simulate(const SimulateArgs& a) {
       trace_options.gpus_per_node = scenario.gpus_per_node;
       trace_options.framework = input.input.profile.model;
       trace_options.provenance = simulated_provenance(a, scenario, result);
-      write_output(a.trace,
-                   [&] { sim::write_simulated_trace(result, trace_options, a.trace.path); });
+      write_output(a.trace, [&] {
+        const WorkContext writing("writing the simulated trace", a.trace.path);
+        sim::write_simulated_trace(result, trace_options, a.trace.path);
+      });
     }
   } catch (...) {
     remove_all(committed);

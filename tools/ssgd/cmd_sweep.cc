@@ -23,6 +23,7 @@
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/logging.h"
+#include "common/work_context.h"
 #include "simulator/api/simulation.h"
 #include "simulator/engine/deadlock_error.h"
 #include "simulator/sweep/sweep_grid.h"
@@ -91,7 +92,7 @@ std::string run_point(const Prepared& p, const SweepArgs& a, std::int64_t index)
   } catch (const sim::DeadlockError& e) {
     return sim::record_line(sim::error_record(point, e.what()));
   } catch (const std::bad_alloc&) {
-    return sim::record_line(sim::error_record(point, "out of memory"));
+    return sim::record_line(sim::error_record(point, out_of_memory_message()));
   }
 }
 
@@ -274,7 +275,7 @@ void run_sweep(const SweepArgs& a) {
           progress.point_done();
         });
   } catch (const std::exception& e) {
-    std::cerr << "ssgd: error: " << e.what() << "\n";
+    std::cerr << "ssgd: error: " << failure_message(e) << "\n";  // out of memory: its stage
     ranks.abort(kExitFailure);
   }
   if (!lead) return;

@@ -22,6 +22,7 @@
 
 #include <stdexcept>
 
+#include "common/work_context.h"
 #include "tools/ssgd/child_process.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
@@ -252,7 +253,7 @@ void report(const fs::path& out_dir, const tracer::ClockServer* clock_server) {
                                         : std::string("not measured"))
                 << "\n";
     } catch (const std::exception& e) {
-      std::cerr << "  " << f.filename().string() << ": unreadable: " << e.what() << "\n";
+      std::cerr << "  " << f.filename().string() << ": unreadable: " << failure_message(e) << "\n";
     }
   }
 }

@@ -67,18 +67,16 @@ int main(int argc, char** argv) {
     std::cerr << "ssgd: error: " << e.what() << "\n";
     return kExitDeadlock;
   } catch (const std::bad_alloc&) {
-    // Replays say what they were building (simulator/replay/replay.h); for
-    // the rest, the input and the stage come from the work context a reader
-    // or a command had open when memory ran out (common/work_context.h).
-    const std::string during = ssgd::work_context_at_failure();
-    std::cerr << "ssgd: error: out of memory" << (during.empty() ? "" : " while ") << during
-              << "; see docs/performance.md for what a run needs\n";
+    // The input and the stage come from the work context a reader or a
+    // stage had open when memory ran out (common/work_context.h). A replay
+    // that runs out says it as its refusal would (simulator/replay/replay.h).
+    std::cerr << "ssgd: error: " << ssgd::out_of_memory_message() << "\n";
     return kExitFailure;
   } catch (const std::invalid_argument& e) {
     std::cerr << "ssgd: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "ssgd: error: " << e.what() << "\n";
+    std::cerr << "ssgd: error: " << ssgd::failure_message(e) << "\n";
     return kExitFailure;
   }
   return kExitOk;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/work_context.h"
 #include "traces/clock_calibration.h"
 #include "traces/event_rules.h"
 #include "traces/trace_reader.h"
@@ -304,8 +305,10 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
                        "the merged trace would overwrite its input " + f.name);
     }
   }
+  WorkContext context("merging", dir.string(), nullptr, "rank");
   std::uint64_t read = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
+    context.set_position(files[i].rank);
     read_rank_file(files[i], options, result.notes);
     read += files[i].events.size();
     if (options.progress) {
@@ -315,6 +318,8 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
                        std::to_string(read) + " events so far)");
     }
   }
+  context.set_position(-1);
+  const WorkContext aligning("aligning the clocks and ordering the events");
   check_world_sizes(files);
   std::int32_t world_size = files.front().metadata.world_size();
   if (world_size == 0) {  // unknown in every file (check_world_sizes): the ranks tell
@@ -462,6 +467,7 @@ MergeResult merge_rank_traces(const fs::path& dir, const fs::path& output,
     options.progress("merge: writing " + output.string() + ": " + std::to_string(order.size()) +
                      " events");
   }
+  const WorkContext writing("writing", output.string(), "merged trace");
   TraceWriter writer(output, metadata);
   for (const Keyed& k : order) writer.append(*k.event);
   for (const RankFile& f : files) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/chrome_trace_writer.h"
+#include "common/work_context.h"
 
 namespace ssgd::trace {
 namespace {
@@ -257,6 +258,7 @@ class Exporter {
 
 PerfettoExportResult export_perfetto(TraceReader& reader, ChromeTraceWriter& out,
                                      const PerfettoExportOptions& options) {
+  const WorkContext context("exporting as a Perfetto timeline");  // the reader's file
   Exporter exporter(reader.metadata(), out);
   v1::Event ev;
   while (reader.next(ev)) {

@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/text_file.h"
+#include "common/work_context.h"
 #include "traces/event_rules.h"
 
 namespace ssgd::trace {
@@ -243,6 +244,7 @@ LayerProfile parse_bcaffe_log(std::string_view text, const std::string& source) 
 }
 
 LayerProfile read_bcaffe_log(const std::filesystem::path& path) {
+  const WorkContext context("reading", path.string(), "B-Caffe log");
   return parse_bcaffe_log(read_text_file(path, "B-Caffe log"), path.string());
 }
 

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/version.h"
+#include "common/work_context.h"
 #include "traces/chakra/et_file.h"
 #include "traces/graph_node_check.h"
 #include "traces/import/chakra/chakra_files.h"
@@ -76,6 +77,7 @@ ChakraImportSummary import_chakra(const std::vector<std::filesystem::path>& inpu
     }
     summary.unknown_fields += reader.counts().unknown_fields;
     summary.nodes += static_cast<std::int64_t>(g.nodes.size());
+    const WorkContext writing("checking and writing the execution graph of", name);
     check_graph(name, g);
     summary.files.push_back(f.path);
     for (auto& n : g.nodes) {

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/logging.h"
 #include "common/output_target.h"
+#include "common/work_context.h"
 #include "traces/event_rules.h"
 #include "traces/event_sorter.h"
 #include "traces/import/pytorch/kineto_json_reader.h"
@@ -296,6 +297,7 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   s.input = input.string();
   s.output = output.string();
   const std::string file = input.string();
+  const WorkContext context("importing", file);
   auto log = logger("traces");
 
   // Sort runs spill beside the output; beside a FIFO or a device written
@@ -328,6 +330,7 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
               p.file_bytes_read >> 20, p.file_size >> 20, p.events);
   };
   const KinetoReadResult read = read_kineto_json(input, reader_options);
+  const WorkContext deriving("deriving the layers and writing the events of");
   s.file_bytes = read.file_size;
   s.json_bytes = read.uncompressed_bytes;
   s.compressed = read.compressed;

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/gzip_stream.h"
+#include "common/work_context.h"
 
 namespace ssgd::trace {
 namespace {
@@ -296,6 +297,7 @@ class KinetoSax {
         if (!array) {
           event_.clear();
           event_.index = result_.events;
+          context_.set_position(static_cast<std::int64_t>(event_.index));
           in_event_ = true;
           frames_.push_back(Frame::kEvent);
         } else {
@@ -381,6 +383,7 @@ class KinetoSax {
   GzipReader& reader_;
   GzipStreamBuf& buf_;
   KinetoReadResult& result_;
+  WorkContext context_{"reading", file_, "profiler trace JSON", "record"};
 
   std::vector<Frame> frames_;
   std::size_t skip_ = 0;  // nesting depth inside a value that is skipped
