@@ -155,4 +155,34 @@ TEST_F(OutOfMemoryCliTest, PackNamesTheTextTrace) {
 #endif
 }
 
+TEST_F(OutOfMemoryCliTest, MergeNamesTheRankFileItsChunkAndEvent) {
+#ifdef SSGD_OOM_TEST_ASAN
+  GTEST_SKIP() << "RLIMIT_AS and AddressSanitizer's shadow memory do not mix";
+#else
+  // A rank file of 200,000 kernels, packed without a limit: merge holds every
+  // event of a rank file (about 300 B each) and 40 MiB of address space runs
+  // out while the reader is in the middle of the file.
+  std::string text =
+      "metadata { tool: \"t\" world_size: 1 hosts { hostname: \"h\" gpus { device_id: 0 } } }\n";
+  const std::string event =
+      "events { rank: 0 kernel { name: \"k\" device: 0 stream: 7 start_ns: 1000 end_ns: 2000 } }\n";
+  for (int i = 0; i < 200000; ++i) text += event;
+  write_file_bytes(dir_ / "t.txtpb", text);
+  std::filesystem::create_directories(dir_ / "run");
+  const CliResult packed = run_limited({"pack", "t.txtpb", "-o", "run/rank-0.ssgdt"}, RLIM_INFINITY);
+  ASSERT_EQ(packed.status, 0) << packed;
+  const CliResult r = run_limited({"merge", "run", "-o", "merged.ssgdt"}, rlim_t{40} << 20);
+  ASSERT_TRUE(r.exited) << r;
+  EXPECT_EQ(r.status, 1) << r;
+  EXPECT_NE(r.err.find("ssgd: error: out of memory while reading 'run/rank-0.ssgdt' (ssgd trace, "
+                       "chunk "),
+            std::string::npos)
+      << r;
+  EXPECT_NE(r.err.find(", event "), std::string::npos) << r;
+  EXPECT_NE(r.err.find(") for merging 'run' (rank 0); see docs/performance.md"), std::string::npos)
+      << r;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "merged.ssgdt")) << r;
+#endif
+}
+
 }  // namespace
