@@ -26,7 +26,7 @@ class Phrase {
   Phrase& operator<<(std::string_view text) {
     const std::size_t room = size_ - 1 - length_;
     const std::size_t n = std::min(text.size(), room);
-    std::memcpy(buffer_ + length_, text.data(), n);
+    if (n > 0) std::memcpy(buffer_ + length_, text.data(), n);
     length_ += n;
     buffer_[length_] = '\0';
     return *this;
@@ -127,7 +127,7 @@ WorkContext::WorkContext(const char* action, std::string_view file, const char* 
   if (n < file.size()) {
     while (n > 0 && (static_cast<unsigned char>(file[n]) & 0xC0) == 0x80) --n;
   }
-  std::memcpy(file_, file.data(), n);
+  if (n > 0) std::memcpy(file_, file.data(), n);  // an empty view may hold no pointer
   file_[n] = '\0';
   file_kept_ = n;
   link();
