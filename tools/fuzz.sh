@@ -9,6 +9,10 @@
 #   tools/fuzz.sh --build-only [--suite]                    configure and build only; --suite
 #                                                           builds the sanitized test suite too
 #   tools/fuzz.sh --no-build ...                            fuzz with what is built
+#   tools/fuzz.sh --together ...                            run the targets at once, sharing
+#                                                           the cores, each for SECONDS of wall
+#                                                           time (the table adds each one's CPU
+#                                                           seconds)
 #
 # Each target's corpus grows in build-fuzz/corpus/<target>/ (outside git),
 # starting from the seeds fuzz/collect_seeds.sh gathers into
@@ -30,8 +34,9 @@ jobs=1
 do_build=1
 build_only=0
 suite=0
+together=0
 targets=()
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --time) time_s=${2:?--time needs a number of seconds}; shift 2 ;;
@@ -42,6 +47,7 @@ while [ $# -gt 0 ]; do
     --build-only) build_only=1; shift ;;
     --suite) suite=1; shift ;;
     --no-build) do_build=0; shift ;;
+    --together) together=1; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "tools/fuzz.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
@@ -99,12 +105,11 @@ scratch_base=/dev/shm
 export SSGD_FUZZ_TMP=$(mktemp -d "$scratch_base/ssgd-fuzz.XXXXXX")
 trap 'rm -rf "$SSGD_FUZZ_TMP"' EXIT
 
-findings=0
-printf '%-18s %10s %8s %21s  %s\n' target runs seconds corpus result
-for t in "${targets[@]}"; do
-  corpus=$build/corpus/$t
-  found=$build/findings/$t
-  log=$build/logs/$t.log
+# fuzz_one TARGET: runs it and writes its table row to $build/logs/TARGET.row
+# (exit status 1 there when it found something).
+fuzz_one() {
+  local t=$1 corpus=$build/corpus/$1 found=$build/findings/$1 log=$build/logs/$1.log
+  local args start rc seconds runs files bytes result unit why cpu
   mkdir -p "$corpus" "$found" "$(dirname "$log")"
   # One allocation over 1 GiB is reported at once, with its stack and input;
   # libFuzzer's report of a process over 2.5 GiB in all walks the whole heap
@@ -115,10 +120,15 @@ for t in "${targets[@]}"; do
   [ "$jobs" -gt 1 ] && args+=(-fork="$jobs" -ignore_crashes=0)
   start=$(date +%s)
   set +e
-  timeout -k 10 $((time_s + 300)) $build/bin/${t}_fuzzer "${args[@]}" "$corpus" "$build/seeds/$t" >"$log" 2>&1
+  # The CPU time it had (user + system, from bash's `times` of this subshell's children).
+  ( timeout -k 10 $((time_s + 300)) $build/bin/${t}_fuzzer "${args[@]}" "$corpus" "$build/seeds/$t" >"$log" 2>&1
+    rc=$?; times >"$build/logs/$t.cpu"; exit $rc )
   rc=$?
   set -e
   seconds=$(( $(date +%s) - start ))
+  # `times`' second line: the children's user and system time, "XmY.YYYs XmY.YYYs".
+  cpu=$(sed -n 2p "$build/logs/$t.cpu" 2>/dev/null | tr 'ms' '  ' |
+        awk 'NF >= 4 {printf "%d", $1 * 60 + $2 + $3 * 60 + $4}')
   runs=$(grep -a -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{s += $2} END {print s + 0}' || true)
   if [ "${runs:-0}" -eq 0 ]; then runs=$(grep -a -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true); fi
   files=$(find "$corpus" -type f | wc -l)
@@ -126,14 +136,34 @@ for t in "${targets[@]}"; do
   if [ $rc -eq 0 ]; then
     result=clean
   else
-    findings=$((findings + 1))
     unit=$(grep -a -o "Test unit written to [^ ]*" "$log" | tail -1 | sed 's/Test unit written to //' || true)
     [ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "tools/fuzz.sh: $t ran $((time_s + 300)) s and was stopped" >>"$log"
     why=$(grep -a -m1 -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|ssgd fuzz finding|ParseDictionaryFile|was stopped" "$log" | cut -c1-160 || true)
     result="FINDING (exit $rc): ${why:-see $log}; input: ${unit:-none saved}; log: $log"
   fi
-  printf '%-18s %10s %8s %6d files %7d KiB  %s\n' "$t" "${runs:-?}" "$seconds" "$files" $((bytes / 1024)) "$result"
-done
+  printf '%-18s %10s %8s %8s %6d files %7d KiB  %s\n' "$t" "${runs:-?}" "$seconds" "${cpu:-?}" "$files" \
+    $((bytes / 1024)) "$result" >"$build/logs/$t.row"
+  [ $rc -eq 0 ]
+}
+
+findings=0
+printf '%-18s %10s %8s %8s %21s  %s\n' target runs seconds cpu_s corpus result
+if [ $together -eq 1 ]; then
+  pids=()
+  for t in "${targets[@]}"; do
+    fuzz_one "$t" &
+    pids+=($!)
+  done
+  for i in "${!targets[@]}"; do
+    wait "${pids[$i]}" || findings=$((findings + 1))
+    cat "$build/logs/${targets[$i]}.row"
+  done
+else
+  for t in "${targets[@]}"; do
+    fuzz_one "$t" || findings=$((findings + 1))
+    cat "$build/logs/$t.row"
+  done
+fi
 if [ $findings -gt 0 ]; then
   echo "tools/fuzz.sh: $findings target(s) with findings; reproduce one with build-fuzz/bin/<target>_fuzzer <input>" >&2
   exit 1
