@@ -10,7 +10,10 @@
 #include <exception>
 #include <new>
 
+#include <gtest/gtest.h>
+
 #include "common/error.h"
+#include "tests/support/test_files.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -69,8 +72,7 @@ void malloc_hook(const volatile void* p, std::size_t size) {
 }
 void free_hook(const volatile void* p) {
   if (p != nullptr) {
-    on_freed(static_cast<std::int64_t>(
-        __sanitizer_get_allocated_size(const_cast<const void*>(p))));
+    on_freed(static_cast<std::int64_t>(__sanitizer_get_allocated_size(const_cast<const void*>(p))));
   }
 }
 #endif
@@ -144,6 +146,21 @@ HeapRun run_with_heap_limit(std::int64_t limit_bytes, const std::function<void()
   r.peak_bytes = h.peak;
   r.message = bytes.substr(sizeof h);
   return r;
+}
+
+void expect_refused_in_bounded_memory(
+    const std::filesystem::path& path, const std::string& bytes, double per_byte,
+    const std::string& expect, const std::function<void(const std::filesystem::path&)>& read) {
+  constexpr std::int64_t kMiBytes = std::int64_t{1} << 20;
+  write_file_bytes(path, bytes);
+  const auto bound = static_cast<std::int64_t>(per_byte * static_cast<double>(bytes.size()));
+  const HeapRun r = run_with_heap_limit(
+      std::max<std::int64_t>(bound, 16 * kMiBytes) + 16 * kMiBytes, [&] { read(path); });
+  const std::string name = path.filename().string();
+  ASSERT_EQ(r.end, HeapRun::End::kInputError) << name << ": " << r;
+  EXPECT_NE(r.message.find(path.string()), std::string::npos) << r;
+  EXPECT_NE(r.message.find(expect), std::string::npos) << r;
+  EXPECT_LT(r.peak_bytes, std::max<std::int64_t>(bound, 4 * kMiBytes)) << name << ": " << r;
 }
 
 }  // namespace ssgd::testing

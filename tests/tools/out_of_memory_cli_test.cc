@@ -35,8 +35,36 @@ std::string record(const std::string& message) {
   return len.bytes() + message;
 }
 
+// A text trace of `kernels` kernels of one rank, for ssgd pack.
+std::string kernels_text(int kernels) {
+  std::string text =
+      "metadata { tool: \"t\" world_size: 1 hosts { hostname: \"h\" gpus { device_id: 0 } } }\n";
+  const std::string event =
+      "events { rank: 0 kernel { name: \"k\" device: 0 stream: 7 start_ns: 1000 end_ns: 2000 } }\n";
+  text.reserve(text.size() + static_cast<std::size_t>(kernels) * event.size());
+  for (int i = 0; i < kernels; ++i) text += event;
+  return text;
+}
+
 class OutOfMemoryCliTest : public TempDirTest {
  protected:
+  void SetUp() override {
+#ifdef SSGD_OOM_TEST_ASAN
+    GTEST_SKIP() << "RLIMIT_AS and AddressSanitizer's shadow memory do not mix";
+#endif
+    TempDirTest::SetUp();
+  }
+
+  // The run exited with `status`, its message holds `phrase`, and `output`
+  // was not left behind.
+  void expect_out_of_memory(const CliResult& r, int status, const std::string& phrase,
+                            const std::string& output) {
+    ASSERT_TRUE(r.exited) << r;
+    EXPECT_EQ(r.status, status) << r;
+    EXPECT_NE(r.err.find(phrase), std::string::npos) << r;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / output)) << r;
+  }
+
   CliResult run_limited(const std::vector<std::string>& args, rlim_t bytes) {
     const std::filesystem::path scratch = dir_.string() + "_out";
     std::filesystem::create_directories(scratch);
@@ -50,9 +78,6 @@ class OutOfMemoryCliTest : public TempDirTest {
 };
 
 TEST_F(OutOfMemoryCliTest, ReadingAChakraEtNamesTheFileAndTheRecord) {
-#ifdef SSGD_OOM_TEST_ASAN
-  GTEST_SKIP() << "RLIMIT_AS and AddressSanitizer's shadow memory do not mix";
-#else
   // 3 million valid COMP_NODEs of about 7 bytes each (about 20 MB): the
   // import holds each as a node and a graph node, well over 1 GB in all.
   std::string et = record("");
@@ -64,49 +89,34 @@ TEST_F(OutOfMemoryCliTest, ReadingAChakraEtNamesTheFileAndTheRecord) {
     et += record(node.bytes());
   }
   write_file_bytes(dir_ / "big.0.et", et);
-  const CliResult r = run_limited({"import", "chakra", "big.0.et", "-o", "out.ssgdt"},
-                                  rlim_t{512} << 20);
-  ASSERT_TRUE(r.exited) << r;
-  EXPECT_EQ(r.status, 1) << r;
-  EXPECT_NE(r.err.find("ssgd: error: out of memory while reading 'big.0.et' (Chakra ET, record "),
-            std::string::npos)
-      << r;
-  EXPECT_FALSE(std::filesystem::exists(dir_ / "out.ssgdt")) << r;
-#endif
+  const CliResult r =
+      run_limited({"import", "chakra", "big.0.et", "-o", "out.ssgdt"}, rlim_t{512} << 20);
+  expect_out_of_memory(
+      r, 1, "ssgd: error: out of memory while reading 'big.0.et' (Chakra ET, record ", "out.ssgdt");
 }
 
 // Each case below runs in well under 2 s: the input is made so that the stage
 // named needs several times the limit at once.
 
 TEST_F(OutOfMemoryCliTest, SimulateNamesTheStageOfTheReplayAndItsInput) {
-#ifdef SSGD_OOM_TEST_ASAN
-  GTEST_SKIP() << "RLIMIT_AS and AddressSanitizer's shadow memory do not mix";
-#else
   // 20,000 layers on 64 unfolded ranks: about 2.6e7 tasks (the estimate says
   // 380 MiB, under the machine's memory, so it is let through); 300 MiB of
   // address space holds the graph but not its run. The replay says it as its
   // refusal would (exit 2, at the key that drives it), now with the input.
   std::string csv = "layer,name,forward_ns,backward_ns,grad_bytes\n";
-  for (int i = 0; i < 20000; ++i) csv += std::to_string(i) + ",l" + std::to_string(i) + ",1000,2000,4096\n";
+  for (int i = 0; i < 20000; ++i)
+    csv += std::to_string(i) + ",l" + std::to_string(i) + ",1000,2000,4096\n";
   write_file_bytes(dir_ / "big.csv", csv);
-  const CliResult r =
-      run_limited({"simulate", "big.csv", "-q", "--allow-large", "--no-fold", "--set",
-                   "cluster.nodes=64", "--report", "r.json"},
-                  rlim_t{300} << 20);
-  ASSERT_TRUE(r.exited) << r;
-  EXPECT_EQ(r.status, 2) << r;
-  EXPECT_NE(r.err.find("ssgd: error: --set: field 'cluster.nodes': out of memory while simulating "
-                       "the task graph of 'big.csv' (64 node(s) x 1 GPU(s)"),
-            std::string::npos)
-      << r;
-  EXPECT_FALSE(std::filesystem::exists(dir_ / "r.json")) << r;
-#endif
+  const CliResult r = run_limited({"simulate", "big.csv", "-q", "--allow-large", "--no-fold",
+                                   "--set", "cluster.nodes=64", "--report", "r.json"},
+                                  rlim_t{300} << 20);
+  expect_out_of_memory(r, 2,
+                       "ssgd: error: --set: field 'cluster.nodes': out of memory while simulating "
+                       "the task graph of 'big.csv' (64 node(s) x 1 GPU(s)",
+                       "r.json");
 }
 
 TEST_F(OutOfMemoryCliTest, ImportPytorchNamesTheFileAndTheRecord) {
-#ifdef SSGD_OOM_TEST_ASAN
-  GTEST_SKIP() << "RLIMIT_AS and AddressSanitizer's shadow memory do not mix";
-#else
   // Three kernels, then one whose name is 96 MiB: the JSON reader holds the
   // name (and its lexer's copy) while it reads record 3.
   std::string json = "{\"schemaVersion\":1,\"traceEvents\":[";
@@ -119,57 +129,35 @@ TEST_F(OutOfMemoryCliTest, ImportPytorchNamesTheFileAndTheRecord) {
   write_file_bytes(dir_ / "big.json", json);
   json.clear();
   json.shrink_to_fit();
-  const CliResult r = run_limited({"import", "pytorch", "big.json", "-o", "out.ssgdt"},
-                                  rlim_t{200} << 20);
-  ASSERT_TRUE(r.exited) << r;
-  EXPECT_EQ(r.status, 1) << r;
-  EXPECT_NE(r.err.find("ssgd: error: out of memory while reading 'big.json' (profiler trace JSON, "
-                       "record 3); see docs/performance.md"),
-            std::string::npos)
-      << r;
-  EXPECT_FALSE(std::filesystem::exists(dir_ / "out.ssgdt")) << r;
-#endif
+  const CliResult r =
+      run_limited({"import", "pytorch", "big.json", "-o", "out.ssgdt"}, rlim_t{200} << 20);
+  expect_out_of_memory(r, 1,
+                       "ssgd: error: out of memory while reading 'big.json' (profiler trace JSON, "
+                       "record 3); see docs/performance.md",
+                       "out.ssgdt");
 }
 
 TEST_F(OutOfMemoryCliTest, PackNamesTheTextTrace) {
-#ifdef SSGD_OOM_TEST_ASAN
-  GTEST_SKIP() << "RLIMIT_AS and AddressSanitizer's shadow memory do not mix";
-#else
   // 300,000 kernels (26 MB of text): protobuf's text parser holds them all,
   // several hundred MB, before the first is checked.
-  std::string text =
-      "metadata { tool: \"t\" world_size: 1 hosts { hostname: \"h\" gpus { device_id: 0 } } }\n";
-  const std::string event =
-      "events { rank: 0 kernel { name: \"k\" device: 0 stream: 7 start_ns: 1000 end_ns: 2000 } }\n";
-  text.reserve(text.size() + 300000 * event.size());
-  for (int i = 0; i < 300000; ++i) text += event;
+  const std::string text = kernels_text(300000);
   write_file_bytes(dir_ / "big.txtpb", text);
   const CliResult r = run_limited({"pack", "big.txtpb", "-o", "out.ssgdt"}, rlim_t{200} << 20);
-  ASSERT_TRUE(r.exited) << r;
-  EXPECT_EQ(r.status, 1) << r;
-  EXPECT_NE(r.err.find("ssgd: error: out of memory while reading 'big.txtpb' (text trace); see "
-                       "docs/performance.md"),
-            std::string::npos)
-      << r;
-  EXPECT_FALSE(std::filesystem::exists(dir_ / "out.ssgdt")) << r;
-#endif
+  expect_out_of_memory(r, 1,
+                       "ssgd: error: out of memory while reading 'big.txtpb' (text trace); see "
+                       "docs/performance.md",
+                       "out.ssgdt");
 }
 
 TEST_F(OutOfMemoryCliTest, MergeNamesTheRankFileItsChunkAndEvent) {
-#ifdef SSGD_OOM_TEST_ASAN
-  GTEST_SKIP() << "RLIMIT_AS and AddressSanitizer's shadow memory do not mix";
-#else
   // A rank file of 200,000 kernels, packed without a limit: merge holds every
   // event of a rank file (about 300 B each) and 40 MiB of address space runs
   // out while the reader is in the middle of the file.
-  std::string text =
-      "metadata { tool: \"t\" world_size: 1 hosts { hostname: \"h\" gpus { device_id: 0 } } }\n";
-  const std::string event =
-      "events { rank: 0 kernel { name: \"k\" device: 0 stream: 7 start_ns: 1000 end_ns: 2000 } }\n";
-  for (int i = 0; i < 200000; ++i) text += event;
+  const std::string text = kernels_text(200000);
   write_file_bytes(dir_ / "t.txtpb", text);
   std::filesystem::create_directories(dir_ / "run");
-  const CliResult packed = run_limited({"pack", "t.txtpb", "-o", "run/rank-0.ssgdt"}, RLIM_INFINITY);
+  const CliResult packed =
+      run_limited({"pack", "t.txtpb", "-o", "run/rank-0.ssgdt"}, RLIM_INFINITY);
   ASSERT_EQ(packed.status, 0) << packed;
   const CliResult r = run_limited({"merge", "run", "-o", "merged.ssgdt"}, rlim_t{40} << 20);
   ASSERT_TRUE(r.exited) << r;
@@ -182,7 +170,6 @@ TEST_F(OutOfMemoryCliTest, MergeNamesTheRankFileItsChunkAndEvent) {
   EXPECT_NE(r.err.find(") for merging 'run' (rank 0); see docs/performance.md"), std::string::npos)
       << r;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "merged.ssgdt")) << r;
-#endif
 }
 
 }  // namespace

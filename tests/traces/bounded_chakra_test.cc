@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/gzip_stream.h"
+#include "tests/support/degenerate_inputs.h"
 #include "tests/support/heap_limit.h"
 #include "tests/support/test_files.h"
 #include "traces/chakra/et_file.h"
@@ -21,19 +22,12 @@ namespace ssgd::chakra {
 namespace {
 
 using ssgd::testing::HeapRun;
+using ssgd::testing::kMiB;
 using ssgd::testing::run_with_heap_limit;
 using ssgd::testing::TempDirTest;
 using ssgd::testing::write_file_bytes;
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-std::string gzip(const std::string& bytes) {
-  std::ostringstream out;
-  GzipWriter gz(out, 9);  // deflate's best: about 1000 times for zeros
-  gz.write(bytes);
-  gz.finish();
-  return out.str();
-}
+std::string gzip(const std::string& bytes) { return ssgd::testing::gzip_bytes(bytes, 9); }
 
 // One length-prefixed record.
 std::string record(const std::string& message) {

@@ -22,30 +22,18 @@ namespace ssgd::trace {
 namespace {
 
 using ssgd::testing::gzip_bytes;
-using ssgd::testing::HeapRun;
 using ssgd::testing::kMiB;
 using ssgd::testing::repeated;
-using ssgd::testing::run_with_heap_limit;
 using ssgd::testing::TempDirTest;
-using ssgd::testing::write_file_bytes;
 
 class BoundedTraceReaders : public TempDirTest {
  protected:
-  // Writes `bytes` to `name`, runs `read` on its path under a heap limit of
-  // `per_byte` bytes for each byte of the file (at least 16 MiB), and
-  // expects an InputError holding `expect`, with the peak under that bound.
+  // Refused naming the file, with `expect` in the message, the peak under
+  // `per_byte` bytes a byte (tests/support/heap_limit.h).
   void expect_refused(const std::string& name, const std::string& bytes, double per_byte,
                       const std::string& expect,
                       const std::function<void(const std::filesystem::path&)>& read) {
-    const auto path = dir_ / name;
-    write_file_bytes(path, bytes);
-    const auto bound = static_cast<std::int64_t>(per_byte * static_cast<double>(bytes.size()));
-    const HeapRun r = run_with_heap_limit(std::max<std::int64_t>(bound, 16 * kMiB) + 16 * kMiB,
-                                          [&] { read(path); });
-    ASSERT_EQ(r.end, HeapRun::End::kInputError) << name << ": " << r;
-    EXPECT_NE(r.message.find(path.string()), std::string::npos) << r;
-    EXPECT_NE(r.message.find(expect), std::string::npos) << r;
-    EXPECT_LT(r.peak_bytes, std::max<std::int64_t>(bound, 4 * kMiB)) << name << ": " << r;
+    ssgd::testing::expect_refused_in_bounded_memory(dir_ / name, bytes, per_byte, expect, read);
   }
 };
 
@@ -57,12 +45,14 @@ TEST_F(BoundedTraceReaders, TheTraceContainerRefusesZerosAtItsMagic) {
     }
   };
   expect_refused("zeros.ssgdt", std::string(32 * kMiB, '\0'), 0.1, "wrong magic", read);
-  expect_refused("zeros.ssgdt.gz", gzip_bytes(std::string(32 * kMiB, '\0')), 10,
-                 "wrong magic", read);
+  expect_refused("zeros.ssgdt.gz", gzip_bytes(std::string(32 * kMiB, '\0')), 10, "wrong magic",
+                 read);
 }
 
 TEST_F(BoundedTraceReaders, PackRefusesEmptyEventsAndNewlines) {
-  const auto pack = [this](const std::filesystem::path& p) { pack_text_trace(p, dir_ / "o.ssgdt"); };
+  const auto pack = [this](const std::filesystem::path& p) {
+    pack_text_trace(p, dir_ / "o.ssgdt");
+  };
   // protobuf's text parser holds the whole message: about 25 bytes of heap
   // per byte of "events {}" before the first event is checked.
   expect_refused("events.txt", repeated("", "events {}\n", 8 * kMiB), 40,
