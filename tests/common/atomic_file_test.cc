@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/output_target.h"
+#include "tests/support/fifo_reader.h"
 #include "tests/support/test_files.h"
 
 namespace ssgd {
@@ -61,43 +62,7 @@ class AtomicFileTest : public testing::TempDirTest {
   }
 };
 
-// Everything a FIFO's writer sends until it closes, read without ever
-// blocking: a writer that never comes (the FIFO replaced instead of written
-// through) fails the test after `timeout` instead of hanging it.
-class FifoReader {
- public:
-  explicit FifoReader(const fs::path& fifo) {
-    // Non-blocking, a reader is there before the writer opens, so the
-    // writer's open does not wait.
-    fd_ = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
-  }
-  ~FifoReader() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] bool opened() const { return fd_ >= 0; }
-  // The bytes up to the writer's close; `done` false if it did not close in time.
-  std::string read_all(bool& done, std::chrono::seconds timeout = std::chrono::seconds(20)) {
-    std::string got;
-    done = false;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    char buf[4096];
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      const ssize_t n = ::read(fd_, buf, sizeof buf);
-      if (n > 0) {
-        got.append(buf, static_cast<std::size_t>(n));
-      } else if (n == 0 && (p.revents & POLLHUP)) {
-        done = true;  // a writer came and went
-        return got;
-      }
-    }
-    return got;
-  }
-
- private:
-  int fd_ = -1;
-};
+using ssgd::testing::FifoReader;
 
 TEST_F(AtomicFileTest, ARegularFileIsReplacedWholeOnCommitAndLeftAloneOtherwise) {
   const fs::path out = dir_ / "out.txt";
@@ -134,7 +99,8 @@ TEST_F(AtomicFileTest, ALinkToAFileStaysALinkAndItsTargetIsReplaced) {
   write_file_atomically(dir_ / "dangling.json", "made\n");
   EXPECT_EQ(type_of(dir_ / "dangling.json"), S_IFLNK);
   EXPECT_EQ(read_file_bytes(dir_ / "real/later.json"), "made\n");
-  EXPECT_EQ(names(), (std::vector<std::string>{"dangling.json", "link.json", "link2.json", "real"}));
+  EXPECT_EQ(names(),
+            (std::vector<std::string>{"dangling.json", "link.json", "link2.json", "real"}));
 }
 
 TEST_F(AtomicFileTest, AFifoIsWrittenThroughToItsReaderAndStaysAFifo) {
@@ -315,7 +281,8 @@ TEST_F(AtomicFileTest, AFailedWriteToAFileKeepsTheSystemsReason) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   auto* reader = new FifoReader(fifo);
   ASSERT_TRUE(reader->opened());
-  struct sigaction ignore {}, old{};
+  struct sigaction ignore {
+  }, old{};
   ignore.sa_handler = SIG_IGN;
   ASSERT_EQ(::sigaction(SIGPIPE, &ignore, &old), 0);
   try {
@@ -326,8 +293,8 @@ TEST_F(AtomicFileTest, AFailedWriteToAFileKeepsTheSystemsReason) {
     f.commit();
     ADD_FAILURE() << "writing to a FIFO without a reader succeeded";
   } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("error while writing '" + fifo.string() + "': " +
-                                    std::strerror(EPIPE)));
+    EXPECT_THAT(e.what(),
+                HasSubstr("error while writing '" + fifo.string() + "': " + std::strerror(EPIPE)));
   }
   delete reader;
   ::sigaction(SIGPIPE, &old, nullptr);

@@ -458,6 +458,10 @@ TEST_F(CalibrationTrace, BadRecordsNameTheRecordAndField) {
       "last rank arrived");
   EXPECT_EQ(trace_error({collective(kAr, 7, 0, 0, 2, 64, 100, 200)}),
             "run.ssgdt: holds no usable measurements (read as auto)");
+  // nranks 0 is the format's "not recorded" (the reader lets it through);
+  // a measurement needs the group's size.
+  EXPECT_EQ(trace_error({collective(kAr, 7, 0, 0, 0, 64, 100, 200)}),
+            "run.ssgdt: record 0: field 'collective.nranks': must be at least 1, got 0");
 }
 
 // ---------------------------------------------------------------- detection

@@ -37,6 +37,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "tests/support/cli_runner.h"
+#include "tests/support/fifo_reader.h"
 #include "tests/support/rank_files.h"
 #include "tests/support/test_files.h"
 
@@ -120,7 +122,8 @@ class OutputsCliTest : public ssgd::testing::TempDirTest {
   }
   std::vector<std::string> names(const fs::path& folder) {
     std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(folder)) out.push_back(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(folder))
+      out.push_back(e.path().filename().string());
     std::sort(out.begin(), out.end());
     return out;
   }
@@ -162,26 +165,10 @@ class OutputsCliTest : public ssgd::testing::TempDirTest {
   int runs_ = 0;
 };
 
-// Reads what a FIFO's writer sends until it closes, without blocking: a
-// writer that never comes fails the test after `timeout`.
-std::string read_fifo(const fs::path& fifo, int fd, bool& done) {
-  std::string got;
-  done = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kTimeoutSeconds);
-  char buf[4096];
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n > 0) {
-      got.append(buf, static_cast<std::size_t>(n));
-    } else if (n == 0 && (p.revents & POLLHUP)) {
-      done = true;
-      break;
-    }
-  }
-  (void)fifo;
-  return got;
+// Everything the writer of `fifo` sends until it closes (`done`), or what
+// came before the timeout.
+std::string read_fifo(ssgd::testing::FifoReader& reader, bool& done) {
+  return reader.read_all(done, std::chrono::seconds(kTimeoutSeconds));
 }
 
 TEST_F(OutputsCliTest, AReportToAFifoStreamsThePageToItsReader) {
@@ -189,14 +176,13 @@ TEST_F(OutputsCliTest, AReportToAFifoStreamsThePageToItsReader) {
   const auto stream = [&](const std::vector<std::string>& args, const std::string& fifo,
                           std::string& got) {
     ASSERT_EQ(::mkfifo((dir_ / fifo).c_str(), 0644), 0);
-    const int fd = ::open((dir_ / fifo).c_str(), O_RDONLY | O_NONBLOCK);
-    ASSERT_GE(fd, 0);
+    ssgd::testing::FifoReader reader(dir_ / fifo);
+    ASSERT_TRUE(reader.opened());
     CliResult r;
     std::thread run([&] { r = ssgd(args); });
     bool done = false;
-    got = read_fifo(dir_ / fifo, fd, done);
+    got = read_fifo(reader, done);
     run.join();
-    ::close(fd);
     EXPECT_TRUE(r.exited && r.status == 0) << r;
     EXPECT_TRUE(done);
     EXPECT_EQ(type_of(dir_ / fifo), S_IFIFO);
@@ -207,7 +193,8 @@ TEST_F(OutputsCliTest, AReportToAFifoStreamsThePageToItsReader) {
   EXPECT_THAT(page.substr(0, 100), HasSubstr("<html"));
   EXPECT_TRUE(page == read_file_bytes(dir_ / "page.html")) << page.size() << " bytes";
   std::string report;
-  ASSERT_NO_FATAL_FAILURE(stream({"simulate", kResnet, "-q", "--report", "r.fifo"}, "r.fifo", report));
+  ASSERT_NO_FATAL_FAILURE(
+      stream({"simulate", kResnet, "-q", "--report", "r.fifo"}, "r.fifo", report));
   EXPECT_EQ(report, read_file_bytes(dir_ / "r.json"));
   // Nothing else was made: no temporary file beside either FIFO.
   EXPECT_EQ(names(dir_), (std::vector<std::string>{"page.fifo", "page.html", "r.fifo", "r.json"}));
@@ -217,19 +204,18 @@ TEST_F(OutputsCliTest, AReportToAFifoStreamsThePageToItsReader) {
   ASSERT_EQ(::mkfifo((dir_ / "t.fifo").c_str(), 0644), 0);
   fs::remove(dir_ / "r.fifo");
   ASSERT_EQ(::mkfifo((dir_ / "r.fifo").c_str(), 0644), 0);
-  const int r_fd = ::open((dir_ / "r.fifo").c_str(), O_RDONLY | O_NONBLOCK);
-  ASSERT_GE(r_fd, 0);
+  auto r_reader = std::make_unique<ssgd::testing::FifoReader>(dir_ / "r.fifo");
+  ASSERT_TRUE(r_reader->opened());
   CliResult both;
   std::thread run([&] {
     both = ssgd({"simulate", kResnet, "-q", "--report", "r.fifo", "--timeline", "t.fifo"});
   });
   bool done = false;
-  const std::string r_got = read_fifo(dir_ / "r.fifo", r_fd, done);
-  ::close(r_fd);
+  const std::string r_got = read_fifo(*r_reader, done);
+  r_reader.reset();  // closed before the timeline is opened, as cat would
   EXPECT_TRUE(done);
-  const int t_fd = ::open((dir_ / "t.fifo").c_str(), O_RDONLY | O_NONBLOCK);
-  const std::string t_got = read_fifo(dir_ / "t.fifo", t_fd, done);
-  ::close(t_fd);
+  ssgd::testing::FifoReader t_reader(dir_ / "t.fifo");
+  const std::string t_got = read_fifo(t_reader, done);
   run.join();
   EXPECT_TRUE(both.exited && both.status == 0) << both;
   EXPECT_EQ(r_got, read_file_bytes(dir_ / "r.json"));
@@ -287,16 +273,16 @@ TEST_F(OutputsCliTest, StandardOutputIsWrittenThroughAndNeverReplaced) {
   ok({"report", "r.json", "-o", "page.html"});
   const std::string page = read_file_bytes(dir_ / "page.html");
   // The page, then the line that says where it went.
-  ASSERT_EQ(ok({"report", "r.json", "-o", "/dev/fd/1"}).out,
-            page + "ssgd report: 1 input -> /dev/fd/1 (" + std::to_string(page.size()) +
-                " bytes)\n");
+  ASSERT_EQ(
+      ok({"report", "r.json", "-o", "/dev/fd/1"}).out,
+      page + "ssgd report: 1 input -> /dev/fd/1 (" + std::to_string(page.size()) + " bytes)\n");
   // /dev/stdout itself, now that the same run is known to write through.
   const mode_t stdout_type = type_of("/dev/stdout");
   ASSERT_NE(stdout_type, 0u) << "this system has no /dev/stdout";
   EXPECT_EQ(ok({"simulate", kResnet, "-q", "--report", "/dev/stdout"}).out, report);
-  EXPECT_EQ(ok({"report", "r.json", "-o", "/dev/stdout"}).out,
-            page + "ssgd report: 1 input -> /dev/stdout (" + std::to_string(page.size()) +
-                " bytes)\n");
+  EXPECT_EQ(
+      ok({"report", "r.json", "-o", "/dev/stdout"}).out,
+      page + "ssgd report: 1 input -> /dev/stdout (" + std::to_string(page.size()) + " bytes)\n");
   EXPECT_EQ(type_of("/dev/stdout"), stdout_type);
   // The summary simulate prints and the report share standard output, in order.
   const auto both = ok({"simulate", kResnet, "--report", "/dev/stdout"});
@@ -349,7 +335,8 @@ TEST_F(OutputsCliTest, AFolderABlockDeviceOrASocketIsRefusedBeforeAnyWorkInEvery
   }
   ::close(s);
   // export chakra's output is a folder: another thing is refused.
-  refused({"export", "chakra", kResnet, "-o", "in.txt"}, "in.txt: field '-o': exists and is not a folder");
+  refused({"export", "chakra", kResnet, "-o", "in.txt"},
+          "in.txt: field '-o': exists and is not a folder");
   EXPECT_EQ(type_of(dir_ / "folder"), S_IFDIR);
   EXPECT_EQ(names(dir_ / "folder"), std::vector<std::string>{});
   EXPECT_EQ(type_of(dir_ / "s.sock"), S_IFSOCK);
@@ -379,8 +366,9 @@ TEST_F(OutputsCliTest, SweepOutOfRoomLeavesItsResultsWholeAndSaysSo) {
   ok({"sweep", "grid.yaml", "-o", "whole.jsonl", "-q"});
   const std::string whole = read_file_bytes(dir_ / "whole.jsonl");
   ASSERT_GT(whole.size(), 6000u);  // four lines of about 2 kB: the limit below cuts the third
-  const auto r = refused(args, "r.jsonl: field '--output': cannot write: File too large; the "
-                               "results file holds the 2 point(s) written whole before it",
+  const auto r = refused(args,
+                         "r.jsonl: field '--output': cannot write: File too large; the "
+                         "results file holds the 2 point(s) written whole before it",
                          kFailure, 5000);
   EXPECT_THAT(r.err, Not(HasSubstr("nothing was written")));
   // Whole lines only, each a point's record, the first two of the clean run.
@@ -389,7 +377,7 @@ TEST_F(OutputsCliTest, SweepOutOfRoomLeavesItsResultsWholeAndSaysSo) {
   std::istringstream lines(kept);
   int count = 0;
   for (std::string line; std::getline(lines, line); ++count) {
-    EXPECT_NO_THROW((void)nlohmann::json::parse(line)) << line;
+    EXPECT_TRUE(nlohmann::json::accept(line)) << line;
   }
   EXPECT_EQ(count, 2);
   EXPECT_TRUE(whole.starts_with(kept));
@@ -401,8 +389,7 @@ TEST_F(OutputsCliTest, SweepOutOfRoomLeavesItsResultsWholeAndSaysSo) {
 }
 
 TEST_F(OutputsCliTest, SweepsResultsFileMustBeARegularFile) {
-  write_file_bytes(dir_ / "grid.yaml",
-                   "input: " + kResnet + "\ngrid:\n  cluster.nodes: [1, 2]\n");
+  write_file_bytes(dir_ / "grid.yaml", "input: " + kResnet + "\ngrid:\n  cluster.nodes: [1, 2]\n");
   ASSERT_EQ(::mkfifo((dir_ / "r.fifo").c_str(), 0644), 0);
   refused({"sweep", "grid.yaml", "-o", "r.fifo"},
           "r.fifo: field '--output': cannot write here: is a FIFO (named pipe), and the results "
@@ -432,8 +419,8 @@ TEST_F(OutputsCliTest, MergeRefusesAnOutputNamedAsARankFileOfItsFolder) {
 
 TEST_F(OutputsCliTest, AFailedChakraExportLeavesNothingNewBehind) {
   const auto with = [&](const std::string& dir) {
-    return std::vector<std::string>{"export", "chakra", kResnet, "--set", "cluster.nodes=4",
-                                    "-o", dir};
+    return std::vector<std::string>{"export",          "chakra", kResnet, "--set",
+                                    "cluster.nodes=4", "-o",     dir};
   };
   // The files do not fit the limit: no folder is left.
   refused(with("et"), "et: field '-o': cannot write", kFailure, 64 * 1024);

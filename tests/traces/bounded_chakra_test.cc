@@ -109,6 +109,22 @@ TEST_F(BoundedChakra, AnAttributeRepeatedInANodeIsRefused) {
   EXPECT_LT(r.peak_bytes, static_cast<std::int64_t>(80 * et.size())) << r;
 }
 
+TEST_F(BoundedChakra, AnAttributeWithoutANameIsRefused) {
+  // An attribute is found by its name; one without a name is no attribute.
+  WireWriter attr;
+  attr.varint_field(9, 1);  // int64_val, no name
+  WireWriter node;
+  node.varint_field(1, 1);
+  node.varint_field(3, 4);
+  node.bytes_field(10, attr.bytes());
+  const HeapRun r = read("unnamed.0.et", record("") + record(node.bytes()), 16 * kMiB);
+  ASSERT_EQ(r.end, HeapRun::End::kInputError) << r;
+  EXPECT_NE(r.message.find("unnamed.0.et: record 1: field 'Node.attr[0].name': an attribute "
+                           "without a name"),
+            std::string::npos)
+      << r;
+}
+
 TEST_F(BoundedChakra, AGzipBombIsRefusedPastItsExpansionLimit) {
   // A node whose name is 64 MB of 'a': about 64 KB of gzip, refused once the
   // stream has expanded past kGzipMaxExpansion times what was read.
