@@ -14,6 +14,8 @@
 #include <system_error>
 #include <vector>
 
+#include "common/file_type.h"
+
 namespace ssgd {
 namespace detail {
 
@@ -114,17 +116,6 @@ std::string system_reason(int error) {
   return error != 0 ? std::string(": ") + std::strerror(error) : std::string();
 }
 
-std::string type_name(mode_t mode) {
-  if (S_ISREG(mode)) return "a regular file";
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a file";
-}
-
 // Opens what a kStream target names: a duplicate of the descriptor, or the
 // FIFO or device itself (no O_CREAT, no O_TRUNC: nothing is made or cut).
 int open_stream(const std::filesystem::path& final_path, const OutputTarget& target) {
@@ -166,9 +157,7 @@ AtomicFile::AtomicFile(std::filesystem::path final_path, bool /*binary: POSIX ha
   switch (target_.kind) {
     case OutputKind::kRefused:
       throw std::runtime_error("cannot write '" + final_.string() + "': " + target_.what);
-    case OutputKind::kStream:
-      fd = open_stream(final_, target_);
-      break;
+    case OutputKind::kStream: fd = open_stream(final_, target_); break;
     case OutputKind::kFile: {
       // Unique per process and per object, so two outputs never share a
       // temporary; O_EXCL | O_NOFOLLOW: never a name someone else holds.
@@ -224,13 +213,14 @@ void AtomicFile::commit() {
   struct stat st {};
   if (::lstat(target_.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     throw std::runtime_error("cannot replace '" + target_.path.string() + "': it is now " +
-                             type_name(st.st_mode) + ", not a regular file; nothing was written");
+                             file_type_name(st.st_mode) +
+                             ", not a regular file; nothing was written");
   }
   std::error_code ec;
   std::filesystem::rename(temp_, target_.path, ec);
   if (ec) {
-    throw std::runtime_error("cannot rename '" + temp_.string() + "' to '" +
-                             target_.path.string() + "': " + ec.message());
+    throw std::runtime_error("cannot rename '" + temp_.string() + "' to '" + target_.path.string() +
+                             "': " + ec.message());
   }
   committed_ = true;
 }

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "common/file_type.h"
+
 namespace ssgd {
 namespace {
 
@@ -31,9 +33,7 @@ std::optional<int> descriptor_of(const fs::path& path) {
   return std::nullopt;
 }
 
-OutputTarget refused(std::string why) {
-  return {OutputKind::kRefused, {}, -1, std::move(why)};
-}
+OutputTarget refused(std::string why) { return {OutputKind::kRefused, {}, -1, std::move(why)}; }
 
 OutputTarget through_descriptor(const fs::path& path, int fd) {
   const int flags = ::fcntl(fd, F_GETFL);
@@ -46,10 +46,10 @@ OutputTarget through_descriptor(const fs::path& path, int fd) {
 
 // Why a file of this type cannot be an output, or "" when it can.
 std::string refusal(mode_t mode) {
-  if (S_ISDIR(mode)) return "is a folder";
-  if (S_ISBLK(mode)) return "is a block device (ssgd writes no disk directly)";
-  if (S_ISSOCK(mode)) return "is a socket";
   if (S_ISREG(mode) || S_ISFIFO(mode) || S_ISCHR(mode)) return "";
+  if (S_ISBLK(mode))
+    return std::string("is ") + file_type_name(mode) + " (ssgd writes no disk directly)";
+  if (S_ISDIR(mode) || S_ISSOCK(mode)) return std::string("is ") + file_type_name(mode);
   return "is not a regular file, a FIFO or a character device";
 }
 
@@ -89,10 +89,9 @@ OutputTarget output_target(const fs::path& path) {
   }
   if (exists) {
     if (std::string why = refusal(final_stat.st_mode); !why.empty()) return refused(why);
-    if (S_ISFIFO(final_stat.st_mode)) {
-      return {OutputKind::kStream, path, -1, "a FIFO (named pipe)"};
+    if (S_ISFIFO(final_stat.st_mode) || S_ISCHR(final_stat.st_mode)) {
+      return {OutputKind::kStream, path, -1, file_type_name(final_stat.st_mode)};
     }
-    if (S_ISCHR(final_stat.st_mode)) return {OutputKind::kStream, path, -1, "a character device"};
   }
   // A regular file or a name not taken yet. The name reached must be the
   // file the path leads to: a /proc link to a deleted file, or to no name at
