@@ -17,6 +17,20 @@ std::optional<std::int64_t> line_of(const YAML::Mark& mark) {
   return static_cast<std::int64_t>(mark.line) + 1;
 }
 
+// The two refusals, from the event pass and from the byte scan alike.
+InputError too_many_values(const std::string& file, std::optional<std::int64_t> line,
+                           std::string_view what) {
+  return InputError(InputLocation{file, line, std::nullopt, ""},
+                    fmt::format("more than {} YAML values; a {} holds far fewer (is this the "
+                                "right file?)",
+                                kMaxYamlValues, what));
+}
+InputError too_deep(const std::string& file, std::optional<std::int64_t> line, std::int64_t byte) {
+  return InputError(
+      InputLocation{file, line, std::nullopt, ""},
+      fmt::format("YAML nested deeper than {} levels (byte {})", kMaxYamlDepth, byte));
+}
+
 // The values and the depth of `text`'s documents, as require_bounded_yaml
 // says; throws the InputError at the first value past a limit.
 class BoundedEvents : public YAML::EventHandler {
@@ -43,19 +57,12 @@ class BoundedEvents : public YAML::EventHandler {
 
  private:
   void value(const YAML::Mark& mark) {
-    if (++values_ > kMaxYamlValues) {
-      throw InputError(InputLocation{file_, line_of(mark), std::nullopt, ""},
-                       fmt::format("more than {} YAML values; a {} holds far fewer (is this the "
-                                   "right file?)",
-                                   kMaxYamlValues, what_));
-    }
+    if (++values_ > kMaxYamlValues) throw too_many_values(file_, line_of(mark), what_);
   }
   void open(const YAML::Mark& mark) {
     value(mark);
     if (++depth_ > kMaxYamlDepth) {
-      throw InputError(InputLocation{file_, line_of(mark), std::nullopt, ""},
-                       fmt::format("YAML nested deeper than {} levels (byte {})", kMaxYamlDepth,
-                                   mark.pos));
+      throw too_deep(file_, line_of(mark), mark.pos);
     }
   }
   const std::string& file_;
@@ -93,26 +100,19 @@ void require_bounded_flow(std::string_view text, const std::string& file, std::s
       continue;
     }
     if (c == '[' || c == '{') {
-      if (++depth > kMaxYamlDepth) {
-        throw InputError(InputLocation{file, line, std::nullopt, ""},
-                         fmt::format("YAML nested deeper than {} levels (byte {})", kMaxYamlDepth, i));
-      }
+      if (++depth > kMaxYamlDepth) throw too_deep(file, line, static_cast<std::int64_t>(i));
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
     if ((c == '[' || c == '{' || c == ',') && depth > 0 && ++values > kMaxYamlValues) {
-      throw InputError(InputLocation{file, line, std::nullopt, ""},
-                       fmt::format("more than {} YAML values; a {} holds far fewer (is this the "
-                                   "right file?)",
-                                   kMaxYamlValues, what));
+      throw too_many_values(file, line, what);
     }
   }
 }
 
 }  // namespace
 
-void require_bounded_yaml(const std::string& text, const std::string& file,
-                          std::string_view what) {
+void require_bounded_yaml(const std::string& text, const std::string& file, std::string_view what) {
   require_bounded_flow(text, file, what);
   std::istringstream in(text);
   YAML::Parser parser(in);
