@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "common/output_target.h"
-#include "tests/support/fifo_reader.h"
+#include "tests/support/special_files.h"
 #include "tests/support/test_files.h"
 
 namespace ssgd {
@@ -38,31 +38,21 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::FifoReader;
+using testing::file_type_of;
+using testing::make_char_device;
 using testing::read_file_bytes;
 using testing::write_file_bytes;
 
 class AtomicFileTest : public testing::TempDirTest {
  protected:
   // The folder's names, sorted.
-  std::vector<std::string> names() {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-  mode_t type_of(const fs::path& p) {
-    struct stat st {};
-    EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
-    return st.st_mode & S_IFMT;
-  }
-  // A character device of the test's own: major 1 is the memory devices
-  // (3 /dev/null, 7 /dev/full). False when this process may not make one.
-  bool make_char_device(const fs::path& p, unsigned minor) {
-    return ::mknod(p.c_str(), S_IFCHR | 0666, makedev(1, minor)) == 0;
-  }
+  std::vector<std::string> names() { return testing::sorted_names(dir_); }
 };
 
 using ssgd::testing::FifoReader;
+using testing::file_type_of;
+using testing::make_char_device;
 
 TEST_F(AtomicFileTest, ARegularFileIsReplacedWholeOnCommitAndLeftAloneOtherwise) {
   const fs::path out = dir_ / "out.txt";
@@ -90,14 +80,14 @@ TEST_F(AtomicFileTest, ALinkToAFileStaysALinkAndItsTargetIsReplaced) {
   fs::create_symlink("link.json", dir_ / "link2.json");  // a chain of two
   EXPECT_EQ(output_target(dir_ / "link2.json").path, dir_ / "real/r.json");
   write_file_atomically(dir_ / "link2.json", "new\n");
-  EXPECT_EQ(type_of(dir_ / "link.json"), S_IFLNK);
-  EXPECT_EQ(type_of(dir_ / "link2.json"), S_IFLNK);
-  EXPECT_EQ(type_of(dir_ / "real/r.json"), S_IFREG);
+  EXPECT_EQ(file_type_of(dir_ / "link.json"), S_IFLNK);
+  EXPECT_EQ(file_type_of(dir_ / "link2.json"), S_IFLNK);
+  EXPECT_EQ(file_type_of(dir_ / "real/r.json"), S_IFREG);
   EXPECT_EQ(read_file_bytes(dir_ / "real/r.json"), "new\n");
   // A link to a name not taken yet: the name is made, the link kept.
   fs::create_symlink("real/later.json", dir_ / "dangling.json");
   write_file_atomically(dir_ / "dangling.json", "made\n");
-  EXPECT_EQ(type_of(dir_ / "dangling.json"), S_IFLNK);
+  EXPECT_EQ(file_type_of(dir_ / "dangling.json"), S_IFLNK);
   EXPECT_EQ(read_file_bytes(dir_ / "real/later.json"), "made\n");
   EXPECT_EQ(names(),
             (std::vector<std::string>{"dangling.json", "link.json", "link2.json", "real"}));
@@ -130,7 +120,7 @@ TEST_F(AtomicFileTest, AFifoIsWrittenThroughToItsReaderAndStaysAFifo) {
   EXPECT_TRUE(done);
   EXPECT_EQ(got.size(), page.size() + 4);
   EXPECT_TRUE(got.ends_with("xend\n"));
-  EXPECT_EQ(type_of(fifo), S_IFIFO);
+  EXPECT_EQ(file_type_of(fifo), S_IFIFO);
   EXPECT_EQ(names(), std::vector<std::string>{"report.fifo"});
 }
 
@@ -144,8 +134,8 @@ TEST_F(AtomicFileTest, ALinkToAFifoIsWrittenThroughAndTheLinkKept) {
   bool done = false;
   EXPECT_EQ(reader.read_all(done), "through the link\n");
   writer.join();
-  EXPECT_EQ(type_of(dir_ / "link"), S_IFLNK);
-  EXPECT_EQ(type_of(fifo), S_IFIFO);
+  EXPECT_EQ(file_type_of(dir_ / "link"), S_IFLNK);
+  EXPECT_EQ(file_type_of(fifo), S_IFIFO);
 }
 
 TEST_F(AtomicFileTest, ACharacterDeviceIsWrittenThroughAndNeverReplaced) {
@@ -155,12 +145,12 @@ TEST_F(AtomicFileTest, ACharacterDeviceIsWrittenThroughAndNeverReplaced) {
   EXPECT_EQ(t.kind, OutputKind::kStream);
   EXPECT_EQ(t.what, "a character device");
   write_file_atomically(null, std::string(200000, 'x'));
-  EXPECT_EQ(type_of(null), S_IFCHR);
+  EXPECT_EQ(file_type_of(null), S_IFCHR);
   // A link to it, as /dev/stdout is to /proc/self/fd/1.
   fs::create_symlink("null", dir_ / "to-null");
   write_file_atomically(dir_ / "to-null", "gone\n");
-  EXPECT_EQ(type_of(dir_ / "to-null"), S_IFLNK);
-  EXPECT_EQ(type_of(null), S_IFCHR);
+  EXPECT_EQ(file_type_of(dir_ / "to-null"), S_IFLNK);
+  EXPECT_EQ(file_type_of(null), S_IFCHR);
   EXPECT_EQ(names(), (std::vector<std::string>{"null", "to-null"}));
 }
 
@@ -174,7 +164,7 @@ TEST_F(AtomicFileTest, AFullDeviceIsAnErrorNamingThePathAndStaysADevice) {
     EXPECT_THAT(e.what(), HasSubstr("error while writing '" + full.string() + "'"));
     EXPECT_THAT(e.what(), HasSubstr(std::strerror(ENOSPC)));
   }
-  EXPECT_EQ(type_of(full), S_IFCHR);
+  EXPECT_EQ(file_type_of(full), S_IFCHR);
   EXPECT_EQ(names(), std::vector<std::string>{"full"});
 }
 
@@ -198,7 +188,7 @@ TEST_F(AtomicFileTest, AProcessDescriptorIsWrittenThroughIt) {
   for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, n);
   ::close(fds[0]);
   EXPECT_EQ(got, "via /dev/fd/\nvia /proc/self/fd/\nvia a link\n");
-  EXPECT_EQ(type_of(dir_ / "out"), S_IFLNK);
+  EXPECT_EQ(file_type_of(dir_ / "out"), S_IFLNK);
   // The process's standard names are descriptors too, and one not open for
   // writing is refused.
   EXPECT_EQ(output_target("/dev/stdout").descriptor, 1);
@@ -224,22 +214,17 @@ TEST_F(AtomicFileTest, AFolderASocketAndALinkLoopAreRefusedBeforeAnythingIsWritt
   refused(dir_ / "folder", "is a folder");
   fs::create_symlink("folder", dir_ / "to-folder");
   refused(dir_ / "to-folder", "is a folder");
-  const int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  ASSERT_GE(s, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
   const std::string sock = (dir_ / "s.sock").string();
-  ASSERT_LT(sock.size(), sizeof addr.sun_path);
-  std::strcpy(addr.sun_path, sock.c_str());
-  ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const int s = testing::bind_unix_socket(sock);
+  ASSERT_GE(s, 0) << std::strerror(errno);
   refused(sock, "is a socket");
   ::close(s);
   fs::create_symlink("loop-b", dir_ / "loop-a");
   fs::create_symlink("loop-a", dir_ / "loop-b");
   refused(dir_ / "loop-a", "is a loop of symbolic links");
   // Nothing was made, and each is what it was.
-  EXPECT_EQ(type_of(dir_ / "folder"), S_IFDIR);
-  EXPECT_EQ(type_of(sock), S_IFSOCK);
+  EXPECT_EQ(file_type_of(dir_ / "folder"), S_IFDIR);
+  EXPECT_EQ(file_type_of(sock), S_IFSOCK);
   EXPECT_EQ(names(),
             (std::vector<std::string>{"folder", "loop-a", "loop-b", "s.sock", "to-folder"}));
 }
@@ -259,7 +244,7 @@ TEST_F(AtomicFileTest, CommitNeverRenamesOverWhatBecameSomethingElse) {
                                       "': it is now a FIFO (named pipe), not a regular file"));
     }
   }
-  EXPECT_EQ(type_of(out), S_IFIFO);
+  EXPECT_EQ(file_type_of(out), S_IFIFO);
   EXPECT_EQ(names(), std::vector<std::string>{"out.json"});  // no temporary left
   // A file that became a link since: the link is not replaced either.
   const fs::path file = dir_ / "file.json";
@@ -271,7 +256,7 @@ TEST_F(AtomicFileTest, CommitNeverRenamesOverWhatBecameSomethingElse) {
     fs::create_symlink("out.json", file);
     EXPECT_THROW(f.commit(), std::runtime_error);
   }
-  EXPECT_EQ(type_of(file), S_IFLNK);
+  EXPECT_EQ(file_type_of(file), S_IFLNK);
 }
 
 TEST_F(AtomicFileTest, AFailedWriteToAFileKeepsTheSystemsReason) {
@@ -298,7 +283,7 @@ TEST_F(AtomicFileTest, AFailedWriteToAFileKeepsTheSystemsReason) {
   }
   delete reader;
   ::sigaction(SIGPIPE, &old, nullptr);
-  EXPECT_EQ(type_of(fifo), S_IFIFO);
+  EXPECT_EQ(file_type_of(fifo), S_IFIFO);
 }
 
 }  // namespace

@@ -46,8 +46,8 @@
 #include <vector>
 
 #include "tests/support/cli_runner.h"
-#include "tests/support/fifo_reader.h"
 #include "tests/support/rank_files.h"
+#include "tests/support/special_files.h"
 #include "tests/support/test_files.h"
 
 namespace {
@@ -55,7 +55,9 @@ namespace {
 namespace fs = std::filesystem;
 namespace v1 = ssgd::trace::v1;
 using ssgd::testing::CliResult;
+using ssgd::testing::file_type_of;
 using ssgd::testing::read_file_bytes;
+using ssgd::testing::sorted_names;
 using ssgd::testing::write_file_bytes;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -112,20 +114,8 @@ class OutputsCliTest : public ssgd::testing::TempDirTest {
     EXPECT_THAT(r.err, HasSubstr(message)) << ::testing::PrintToString(args);
     return r;
   }
-  mode_t type_of(const fs::path& p) {
-    struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0) return 0;
-    return st.st_mode & S_IFMT;
-  }
   bool make_char_device(const std::string& name, unsigned minor) {
-    return ::mknod((dir_ / name).c_str(), S_IFCHR | 0666, makedev(1, minor)) == 0;
-  }
-  std::vector<std::string> names(const fs::path& folder) {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(folder))
-      out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
+    return ssgd::testing::make_char_device(dir_ / name, minor);
   }
   // The inputs of every command: a report, traces, a rank folder, OSU logs, a grid.
   void make_inputs() {
@@ -185,7 +175,7 @@ TEST_F(OutputsCliTest, AReportToAFifoStreamsThePageToItsReader) {
     run.join();
     EXPECT_TRUE(r.exited && r.status == 0) << r;
     EXPECT_TRUE(done);
-    EXPECT_EQ(type_of(dir_ / fifo), S_IFIFO);
+    EXPECT_EQ(file_type_of(dir_ / fifo), S_IFIFO);
   };
   std::string page;
   ASSERT_NO_FATAL_FAILURE(stream({"report", "r.json", "-o", "page.fifo"}, "page.fifo", page));
@@ -197,7 +187,8 @@ TEST_F(OutputsCliTest, AReportToAFifoStreamsThePageToItsReader) {
       stream({"simulate", kResnet, "-q", "--report", "r.fifo"}, "r.fifo", report));
   EXPECT_EQ(report, read_file_bytes(dir_ / "r.json"));
   // Nothing else was made: no temporary file beside either FIFO.
-  EXPECT_EQ(names(dir_), (std::vector<std::string>{"page.fifo", "page.html", "r.fifo", "r.json"}));
+  EXPECT_EQ(sorted_names(dir_),
+            (std::vector<std::string>{"page.fifo", "page.html", "r.fifo", "r.json"}));
 
   // Two FIFOs read one after the other, as `cat r.fifo t.fifo` would: the
   // report ends before the timeline is opened.
@@ -225,22 +216,22 @@ TEST_F(OutputsCliTest, AReportToAFifoStreamsThePageToItsReader) {
 TEST_F(OutputsCliTest, EveryOutputToACharacterDeviceIsWrittenThroughAndTheDeviceKept) {
   if (!make_char_device("null", 3)) GTEST_SKIP() << "mknod needs root";
   make_inputs();
-  const std::vector<std::string> before = names(dir_);
+  const std::vector<std::string> before = sorted_names(dir_);
   for (auto args : every_output_command()) {
     args.push_back("null");
     ok(args);
-    ASSERT_EQ(type_of(dir_ / "null"), S_IFCHR) << ::testing::PrintToString(args);
+    ASSERT_EQ(file_type_of(dir_ / "null"), S_IFCHR) << ::testing::PrintToString(args);
   }
   ok({"import", "chakra", "et", "-o", "null"});
-  EXPECT_EQ(type_of(dir_ / "null"), S_IFCHR);
+  EXPECT_EQ(file_type_of(dir_ / "null"), S_IFCHR);
   // simulate takes back the outputs it wrote when a later one fails: never
   // one it wrote through.
   refused({"simulate", kResnet, "-q", "--set", "cluster.nodes=64", "--report", "null", "--trace",
            "t.ssgdt"},
           "t.ssgdt: field '--trace': cannot write: File too large", kFailure, 40 * 1024);
-  EXPECT_EQ(type_of(dir_ / "null"), S_IFCHR);
+  EXPECT_EQ(file_type_of(dir_ / "null"), S_IFCHR);
   // No temporary file left beside it; sweep's results file is the one new file.
-  std::vector<std::string> after = names(dir_);
+  std::vector<std::string> after = sorted_names(dir_);
   after.erase(std::remove(after.begin(), after.end(), "s.jsonl"), after.end());
   EXPECT_EQ(after, before);
 }
@@ -252,14 +243,14 @@ TEST_F(OutputsCliTest, AFullDeviceIsExitOneNamingThePathAndFlagAndStaysADevice) 
   const auto expect = [&](const std::vector<std::string>& args, const std::string& flag) {
     const auto r = refused(args, "full: field '" + flag + "': cannot write: " + enospc, kFailure);
     EXPECT_THAT(r.err, HasSubstr("it is a character device, written through"));
-    EXPECT_EQ(type_of(dir_ / "full"), S_IFCHR);
+    EXPECT_EQ(file_type_of(dir_ / "full"), S_IFCHR);
   };
   expect({"report", "r.json", "-o", "full"}, "--output");
   expect({"simulate", kResnet, "-q", "--report", "full"}, "--report");
   expect({"simulate", kResnet, "-q", "--timeline", "full"}, "--timeline");
   expect({"pack", kMarked, "-o", "full"}, "--output");
   expect({"export", "perfetto", "sim.ssgdt", "-o", "full"}, "--output");
-  EXPECT_EQ(names(dir_), (std::vector<std::string>{"full", "r.json", "sim.ssgdt"}));
+  EXPECT_EQ(sorted_names(dir_), (std::vector<std::string>{"full", "r.json", "sim.ssgdt"}));
 }
 
 TEST_F(OutputsCliTest, StandardOutputIsWrittenThroughAndNeverReplaced) {
@@ -277,31 +268,25 @@ TEST_F(OutputsCliTest, StandardOutputIsWrittenThroughAndNeverReplaced) {
       ok({"report", "r.json", "-o", "/dev/fd/1"}).out,
       page + "ssgd report: 1 input -> /dev/fd/1 (" + std::to_string(page.size()) + " bytes)\n");
   // /dev/stdout itself, now that the same run is known to write through.
-  const mode_t stdout_type = type_of("/dev/stdout");
+  const mode_t stdout_type = file_type_of("/dev/stdout");
   ASSERT_NE(stdout_type, 0u) << "this system has no /dev/stdout";
   EXPECT_EQ(ok({"simulate", kResnet, "-q", "--report", "/dev/stdout"}).out, report);
   EXPECT_EQ(
       ok({"report", "r.json", "-o", "/dev/stdout"}).out,
       page + "ssgd report: 1 input -> /dev/stdout (" + std::to_string(page.size()) + " bytes)\n");
-  EXPECT_EQ(type_of("/dev/stdout"), stdout_type);
+  EXPECT_EQ(file_type_of("/dev/stdout"), stdout_type);
   // The summary simulate prints and the report share standard output, in order.
   const auto both = ok({"simulate", kResnet, "--report", "/dev/stdout"});
   EXPECT_THAT(both.out, HasSubstr(report));
   EXPECT_GT(both.out.size(), report.size());
-  EXPECT_EQ(names(dir_), (std::vector<std::string>{"page.html", "r.json"}));
+  EXPECT_EQ(sorted_names(dir_), (std::vector<std::string>{"page.html", "r.json"}));
 }
 
 TEST_F(OutputsCliTest, AFolderABlockDeviceOrASocketIsRefusedBeforeAnyWorkInEveryCommand) {
   write_file_bytes(dir_ / "in.txt", "not read: the outputs are checked first\n");
   fs::create_directories(dir_ / "folder");
-  const int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  ASSERT_GE(s, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  const std::string sock = (dir_ / "s.sock").string();
-  ASSERT_LT(sock.size(), sizeof addr.sun_path);
-  std::strcpy(addr.sun_path, sock.c_str());
-  ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const int s = ssgd::testing::bind_unix_socket(dir_ / "s.sock");
+  ASSERT_GE(s, 0) << std::strerror(errno);
   std::vector<std::pair<std::string, std::string>> outputs{{"folder", "is a folder"},
                                                            {"s.sock", "is a socket"}};
   // A block device node of the test's own (loop0's numbers): never opened.
@@ -337,9 +322,9 @@ TEST_F(OutputsCliTest, AFolderABlockDeviceOrASocketIsRefusedBeforeAnyWorkInEvery
   // export chakra's output is a folder: another thing is refused.
   refused({"export", "chakra", kResnet, "-o", "in.txt"},
           "in.txt: field '-o': exists and is not a folder");
-  EXPECT_EQ(type_of(dir_ / "folder"), S_IFDIR);
-  EXPECT_EQ(names(dir_ / "folder"), std::vector<std::string>{});
-  EXPECT_EQ(type_of(dir_ / "s.sock"), S_IFSOCK);
+  EXPECT_EQ(file_type_of(dir_ / "folder"), S_IFDIR);
+  EXPECT_EQ(sorted_names(dir_ / "folder"), std::vector<std::string>{});
+  EXPECT_EQ(file_type_of(dir_ / "s.sock"), S_IFSOCK);
 }
 
 TEST_F(OutputsCliTest, ALinkToAFileStaysALinkAndItsFileIsReplaced) {
@@ -347,10 +332,10 @@ TEST_F(OutputsCliTest, ALinkToAFileStaysALinkAndItsFileIsReplaced) {
   write_file_bytes(dir_ / "reports/r.json", "old\n");
   fs::create_symlink("reports/r.json", dir_ / "latest.json");
   ok({"simulate", kResnet, "-q", "--report", "latest.json"});
-  EXPECT_EQ(type_of(dir_ / "latest.json"), S_IFLNK);
+  EXPECT_EQ(file_type_of(dir_ / "latest.json"), S_IFLNK);
   EXPECT_EQ(fs::read_symlink(dir_ / "latest.json"), "reports/r.json");
   EXPECT_THAT(read_file_bytes(dir_ / "reports/r.json"), HasSubstr("\"iteration_time_ns\""));
-  EXPECT_EQ(names(dir_ / "reports"), std::vector<std::string>{"r.json"});
+  EXPECT_EQ(sorted_names(dir_ / "reports"), std::vector<std::string>{"r.json"});
   // A link into a folder that does not exist: exit 2 before any work.
   fs::create_symlink("nowhere/r.json", dir_ / "dangling.json");
   refused({"simulate", kResnet, "-q", "--report", "dangling.json"},
@@ -385,7 +370,7 @@ TEST_F(OutputsCliTest, SweepOutOfRoomLeavesItsResultsWholeAndSaysSo) {
   const auto resumed = ok(args);
   EXPECT_THAT(resumed.err, Not(HasSubstr("cut short")));
   EXPECT_EQ(read_file_bytes(dir_ / "r.jsonl"), whole);
-  EXPECT_EQ(names(dir_), (std::vector<std::string>{"grid.yaml", "r.jsonl", "whole.jsonl"}));
+  EXPECT_EQ(sorted_names(dir_), (std::vector<std::string>{"grid.yaml", "r.jsonl", "whole.jsonl"}));
 }
 
 TEST_F(OutputsCliTest, SweepsResultsFileMustBeARegularFile) {
@@ -394,7 +379,7 @@ TEST_F(OutputsCliTest, SweepsResultsFileMustBeARegularFile) {
   refused({"sweep", "grid.yaml", "-o", "r.fifo"},
           "r.fifo: field '--output': cannot write here: is a FIFO (named pipe), and the results "
           "file is read back to resume a sweep and appended to: give a regular file");
-  EXPECT_EQ(type_of(dir_ / "r.fifo"), S_IFIFO);
+  EXPECT_EQ(file_type_of(dir_ / "r.fifo"), S_IFIFO);
 }
 
 TEST_F(OutputsCliTest, MergeRefusesAnOutputNamedAsARankFileOfItsFolder) {
@@ -409,11 +394,11 @@ TEST_F(OutputsCliTest, MergeRefusesAnOutputNamedAsARankFileOfItsFolder) {
   // A link elsewhere that leads there.
   fs::create_symlink("cap/rank-3.ssgdt", dir_ / "out.ssgdt");
   refused({"merge", "cap", "-o", "out.ssgdt"}, "out.ssgdt: field '--output': " + why);
-  EXPECT_EQ(names(dir_ / "cap"), std::vector<std::string>{"rank-0.ssgdt"});
+  EXPECT_EQ(sorted_names(dir_ / "cap"), std::vector<std::string>{"rank-0.ssgdt"});
   // Any other name in the folder is never read as a rank: allowed.
   ok({"merge", "cap", "-o", "cap/merged.ssgdt"});
   ok({"merge", "cap", "-o", "cap/merged2.ssgdt"});  // and the next merge still sees one rank
-  EXPECT_EQ(names(dir_ / "cap"),
+  EXPECT_EQ(sorted_names(dir_ / "cap"),
             (std::vector<std::string>{"merged.ssgdt", "merged2.ssgdt", "rank-0.ssgdt"}));
 }
 
@@ -425,21 +410,21 @@ TEST_F(OutputsCliTest, AFailedChakraExportLeavesNothingNewBehind) {
   // The files do not fit the limit: no folder is left.
   refused(with("et"), "et: field '-o': cannot write", kFailure, 64 * 1024);
   EXPECT_FALSE(fs::exists(dir_ / "et"));
-  EXPECT_EQ(names(dir_), std::vector<std::string>{});
+  EXPECT_EQ(sorted_names(dir_), std::vector<std::string>{});
   // An earlier export's folder keeps its files, byte for byte.
   ok(with("et"));
-  const std::vector<std::string> files = names(dir_ / "et");
+  const std::vector<std::string> files = sorted_names(dir_ / "et");
   ASSERT_EQ(files.size(), 4u);
   const std::string rank0 = read_file_bytes(dir_ / "et" / files[0]);
   refused(with("et"), "et: field '-o': cannot write", kFailure, 64 * 1024);
-  EXPECT_EQ(names(dir_ / "et"), files);
+  EXPECT_EQ(sorted_names(dir_ / "et"), files);
   EXPECT_EQ(read_file_bytes(dir_ / "et" / files[0]), rank0);
   // A rank's name taken by a FIFO: refused, exit 2, the FIFO kept.
   fs::remove(dir_ / "et" / files[1]);
   ASSERT_EQ(::mkfifo((dir_ / "et" / files[1]).c_str(), 0644), 0);
   refused(with("et"), files[1] + ": field '-o': is a FIFO (named pipe), not a regular file");
-  EXPECT_EQ(type_of(dir_ / "et" / files[1]), S_IFIFO);
-  EXPECT_EQ(names(dir_ / "et"), files);
+  EXPECT_EQ(file_type_of(dir_ / "et" / files[1]), S_IFIFO);
+  EXPECT_EQ(sorted_names(dir_ / "et"), files);
 }
 
 }  // namespace
