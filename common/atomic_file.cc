@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/file_type.h"
+#include "common/write_all.h"
 
 namespace ssgd {
 namespace detail {
@@ -84,17 +85,8 @@ class DescriptorBuf : public std::streambuf {
   bool write_all(const char* data, std::size_t size) {
     if (error_ != 0) return fail(error_);
     if (fd_ < 0) return fail(EBADF);
-    while (size > 0) {
-      const ssize_t written = ::write(fd_, data, size);
-      if (written < 0) {
-        if (errno == EINTR) continue;
-        return fail(errno);
-      }
-      if (written == 0) return fail(EIO);
-      data += written;
-      size -= static_cast<std::size_t>(written);
-    }
-    return true;
+    const int error = ssgd::write_all(fd_, data, size);
+    return error == 0 || fail(error);
   }
 
   bool drain() {

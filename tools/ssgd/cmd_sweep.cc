@@ -24,6 +24,7 @@
 #include "common/error.h"
 #include "common/logging.h"
 #include "common/work_context.h"
+#include "common/write_all.h"
 #include "simulator/api/simulation.h"
 #include "simulator/engine/deadlock_error.h"
 #include "simulator/sweep/sweep_grid.h"
@@ -149,15 +150,7 @@ class ResultsAppender {
 
   void append(const std::string& record) {
     const std::string line = record + "\n";
-    const char* at = line.data();
-    std::size_t left = line.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd_, at, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail(n < 0 ? errno : EIO);
-      at += n;
-      left -= static_cast<std::size_t>(n);
-    }
+    if (const int error = write_all(fd_, line.data(), line.size()); error != 0) fail(error);
     size_ += static_cast<off_t>(line.size());
     ++points_;
   }
