@@ -74,6 +74,12 @@ struct LayerProfile {
   [[nodiscard]] Duration total_forward() const;
   [[nodiscard]] Duration total_backward() const;
   [[nodiscard]] std::int64_t total_grad_bytes() const;
+
+  // `source`, or "the profile" for one made in memory: the file a message
+  // about the profile names.
+  [[nodiscard]] std::string source_name() const {
+    return source.empty() ? std::string("the profile") : source;
+  }
 };
 
 // Parses CSV text; `source` names it in error messages. Throws

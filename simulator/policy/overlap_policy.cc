@@ -75,8 +75,7 @@ dag::CommPlan make_comm_plan(OverlapPolicy policy, const PolicyParams& p,
   for (const auto& row : profile.layers) {
     if (row.grad_bytes > 0 && __builtin_add_overflow(total, row.grad_bytes, &total)) {
       throw InputError(
-          {profile.source.empty() ? std::string("the profile") : profile.source, std::nullopt,
-           std::nullopt, "grad_bytes"},
+          {profile.source_name(), std::nullopt, std::nullopt, "grad_bytes"},
           fmt::format("the layers' gradients add up to more than {} bytes (passing it at layer "
                       "'{}'): no collective can hold them",
                       std::numeric_limits<std::int64_t>::max(), row.name));

@@ -44,8 +44,7 @@ void check_size(const dag::DagShape& shape, const trace::LayerProfile& profile,
   // not the number of iterations.
   if (layers_ns > 4.0 * static_cast<double>(trace::kMaxProfileTimeNs)) {
     throw InputError(
-        {profile.source.empty() ? std::string("the profile") : profile.source, std::nullopt,
-         std::nullopt, "comm_ns"},
+        {profile.source_name(), std::nullopt, std::nullopt, "comm_ns"},
         fmt::format("one iteration of the input would take up to {:.3g} s (layer '{}': {:.3g} s "
                     "of forward, backward and communication), which overflows the simulated "
                     "clock (int64 nanoseconds, about 292 years): the input's times are not "
@@ -70,8 +69,7 @@ void require_modelled_comm(const trace::LayerProfile& profile, const Scenario& s
   if (workers < 2 || !m.any() || !merges_gradients(scenario.overlap)) return;
   const std::int64_t more = m.without_size + m.other_kind - 1;
   throw InputError(
-      {profile.source.empty() ? std::string("the profile") : profile.source, std::nullopt,
-       m.first_record, m.first_field},
+      {profile.source_name(), std::nullopt, m.first_record, m.first_field},
       fmt::format("{}{}: policy.overlap {} merges gradients and models every collective from "
                   "its size, and this one can only be replayed at its measured duration. {}; or "
                   "replay the measured times with policy.overlap wfbp or bsp",
