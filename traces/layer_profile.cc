@@ -20,13 +20,17 @@
 namespace ssgd::trace {
 namespace {
 
-constexpr std::string_view kHeaderHint = "layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns]";
+constexpr std::string_view kHeaderHint =
+    "layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns][,unit][,activation_bytes]";
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
 // Column positions in a header; kRequired lists the columns every profile has.
-enum Column : std::size_t { kLayer, kName, kForward, kBackward, kGradBytes, kComm, kColumnCount };
+enum Column : std::size_t {
+  kLayer, kName, kForward, kBackward, kGradBytes, kComm, kUnit, kActivation, kColumnCount
+};
 constexpr std::array<std::string_view, kColumnCount> kColumnNames = {
-    "layer", "name", "forward_ns", "backward_ns", "grad_bytes", "comm_ns"};
+    "layer", "name", "forward_ns", "backward_ns", "grad_bytes", "comm_ns", "unit",
+    "activation_bytes"};
 constexpr std::size_t kRequired = kComm;  // columns [0, kRequired) are required
 
 std::string_view trim(std::string_view s) {
@@ -144,7 +148,8 @@ class Parser {
     if (colon == std::string_view::npos) return;
     const std::string_view key = trim(t.substr(0, colon));
     const std::string_view value = trim(t.substr(colon + 1));
-    if (key != "model" && key != "batch_per_gpu" && key != "provenance" && key != "update_ns") {
+    if (key != "model" && key != "batch_per_gpu" && key != "provenance" && key != "update_ns" &&
+        key != "grad_dtype" && key != "sharding" && key != "shard_group") {
       return;
     }
     if (auto [it, fresh] = metadata_lines_.emplace(std::string(key), line_); !fresh) {
@@ -157,6 +162,21 @@ class Parser {
       profile_.provenance = std::string(value);
     } else if (key == "update_ns") {
       profile_.update = parse_time(value, "update_ns");
+    } else if (key == "grad_dtype") {
+      if (!dtype_size(value)) {
+        fail("grad_dtype", "unknown dtype " + in_quotes(value) + " (expected fp32, bf16 or fp16)");
+      }
+      profile_.grad_dtype = std::string(value);
+    } else if (key == "sharding") {
+      if (!is_sharding_name(value)) {
+        fail("sharding", "unknown strategy " + in_quotes(value) +
+                             " (expected none, zero1, zero2, zero3 or hsdp)");
+      }
+      profile_.sharding = std::string(value);
+    } else if (key == "shard_group") {
+      const std::int64_t group = parse_int(value, "shard_group");
+      if (group <= 0) fail("shard_group", "must be a positive integer, got " + std::to_string(group));
+      profile_.shard_group = group;
     } else {
       const std::int64_t batch = parse_int(value, "batch_per_gpu");
       if (batch <= 0) fail("batch_per_gpu", "must be a positive integer, got " + std::to_string(batch));
@@ -274,6 +294,24 @@ class Parser {
              "(leave the column out to have communication modelled)");
       }
       row.comm = parse_time(comm, "comm_ns");
+    }
+    if (position_[kUnit] != kAbsent) {
+      const std::int64_t unit = parse_int(fields[position_[kUnit]], "unit");
+      const std::int64_t previous =
+          profile_.layers.empty() ? -1 : *profile_.layers.back().unit;
+      if ((profile_.layers.empty() && unit != 0) || (unit != previous && unit != previous + 1)) {
+        fail("unit", "unit " + std::to_string(unit) + " after unit " + std::to_string(previous) +
+                         ": units start at 0 and each row keeps its predecessor's or the next");
+      }
+      row.unit = unit;
+    }
+    if (position_[kActivation] != kAbsent) {
+      const std::int64_t kept = parse_int(fields[position_[kActivation]], "activation_bytes");
+      if (kept < 0) fail("activation_bytes", "negative size " + std::to_string(kept));
+      if (kept > kMaxSizeBytes) {
+        fail("activation_bytes", "size " + std::to_string(kept) + " exceeds 2^50 bytes (1 PiB)");
+      }
+      row.activation_bytes = kept;
     }
     // Each term is at most 2^42, the running total at most 2^50: no overflow.
     total_ns_ += row.forward.ns() + row.backward.ns() + (row.comm ? row.comm->ns() : 0);
@@ -395,6 +433,13 @@ void write_layer_profile_csv(const LayerProfile& profile, std::ostream& out) {
   const bool comm = profile.has_comm();
   for (const LayerRow& row : profile.layers) {
     check_writable(profile, "name", row.name, false);
+    if (row.unit.has_value() != profile.has_units() ||
+        row.activation_bytes.has_value() != profile.has_activations()) {
+      throw InputError({profile.source, {}, {}, row.unit.has_value() != profile.has_units()
+                                                    ? "unit" : "activation_bytes"},
+                       "cannot be written: set on some layers only (layer " +
+                           std::to_string(row.layer) + " differs from the first)");
+    }
     if (row.comm.has_value() != comm) {
       throw InputError({profile.source, {}, {}, "comm_ns"},
                        "cannot be written: set on some layers only (layer " + std::to_string(row.layer) +
@@ -406,13 +451,35 @@ void write_layer_profile_csv(const LayerProfile& profile, std::ostream& out) {
   if (profile.batch_per_gpu) out << "# batch_per_gpu: " << *profile.batch_per_gpu << '\n';
   if (!profile.provenance.empty()) out << "# provenance: " << profile.provenance << '\n';
   if (profile.update) out << "# update_ns: " << profile.update->ns() << '\n';
-  out << "layer,name,forward_ns,backward_ns,grad_bytes" << (comm ? ",comm_ns" : "") << '\n';
+  if (!profile.grad_dtype.empty()) out << "# grad_dtype: " << profile.grad_dtype << '\n';
+  if (!profile.sharding.empty()) out << "# sharding: " << profile.sharding << '\n';
+  if (profile.shard_group) out << "# shard_group: " << *profile.shard_group << '\n';
+  const bool units = profile.has_units();
+  const bool activations = profile.has_activations();
+  out << "layer,name,forward_ns,backward_ns,grad_bytes" << (comm ? ",comm_ns" : "")
+      << (units ? ",unit" : "") << (activations ? ",activation_bytes" : "") << '\n';
   for (const LayerRow& row : profile.layers) {
     out << row.layer << ',' << row.name << ',' << row.forward.ns() << ',' << row.backward.ns() << ','
         << row.grad_bytes;
     if (comm) out << ',' << row.comm->ns();
+    if (units) out << ',' << *row.unit;
+    if (activations) out << ',' << *row.activation_bytes;
     out << '\n';
   }
+}
+
+std::optional<std::int64_t> dtype_size(std::string_view name) {
+  if (name == "fp32") return 4;
+  if (name == "bf16" || name == "fp16") return 2;
+  return std::nullopt;
+}
+
+bool is_sharding_name(std::string_view name) {
+  return name == "none" || name == "zero1" || name == "zero2" || name == "zero3" || name == "hsdp";
+}
+
+std::int64_t LayerProfile::grad_element_bytes() const {
+  return grad_dtype.empty() ? 4 : dtype_size(grad_dtype).value_or(4);
 }
 
 }  // namespace ssgd::trace

@@ -16,6 +16,22 @@
 // work after the backward pass, e.g. from a trace, dag/trace_profile.h);
 // `ssgd simulate` replays it as workload.update_time unless the scenario
 // sets that key.
+//
+// Sharded data parallelism (docs/sharding.md). Three more metadata keys:
+//   # grad_dtype: bf16       the dtype grad_bytes counts (fp32, bf16 or fp16;
+//                            default fp32): a layer has grad_bytes / size
+//                            parameters
+//   # sharding: zero3        the strategy the profile was captured under
+//                            (none, zero1, zero2, zero3, hsdp), from a trace
+//   # shard_group: 8         the ranks one shard spans (hsdp), from a trace
+// and two optional columns, each set on every row or on none:
+//   unit                     the sharding unit (FSDP's wrapped module) the
+//                            layer belongs to: non-decreasing from 0, no gaps
+//   activation_bytes         the bytes of activations the layer keeps for its
+//                            backward pass, per micro-batch
+// `ssgd simulate` takes sharding and shard_group as the scenario's
+// sharding.strategy and sharding.group, and unit as sharding.units, unless the
+// scenario sets those keys.
 
 #include <cstdint>
 #include <filesystem>
@@ -44,7 +60,15 @@ struct LayerRow {
   Duration backward;           // >= 0
   std::int64_t grad_bytes = 0; // >= 0; 0 means the layer has no parameters
   std::optional<Duration> comm;  // set on every row or on none
+  std::optional<std::int64_t> unit;              // sharding unit; every row or none
+  std::optional<std::int64_t> activation_bytes;  // kept for backward; every row or none
 };
+
+// The dtypes a profile's gradient bytes may be counted in, and their sizes.
+// nullopt for a name that is none of fp32, bf16, fp16.
+std::optional<std::int64_t> dtype_size(std::string_view name);
+// The strategies '# sharding:' may name.
+bool is_sharding_name(std::string_view name);
 
 // A trace's collectives whose measured times are in comm_ns but that
 // grad_bytes do not stand for (dag/trace_profile.h): without a size, or of a
@@ -67,10 +91,19 @@ struct LayerProfile {
   std::optional<std::int64_t> batch_per_gpu;  // "# batch_per_gpu:" metadata
   std::string provenance;                // "# provenance:" metadata, may be empty
   std::optional<Duration> update;        // "# update_ns:" metadata: one optimizer step, measured
+  std::string grad_dtype;                // "# grad_dtype:" metadata; empty: fp32
+  std::string sharding;                  // "# sharding:" metadata; empty: not recorded
+  std::optional<std::int64_t> shard_group;  // "# shard_group:" metadata
   std::vector<LayerRow> layers;
   MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form
 
   [[nodiscard]] bool has_comm() const { return !layers.empty() && layers.front().comm.has_value(); }
+  [[nodiscard]] bool has_units() const { return !layers.empty() && layers.front().unit.has_value(); }
+  [[nodiscard]] bool has_activations() const {
+    return !layers.empty() && layers.front().activation_bytes.has_value();
+  }
+  // The size of one gradient element in bytes (grad_dtype; 4 when unset).
+  [[nodiscard]] std::int64_t grad_element_bytes() const;
   [[nodiscard]] Duration total_forward() const;
   [[nodiscard]] Duration total_backward() const;
   [[nodiscard]] std::int64_t total_grad_bytes() const;
