@@ -13,10 +13,22 @@
 
 namespace ssgd::dag {
 
+// The operation a collective task runs (sharded data parallelism adds
+// reduce-scatters of gradients and all-gathers of parameters to the
+// replicated all-reduce), and over which ranks: the whole job; one shard
+// group (HSDP: the G ranks a shard spans, each group running its own copy
+// at once); or across the shard groups (HSDP's all-reduce of each shard over
+// the P / G replicas, G such collectives at once).
+enum class CommOp : std::uint8_t { kAllReduce, kReduceScatter, kAllGather };
+enum class CommScope : std::uint8_t { kJob, kShardGroup, kReplicas };
+const char* to_string(CommOp op);
+
 struct CommGroup {
-  std::vector<std::int32_t> layers;  // profile rows whose gradients this collective carries
-  std::int64_t bytes = 0;            // their gradient bytes together
+  std::vector<std::int32_t> layers;  // profile rows whose gradients (or parameters) it carries
+  std::int64_t bytes = 0;            // the whole buffer: reduced, scattered or gathered
   std::optional<Duration> replayed;  // measured time to replay as given; else modelled
+  CommOp op = CommOp::kAllReduce;
+  CommScope scope = CommScope::kJob;
 };
 
 struct CommPlan {

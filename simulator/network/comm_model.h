@@ -60,6 +60,7 @@ class CommModel {
   [[nodiscard]] const CommSettings& settings() const { return settings_; }
   [[nodiscard]] const NetworkModel& model() const { return *settings_.model; }
   [[nodiscard]] const Platform& platform() const { return *platform_; }
+  [[nodiscard]] const std::shared_ptr<const Platform>& shared_platform() const { return platform_; }
   [[nodiscard]] const std::vector<VertexId>& endpoints() const { return endpoints_; }
 
   // The algorithm a collective of `bytes` runs with: NCCL's choice (under

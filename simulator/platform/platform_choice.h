@@ -17,6 +17,7 @@ namespace ssgd::sim {
 struct PlatformChoice {
   std::string preset = "generic";                       // key: platform.preset
   std::optional<GpuArch> gpu_arch;                      // platform.gpu.arch
+  std::optional<std::int64_t> gpu_memory;               // platform.gpu.memory (bytes)
   std::optional<CpuVendor> cpu_vendor;                  // platform.cpu.vendor
   std::optional<std::string> pcie_link;                 // platform.pcie.link (link preset)
   std::optional<double> pcie_bandwidth;                 // platform.pcie.bandwidth

@@ -12,6 +12,7 @@ namespace ssgd::sim {
 namespace {
 
 constexpr double kGB = 1e9;
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 
 LinkSpec preset_link(std::string_view name) {
   const LinkPreset* p = find_link_preset(name);
@@ -54,6 +55,7 @@ PlatformSpec v100_pcie(std::string_view name, std::string_view nic) {
   s.node.pcie = preset_link("pcie3_x16");
   s.node.socket_link = socket_link();
   set_nic(s.node, 1, nic);
+  s.node.gpu_memory = 16 * kGiB;  // the datasheet's 16 GB model (a 32 GB one exists)
   return s;
 }
 
@@ -88,6 +90,7 @@ PlatformSpec dgx1() {
                     {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2}};
   n.ring_order = {0, 3, 2, 1, 5, 6, 7, 4};
   set_nic(n, 4, "ib_edr100");
+  n.gpu_memory = 16 * kGiB;  // V100-SXM2 16 GB (the white paper's DGX-1: 128 GB in all)
   return s;
 }
 
@@ -135,6 +138,7 @@ PlatformSpec dgx_a100() {
   s.source = "NVIDIA DGX A100 System Architecture white paper (WP-10083-001); NVIDIA A100 "
              "Tensor Core GPU architecture white paper; IBTA HDR";
   s.node.gpu_arch = GpuArch::kAmpere;
+  s.node.gpu_memory = 40 * kGiB;  // A100-SXM4-40GB (the white paper's DGX A100: 320 GB in all)
   s.node.cpu_vendor = CpuVendor::kAmd;
   return s;
 }
@@ -149,7 +153,7 @@ PlatformSpec dgx_a100() {
 // topo -m` prints on such nodes: deepseek-ai/DeepEP issue 60), on a
 // rail-optimised fat tree (DGX SuperPOD reference architecture: 32-node
 // scalable units). H100 and H200 differ in memory, not in these links.
-PlatformSpec hopper_server(std::string_view name, std::string_view gpu) {
+PlatformSpec hopper_server(std::string_view name, std::string_view gpu, std::int64_t memory_gib) {
   PlatformSpec s = nvswitch_server(nvlink_links(18), "pcie5_x16", 8, "ib_ndr400", 32);
   s.name = std::string(name);
   s.description = fmt::format("HGX/DGX {0} (8 x {0}-SXM, NVSwitch with NVLink SHARP, NVLink 4, "
@@ -157,12 +161,14 @@ PlatformSpec hopper_server(std::string_view name, std::string_view gpu) {
   s.source = "NVIDIA H100 Tensor Core GPU architecture white paper; NVIDIA DGX H100/H200 user "
              "guide; DGX BasePOD and SuperPOD reference architectures (H100, H200); IBTA NDR";
   s.node.gpu_arch = GpuArch::kHopper;
+  s.node.gpu_memory = memory_gib * kGiB;
   s.node.cpu_vendor = CpuVendor::kIntel;
   s.node.nvls = true;
   return s;
 }
-PlatformSpec hgx_h100() { return hopper_server("hgx_h100", "H100"); }
-PlatformSpec hgx_h200() { return hopper_server("hgx_h200", "H200"); }
+// H100-SXM5 80 GB HBM3, H200-SXM 141 GB HBM3e (NVIDIA H100 and H200 datasheets).
+PlatformSpec hgx_h100() { return hopper_server("hgx_h100", "H100", 80); }
+PlatformSpec hgx_h200() { return hopper_server("hgx_h200", "H200", 141); }
 
 // DGX B200 (NVIDIA DGX B200 user guide, "Introduction to NVIDIA DGX B200
 // Systems"; Blackwell architecture technical brief): 8 B200, 18 NVLink 5
@@ -177,6 +183,7 @@ PlatformSpec dgx_b200() {
   s.source = "NVIDIA DGX B200 user guide; NVIDIA Blackwell architecture technical brief; DGX "
              "BasePOD reference architecture (B200); IBTA NDR";
   s.node.gpu_arch = GpuArch::kBlackwell;
+  s.node.gpu_memory = 180 * kGiB;  // B200 (DGX B200 user guide: 1,440 GB of GPU memory in all)
   s.node.cpu_vendor = CpuVendor::kIntel;
   s.node.nvls = true;
   return s;

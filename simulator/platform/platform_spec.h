@@ -55,6 +55,8 @@ struct NvlinkPair {
 struct NodeSpec {
   std::int64_t gpus = 1;
   GpuArch gpu_arch = GpuArch::kVolta;
+  // One GPU's memory in bytes, as its datasheet states it (GiB); 0: unknown.
+  std::int64_t gpu_memory = 0;
   CpuVendor cpu_vendor = CpuVendor::kIntel;
   // PCIe tree: `sockets` CPUs (root complexes) joined by `socket_link`;
   // `pcie_switches` switches spread evenly over the sockets, and the GPUs and

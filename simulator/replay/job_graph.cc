@@ -10,6 +10,9 @@
 
 #include "common/error.h"
 #include "dag/profile_dag_builder.h"
+#include "dag/sharded_dag_builder.h"
+#include "simulator/scenario/scenario_network.h"
+#include "simulator/sharding/shard_plan.h"
 #include "simulator/perturb/compute_perturbation.h"
 #include "simulator/perturb/jitter.h"
 #include "simulator/policy/overlap_policy.h"
@@ -146,11 +149,149 @@ class TaskTimes {
 struct WindowedDag {
   trace::LayerProfile profile;
   dag::CommPlan plan;
+  dag::ShardedPlan sharded_plan;
   std::optional<dag::ProfileDagBuilder> builder;
+  std::optional<dag::ShardedDagBuilder> sharded;
   std::optional<TaskTimes> times;
 };
 
+// Refuses what a sharded or accumulating step cannot run under.
+void check_sharded_policy(const Scenario& scenario, const dag::CommPlan& plan) {
+  const ShardSettings& sh = scenario.sharding;
+  const char* what = sh.strategy != ShardStrategy::kNone ? "sharding.strategy" : "workload.accumulation";
+  if (plan.prioritized ||
+      effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer) {
+    throw ParameterError(
+        "policy.overlap",
+        fmt::format("policy {} schedules by priority or updates per layer, which {} {} does not "
+                    "model; use wfbp, bsp, mgwfbp, ddp, horovod or single",
+                    to_string(scenario.overlap), what,
+                    sh.strategy != ShardStrategy::kNone ? to_string(sh.strategy)
+                                                        : std::to_string(sh.accumulation)));
+  }
+  if (sh.per_unit_gathers() && scenario.overlap != OverlapPolicy::kWfbp &&
+      scenario.overlap != OverlapPolicy::kBsp) {
+    throw ParameterError(
+        "policy.overlap",
+        fmt::format("policy {} buckets gradients, but {} communicates each unit's gradients "
+                    "(sharding.units); use wfbp (each unit's reduce-scatter after its backward) "
+                    "or bsp (after the whole backward)",
+                    to_string(scenario.overlap), to_string(sh.strategy)));
+  }
+}
+
+// The communicator of an HSDP shard group: the first G ranks' whole nodes,
+// on the job's platform (so that the flow model runs its calls on the job's
+// network); the job's own otherwise.
+std::shared_ptr<const CommModel> shard_group_comm(const Scenario& scenario, const CommModel& comm,
+                                                  std::int64_t shards) {
+  if (scenario.sharding.strategy != ShardStrategy::kHsdp || shards == comm.workers()) {
+    return std::make_shared<const CommModel>(comm);
+  }
+  const std::int64_t g = scenario.gpus_per_node;
+  if (shards % g != 0) {
+    throw ParameterError("sharding.group",
+                         fmt::format("a shard group of {} ranks is not whole nodes of {} GPUs; "
+                                     "ssgd models HSDP groups of whole nodes",
+                                     shards, g));
+  }
+  return std::make_shared<const CommModel>(comm.shared_platform(), comm.settings(), 0, shards / g);
+}
+
+Duration sum_times(const std::vector<Duration>& v) {
+  Duration s;
+  for (auto d : v) s += d;
+  return s;
+}
+
+// The closed forms of a sharded or accumulating step (docs/sharding.md),
+// where it has one; `t` holds the step's layer times (comm left zero) and the
+// update on one shard.
+std::optional<Duration> sharded_closed_form(const Scenario& scenario, const dag::ShardedPlan& plan,
+                                            const std::vector<Duration>& comm_time, LayerTimes t,
+                                            std::int64_t workers) {
+  const ShardSettings& sh = scenario.sharding;
+  const auto k = plan.accumulation;
+  if (scenario.policy.prefetch_depth != 0 || (!plan.no_sync && k > 1)) return std::nullopt;
+  const Duration io = t.io + t.h2d;
+  const Duration pass = sum_times(t.forward) + sum_times(t.backward);
+  const Duration earlier = (io + pass) * (k - 1);  // micro-batches before the last
+  if (workers < 2) return earlier + io + pass + t.update;
+  if (!sh.per_unit_gathers()) {
+    for (const auto& g : plan.gradients) {
+      t.comm[static_cast<std::size_t>(g.trigger_layer)] +=
+          comm_time[static_cast<std::size_t>(g.collective)];
+    }
+    Duration gathers;
+    for (const auto& g : plan.step_gathers) gathers += comm_time[static_cast<std::size_t>(g.collective)];
+    t.io = Duration::zero();
+    t.h2d = Duration::zero();
+    return earlier + max(io, gathers) + closed_form_iteration_time(scenario.overlap, t, 0);
+  }
+  // ZeRO-3 and HSDP without overlap: one stream, no forward prefetch, the
+  // backward gather after the unit's gradient collective.
+  if (plan.separate_streams || plan.forward_prefetch != 0 ||
+      plan.backward_prefetch != dag::BackwardPrefetch::kNone) {
+    return std::nullopt;
+  }
+  Duration gathers;
+  const auto U = plan.units.size();
+  for (std::size_t u = 0; u < U; ++u) {
+    const Duration g = comm_time[static_cast<std::size_t>(plan.units[u].gather)];
+    gathers += g;
+    if (plan.reshard_after_forward && u + 1 < U) gathers += g;
+  }
+  Duration reductions;
+  for (const auto& g : plan.gradients) {
+    reductions += comm_time[static_cast<std::size_t>(g.collective)];
+    if (g.then >= 0) reductions += comm_time[static_cast<std::size_t>(g.then)];
+  }
+  return (io + pass + gathers) * k + reductions + t.update;
+}
+
 }  // namespace
+
+CollectiveOp collective_op(dag::CommOp op) {
+  switch (op) {
+    case dag::CommOp::kAllReduce: return CollectiveOp::kAllReduce;
+    case dag::CommOp::kReduceScatter: return CollectiveOp::kReduceScatter;
+    case dag::CommOp::kAllGather: return CollectiveOp::kAllGather;
+  }
+  return CollectiveOp::kAllReduce;
+}
+
+namespace {
+
+// The communicator and bytes a sharded job's collective `c` runs on.
+std::pair<const CommModel*, double> sharded_target(const JobGraph& job, const CommModel& comm,
+                                                   std::int32_t c) {
+  const dag::CommGroup& g = job.collectives[static_cast<std::size_t>(c)];
+  const auto bytes = static_cast<double>(g.bytes);
+  switch (g.scope) {
+    case dag::CommScope::kJob: return {&comm, bytes};
+    case dag::CommScope::kShardGroup: return {job.shard_comm.get(), bytes};
+    case dag::CommScope::kReplicas: {
+      const auto p = static_cast<double>(comm.workers());
+      const auto shards = static_cast<double>(job.shard_ranks);
+      const double replicas = p / shards;
+      // One shard's bytes x G x (R - 1) / (P - 1): see job_graph.h.
+      return {&comm, bytes * shards * (replicas - 1) / (p - 1)};
+    }
+  }
+  return {&comm, bytes};
+}
+
+}  // namespace
+
+CollectiveCall sharded_call(const JobGraph& job, const CommModel& comm, std::int32_t c) {
+  const auto [model, bytes] = sharded_target(job, comm, c);
+  return model->call(collective_op(job.collectives[static_cast<std::size_t>(c)].op), bytes);
+}
+
+Duration sharded_time(const JobGraph& job, const CommModel& comm, std::int32_t c) {
+  const auto [model, bytes] = sharded_target(job, comm, c);
+  return model->isolated_time(collective_op(job.collectives[static_cast<std::size_t>(c)].op), bytes);
+}
 
 JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& scenario,
                          const CommModel& comm, bool allow_folding, bool allow_class_folding,
@@ -163,6 +304,16 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   trace::LayerProfile profile = scenario.perturb.active()
                                     ? perturbed_profile(captured, scenario.perturb)
                                     : captured;
+  // Gradients as the step communicates them, and each layer's forward
+  // recomputed in its backward under activation checkpointing.
+  const ShardSettings& sh = scenario.sharding;
+  const StepDtypes dtypes = step_dtypes(sh, captured);
+  if (profile.grad_element_bytes() != dtype_bytes(dtypes.reduce)) {
+    profile = profile_in_dtype(profile, dtypes.reduce);
+  }
+  if (sh.activation_checkpointing) {
+    for (auto& row : profile.layers) row.backward += row.forward;
+  }
   // One factor a rank where ranks differ; else one for all (a million-rank
   // job would otherwise hold a million ones).
   std::vector<double> rank_factor = scenario.perturb.varies_by_rank()
@@ -202,39 +353,73 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
       effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer;
   shape.prefetch_depth = scenario.policy.prefetch_depth;
   dag::CommPlan plan = job_comm_plan(profile, scenario, comm);
-  // The flow model's isolated run of each group's size, on the machine's
-  // threads (one size after another below would take as long as all of
-  // them: a 16,384-GPU double binary tree is 65,532 flows a run).
-  std::vector<double> sizes;
-  for (const auto& g : plan.groups) {
-    if (!g.replayed) sizes.push_back(static_cast<double>(g.bytes));
+  dag::ShardedPlan sharded_plan;
+  std::vector<Duration> comm_time;  // of the modelled groups, or of the sharded collectives
+  if (sh.needs_sharded_dag()) {
+    job.sharded = true;
+    check_sharded_policy(scenario, plan);
+    job.shard_ranks = shard_ranks(sh, job.workers, scenario.gpus_per_node);
+    job.shard_comm = shard_group_comm(scenario, comm, job.shard_ranks);
+    sharded_plan = make_sharded_plan(profile, sh, dtypes, plan, job.workers, job.shard_ranks);
+    job.collectives = sharded_plan.collectives;
+    // The optimizer steps on one shard.
+    const std::int64_t n = job.shard_ranks;
+    shape.update = Duration((shape.update.ns() + n / 2) / n);
+    for (std::size_t c = 0; c < job.collectives.size(); ++c) {
+      const auto& g = job.collectives[c];
+      comm_time.push_back(g.replayed ? *g.replayed
+                          : job.workers > 1
+                              ? sharded_time(job, comm, static_cast<std::int32_t>(c))
+                              : Duration::zero());
+    }
+    job.times = layer_times(profile, dag::CommPlan{}, scenario, comm);
+    job.times.update = shape.update;
+    job.sharded_closed_form =
+        sharded_closed_form(scenario, sharded_plan, comm_time, job.times, job.workers);
+    // For the overflow check: every collective on its first layer, each
+    // micro-batch's layers counted (and its gathers twice).
+    for (std::size_t c = 0; c < job.collectives.size(); ++c) {
+      const auto& ls = job.collectives[c].layers;
+      if (!ls.empty()) job.times.comm[static_cast<std::size_t>(ls.front())] += comm_time[c] * 2;
+    }
+  } else {
+    // The flow model's isolated run of each group's size, on the machine's
+    // threads (one size after another below would take as long as all of
+    // them: a 16,384-GPU double binary tree is 65,532 flows a run).
+    std::vector<double> sizes;
+    for (const auto& g : plan.groups) {
+      if (!g.replayed) sizes.push_back(static_cast<double>(g.bytes));
+    }
+    comm.prepare_isolated(CollectiveOp::kAllReduce, sizes, CommModel::isolated_threads());
+    job.times = layer_times(profile, plan, scenario, comm);
+    for (const auto& g : plan.groups) {
+      comm_time.push_back(g.replayed ? Duration::zero()
+                                     : comm.isolated_time(CollectiveOp::kAllReduce,
+                                                          static_cast<double>(g.bytes)));
+    }
   }
-  comm.prepare_isolated(CollectiveOp::kAllReduce, sizes, CommModel::isolated_threads());
-  job.updates = shape.update_per_group && !plan.groups.empty()
+  job.updates = !job.sharded && shape.update_per_group && !plan.groups.empty()
                     ? static_cast<std::int64_t>(plan.groups.size())
                     : 1;
-  job.times = layer_times(profile, plan, scenario, comm);
   LayerTimes slowest = job.times;  // for the overflow check: the slowest rank's
   const double max_factor = *std::max_element(rank_factor.begin(), rank_factor.end());
   for (auto& d : slowest.forward) d = scale(d, max_factor);
   for (auto& d : slowest.backward) d = scale(d, max_factor);
-  check_size(shape, profile, slowest);
+  dag::DagShape checked = shape;  // micro-batches as iterations, for the bound
+  checked.iterations *= sh.accumulation;
+  check_size(checked, profile, slowest);
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<ClassJitterTable> class_jitter;
   if (class_draws) {
     class_jitter.emplace(scenario.perturb.jitter, scenario.perturb.seed, class_count,
                          static_cast<std::size_t>(scenario.iterations), profile.layers.size());
   }
-  std::vector<Duration> comm_time;  // of the modelled groups
-  for (const auto& g : plan.groups) {
-    comm_time.push_back(g.replayed ? Duration::zero()
-                                   : comm.isolated_time(CollectiveOp::kAllReduce,
-                                                        static_cast<double>(g.bytes)));
-  }
   TaskTimes times(std::move(comm_time), job.ranks_differ, std::move(rank_factor), scenario.perturb,
                   std::move(class_jitter), std::move(class_of_rank));
   if (!windowed) {
-    job.graph = std::make_shared<dag::TaskGraph>(dag::build_profile_dag(profile, shape, plan));
+    job.graph = std::make_shared<dag::TaskGraph>(
+        job.sharded ? dag::build_sharded_dag(profile, shape, sharded_plan)
+                    : dag::build_profile_dag(profile, shape, plan));
     times.apply(job.graph->mutable_tasks());
     job.tasks = job.graph->task_count();
     job.edges = job.graph->edge_count();
@@ -244,26 +429,41 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
     auto state = std::make_shared<WindowedDag>();
     state->profile = std::move(profile);
     state->plan = std::move(plan);
-    state->builder.emplace(state->profile, shape, state->plan);
+    state->sharded_plan = std::move(sharded_plan);
     state->times.emplace(std::move(times));
-    const dag::ProfileDagBuilder& b = *state->builder;
     job.source = std::make_shared<IterationSource>();
-    job.source->resources = b.resources();
-    job.source->tasks_per_iteration = b.tasks_per_iteration();
-    job.source->iterations = b.iterations();
-    job.source->reach = b.reach();
-    job.source->layer_names = b.layer_names();
-    job.source->ranks = static_cast<std::size_t>(b.ranks());
-    job.source->tasks_per_rank = b.tasks_per_rank();
-    job.source->edges_hint = b.edges_per_iteration_hint();
-    job.source->reaches_forward = [state](const dag::Task& task) {
-      return state->builder->reaches_forward(task);
+    const auto describe = [&job](const auto& b) {
+      job.source->resources = b.resources();
+      job.source->tasks_per_iteration = b.tasks_per_iteration();
+      job.source->iterations = b.iterations();
+      job.source->reach = b.reach();
+      job.source->layer_names = b.layer_names();
+      job.source->ranks = static_cast<std::size_t>(b.ranks());
+      job.source->tasks_per_rank = b.tasks_per_rank();
+      job.source->edges_hint = b.edges_per_iteration_hint();
+      job.tasks = b.tasks_per_iteration() * static_cast<std::size_t>(b.iterations());
     };
-    job.source->build = [state](dag::TaskBatch& batch) {
-      state->builder->add_iteration(batch);
-      state->times->apply(batch.tasks);
-    };
-    job.tasks = b.tasks_per_iteration() * static_cast<std::size_t>(b.iterations());
+    if (job.sharded) {
+      state->sharded.emplace(state->profile, shape, state->sharded_plan);
+      describe(*state->sharded);
+      job.source->reaches_forward = [state](const dag::Task& task) {
+        return state->sharded->reaches_forward(task);
+      };
+      job.source->build = [state](dag::TaskBatch& batch) {
+        state->sharded->add_iteration(batch);
+        state->times->apply(batch.tasks);
+      };
+    } else {
+      state->builder.emplace(state->profile, shape, state->plan);
+      describe(*state->builder);
+      job.source->reaches_forward = [state](const dag::Task& task) {
+        return state->builder->reaches_forward(task);
+      };
+      job.source->build = [state](dag::TaskBatch& batch) {
+        state->builder->add_iteration(batch);
+        state->times->apply(batch.tasks);
+      };
+    }
   }
   job.build_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -275,6 +475,7 @@ bool CollectiveExecutor::handles(const dag::Task& task) const {
 }
 
 CollectiveCall CollectiveExecutor::call_of(const dag::Task& task) const {
+  if (call_of_) return call_of_(task);
   const CollectiveOp op = op_of_ ? op_of_(task) : CollectiveOp::kAllReduce;
   return comm_.call(op, static_cast<double>(task.bytes));
 }

@@ -64,7 +64,31 @@ struct JobGraph {
   // empty otherwise.
   std::vector<std::int64_t> rank_weight;
   double build_seconds = 0;
+  // Sharded data parallelism or gradient accumulation
+  // (dag/sharded_dag_builder.h, simulator/sharding/): the collectives a step
+  // issues, a collective task's `group` indexing them; the shard group's
+  // communicator (HSDP; else the job's); the ranks a shard spans; and the
+  // closed form where the step has one. Empty and false for the replicated
+  // DAG, whose groups are the comm plan's all-reduces.
+  bool sharded = false;
+  std::vector<dag::CommGroup> collectives;
+  std::shared_ptr<const CommModel> shard_comm;
+  std::int64_t shard_ranks = 1;
+  std::optional<Duration> sharded_closed_form;
 };
+
+// The simulator's operation for a DAG collective.
+CollectiveOp collective_op(dag::CommOp op);
+
+// What a sharded job's collective of group `c` runs: its operation over its
+// scope's communicator, on the bytes that put its traffic on the links.
+// HSDP's all-reduce across the R = P / G shard groups (G of them at once, one
+// shard of S / G bytes each) runs as an all-reduce over all P ranks of
+// S G (R - 1) / (P - 1) bytes, which puts the same bytes on every node's
+// NICs (2 (R - 1) / R x S); its latency terms are those of P ranks
+// (docs/sharding.md).
+CollectiveCall sharded_call(const JobGraph& job, const CommModel& comm, std::int32_t c);
+Duration sharded_time(const JobGraph& job, const CommModel& comm, std::int32_t c);
 
 // The job's communication plan under its policy, with the all-reduce times
 // of `comm` (which mgwfbp's merge rule needs).
@@ -91,8 +115,12 @@ JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& sce
 class CollectiveExecutor : public TaskExecutor {
  public:
   using OpOf = std::function<CollectiveOp(const dag::Task&)>;
+  using CallOf = std::function<CollectiveCall(const dag::Task&)>;
   CollectiveExecutor(NetworkRun& network, const CommModel& comm, OpOf op_of = {})
       : network_(network), comm_(comm), op_of_(std::move(op_of)) {}
+  // Each task's call made by `call_of` (a sharded job's: sharded_call()).
+  CollectiveExecutor(NetworkRun& network, const CommModel& comm, CallOf call_of)
+      : network_(network), comm_(comm), call_of_(std::move(call_of)) {}
   [[nodiscard]] bool handles(const dag::Task& task) const override;
   void start(dag::TaskId id, const dag::Task& task, std::function<void()> finished) override;
   // Alone on the engine: the network may stand for it by a cheaper run
@@ -105,6 +133,7 @@ class CollectiveExecutor : public TaskExecutor {
   NetworkRun& network_;
   const CommModel& comm_;
   OpOf op_of_;
+  CallOf call_of_;
 };
 
 struct IterationEnds {

@@ -16,6 +16,7 @@
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/scaling/batch_time_model.h"
 #include "simulator/scenario/scenario.h"
+#include "simulator/sharding/gpu_memory.h"
 #include "traces/layer_profile.h"
 
 namespace ssgd::sim {
@@ -62,7 +63,9 @@ struct ReplayOptions {
 // One collective of a steady-state iteration, as nccl-tests would report it:
 // algbw = bytes / time, busbw = algbw x the op's bus factor.
 struct CollectiveRecord {
-  std::int32_t group = 0;            // index in the iteration's comm plan
+  std::int32_t group = 0;            // index in the iteration's comm plan (sharded: its collectives)
+  std::string op;                    // sharded: all_reduce, reduce_scatter or all_gather; else empty
+  std::string scope;                 // sharded: job, shard_group or replicas; else empty
   std::int64_t bytes = 0;
   std::string algorithm;              // or "measured" (replayed), "none" (nothing to send)
   std::string protocol;              // NCCL's (LL, LL128, Simple); empty when NCCL does not run it
@@ -132,6 +135,18 @@ struct ReplayResult {
   // unknown), replayed at their measured durations (dag/trace_profile.h).
   std::int64_t unsized_collectives_replayed = 0;
   std::int64_t other_kind_collectives_replayed = 0;
+  // Sharded data parallelism (simulator/sharding/, docs/sharding.md): the
+  // strategy as replayed, the ranks a shard spans, the units gathered
+  // (zero3, hsdp), the micro-batches a step, the dtypes; and one GPU's
+  // memory at the peak of a step, with the platform's GPU memory (0:
+  // unknown).
+  std::string sharding = "none";
+  std::int64_t shard_ranks = 1;
+  std::int64_t shard_units = 0;
+  std::int64_t accumulation = 1;
+  std::string precision, reduce_dtype, gather_dtype;
+  MemoryEstimate memory;
+  std::int64_t gpu_memory = 0;
   std::string network;                        // the network model, in words
   std::string network_model;                  // analytical | flow
   std::vector<CollectiveRecord> collectives;  // of the last iteration, in issue order

@@ -98,29 +98,73 @@ std::vector<Unit> collective_units(const std::vector<CommRun>& comm, const Run& 
   return units;
 }
 
+// What a modelled collective runs: a replicated job's all-reduce of its
+// bytes, or a sharded job's collective (sharded_call). Keyed by the sharded
+// collective's index (-1 for a replicated all-reduce) and the bytes.
+using SizeKey = std::pair<std::int32_t, double>;
+SizeKey size_key(const Build& build, const dag::Task& task, double bytes) {
+  return {build.job.sharded ? task.group : -1, bytes};
+}
+CollectiveCall key_call(const Build& build, const SizeKey& key) {
+  return key.first >= 0 ? sharded_call(build.job, build.comm, key.first)
+                        : build.comm.call(CollectiveOp::kAllReduce, key.second);
+}
+// The analytical link traffic of `times` such collectives.
+void add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<double>& into,
+                        double times) {
+  if (key.first < 0) {
+    build.comm.add_link_bytes(CollectiveOp::kAllReduce, key.second, into, times);
+    return;
+  }
+  const dag::CommGroup& g = build.job.collectives[static_cast<std::size_t>(key.first)];
+  const CollectiveCall call = key_call(build, key);
+  const CommModel& model =
+      g.scope == dag::CommScope::kShardGroup ? *build.job.shard_comm : build.comm;
+  model.add_link_bytes(call.op, call.bytes, into, times);
+}
+
 // The collectives of the first iteration (count and isolated time) and of the
 // last, as nccl-tests would report them. Returns how many modelled
-// collectives of each size ran, for the analytical link traffic.
-std::map<double, double> measure_collectives(const Build& build, const std::vector<CommRun>& comm,
-                                             const Run& run, bool flow, ReplayResult& out) {
+// collectives of each kind and size ran, for the analytical link traffic.
+std::map<SizeKey, double> measure_collectives(const Build& build, const std::vector<CommRun>& comm,
+                                              const Run& run, bool flow, ReplayResult& out) {
   const std::vector<Unit> units = collective_units(comm, run);
   for (const Unit& u : units) {
     if (comm[u.first].task.iteration != 0) continue;
     out.comm_per_iteration += u.isolated;
     ++out.collectives_per_iteration;
   }
-  std::map<double, double> sizes;
+  std::map<SizeKey, double> sizes;
   for (const Unit& u : units) {
     const CommRun& c = comm[u.first];
     const auto& task = c.task;
     const double bytes = static_cast<double>(u.bytes);
-    if (!flow && task.duration_modelled && bytes > 0) sizes[bytes] += 1;
+    if (!flow && task.duration_modelled && bytes > 0) sizes[size_key(build, task, bytes)] += 1;
     if (task.iteration != out.iterations - 1) continue;
     CollectiveRecord rec;
     rec.group = task.group;
     rec.bytes = u.bytes;
+    CollectiveOp op = CollectiveOp::kAllReduce;
+    const CommModel* model = &build.comm;
+    double run_bytes = bytes;
+    std::int64_t ranks = out.workers;
+    if (build.job.sharded) {
+      const dag::CommGroup& g = build.job.collectives[static_cast<std::size_t>(task.group)];
+      op = collective_op(g.op);
+      rec.op = to_string(op);
+      rec.scope = g.scope == dag::CommScope::kJob          ? "job"
+                  : g.scope == dag::CommScope::kShardGroup ? "shard_group"
+                                                           : "replicas";
+      if (g.scope == dag::CommScope::kShardGroup) {
+        model = build.job.shard_comm.get();
+        ranks = build.job.shard_ranks;
+      } else if (g.scope == dag::CommScope::kReplicas) {
+        run_bytes = sharded_call(build.job, build.comm, task.group).bytes;
+        ranks = out.workers / build.job.shard_ranks;
+      }
+    }
     if (task.duration_modelled && bytes > 0 && out.workers > 1) {
-      auto how = build.comm.run_description(CollectiveOp::kAllReduce, bytes);
+      auto how = model->run_description(op, run_bytes);
       rec.algorithm = std::move(how.algorithm);
       rec.protocol = std::move(how.protocol);
       rec.channels = how.channels;
@@ -131,8 +175,7 @@ std::map<double, double> measure_collectives(const Build& build, const std::vect
     rec.replayed = !task.duration_modelled;
     if (rec.time > Duration::zero()) {
       rec.algbw_bytes_per_s = bytes / (static_cast<double>(rec.time.ns()) * 1e-9);
-      rec.busbw_bytes_per_s =
-          rec.algbw_bytes_per_s * bus_bandwidth_factor(CollectiveOp::kAllReduce, out.workers);
+      rec.busbw_bytes_per_s = rec.algbw_bytes_per_s * bus_bandwidth_factor(op, ranks);
     }
     out.collectives.push_back(std::move(rec));
   }
@@ -144,23 +187,23 @@ std::map<double, double> measure_collectives(const Build& build, const std::vect
 // add_link_bytes, times how many of its size ran),
 // the busiest links, and, with keep_schedule, a busy track per shown link.
 void measure_links(const Build& build, const std::vector<CommRun>& comm, Run& run, bool flow,
-                   const std::map<double, double>& sizes, const ReplayOptions& options,
+                   const std::map<SizeKey, double>& sizes, const ReplayOptions& options,
                    ReplayResult& out) {
   const Platform& platform = build.comm.platform();
   std::vector<double> link_bytes;
-  // Per size, the tracked links its collectives send over (analytical).
-  std::map<double, std::vector<LinkId>> shown_links;
+  // Per kind and size, the tracked links its collectives send over (analytical).
+  std::map<SizeKey, std::vector<LinkId>> shown_links;
   if (flow) {
     link_bytes = run.network->link_bytes();
   } else {
     link_bytes.assign(platform.links().size(), 0.0);
     std::vector<double> one;
-    for (const auto& [bytes, count] : sizes) {
-      build.comm.add_link_bytes(CollectiveOp::kAllReduce, bytes, link_bytes, count);
+    for (const auto& [key, count] : sizes) {
+      add_key_link_bytes(build, key, link_bytes, count);
       if (run.tracked.empty()) continue;
       one.assign(platform.links().size(), 0.0);
-      build.comm.add_link_bytes(CollectiveOp::kAllReduce, bytes, one);
-      auto& shown = shown_links[bytes];
+      add_key_link_bytes(build, key, one, 1);
+      auto& shown = shown_links[key];
       for (LinkId l = 0; l < one.size(); ++l) {
         if (run.tracked[l] && one[l] > 0) shown.push_back(l);
       }
@@ -177,7 +220,8 @@ void measure_links(const Build& build, const std::vector<CommRun>& comm, Run& ru
     // the whole of every collective that sends over it.
     for (const CommRun& c : comm) {
       if (!c.task.duration_modelled || c.task.bytes == 0) continue;
-      for (LinkId l : shown_links[static_cast<double>(c.task.bytes)]) busy[l].push_back({c.start, c.end});
+      const SizeKey key = size_key(build, c.task, static_cast<double>(c.task.bytes));
+      for (LinkId l : shown_links[key]) busy[l].push_back({c.start, c.end});
     }
   }
   for (auto& [l, intervals] : busy) {
@@ -211,7 +255,10 @@ void measure_iterations(const Build& build, const Scenario& scenario, const Run&
   // The closed forms assume identical ranks: with stragglers, imbalance or
   // jitter there is none to compare with.
   out.ranks_differ = job.ranks_differ;
-  if (!job.ranks_differ) out.closed_form = scenario_closed_form(scenario, job.times);
+  if (!job.ranks_differ) {
+    out.closed_form =
+        job.sharded ? job.sharded_closed_form : scenario_closed_form(scenario, job.times);
+  }
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include "simulator/policy/overlap_policy.h"
 #include "simulator/replay/replay_stages.h"
 #include "simulator/scenario/scenario_network.h"
+#include "simulator/sharding/gpu_memory.h"
+#include "simulator/sharding/shard_plan.h"
 
 namespace ssgd::sim::replay_stages {
 
@@ -59,6 +61,34 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
   const bool windowed = options.windowed();
   JobGraph job = build_job_graph(profile, scenario, comm, options.may_fold(),
                                  options.may_fold_classes(), windowed);
+  // The strategy as replayed and one GPU's memory under it.
+  const StepDtypes dtypes = step_dtypes(scenario.sharding, profile);
+  out.sharding = to_string(scenario.sharding.strategy);
+  out.shard_ranks = job.shard_ranks;
+  out.accumulation = scenario.sharding.accumulation;
+  out.precision = to_string(dtypes.precision);
+  out.reduce_dtype = to_string(dtypes.reduce);
+  out.gather_dtype = to_string(dtypes.gather);
+  if (scenario.sharding.per_unit_gathers()) {
+    out.shard_units = static_cast<std::int64_t>(make_units(profile, scenario.sharding.units).size());
+  }
+  // Activations were recorded at the input's batch (the reference); a GPU
+  // computes the planned one.
+  const double activation_scale =
+      plan.batch.reference_batch > 0 ? static_cast<double>(plan.batch.per_gpu_batch) /
+                                           static_cast<double>(plan.batch.reference_batch)
+                                     : 1.0;
+  out.memory = estimate_memory(profile_in_dtype(profile, dtypes.reduce), scenario.sharding, dtypes,
+                               job.shard_ranks, activation_scale);
+  out.gpu_memory = comm.platform().spec().node.gpu_memory;
+  if (job.sharded && scenario.sharding.strategy != ShardStrategy::kNone && out.comm_replayed) {
+    out.comm_replayed = false;
+    if (options.single_worker_baseline) {
+      log->warn("sharding.strategy {}: the input's measured comm_ns are all-reduces, not the "
+                "strategy's collectives, so every collective is modelled ({})",
+                to_string(scenario.sharding.strategy), comm.describe());
+    }
+  }
   out.ranks_simulated = job.ranks_built;
   out.build_seconds = job.build_seconds;
   out.tasks = job.tasks;

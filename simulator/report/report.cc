@@ -1,4 +1,5 @@
 #include "simulator/report/report.h"
+#include "simulator/report/memory_report.h"
 #include "simulator/report/summary_rows.h"
 
 #include <fmt/format.h>
@@ -172,7 +173,8 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                                  {"h2d_time_ns", s.h2d_time.ns()},
                                  {"update_time_ns", r.update_time.ns()}}},
                    {"perturb", perturb_json(s.perturb)},
-                   {"scaling", scenario_scaling_json(s.scaling)}};
+                   {"scaling", scenario_scaling_json(s.scaling)},
+                   {"sharding", sharding_json(r, s.sharding)}};
   j["workers"] = r.workers;
   j["iteration_time_ns"] = r.iteration_time.ns();
   nlohmann::json iters = nlohmann::json::array();
@@ -199,6 +201,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
     j["scaling_efficiency"] = nullptr;
   }
   j["scaling"] = scaling_json(r, s);
+  j["memory"] = memory_json(r.memory, r.gpu_memory);
   j["breakdown"] = {{"compute_ns", r.breakdown.compute.ns()},
                     {"io_ns", r.breakdown.io.ns()},
                     {"exposed_comm_ns", r.breakdown.exposed_comm.ns()},
@@ -213,6 +216,10 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
                     {"protocol", c.protocol}, {"channels", c.channels},
                     {"time_ns", c.time.ns()}, {"algbw_bytes_per_s", c.algbw_bytes_per_s},
                     {"busbw_bytes_per_s", c.busbw_bytes_per_s}, {"replayed", c.replayed}});
+    if (!c.op.empty()) {
+      coll.back()["op"] = c.op;
+      coll.back()["scope"] = c.scope;
+    }
   }
   j["communication"]["network_model"] = r.network_model;
   if (r.unsized_collectives_replayed > 0) {
@@ -273,6 +280,22 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
         r.other_kind_collectives_replayed);
   }
   if (s.perturb.active()) out << fmt::format("  perturb: {}\n", describe(s.perturb));
+  if (r.sharding != "none" || r.accumulation > 1) {
+    const ShardSettings& sh = s.sharding;
+    std::string how = fmt::format("  sharding: {}", r.sharding);
+    if (r.sharding != "none") how += fmt::format(" over {} ranks", r.shard_ranks);
+    if (r.shard_units > 0) {
+      how += fmt::format(", {} units, forward prefetch {}, backward prefetch {}, {}reshard after forward",
+                         r.shard_units, sh.forward_prefetch, to_string(sh.backward_prefetch),
+                         sh.reshard_after_forward ? "" : "no ");
+    }
+    if (r.accumulation > 1) {
+      how += fmt::format(", {} micro-batches{}", r.accumulation, sh.no_sync ? " (no_sync)" : "");
+    }
+    how += fmt::format("; {} step, gradients in {}, parameters gathered in {}", r.precision,
+                       r.reduce_dtype, r.gather_dtype);
+    out << how << "\n";
+  }
   out << "\n";
   const Duration it = r.iteration_time;
   auto row = [&out](std::string_view name, std::string_view value, std::string_view note) {
@@ -308,9 +331,10 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   }
   row("  compute", format_duration(r.breakdown.compute), fmt::format("{:5.1f}%", percent_of(r.breakdown.compute, it)));
   row("  exposed comm", format_duration(r.breakdown.exposed_comm),
-      fmt::format("{:5.1f}%   (all-reduce total {} in {} collectives)",
-                  percent_of(r.breakdown.exposed_comm, it), format_duration(r.comm_per_iteration),
-                  r.collectives_per_iteration));
+      fmt::format("{:5.1f}%   ({} total {} in {} collectives)",
+                  percent_of(r.breakdown.exposed_comm, it),
+                  r.sharding == "none" ? "all-reduce" : "collectives'",
+                  format_duration(r.comm_per_iteration), r.collectives_per_iteration));
   row("  io + h2d", format_duration(r.breakdown.io), fmt::format("{:5.1f}%", percent_of(r.breakdown.io, it)));
   row("  idle", format_duration(r.breakdown.idle), fmt::format("{:5.1f}%", percent_of(r.breakdown.idle, it)));
   if (r.ranks_differ) {
@@ -322,11 +346,13 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
         diff == Duration::zero() ? std::string("matches the simulation")
                                  : fmt::format("differs by {} ns", diff.ns()));
   }
+  print_sharding_and_memory(r, s.sharding, out);
   print_scaling(r, s, out);
   if (!r.collectives.empty()) {
     // Per size and way of running: how long, and how fast as nccl-tests
     // would put it.
     struct How {
+      std::string op;
       std::int64_t bytes;
       std::string algorithm;
       std::string protocol;
@@ -334,11 +360,15 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
       auto operator<=>(const How&) const = default;
     };
     std::map<How, std::pair<std::int64_t, Duration>> by_size;
+    std::map<How, double> bus_factor;  // busbw / algbw of the kind
     bool nccl = false;
     for (const auto& c : r.collectives) {
-      auto& e = by_size[{c.bytes, c.algorithm, c.protocol, c.channels}];
+      const How how{c.op.empty() ? std::string() : c.op + (c.scope == "job" ? "" : "/" + c.scope),
+                    c.bytes, c.algorithm, c.protocol, c.channels};
+      auto& e = by_size[how];
       ++e.first;
       e.second += c.time;
+      if (c.algbw_bytes_per_s > 0) bus_factor[how] = c.busbw_bytes_per_s / c.algbw_bytes_per_s;
       nccl = nccl || c.channels > 0;
     }
     out << fmt::format("\n  collectives of the last iteration ({}), as nccl-tests reports them:\n",
@@ -358,16 +388,21 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
       }
       const Duration mean(e.second.ns() / e.first);
       const double algbw = mean.ns() > 0 ? static_cast<double>(key.bytes) / (static_cast<double>(mean.ns()) * 1e-9) : 0;
-      const std::string busbw = format_rate(algbw * bus_bandwidth_factor(CollectiveOp::kAllReduce, r.workers));
+      const auto factor = bus_factor.find(key);
+      const std::string busbw = format_rate(
+          algbw * (factor != bus_factor.end() ? factor->second
+                                             : bus_bandwidth_factor(CollectiveOp::kAllReduce, r.workers)));
       if (nccl) {
         out << fmt::format("  {:>12} {:>6} {:<18} {:<8} {:>8} {:>12} {:>12} {:>12}\n",
-                           format_bytes(key.bytes), e.first, key.algorithm,
+                           format_bytes(key.bytes), e.first,
+                           key.op.empty() ? key.algorithm : key.op + " " + key.algorithm,
                            key.protocol.empty() ? "-" : key.protocol,
                            key.channels > 0 ? std::to_string(key.channels) : "-",
                            format_duration(mean), format_rate(algbw), busbw);
       } else {
         out << fmt::format("  {:>12} {:>6} {:<20} {:>12} {:>12} {:>12}\n", format_bytes(key.bytes), e.first,
-                           key.algorithm, format_duration(mean), format_rate(algbw), busbw);
+                           key.op.empty() ? key.algorithm : key.op + " " + key.algorithm,
+                           format_duration(mean), format_rate(algbw), busbw);
       }
     }
   }

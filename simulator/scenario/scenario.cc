@@ -529,6 +529,16 @@ InputError located_error(const Scenario& scenario, const ParameterError& error) 
 Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfile& profile) {
   Scenario out = scenario;
   if (!scenario.update_time_given && profile.update) out.update_time = *profile.update;
+  // The strategy and shard group a sharded capture was taken under, unless
+  // the scenario chooses its own (the units follow the profile's column
+  // under sharding.units auto).
+  if (!scenario.origins.contains("sharding.strategy") && !profile.sharding.empty()) {
+    out.sharding.strategy = parse_shard_strategy(profile.sharding).value_or(ShardStrategy::kNone);
+  }
+  if (!scenario.origins.contains("sharding.group") && profile.shard_group &&
+      out.sharding.strategy == ShardStrategy::kHsdp) {
+    out.sharding.group = *profile.shard_group;
+  }
   return out;
 }
 

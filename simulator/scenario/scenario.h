@@ -26,6 +26,7 @@
 #include "simulator/platform/platform_choice.h"
 #include "simulator/policy/policy_params.h"
 #include "simulator/scaling/scaling_choice.h"
+#include "simulator/sharding/shard_settings.h"
 #include "traces/layer_profile.h"
 
 namespace ssgd::sim {
@@ -107,6 +108,7 @@ struct Scenario {
   Duration update_time;                      // key: workload.update_time (>= 0): optimizer step
   bool update_time_given = false;            // workload.update_time was set (else the input's)
   std::vector<JobSpec> jobs;                 // key: jobs (a sequence; file or --set jobs.<i>.<key>)
+  ShardSettings sharding;                     // keys: sharding.* and the step's workload.*
   Perturbation perturb;                      // keys: perturb.* (simulator/perturb/perturbation.h)
   ScalingChoice scaling;                     // keys: scaling.*
   ScenarioInputs files;                      // network.calibration, scaling.second_profile, read
@@ -164,7 +166,9 @@ decltype(auto) with_located_errors(const Scenario& scenario, F&& f) {
 // The scenario a replay of `profile` runs: workload.update_time is the
 // profile's measured update (trace::LayerProfile::update: a trace's work
 // after the backward pass, or a CSV's "# update_ns:") unless the scenario
-// sets that key; everything else as given.
+// sets that key; sharding.strategy and sharding.group are the profile's
+// "# sharding:" and "# shard_group:" unless the scenario sets them; everything
+// else as given.
 Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfile& profile);
 
 // A file that a scenario names, with the key that names it, as load_scenario

@@ -93,6 +93,7 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   }
   if (c.gpu_attach) n.gpu_attach = *c.gpu_attach;
   if (c.gpu_arch) n.gpu_arch = *c.gpu_arch;
+  if (c.gpu_memory) n.gpu_memory = *c.gpu_memory;
   if (c.cpu_vendor) n.cpu_vendor = *c.cpu_vendor;
   if (c.nvlink) {
     n.nvlink = *c.nvlink;

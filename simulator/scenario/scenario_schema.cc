@@ -380,6 +380,61 @@ void set_update_time(Scenario& s, std::string_view v) {
   s.update_time_given = true;
 }
 
+// sharding.* and the step's workload.* keys (simulator/sharding/shard_settings.h)
+template <typename T>
+T parse_named(std::optional<T> parsed, std::string_view v, const char* what, const char* known) {
+  if (!parsed) throw std::invalid_argument(fmt::format("unknown {} '{}'; known: {}", what, bounded(v), known));
+  return *parsed;
+}
+void set_shard_strategy(Scenario& s, std::string_view v) {
+  s.sharding.strategy = parse_named(parse_shard_strategy(v), v, "sharding strategy",
+                                    "none (ddp, no_shard), zero1, zero2, zero3 (full_shard), "
+                                    "hsdp (hybrid_shard)");
+}
+void set_shard_group(Scenario& s, std::string_view v) {
+  s.sharding.group = parse_int(v, 1, kMaxNodes * kMaxGpusPerNode);
+}
+void set_shard_units(Scenario& s, std::string_view v) {
+  if (v == "auto") {
+    s.sharding.units = UnitsChoice{};
+  } else if (v == "layer") {
+    s.sharding.units = UnitsChoice{UnitsChoice::Kind::kLayer, 0};
+  } else {
+    s.sharding.units = UnitsChoice{UnitsChoice::Kind::kMinParams,
+                                   parse_int(v, 1, std::int64_t{1} << 50)};
+  }
+}
+void set_forward_prefetch(Scenario& s, std::string_view v) {
+  s.sharding.forward_prefetch = parse_int(v, 0, 64);
+}
+void set_backward_prefetch(Scenario& s, std::string_view v) {
+  s.sharding.backward_prefetch =
+      parse_named(parse_backward_prefetch(v), v, "backward prefetch", "pre, post, none");
+}
+void set_reshard(Scenario& s, std::string_view v) { s.sharding.reshard_after_forward = parse_bool(v); }
+void set_max_gathers(Scenario& s, std::string_view v) {
+  s.sharding.max_gathers_in_flight = parse_int(v, 0, 64);
+}
+void set_separate_streams(Scenario& s, std::string_view v) { s.sharding.separate_streams = parse_bool(v); }
+void set_precision(Scenario& s, std::string_view v) {
+  s.sharding.precision = parse_named(parse_dtype(v), v, "dtype", "fp32, bf16, fp16");
+}
+void set_reduce_dtype(Scenario& s, std::string_view v) {
+  s.sharding.reduce_dtype = parse_named(parse_dtype(v), v, "dtype", "fp32, bf16, fp16");
+}
+void set_gather_dtype(Scenario& s, std::string_view v) {
+  s.sharding.gather_dtype = parse_named(parse_dtype(v), v, "dtype", "fp32, bf16, fp16");
+}
+void set_optimizer(Scenario& s, std::string_view v) {
+  s.sharding.optimizer = parse_named(parse_optimizer(v), v, "optimizer", "sgd, momentum, adam (adamw)");
+}
+void set_accumulation(Scenario& s, std::string_view v) { s.sharding.accumulation = parse_int(v, 1, 1024); }
+void set_no_sync(Scenario& s, std::string_view v) { s.sharding.no_sync = parse_bool(v); }
+void set_checkpointing(Scenario& s, std::string_view v) {
+  s.sharding.activation_checkpointing = parse_bool(v);
+}
+void set_gpu_memory(Scenario& s, std::string_view v) { s.platform.gpu_memory = parse_positive_size(v); }
+
 void set_compute_time_factor(Scenario& s, std::string_view v) {
   s.perturb.compute_time_factor = parse_factor(v, 0, 1000, true);
 }
@@ -456,6 +511,9 @@ constexpr std::array kKeys = {
     ScenarioKey{"platform.gpu.arch", "volta|ampere|hopper|blackwell", "(preset)",
                 "GPU generation: the rows of NCCL's tuning tables; generic: from the NVLink preset",
                 set_gpu_arch},
+    ScenarioKey{"platform.gpu.memory", "size", "(preset)",
+                "memory of one GPU (> 0), for the fit of the per-GPU memory estimate; generic: unknown",
+                set_gpu_memory},
     ScenarioKey{"platform.cpu.vendor", "intel|amd|arm", "(preset)",
                 "host CPU vendor, as NCCL's tuning reads it", set_cpu_vendor},
     ScenarioKey{"platform.pcie.link", "link preset", "(preset)", "PCIe link of every GPU, NIC and switch",
@@ -595,6 +653,50 @@ constexpr std::array kKeys = {
     ScenarioKey{"workload.update_time", "duration", "(input)",
                 "time of one optimizer step (>= 0); default: the input's measured update, else 0",
                 set_update_time},
+    ScenarioKey{"workload.precision", "fp32|bf16|fp16", "(input)",
+                "dtype of the parameters and gradients the step computes with; default: the "
+                "input's grad_dtype, else fp32; not fp32: fp32 master weights in the optimizer",
+                set_precision},
+    ScenarioKey{"workload.reduce_dtype", "fp32|bf16|fp16", "(precision)",
+                "dtype gradients are communicated in (every strategy, none included)",
+                set_reduce_dtype},
+    ScenarioKey{"workload.gather_dtype", "fp32|bf16|fp16", "(precision)",
+                "dtype parameters are all-gathered in (zero1..hsdp)", set_gather_dtype},
+    ScenarioKey{"workload.optimizer", "sgd|momentum|adam", "adam",
+                "the optimizer's state per parameter, for the memory estimate", set_optimizer},
+    ScenarioKey{"workload.accumulation", "int", "1",
+                "micro-batches per step (1..1024), each of workload.batch_per_gpu samples",
+                set_accumulation},
+    ScenarioKey{"workload.no_sync", "bool", "true",
+                "with accumulation: gradients communicated on the last micro-batch only",
+                set_no_sync},
+    ScenarioKey{"workload.activation_checkpointing", "bool", "false",
+                "recompute each layer's forward in its backward; keeps only units' inputs",
+                set_checkpointing},
+    ScenarioKey{"sharding.strategy", "strategy", "none",
+                "none, zero1, zero2, zero3 (full_shard), hsdp (hybrid_shard); default: the input's",
+                set_shard_strategy},
+    ScenarioKey{"sharding.group", "int", "(see text)",
+                "hsdp: ranks a shard spans, whole nodes; default: the input's, else gpus_per_node",
+                set_shard_group},
+    ScenarioKey{"sharding.units", "auto|layer|int", "auto",
+                "zero3, hsdp: units gathered together; int: grouped until at least that many "
+                "parameters; auto: the input's unit column, else layer",
+                set_shard_units},
+    ScenarioKey{"sharding.forward_prefetch", "int", "1",
+                "units ahead whose all-gather may start during a forward (0..64)",
+                set_forward_prefetch},
+    ScenarioKey{"sharding.backward_prefetch", "pre|post|none", "pre",
+                "when the next unit's all-gather is issued in backward", set_backward_prefetch},
+    ScenarioKey{"sharding.reshard_after_forward", "bool", "true",
+                "free gathered parameters after each forward (false: FSDP SHARD_GRAD_OP)",
+                set_reshard},
+    ScenarioKey{"sharding.max_gathers_in_flight", "int", "2",
+                "units gathered at once in forward (0: no limit; FSDP's limit_all_gathers)",
+                set_max_gathers},
+    ScenarioKey{"sharding.separate_streams", "bool", "false",
+                "all-gathers and gradient collectives on streams of their own, overlapping",
+                set_separate_streams},
     ScenarioKey{"perturb.compute_time_factor", "number", "1",
                 "multiplies every forward and backward time; 2: twice as slow (0 < x <= 1000)",
                 set_compute_time_factor},
@@ -644,9 +746,10 @@ constexpr std::array kKeys = {
                 set_second_profile},
 };
 
-constexpr std::array<std::string_view, 13> kSections = {
+constexpr std::array<std::string_view, 14> kSections = {
     "cluster", "platform", "platform.gpu", "platform.cpu", "platform.pcie", "platform.nvlink",
-    "platform.nic", "platform.fabric", "network", "policy", "workload", "perturb", "scaling"};
+    "platform.nic", "platform.fabric", "network", "policy", "workload", "sharding", "perturb",
+    "scaling"};
 
 // Job keys: the kind checks (a traffic key on a training job) come later,
 // once the whole entry is read.

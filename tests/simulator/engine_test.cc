@@ -95,7 +95,7 @@ TEST(Schedule, SameInputGivesIdenticalSchedule) {
   for (int l = 0; l < 20; ++l) {
     p.layers.push_back({l, fmt::format("l{}", l), Duration(static_cast<std::int64_t>(rng() % 5000)),
                         Duration(static_cast<std::int64_t>(rng() % 9000)),
-                        static_cast<std::int64_t>(rng() % 100000), Duration(static_cast<std::int64_t>(rng() % 7000))});
+                        static_cast<std::int64_t>(rng() % 100000), Duration(static_cast<std::int64_t>(rng() % 7000)), std::nullopt, std::nullopt});
   }
   dag::CommPlan plan;
   for (int l = 19; l >= 0; --l) plan.groups.push_back({{l}, p.layers[l].grad_bytes, p.layers[l].comm});

@@ -20,8 +20,8 @@ using ::testing::HasSubstr;
 
 trace::LayerProfile two_layers() {
   trace::LayerProfile p;
-  p.layers.push_back({0, "a", Duration(1'000'000), Duration(2'000'000), 4'000'000, std::nullopt});
-  p.layers.push_back({1, "b", Duration(1'000'000), Duration(2'000'000), 4'000'000, std::nullopt});
+  p.layers.push_back({0, "a", Duration(1'000'000), Duration(2'000'000), 4'000'000, std::nullopt, std::nullopt, std::nullopt});
+  p.layers.push_back({1, "b", Duration(1'000'000), Duration(2'000'000), 4'000'000, std::nullopt, std::nullopt, std::nullopt});
   return p;
 }
 

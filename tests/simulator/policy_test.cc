@@ -158,7 +158,7 @@ TEST(MgWfbp, NeverSlowerThanWfbpAndEqualWithoutStartup) {
       p.layers.push_back(
           {l, fmt::format("l{}", l), Duration(static_cast<std::int64_t>(rng() % 3'000'000)),
            Duration(static_cast<std::int64_t>(rng() % 5'000'000)),
-           rng() % 5 == 0 ? 0 : static_cast<std::int64_t>(rng() % 40'000'000), std::nullopt});
+           rng() % 5 == 0 ? 0 : static_cast<std::int64_t>(rng() % 40'000'000), std::nullopt, std::nullopt, std::nullopt});
     }
     const Duration a(trial % 4 == 0 ? 0 : static_cast<std::int64_t>(rng() % 3'000'000));
     const double b = 1e-3 * static_cast<double>(1 + rng() % 2000);  // ns per byte

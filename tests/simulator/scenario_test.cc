@@ -463,7 +463,7 @@ TEST(ScenarioFile, UnknownTopLevelKeys) {
     expect_located(e, file, 2, "something_else");
     EXPECT_EQ(e.reason(),
               "unknown key 'something_else' (top-level keys: iterations, cluster, platform, "
-              "network, policy, workload, perturb, scaling)");
+              "network, policy, workload, sharding, perturb, scaling)");
   }
   {
     const fs::path file = write_yaml("short_leaf.yaml", "cluster:\n  gpus: 4\n");
@@ -642,10 +642,16 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "perturb.imbalance", "perturb.jitter", "perturb.jitter_draw", "perturb.seed", "perturb.repeats",
         "policy.partition_size", "policy.credit_size", "policy.partition_overhead",
         "policy.schedule_overhead", "policy.update", "policy.prefetch_depth",
-        "scaling.mode", "scaling.global_batch", "scaling.fixed_fraction", "scaling.second_profile"}) {
+        "scaling.mode", "scaling.global_batch", "scaling.fixed_fraction", "scaling.second_profile",
+        "platform.gpu.memory", "workload.precision", "workload.reduce_dtype",
+        "workload.gather_dtype", "workload.optimizer", "workload.accumulation", "workload.no_sync",
+        "workload.activation_checkpointing", "sharding.strategy", "sharding.group",
+        "sharding.units", "sharding.forward_prefetch", "sharding.backward_prefetch",
+        "sharding.reshard_after_forward", "sharding.max_gathers_in_flight",
+        "sharding.separate_streams"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 81U);
+  EXPECT_EQ(scenario_keys().size(), 97U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));

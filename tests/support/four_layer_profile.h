@@ -23,7 +23,7 @@ inline trace::LayerProfile four_layer_profile() {
   const std::int64_t bytes[] = {2'000'000, 1'000'000, 1'000'000, 4'000'000};
   for (int l = 0; l < 4; ++l) {
     p.layers.push_back({l, fmt::format("l{}", l), Duration(kMs), Duration(backward[l] * kMs),
-                        bytes[l], std::nullopt});
+                        bytes[l], std::nullopt, std::nullopt, std::nullopt});
   }
   return p;
 }

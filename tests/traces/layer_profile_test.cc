@@ -163,7 +163,7 @@ TEST(LayerProfile, WritesMetadataThenHeaderThenRows) {
   p.model = "M";
   p.batch_per_gpu = 8;
   p.provenance = "analytical";
-  p.layers.push_back({0, "a", Duration(1), Duration(2), 3, Duration(4)});
+  p.layers.push_back({0, "a", Duration(1), Duration(2), 3, Duration(4), std::nullopt, std::nullopt});
   std::ostringstream out;
   write_layer_profile_csv(p, out);
   EXPECT_EQ(out.str(),
@@ -191,11 +191,11 @@ TEST(LayerProfile, WritesMetadataThenHeaderThenRows) {
 
 TEST(LayerProfile, WriteRefusesWhatCannotBeReadBack) {
   LayerProfile p;
-  p.layers.push_back({0, "a,b", Duration(1), Duration(2), 3, {}});
+  p.layers.push_back({0, "a,b", Duration(1), Duration(2), 3, {}, std::nullopt, std::nullopt});
   std::ostringstream out;
   EXPECT_THROW(write_layer_profile_csv(p, out), InputError);
   p.layers[0].name = "a";
-  p.layers.push_back({1, "b", Duration(1), Duration(2), 3, Duration(5)});
+  p.layers.push_back({1, "b", Duration(1), Duration(2), 3, Duration(5), std::nullopt, std::nullopt});
   EXPECT_THROW(write_layer_profile_csv(p, out), InputError);
 }
 
@@ -223,7 +223,8 @@ TEST(LayerProfileErrors, BundledFilesNameFileLineAndField) {
            Case{"negative_time.csv", 4, "backward_ns", "negative time -5"},
            Case{"non_numeric.csv", 3, "forward_ns", "not an integer: 'fast'"},
            Case{"empty.csv", std::nullopt, "",
-                "empty file: expected a header row 'layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns]'"},
+                "empty file: expected a header row "
+                "'layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns][,unit][,activation_bytes]'"},
        }) {
     const std::string path = (kProfiles / c.file).string();
     try {

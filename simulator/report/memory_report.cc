@@ -1,0 +1,94 @@
+#include "simulator/report/memory_report.h"
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+#include "simulator/report/summary_rows.h"
+
+namespace ssgd::sim {
+
+std::optional<bool> memory_fits(const MemoryEstimate& memory, std::int64_t gpu_memory) {
+  if (gpu_memory <= 0) return std::nullopt;
+  return memory.total() <= gpu_memory;
+}
+
+nlohmann::json memory_json(const MemoryEstimate& m, std::int64_t gpu_memory) {
+  nlohmann::json j = {{"parameters_bytes", m.parameters},
+                      {"gradients_bytes", m.gradients},
+                      {"optimizer_state_bytes", m.optimizer_state},
+                      {"optimizer_bytes_per_parameter", m.optimizer_bytes_per_param},
+                      {"gathered_bytes", m.gathered},
+                      {"accumulation_bytes", m.accumulation},
+                      {"total_bytes", m.total()},
+                      {"left_out", kMemoryLeftOut}};
+  j["activations_bytes"] = m.activations ? nlohmann::json(*m.activations) : nlohmann::json(nullptr);
+  j["activations_known"] = m.activations.has_value();
+  j["gpu_memory_bytes"] = gpu_memory > 0 ? nlohmann::json(gpu_memory) : nlohmann::json(nullptr);
+  const auto fits = memory_fits(m, gpu_memory);
+  j["fits"] = fits ? nlohmann::json(*fits) : nlohmann::json(nullptr);
+  return j;
+}
+
+nlohmann::json sharding_json(const ReplayResult& r, const ShardSettings& s) {
+  return {{"strategy", r.sharding},
+          {"shard_ranks", r.shard_ranks},
+          {"units", r.shard_units},
+          {"forward_prefetch", s.forward_prefetch},
+          {"backward_prefetch", to_string(s.backward_prefetch)},
+          {"reshard_after_forward", s.reshard_after_forward},
+          {"max_gathers_in_flight", s.max_gathers_in_flight},
+          {"separate_streams", s.separate_streams},
+          {"accumulation", r.accumulation},
+          {"no_sync", s.no_sync},
+          {"activation_checkpointing", s.activation_checkpointing},
+          {"optimizer", to_string(s.optimizer)},
+          {"precision", r.precision},
+          {"reduce_dtype", r.reduce_dtype},
+          {"gather_dtype", r.gather_dtype}};
+}
+
+std::string memory_text(const MemoryEstimate& m, std::int64_t gpu_memory) {
+  const std::string total = format_bytes(m.total());
+  const std::string plus = m.activations ? "" : " + activations";
+  if (gpu_memory <= 0) {
+    return fmt::format("{}{} (GPU memory unknown: set platform.gpu.memory)", total, plus);
+  }
+  return fmt::format("{}{} of {} ({:.0f}%)", total, plus, format_bytes(gpu_memory),
+                     100.0 * static_cast<double>(m.total()) / static_cast<double>(gpu_memory));
+}
+
+void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, std::ostream& out) {
+  const MemoryEstimate& m = r.memory;
+  const auto row = [&out](std::string_view name, std::string_view value, std::string_view note) {
+    summary_row(out, name, value, note);
+  };
+  const auto fits = memory_fits(m, r.gpu_memory);
+  row("memory per GPU", format_bytes(m.total()),
+      fmt::format("{}{}", r.gpu_memory > 0 ? fmt::format("of {} ({:.0f}%){}", format_bytes(r.gpu_memory),
+                                                         100.0 * static_cast<double>(m.total()) /
+                                                             static_cast<double>(r.gpu_memory),
+                                                         *fits ? ", fits" : ", DOES NOT FIT")
+                                           : std::string("GPU memory unknown: set platform.gpu.memory"),
+                  m.activations ? "" : "; activations unknown, not counted"));
+  row("  parameters", format_bytes(m.parameters),
+      fmt::format("{}{}", r.precision, r.sharding == "zero3" || r.sharding == "hsdp"
+                                           ? fmt::format(", 1/{} shard", m.shard_ranks)
+                                           : std::string()));
+  row("  gradients", format_bytes(m.gradients), r.precision);
+  row("  optimizer state", format_bytes(m.optimizer_state),
+      fmt::format("{}: {} B per parameter{}", to_string(s.optimizer), m.optimizer_bytes_per_param,
+                  r.sharding != "none" ? fmt::format(", 1/{} shard", m.shard_ranks) : std::string()));
+  if (m.gathered > 0) {
+    row("  gathered", format_bytes(m.gathered), "units in flight and gradients before their reduce-scatter");
+  }
+  if (m.accumulation > 0) {
+    row("  accumulation", format_bytes(m.accumulation), "unsharded gradients kept by no_sync");
+  }
+  row("  activations", m.activations ? format_bytes(*m.activations) : std::string("unknown"),
+      m.activations ? (s.activation_checkpointing ? "checkpointed: units' inputs + one unit"
+                                                  : "the input's activation_bytes, one micro-batch")
+                    : "the input has no activation_bytes column");
+  row("  left out", "", kMemoryLeftOut);
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,97 @@
+#include "simulator/sharding/gpu_memory.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ssgd::sim {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSettings& settings,
+                               const StepDtypes& dtypes, std::int64_t shard_ranks,
+                               double activation_scale) {
+  MemoryEstimate m;
+  const std::vector<std::int64_t> params = layer_params(profile);
+  std::int64_t psi = 0;
+  for (auto p : params) psi += p;
+  const std::int64_t s = dtype_bytes(dtypes.precision);
+  const std::int64_t n = std::max<std::int64_t>(1, shard_ranks);
+  m.shard_ranks = n;
+  std::int64_t k = dtypes.precision == Dtype::kFp32 ? 0 : 4;
+  if (settings.optimizer == Optimizer::kMomentum) k += 4;
+  if (settings.optimizer == Optimizer::kAdam) k += 8;
+  m.optimizer_bytes_per_param = k;
+  const ShardStrategy st = settings.strategy;
+  const bool shard_optimizer = st != ShardStrategy::kNone;
+  const bool shard_grads = st == ShardStrategy::kZero2 || settings.per_unit_gathers();
+  const bool shard_params = settings.per_unit_gathers();
+  m.parameters = shard_params ? ceil_div(s * psi, n) : s * psi;
+  m.gradients = shard_grads ? ceil_div(s * psi, n) : s * psi;
+  m.optimizer_state = shard_optimizer ? ceil_div(k * psi, n) : k * psi;
+
+  const std::vector<dag::ShardUnit> units = make_units(profile, settings.units);
+  std::vector<std::int64_t> unit_params;
+  for (const auto& u : units) {
+    std::int64_t p = 0;
+    for (std::int32_t l = u.first; l <= u.last; ++l) p += params[static_cast<std::size_t>(l)];
+    unit_params.push_back(p);
+  }
+  const std::int64_t largest_unit = *std::max_element(unit_params.begin(), unit_params.end());
+  if (shard_grads) {
+    // One unit's (or, ZeRO-2, one bucket's) gradients before their reduce-scatter.
+    std::int64_t bucket = 0;
+    if (settings.per_unit_gathers()) {
+      bucket = largest_unit * dtype_bytes(dtypes.reduce);
+    } else {
+      for (const auto& row : profile.layers) bucket = std::max(bucket, row.grad_bytes);
+    }
+    m.gathered += bucket;
+  }
+  if (shard_params) {
+    const std::int64_t g = dtype_bytes(dtypes.gather);
+    if (!settings.reshard_after_forward) {
+      m.gathered += psi * g;
+    } else {
+      std::int64_t w = 1 + settings.forward_prefetch;
+      if (settings.backward_prefetch != dag::BackwardPrefetch::kNone) w = std::max<std::int64_t>(w, 2);
+      if (settings.max_gathers_in_flight > 0) w = std::min(w, settings.max_gathers_in_flight);
+      const auto U = static_cast<std::int64_t>(unit_params.size());
+      w = std::min(w, U);
+      std::int64_t window = 0, best = 0;
+      for (std::int64_t u = 0; u < U; ++u) {
+        window += unit_params[static_cast<std::size_t>(u)];
+        if (u >= w) window -= unit_params[static_cast<std::size_t>(u - w)];
+        // The last unit stays gathered into its backward: count it beside
+        // any window that does not hold it.
+        const std::int64_t last = u == U - 1 ? 0 : unit_params.back();
+        best = std::max(best, window + last);
+      }
+      m.gathered += best * g;
+    }
+  }
+  if (shard_grads && settings.accumulation > 1 && settings.no_sync) m.accumulation = s * psi;
+  if (profile.has_activations()) {
+    double kept = 0;
+    if (!settings.activation_checkpointing) {
+      for (const auto& row : profile.layers) kept += static_cast<double>(*row.activation_bytes);
+    } else {
+      double largest = 0;
+      for (const auto& u : units) {
+        kept += static_cast<double>(*profile.layers[static_cast<std::size_t>(u.first)].activation_bytes);
+        double inside = 0;
+        for (std::int32_t l = u.first; l <= u.last; ++l) {
+          inside += static_cast<double>(*profile.layers[static_cast<std::size_t>(l)].activation_bytes);
+        }
+        largest = std::max(largest, inside);
+      }
+      kept += largest;
+    }
+    m.activations = static_cast<std::int64_t>(std::llround(kept * activation_scale));
+  }
+  return m;
+}
+
+}  // namespace ssgd::sim

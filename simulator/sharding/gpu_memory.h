@@ -1,0 +1,66 @@
+#pragma once
+// What one GPU holds at the peak of a step, by part, under a sharding
+// strategy (docs/sharding.md, "Memory"). With Ψ parameters, N the ranks a
+// shard spans (1 without sharding), s the precision's bytes (4 for fp32, 2
+// for bf16 and fp16), K the optimizer state's bytes per parameter (ZeRO,
+// Rajbhandari et al., SC'20, section 3.1: fp32 master weights, 4, when the
+// precision is not fp32, plus momentum 4 or Adam's two moments 8):
+//   parameters   s Ψ             (ZeRO-3, HSDP: s Ψ / N)
+//   gradients    s Ψ             (ZeRO-2, ZeRO-3, HSDP: s Ψ / N)
+//   optimizer    K Ψ             (ZeRO-1 and up: K Ψ / N)
+//   gathered     ZeRO-3 and HSDP: the parameters of the units gathered at
+//                once, in the gather dtype: the largest run of w consecutive
+//                units, w = 1 + forward_prefetch (at least 2 with a backward
+//                prefetch; at most max_gathers_in_flight), plus the last
+//                unit, which stays gathered from its forward into its
+//                backward; every unit without reshard_after_forward. ZeRO-2
+//                and up also hold one unsharded gradient unit (or bucket)
+//                before its reduce-scatter, in the reduce dtype
+//   accumulation ZeRO-2 and up with no_sync and k > 1: the unsharded
+//                gradients kept across micro-batches, s Ψ
+//   activations  the profile's activation_bytes over one micro-batch; with
+//                activation checkpointing, each unit's first layer's plus
+//                the largest unit's (recomputed in its backward); unknown
+//                without the column
+// Left out, and said so wherever the figure is printed: the CUDA context,
+// NCCL's buffers, the caching allocator's reserve and fragmentation, the
+// optimizer's and the collectives' temporary buffers.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "dag/sharded_dag_builder.h"
+#include "simulator/sharding/shard_plan.h"
+#include "simulator/sharding/shard_settings.h"
+#include "traces/layer_profile.h"
+
+namespace ssgd::sim {
+
+struct MemoryEstimate {
+  std::int64_t parameters = 0;
+  std::int64_t gradients = 0;
+  std::int64_t optimizer_state = 0;
+  std::int64_t gathered = 0;
+  std::int64_t accumulation = 0;
+  std::optional<std::int64_t> activations;  // nullopt: the profile has no activation_bytes
+  std::int64_t shard_ranks = 1;
+  std::int64_t optimizer_bytes_per_param = 0;  // K
+  [[nodiscard]] std::int64_t total() const {
+    return parameters + gradients + optimizer_state + gathered + accumulation +
+           activations.value_or(0);
+  }
+};
+
+// What the estimate leaves out, in words, for every output that prints it.
+inline constexpr const char* kMemoryLeftOut =
+    "CUDA context, NCCL buffers, allocator reserve and fragmentation, temporary buffers";
+
+// `profile` in the reduce dtype (profile_in_dtype); `activation_scale`
+// multiplies the profile's activations (the batch a GPU computes over the
+// profile's).
+MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSettings& settings,
+                               const StepDtypes& dtypes, std::int64_t shard_ranks,
+                               double activation_scale = 1.0);
+
+}  // namespace ssgd::sim
