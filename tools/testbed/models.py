@@ -104,3 +104,21 @@ def build(name, batch, seed=0):
 
 def grad_bytes(model):
     return sum(p.numel() * p.element_size() for p in model.parameters() if p.requires_grad)
+
+
+def units(name, model):
+    """(name, module) of each sharding unit of model `name`, in forward
+    order: its top-level layers (sharded.py gathers each unit's parameters
+    together). mlp: the 8 Linear layers and the head; cnn: the stem, the 6
+    basic blocks and fc; transformer: the embedding, the 4 encoder layers and
+    the head. Every parameter of the model is in exactly one unit."""
+    if name == "mlp":
+        out = [(f"body.{i}", m) for i, m in enumerate(model.body) if isinstance(m, nn.Linear)]
+        return out + [("head", model.head)]
+    if name == "cnn":
+        return [("stem", model.stem)] + [(f"stages.{i}", m) for i, m in enumerate(model.stages)] + \
+            [("fc", model.fc)]
+    if name == "transformer":
+        return [("embed", model.embed)] + [(f"encoder.layers.{i}", m) for i, m in enumerate(model.encoder.layers)] + \
+            [("head", model.head)]
+    raise ValueError(f"model '{name}': expected one of {', '.join(MODELS)}")

@@ -1,8 +1,15 @@
 """Tests of the testbed's torch-free logic: grid files, statistics, core
-assignment, the scenario and OSU files it writes. The testbed itself needs
-root and torch (tools/testbed/build_dataset.sh); these run in CI."""
+assignment, the scenario and OSU files it writes, the sharded loop's plan of
+collectives; and, where the interpreter has torch (Debian's python3-torch),
+the sharded loop against DDP over gloo on localhost (no root needed). The
+testbed itself needs root and torch (tools/testbed/build_dataset.sh); these
+run in CI."""
 
+import json
 import os
+import socket
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -10,6 +17,7 @@ import assemble
 import cluster
 import grid
 import launcher
+import sharded
 import stats
 
 GRID = """
@@ -223,6 +231,94 @@ class Files(unittest.TestCase):
             text = open(path).read()
         self.assertTrue(text.startswith("# OSU MPI Allreduce Latency Test\n"))
         self.assertIn("\n4,1024 123.46\n", text)
+
+
+class ShardedPlan(unittest.TestCase):
+    def test_zero3_prefetch_and_reshard(self):
+        # 3 units of 10, 6 and 5 elements on 2 ranks: padded to 10, 6, 6.
+        steps = sharded.plan([10, 6, 5], 2, "zero3", forward_prefetch=1, backward_prefetch="pre")
+        seq = [(s["phase"], s["unit"], s["op"], s["bytes"], s.get("dst"), s["sync"]) for s in steps]
+        self.assertEqual(seq, [
+            ("forward", 0, "all_gather", 40, None, True), ("forward", 1, "all_gather", 24, None, False),
+            ("forward", 2, "all_gather", 24, None, False),
+            # the last unit stays gathered into its backward
+            ("backward", 1, "all_gather", 24, None, False),
+            ("backward", 2, "reduce", 12, 0, False), ("backward", 2, "reduce", 12, 1, False),
+            ("backward", 0, "all_gather", 40, None, False),
+            ("backward", 1, "reduce", 12, 0, False), ("backward", 1, "reduce", 12, 1, False),
+            ("backward", 0, "reduce", 20, 0, False), ("backward", 0, "reduce", 20, 1, False)])
+
+    def test_zero3_without_prefetch_gathers_in_line(self):
+        steps = sharded.plan([8, 8], 4, "zero3", forward_prefetch=0, backward_prefetch="post",
+                             accumulation=2, reduce_op="allreduce")
+        seq = [(s["phase"], s["micro"], s["unit"], s["op"], s["sync"]) for s in steps]
+        self.assertEqual(seq, [
+            ("forward", 0, 0, "all_gather", True), ("forward", 0, 1, "all_gather", True),
+            ("backward", 0, 0, "all_gather", False),  # post: after unit 1's gradients
+            ("forward", 1, 0, "all_gather", True), ("forward", 1, 1, "all_gather", True),
+            ("backward", 1, 0, "all_gather", False), ("backward", 1, 1, "all_reduce", False),
+            ("backward", 1, 0, "all_reduce", False)])
+
+    def test_zero2_reduces_on_the_last_micro_batch_and_gathers_after_the_step(self):
+        steps = sharded.plan([7, 4], 2, "zero2", accumulation=3)
+        seq = [(s["phase"], s["micro"], s["unit"], s["op"], s["bytes"]) for s in steps]
+        self.assertEqual(seq, [("backward", 2, 1, "reduce", 8), ("backward", 2, 1, "reduce", 8),
+                               ("backward", 2, 0, "reduce", 16), ("backward", 2, 0, "reduce", 16),
+                               ("step", 2, 0, "all_gather", 32), ("step", 2, 1, "all_gather", 16)])
+
+    def test_refusals(self):
+        with self.assertRaises(ValueError):
+            sharded.plan([4], 2, "zero1")
+
+
+def _torch_python():
+    """An interpreter with torch and gloo: this one, else Debian's."""
+    for exe in (sys.executable, "/usr/bin/python3"):
+        try:
+            r = subprocess.run([exe, "-c", "import torch.distributed as d; assert d.is_gloo_available()"],
+                               capture_output=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if r.returncode == 0:
+            return exe
+    return None
+
+
+class ShardedAgainstDdp(unittest.TestCase):
+    """ZeRO-2 and ZeRO-3 (prefetch 0 and 1, backward prefetch pre and post,
+    reduce and all-reduce) against DDP: 2 ranks over gloo on localhost, the
+    same seed, rank-dependent data, 3 steps of 2 micro-batches; every model."""
+
+    def test_parameters_equal_ddp_and_the_logs_equal_the_plan(self):
+        exe = _torch_python()
+        if exe is None:
+            self.skipTest("no interpreter with torch and gloo (apt-get install python3-torch)")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sharded.py")
+        env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
+        procs = [subprocess.Popen([exe, script, "--rank", str(r), "--world", "2", "--port", str(port)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                 for r in range(2)]
+        outs = []
+        try:
+            for p in procs:
+                out, err = p.communicate(timeout=600)
+                self.assertEqual(p.returncode, 0, err[-2000:])
+                outs.append(json.loads(out))
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        for result in outs:
+            self.assertEqual(result["plan_mismatch"], [])
+            self.assertEqual(len(result["max_abs_diff"]), 15)
+            for case, diff in result["max_abs_diff"].items():
+                self.assertLess(diff, 1e-6, case)
+            for model, moved in result["moved"].items():
+                self.assertGreater(moved, 1e-3, model)  # the steps changed the parameters
 
 
 if __name__ == "__main__":
