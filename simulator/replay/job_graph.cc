@@ -180,6 +180,11 @@ void check_sharded_policy(const Scenario& scenario, const dag::CommPlan& plan) {
   }
 }
 
+// The node a job's communicator starts on.
+std::int64_t first_node_of(const CommModel& comm) {
+  return comm.platform().node_of(comm.endpoints().front());
+}
+
 // The communicator of an HSDP shard group: the first G ranks' whole nodes,
 // on the job's platform (so that the flow model runs its calls on the job's
 // network); the job's own otherwise.
@@ -195,7 +200,8 @@ std::shared_ptr<const CommModel> shard_group_comm(const Scenario& scenario, cons
                                      "ssgd models HSDP groups of whole nodes",
                                      shards, g));
   }
-  return std::make_shared<const CommModel>(comm.shared_platform(), comm.settings(), 0, shards / g);
+  return std::make_shared<const CommModel>(comm.shared_platform(), comm.settings(),
+                                           first_node_of(comm), shards / g);
 }
 
 Duration sum_times(const std::vector<Duration>& v) {
@@ -274,8 +280,8 @@ std::pair<const CommModel*, double> sharded_target(const JobGraph& job, const Co
       const auto p = static_cast<double>(comm.workers());
       const auto shards = static_cast<double>(job.shard_ranks);
       const double replicas = p / shards;
-      // One shard's bytes x G x (R - 1) / (P - 1): see job_graph.h.
-      return {&comm, bytes * shards * (replicas - 1) / (p - 1)};
+      // S G (R - 1) / (P - 1) with S = G x one shard's bytes: see job_graph.h.
+      return {job.replica_comm.get(), bytes * shards * shards * (replicas - 1) / (p - 1)};
     }
   }
   return {&comm, bytes};
@@ -360,6 +366,10 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
     check_sharded_policy(scenario, plan);
     job.shard_ranks = shard_ranks(sh, job.workers, scenario.gpus_per_node);
     job.shard_comm = shard_group_comm(scenario, comm, job.shard_ranks);
+    CommSettings rings = comm.settings();
+    rings.algorithm = CollectiveAlgorithm::kRing;
+    job.replica_comm = std::make_shared<const CommModel>(
+        comm.shared_platform(), rings, first_node_of(comm), comm.workers() / scenario.gpus_per_node);
     sharded_plan = make_sharded_plan(profile, sh, dtypes, plan, job.workers, job.shard_ranks);
     job.collectives = sharded_plan.collectives;
     // The optimizer steps on one shard.

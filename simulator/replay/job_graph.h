@@ -73,6 +73,7 @@ struct JobGraph {
   bool sharded = false;
   std::vector<dag::CommGroup> collectives;
   std::shared_ptr<const CommModel> shard_comm;
+  std::shared_ptr<const CommModel> replica_comm;  // HSDP's all-reduce across the groups: rings
   std::int64_t shard_ranks = 1;
   std::optional<Duration> sharded_closed_form;
 };
@@ -83,9 +84,10 @@ CollectiveOp collective_op(dag::CommOp op);
 // What a sharded job's collective of group `c` runs: its operation over its
 // scope's communicator, on the bytes that put its traffic on the links.
 // HSDP's all-reduce across the R = P / G shard groups (G of them at once, one
-// shard of S / G bytes each) runs as an all-reduce over all P ranks of
-// S G (R - 1) / (P - 1) bytes, which puts the same bytes on every node's
-// NICs (2 (R - 1) / R x S); its latency terms are those of P ranks
+// shard of S / G bytes each) runs as a ring all-reduce over all P ranks of
+// S G (R - 1) / (P - 1) bytes: a ring over P ranks puts 2 (P - 1) / P of its
+// bytes on every node's NICs, so this one puts 2 (R - 1) / R x S there, as
+// the G rings of R ranks do together; its latency terms are those of P ranks
 // (docs/sharding.md).
 CollectiveCall sharded_call(const JobGraph& job, const CommModel& comm, std::int32_t c);
 Duration sharded_time(const JobGraph& job, const CommModel& comm, std::int32_t c);

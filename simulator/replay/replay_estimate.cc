@@ -107,11 +107,17 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
       effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer;
   const double updates = per_group && groups > 0 ? groups : 1;
   // The collectives are tasks of their own when there is someone to talk to.
-  const double collectives = e.workers > 1 || e.folded ? groups : 0;
+  // A sharded step gathers each layer's parameters up to twice and reduces
+  // them once (three collectives a layer at most), and every micro-batch
+  // runs its own forward and backward (dag/sharded_dag_builder.h).
+  const auto micro = static_cast<double>(scenario.sharding.accumulation);
+  const double step_groups =
+      scenario.sharding.strategy == ShardStrategy::kNone ? groups : 3 * std::max(groups, layers);
+  const double collectives = e.workers > 1 || e.folded ? step_groups * micro : 0;
   const auto iterations = static_cast<double>(scenario.iterations);
   const auto workers = static_cast<double>(e.workers);
-  e.tasks =
-      iterations * (static_cast<double>(e.ranks_built) * (2 + 2 * layers + updates) + collectives);
+  e.tasks = iterations * (static_cast<double>(e.ranks_built) * (micro * (2 + 2 * layers) + updates) +
+                          collectives);
   e.events = e.tasks * kEventsPerTask;
   // Under the flow model every collective is every rank's flows, folded or not.
   const auto model = find_network_model(scenario.network_model);

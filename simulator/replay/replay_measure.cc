@@ -118,8 +118,9 @@ void add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<doub
   }
   const dag::CommGroup& g = build.job.collectives[static_cast<std::size_t>(key.first)];
   const CollectiveCall call = key_call(build, key);
-  const CommModel& model =
-      g.scope == dag::CommScope::kShardGroup ? *build.job.shard_comm : build.comm;
+  const CommModel& model = g.scope == dag::CommScope::kShardGroup ? *build.job.shard_comm
+                           : g.scope == dag::CommScope::kReplicas  ? *build.job.replica_comm
+                                                                   : build.comm;
   model.add_link_bytes(call.op, call.bytes, into, times);
 }
 
@@ -159,6 +160,7 @@ std::map<SizeKey, double> measure_collectives(const Build& build, const std::vec
         model = build.job.shard_comm.get();
         ranks = build.job.shard_ranks;
       } else if (g.scope == dag::CommScope::kReplicas) {
+        model = build.job.replica_comm.get();
         run_bytes = sharded_call(build.job, build.comm, task.group).bytes;
         ranks = out.workers / build.job.shard_ranks;
       }

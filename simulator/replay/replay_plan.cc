@@ -25,10 +25,11 @@ Plan plan(const trace::LayerProfile& captured, const Scenario& requested,
         std::make_shared<const BatchTimeModel>(scenario_batch_time_model(captured, given, batch));
   }
   BatchWorkload workload = workload_at_batch(captured, given, batch, batch_model.get());
-  out.batch_per_gpu = batch.per_gpu_batch;
+  out.batch_per_gpu = batch.per_gpu_batch * given.sharding.accumulation;
   out.batch_given = batch.batch_known;
   out.scaling_mode = batch.mode;
-  out.global_batch = batch.global_batch;
+  // Every micro-batch of a step is a batch of samples.
+  out.global_batch = batch.global_batch * given.sharding.accumulation;
   out.reference_batch = batch.reference_batch;
   if (batch_model) out.compute_model = batch_model->description;
   return Plan{std::move(given), batch, std::move(batch_model), std::move(workload)};

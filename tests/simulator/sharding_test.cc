@@ -1,0 +1,439 @@
+// Sharded data parallelism and gradient accumulation (docs/sharding.md):
+// the DAG against its closed forms to the nanosecond, the windowed run
+// against the whole graph, the bytes each strategy moves against first
+// principles, the what-ifs users ask first (1 vs 8 NICs, fp32 vs bf16, more
+// nodes), the memory model against the ZeRO paper's formulas, and the
+// refusals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "dag/sharded_dag_builder.h"
+#include "simulator/replay/replay.h"
+#include "simulator/scenario/scenario.h"
+#include "simulator/sharding/gpu_memory.h"
+#include "simulator/sharding/shard_plan.h"
+#include "traces/layer_profile.h"
+
+namespace ssgd::sim {
+namespace {
+
+trace::LayerProfile random_profile(std::mt19937_64& rng, int max_layers = 30) {
+  trace::LayerProfile p;
+  const int layers = 1 + static_cast<int>(rng() % static_cast<unsigned>(max_layers));
+  for (int l = 0; l < layers; ++l) {
+    trace::LayerRow row;
+    row.layer = l;
+    row.name = "layer" + std::to_string(l);
+    row.forward = Duration(static_cast<std::int64_t>(rng() % 2'000'000));
+    row.backward = Duration(static_cast<std::int64_t>(rng() % 4'000'000));
+    row.grad_bytes = rng() % 5 == 0 ? 0 : 4 * static_cast<std::int64_t>(rng() % 20'000'000);
+    p.layers.push_back(row);
+  }
+  return p;
+}
+
+Scenario scenario(const std::vector<std::string>& sets) { return load_scenario(std::nullopt, sets); }
+
+ReplayResult run(const trace::LayerProfile& p, const std::vector<std::string>& sets,
+                 ReplayOptions options = {}) {
+  options.single_worker_baseline = false;
+  return replay(p, scenario(sets), options);
+}
+
+// The closed forms hold to the nanosecond wherever the step has one: zero1
+// and zero2 under every policy that communicates groups in plan order,
+// zero3 and hsdp without overlap (one stream, no forward prefetch, the
+// backward gather after the gradient collective), and accumulation.
+TEST(ShardedClosedForm, MatchesTheSimulationToTheNanosecond) {
+  std::mt19937_64 rng(34);
+  const std::vector<std::vector<std::string>> cases = {
+      {"sharding.strategy=zero1"},
+      {"sharding.strategy=zero2", "policy.overlap=bsp"},
+      {"sharding.strategy=zero1", "policy.overlap=ddp"},
+      {"sharding.strategy=zero2", "policy.overlap=mgwfbp"},
+      {"workload.accumulation=3"},
+      {"workload.accumulation=2", "policy.overlap=horovod"},
+      {"sharding.strategy=zero1", "workload.accumulation=4"},
+      {"sharding.strategy=zero3", "sharding.forward_prefetch=0", "sharding.backward_prefetch=none"},
+      {"sharding.strategy=zero3", "sharding.forward_prefetch=0", "sharding.backward_prefetch=none",
+       "sharding.reshard_after_forward=false", "policy.overlap=bsp"},
+      {"sharding.strategy=zero3", "sharding.forward_prefetch=0", "sharding.backward_prefetch=none",
+       "workload.accumulation=3", "sharding.units=30000000"},
+      {"sharding.strategy=hsdp", "sharding.forward_prefetch=0", "sharding.backward_prefetch=none",
+       "platform.preset=hgx_h100", "cluster.nodes=3"},
+  };
+  int checked = 0;
+  for (int trial = 0; trial < 6; ++trial) {
+    const trace::LayerProfile p = random_profile(rng);
+    for (const auto& c : cases) {
+      std::vector<std::string> sets = c;
+      const bool preset = sets.back().rfind("cluster.nodes", 0) == 0;
+      if (!preset) {
+        sets.push_back("cluster.nodes=" + std::to_string(1 + rng() % 4));
+        sets.push_back("cluster.gpus_per_node=" + std::to_string(1 + rng() % 4));
+        sets.push_back("network.inter_node=" + std::string(rng() % 2 ? "10gbe" : "ib_edr100"));
+      }
+      sets.push_back("iterations=" + std::to_string(2 + rng() % 3));
+      sets.push_back("workload.io_time=" + std::to_string(rng() % 900'000) + "ns");
+      sets.push_back("workload.h2d_time=" + std::to_string(rng() % 300'000) + "ns");
+      sets.push_back("workload.update_time=" + std::to_string(rng() % 2'000'000) + "ns");
+      const ReplayResult r = run(p, sets);
+      ASSERT_TRUE(r.closed_form.has_value()) << ::testing::PrintToString(sets);
+      EXPECT_EQ(r.iteration_time.ns(), r.closed_form->ns()) << ::testing::PrintToString(sets);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 66);
+}
+
+// Overlap makes a step no slower, and no closed form is claimed for it.
+TEST(ShardedDag, OverlapOnlyHelps) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 5; ++trial) {
+    const trace::LayerProfile p = random_profile(rng);
+    const std::vector<std::string> base = {"sharding.strategy=zero3", "cluster.nodes=4",
+                                           "cluster.gpus_per_node=2", "network.inter_node=10gbe",
+                                           "iterations=3"};
+    auto with = [&](std::vector<std::string> more) {
+      std::vector<std::string> sets = base;
+      sets.insert(sets.end(), more.begin(), more.end());
+      return run(p, sets);
+    };
+    const ReplayResult serial =
+        with({"sharding.forward_prefetch=0", "sharding.backward_prefetch=none"});
+    const ReplayResult forward = with({"sharding.backward_prefetch=none"});
+    const ReplayResult both = with({});
+    const ReplayResult streams = with({"sharding.separate_streams=true"});
+    EXPECT_LE(forward.iteration_time, serial.iteration_time);
+    EXPECT_LE(both.iteration_time, forward.iteration_time);
+    EXPECT_LE(streams.iteration_time, both.iteration_time);
+    EXPECT_FALSE(both.closed_form.has_value());
+    // The step computes every layer: never faster than its compute.
+    EXPECT_GE(both.iteration_time, p.total_forward() + p.total_backward());
+  }
+}
+
+// The run built an iteration at a time, the whole graph, and every rank
+// unfolded give the same times.
+TEST(ShardedDag, WindowedWholeAndUnfoldedAgree) {
+  std::mt19937_64 rng(11);
+  const trace::LayerProfile p = random_profile(rng, 12);
+  for (const char* strategy : {"zero1", "zero3", "hsdp"}) {
+    const std::vector<std::string> sets = {
+        std::string("sharding.strategy=") + strategy, "cluster.nodes=2", "cluster.gpus_per_node=2",
+        "sharding.group=2",  "workload.accumulation=2",  "policy.prefetch_depth=3",
+        "workload.io_time=1ms", "iterations=5", "sharding.separate_streams=true"};
+    ReplayOptions whole;
+    whole.whole_graph = true;
+    ReplayOptions unfolded;
+    unfolded.fold_ranks = false;
+    const ReplayResult a = run(p, sets);
+    const ReplayResult b = run(p, sets, whole);
+    const ReplayResult c = run(p, sets, unfolded);
+    EXPECT_EQ(a.iteration_times, b.iteration_times) << strategy;
+    EXPECT_EQ(a.iteration_times, c.iteration_times) << strategy;
+    EXPECT_EQ(a.tasks, b.tasks) << strategy;
+  }
+}
+
+std::map<std::string, std::int64_t> bytes_by_op(const ReplayResult& r) {
+  std::map<std::string, std::int64_t> out;
+  for (const auto& c : r.collectives) out[c.op + "/" + c.scope] += c.bytes;
+  return out;
+}
+
+// Each strategy moves the bytes the ZeRO paper says (section 7): zero1 and
+// zero2 a reduce-scatter and an all-gather of every parameter (as much as
+// an all-reduce), zero3 one more all-gather (1.5x), less the last unit's,
+// which stays gathered into its backward; in the dtypes asked for.
+TEST(ShardedBytes, EachStrategyMovesWhatTheZeroPaperSays) {
+  std::mt19937_64 rng(5);
+  trace::LayerProfile p = random_profile(rng, 20);
+  p.layers.back().grad_bytes = 4'000'000;  // the last unit has parameters
+  const std::int64_t psi = p.total_grad_bytes() / 4;
+  const std::vector<std::string> base = {"cluster.nodes=2", "cluster.gpus_per_node=4",
+                                         "iterations=2"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> sets = base;
+    sets.insert(sets.end(), more.begin(), more.end());
+    return bytes_by_op(run(p, sets));
+  };
+  const auto none = with({});
+  EXPECT_EQ(none.at("/"), 4 * psi);
+  for (const char* s : {"zero1", "zero2"}) {
+    const auto b = with({std::string("sharding.strategy=") + s});
+    EXPECT_EQ(b.at("reduce_scatter/job"), 4 * psi) << s;
+    EXPECT_EQ(b.at("all_gather/job"), 4 * psi) << s;
+  }
+  const auto z3 = with({"sharding.strategy=zero3", "sharding.units=layer"});
+  EXPECT_EQ(z3.at("reduce_scatter/job"), 4 * psi);
+  const std::int64_t last = p.layers.back().grad_bytes;
+  EXPECT_EQ(z3.at("all_gather/job"), 2 * 4 * psi - last);
+  // bf16 gathers and fp32 reductions (FSDP's MixedPrecision(param_dtype=bf16,
+  // reduce_dtype=fp32)): the gathers halve, the reductions stay.
+  const auto mixed = with({"sharding.strategy=zero3", "sharding.units=layer",
+                           "workload.precision=bf16", "workload.reduce_dtype=fp32"});
+  EXPECT_EQ(mixed.at("reduce_scatter/job"), 4 * psi);
+  EXPECT_EQ(mixed.at("all_gather/job"), (2 * 4 * psi - last) / 2);
+  // DDP in bf16 all-reduces half the bytes.
+  EXPECT_EQ(with({"workload.reduce_dtype=bf16"}).at("/"), 2 * psi);
+}
+
+// HSDP's all-reduce across the shard groups: G all-reduces of S / G at once
+// put 2 (R - 1) / R x S on every node's NICs. With 8 NICs a node (rail
+// optimised, one per GPU) that crosses at 8 NICs' bandwidth; with 1 NIC, at
+// one's: the what-if that went wrong by 8x before must come out at 8x here.
+TEST(ShardedWhatIf, HsdpAcrossGroupsUsesEveryNic) {
+  trace::LayerProfile p;
+  trace::LayerRow row;
+  row.layer = 0;
+  row.name = "big";
+  row.forward = Duration(1'000'000);
+  row.backward = Duration(1'000'000);
+  row.grad_bytes = std::int64_t{1} << 30;  // 1 GiB of fp32 gradients in one unit
+  p.layers.push_back(row);
+  auto across = [&](int nics, int nodes) {
+    const ReplayResult r = run(p, {"sharding.strategy=hsdp", "platform.preset=hgx_h100",
+                                   "cluster.nodes=" + std::to_string(nodes),
+                                   "platform.nic.count=" + std::to_string(nics), "iterations=2"});
+    for (const auto& c : r.collectives) {
+      if (c.scope == "replicas") return c.time;
+    }
+    ADD_FAILURE() << "no all-reduce across the groups";
+    return Duration::zero();
+  };
+  const double nic_rate = 400e9 / 8 * 0.95;  // NDR400 as the preset has it, about 47.5 GB/s
+  const double s = static_cast<double>(row.grad_bytes);
+  for (int nodes : {2, 4}) {
+    const double r = nodes;
+    const double floor8 = 2 * (r - 1) / r * s / (8 * nic_rate);
+    const double t8 = static_cast<double>(across(8, nodes).ns()) * 1e-9;
+    const double t1 = static_cast<double>(across(1, nodes).ns()) * 1e-9;
+    // At least the bytes over the NICs, and within 35% of it (NCCL's
+    // protocol efficiency and latencies).
+    EXPECT_GE(t8, floor8 * 0.98) << nodes;
+    EXPECT_LE(t8, floor8 * 1.35) << nodes;
+    EXPECT_GT(t1 / t8, 6.0) << nodes;
+    EXPECT_LT(t1 / t8, 9.0) << nodes;
+  }
+}
+
+// Twice the nodes under zero3 keep every unit's gather about the same
+// (each NIC carries (P-1)/P of the buffer either way), while the per-GPU
+// state halves.
+TEST(ShardedWhatIf, MoreNodesHalveTheStateNotTheTraffic) {
+  trace::LayerProfile p;  // large layers: the gathers are paced by bandwidth, not latency
+  for (int l = 0; l < 6; ++l) {
+    trace::LayerRow row;
+    row.layer = l;
+    row.name = "l" + std::to_string(l);
+    row.forward = Duration(3'000'000);
+    row.backward = Duration(6'000'000);
+    row.grad_bytes = 400'000'000;
+    p.layers.push_back(row);
+  }
+  const auto at = [&](int nodes) {
+    return run(p, {"sharding.strategy=zero3", "platform.preset=hgx_h100", "iterations=2",
+                   "cluster.nodes=" + std::to_string(nodes)});
+  };
+  const ReplayResult two = at(2), four = at(4);
+  EXPECT_EQ(two.memory.optimizer_state, 2 * four.memory.optimizer_state);
+  EXPECT_NEAR(static_cast<double>(four.comm_per_iteration.ns()),
+              static_cast<double>(two.comm_per_iteration.ns()),
+              0.25 * static_cast<double>(two.comm_per_iteration.ns()));
+}
+
+// The ZeRO paper's per-GPU bytes (Rajbhandari et al., SC'20, section 5 and
+// figure 1), mixed-precision Adam (K = 12), Ψ parameters, N ranks:
+// baseline 16Ψ, stage 1 4Ψ + 12Ψ/N, stage 2 2Ψ + 14Ψ/N, stage 3 16Ψ/N.
+TEST(ShardedMemory, MatchesTheZeroPaper) {
+  trace::LayerProfile p;
+  for (int l = 0; l < 8; ++l) {
+    trace::LayerRow row;
+    row.layer = l;
+    row.name = "l" + std::to_string(l);
+    row.grad_bytes = 2 * 1'000'000;  // bf16 gradients of 1e6 parameters
+    p.layers.push_back(row);
+  }
+  p.grad_dtype = "bf16";
+  const std::int64_t psi = 8'000'000;
+  const std::int64_t n = 64;
+  auto state = [&](ShardStrategy s) {
+    ShardSettings settings;
+    settings.strategy = s;
+    settings.optimizer = Optimizer::kAdam;
+    const MemoryEstimate m = estimate_memory(p, settings, step_dtypes(settings, p), n);
+    EXPECT_EQ(m.optimizer_bytes_per_param, 12);
+    return m.parameters + m.gradients + m.optimizer_state;
+  };
+  EXPECT_EQ(state(ShardStrategy::kNone), 16 * psi);
+  EXPECT_EQ(state(ShardStrategy::kZero1), 4 * psi + 12 * psi / n);
+  EXPECT_EQ(state(ShardStrategy::kZero2), 2 * psi + 14 * psi / n);
+  EXPECT_EQ(state(ShardStrategy::kZero3), 16 * psi / n);
+  // fp32 SGD with momentum: 4 + 4 + 4 bytes a parameter, nothing sharded.
+  ShardSettings fp32;
+  fp32.optimizer = Optimizer::kMomentum;
+  fp32.precision = Dtype::kFp32;
+  const MemoryEstimate m = estimate_memory(p, fp32, step_dtypes(fp32, p), 1);
+  EXPECT_EQ(m.parameters + m.gradients + m.optimizer_state, 12 * psi);
+}
+
+TEST(ShardedMemory, GatheredUnitsFollowThePrefetchAndActivationsTheProfile) {
+  trace::LayerProfile p;
+  const std::int64_t params[] = {100, 400, 300, 200, 50};
+  for (int l = 0; l < 5; ++l) {
+    trace::LayerRow row;
+    row.layer = l;
+    row.name = "l" + std::to_string(l);
+    row.grad_bytes = 4 * params[l];
+    row.activation_bytes = 1000 * (l + 1);
+    p.layers.push_back(row);
+  }
+  ShardSettings s;
+  s.strategy = ShardStrategy::kZero3;
+  s.units.kind = UnitsChoice::Kind::kLayer;
+  s.backward_prefetch = dag::BackwardPrefetch::kNone;
+  s.max_gathers_in_flight = 0;
+  auto gathered = [&](std::int64_t prefetch) {
+    s.forward_prefetch = prefetch;
+    const MemoryEstimate m = estimate_memory(p, s, step_dtypes(s, p), 4);
+    // Less the largest unit's gradients before their reduce-scatter (fp32).
+    return (m.gathered - 4 * 400) / 4;
+  };
+  EXPECT_EQ(gathered(0), 400 + 50);        // the largest unit, and the last one kept
+  EXPECT_EQ(gathered(1), 400 + 300 + 50);  // two consecutive units
+  EXPECT_EQ(gathered(4), 1050);            // all of them
+  s.reshard_after_forward = false;
+  EXPECT_EQ(gathered(0), 1050);
+  const MemoryEstimate m = estimate_memory(p, s, step_dtypes(s, p), 4);
+  ASSERT_TRUE(m.activations.has_value());
+  EXPECT_EQ(*m.activations, 15000);
+  s.activation_checkpointing = true;
+  // One unit a layer: every unit's input, plus the largest unit recomputed.
+  EXPECT_EQ(*estimate_memory(p, s, step_dtypes(s, p), 4).activations, 15000 + 5000);
+  p.layers.front().activation_bytes.reset();
+  for (auto& row : p.layers) row.activation_bytes.reset();
+  EXPECT_FALSE(estimate_memory(p, s, step_dtypes(s, p), 4).activations.has_value());
+}
+
+TEST(ShardedUnits, ParameterlessLayersJoinTheNextUnit) {
+  trace::LayerProfile p;
+  const std::int64_t bytes[] = {0, 40, 0, 0, 80, 40, 0};
+  for (int l = 0; l < 7; ++l) {
+    trace::LayerRow row;
+    row.layer = l;
+    row.name = "l" + std::to_string(l);
+    row.grad_bytes = bytes[l];
+    p.layers.push_back(row);
+  }
+  const auto units = make_units(p, UnitsChoice{UnitsChoice::Kind::kLayer, 0});
+  ASSERT_EQ(units.size(), 3U);
+  EXPECT_EQ(units[0].first, 0);
+  EXPECT_EQ(units[0].last, 1);
+  EXPECT_EQ(units[1].first, 2);
+  EXPECT_EQ(units[1].last, 4);
+  EXPECT_EQ(units[2].first, 5);
+  EXPECT_EQ(units[2].last, 6);
+  // Grouped by parameters (10, 20, ... a layer): at least 25 a unit.
+  const auto grouped = make_units(p, UnitsChoice{UnitsChoice::Kind::kMinParams, 25});
+  ASSERT_EQ(grouped.size(), 2U);
+  EXPECT_EQ(grouped[0].last, 4);
+}
+
+std::string error_of(const std::vector<std::string>& sets) {
+  std::mt19937_64 rng(1);
+  const trace::LayerProfile p = random_profile(rng, 5);
+  try {
+    run(p, sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ShardedErrors, NameTheKey) {
+  EXPECT_NE(error_of({"sharding.strategy=hsdp", "cluster.nodes=3", "cluster.gpus_per_node=2",
+                      "sharding.group=4"})
+                .find("field 'sharding.group'"),
+            std::string::npos);
+  EXPECT_NE(error_of({"sharding.strategy=hsdp", "cluster.nodes=2", "cluster.gpus_per_node=4",
+                      "sharding.group=2"})
+                .find("not whole nodes"),
+            std::string::npos);
+  EXPECT_NE(error_of({"sharding.strategy=zero3", "cluster.nodes=2", "policy.overlap=ddp"})
+                .find("field 'policy.overlap'"),
+            std::string::npos);
+  EXPECT_NE(error_of({"workload.accumulation=2", "cluster.nodes=2", "policy.overlap=priority"})
+                .find("field 'policy.overlap'"),
+            std::string::npos);
+  try {
+    scenario({"sharding.strategy=zero4"});
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("known: none (ddp, no_shard), zero1"), std::string::npos);
+  }
+}
+
+// A profile that says how it was captured replays under that strategy.
+TEST(ShardedProfile, CapturedStrategyIsTheDefault) {
+  const trace::LayerProfile p = trace::parse_layer_profile_csv(
+      "# sharding: hsdp\n# shard_group: 2\n# grad_dtype: bf16\n"
+      "layer,name,forward_ns,backward_ns,grad_bytes,unit,activation_bytes\n"
+      "0,emb,1000,2000,200,0,10\n1,b0,1000,2000,200,1,10\n2,b0b,1000,2000,200,1,10\n"
+      "3,head,1000,2000,200,2,10\n",
+      "p.csv");
+  const ReplayResult r = run(p, {"cluster.nodes=4", "cluster.gpus_per_node=2", "iterations=2"});
+  EXPECT_EQ(r.sharding, "hsdp");
+  EXPECT_EQ(r.shard_ranks, 2);
+  EXPECT_EQ(r.shard_units, 3);
+  EXPECT_EQ(r.precision, "bf16");
+  const ReplayResult z = run(p, {"cluster.nodes=4", "cluster.gpus_per_node=2", "iterations=2",
+                                 "sharding.strategy=zero3"});
+  EXPECT_EQ(z.sharding, "zero3");
+  EXPECT_EQ(z.shard_ranks, 8);
+}
+
+TEST(ShardedDagBuilder, CountsItsTasksAndRefusesBadUnits) {
+  trace::LayerProfile p;
+  for (int l = 0; l < 3; ++l) {
+    trace::LayerRow row;
+    row.layer = l;
+    row.name = "l" + std::to_string(l);
+    row.grad_bytes = 4;
+    p.layers.push_back(row);
+  }
+  dag::DagShape shape;
+  shape.workers = 2;
+  shape.iterations = 2;
+  dag::ShardedPlan plan;
+  plan.accumulation = 2;
+  for (int u = 0; u < 3; ++u) {
+    plan.collectives.push_back({{u}, 4, std::nullopt, dag::CommOp::kAllGather, dag::CommScope::kJob});
+    plan.units.push_back({u, u, u});
+  }
+  for (int u = 2; u >= 0; --u) {
+    plan.collectives.push_back(
+        {{u}, 4, std::nullopt, dag::CommOp::kReduceScatter, dag::CommScope::kJob});
+    plan.gradients.push_back({static_cast<std::int32_t>(plan.collectives.size() - 1), u, -1});
+  }
+  const dag::TaskGraph g = dag::build_sharded_dag(p, shape, plan);
+  // Per rank and iteration: 2 micro-batches x (io, h2d, 3 f, 3 b) + 1 update;
+  // per iteration: 2 x (3 forward gathers + 2 backward gathers) + 3 reduce-scatters.
+  EXPECT_EQ(g.task_count(), 2U * (2 * (2 * 8 + 1) + 2 * 5 + 3));
+  dag::ShardedPlan gap = plan;
+  gap.units[1].first = 2;
+  EXPECT_THROW(dag::build_sharded_dag(p, shape, gap), std::invalid_argument);
+  dag::ShardedPlan few = plan;
+  few.gradients.pop_back();
+  EXPECT_THROW(dag::build_sharded_dag(p, shape, few), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ssgd::sim
