@@ -126,6 +126,15 @@ def plan(unit_numels, world, strategy, forward_prefetch=1, backward_prefetch="pr
     return out
 
 
+def range_order_bytes(log):
+    """A step's collective sizes in the order they fall in one iteration's
+    range (ssgd_marks' iteration N runs from the end of step N-1's
+    optimizer.step() to the end of step N's): ZeRO-2's step gathers, issued
+    after the update, open the next range; then the rest in issue order."""
+    steps = [e["bytes"] for e in log if e["phase"] == "step"]
+    return steps + [e["bytes"] for e in log if e["phase"] != "step"]
+
+
 class Engine:
     """Shards `model` (already built, the same on every rank) over the
     default process group. Use:

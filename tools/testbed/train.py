@@ -1,7 +1,10 @@
-"""One rank of a testbed training run: PyTorch DDP on CPU over gloo.
+"""One rank of a testbed training run: PyTorch DDP on CPU over gloo, or
+sharded data parallelism (ZeRO-2, ZeRO-3) by hand over gloo (sharded.py).
 
     /usr/bin/python3 train.py --rank R --world W --master ADDR --port P \
         --model mlp --batch 32 --bucket-mb 25 --overlap on [--partition-kb K] \
+        [--accumulation K] [--shard zero2|zero3 --forward-prefetch 0|1 \
+         --backward-prefetch pre|post --reduce-op reduce|allreduce] \
         --warmup 5 --iterations 20 --capture 6 --out DIR
 
 1. Measure: `warmup` untimed iterations, then `iterations` timed ones, with
@@ -21,12 +24,26 @@ model without DDP; after backward every gradient is copied into one flat
 buffer, all-reduced once and copied back (what DDP's no_sync() followed by a
 single all-reduce does). One rank (--world 1): the model alone, no
 collective, whatever --overlap says: the compute of one iteration.
+
+--shard zero2|zero3: sharded.Engine over models.units() (--overlap is then
+ignored); the optimizer steps on each rank's shards. --accumulation K: K
+micro-batches a step, gradients communicated on the last one only (DDP:
+no_sync() before; overlap off and sharded: their collectives after the last).
+
+Memory: the result holds rss_before_training_kb (the resident set when the
+warm-up starts), maxrss_setup_kb (ru_maxrss then: the peak of start-up and
+model building) and peak_rss_kb: ru_maxrss after the timed iterations, the
+high-water mark having been reset to the resident set when the warm-up
+started (echo 5 > /proc/self/clear_refs; peak_rss_reset says whether it
+was), so that it is the peak of training, not of building the model.
 """
 
 import argparse
 import gzip
+import contextlib
 import json
 import os
+import resource
 import shutil
 import sys
 import time
@@ -48,6 +65,11 @@ def parse_args(argv):
                    help="overlap on: cut every DDP bucket into partitions of this many KiB, each "
                         "its own all-reduce (ByteScheduler's partitioning); 0: one per bucket")
     p.add_argument("--overlap", choices=("on", "off", "none"), default="on")
+    p.add_argument("--accumulation", type=int, default=1, help="micro-batches a step")
+    p.add_argument("--shard", choices=("none", "zero2", "zero3"), default="none")
+    p.add_argument("--forward-prefetch", type=int, choices=(0, 1), default=1)
+    p.add_argument("--backward-prefetch", choices=("pre", "post"), default="pre")
+    p.add_argument("--reduce-op", choices=("reduce", "allreduce"), default="reduce")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--capture", type=int, default=0)
@@ -56,11 +78,11 @@ def parse_args(argv):
     a = p.parse_args(argv)
     check_worker_arguments(p, a)
     if a.batch < 1 or a.iterations < 1 or a.warmup < 0 or a.capture < 0 or a.profiler_warmup < 0 \
-            or a.bucket_mb <= 0 or a.partition_kb < 0:
-        p.error("--batch, --iterations >= 1; --warmup, --capture, --profiler-warmup >= 0; --bucket-mb > 0; "
-                "--partition-kb >= 0")
-    if a.partition_kb > 0 and a.overlap != "on":
-        p.error("--partition-kb needs --overlap on (it partitions DDP's buckets)")
+            or a.bucket_mb <= 0 or a.partition_kb < 0 or a.accumulation < 1:
+        p.error("--batch, --iterations, --accumulation >= 1; --warmup, --capture, --profiler-warmup >= 0; "
+                "--bucket-mb > 0; --partition-kb >= 0")
+    if a.partition_kb > 0 and (a.overlap != "on" or a.shard != "none"):
+        p.error("--partition-kb needs --overlap on and no --shard (it partitions DDP's buckets)")
     return a
 
 
@@ -99,6 +121,27 @@ def partition_sizes(bucket_bytes, partition_kb, element_size):
     return sizes
 
 
+def resident_kb():
+    """This process's resident set now, KiB."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def reset_peak_rss():
+    """Resets the peak resident set (VmHWM, which ru_maxrss reads) to the
+    current one; False where the kernel does not allow it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def max_rss_kb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
+
 def main(argv):
     a = parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -116,9 +159,16 @@ def main(argv):
     model, x, y = models.build(a.model, a.batch, a.seed)
     loss_fn = torch.nn.CrossEntropyLoss()
     params = [p for p in model.parameters() if p.requires_grad]
-    if a.world == 1:
+    engine = None
+    if a.world == 1 and a.shard == "none":
         a.overlap = "none"
-    if a.overlap == "none":
+    if a.shard != "none":
+        import sharded
+        a.overlap = "sharded"
+        net = model
+        engine = sharded.Engine(torch, dist, models.units(a.model, model), a.shard, a.forward_prefetch,
+                                a.backward_prefetch, a.reduce_op)
+    elif a.overlap == "none":
         net = model
     elif a.overlap == "on":
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -129,12 +179,19 @@ def main(argv):
         net = model
         for p in model.parameters():  # the same start on every rank, as DDP does
             dist.broadcast(p.data, 0)
-    optimizer = torch.optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+    optimizer = torch.optim.SGD(engine.shards if engine else net.parameters(), lr=0.001, momentum=0.9)
 
     def step():
         optimizer.zero_grad(set_to_none=False)
-        loss = loss_fn(net(x), y)
-        loss.backward()
+        for m in range(a.accumulation):
+            last = m == a.accumulation - 1
+            if engine:
+                engine.micro_batch(last)
+            with net.no_sync() if a.overlap == "on" and not last else contextlib.nullcontext():
+                loss = loss_fn(net(x), y)
+                loss.backward()
+        if engine:
+            engine.before_step()
         if a.overlap == "off":
             flat = torch.cat([p.grad.reshape(-1) for p in params])
             dist.all_reduce(flat)
@@ -145,9 +202,16 @@ def main(argv):
                 p.grad.copy_(flat[offset:offset + n].view_as(p.grad))
                 offset += n
         optimizer.step()
+        if engine:
+            engine.after_step()
 
+    rss_before = resident_kb()
+    maxrss_setup = max_rss_kb()
+    peak_reset = reset_peak_rss()
     for _ in range(a.warmup):
         step()
+    if engine:
+        engine.drain()
     dist.barrier()
     times = []
     last = time.perf_counter_ns()
@@ -156,10 +220,20 @@ def main(argv):
         now = time.perf_counter_ns()
         times.append(now - last)
         last = now
+    if engine:
+        engine.drain()
 
     result = {"rank": a.rank, "world": a.world, "iteration_ns": times,
               "grad_bytes": models.grad_bytes(model), "torch": torch.__version__,
-              "threads": torch.get_num_threads(), "affinity": sorted(os.sched_getaffinity(0))}
+              "threads": torch.get_num_threads(), "affinity": sorted(os.sched_getaffinity(0)),
+              "accumulation": a.accumulation, "rss_before_training_kb": rss_before,
+              "maxrss_setup_kb": maxrss_setup, "peak_rss_kb": max_rss_kb(), "peak_rss_reset": peak_reset}
+    if engine:
+        result["shard"] = {"strategy": a.shard, "forward_prefetch": a.forward_prefetch,
+                           "backward_prefetch": a.backward_prefetch, "reduce_op": a.reduce_op,
+                           "units": [{"name": u.name, "params": u.numel, "padded": u.padded,
+                                      "shard": u.shard_numel} for u in engine.units],
+                           "step_collectives": engine.log}
     if a.overlap == "on":
         data = net._get_ddp_logging_data()
         result["ddp_bucket_bytes"] = ssgd_marks.parse_bucket_sizes(
@@ -172,7 +246,9 @@ def main(argv):
         # importer and the walker use marked iterations only.
         warm = a.profiler_warmup
         marks = ssgd_marks.mark(net, optimizer, backend="profiler", window=(warm, warm + a.capture))
-        if a.overlap == "off":
+        if engine:
+            marks.collective_bytes(sharded.range_order_bytes(engine.log))
+        elif a.overlap == "off":
             marks.collective_bytes([sum(p.numel() * p.element_size() for p in params)])
         elif a.partition_kb > 0:
             marks.collective_bytes(partition_sizes(result["ddp_bucket_bytes"], a.partition_kb, 4))
@@ -181,6 +257,8 @@ def main(argv):
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             for _ in range(warm + a.capture):
                 step()
+            if engine:
+                engine.drain()
         marks.remove()
         plain = os.path.join(a.out, f".rank{a.rank}.json")
         prof.export_chrome_trace(plain)
