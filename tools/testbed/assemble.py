@@ -60,6 +60,12 @@ def scenario_text(config, calibration_rel, iterations=10, scheduler=None):
             "# One rank per node; the node's 'GPU' is the rank's CPU core."]
     common = [f"iterations: {iterations}", "cluster:", f"  nodes: {config['world']}", "  gpus_per_node: 1",
               "workload:", f"  batch_per_gpu: {config['batch']}"]
+    strategy = config.get("strategy", "ddp")
+    if config.get("accumulation", 1) != 1:
+        common.append(f"  accumulation: {config['accumulation']}  # gradients communicated on the last "
+                      "micro-batch only")
+    if strategy != "ddp":
+        common.append("  optimizer: momentum  # SGD with momentum, stepping on the rank's shard")
     if config["world"] == 1:
         return "\n".join(head + common) + "\n"
     lines = head + ["# Collective costs come from the gloo all-reduce sweep of the same network",
@@ -67,6 +73,18 @@ def scenario_text(config, calibration_rel, iterations=10, scheduler=None):
     if rate is not None:
         lines.append(f"  inter_node_bandwidth: {rate // 10**6}Mb/s")
     lines += [f"  calibration: {calibration_rel}", "  algorithm: ring", "policy:"]
+    if strategy != "ddp":
+        # sharded.py: per unit (models.units(): for mlp one a layer; for cnn and
+        # transformer a block of layers, which `units: layer` does not group),
+        # gradients reduced after the unit's backward; gloo runs one process
+        # group's works in issue order (on two threads).
+        lines += ["  overlap: wfbp", "sharding:", f"  strategy: {strategy}", "  units: layer",
+                  "  separate_streams: false"]
+        if strategy == "zero3":
+            lines += [f"  forward_prefetch: {config['forward_prefetch']}",
+                      f"  backward_prefetch: {config['backward_prefetch']}", "  reshard_after_forward: true",
+                      "  max_gathers_in_flight: 2"]
+        return "\n".join(lines) + "\n"
     if config.get("partition_kb"):
         # Partitions: ssgd's priority policy cuts each gradient; one partition at
         # a time (credit 0), as gloo runs each partition as an op of its own; a
@@ -87,12 +105,21 @@ def scenario_text(config, calibration_rel, iterations=10, scheduler=None):
 def describe(config):
     """One line about a configuration, for scenarios and entries."""
     text = f"{config['model']} (batch {config['batch']} per rank), {config['world']} rank(s)"
-    if config["world"] > 1:
+    strategy = config.get("strategy", "ddp")
+    if config["world"] > 1 and strategy != "ddp":
+        text += f", link {config['rate']}, {strategy} by hand over gloo"
+        if strategy == "zero3":
+            text += (f" (forward prefetch {config['forward_prefetch']}, backward prefetch "
+                     f"{config['backward_prefetch']})")
+        text += f", gradients by {config['reduce_op']}"
+    elif config["world"] > 1:
         text += f", link {config['rate']}, overlap {config['overlap']}"
         if config["overlap"] == "on":
             text += f", DDP buckets of {config['bucket_mb']} MiB"
         if config.get("partition_kb"):
             text += f" cut into partitions of {config['partition_kb']} KiB"
+    if config.get("accumulation", 1) != 1:
+        text += f", {config['accumulation']} micro-batches a step"
     return text + f", {config['cpu_per_rank']:g} CPU per rank"
 
 

@@ -28,6 +28,13 @@
                           # each its own all-reduce (ByteScheduler's partitioning); 0: none
     world = 2             # 1: the model alone (no collective; rate, bucket, overlap ignored)
     cpu_per_rank = 1.0    # < 1: a cgroup CPU quota per rank
+    accumulation = 1      # micro-batches a step; gradients communicated on the last only
+    strategy = "ddp"      # "ddp" (bucket_mb, overlap, partition_kb apply), or sharded by
+                          # hand over gloo (sharded.py): "zero2", "zero3"
+    forward_prefetch = 1  # zero3: 0 or 1 (the next unit's all-gather before this one's forward)
+    backward_prefetch = "pre"  # zero3: "pre" or "post" (the unit's gradient)
+    reduce_op = "reduce"  # zero2, zero3: "reduce" (P gloo reduces, one to each shard's owner)
+                          # or "allreduce" (one all-reduce, each rank keeps its shard)
 
 `whatif` names the knobs along which one configuration is predicted from the
 capture of another with the same model: a knob name (every pair of values),
@@ -40,9 +47,12 @@ import tomllib
 import cluster
 
 MODELS = ("mlp", "cnn", "transformer")  # models.py builds them
-KNOBS = ("model", "world", "cpu_per_rank", "rate", "bucket_mb", "overlap", "partition_kb")
+KNOBS = ("model", "world", "cpu_per_rank", "rate", "bucket_mb", "overlap", "partition_kb", "accumulation",
+         "strategy", "forward_prefetch", "backward_prefetch", "reduce_op")
 DEFAULTS = {"world": 2, "cpu_per_rank": 1.0, "rate": "unshaped", "bucket_mb": 25, "overlap": "on",
-            "partition_kb": 0}
+            "partition_kb": 0, "accumulation": 1, "strategy": "ddp", "forward_prefetch": 1,
+            "backward_prefetch": "pre", "reduce_op": "reduce"}
+STRATEGIES = ("ddp", "zero2", "zero3")
 TOP_KEYS = {"name", "description", "rounds", "warmup", "iterations", "capture", "profiler_warmup", "seed",
             "whatif",
             "batch", "sweep", "configs"}
@@ -67,8 +77,14 @@ def network_key(rate_label, world, cpu_per_rank):
 class Config:
     """One configuration of the testbed."""
 
-    def __init__(self, model, batch, world, cpu_per_rank, rate_bits, bucket_mb, overlap, partition_kb=0):
+    def __init__(self, model, batch, world, cpu_per_rank, rate_bits, bucket_mb, overlap, partition_kb=0,
+                 accumulation=1, strategy="ddp", forward_prefetch=None, backward_prefetch=None, reduce_op=None):
         self.model = model
+        self.accumulation = accumulation
+        self.strategy = strategy
+        self.forward_prefetch = forward_prefetch
+        self.backward_prefetch = backward_prefetch
+        self.reduce_op = reduce_op
         self.partition_kb = partition_kb
         self.batch = batch
         self.world = world
@@ -81,13 +97,26 @@ class Config:
     def id(self):
         if self.world == 1:
             parts = [self.model, "w1"]
+            if self.accumulation != 1:
+                parts.append(f"k{self.accumulation}")
             if self.cpu_per_rank != 1:
                 parts.append(f"cpu{_fmt_number(self.cpu_per_rank)}")
             return "-".join(parts)
         parts = [self.model, f"w{self.world}", cluster.rate_label(self.rate_bits)]
-        parts.append(f"b{_fmt_number(self.bucket_mb)}" if self.overlap == "on" else "nooverlap")
+        if self.strategy == "ddp":
+            parts.append(f"b{_fmt_number(self.bucket_mb)}" if self.overlap == "on" else "nooverlap")
+        else:
+            parts.append(self.strategy)
+            if self.strategy == "zero3":
+                parts.append(f"f{self.forward_prefetch}")
+                if self.backward_prefetch != "pre":
+                    parts.append(f"b{self.backward_prefetch}")
+            if self.reduce_op != "reduce":
+                parts.append("ar")
         if self.partition_kb:
             parts.append(f"p{_fmt_number(self.partition_kb)}")
+        if self.accumulation != 1:
+            parts.append(f"k{self.accumulation}")
         if self.cpu_per_rank != 1:
             parts.append(f"cpu{_fmt_number(self.cpu_per_rank)}")
         return "-".join(parts)
@@ -101,7 +130,9 @@ class Config:
         return {"model": self.model, "batch": self.batch, "world": self.world,
                 "cpu_per_rank": self.cpu_per_rank, "rate": cluster.rate_label(self.rate_bits),
                 "rate_bits_per_s": self.rate_bits, "bucket_mb": self.bucket_mb, "overlap": self.overlap,
-                "partition_kb": self.partition_kb}
+                "partition_kb": self.partition_kb, "accumulation": self.accumulation, "strategy": self.strategy,
+                "forward_prefetch": self.forward_prefetch, "backward_prefetch": self.backward_prefetch,
+                "reduce_op": self.reduce_op}
 
     def knob(self, name):
         return {"rate": self.rate_bits}.get(name, getattr(self, name, None))
@@ -111,7 +142,11 @@ class Grid:
     def __init__(self, path, text=None):
         self.path = path
         try:
-            data = tomllib.loads(text) if text is not None else tomllib.load(open(path, "rb"))
+            if text is not None:
+                data = tomllib.loads(text)
+            else:
+                with open(path, "rb") as f:
+                    data = tomllib.load(f)
         except (OSError, tomllib.TOMLDecodeError) as e:
             raise GridError(f"{path}: {e}") from None
         unknown = sorted(set(data) - TOP_KEYS)
@@ -174,7 +209,8 @@ class Grid:
             v = table.get(knob, DEFAULTS.get(knob))
             axes.append(v if isinstance(v, list) else [v])
         out = []
-        for model, world, cpu, rate, bucket, overlap, partition in itertools.product(*axes):
+        for model, world, cpu, rate, bucket, overlap, partition, accumulation, strategy, fprefetch, bprefetch, \
+                reduce_op in itertools.product(*axes):
             if model not in MODELS:
                 raise GridError(f"{where}: model '{model}': expected one of {', '.join(MODELS)}")
             if model not in self.batch:
@@ -196,12 +232,31 @@ class Grid:
             if partition and (overlap != "on" or world == 1):
                 raise GridError(f"{where}: partition_kb {partition!r}: partitions cut DDP's buckets "
                                 "(overlap \"on\", world > 1)")
+            if not isinstance(accumulation, int) or not 1 <= accumulation <= 1024:
+                raise GridError(f"{where}: accumulation {accumulation!r}: expected an integer from 1 to 1024")
+            if strategy not in STRATEGIES:
+                raise GridError(f"{where}: strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
+            if fprefetch not in (0, 1):
+                raise GridError(f"{where}: forward_prefetch {fprefetch!r}: expected 0 or 1")
+            if bprefetch not in ("pre", "post"):
+                raise GridError(f"{where}: backward_prefetch {bprefetch!r}: expected \"pre\" or \"post\"")
+            if reduce_op not in ("reduce", "allreduce"):
+                raise GridError(f"{where}: reduce_op {reduce_op!r}: expected \"reduce\" or \"allreduce\"")
+            if strategy != "ddp" and partition:
+                raise GridError(f"{where}: partition_kb {partition!r}: partitions cut DDP's buckets "
+                                "(strategy \"ddp\")")
             if world == 1:  # one rank: no network, no collective
-                rate_bits, bucket, overlap = None, None, "none"
+                rate_bits, bucket, overlap, strategy = None, None, "none", "ddp"
+            elif strategy != "ddp":  # sharded: no DDP buckets; prefetch knobs for zero3 only
+                bucket, overlap = None, "sharded"
+                if strategy == "zero2":
+                    fprefetch = bprefetch = None
             elif overlap == "off":
                 bucket = None  # one all-reduce of every gradient: no buckets
+            if strategy == "ddp":
+                fprefetch = bprefetch = reduce_op = None
             out.append(Config(model, self.batch[model], world, float(cpu), rate_bits, bucket, overlap,
-                              partition))
+                              partition, accumulation, strategy, fprefetch, bprefetch, reduce_op))
         return out
 
     def network_keys(self):
@@ -225,9 +280,14 @@ class Grid:
                 # overlap off has no bucket: a bucket difference alone does not count there
                 if c.overlap == "off" or target.overlap == "off":
                     differs = [k for k in differs if k != "bucket_mb"]
-                # one rank has no network and no overlap: only the world size and the CPU count
+                # one rank has no network and no overlap: only the world size, the CPU count and
+                # the micro-batches
                 if c.world == 1 or target.world == 1:
-                    differs = [k for k in differs if k in ("world", "cpu_per_rank")]
+                    differs = [k for k in differs if k in ("world", "cpu_per_rank", "accumulation")]
+                # a strategy change changes its own knobs (buckets, prefetch) with it
+                if "strategy" in differs:
+                    differs = [k for k in differs if k not in ("bucket_mb", "overlap", "forward_prefetch",
+                                                               "backward_prefetch", "reduce_op")]
                 if differs != [knob]:
                     continue
                 if arrow:

@@ -89,6 +89,25 @@ class Grids(unittest.TestCase):
         self.assertEqual(g.whatif_sources(by_id["mlp-w2-unshaped-b2-p64"]),
                          ["mlp-w2-unshaped-b2", "mlp-w2-unshaped-b2-p256"])
 
+    def test_sharded_strategies_and_accumulation(self):
+        g = grid.Grid("s.toml", "whatif = ['strategy', 'forward_prefetch', 'accumulation:1->2']\n[batch]\nmlp = 32\n"
+                                "[[configs]]\nmodel = 'mlp'\nstrategy = ['ddp', 'zero2', 'zero3']\n"
+                                "forward_prefetch = [0, 1]\naccumulation = [1, 2]\nrate = '1gbit'\n")
+        ids = [c.id for c in g.configs]
+        # ddp and zero2 have no forward prefetch: listed once each
+        self.assertEqual(ids, ["mlp-w2-1gbit-b25", "mlp-w2-1gbit-zero2", "mlp-w2-1gbit-zero3-f0",
+                               "mlp-w2-1gbit-zero3-f1", "mlp-w2-1gbit-b25-k2", "mlp-w2-1gbit-zero2-k2",
+                               "mlp-w2-1gbit-zero3-f0-k2", "mlp-w2-1gbit-zero3-f1-k2"])
+        by_id = {c.id: c for c in g.configs}
+        z3 = by_id["mlp-w2-1gbit-zero3-f1-k2"]
+        self.assertEqual((z3.bucket_mb, z3.overlap, z3.reduce_op, z3.backward_prefetch), (None, "sharded", "reduce", "pre"))
+        self.assertEqual(by_id["mlp-w2-1gbit-b25"].knobs()["strategy"], "ddp")
+        self.assertEqual(g.whatif_sources(z3), ["mlp-w2-1gbit-b25-k2", "mlp-w2-1gbit-zero2-k2",
+                                                "mlp-w2-1gbit-zero3-f0-k2", "mlp-w2-1gbit-zero3-f1"])
+        post = grid.Grid("p.toml", "[batch]\nmlp = 1\n[[configs]]\nmodel = 'mlp'\nstrategy = 'zero3'\n"
+                                   "backward_prefetch = 'post'\nreduce_op = 'allreduce'\n")
+        self.assertEqual(post.configs[0].id, "mlp-w2-unshaped-zero3-f1-bpost-ar")
+
     def test_errors_name_the_file_and_key(self):
         for text, needle in (("[[configs]]\nmodel='x'\n[batch]\nx=1", "model 'x'"),
                              ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nrate='fast'", "link rate 'fast'"),
@@ -100,7 +119,12 @@ class Grids(unittest.TestCase):
                              ("whatif=['colour']\n[batch]\nmlp=1\n[[configs]]\nmodel='mlp'", "whatif"),
                              ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\noverlap='off'\npartition_kb=64",
                               "partition_kb 64"),
-                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\npartition_kb=-1", "partition_kb -1")):
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\npartition_kb=-1", "partition_kb -1"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nstrategy='zero1'", "strategy 'zero1'"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nforward_prefetch=2", "forward_prefetch 2"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\naccumulation=0", "accumulation 0"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nstrategy='zero3'\npartition_kb=64",
+                              "partition_kb 64")):
             with self.assertRaises(grid.GridError) as e:
                 grid.Grid("g.toml", text)
             self.assertIn("g.toml", str(e.exception))
@@ -108,7 +132,8 @@ class Grids(unittest.TestCase):
 
     def test_the_bundled_grids_load(self):
         here = os.path.dirname(os.path.abspath(__file__))
-        for name in ("cpu-cluster.toml", "smoke.toml", "cpu-partitions.toml"):
+        for name in ("cpu-cluster.toml", "smoke.toml", "cpu-partitions.toml", "cpu-sharded.toml",
+                     "cpu-sharded-smoke.toml"):
             g = grid.Grid(os.path.join(here, "grids", name))
             self.assertTrue(g.configs)
 
@@ -192,6 +217,23 @@ class Files(unittest.TestCase):
         text = assemble.scenario_text(off, "x.yaml")
         self.assertIn("  overlap: single\n", text)
         self.assertNotIn("inter_node_bandwidth", text)
+
+    def test_sharded_scenario(self):
+        knobs = {"model": "mlp", "world": 4, "rate": "1gbit", "rate_bits_per_s": 10**9, "overlap": "sharded",
+                 "bucket_mb": None, "cpu_per_rank": 0.5, "batch": 32, "accumulation": 2, "strategy": "zero3",
+                 "forward_prefetch": 0, "backward_prefetch": "pre", "reduce_op": "reduce"}
+        text = assemble.scenario_text(knobs, "c.yaml")
+        self.assertIn("  accumulation: 2", text)
+        self.assertIn("  optimizer: momentum", text)
+        self.assertIn("  overlap: wfbp\nsharding:\n  strategy: zero3\n", text)
+        self.assertIn("  forward_prefetch: 0\n  backward_prefetch: pre\n", text)
+        self.assertNotIn("bucket_cap", text)
+        self.assertIn("zero3 by hand over gloo", assemble.describe(knobs))
+        z2 = dict(knobs, strategy="zero2", forward_prefetch=None, backward_prefetch=None, accumulation=1)
+        text = assemble.scenario_text(z2, "c.yaml")
+        self.assertIn("  strategy: zero2\n", text)
+        self.assertNotIn("forward_prefetch", text)
+        self.assertNotIn("accumulation", text)
 
     def test_partitioned_scenario(self):
         knobs = {"model": "mlp", "world": 2, "rate": "unshaped", "rate_bits_per_s": None, "overlap": "on",

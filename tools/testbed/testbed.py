@@ -182,13 +182,21 @@ class Run:
         raw = os.path.join(d, f".round{round_index}")
         capture = self.grid.capture if round_index == 0 else 0
         g = self.grid
-        args = ["--model", c.model, "--batch", str(c.batch), "--overlap", c.overlap, "--warmup",
+        args = ["--model", c.model, "--batch", str(c.batch), "--warmup",
                 str(g.warmup), "--iterations", str(g.iterations), "--capture", str(capture),
                 "--profiler-warmup", str(g.profiler_warmup)]
         if c.bucket_mb is not None:
             args += ["--bucket-mb", str(c.bucket_mb)]
         if c.partition_kb:
             args += ["--partition-kb", str(c.partition_kb)]
+        if c.accumulation != 1:
+            args += ["--accumulation", str(c.accumulation)]
+        if c.strategy == "ddp":
+            args += ["--overlap", c.overlap]
+        else:
+            args += ["--shard", c.strategy, "--reduce-op", c.reduce_op]
+            if c.strategy == "zero3":
+                args += ["--forward-prefetch", str(c.forward_prefetch), "--backward-prefetch", c.backward_prefetch]
         ranks = self.run_task("train.py", args, c.world, c.cpu_per_rank, raw, 900,
                               f"{c.id}, round {round_index + 1}", "rank{}.result.json")
         os.makedirs(d, exist_ok=True)
