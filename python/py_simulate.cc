@@ -96,7 +96,7 @@ std::string optimize(const Input& in, const std::optional<std::string>& scenario
                      std::int64_t points, bool linear, bool allow_large) {
   py::gil_scoped_release release;
   const sim::OptimizePlan plan = sim::plan_optimize(
-      {param, values, from, to, points, linear}, [&](const std::vector<std::string>& more_sets) {
+      {param, values, from, to, points, linear, {}}, [&](const std::vector<std::string>& more_sets) {
         std::vector<std::string> all = sets;
         all.insert(all.end(), more_sets.begin(), more_sets.end());
         return load_scenario(scenario_file, all, "optimize");

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <optional>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -102,8 +103,40 @@ std::vector<std::string> candidates(const OptimizeRequest& a, const ScenarioKey&
 
 // A candidate's figures, as the report and the table show them.
 OptimizePoint point(const std::string& value, const ReplayResult& r) {
-  return {value, r.iteration_time, r.throughput_samples_per_s, r.collectives_per_iteration,
-          r.breakdown.exposed_comm};
+  OptimizePoint p;
+  p.value = value;
+  p.iteration_time = r.iteration_time;
+  p.throughput_samples_per_s = r.throughput_samples_per_s;
+  p.collectives_per_iteration = r.collectives_per_iteration;
+  p.exposed_comm = r.breakdown.exposed_comm;
+  p.memory_bytes = r.memory.total();
+  p.activations_known = r.memory.activations.has_value();
+  if (r.gpu_memory > 0) p.fits = r.memory.total() <= r.gpu_memory;
+  return p;
+}
+
+// The --also keys: each KEY and its values, checked.
+std::vector<std::pair<std::string, std::vector<std::string>>> also_keys(const OptimizeRequest& a) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const std::string& entry : a.also) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos || eq + 1 == entry.size()) {
+      throw request_error("--also", entry, "expected KEY=V1,V2,...");
+    }
+    const std::string key = entry.substr(0, eq);
+    if (find_scenario_key(key) == nullptr) {
+      throw request_error("--also", entry,
+                          fmt::format("unknown scenario key '{}' (`ssgd presets` lists them)", key));
+    }
+    if (key == a.param) throw request_error("--also", entry, "the key --param searches already");
+    std::vector<std::string> values;
+    for (const auto v : split_list(entry.substr(eq + 1))) {
+      if (v.empty()) throw request_error("--also", entry, "an empty value");
+      values.emplace_back(v);
+    }
+    out.emplace_back(key, std::move(values));
+  }
+  return out;
 }
 
 }  // namespace
@@ -118,27 +151,66 @@ OptimizePlan plan_optimize(const OptimizeRequest& request, const ScenarioLoader&
         "--param", a.param,
         fmt::format("unknown scenario key '{}' (`ssgd presets` lists them)", a.param));
   }
-  plan.values = candidates(a, *plan.key);
+  const std::vector<std::string> main_values = candidates(a, *plan.key);
+  const auto also = also_keys(a);
+  // Every combination of the --also values with each value of --param.
+  std::vector<std::vector<std::string>> combos = {{}};
+  for (const auto& [key, values] : also) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& c : combos) {
+      for (const auto& v : values) {
+        next.push_back(c);
+        next.back().push_back(key + "=" + v);
+      }
+    }
+    combos = std::move(next);
+  }
+  if (static_cast<double>(main_values.size()) * static_cast<double>(combos.size()) > kMaxPoints) {
+    throw request_error("--also", a.also.back(),
+                        fmt::format("{} x {} candidates, more than {}", main_values.size(),
+                                    combos.size(), kMaxPoints));
+  }
+  for (const auto& v : main_values) {
+    for (const auto& c : combos) {
+      std::vector<std::string> sets = {a.param + "=" + v};
+      std::string name = v;
+      for (const auto& kv : c) {
+        sets.push_back(kv);
+        name += " " + kv;
+      }
+      plan.values.push_back(std::move(name));
+      plan.sets.push_back(std::move(sets));
+    }
+  }
   // The scenario as given first: a bad --set or scenario file is named as such.
   plan.base = load({});
   // Every candidate is checked before anything runs, so a bad one fails at
   // once, naming the flag that gave it: --values, or --from and --to (the
   // ends first, so that an end out of the key's range is named as that end).
-  const auto candidate = [&](const std::string& value, const std::string& flag,
+  const auto candidate = [&](const std::vector<std::string>& sets, const std::string& flag,
                              const std::string& given) {
     try {
-      return load({a.param + "=" + value});
+      return load(sets);
     } catch (const InputError& e) {
-      throw request_error(flag, given, fmt::format("{}={}: {}", a.param, value, e.reason()));
+      std::string which = sets.front();
+      for (std::size_t k = 1; k < sets.size(); ++k) which += " " + sets[k];
+      // The flag that gave the value the scenario refused.
+      const std::string field = e.where().field;
+      for (std::size_t k = 1; k < sets.size(); ++k) {
+        if (sets[k].rfind(field + "=", 0) == 0) {
+          throw request_error("--also", sets[k], fmt::format("{}: {}", which, e.reason()));
+        }
+      }
+      throw request_error(flag, given, fmt::format("{}: {}", which, e.reason()));
     }
   };
   if (a.values.empty()) {
-    candidate(a.from, "--from", a.from);
-    candidate(a.to, "--to", a.to);
+    candidate({a.param + "=" + a.from}, "--from", a.from);
+    candidate({a.param + "=" + a.to}, "--to", a.to);
   }
-  for (const auto& v : plan.values) {
-    plan.scenarios.push_back(a.values.empty() ? candidate(v, "--from", a.from)
-                                              : candidate(v, "--values", a.values));
+  for (const auto& sets : plan.sets) {
+    plan.scenarios.push_back(a.values.empty() ? candidate(sets, "--from", a.from)
+                                              : candidate(sets, "--values", a.values));
   }
   return plan;
 }
@@ -194,13 +266,25 @@ OptimizeRun run_optimize(const SimulationInput& input, const OptimizePlan& plan,
     }
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  result.as_given_iteration_time = replay(profile, plan.base, options).iteration_time;
-  // The best: the shortest iteration; ties to the first value tried.
-  for (std::size_t i = 1; i < result.curve.size(); ++i) {
-    if (result.curve[i].iteration_time < result.curve[result.best].iteration_time) {
-      result.best = i;
+  const ReplayResult as_given = replay(profile, plan.base, options);
+  result.as_given_iteration_time = as_given.iteration_time;
+  result.gpu_memory = as_given.gpu_memory;
+  // The best: the shortest iteration of those that fit (or whose fit is
+  // unknown); ties to the first value tried. None fits: the shortest of all.
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < result.curve.size(); ++i) {
+    const OptimizePoint& p = result.curve[i];
+    if (p.fits == false) continue;
+    if (!best || p.iteration_time < result.curve[*best].iteration_time) best = i;
+  }
+  result.none_fit = !best.has_value();
+  if (!best) {
+    best = 0;
+    for (std::size_t i = 1; i < result.curve.size(); ++i) {
+      if (result.curve[i].iteration_time < result.curve[*best].iteration_time) best = i;
     }
   }
+  result.best = *best;
   return run;
 }
 

@@ -26,6 +26,9 @@ struct OptimizeRequest {
   std::string from, to;
   std::int64_t points = 20;  // values from `from` to `to`
   bool linear = false;       // spaced evenly (default: geometrically, when from > 0)
+  // More keys searched with it (--also KEY=V1,V2,...): every combination of
+  // their values with each of `param`'s is a candidate.
+  std::vector<std::string> also;
 };
 
 // The scenario as given with `more_sets` ("key=value") added after its own
@@ -36,13 +39,15 @@ using ScenarioLoader = std::function<Scenario(const std::vector<std::string>& mo
 struct OptimizePlan {
   OptimizeRequest request;
   const ScenarioKey* key = nullptr;
-  std::vector<std::string> values;  // the candidates, as `--set KEY=value` takes them
+  std::vector<std::string> values;  // the candidates, as the report names them
+  std::vector<std::vector<std::string>> sets;  // each candidate's `--set` values (KEY=value)
   Scenario base;                    // the scenario as given
   std::vector<Scenario> scenarios;  // one per value
 };
 
 // Checks the request and loads the scenario as given, then every candidate,
-// before the input is read. Throws InputError: an unknown key (--param); both
+// before the input is read. Throws InputError: an unknown key (--param, --also,
+// or an --also without '=' or values); both
 // or neither of the value lists; a bad count of points; an end that is not of
 // the key's type, or ends the wrong way round; a bad scenario (as `load` throws
 // it); a candidate the key refuses (named by --values, --from or --to).
@@ -60,7 +65,11 @@ struct OptimizeRun {
   double seconds = 0;
 };
 
-// Replays every candidate and the scenario as given. Throws InputError: an
+// Replays every candidate and the scenario as given, with one GPU's memory
+// (simulator/sharding/gpu_memory.h): the best is the shortest iteration of
+// the candidates that fit platform.gpu.memory (every one when the GPU's
+// memory is unknown; the shortest of all, marked none_fit, when none fits).
+// Throws InputError: an
 // execution graph as input; a run the estimate says will not fit (unless
 // allow_large); and what replay throws.
 OptimizeRun run_optimize(const SimulationInput& input, const OptimizePlan& plan,

@@ -210,7 +210,7 @@ ScaleResult run_sweep(const trace::LayerProfile& profile, const SweepPlan& p,
     row.throughput_samples_per_s = r.throughput_samples_per_s;
     row.speedup = f.speedup;
     row.efficiency = f.efficiency;
-    out.rows.push_back({row, r.breakdown.exposed_comm});
+    out.rows.push_back({row, r.breakdown.exposed_comm, r.memory, r.gpu_memory});
   }
   seconds = since(t0);
   return out;

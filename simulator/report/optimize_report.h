@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct OptimizePoint {
   double throughput_samples_per_s = 0;
   std::int64_t collectives_per_iteration = 0;
   Duration exposed_comm;
+  std::int64_t memory_bytes = 0;   // one GPU's, at the peak of a step
+  bool activations_known = false;  // else memory_bytes leaves them out
+  std::optional<bool> fits;        // nullopt: the GPU's memory is unknown
 };
 
 // What `ssgd optimize` searched and found.
@@ -28,13 +32,16 @@ struct OptimizeResult {
   std::string input;                 // the INPUT argument, as given
   std::string scenario_file;         // --scenario; empty when none
   std::vector<OptimizePoint> curve;  // in the order tried
-  std::size_t best = 0;              // index in curve: the shortest iteration, first of ties
+  std::size_t best = 0;              // index in curve: the shortest iteration that fits, first of ties
   Duration as_given_iteration_time;  // the scenario without the key set
+  std::int64_t gpu_memory = 0;       // platform.gpu.memory of the scenario as given; 0: unknown
+  bool none_fit = false;             // no candidate fits: best is the shortest of all
 };
 
 // {param, input, scenario_file, curve[]: {value, iteration_time_ns,
-//  throughput_samples_per_s, collectives_per_iteration, exposed_comm_ns},
-//  best: {value, iteration_time_ns}, as_given_iteration_time_ns}.
+//  throughput_samples_per_s, collectives_per_iteration, exposed_comm_ns,
+//  memory_bytes, activations_known, fits}, best: {value, iteration_time_ns,
+//  fits}, as_given_iteration_time_ns, gpu_memory_bytes, none_fit}.
 nlohmann::json optimize_report_json(const OptimizeResult& result);
 
 }  // namespace ssgd::sim

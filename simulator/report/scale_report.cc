@@ -1,4 +1,5 @@
 #include "simulator/report/scale_report.h"
+#include "simulator/report/memory_report.h"
 
 namespace ssgd::sim {
 
@@ -18,6 +19,7 @@ nlohmann::json scale_report_json(const ScaleResult& r) {
   for (const ScaleRow& row : r.rows) {
     nlohmann::json one = scaling_row_json(row.row);
     one["exposed_comm_ns"] = row.exposed_comm.ns();
+    one["memory"] = memory_json(row.memory, row.gpu_memory);
     rows.push_back(std::move(one));
   }
   j["rows"] = rows;

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "simulator/sharding/gpu_memory.h"
+
 #include "common/time.h"
 #include "simulator/scaling/scaling_table.h"
 #include "simulator/scenario/scenario.h"
@@ -20,6 +22,8 @@ namespace ssgd::sim {
 struct ScaleRow {
   ScalingRow row;
   Duration exposed_comm;
+  MemoryEstimate memory;       // one GPU's at this count (simulator/sharding/gpu_memory.h)
+  std::int64_t gpu_memory = 0;  // platform.gpu.memory; 0: unknown
 };
 
 // What `ssgd scale` replayed and found.
@@ -42,7 +46,8 @@ struct ScaleResult {
 
 // {input: {path, model}, scenario_file, mode, reference_batch, batch_given,
 //  global_batch (null when weak), compute_model, policy, iterations,
-//  single_gpu, rows[]: scaling_row_json + exposed_comm_ns}.
+//  single_gpu, rows[]: scaling_row_json + exposed_comm_ns + memory (as
+//  simulate's report has it)}.
 nlohmann::json scale_report_json(const ScaleResult& result);
 
 }  // namespace ssgd::sim

@@ -25,6 +25,7 @@
 #include "simulator/report/scale_report.h"
 #include "simulator/scaling/scaling_table.h"
 #include "simulator/scenario/scenario.h"
+#include "simulator/sharding/gpu_memory.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 
@@ -60,6 +61,19 @@ void print_sweep(const sim::ScaleResult& r, double seconds, std::ostream& out) {
   std::vector<sim::ScalingRow> table;
   for (const auto& row : r.rows) table.push_back(row.row);
   sim::print_scaling_table(table, "  ", out);
+  // One GPU's memory at each count: the sharded state shrinks as GPUs are added.
+  out << "\n  memory per GPU:";
+  bool unknown_activations = false;
+  for (const auto& row : r.rows) {
+    out << fmt::format(" {} GPUs {}{};", row.row.gpus, format_bytes(row.memory.total()),
+                       row.gpu_memory <= 0 ? ""
+                       : row.memory.total() <= row.gpu_memory ? " (fits)"
+                                                              : " (DOES NOT FIT)");
+    unknown_activations = unknown_activations || !row.memory.activations;
+  }
+  out << "\n";
+  if (unknown_activations) out << "  (activations not counted: the input has no activation_bytes column)\n";
+  out << fmt::format("  memory left out: {}\n", sim::kMemoryLeftOut);
   out << fmt::format("\n  replayed {} GPU counts in {:.3f} s\n", r.rows.size(), seconds);
 }
 
