@@ -9,6 +9,9 @@
     profiler_warmup = 6   # profiled iterations before them, unmarked: the profiler's own
                           # start-up slows the first ones it records
     seed = 1              # the order of the tasks in each round
+    mmap_threshold_kb = 0 # > 0: every rank fixes glibc's M_MMAP_THRESHOLD at this many KiB
+                          # (train.py --mmap-threshold-kb), so that freed buffers leave the
+                          # resident set and peak RSS follows the bytes alive; 0: glibc's default
     whatif = ["rate", "bucket_mb", "overlap:on->off", "world:2->4"]
 
     [batch]               # samples per rank per iteration, by model
@@ -54,7 +57,7 @@ DEFAULTS = {"world": 2, "cpu_per_rank": 1.0, "rate": "unshaped", "bucket_mb": 25
             "backward_prefetch": "pre", "reduce_op": "reduce"}
 STRATEGIES = ("ddp", "zero2", "zero3")
 TOP_KEYS = {"name", "description", "rounds", "warmup", "iterations", "capture", "profiler_warmup", "seed",
-            "whatif",
+            "whatif", "mmap_threshold_kb",
             "batch", "sweep", "configs"}
 
 
@@ -160,6 +163,7 @@ class Grid:
         self.capture = self._int(data, "capture", 6, 0, 1000)
         self.profiler_warmup = self._int(data, "profiler_warmup", 6, 0, 1000)
         self.seed = self._int(data, "seed", 1, 0, 2**31)
+        self.mmap_threshold_kb = self._int(data, "mmap_threshold_kb", 0, 0, 32 * 1024)
         self.batch = data.get("batch", {})
         if not isinstance(self.batch, dict) or not all(isinstance(v, int) and v > 0 for v in self.batch.values()):
             raise GridError(f"{path}: batch: expected a table of model = samples (> 0)")

@@ -191,6 +191,8 @@ class Run:
             args += ["--partition-kb", str(c.partition_kb)]
         if c.accumulation != 1:
             args += ["--accumulation", str(c.accumulation)]
+        if g.mmap_threshold_kb:
+            args += ["--mmap-threshold-kb", str(g.mmap_threshold_kb)]
         if c.strategy == "ddp":
             args += ["--overlap", c.overlap]
         else:

@@ -70,6 +70,10 @@ def parse_args(argv):
     p.add_argument("--forward-prefetch", type=int, choices=(0, 1), default=1)
     p.add_argument("--backward-prefetch", choices=("pre", "post"), default="pre")
     p.add_argument("--reduce-op", choices=("reduce", "allreduce"), default="reduce")
+    p.add_argument("--mmap-threshold-kb", type=int, default=0,
+                   help="glibc's M_MMAP_THRESHOLD, fixed (0: glibc's default, a threshold that grows with "
+                        "the blocks freed): every block from this size up is a mapping of its own, "
+                        "returned to the system when freed, so that the resident set follows the bytes alive")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--capture", type=int, default=0)
@@ -142,8 +146,18 @@ def max_rss_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
 
 
+def fix_mmap_threshold(kb):
+    """mallopt(M_MMAP_THRESHOLD, kb KiB): fixed, no longer raised by frees."""
+    import ctypes
+    M_MMAP_THRESHOLD = -3
+    if ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, kb * 1024) != 1:
+        raise SystemExit(f"train.py: mallopt(M_MMAP_THRESHOLD, {kb} KiB) failed")
+
+
 def main(argv):
     a = parse_args(argv)
+    if a.mmap_threshold_kb > 0:
+        fix_mmap_threshold(a.mmap_threshold_kb)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import datetime
 
@@ -227,7 +241,8 @@ def main(argv):
               "grad_bytes": models.grad_bytes(model), "torch": torch.__version__,
               "threads": torch.get_num_threads(), "affinity": sorted(os.sched_getaffinity(0)),
               "accumulation": a.accumulation, "rss_before_training_kb": rss_before,
-              "maxrss_setup_kb": maxrss_setup, "peak_rss_kb": max_rss_kb(), "peak_rss_reset": peak_reset}
+              "maxrss_setup_kb": maxrss_setup, "peak_rss_kb": max_rss_kb(), "peak_rss_reset": peak_reset,
+              "mmap_threshold_kb": a.mmap_threshold_kb}
     if engine:
         result["shard"] = {"strategy": a.shard, "forward_prefetch": a.forward_prefetch,
                            "backward_prefetch": a.backward_prefetch, "reduce_op": a.reduce_op,
