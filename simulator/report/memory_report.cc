@@ -74,7 +74,10 @@ void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, st
       fmt::format("{}{}", r.precision, r.sharding == "zero3" || r.sharding == "hsdp"
                                            ? fmt::format(", 1/{} shard", m.shard_ranks)
                                            : std::string()));
-  row("  gradients", format_bytes(m.gradients), r.precision);
+  const bool grads_sharded = r.sharding == "zero2" || r.sharding == "zero3" || r.sharding == "hsdp";
+  row("  gradients", format_bytes(m.gradients),
+      fmt::format("{}{}", r.precision,
+                  grads_sharded ? fmt::format(", 1/{} shard", m.shard_ranks) : std::string()));
   row("  optimizer state", format_bytes(m.optimizer_state),
       fmt::format("{}: {} B per parameter{}", to_string(s.optimizer), m.optimizer_bytes_per_param,
                   r.sharding != "none" ? fmt::format(", 1/{} shard", m.shard_ranks) : std::string()));
