@@ -63,14 +63,14 @@ def padded(numel, world):
 
 
 def plan(unit_numels, world, strategy, forward_prefetch=1, backward_prefetch="pre", accumulation=1,
-         reduce_op="reduce", first_step=False):
+         reduce_op="reduce"):
     """The collectives of one step, in issue order: dicts with phase
     (forward, backward, step), micro (micro-batch), unit, op (all_gather,
     reduce, all_reduce), bytes (the whole buffer: N_pad x 4, or the slice
     for reduce), dst (reduce's root) and sync (the issuing thread waits for
     it at once). Pure logic: no torch. ZeRO-2's step gathers are those after
-    this step's update; first_step has no effect (kept for symmetry: the
-    first step starts from gathered parameters in both strategies)."""
+    this step's update (the very first step starts from the model's own,
+    full, parameters: no gather before it)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
     U = len(unit_numels)
