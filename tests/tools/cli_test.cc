@@ -459,6 +459,56 @@ TEST_F(CliTest, OptimizeFindsTheFastestSettingOfTheCurveItPrints) {
   EXPECT_TRUE(r.out.empty());
 }
 
+// Strategy x prefetch, every combination, each with its memory per GPU; the
+// best is the fastest that fits platform.gpu.memory, and when none fits the
+// report says so.
+TEST_F(CliTest, OptimizeSearchesStrategiesForTheFastestThatFits) {
+  const std::string bert = (kSource / "traces/datasets/bert_base_v100.csv").string();
+  const std::vector<std::string> base = {"optimize", bert, "--set", "platform.preset=hgx_h100",
+                                         "--set", "cluster.nodes=2", "--set", "iterations=3",
+                                         "--param", "sharding.strategy", "--values", "none,zero2,zero3",
+                                         "--also", "sharding.forward_prefetch=0,1", "--report",
+                                         "opt.json"};
+  // 600 MiB a GPU: replicated BERT-base (1.6 GiB of state) does not fit.
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--set", "platform.gpu.memory=600MiB"});
+  Result r = ssgd(args);
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  auto report = nlohmann::json::parse(read_file_bytes(work_ / "opt.json"));
+  ASSERT_EQ(report["curve"].size(), 6u);
+  EXPECT_EQ(report["curve"][0]["value"], "none sharding.forward_prefetch=0");
+  EXPECT_EQ(report["curve"][0]["fits"], false);
+  EXPECT_EQ(report["gpu_memory_bytes"], 600LL << 20);
+  std::int64_t best = INT64_MAX;
+  for (const auto& p : report["curve"]) {
+    EXPECT_GT(p["memory_bytes"].get<std::int64_t>(), 0) << p;
+    if (p["fits"] == true) best = std::min(best, p["iteration_time_ns"].get<std::int64_t>());
+  }
+  EXPECT_EQ(report["best"]["iteration_time_ns"].get<std::int64_t>(), best);
+  EXPECT_EQ(report["best"]["fits"], true);
+  EXPECT_EQ(report["none_fit"], false);
+  EXPECT_THAT(r.out, HasSubstr("memory/GPU"));
+  EXPECT_THAT(r.out, HasSubstr("activations not counted"));
+  // 1 MiB: nothing fits; the fastest of all is named, and said not to fit.
+  args = base;
+  args.insert(args.end(), {"--set", "platform.gpu.memory=1MiB"});
+  r = ssgd(args);
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  report = nlohmann::json::parse(read_file_bytes(work_ / "opt.json"));
+  EXPECT_EQ(report["none_fit"], true);
+  EXPECT_THAT(r.out, HasSubstr("no setting fits"));
+  // Bad --also values are named by the flag.
+  for (const char* also : {"sharding.forward_prefetch", "sharding.forward_prefech=1",
+                           "sharding.forward_prefetch=-1"}) {
+    std::vector<std::string> bad = {"optimize", bert, "--param", "sharding.strategy", "--values",
+                                    "zero3", "--also", also, "--set", "cluster.nodes=2"};
+    r = ssgd(bad);
+    EXPECT_EQ(r.status, kBadInput) << r;
+    EXPECT_THAT(r.err, HasSubstr("field '--also'")) << also;
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
 TEST_F(CliTest, FailedTimelineLeavesNoReportEither) {
   const Result r = ssgd({"simulate", (kSource / "tests/data/profiles/good.csv").string(),
                          "--report", "OUT.json", "--timeline", "no_such_dir/TL.json"});
