@@ -68,6 +68,7 @@ class Row:
         self.bwd_bytes = 0
         self.fwd_kernels = 0
         self.bwd_kernels = 0
+        self.saved_elems = 0      # outputs of the row's ops, kept for the backward
         self.folded = []          # names of parameterless ops added to this row
 
     def forward_ns(self):
@@ -84,6 +85,9 @@ class Row:
 
     def grad_bytes(self):
         return self.params * BYTES_PER_ELEM
+
+    def activation_bytes(self):
+        return self.saved_elems * BYTES_PER_ELEM
 
 
 class Profile:
@@ -128,6 +132,7 @@ class Profile:
         params = k * k * cin * cout + (cout if bias else 0)
         macs = self.batch * ho * wo * cout * k * k * cin
         row = self._open(name, "conv", params)
+        row.saved_elems += self.batch * ho * wo * cout
         row.fwd_flops += 2 * macs
         row.fwd_kernels += 1
         row.bwd_flops += (2 if first else 4) * macs
@@ -139,6 +144,7 @@ class Profile:
         params = fin * fout + (fout if bias else 0)
         macs = rows * fin * fout
         row = self._open(name, "fc", params)
+        row.saved_elems += rows * fout
         row.fwd_flops += 2 * macs
         row.fwd_kernels += 1
         row.bwd_flops += (2 if first else 4) * macs
@@ -149,6 +155,7 @@ class Profile:
         """Forward moves read+write bytes; backward moves twice that, plus
         the layer's own gradient tensor written once."""
         row = self._open(name, kind, params)
+        row.saved_elems += write_elems
         fwd = (read_elems + write_elems) * BYTES_PER_ELEM
         row.fwd_bytes += fwd
         row.fwd_kernels += 1
@@ -171,6 +178,7 @@ class Profile:
     def elementwise(self, op, read_elems, write_elems):
         """Memory-bound op: forward read+write bytes, backward 2x."""
         row = self._last()
+        row.saved_elems += write_elems
         fwd = (read_elems + write_elems) * BYTES_PER_ELEM
         row.fwd_bytes += fwd
         row.fwd_kernels += 1
@@ -219,13 +227,16 @@ class Profile:
             "into the preceding row)" % len(self.rows),
             "# total forward_ns = %d; total backward_ns = %d; sum = %d"
             % (fwd, bwd, fwd + bwd),
+            "# activation_bytes = the outputs of each row's ops (fp32), what autograd "
+            "keeps for the backward, roughly (in-place ops not modelled)",
             "# do not edit by hand; regenerate with python3 make_profiles.py "
             "(see README.md)",
-            "layer,name,forward_ns,backward_ns,grad_bytes",
+            "layer,name,forward_ns,backward_ns,grad_bytes,activation_bytes",
         ]
         for i, r in enumerate(self.rows):
-            lines.append("%d,%s,%d,%d,%d" % (i, r.name, r.forward_ns(),
-                                             r.backward_ns(), r.grad_bytes()))
+            lines.append("%d,%s,%d,%d,%d,%d" % (i, r.name, r.forward_ns(),
+                                                r.backward_ns(), r.grad_bytes(),
+                                                r.activation_bytes()))
         for line in lines[3:]:
             if line.startswith("#"):
                 # Keep extra comments out of the reader's "# key: value" form.
