@@ -8,6 +8,7 @@
 
 #include "common/checked_math.h"
 #include "common/error.h"
+#include "dag/trace_sharding.h"
 #include "dag/trace_walk.h"
 #include "traces/collective_names.h"
 #include "traces/collective_records.h"
@@ -20,6 +21,7 @@ struct LayerAccumulator {
   std::int64_t backward_ns = 0;
   std::int64_t comm_ns = 0;
   std::int64_t bytes = 0;
+  std::int64_t all_reduce_bytes = 0;  // apart: a sharded run's all-reduces follow its reduce-scatters
 };
 
 }  // namespace
@@ -45,6 +47,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   // ssgd/grad_bytes marks give the gradients' sizes when the collectives lack theirs.
   const bool sizes_marked = !walk.marked_grad_bytes().empty();
   std::map<std::string, std::int64_t> other_kinds;  // kind label -> count
+  // Sharded data parallelism: units, strategy and gradient bytes (dag/trace_sharding.h).
+  TraceSharding sharding(L, reader.metadata().world_size());
   // A collective replayed at its measured time that grad_bytes cannot stand for.
   const auto measured_only_collective = [&](const TaskWork& w, bool sized) {
     if (measured_only.any()) return;
@@ -102,10 +106,17 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     for (std::size_t k = steps.size() > 1 ? 1 : 0; k < steps.size(); ++k) {
       const IterationWork work = walk.iteration_work(rank, iterations[steps[k]]);
       ++samples;
+      sharding.add(work);
       for (const TaskWork& w : work.work) {
         switch (w.kind) {
           case TaskKind::kComm: {
             ++out.collectives;
+            // An all-gather moves parameters, never gradients: neither its
+            // bytes nor its time are a layer's gradient communication.
+            if (w.op == trace::v1::Collective::ALL_GATHER) {
+              ++out.gathers;
+              break;
+            }
             auto& a = acc[w.layer >= 0 ? static_cast<std::size_t>(w.layer) : 0];
             accumulate(a.comm_ns, w.duration_ns(), "collective time of a layer");
             // Only a collective of the whole group on one buffer has bytes a
@@ -121,7 +132,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
               measured_only_collective(w, false);
               ++measured_only.without_size;
             } else {
-              accumulate(a.bytes, w.bytes, "gradient bytes of a layer");
+              accumulate(w.op == trace::v1::Collective::ALL_REDUCE ? a.all_reduce_bytes : a.bytes,
+                         w.bytes, "gradient bytes of a layer");
             }
             break;
           }
@@ -180,10 +192,15 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     row.name = walk.layers()[l];
     row.forward = Duration(avg(acc[l].forward_ns));
     row.backward = Duration(avg(acc[l].backward_ns));
-    row.grad_bytes = marked.empty() ? avg(acc[l].bytes) : marked[l];
+    // HSDP's all-reduces carry the shards its reduce-scatters made: the
+    // gradients are counted once, by the reduce-scatters.
+    const std::int64_t all_reduced = sharding.reduce_scatters() > 0 ? 0 : acc[l].all_reduce_bytes;
+    row.grad_bytes = marked.empty() ? avg(checked_add(acc[l].bytes, all_reduced).value_or(acc[l].bytes)) : marked[l];
     if (with_comm) row.comm = Duration(avg(acc[l].comm_ns));
     p.layers.push_back(std::move(row));
   }
+  sharding.fill(p, samples, out.warnings);
+  out.units = sharding.units();
   if (measured_only.without_size > 0) {
     out.warnings.push_back(fmt::format(
         "{} collective(s) had no size; replayed at their measured durations (first: record {}). "

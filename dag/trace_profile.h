@@ -36,6 +36,13 @@
 // (warm-up) when there are several. The profile then builds the DAG as any
 // other.
 //
+// Sharded runs (FSDP1, FSDP2, ZeRO: all-gathers, or FSDP's ranges in the
+// trace) are read by dag/trace_sharding.h: the profile gets '# sharding:',
+// '# shard_group:', '# grad_dtype:' and a unit column where the ranges name
+// the units, and grad_bytes from each unit's reduce-scatters (split over its
+// rows by backward time). All-gathers never count as gradients: neither
+// their bytes nor their time go to grad_bytes or comm_ns.
+//
 // A rank without iteration markers has its iterations split, with a
 // warning, after each optimizer step (a run of kernels named like adam,
 // sgd or multi_tensor_apply), or else every K collectives, K being the
@@ -59,6 +66,10 @@ struct TraceProfileResult {
   std::int64_t kernels_outside_ranges = 0;  // outside every one: placed by the glue rule
   std::int64_t kernels_update = 0;          // of those, the update's
   std::int64_t collectives = 0;
+  std::int64_t gathers = 0;  // of them, all-gathers: parameters, not gradients
+  // Sharded runs: the units (FSDP's wrapped modules) by first forward, as
+  // the trace names them ("(root)", "encoder.layers.0"; FSDP1's "unit<k>").
+  std::vector<std::string> units;
   // NCCL kernels (names starting with "nccl") left out because the rank has
   // Collective records of the same operations; on a rank without any, NCCL
   // kernels are its collectives (sizes unknown, with a warning). NCCL

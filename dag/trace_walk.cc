@@ -82,6 +82,8 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
                                        mark.kind == MarkerName::Kind::kBackward
                                            ? TaskKind::kBackward
                                            : TaskKind::kForward});
+        } else if (auto sharding = trace::parse_sharding_range(m.name())) {
+          rank.sharding.push_back({m.start_ns(), m.end_ns(), std::move(*sharding)});
         } else if (m.name() == "io") {
           add({WorkKind::kIo, m.start_ns(), m.start_ns(), m.end_ns(), 0, 0, 0, false}, 0);
         } else if (trace::is_metadata_mark(m.name())) {
@@ -131,6 +133,12 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
                c.communicator_id(), c.sequence_number(), false};
         w.op = static_cast<int>(c.op());
         w.record = record;
+        w.nranks = c.nranks();
+        if (!c.datatype().empty()) {
+          const auto known = std::find(datatypes_.begin(), datatypes_.end(), c.datatype());
+          w.datatype = static_cast<std::int32_t>(known - datatypes_.begin());
+          if (known == datatypes_.end()) datatypes_.push_back(c.datatype());
+        }
         add(w, c.correlation_id());
         if (c.device() >= 0) rank.busy.push_back({c.device(), c.start_ns(), c.end_ns()});
         break;
@@ -210,6 +218,8 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
   if (options.split_unmarked_iterations) split_unmarked_iterations();
   for (auto& [r, rank] : ranks_) {
     std::stable_sort(rank.iterations.begin(), rank.iterations.end(),
+                     [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(rank.sharding.begin(), rank.sharding.end(),
                      [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   }
 }
@@ -453,6 +463,11 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
   auto range = std::lower_bound(rank.ranges.begin(), rank.ranges.end(), s, starts_before);
   for (; range != rank.ranges.end() && range->start_ns < e; ++range) out.ranges.push_back(*range);
   const auto& ranges = out.ranges;
+  const auto span_before = [](const ShardingSpan& r, std::int64_t t) { return r.start_ns < t; };
+  for (auto span = std::lower_bound(rank.sharding.begin(), rank.sharding.end(), s, span_before);
+       span != rank.sharding.end() && span->start_ns < e; ++span) {
+    out.sharding.push_back(*span);
+  }
   std::optional<std::int64_t> backward_end;  // end of the iteration's last backward range
   for (const auto& r : ranges) {
     if (r.kind == TaskKind::kBackward) {
@@ -491,6 +506,7 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
     if (w->kind == WorkKind::kKernel && w->device >= 0) t.start_ns = std::max(t.start_ns, s);
     t.end_ns = w->end_ns;
     t.bytes = w->bytes;
+    t.launch_ns = w->host_ns;
     switch (w->kind) {
       case WorkKind::kIo: t.kind = TaskKind::kIo; break;
       case WorkKind::kH2d: t.kind = TaskKind::kH2d; break;
@@ -503,6 +519,8 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
         t.sequence = w->sequence;
         t.op = w->op;
         t.record = w->record;
+        t.nranks = w->nranks;
+        if (w->datatype >= 0) t.datatype = datatypes_[static_cast<std::size_t>(w->datatype)];
         break;
       }
       case WorkKind::kKernel:

@@ -24,6 +24,9 @@
 //                  midpoint, since the marks' backward ranges open inside
 //                  the autograd operator they mark, just after it began
 //   grad bytes     ssgd/grad_bytes/<layer>=<bytes> marks (traces/marker_names.h)
+//   sharding       FSDP's ranges (FSDP::pre_forward (<unit>), ...,
+//                  traces/torch_op_names.h), handed back with each iteration
+//                  for dag/trace_sharding.h; they give no task
 // Host operators (device -1) of one thread also own the interpreter's time
 // before them: a gap shorter than kInterpreterGapNs since the thread's
 // previous operator ended is added to the operator's work (its start moves
@@ -79,6 +82,7 @@
 #include <vector>
 
 #include "dag/task.h"
+#include "traces/torch_op_names.h"
 #include "traces/trace_reader.h"
 
 namespace ssgd::dag {
@@ -103,6 +107,9 @@ struct TaskWork {
   std::uint64_t sequence = 0;      // comm
   int op = 0;                      // comm: its v1::Collective::Op (an NCCL kernel's, by name)
   std::int64_t record = -1;        // comm: the trace record it came from
+  std::int64_t launch_ns = 0;      // when it was launched (the host's time that places it)
+  std::int32_t nranks = 0;         // comm: the ranks of its group (0: unknown)
+  std::string datatype;            // comm: its datatype ("float32"; empty: unknown)
   [[nodiscard]] std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
@@ -112,11 +119,20 @@ struct WalkIteration {
   std::int64_t end_ns = 0;
 };
 
-// One iteration of one rank: its layer ranges, by start, and its work with
-// tasks, in launch order.
+// A range of sharded data parallelism (FSDP's record_function ranges,
+// traces/torch_op_names.h) of one rank.
+struct ShardingSpan {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  trace::ShardingRange range;
+};
+
+// One iteration of one rank: its layer ranges, by start, its work with
+// tasks, in launch order, and its sharding ranges that start in it, by start.
 struct IterationWork {
   std::vector<LayerRange> ranges;
   std::vector<TaskWork> work;
+  std::vector<ShardingSpan> sharding;
 };
 
 // Before a GPU kernel launched while its device was still busy, an idle gap
@@ -182,6 +198,8 @@ class TraceWalk {
     bool launch_known = false;      // host_ns is its launch API call's start
     int op = 0;                     // a collective: its v1::Collective::Op
     std::int64_t record = -1;       // a collective: its record in the trace
+    std::int32_t nranks = 0;        // a collective: its group's ranks
+    std::int32_t datatype = -1;     // a collective: its datatype, in datatypes_
   };
   // A span of time a GPU was busy (a kernel, an NCCL kernel, a copy, a
   // memset or a collective).
@@ -198,6 +216,7 @@ class TraceWalk {
     std::vector<WalkIteration> iterations;
     std::vector<NamedRange> named_ranges;  // while reading
     std::vector<LayerRange> ranges;        // by start
+    std::vector<ShardingSpan> sharding;    // by start
     std::vector<Work> work;                // by launch
     std::vector<Work> nccl_kernels;        // kept apart until the rank is read
     std::vector<std::uint64_t> nccl_correlations;
@@ -214,6 +233,7 @@ class TraceWalk {
   void split_unmarked_iterations();
 
   std::vector<std::string> layers_;
+  std::vector<std::string> datatypes_;  // the collectives' datatypes, each once
   std::map<std::int32_t, Rank> ranks_;
   std::vector<std::int64_t> marked_grad_bytes_;
   std::int64_t nccl_kernels_dropped_ = 0;

@@ -1,6 +1,7 @@
 #include "traces/torch_op_names.h"
 
 #include <cctype>
+#include <utility>
 
 namespace ssgd::trace {
 std::string fold_op_name(std::string_view name) {
@@ -55,6 +56,86 @@ std::optional<std::string_view> module_range_name(std::string_view name) {
 
 bool is_legacy_annotation(std::string_view name) {
   return name.find("::") == std::string_view::npos;
+}
+
+}  // namespace ssgd::trace
+
+namespace ssgd::trace {
+namespace {
+
+using Phase = ShardingRange::Phase;
+
+struct PhaseName {
+  std::string_view name;
+  Phase phase;
+};
+
+// FSDP2's labels before " (<fqn>)" (FSDPParamGroup._with_fqn).
+constexpr PhaseName kFsdp2Phases[] = {
+    {"pre_forward", Phase::kPreForward},
+    {"post_forward", Phase::kPostForward},
+    {"all_gather", Phase::kAllGather},
+    {"all_gather_copy_in", Phase::kOther},
+    {"all_gather_copy_out", Phase::kOther},
+    {"pre_backward", Phase::kPreBackward},
+    {"post_backward_accumulate", Phase::kPostBackward},
+    {"post_backward_reshard", Phase::kPostBackward},
+    {"post_backward_reduce", Phase::kPostBackward},
+};
+
+// FSDP1's record_function names after "FullyShardedDataParallel.".
+constexpr PhaseName kFsdp1Phases[] = {
+    {"_pre_forward", Phase::kPreForward},
+    {"_post_forward", Phase::kPostForward},
+    {"_pre_forward_prefetch", Phase::kForwardPrefetch},
+    {"_pre_backward_hook", Phase::kPreBackward},
+    {"_pre_backward_prefetch", Phase::kBackwardPrefetch},
+    {"_post_backward_hook", Phase::kPostBackward},
+    {"_post_backward_prefetch", Phase::kBackwardPrefetch},
+};
+
+}  // namespace
+
+std::optional<ShardingRange> parse_sharding_range(std::string_view name) {
+  constexpr std::string_view kFsdp2 = "FSDP::";
+  constexpr std::string_view kFsdp1 = "FullyShardedDataParallel.";
+  ShardingRange r;
+  if (name.starts_with(kFsdp1)) {
+    r.framework = ShardingRange::Framework::kFsdp1;
+    name.remove_prefix(kFsdp1.size());
+    for (const auto& p : kFsdp1Phases) {
+      if (name == p.name) r.phase = p.phase;
+    }
+    return r;
+  }
+  if (!name.starts_with(kFsdp2)) return std::nullopt;
+  name.remove_prefix(kFsdp2.size());
+  // "<pass>_prefetch for <fqn>" (FSDPParamGroup._prefetch_unshard)
+  for (const auto& [pass, phase] : {std::pair{std::string_view("forward_prefetch for "),
+                                              Phase::kForwardPrefetch},
+                                    {std::string_view("backward_prefetch for "),
+                                     Phase::kBackwardPrefetch}}) {
+    if (name.starts_with(pass)) {
+      r.phase = phase;
+      r.unit = std::string(name.substr(pass.size()));
+      // The root's fqn is empty, and an f-string writes "None" for an unset one.
+      if (r.unit == "None") r.unit.clear();
+      r.named = true;
+      return r;
+    }
+  }
+  std::string_view label = name;
+  if (const auto open = name.find(" ("); open != std::string_view::npos && name.ends_with(")")) {
+    label = name.substr(0, open);
+    r.unit = std::string(name.substr(open + 2, name.size() - open - 3));
+  }
+  for (const auto& p : kFsdp2Phases) {
+    if (label == p.name) {
+      r.phase = p.phase;
+      r.named = true;
+    }
+  }
+  return r;
 }
 
 }  // namespace ssgd::trace

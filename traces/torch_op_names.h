@@ -59,3 +59,47 @@ std::optional<std::string_view> module_range_name(std::string_view name);
 bool is_legacy_annotation(std::string_view name);
 
 }  // namespace ssgd::trace
+
+namespace ssgd::trace {
+
+// The ranges sharded data parallelism records with record_function (Kineto
+// files them as user_annotation), read by the importer
+// (traces/import/pytorch/kineto_mapping.h keeps them as MarkerRanges, name
+// unchanged) and by the walker (dag/trace_walk.h), which takes the sharding
+// units and the place of each collective from them. Sources in docs/kineto.md
+// ("Sharded runs"):
+//   FSDP2 (torch.distributed.fsdp.fully_shard, _fsdp_param_group.py,
+//   _fsdp_state.py, _fsdp_collectives.py): "FSDP::<phase> (<fqn>)", the
+//   module's fully qualified name in parentheses, none for the root module
+//   ("FSDP::pre_forward"); "FSDP::forward_prefetch for <fqn>",
+//   "FSDP::backward_prefetch for <fqn>"; "FSDP::root_pre_forward",
+//   "FSDP::root_post_backward_callback", "FSDP::inputs_to_device".
+//   FSDP1 (FullyShardedDataParallel, _runtime_utils.py):
+//   "FullyShardedDataParallel._pre_forward", "._post_forward",
+//   "._pre_forward_prefetch", "._pre_backward_hook", "._pre_backward_prefetch",
+//   "._post_backward_hook", "._post_backward_prefetch", "._root_pre_forward",
+//   ... without the unit's name.
+struct ShardingRange {
+  enum class Framework { kFsdp1, kFsdp2 };
+  enum class Phase {
+    kPreForward,       // the unit's parameters are gathered here before its forward
+    kPostForward,      // ... and freed here (resharded) after it
+    kForwardPrefetch,  // FSDP2: the named unit's gather, issued early; FSDP1: the next unit's
+    kAllGather,        // FSDP2: the gather itself (world size > 1 only)
+    kPreBackward,      // gathered again before the unit's backward (zero3)
+    kBackwardPrefetch, // FSDP2: the named unit's backward gather, issued early
+    kPostBackward,     // accumulate, reshard, reduce: the unit's gradients are reduced here
+    kOther,            // root_pre_forward, inputs_to_device, rate_limiter, copy-in/out, ...
+  };
+  Framework framework = Framework::kFsdp2;
+  Phase phase = Phase::kOther;
+  // FSDP2: the unit's fully qualified name ("" for the root module); FSDP1:
+  // always empty (its ranges do not say which unit they are).
+  std::string unit;
+  bool named = false;  // FSDP2's ranges that name a unit (the root's included)
+};
+
+// nullopt for any name that is not one of the ranges above.
+std::optional<ShardingRange> parse_sharding_range(std::string_view name);
+
+}  // namespace ssgd::trace

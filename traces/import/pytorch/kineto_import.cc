@@ -524,6 +524,19 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
         "record_param_comms op: sizes unknown",
         s.mapping.collectives_without_metadata));
   }
+  if (s.mapping.collectives_unknown_dtype > 0) {
+    s.warnings.push_back(fmt::format(
+        "{} NCCL kernel(s) had an element count but a dtype of unknown size (first: {}): sizes "
+        "unknown",
+        s.mapping.collectives_unknown_dtype, s.mapping.first_unknown_dtype));
+  }
+  if (s.mapping.sharding_collectives_without_size > 0) {
+    s.warnings.push_back(fmt::format(
+        "{} all-gather(s) or reduce-scatter(s) had no element count (first: {}): sizes unknown, "
+        "so the sharded profile cannot give their units' gradient bytes",
+        s.mapping.sharding_collectives_without_size,
+        s.mapping.first_sharding_collective_without_size));
+  }
   for (const auto& w : s.warnings) log->warn("{}: {}", file, w);
   return s;
 }
@@ -612,6 +625,11 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
       out << fmt::format("    {:>10}  backward op(s) without a sequence number (AccumulateGrad)\n",
                          m.backward_ops_without_sequence);
     }
+  }
+  if (m.sharding_ranges > 0) {
+    out << fmt::format("  sharding     {} {} ranges kept as marker ranges (units, gathers, "
+                       "reductions)\n",
+                       m.sharding_ranges, m.fsdp2_ranges > 0 ? "FSDP2 (FSDP::)" : "FSDP1");
   }
   if (m.collectives_numbered > 0) {
     out << fmt::format("  collectives  {} without a Seq arg, numbered by start time\n",

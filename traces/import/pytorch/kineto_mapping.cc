@@ -26,7 +26,7 @@ struct KinetoEventMapper::CommsMeta {
   bool present = false;         // has "Collective name" or "In msg nelems"
   std::string collective_name;  // c10d's name: "allreduce", "_allgather_base", ...
   std::string dtype;            // c10 ScalarType name: "Float", "BFloat16", ...
-  std::optional<std::int64_t> in_nelems, group_size, rank, seq, peer;
+  std::optional<std::int64_t> in_nelems, out_nelems, group_size, rank, seq, peer;
   std::string pg_name;  // "Process Group Name", e.g. "0"
   std::string ranks;    // "Process Group Ranks" without spaces, e.g. "[0,1]"
 };
@@ -262,6 +262,7 @@ KinetoEventMapper::CommsMeta KinetoEventMapper::comms_meta(const KinetoEvent& e,
   const KinetoValue& dtype = e.arg("dtype");
   if (dtype.type == KinetoValue::Type::kString) m.dtype = dtype.text;
   m.in_nelems = optional_int(e, "In msg nelems", what);
+  m.out_nelems = optional_int(e, "Out msg nelems", what);
   m.group_size = optional_int(e, "Group size", what);
   m.rank = optional_int(e, "Rank", what);
   m.seq = optional_int(e, "Seq", what);
@@ -280,6 +281,7 @@ KinetoEventMapper::CommsMeta KinetoEventMapper::comms_meta(const KinetoEvent& e,
     }
   };
   in_range(m.in_nelems, "In msg nelems", 0, kMaxSizeBytes, "a message size (0..2^50 elements)");
+  in_range(m.out_nelems, "Out msg nelems", 0, kMaxSizeBytes, "a message size (0..2^50 elements)");
   in_range(m.group_size, "Group size", 1, kMaxRanks, "a group size (1..2^24)");
   in_range(m.rank, "Rank", 0, kMaxRanks - 1, "a rank");
   in_range(m.peer, "Dst Rank", 0, kMaxRanks - 1, "a peer rank");
@@ -433,6 +435,14 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
   }
   if (is_metadata_mark(name)) {
     metadata_mark(e, name, cat);
+    return;
+  }
+  // FSDP's ranges say where each sharding unit's parameters are gathered
+  // and its gradients reduced: kept, name unchanged, for dag/trace_walk.h.
+  if (!legacy && cat != "python_function" && parse_sharding_range(name)) {
+    ++stats_.sharding_ranges;
+    if (name.starts_with("FSDP::")) ++stats_.fsdp2_ranges;
+    marker(e, name, cat);
     return;
   }
   const bool derive = options_.layers == KinetoLayerSource::kModules ||
@@ -692,7 +702,8 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
         if (k.dtype.empty()) k.dtype = op.dtype;
         if (k.pg_name.empty()) k.pg_name = op.pg_name;
         if (k.ranks.empty()) k.ranks = op.ranks;
-        for (auto [mine, theirs] : {std::pair{&k.in_nelems, &op.in_nelems}, {&k.group_size, &op.group_size},
+        for (auto [mine, theirs] : {std::pair{&k.in_nelems, &op.in_nelems},
+                                    {&k.out_nelems, &op.out_nelems}, {&k.group_size, &op.group_size},
                                     {&k.rank, &op.rank}, {&k.seq, &op.seq}, {&k.peer, &op.peer}}) {
           if (!*mine) *mine = *theirs;
         }
@@ -708,16 +719,40 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
     std::string dtype(datatype_from_c10(m.dtype));
     if (dtype.empty()) dtype = p.from_name.datatype;
     c.set_datatype(dtype);
-    if (m.in_nelems) {  // 0..2^50 (comms_meta); the bytes too
-      const auto bytes = checked_mul(*m.in_nelems, datatype_size_bytes(dtype));
+    // An all-gather's and a reduce-scatter's size is their whole buffer,
+    // the gathered output and the unreduced input (nccl-tests' convention,
+    // docs/sharding.md): the larger of c10d's two counts.
+    std::optional<std::int64_t> nelems = m.in_nelems;
+    const char* nelems_field = "In msg nelems";
+    if ((op == v1::Collective::ALL_GATHER || op == v1::Collective::REDUCE_SCATTER) &&
+        m.out_nelems && (!nelems || *m.out_nelems > *nelems)) {
+      nelems = m.out_nelems;
+      nelems_field = "Out msg nelems";
+    }
+    const std::int64_t element_bytes = datatype_size_bytes(dtype);
+    if (nelems && element_bytes == 0) {
+      // A count without a known element size has no size: said, not guessed.
+      if (stats_.collectives_unknown_dtype++ == 0) {
+        stats_.first_unknown_dtype = fmt::format(
+            "traceEvents[{}].args.dtype: '{}'", p.index,
+            m.dtype.empty() ? std::string("(none, and none in the kernel's name)") : m.dtype);
+      }
+    } else if (nelems) {  // 0..2^50 (comms_meta); the bytes too
+      const auto bytes = checked_mul(*nelems, element_bytes);
       if (!bytes || *bytes > kMaxSizeBytes) {
         throw InputError({options_.file, std::nullopt, static_cast<std::int64_t>(p.index),
-                          fmt::format("traceEvents[{}].args.In msg nelems", p.index)},
+                          fmt::format("traceEvents[{}].args.{}", p.index, nelems_field)},
                          fmt::format("NCCL kernel: {} elements of {} exceed 2^50 bytes",
-                                     *m.in_nelems, dtype));
+                                     *nelems, dtype));
       }
-      c.set_count(*m.in_nelems);
+      c.set_count(*nelems);
       c.set_size_bytes(*bytes);
+    } else if (op == v1::Collective::ALL_GATHER || op == v1::Collective::REDUCE_SCATTER) {
+      // Sharded runs are read from these sizes (dag/trace_profile.h).
+      if (stats_.sharding_collectives_without_size++ == 0) {
+        stats_.first_sharding_collective_without_size =
+            fmt::format("traceEvents[{}].args.In msg nelems", p.index);
+      }
     }
     c.set_algorithm(p.from_name.algorithm);
     c.set_protocol(p.from_name.protocol);

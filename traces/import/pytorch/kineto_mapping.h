@@ -11,6 +11,10 @@
 //       (not with layers kModules or kOps)
 //     nn.Module: <M>             -> MarkerRange forward/<M> (layers kMarks)
 //   record_param_comms cpu_op    -> NCCL metadata for the kernel it launched
+//     (all-gathers and reduce-scatters: size = the larger of In and Out msg
+//     nelems, the whole buffer)
+//   FSDP's ranges (FSDP::..., FullyShardedDataParallel._...) -> MarkerRange,
+//     name kept (traces/torch_op_names.h, parse_sharding_range)
 //   ranges named ssgd/<key>=<value> -> metadata (traces/marker_names.h);
 //     ssgd/grad_bytes/<l>=<b> and unknown keys are kept as MarkerRanges
 // The legacy profiler's events (no `cat`, "pid": "CPU functions") are read
@@ -84,6 +88,18 @@ struct KinetoMappingStats {
   // NCCL kernels whose metadata (count, dtype, group) was found on neither
   // the kernel nor a record_param_comms op: converted with op and times only.
   std::uint64_t collectives_without_metadata = 0;
+  // NCCL kernels with an element count but a dtype whose size is unknown
+  // (neither c10's nor in the kernel's name): size left 0. The first, as
+  // "traceEvents[i].args.dtype: '<dtype>'".
+  std::uint64_t collectives_unknown_dtype = 0;
+  std::string first_unknown_dtype;
+  // All-gathers and reduce-scatters without an element count: size 0.
+  std::uint64_t sharding_collectives_without_size = 0;
+  std::string first_sharding_collective_without_size;  // "traceEvents[i].args.In msg nelems"
+  // FSDP's record_function ranges (traces/torch_op_names.h,
+  // parse_sharding_range), kept as MarkerRanges; of them FSDP2's ("FSDP::").
+  std::uint64_t sharding_ranges = 0;
+  std::uint64_t fsdp2_ranges = 0;
   // Collectives without a `Seq` arg, numbered by start time per communicator.
   std::uint64_t collectives_numbered = 0;
   // Skipped events by reason, e.g. "cat cpu_op (not a mark)", "ph M".

@@ -1,0 +1,175 @@
+// Sharded runs read back from PyTorch profiles (dag/trace_sharding.h through
+// dag/trace_profile.h): small FSDP1 and FSDP2 Kineto files written by
+// tests/support/fsdp_kineto_writer.h, imported, then profiled: the rows and
+// their units, the strategy (zero3, zero2, hsdp), shard_group, grad_dtype
+// and each unit's gradient bytes, and what is said when something cannot be
+// recovered. SSGD_FSDP_CAPTURE=<Kineto JSON> also imports a real capture and
+// prints its profile (not run otherwise).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <numeric>
+
+#include "dag/trace_profile.h"
+#include "tests/support/fsdp_kineto_writer.h"
+#include "tests/support/test_files.h"
+#include "traces/import/pytorch/kineto_import.h"
+
+namespace ssgd::dag {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::FsdpKinetoWriter;
+using testing::FsdpTraceOptions;
+
+class TraceShardingTest : public testing::TempDirTest {
+ protected:
+  TraceProfileResult profile(const FsdpTraceOptions& o) {
+    const auto json = dir_ / "rank0.json";
+    FsdpKinetoWriter(o).write(json);
+    const auto out = dir_ / "rank0.ssgdt";
+    trace::import_kineto(json, out);
+    auto reader = trace::TraceReader::open(out);
+    return profile_from_trace(reader, out.string());
+  }
+
+  static std::vector<std::string> names(const trace::LayerProfile& p) {
+    std::vector<std::string> out;
+    for (const auto& row : p.layers) out.push_back(row.name);
+    return out;
+  }
+  static std::vector<std::int64_t> units(const trace::LayerProfile& p) {
+    std::vector<std::int64_t> out;
+    for (const auto& row : p.layers) out.push_back(row.unit.value_or(-1));
+    return out;
+  }
+  static std::string all(const std::vector<std::string>& warnings) {
+    return std::accumulate(warnings.begin(), warnings.end(), std::string(),
+                           [](std::string a, const std::string& b) { return a + b + "\n"; });
+  }
+  // The rows embed, l0, l1, head: l0 and l1 have their units' reduce-scatters
+  // whole; embed and head split the root's.
+  static void expect_unit_bytes(const trace::LayerProfile& p, std::int64_t element_bytes) {
+    ASSERT_EQ(p.layers.size(), 4u);
+    EXPECT_EQ(p.layers[1].grad_bytes, FsdpKinetoWriter::kUnitElems[0] * element_bytes);
+    EXPECT_EQ(p.layers[2].grad_bytes, FsdpKinetoWriter::kUnitElems[1] * element_bytes);
+    EXPECT_EQ(p.layers[0].grad_bytes + p.layers[3].grad_bytes,
+              FsdpKinetoWriter::kRootElems * element_bytes);
+    // Split by backward time, the rounding on the unit's last row.
+    const auto b0 = static_cast<long double>(p.layers[0].backward.ns());
+    const auto b3 = static_cast<long double>(p.layers[3].backward.ns());
+    EXPECT_EQ(p.layers[0].grad_bytes,
+              static_cast<std::int64_t>(FsdpKinetoWriter::kRootElems * element_bytes * b0 / (b0 + b3)));
+  }
+};
+
+TEST_F(TraceShardingTest, Fsdp2FullShardIsZero3WithUnitsAndReduceScatterBytes) {
+  const auto r = profile({});
+  const auto& p = r.profile;
+  EXPECT_EQ(p.sharding, "zero3");
+  EXPECT_EQ(p.shard_group, 8);
+  EXPECT_EQ(p.grad_dtype, "bf16");
+  EXPECT_THAT(r.units, ElementsAre("(root)", "layers.0", "layers.1"));
+  EXPECT_THAT(names(p), ElementsAre("embed", "l0", "l1", "head"));
+  // The root's head comes after the other units: a unit of its own in the column.
+  EXPECT_THAT(units(p), ElementsAre(0, 1, 2, 3));
+  expect_unit_bytes(p, 2);
+  EXPECT_EQ(r.gathers, 5);  // 3 before the forward, 2 before the backward (one step used)
+  // The all-gathers' time is no layer's gradient communication.
+  ASSERT_TRUE(p.layers[1].comm.has_value());
+  EXPECT_EQ(p.layers[1].comm->ns(), 2000);  // the reduce-scatter's kernel alone
+}
+
+TEST_F(TraceShardingTest, Fsdp1FullShardNamesUnitsByPositionAndPlacesReductionsByOrder) {
+  const auto r = profile({.fsdp1 = true});
+  const auto& p = r.profile;
+  EXPECT_EQ(p.sharding, "zero3");
+  EXPECT_EQ(p.shard_group, 8);
+  EXPECT_THAT(r.units, ElementsAre("unit0", "unit1", "unit2"));
+  EXPECT_THAT(units(p), ElementsAre(0, 1, 2, 3));
+  expect_unit_bytes(p, 2);
+}
+
+TEST_F(TraceShardingTest, NoReshardAfterForwardIsZero2) {
+  const auto r = profile({.reshard_after_forward = false});
+  EXPECT_EQ(r.profile.sharding, "zero2");
+  EXPECT_EQ(r.profile.shard_group, 8);
+  expect_unit_bytes(r.profile, 2);
+  EXPECT_EQ(profile({.fsdp1 = true, .reshard_after_forward = false}).profile.sharding, "zero2");
+}
+
+TEST_F(TraceShardingTest, HybridShardIsHsdpAndItsAllReducesAreNotCountedAgain) {
+  const auto r = profile({.hsdp = true});
+  const auto& p = r.profile;
+  EXPECT_EQ(p.sharding, "hsdp");
+  EXPECT_EQ(p.shard_group, 4);
+  EXPECT_EQ(p.grad_dtype, "bf16");
+  expect_unit_bytes(p, 2);
+}
+
+TEST_F(TraceShardingTest, Fp32GradientsCountFourBytesAnElement) {
+  const auto r = profile({.grad_dtype = "Float", .gather_dtype = "Float"});
+  EXPECT_EQ(r.profile.grad_dtype, "fp32");
+  expect_unit_bytes(r.profile, 4);
+}
+
+TEST_F(TraceShardingTest, OneGpuWithoutCollectivesIsReadFromTheRangesAndSaysSizesAreUnknown) {
+  const auto zero3 = profile({.collectives = false});
+  EXPECT_EQ(zero3.profile.sharding, "zero3");
+  EXPECT_FALSE(zero3.profile.shard_group.has_value());
+  EXPECT_EQ(zero3.profile.grad_dtype, "");
+  EXPECT_THAT(units(zero3.profile), ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(all(zero3.warnings), HasSubstr("no all-gather (world size 1?): sharding zero3"));
+  EXPECT_THAT(all(zero3.warnings), HasSubstr("sizes are unknown"));
+  const auto zero2 = profile({.reshard_after_forward = false, .collectives = false});
+  EXPECT_EQ(zero2.profile.sharding, "zero2");
+}
+
+TEST_F(TraceShardingTest, AllGathersWithoutSizesAreSaidAndNeverGradients) {
+  const auto r = profile({.gather_sizes = false});
+  EXPECT_EQ(r.profile.sharding, "zero3");
+  EXPECT_FALSE(r.profile.shard_group.value_or(0) == 0);
+  EXPECT_THAT(all(r.warnings), HasSubstr("all-gather(s) had no size (first: record"));
+  expect_unit_bytes(r.profile, 2);
+}
+
+TEST_F(TraceShardingTest, WithoutFsdpRangesTheGathersStillNeverCountAsGradients) {
+  // The layer marks alone (no unit ranges): FSDP1's names stripped.
+  const auto json = dir_ / "rank0.json";
+  FsdpKinetoWriter(FsdpTraceOptions{.fsdp1 = true}).write(json);
+  std::string text = testing::read_file_bytes(json);
+  for (std::size_t at = 0; (at = text.find("FullyShardedDataParallel.", at)) != std::string::npos;) {
+    text.replace(at, 25, "Other.");
+  }
+  testing::write_file_bytes(json, text);
+  const auto out = dir_ / "rank0.ssgdt";
+  trace::import_kineto(json, out);
+  auto reader = trace::TraceReader::open(out);
+  const auto r = profile_from_trace(reader, out.string());
+  EXPECT_EQ(r.profile.sharding, "zero3");
+  EXPECT_FALSE(r.profile.has_units());
+  EXPECT_THAT(all(r.warnings), HasSubstr("no FSDP ranges naming its units: no unit column"));
+  std::int64_t total = 0;
+  for (const auto& row : r.profile.layers) total += row.grad_bytes;
+  EXPECT_EQ(total, (FsdpKinetoWriter::kRootElems + FsdpKinetoWriter::kUnitElems[0] +
+                    FsdpKinetoWriter::kUnitElems[1]) * 2);
+}
+
+TEST_F(TraceShardingTest, ARealCaptureWhenNamed) {
+  const char* capture = std::getenv("SSGD_FSDP_CAPTURE");
+  if (capture == nullptr) GTEST_SKIP() << "set SSGD_FSDP_CAPTURE to a Kineto JSON of an FSDP run";
+  const auto out = dir_ / "capture.ssgdt";
+  trace::import_kineto(capture, out);
+  auto reader = trace::TraceReader::open(out);
+  const auto r = profile_from_trace(reader, out.string());
+  trace::write_layer_profile_csv(r.profile, std::cout);
+  for (const auto& u : r.units) std::cout << "unit " << u << "\n";
+  for (const auto& w : r.warnings) std::cout << "warning: " << w << "\n";
+}
+
+}  // namespace
+}  // namespace ssgd::dag
