@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/logging.h"
 #include "dag/profile_dag_builder.h"
 #include "dag/sharded_dag_builder.h"
 #include "simulator/scenario/scenario_network.h"
@@ -169,15 +170,14 @@ void check_sharded_policy(const Scenario& scenario, const dag::CommPlan& plan) {
                     sh.strategy != ShardStrategy::kNone ? to_string(sh.strategy)
                                                         : std::to_string(sh.accumulation)));
   }
-  if (sh.per_unit_gathers() && scenario.overlap != OverlapPolicy::kWfbp &&
-      scenario.overlap != OverlapPolicy::kBsp) {
-    throw ParameterError(
-        "policy.overlap",
-        fmt::format("policy {} buckets gradients, but {} communicates each unit's gradients "
-                    "(sharding.units); use wfbp (each unit's reduce-scatter after its backward) "
-                    "or bsp (after the whole backward)",
-                    to_string(scenario.overlap), to_string(sh.strategy)));
-  }
+}
+
+// zero3 and hsdp communicate each unit's gradients after the unit's backward
+// (wfbp) or after the whole backward (bsp); a policy that buckets gradients
+// has no say there. Its plan is replaced by wfbp's, and the run says so.
+bool unit_policy_replaced(const Scenario& scenario) {
+  return scenario.sharding.per_unit_gathers() && scenario.overlap != OverlapPolicy::kWfbp &&
+         scenario.overlap != OverlapPolicy::kBsp;
 }
 
 // The node a job's communicator starts on.
@@ -364,6 +364,13 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
   if (sh.needs_sharded_dag()) {
     job.sharded = true;
     check_sharded_policy(scenario, plan);
+    if (unit_policy_replaced(scenario)) {
+      logger("sim")->warn(
+          "policy.overlap {} buckets gradients, but sharding.strategy {} reduces each unit's "
+          "gradients after the unit's backward (sharding.units): replayed as wfbp",
+          to_string(scenario.overlap), to_string(sh.strategy));
+      plan.wait_for_full_backward = false;
+    }
     job.shard_ranks = shard_ranks(sh, job.workers, scenario.gpus_per_node);
     job.shard_comm = shard_group_comm(scenario, comm, job.shard_ranks);
     CommSettings rings = comm.settings();
