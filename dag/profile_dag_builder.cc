@@ -134,11 +134,15 @@ ProfileDagBuilder::ProfileDagBuilder(const trace::LayerProfile& profile, const D
   update_.assign(P_, std::vector<TaskId>(U_));
 }
 
-std::vector<std::string> ProfileDagBuilder::layer_names() const {
+std::vector<std::string> profile_layer_names(const trace::LayerProfile& profile) {
   std::vector<std::string> names;
-  names.reserve(profile_.layers.size());
-  for (const auto& row : profile_.layers) names.push_back(row.name);
+  names.reserve(profile.layers.size());
+  for (const auto& row : profile.layers) names.push_back(row.name);
   return names;
+}
+
+std::vector<std::string> ProfileDagBuilder::layer_names() const {
+  return profile_layer_names(profile_);
 }
 
 template <class Sink>
@@ -243,14 +247,7 @@ template void ProfileDagBuilder::add_iteration<TaskBatch>(TaskBatch&);
 TaskGraph build_profile_dag(const trace::LayerProfile& profile, const DagShape& shape,
                             const CommPlan& plan) {
   ProfileDagBuilder builder(profile, shape, plan);
-  TaskGraph g;
-  const std::size_t tasks = builder.tasks_per_iteration() * static_cast<std::size_t>(shape.iterations);
-  g.reserve(tasks, builder.edges_per_iteration_hint() * static_cast<std::size_t>(shape.iterations));
-  g.set_layer_names(builder.layer_names());
-  for (const Resource& r : builder.resources()) g.add_resource(r);
-  for (std::int64_t i = 0; i < shape.iterations; ++i) builder.add_iteration(g);
-  g.finalize();
-  return g;
+  return build_every_iteration(builder, shape.iterations);
 }
 
 }  // namespace ssgd::dag

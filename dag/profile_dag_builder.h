@@ -59,6 +59,23 @@ struct DagShape {
 // large to build are still counted without overflow.
 double profile_dag_task_count(std::size_t layers, const DagShape& shape, std::size_t updates = 1);
 
+// The names of a profile's layers, in order: a graph's, for its messages.
+std::vector<std::string> profile_layer_names(const trace::LayerProfile& profile);
+
+// Every iteration of `builder` (a ProfileDagBuilder or a ShardedDagBuilder)
+// in one graph, finalized.
+template <class Builder>
+TaskGraph build_every_iteration(Builder& builder, std::int64_t iterations) {
+  TaskGraph g;
+  g.reserve(builder.tasks_per_iteration() * static_cast<std::size_t>(iterations),
+            builder.edges_per_iteration_hint() * static_cast<std::size_t>(iterations));
+  g.set_layer_names(builder.layer_names());
+  for (const Resource& r : builder.resources()) g.add_resource(r);
+  for (std::int64_t i = 0; i < iterations; ++i) builder.add_iteration(g);
+  g.finalize();
+  return g;
+}
+
 // Throws std::invalid_argument on an empty profile, non-positive workers or
 // iterations, a negative prefetch depth, or a plan naming a layer the
 // profile does not have. The graph

@@ -129,10 +129,7 @@ ShardedDagBuilder::ShardedDagBuilder(const trace::LayerProfile& profile, const D
 }
 
 std::vector<std::string> ShardedDagBuilder::layer_names() const {
-  std::vector<std::string> names;
-  names.reserve(profile_.layers.size());
-  for (const auto& row : profile_.layers) names.push_back(row.name);
-  return names;
+  return profile_layer_names(profile_);
 }
 
 bool ShardedDagBuilder::reaches_forward(const Task& task) const {
@@ -325,15 +322,7 @@ template void ShardedDagBuilder::add_iteration<TaskBatch>(TaskBatch&);
 TaskGraph build_sharded_dag(const trace::LayerProfile& profile, const DagShape& shape,
                             const ShardedPlan& plan) {
   ShardedDagBuilder builder(profile, shape, plan);
-  TaskGraph g;
-  const std::size_t tasks =
-      builder.tasks_per_iteration() * static_cast<std::size_t>(shape.iterations);
-  g.reserve(tasks, builder.edges_per_iteration_hint() * static_cast<std::size_t>(shape.iterations));
-  g.set_layer_names(builder.layer_names());
-  for (const Resource& r : builder.resources()) g.add_resource(r);
-  for (std::int64_t i = 0; i < shape.iterations; ++i) builder.add_iteration(g);
-  g.finalize();
-  return g;
+  return build_every_iteration(builder, shape.iterations);
 }
 
 }  // namespace ssgd::dag

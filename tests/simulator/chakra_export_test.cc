@@ -25,9 +25,9 @@ class ChakraExportTest : public ssgd::testing::TempDirTest {
   void SetUp() override {
     TempDirTest::SetUp();
     profile_.layers.push_back(
-        {0, "l0", Duration(1'000'400), Duration(2'000'600), 4 << 20, std::nullopt});
+        {0, "l0", Duration(1'000'400), Duration(2'000'600), 4 << 20, std::nullopt, std::nullopt, std::nullopt});
     profile_.layers.push_back(
-        {1, "l1", Duration(3'000'000), Duration(5'000'000), 8 << 20, std::nullopt});
+        {1, "l1", Duration(3'000'000), Duration(5'000'000), 8 << 20, std::nullopt, std::nullopt, std::nullopt});
     scenario_.nodes = 2;
     scenario_.gpus_per_node = 1;
     scenario_.iterations = 1;

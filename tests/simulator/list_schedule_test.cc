@@ -65,7 +65,7 @@ Case random_case(std::mt19937_64& rng) {
   const int layers = pick(1, 5);
   for (int l = 0; l < layers; ++l) {
     c.profile.layers.push_back({l, fmt::format("l{}", l), Duration(1'000 + 300 * l),
-                                Duration(2'000 + 170 * l), 1'000'000 + 250'000 * l, std::nullopt});
+                                Duration(2'000 + 170 * l), 1'000'000 + 250'000 * l, std::nullopt, std::nullopt, std::nullopt});
   }
   c.shape.workers = pick(1, 6);
   c.shape.iterations = pick(1, 5);
@@ -372,7 +372,7 @@ TEST(ListSchedule, RefusesAGraphThatNeverFinishes) {
 // as they do from run_windowed().
 TEST(ListSchedule, ThrowsWhatTheSourceThrows) {
   trace::LayerProfile p;
-  p.layers.push_back({0, "l0", Duration(1'000), Duration(2'000), 1'000, std::nullopt});
+  p.layers.push_back({0, "l0", Duration(1'000), Duration(2'000), 1'000, std::nullopt, std::nullopt, std::nullopt});
   dag::CommPlan plan;
   plan.groups.push_back({{0}, 1'000, std::nullopt});
   dag::DagShape shape;

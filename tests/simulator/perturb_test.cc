@@ -35,7 +35,7 @@ trace::LayerProfile profile() {
   p.batch_per_gpu = 32;
   const char* names[] = {"conv1", "bn1", "fc", "head"};
   for (int l = 0; l < 4; ++l) {
-    p.layers.push_back({l, names[l], Duration(1'000'000), Duration(2'000'000), 4'000'001, std::nullopt});
+    p.layers.push_back({l, names[l], Duration(1'000'000), Duration(2'000'000), 4'000'001, std::nullopt, std::nullopt, std::nullopt});
   }
   return p;
 }

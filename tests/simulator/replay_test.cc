@@ -16,7 +16,7 @@ trace::LayerProfile profile() {
   p.batch_per_gpu = 32;
   for (int l = 0; l < 4; ++l) {
     p.layers.push_back({l, fmt::format("l{}", l), Duration(1'000'000), Duration(2'000'000),
-                        4'000'000, std::nullopt});
+                        4'000'000, std::nullopt, std::nullopt, std::nullopt});
   }
   return p;
 }

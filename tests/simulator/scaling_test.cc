@@ -33,7 +33,7 @@ trace::LayerProfile profile_of(std::int64_t batch,
   for (std::size_t l = 0; l < times.size(); ++l) {
     p.layers.push_back({static_cast<std::int64_t>(l), fmt::format("l{}", l),
                         Duration(times[l].first), Duration(times[l].second), grad_bytes,
-                        std::nullopt});
+                        std::nullopt, std::nullopt, std::nullopt});
   }
   return p;
 }

@@ -20,7 +20,7 @@ trace::LayerProfile profile(int layers, std::int64_t grad_bytes) {
   trace::LayerProfile p;
   for (int l = 0; l < layers; ++l) {
     p.layers.push_back({l, fmt::format("l{}", l), Duration(1'000'000), Duration(2'000'000),
-                        grad_bytes, std::nullopt});
+                        grad_bytes, std::nullopt, std::nullopt, std::nullopt});
   }
   return p;
 }

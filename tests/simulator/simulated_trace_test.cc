@@ -29,9 +29,9 @@ class SimulatedTraceTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("ssgd_simulated_trace_test_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
     profile_.model = "threenet";
-    profile_.layers.push_back({0, "conv1", Duration(150'000), Duration(310'000), 4 << 20, std::nullopt});
-    profile_.layers.push_back({1, "conv2", Duration(420'000), Duration(870'000), 16 << 20, std::nullopt});
-    profile_.layers.push_back({2, "fc", Duration(90'000), Duration(200'000), 32 << 20, std::nullopt});
+    profile_.layers.push_back({0, "conv1", Duration(150'000), Duration(310'000), 4 << 20, std::nullopt, std::nullopt, std::nullopt});
+    profile_.layers.push_back({1, "conv2", Duration(420'000), Duration(870'000), 16 << 20, std::nullopt, std::nullopt, std::nullopt});
+    profile_.layers.push_back({2, "fc", Duration(90'000), Duration(200'000), 32 << 20, std::nullopt, std::nullopt, std::nullopt});
     scenario_.nodes = 2;
     scenario_.gpus_per_node = 2;
     scenario_.iterations = 4;

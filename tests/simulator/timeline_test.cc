@@ -16,8 +16,8 @@ namespace {
 
 TEST(Timeline, ChromeTraceWithTracksPerRankAndResource) {
   trace::LayerProfile p;
-  p.layers.push_back({0, "conv \"1\"", Duration(1500), Duration(2500), 1000, std::nullopt});
-  p.layers.push_back({1, "fc", Duration(700), Duration(900), 2000, std::nullopt});
+  p.layers.push_back({0, "conv \"1\"", Duration(1500), Duration(2500), 1000, std::nullopt, std::nullopt, std::nullopt});
+  p.layers.push_back({1, "fc", Duration(700), Duration(900), 2000, std::nullopt, std::nullopt, std::nullopt});
   Scenario s;
   s.nodes = 2;
   s.gpus_per_node = 2;
@@ -57,7 +57,7 @@ TEST(Timeline, LinkTracksShowWhenEachLinkCarriesTraffic) {
   trace::LayerProfile p;
   for (int l = 0; l < 3; ++l) {
     p.layers.push_back({l, fmt::format("l{}", l), Duration(100'000), Duration(200'000),
-                        4 << 20, std::nullopt});
+                        4 << 20, std::nullopt, std::nullopt, std::nullopt});
   }
   for (const std::string model : {"analytical", "flow"}) {
     SCOPED_TRACE(model);

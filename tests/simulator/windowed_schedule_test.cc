@@ -28,7 +28,7 @@ trace::LayerProfile profile(int layers) {
   trace::LayerProfile p;
   for (int l = 0; l < layers; ++l) {
     p.layers.push_back({l, fmt::format("l{}", l), Duration(1'000 + 300 * l),
-                        Duration(2'000 + 170 * l), 1'000'000 + 250'000 * l, std::nullopt});
+                        Duration(2'000 + 170 * l), 1'000'000 + 250'000 * l, std::nullopt, std::nullopt, std::nullopt});
   }
   return p;
 }
