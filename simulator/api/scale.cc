@@ -211,6 +211,7 @@ ScaleResult run_sweep(const trace::LayerProfile& profile, const SweepPlan& p,
     row.speedup = f.speedup;
     row.efficiency = f.efficiency;
     out.rows.push_back({row, r.breakdown.exposed_comm, r.memory, r.gpu_memory});
+    out.sharding = r.sharding;
   }
   seconds = since(t0);
   return out;

@@ -327,7 +327,12 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
         fmt::format("1 GPU: {} at batch {}", format_duration(*r.single_worker_iteration_time),
                     r.single_worker_batch));
     row("scaling efficiency", fmt::format("{:.1f}%", 100 * r.scaling_efficiency),
-        fmt::format("{} scaling: speedup / {} GPUs", to_string(r.scaling_mode), r.workers));
+        fmt::format("{} scaling: speedup / {} GPUs{}", to_string(r.scaling_mode), r.workers,
+                    r.scaling_efficiency > 1 && r.shard_ranks > 1
+                        ? fmt::format("; above 100%: each GPU's optimizer steps on 1/{} of the "
+                                      "parameters ({}), the one GPU's on all of them",
+                                      r.shard_ranks, r.sharding)
+                        : std::string()));
   }
   row("  compute", format_duration(r.breakdown.compute), fmt::format("{:5.1f}%", percent_of(r.breakdown.compute, it)));
   row("  exposed comm", format_duration(r.breakdown.exposed_comm),

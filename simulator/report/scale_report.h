@@ -42,6 +42,7 @@ struct ScaleResult {
   std::int64_t gpus_per_node = 1;  // the scenario's
   ScalingRow single_gpu;           // the baseline every row is compared with
   std::vector<ScaleRow> rows;      // in the order of --gpus
+  std::string sharding = "none";   // sharding.strategy as replayed
 };
 
 // {input: {path, model}, scenario_file, mode, reference_batch, batch_given,

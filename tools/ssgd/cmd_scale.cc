@@ -61,6 +61,12 @@ void print_sweep(const sim::ScaleResult& r, double seconds, std::ostream& out) {
   std::vector<sim::ScalingRow> table;
   for (const auto& row : r.rows) table.push_back(row.row);
   sim::print_scaling_table(table, "  ", out);
+  bool above = false;
+  for (const auto& row : r.rows) above = above || row.row.efficiency.value_or(0) > 1;
+  if (above && r.sharding != "none") {
+    out << fmt::format("  efficiency above 100%: under {} each GPU's optimizer steps on its shard "
+                       "of the parameters, the one GPU's on all of them\n", r.sharding);
+  }
   // One GPU's memory at each count: the sharded state shrinks as GPUs are added.
   out << "\n  memory per GPU:";
   bool unknown_activations = false;
