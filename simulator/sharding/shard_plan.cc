@@ -98,6 +98,9 @@ std::int64_t shard_ranks(const ShardSettings& settings, std::int64_t workers,
     case ShardStrategy::kZero3: return workers;
     case ShardStrategy::kHsdp: break;
   }
+  // One GPU is its own shard group, whatever the group (the one-GPU baseline
+  // of a job whose groups are larger).
+  if (workers == 1) return 1;
   const std::int64_t g = settings.group.value_or(std::min(gpus_per_node, workers));
   if (g < 1 || workers % g != 0) {
     throw ParameterError("sharding.group",

@@ -53,9 +53,9 @@ std::vector<std::int64_t> layer_params(const trace::LayerProfile& profile);
 // The units' `gather` is left at -1.
 std::vector<dag::ShardUnit> make_units(const trace::LayerProfile& profile, const UnitsChoice& choice);
 
-// The ranks one shard spans: 1 (none), P (zero1..zero3) or G (hsdp).
-// Throws ParameterError (sharding.group) when G does not divide P or is
-// below 1.
+// The ranks one shard spans: 1 (none, or a job of one GPU), P (zero1..zero3)
+// or G (hsdp). Throws ParameterError (sharding.group) when G does not divide
+// P or is below 1.
 std::int64_t shard_ranks(const ShardSettings& settings, std::int64_t workers,
                          std::int64_t gpus_per_node);
 

@@ -394,6 +394,11 @@ TEST(ShardedProfile, CapturedStrategyIsTheDefault) {
   EXPECT_EQ(r.shard_ranks, 2);
   EXPECT_EQ(r.shard_units, 3);
   EXPECT_EQ(r.precision, "bf16");
+  // The one-GPU baseline is its own shard group, whatever the profile's group.
+  const ReplayResult with_baseline = replay(
+      p, scenario({"cluster.nodes=4", "cluster.gpus_per_node=2", "iterations=2"}), ReplayOptions{});
+  ASSERT_TRUE(with_baseline.single_worker_iteration_time.has_value());
+  EXPECT_GT(with_baseline.scaling_efficiency, 0);
   const ReplayResult z = run(p, {"cluster.nodes=4", "cluster.gpus_per_node=2", "iterations=2",
                                  "sharding.strategy=zero3"});
   EXPECT_EQ(z.sharding, "zero3");
