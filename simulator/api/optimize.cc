@@ -130,7 +130,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> also_keys(const Op
     }
     if (key == a.param) throw request_error("--also", entry, "the key --param searches already");
     std::vector<std::string> values;
-    for (const auto v : split_list(entry.substr(eq + 1))) {
+    const std::string listed = entry.substr(eq + 1);  // split_list's views point into it
+    for (const auto v : split_list(listed)) {
       if (v.empty()) throw request_error("--also", entry, "an empty value");
       values.emplace_back(v);
     }
