@@ -41,7 +41,8 @@ nlohmann::json sharding_json(const ReplayResult& r, const ShardSettings& s) {
           {"accumulation", r.accumulation},
           {"no_sync", s.no_sync},
           {"activation_checkpointing", s.activation_checkpointing},
-          {"optimizer", to_string(s.optimizer)},
+          {"optimizer", to_string(s.optimizer_or_assumed())},
+          {"optimizer_assumed", !s.optimizer.has_value()},
           {"precision", r.precision},
           {"reduce_dtype", r.reduce_dtype},
           {"gather_dtype", r.gather_dtype}};
@@ -79,7 +80,8 @@ void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, st
       fmt::format("{}{}", r.precision,
                   grads_sharded ? fmt::format(", 1/{} shard", m.shard_ranks) : std::string()));
   row("  optimizer state", format_bytes(m.optimizer_state),
-      fmt::format("{}: {} B per parameter{}", to_string(s.optimizer), m.optimizer_bytes_per_param,
+      fmt::format("{}{}: {} B per parameter{}", to_string(s.optimizer_or_assumed()),
+                  s.optimizer ? "" : " (assumed: set workload.optimizer)", m.optimizer_bytes_per_param,
                   r.sharding != "none" ? fmt::format(", 1/{} shard", m.shard_ranks) : std::string()));
   if (m.gathered > 0) {
     row("  gathered", format_bytes(m.gathered), "units in flight and gradients before their reduce-scatter");

@@ -662,8 +662,10 @@ constexpr std::array kKeys = {
                 set_reduce_dtype},
     ScenarioKey{"workload.gather_dtype", "fp32|bf16|fp16", "(precision)",
                 "dtype parameters are all-gathered in (zero1..hsdp)", set_gather_dtype},
-    ScenarioKey{"workload.optimizer", "sgd|momentum|adam", "adam",
-                "the optimizer's state per parameter, for the memory estimate", set_optimizer},
+    ScenarioKey{"workload.optimizer", "sgd|momentum|adam", "(adam, assumed)",
+                "the optimizer's state per parameter, for the memory estimate; unset, Adam is "
+                "assumed and the output says so",
+                set_optimizer},
     ScenarioKey{"workload.accumulation", "int", "1",
                 "micro-batches per step (1..1024), each of workload.batch_per_gpu samples",
                 set_accumulation},

@@ -21,8 +21,9 @@ MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSe
   const std::int64_t n = std::max<std::int64_t>(1, shard_ranks);
   m.shard_ranks = n;
   std::int64_t k = dtypes.precision == Dtype::kFp32 ? 0 : 4;
-  if (settings.optimizer == Optimizer::kMomentum) k += 4;
-  if (settings.optimizer == Optimizer::kAdam) k += 8;
+  const Optimizer optimizer = settings.optimizer_or_assumed();
+  if (optimizer == Optimizer::kMomentum) k += 4;
+  if (optimizer == Optimizer::kAdam) k += 8;
   m.optimizer_bytes_per_param = k;
   const ShardStrategy st = settings.strategy;
   const bool shard_optimizer = st != ShardStrategy::kNone;

@@ -54,7 +54,10 @@ struct ShardSettings {
   std::optional<Dtype> precision;                 // workload.precision (default: the profile's grad_dtype)
   std::optional<Dtype> reduce_dtype;              // workload.reduce_dtype (default: precision)
   std::optional<Dtype> gather_dtype;              // workload.gather_dtype (default: precision)
-  Optimizer optimizer = Optimizer::kAdam;         // workload.optimizer
+  // workload.optimizer; unset: Adam assumed, and every output that uses it
+  // says so (a trace does not record its optimizer).
+  std::optional<Optimizer> optimizer;
+  [[nodiscard]] Optimizer optimizer_or_assumed() const { return optimizer.value_or(Optimizer::kAdam); }
   std::int64_t accumulation = 1;                  // workload.accumulation
   bool no_sync = true;                            // workload.no_sync
   bool activation_checkpointing = false;          // workload.activation_checkpointing
