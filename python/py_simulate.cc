@@ -93,10 +93,11 @@ std::string scale(const Input& in, const std::optional<std::string>& scenario_fi
 std::string optimize(const Input& in, const std::optional<std::string>& scenario_file,
                      const std::vector<std::string>& sets, const std::string& param,
                      const std::string& values, const std::string& from, const std::string& to,
-                     std::int64_t points, bool linear, bool allow_large) {
+                     std::int64_t points, bool linear, bool allow_large,
+                     const std::vector<std::string>& also) {
   py::gil_scoped_release release;
   const sim::OptimizePlan plan = sim::plan_optimize(
-      {param, values, from, to, points, linear, {}}, [&](const std::vector<std::string>& more_sets) {
+      {param, values, from, to, points, linear, also}, [&](const std::vector<std::string>& more_sets) {
         std::vector<std::string> all = sets;
         all.insert(all.end(), more_sets.begin(), more_sets.end());
         return load_scenario(scenario_file, all, "optimize");
@@ -134,7 +135,7 @@ void bind_simulate(py::module_& m) {
         py::arg("mode"), py::arg("global_batch"), py::arg("allow_large"));
   m.def("_optimize", &optimize, py::arg("input"), py::arg("scenario"), py::arg("sets"),
         py::arg("param"), py::arg("values"), py::arg("from_"), py::arg("to"), py::arg("points"),
-        py::arg("linear"), py::arg("allow_large"));
+        py::arg("linear"), py::arg("allow_large"), py::arg("also"));
 }
 
 }  // namespace ssgd::python

@@ -175,20 +175,29 @@ def scale(input, gpus, scenario=None, *, mode=None, global_batch=None, set=None,
 
 
 def optimize(input, key, values=None, scenario=None, *, from_=None, to=None, points=20,
-             linear=False, set=None, allow_large=False, allow_truncated=False, **overrides):
+             linear=False, also=None, set=None, allow_large=False, allow_truncated=False,
+             **overrides):
     """Searches the scenario key ``key`` over ``values`` (a list, or text as
     --values takes it), or ``points`` values from ``from_`` to ``to``
-    (geometric unless ``linear``); returns the report ``ssgd optimize
-    --report`` writes, as an ``OptimizeReport``."""
+    (geometric unless ``linear``), with every combination of ``also`` (a dict
+    of more keys and their lists of values, as --also KEY=V1,V2 takes them);
+    returns the report ``ssgd optimize --report`` writes, as an
+    ``OptimizeReport``: the best is the fastest that fits platform.gpu.memory."""
     if values is None:
         values = ""
     elif not isinstance(values, str):
         values = ",".join(_set_text(v) for v in values)
+    also_flags = []
+    for k, vs in (also or {}).items():
+        if isinstance(vs, str):
+            also_flags.append(f"{k}={vs}")
+        else:
+            also_flags.append(f"{k}=" + ",".join(_set_text(v) for v in vs))
     loaded = load(input, allow_truncated)
     text = _ssgd._optimize(loaded, _path(scenario), _sets(set, overrides), key, values,
                            "" if from_ is None else _set_text(from_),
                            "" if to is None else _set_text(to), int(points), bool(linear),
-                           allow_large)
+                           allow_large, also_flags)
     return OptimizeReport(_json.loads(text))
 
 

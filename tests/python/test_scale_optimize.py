@@ -61,6 +61,19 @@ def test_optimize_equals_the_cli_report(cli_report):
     assert len(got.curve()) == 3
 
 
+def test_optimize_also_equals_the_cli_report(cli_report):
+    expected = cli_report("optimize", RESNET, "--set", "platform.preset=hgx_h100", "--set",
+                          "cluster.nodes=2", "--set", "iterations=2", "--param",
+                          "sharding.strategy", "--values", "none,zero3", "--also",
+                          "sharding.forward_prefetch=0,1")
+    got = ssgd.optimize(RESNET, "sharding.strategy", ["none", "zero3"],
+                        also={"sharding.forward_prefetch": [0, 1]}, platform__preset="hgx_h100",
+                        cluster__nodes=2, iterations=2)
+    assert got == expected
+    assert [p["value"] for p in got["curve"]][1] == "none sharding.forward_prefetch=1"
+    assert all(p["fits"] is True for p in got["curve"])
+
+
 def test_optimize_from_to_equals_the_cli_report(cli_report):
     expected = cli_report("optimize", RESNET, "--scenario", SCENARIO, "--param", "cluster.nodes",
                           "--from", "1", "--to", "8", "--points", "4")
