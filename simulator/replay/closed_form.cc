@@ -6,13 +6,13 @@
 #include "simulator/replay/job_graph.h"
 
 namespace ssgd::sim {
-namespace {
-
-Duration sum(const std::vector<Duration>& v) {
+Duration sum_of(const std::vector<Duration>& v) {
   Duration s;
   for (auto d : v) s += d;
   return s;
 }
+
+namespace {
 
 void check(const LayerTimes& t) {
   if (t.forward.empty() || t.forward.size() != t.backward.size() ||
@@ -34,12 +34,12 @@ Duration wfbp_iteration_time(const LayerTimes& t) {
     tau_c = max(tau_c + t.comm[k + 1], tau_b + t.backward[k]);
   }
   const Duration exposed = tau_c + t.comm[0] - tau_b - t.backward[0];
-  return t.io + t.h2d + sum(t.forward) + sum(t.backward) + exposed + t.update;
+  return t.io + t.h2d + sum_of(t.forward) + sum_of(t.backward) + exposed + t.update;
 }
 
 Duration bsp_iteration_time(const LayerTimes& t) {
   check(t);
-  return t.io + t.h2d + sum(t.forward) + sum(t.backward) + sum(t.comm) + t.update;
+  return t.io + t.h2d + sum_of(t.forward) + sum_of(t.backward) + sum_of(t.comm) + t.update;
 }
 
 Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t,

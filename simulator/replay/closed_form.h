@@ -37,6 +37,9 @@ struct LayerTimes {
   Duration io, h2d, update;
 };
 
+// The durations added up.
+Duration sum_of(const std::vector<Duration>& v);
+
 Duration wfbp_iteration_time(const LayerTimes& t);
 Duration bsp_iteration_time(const LayerTimes& t);
 

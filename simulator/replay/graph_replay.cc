@@ -133,9 +133,11 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
     // The modelled collectives run on the model's network, each with its
     // own operation.
     network = comm.model().open(engine, comm.platform(), comm.planner(), {});
-    executor = std::make_unique<CollectiveExecutor>(*network, comm, [&dag](const dag::Task& task) {
-      return *modelled_op(dag->comm[static_cast<std::size_t>(task.group)].op);
-    });
+    executor = std::make_unique<CollectiveExecutor>(
+        *network, comm, [&dag, &comm](const dag::Task& task) {
+          return comm.call(*modelled_op(dag->comm[static_cast<std::size_t>(task.group)].op),
+                           static_cast<double>(task.bytes));
+        });
     sched.executor = executor.get();
   }
   const auto t1 = std::chrono::steady_clock::now();

@@ -204,12 +204,6 @@ std::shared_ptr<const CommModel> shard_group_comm(const Scenario& scenario, cons
                                            first_node_of(comm), shards / g);
 }
 
-Duration sum_times(const std::vector<Duration>& v) {
-  Duration s;
-  for (auto d : v) s += d;
-  return s;
-}
-
 // The closed forms of a sharded or accumulating step (docs/sharding.md),
 // where it has one; `t` holds the step's layer times (comm left zero) and the
 // update on one shard.
@@ -220,7 +214,7 @@ std::optional<Duration> sharded_closed_form(const Scenario& scenario, const dag:
   const auto k = plan.accumulation;
   if (scenario.policy.prefetch_depth != 0 || (!plan.no_sync && k > 1)) return std::nullopt;
   const Duration io = t.io + t.h2d;
-  const Duration pass = sum_times(t.forward) + sum_times(t.backward);
+  const Duration pass = sum_of(t.forward) + sum_of(t.backward);
   const Duration earlier = (io + pass) * (k - 1);  // micro-batches before the last
   if (workers < 2) return earlier + io + pass + t.update;
   if (!sh.per_unit_gathers()) {
@@ -379,6 +373,7 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
         comm.shared_platform(), rings, first_node_of(comm), comm.workers() / scenario.gpus_per_node);
     sharded_plan = make_sharded_plan(profile, sh, dtypes, plan, job.workers, job.shard_ranks);
     job.collectives = sharded_plan.collectives;
+    job.shard_units = static_cast<std::int64_t>(sharded_plan.units.size());
     // The optimizer steps on one shard.
     const std::int64_t n = job.shard_ranks;
     shape.update = Duration((shape.update.ns() + n / 2) / n);
@@ -493,8 +488,16 @@ bool CollectiveExecutor::handles(const dag::Task& task) const {
 
 CollectiveCall CollectiveExecutor::call_of(const dag::Task& task) const {
   if (call_of_) return call_of_(task);
-  const CollectiveOp op = op_of_ ? op_of_(task) : CollectiveOp::kAllReduce;
-  return comm_.call(op, static_cast<double>(task.bytes));
+  return comm_.call(CollectiveOp::kAllReduce, static_cast<double>(task.bytes));
+}
+
+std::unique_ptr<CollectiveExecutor> job_executor(NetworkRun& network, const JobGraph& job,
+                                                 const CommModel& comm) {
+  if (!job.sharded) return std::make_unique<CollectiveExecutor>(network, comm);
+  return std::make_unique<CollectiveExecutor>(
+      network, comm, [&job, &comm](const dag::Task& task) {
+        return sharded_call(job, comm, task.group);
+      });
 }
 
 void CollectiveExecutor::start(dag::TaskId, const dag::Task& task, std::function<void()> finished) {

@@ -75,6 +75,7 @@ struct JobGraph {
   std::shared_ptr<const CommModel> shard_comm;
   std::shared_ptr<const CommModel> replica_comm;  // HSDP's all-reduce across the groups: rings
   std::int64_t shard_ranks = 1;
+  std::int64_t shard_units = 0;  // units gathered (zero3, hsdp), else 0
   std::optional<Duration> sharded_closed_form;
 };
 
@@ -112,16 +113,13 @@ JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& sce
 
 // Runs a job's modelled collectives on a network model's network (a model
 // whose collectives share links: NetworkModel::open): the S-SGD DAG's
-// gradient all-reduces, or, with `op_of`, each task's own operation (an
-// execution graph's, simulator/replay/graph_replay.h).
+// gradient all-reduces of each task's bytes, or, with `call_of`, each task's
+// own call (a sharded job's, job_executor(); an execution graph's,
+// simulator/replay/graph_replay.h).
 class CollectiveExecutor : public TaskExecutor {
  public:
-  using OpOf = std::function<CollectiveOp(const dag::Task&)>;
   using CallOf = std::function<CollectiveCall(const dag::Task&)>;
-  CollectiveExecutor(NetworkRun& network, const CommModel& comm, OpOf op_of = {})
-      : network_(network), comm_(comm), op_of_(std::move(op_of)) {}
-  // Each task's call made by `call_of` (a sharded job's: sharded_call()).
-  CollectiveExecutor(NetworkRun& network, const CommModel& comm, CallOf call_of)
+  CollectiveExecutor(NetworkRun& network, const CommModel& comm, CallOf call_of = {})
       : network_(network), comm_(comm), call_of_(std::move(call_of)) {}
   [[nodiscard]] bool handles(const dag::Task& task) const override;
   void start(dag::TaskId id, const dag::Task& task, std::function<void()> finished) override;
@@ -134,9 +132,14 @@ class CollectiveExecutor : public TaskExecutor {
 
   NetworkRun& network_;
   const CommModel& comm_;
-  OpOf op_of_;
   CallOf call_of_;
 };
+
+// The executor of `job`'s collectives on `network`: each a gradient
+// all-reduce, or a sharded job's own call (sharded_call()). `job` and `comm`
+// must outlive it.
+std::unique_ptr<CollectiveExecutor> job_executor(NetworkRun& network, const JobGraph& job,
+                                                 const CommModel& comm);
 
 struct IterationEnds {
   std::vector<Time> end;                       // per iteration: its last update, over all ranks

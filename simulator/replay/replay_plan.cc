@@ -70,17 +70,15 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
   out.precision = to_string(dtypes.precision);
   out.reduce_dtype = to_string(dtypes.reduce);
   out.gather_dtype = to_string(dtypes.gather);
-  if (scenario.sharding.per_unit_gathers()) {
-    out.shard_units = static_cast<std::int64_t>(make_units(profile, scenario.sharding.units).size());
-  }
+  out.shard_units = job.shard_units;
   // Activations were recorded at the input's batch (the reference); a GPU
   // computes the planned one.
   const double activation_scale =
       plan.batch.reference_batch > 0 ? static_cast<double>(plan.batch.per_gpu_batch) /
                                            static_cast<double>(plan.batch.reference_batch)
                                      : 1.0;
-  out.memory = estimate_memory(profile_in_dtype(profile, dtypes.reduce), scenario.sharding, dtypes,
-                               job.shard_ranks, activation_scale);
+  out.memory =
+      estimate_memory(profile, scenario.sharding, dtypes, job.shard_ranks, activation_scale);
   out.gpu_memory = comm.platform().spec().node.gpu_memory;
   if (job.sharded && scenario.sharding.strategy != ShardStrategy::kNone && out.comm_replayed) {
     out.comm_replayed = false;

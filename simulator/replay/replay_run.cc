@@ -58,15 +58,7 @@ bool run(const Build& build, const ReplayOptions& options, Run& run,
                                       : std::vector<bool>{};
   if (comm.model().shares_links() && out.workers > 1) {
     run.network = comm.model().open(run.engine, platform, comm.planner(), run.tracked);
-    if (build.job.sharded) {
-      const JobGraph& job = build.job;
-      run.executor = std::make_unique<CollectiveExecutor>(
-          *run.network, comm, CollectiveExecutor::CallOf([&job, &comm](const dag::Task& task) {
-            return sharded_call(job, comm, task.group);
-          }));
-    } else {
-      run.executor = std::make_unique<CollectiveExecutor>(*run.network, comm);
-    }
+    run.executor = job_executor(*run.network, build.job, comm);
     sched_opts.executor = run.executor.get();
   }
   const JobGraph& job = build.job;

@@ -118,18 +118,7 @@ RunOutcome run(const Platform& platform, const std::vector<TrainingJob*>& traini
   std::vector<ScheduleOptions> options;
   auto remaining = std::make_shared<std::size_t>(training.size());
   for (TrainingJob* j : training) {
-    if (j->graph.sharded) {
-      // Each collective of a sharded step runs its own operation over its
-      // scope (sharded_call).
-      const JobGraph& job = j->graph;
-      const CommModel& comm = *j->comm;
-      executors.push_back(std::make_unique<CollectiveExecutor>(
-          *network, comm, CollectiveExecutor::CallOf([&job, &comm](const dag::Task& task) {
-            return sharded_call(job, comm, task.group);
-          })));
-    } else {
-      executors.push_back(std::make_unique<CollectiveExecutor>(*network, *j->comm));
-    }
+    executors.push_back(job_executor(*network, j->graph, *j->comm));
     graphs.push_back(j->graph.graph.get());
     ScheduleOptions o;
     o.executor = executors.back().get();

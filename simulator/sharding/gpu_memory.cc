@@ -43,13 +43,13 @@ MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSe
   const std::int64_t largest_unit = *std::max_element(unit_params.begin(), unit_params.end());
   if (shard_grads) {
     // One unit's (or, ZeRO-2, one bucket's) gradients before their reduce-scatter.
-    std::int64_t bucket = 0;
+    std::int64_t bucket = 0;  // in parameters
     if (settings.per_unit_gathers()) {
-      bucket = largest_unit * dtype_bytes(dtypes.reduce);
+      bucket = largest_unit;
     } else {
-      for (const auto& row : profile.layers) bucket = std::max(bucket, row.grad_bytes);
+      for (auto p : params) bucket = std::max(bucket, p);
     }
-    m.gathered += bucket;
+    m.gathered += bucket * dtype_bytes(dtypes.reduce);
   }
   if (shard_params) {
     const std::int64_t g = dtype_bytes(dtypes.gather);

@@ -56,9 +56,9 @@ struct MemoryEstimate {
 inline constexpr const char* kMemoryLeftOut =
     "CUDA context, NCCL buffers, allocator reserve and fragmentation, temporary buffers";
 
-// `profile` in the reduce dtype (profile_in_dtype); `activation_scale`
-// multiplies the profile's activations (the batch a GPU computes over the
-// profile's).
+// `activation_scale` multiplies the profile's activations (the batch a GPU
+// computes over the profile's). The parameters are counted in the profile's
+// own dtype (layer_params), the gradients held and sent in `dtypes`.
 MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSettings& settings,
                                const StepDtypes& dtypes, std::int64_t shard_ranks,
                                double activation_scale = 1.0);
