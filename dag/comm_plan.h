@@ -21,7 +21,6 @@ namespace ssgd::dag {
 // the P / G replicas, G such collectives at once).
 enum class CommOp : std::uint8_t { kAllReduce, kReduceScatter, kAllGather };
 enum class CommScope : std::uint8_t { kJob, kShardGroup, kReplicas };
-const char* to_string(CommOp op);
 
 struct CommGroup {
   std::vector<std::int32_t> layers;  // profile rows whose gradients (or parameters) it carries

@@ -114,7 +114,6 @@ class ShardedDagBuilder {
   [[nodiscard]] std::size_t tasks_per_rank() const {
     return static_cast<std::size_t>(K_) * (2 * static_cast<std::size_t>(L_) + 2) + 1;
   }
-  [[nodiscard]] std::size_t collectives_per_iteration() const { return collectives_; }
   [[nodiscard]] std::size_t edges_per_iteration_hint() const {
     return tasks_per_iteration_ + 3 * collectives_ * static_cast<std::size_t>(P_);
   }

@@ -48,16 +48,6 @@ nlohmann::json sharding_json(const ReplayResult& r, const ShardSettings& s) {
           {"gather_dtype", r.gather_dtype}};
 }
 
-std::string memory_text(const MemoryEstimate& m, std::int64_t gpu_memory) {
-  const std::string total = format_bytes(m.total());
-  const std::string plus = m.activations ? "" : " + activations";
-  if (gpu_memory <= 0) {
-    return fmt::format("{}{} (GPU memory unknown: set platform.gpu.memory)", total, plus);
-  }
-  return fmt::format("{}{} of {} ({:.0f}%)", total, plus, format_bytes(gpu_memory),
-                     100.0 * static_cast<double>(m.total()) / static_cast<double>(gpu_memory));
-}
-
 void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, std::ostream& out) {
   const MemoryEstimate& m = r.memory;
   const auto row = [&out](std::string_view name, std::string_view value, std::string_view note) {

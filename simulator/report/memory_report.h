@@ -25,9 +25,6 @@ nlohmann::json memory_json(const MemoryEstimate& memory, std::int64_t gpu_memory
 // The scenario's sharding as replayed (strategy, shard ranks, units, dtypes, knobs).
 nlohmann::json sharding_json(const ReplayResult& r, const ShardSettings& s);
 
-// "12.3 GiB of 80.0 GiB (15%)", "12.3 GiB (GPU memory unknown: platform.gpu.memory)"; a
-// trailing "+ activations" when they are unknown.
-std::string memory_text(const MemoryEstimate& memory, std::int64_t gpu_memory);
 // The sharding line and the memory rows of simulate's summary.
 void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, std::ostream& out);
 
