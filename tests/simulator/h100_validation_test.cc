@@ -15,26 +15,17 @@
 #include <filesystem>
 #include <string>
 
-#include "common/logging.h"
 #include "tests/support/captured_dataset_rows.h"
 
 namespace ssgd::sim {
 namespace {
 
-namespace fs = std::filesystem;
-const fs::path kDataset = fs::path(SSGD_SOURCE_DIR) / "traces/datasets/h100-pytorch";
-
-class H100Validation : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    set_log_levels("error");  // each replay warns that one GPU communicates nothing
-    data_ = new testing::CapturedRows(testing::replay_captured_dataset(kDataset));
+struct H100Dataset {
+  static std::filesystem::path path() {
+    return std::filesystem::path(SSGD_SOURCE_DIR) / "traces/datasets/h100-pytorch";
   }
-  static void TearDownTestSuite() { delete data_; }
-  static const testing::CapturedRow& row(const std::string& id) { return data_->rows.at(id); }
-
-  static inline testing::CapturedRows* data_ = nullptr;
 };
+using H100Validation = testing::CapturedDatasetTest<H100Dataset>;
 
 TEST_F(H100Validation, DatasetIsIntact) {
   EXPECT_EQ(data_->problems, 0u);

@@ -16,26 +16,17 @@
 #include <filesystem>
 #include <string>
 
-#include "common/logging.h"
 #include "tests/support/captured_dataset_rows.h"
 
 namespace ssgd::sim {
 namespace {
 
-namespace fs = std::filesystem;
-const fs::path kDataset = fs::path(SSGD_SOURCE_DIR) / "traces/datasets/h200-pytorch";
-
-class H200Validation : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    set_log_levels("error");  // each replay warns that one GPU communicates nothing
-    data_ = new testing::CapturedRows(testing::replay_captured_dataset(kDataset));
+struct H200Dataset {
+  static std::filesystem::path path() {
+    return std::filesystem::path(SSGD_SOURCE_DIR) / "traces/datasets/h200-pytorch";
   }
-  static void TearDownTestSuite() { delete data_; }
-  static const testing::CapturedRow& row(const std::string& id) { return data_->rows.at(id); }
-
-  static inline testing::CapturedRows* data_ = nullptr;
 };
+using H200Validation = testing::CapturedDatasetTest<H200Dataset>;
 
 TEST_F(H200Validation, DatasetIsIntact) {
   EXPECT_EQ(data_->problems, 0u);

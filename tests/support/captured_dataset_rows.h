@@ -11,6 +11,9 @@
 #include <map>
 #include <string>
 
+#include <gtest/gtest.h>
+
+#include "common/logging.h"
 #include "simulator/dataset/dataset_replay.h"
 #include "traces/dataset/dataset_check.h"
 
@@ -59,5 +62,20 @@ inline void print_captured_rows(const CapturedRows& rows) {
                 r.predicted_ms, r.captured_ms, r.own_error(), r.untraced_ms, r.untraced_error());
   }
 }
+
+// A test suite over one captured dataset, replayed once for all its tests:
+// `Dataset::path()` names its folder.
+template <class Dataset>
+class CapturedDatasetTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    set_log_levels("error");  // each replay warns that one GPU communicates nothing
+    data_ = new CapturedRows(replay_captured_dataset(Dataset::path()));
+  }
+  static void TearDownTestSuite() { delete data_; }
+  static const CapturedRow& row(const std::string& id) { return data_->rows.at(id); }
+
+  static inline CapturedRows* data_ = nullptr;
+};
 
 }  // namespace ssgd::testing
