@@ -260,37 +260,33 @@ CollectiveOp collective_op(dag::CommOp op) {
   return CollectiveOp::kAllReduce;
 }
 
-namespace {
-
-// The communicator and bytes a sharded job's collective `c` runs on.
-std::pair<const CommModel*, double> sharded_target(const JobGraph& job, const CommModel& comm,
-                                                   std::int32_t c) {
+ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::int32_t c) {
   const dag::CommGroup& g = job.collectives[static_cast<std::size_t>(c)];
+  const CollectiveOp op = collective_op(g.op);
   const auto bytes = static_cast<double>(g.bytes);
   switch (g.scope) {
-    case dag::CommScope::kJob: return {&comm, bytes};
-    case dag::CommScope::kShardGroup: return {job.shard_comm.get(), bytes};
+    case dag::CommScope::kJob: return {&comm, op, bytes, comm.workers()};
+    case dag::CommScope::kShardGroup: return {job.shard_comm.get(), op, bytes, job.shard_ranks};
     case dag::CommScope::kReplicas: {
       const auto p = static_cast<double>(comm.workers());
       const auto shards = static_cast<double>(job.shard_ranks);
       const double replicas = p / shards;
       // S G (R - 1) / (P - 1) with S = G x one shard's bytes: see job_graph.h.
-      return {job.replica_comm.get(), bytes * shards * shards * (replicas - 1) / (p - 1)};
+      return {job.replica_comm.get(), op, bytes * shards * shards * (replicas - 1) / (p - 1),
+              comm.workers() / job.shard_ranks};
     }
   }
-  return {&comm, bytes};
+  return {&comm, op, bytes, comm.workers()};
 }
 
-}  // namespace
-
 CollectiveCall sharded_call(const JobGraph& job, const CommModel& comm, std::int32_t c) {
-  const auto [model, bytes] = sharded_target(job, comm, c);
-  return model->call(collective_op(job.collectives[static_cast<std::size_t>(c)].op), bytes);
+  const ShardedTarget t = sharded_target(job, comm, c);
+  return t.comm->call(t.op, t.bytes);
 }
 
 Duration sharded_time(const JobGraph& job, const CommModel& comm, std::int32_t c) {
-  const auto [model, bytes] = sharded_target(job, comm, c);
-  return model->isolated_time(collective_op(job.collectives[static_cast<std::size_t>(c)].op), bytes);
+  const ShardedTarget t = sharded_target(job, comm, c);
+  return t.comm->isolated_time(t.op, t.bytes);
 }
 
 JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& scenario,

@@ -90,6 +90,13 @@ CollectiveOp collective_op(dag::CommOp op);
 // bytes on every node's NICs, so this one puts 2 (R - 1) / R x S there, as
 // the G rings of R ranks do together; its latency terms are those of P ranks
 // (docs/sharding.md).
+struct ShardedTarget {
+  const CommModel* comm = nullptr;  // the job's, the shard group's or the rings across groups
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  double bytes = 0;                 // what the call carries (HSDP across groups: see above)
+  std::int64_t ranks = 1;           // the ranks one such collective spans, for its bus factor
+};
+ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::int32_t c);
 CollectiveCall sharded_call(const JobGraph& job, const CommModel& comm, std::int32_t c);
 Duration sharded_time(const JobGraph& job, const CommModel& comm, std::int32_t c);
 

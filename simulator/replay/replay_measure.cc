@@ -99,15 +99,11 @@ std::vector<Unit> collective_units(const std::vector<CommRun>& comm, const Run& 
 }
 
 // What a modelled collective runs: a replicated job's all-reduce of its
-// bytes, or a sharded job's collective (sharded_call). Keyed by the sharded
+// bytes, or a sharded job's collective (sharded_target). Keyed by the sharded
 // collective's index (-1 for a replicated all-reduce) and the bytes.
 using SizeKey = std::pair<std::int32_t, double>;
 SizeKey size_key(const Build& build, const dag::Task& task, double bytes) {
   return {build.job.sharded ? task.group : -1, bytes};
-}
-CollectiveCall key_call(const Build& build, const SizeKey& key) {
-  return key.first >= 0 ? sharded_call(build.job, build.comm, key.first)
-                        : build.comm.call(CollectiveOp::kAllReduce, key.second);
 }
 // The analytical link traffic of `times` such collectives.
 void add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<double>& into,
@@ -116,12 +112,8 @@ void add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<doub
     build.comm.add_link_bytes(CollectiveOp::kAllReduce, key.second, into, times);
     return;
   }
-  const dag::CommGroup& g = build.job.collectives[static_cast<std::size_t>(key.first)];
-  const CollectiveCall call = key_call(build, key);
-  const CommModel& model = g.scope == dag::CommScope::kShardGroup ? *build.job.shard_comm
-                           : g.scope == dag::CommScope::kReplicas  ? *build.job.replica_comm
-                                                                   : build.comm;
-  model.add_link_bytes(call.op, call.bytes, into, times);
+  const ShardedTarget t = sharded_target(build.job, build.comm, key.first);
+  t.comm->add_link_bytes(t.op, t.bytes, into, times);
 }
 
 // The collectives of the first iteration (count and isolated time) and of the
@@ -145,28 +137,18 @@ std::map<SizeKey, double> measure_collectives(const Build& build, const std::vec
     CollectiveRecord rec;
     rec.group = task.group;
     rec.bytes = u.bytes;
-    CollectiveOp op = CollectiveOp::kAllReduce;
-    const CommModel* model = &build.comm;
-    double run_bytes = bytes;
-    std::int64_t ranks = out.workers;
+    ShardedTarget t{&build.comm, CollectiveOp::kAllReduce, bytes, out.workers};
     if (build.job.sharded) {
-      const dag::CommGroup& g = build.job.collectives[static_cast<std::size_t>(task.group)];
-      op = collective_op(g.op);
-      rec.op = to_string(op);
-      rec.scope = g.scope == dag::CommScope::kJob          ? "job"
-                  : g.scope == dag::CommScope::kShardGroup ? "shard_group"
-                                                           : "replicas";
-      if (g.scope == dag::CommScope::kShardGroup) {
-        model = build.job.shard_comm.get();
-        ranks = build.job.shard_ranks;
-      } else if (g.scope == dag::CommScope::kReplicas) {
-        model = build.job.replica_comm.get();
-        run_bytes = sharded_call(build.job, build.comm, task.group).bytes;
-        ranks = out.workers / build.job.shard_ranks;
-      }
+      const dag::CommScope scope =
+          build.job.collectives[static_cast<std::size_t>(task.group)].scope;
+      t = sharded_target(build.job, build.comm, task.group);
+      rec.op = to_string(t.op);
+      rec.scope = scope == dag::CommScope::kJob          ? "job"
+                  : scope == dag::CommScope::kShardGroup ? "shard_group"
+                                                         : "replicas";
     }
     if (task.duration_modelled && bytes > 0 && out.workers > 1) {
-      auto how = model->run_description(op, run_bytes);
+      auto how = t.comm->run_description(t.op, t.bytes);
       rec.algorithm = std::move(how.algorithm);
       rec.protocol = std::move(how.protocol);
       rec.channels = how.channels;
@@ -177,7 +159,7 @@ std::map<SizeKey, double> measure_collectives(const Build& build, const std::vec
     rec.replayed = !task.duration_modelled;
     if (rec.time > Duration::zero()) {
       rec.algbw_bytes_per_s = bytes / (static_cast<double>(rec.time.ns()) * 1e-9);
-      rec.busbw_bytes_per_s = rec.algbw_bytes_per_s * bus_bandwidth_factor(op, ranks);
+      rec.busbw_bytes_per_s = rec.algbw_bytes_per_s * bus_bandwidth_factor(t.op, t.ranks);
     }
     out.collectives.push_back(std::move(rec));
   }
