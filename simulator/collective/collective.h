@@ -81,7 +81,7 @@ struct CollectiveShape {
                                     // else on a node of its own
   std::int64_t cpu_servers = 0;     // 0 <= C <= K: the last C servers run on nodes of their own
                                     // (CPU machines) even when servers_colocated (byteps)
-  std::int64_t root = 0;            // broadcast root, 0 <= root < P
+  std::int64_t root = 0;            // broadcast and reduce root, 0 <= root < P
 
   [[nodiscard]] std::int64_t nodes() const { return ranks / ranks_per_node; }
 };

@@ -10,8 +10,11 @@
 //                   message cut into P-1 chunks: step t moves chunk t-h over
 //                   hop h, so 2(P-1)-1 steps each moving M/(P-1) per active hop
 //                   T = (2P-3) (alpha + M/(P-1) beta)
-//   reduce          the broadcast's pipeline toward the root,
-//                   root+1 -> ... -> root-1 -> root: the same steps
+//   reduce          as gloo runs it (gloo/reduce.cc): a ring reduce-scatter
+//                   (P-1 steps of M/P), then every rank sends the reduced
+//                   chunk it holds to the root, all at once (one step in
+//                   which the root receives (P-1)/P M)
+//                   T = P alpha + 2(P-1)/P M beta
 //   all_to_all      pairwise exchange: step s = 1..P-1 sends rank r's block
 //                   for r+s, M/P:  T = (P-1) alpha + (P-1)/P M beta
 // (Thakur, Rabenseifner and Gropp, "Optimization of Collective Communication
@@ -37,6 +40,17 @@ Group all_ranks_from(const CollectiveShape& shape, std::int64_t first) {
     ring.push_back(static_cast<std::int32_t>((first + i) % shape.ranks));
   }
   return ring;
+}
+
+// Every rank but the root sends the root `block` at once (gloo's gather at the
+// end of its reduce).
+CollectiveStep gather_to_root(const CollectiveShape& shape, double block) {
+  CollectiveStep step;
+  for (std::int64_t r = 0; r < shape.ranks; ++r) {
+    if (r == shape.root) continue;
+    step.transfers.push_back({static_cast<std::int32_t>(r), static_cast<std::int32_t>(shape.root), block});
+  }
+  return step;
 }
 
 }  // namespace
@@ -111,9 +125,11 @@ std::vector<CollectiveStep> ring_decompose(CollectiveOp op, const CollectiveShap
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather: return {ring_step({all_ranks_from(shape, 0)}, block, p - 1)};
     case CollectiveOp::kBroadcast: return chain_broadcast(all_ranks_from(shape, shape.root), bytes);
-    case CollectiveOp::kReduce:
-      // The broadcast's pipeline run toward the root: root+1 -> ... -> root.
-      return chain_broadcast(all_ranks_from(shape, shape.root + 1), bytes);
+    case CollectiveOp::kReduce: {
+      std::vector<CollectiveStep> steps{ring_step({all_ranks_from(shape, 0)}, block, p - 1)};
+      steps.push_back(gather_to_root(shape, block));
+      return steps;
+    }
     case CollectiveOp::kAllToAll: {
       std::vector<CollectiveStep> steps;
       for (std::int64_t s = 1; s < p; ++s) {
@@ -146,7 +162,7 @@ CostPhases ring_cost(CollectiveOp op, const CollectiveShape& shape, double bytes
     case CollectiveOp::kBroadcast:
       return chain_broadcast_cost(shape, all_ranks_from(shape, shape.root), bytes);
     case CollectiveOp::kReduce:
-      return chain_broadcast_cost(shape, all_ranks_from(shape, shape.root + 1), bytes);
+      return {uniform_phase(p - 1, intra, inter, block), busiest_ports(shape, gather_to_root(shape, block))};
     case CollectiveOp::kAllToAll: {
       // Offset s keeps some pair inside a node iff s < k or s > P-k; with more
       // than one node every offset also has a pair that crosses.
