@@ -18,8 +18,10 @@ namespace ssgd::dag {
 // replicated all-reduce), and over which ranks: the whole job; one shard
 // group (HSDP: the G ranks a shard spans, each group running its own copy
 // at once); or across the shard groups (HSDP's all-reduce of each shard over
-// the P / G replicas, G such collectives at once).
-enum class CommOp : std::uint8_t { kAllReduce, kReduceScatter, kAllGather };
+// the P / G replicas, G such collectives at once). kReduce: the buffer
+// reduced to its shards' owners by one reduce per owner, each of bytes / P
+// (DeepSpeed's ZeRO-1/2), one after the other.
+enum class CommOp : std::uint8_t { kAllReduce, kReduceScatter, kAllGather, kReduce };
 enum class CommScope : std::uint8_t { kJob, kShardGroup, kReplicas };
 
 struct CommGroup {

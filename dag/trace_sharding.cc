@@ -211,17 +211,25 @@ void TraceSharding::add(const IterationWork& work) {
       } else {
         unplaced_gradients.push_back(&w);
       }
+    } else if (op == v1::Collective::REDUCE) {
+      ++reduces_;
+      if (!w.datatype.empty()) ++gradient_dtypes_[w.datatype];
     } else if (op == v1::Collective::ALL_REDUCE) {
       ++all_reduces_;
       if (!w.datatype.empty()) ++all_reduce_dtypes_[w.datatype];
       if (world_size_ > 1 && w.nranks > 1 && w.nranks < world_size_) ++small_group_all_reduces_;
     }
   }
-  // Without a reduce-scatter (zero1 over all-reduces), the all-reduces are
-  // the gradients' collectives.
+  // Without a reduce-scatter, the reduces to the owners are the gradients'
+  // collectives (ZeRO-1/2 reducing per owner), else the all-reduces (zero1
+  // over all-reduces).
   if (!any_reduce_scatter) {
+    const bool reduced = std::any_of(work.work.begin(), work.work.end(), [](const TaskWork& w) {
+      return w.kind == TaskKind::kComm && w.op == v1::Collective::REDUCE;
+    });
+    const auto gradient_op = reduced ? v1::Collective::REDUCE : v1::Collective::ALL_REDUCE;
     for (const TaskWork& w : work.work) {
-      if (w.kind != TaskKind::kComm || w.op != v1::Collective::ALL_REDUCE) continue;
+      if (w.kind != TaskKind::kComm || w.op != gradient_op) continue;
       const std::int32_t u = unit_at(w.launch_ns, nullptr);
       if (u >= 0) {
         bytes[static_cast<std::size_t>(u)] += w.bytes;
@@ -300,7 +308,15 @@ void TraceSharding::fill(trace::LayerProfile& p, std::int64_t samples,
                                      gather_groups_.size(), *group));
     }
   }
-  const auto& dtypes = reduce_scatters_ > 0 ? gradient_dtypes_ : all_reduce_dtypes_;
+  // How the gradients reached their owners, where not by reduce-scatters.
+  if (reduce_scatters_ == 0 && !p.sharding.empty() && p.sharding != "none") {
+    if (reduces_ > 0) {
+      p.gradient_reduction = "reduce";
+    } else if (all_reduces_ > 0) {
+      p.gradient_reduction = "all_reduce";
+    }
+  }
+  const auto& dtypes = reduce_scatters_ > 0 || reduces_ > 0 ? gradient_dtypes_ : all_reduce_dtypes_;
   if (const auto dtype = most_common(dtypes)) {
     p.grad_dtype = profile_dtype(*dtype);
     if (p.grad_dtype.empty()) {

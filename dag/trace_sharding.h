@@ -38,7 +38,13 @@
 //          FSDP1 SHARD_GRAD_OP)
 //   zero1  gathered only after the backward (after the optimizer step)
 // shard_group is the all-gathers' group size; grad_dtype the reduce-scatters'
-// datatype (fp32, bf16, fp16; the all-reduces' under zero1 without them).
+// datatype (fp32, bf16, fp16; the reduces' or all-reduces' without them).
+//
+// gradient_reduction. Without a reduce-scatter, a sharded run's gradients
+// went to their owners by reduces (DeepSpeed ZeRO-1/2's one reduce per
+// owner: "reduce"; the reduces then give the units' gradient bytes) or by
+// all-reduces ("all_reduce"); with one, it stays unset (reduce_scatter, the
+// default).
 //
 // grad_bytes. A unit's gradient bytes are its reduce-scatters' whole buffers
 // (the all-reduces' when it has none), averaged over the iterations used;
@@ -103,6 +109,7 @@ class TraceSharding {
   std::int64_t reduce_scatters_ = 0, reduce_scatters_without_size_ = 0;
   std::int64_t first_unsized_reduce_scatter_ = -1;
   std::int64_t all_reduces_ = 0, small_group_all_reduces_ = 0;
+  std::int64_t reduces_ = 0;                   // reduces to one rank (ZeRO-1/2's per-owner reduces)
   std::int64_t unplaced_gradients_ = 0;        // reduce-scatters no unit took
   std::int64_t backward_copy_ins_ = 0;         // GPU work in pre_backward ranges
   std::int64_t gradient_bytes_unplaced_ = 0;   // bytes of those

@@ -149,7 +149,8 @@ class Parser {
     const std::string_view key = trim(t.substr(0, colon));
     const std::string_view value = trim(t.substr(colon + 1));
     if (key != "model" && key != "batch_per_gpu" && key != "provenance" && key != "update_ns" &&
-        key != "grad_dtype" && key != "sharding" && key != "shard_group") {
+        key != "grad_dtype" && key != "sharding" && key != "shard_group" &&
+        key != "gradient_reduction") {
       return;
     }
     if (auto [it, fresh] = metadata_lines_.emplace(std::string(key), line_); !fresh) {
@@ -177,6 +178,12 @@ class Parser {
       const std::int64_t group = parse_int(value, "shard_group");
       if (group <= 0) fail("shard_group", "must be a positive integer, got " + std::to_string(group));
       profile_.shard_group = group;
+    } else if (key == "gradient_reduction") {
+      if (!is_gradient_reduction_name(value)) {
+        fail("gradient_reduction", "unknown reduction " + in_quotes(value) +
+                                       " (expected reduce_scatter, reduce or all_reduce)");
+      }
+      profile_.gradient_reduction = std::string(value);
     } else {
       const std::int64_t batch = parse_int(value, "batch_per_gpu");
       if (batch <= 0) fail("batch_per_gpu", "must be a positive integer, got " + std::to_string(batch));
@@ -454,6 +461,9 @@ void write_layer_profile_csv(const LayerProfile& profile, std::ostream& out) {
   if (!profile.grad_dtype.empty()) out << "# grad_dtype: " << profile.grad_dtype << '\n';
   if (!profile.sharding.empty()) out << "# sharding: " << profile.sharding << '\n';
   if (profile.shard_group) out << "# shard_group: " << *profile.shard_group << '\n';
+  if (!profile.gradient_reduction.empty()) {
+    out << "# gradient_reduction: " << profile.gradient_reduction << '\n';
+  }
   const bool units = profile.has_units();
   const bool activations = profile.has_activations();
   out << "layer,name,forward_ns,backward_ns,grad_bytes" << (comm ? ",comm_ns" : "")
@@ -476,6 +486,10 @@ std::optional<std::int64_t> dtype_size(std::string_view name) {
 
 bool is_sharding_name(std::string_view name) {
   return name == "none" || name == "zero1" || name == "zero2" || name == "zero3" || name == "hsdp";
+}
+
+bool is_gradient_reduction_name(std::string_view name) {
+  return name == "reduce_scatter" || name == "reduce" || name == "all_reduce";
 }
 
 std::int64_t LayerProfile::grad_element_bytes() const {

@@ -17,21 +17,24 @@
 // `ssgd simulate` replays it as workload.update_time unless the scenario
 // sets that key.
 //
-// Sharded data parallelism (docs/sharding.md). Three more metadata keys:
+// Sharded data parallelism (docs/sharding.md). Four more metadata keys:
 //   # grad_dtype: bf16       the dtype grad_bytes counts (fp32, bf16 or fp16;
 //                            default fp32): a layer has grad_bytes / size
 //                            parameters
 //   # sharding: zero3        the strategy the profile was captured under
 //                            (none, zero1, zero2, zero3, hsdp), from a trace
 //   # shard_group: 8         the ranks one shard spans (hsdp), from a trace
+//   # gradient_reduction: reduce   how the sharded step reduced its gradients
+//                            (reduce_scatter, reduce: one per owner, all_reduce),
+//                            from a trace
 // and two optional columns, each set on every row or on none:
 //   unit                     the sharding unit (FSDP's wrapped module) the
 //                            layer belongs to: non-decreasing from 0, no gaps
 //   activation_bytes         the bytes of activations the layer keeps for its
 //                            backward pass, per micro-batch
-// `ssgd simulate` takes sharding and shard_group as the scenario's
-// sharding.strategy and sharding.group, and unit as sharding.units, unless the
-// scenario sets those keys.
+// `ssgd simulate` takes sharding, shard_group and gradient_reduction as the
+// scenario's sharding.strategy, sharding.group and sharding.gradient_reduction,
+// and unit as sharding.units, unless the scenario sets those keys.
 
 #include <cstdint>
 #include <filesystem>
@@ -69,6 +72,8 @@ struct LayerRow {
 std::optional<std::int64_t> dtype_size(std::string_view name);
 // The strategies '# sharding:' may name.
 bool is_sharding_name(std::string_view name);
+// The reductions '# gradient_reduction:' may name.
+bool is_gradient_reduction_name(std::string_view name);
 
 // A trace's collectives whose measured times are in comm_ns but that
 // grad_bytes do not stand for (dag/trace_profile.h): without a size, or of a
@@ -94,6 +99,7 @@ struct LayerProfile {
   std::string grad_dtype;                // "# grad_dtype:" metadata; empty: fp32
   std::string sharding;                  // "# sharding:" metadata; empty: not recorded
   std::optional<std::int64_t> shard_group;  // "# shard_group:" metadata
+  std::string gradient_reduction;        // "# gradient_reduction:" metadata; empty: not recorded
   std::vector<LayerRow> layers;
   MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form
 

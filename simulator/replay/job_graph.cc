@@ -256,6 +256,7 @@ CollectiveOp collective_op(dag::CommOp op) {
     case dag::CommOp::kAllReduce: return CollectiveOp::kAllReduce;
     case dag::CommOp::kReduceScatter: return CollectiveOp::kReduceScatter;
     case dag::CommOp::kAllGather: return CollectiveOp::kAllGather;
+    case dag::CommOp::kReduce: return CollectiveOp::kReduce;
   }
   return CollectiveOp::kAllReduce;
 }
@@ -264,6 +265,12 @@ ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::in
   const dag::CommGroup& g = job.collectives[static_cast<std::size_t>(c)];
   const CollectiveOp op = collective_op(g.op);
   const auto bytes = static_cast<double>(g.bytes);
+  if (g.op == dag::CommOp::kReduce) {
+    const bool group = g.scope == dag::CommScope::kShardGroup;
+    const std::int64_t ranks = group ? job.shard_ranks : comm.workers();
+    return {group ? job.shard_comm.get() : &comm, op, bytes / static_cast<double>(ranks), ranks,
+            ranks};
+  }
   switch (g.scope) {
     case dag::CommScope::kJob: return {&comm, op, bytes, comm.workers()};
     case dag::CommScope::kShardGroup: return {job.shard_comm.get(), op, bytes, job.shard_ranks};
@@ -281,12 +288,16 @@ ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::in
 
 CollectiveCall sharded_call(const JobGraph& job, const CommModel& comm, std::int32_t c) {
   const ShardedTarget t = sharded_target(job, comm, c);
+  if (t.calls > 1) {
+    // build_job_graph refuses this under a model that runs calls.
+    throw std::logic_error("sharded_call: a group of several collectives has no one call");
+  }
   return t.comm->call(t.op, t.bytes);
 }
 
 Duration sharded_time(const JobGraph& job, const CommModel& comm, std::int32_t c) {
   const ShardedTarget t = sharded_target(job, comm, c);
-  return t.comm->isolated_time(t.op, t.bytes);
+  return t.comm->isolated_time(t.op, t.bytes) * t.calls;
 }
 
 JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& scenario,
@@ -367,6 +378,14 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
     rings.algorithm = CollectiveAlgorithm::kRing;
     job.replica_comm = std::make_shared<const CommModel>(
         comm.shared_platform(), rings, first_node_of(comm), comm.workers() / scenario.gpus_per_node);
+    if (sh.gradient_reduction == GradientReduction::kReduce && comm.model().shares_links() &&
+        job.workers > 1) {
+      throw ParameterError("sharding.gradient_reduction",
+                           fmt::format("sharding.gradient_reduction reduce (one reduce per owner) "
+                                       "runs under network.model analytical only; network.model "
+                                       "{} runs one collective a task",
+                                       comm.model().name()));
+    }
     sharded_plan = make_sharded_plan(profile, sh, dtypes, plan, job.workers, job.shard_ranks);
     job.collectives = sharded_plan.collectives;
     job.shard_units = static_cast<std::int64_t>(sharded_plan.units.size());

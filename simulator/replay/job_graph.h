@@ -89,12 +89,15 @@ CollectiveOp collective_op(dag::CommOp op);
 // S G (R - 1) / (P - 1) bytes: a ring over P ranks puts 2 (P - 1) / P of its
 // bytes on every node's NICs, so this one puts 2 (R - 1) / R x S there, as
 // the G rings of R ranks do together; its latency terms are those of P ranks
-// (docs/sharding.md).
+// (docs/sharding.md). A group reduced to its owners (dag::CommOp::kReduce)
+// is `calls` reduces of bytes / calls, one to each rank of its scope, one
+// after the other.
 struct ShardedTarget {
   const CommModel* comm = nullptr;  // the job's, the shard group's or the rings across groups
   CollectiveOp op = CollectiveOp::kAllReduce;
   double bytes = 0;                 // what the call carries (HSDP across groups: see above)
   std::int64_t ranks = 1;           // the ranks one such collective spans, for its bus factor
+  std::int64_t calls = 1;           // how many such collectives the group is
 };
 ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::int32_t c);
 CollectiveCall sharded_call(const JobGraph& job, const CommModel& comm, std::int32_t c);

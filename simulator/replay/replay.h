@@ -64,7 +64,7 @@ struct ReplayOptions {
 // algbw = bytes / time, busbw = algbw x the op's bus factor.
 struct CollectiveRecord {
   std::int32_t group = 0;            // index in the iteration's comm plan (sharded: its collectives)
-  std::string op;                    // sharded: all_reduce, reduce_scatter or all_gather; else empty
+  std::string op;                    // sharded: all_reduce, reduce_scatter, all_gather or reduce (one per owner); else empty
   std::string scope;                 // sharded: job, shard_group or replicas; else empty
   std::int64_t bytes = 0;
   std::string algorithm;              // or "measured" (replayed), "none" (nothing to send)

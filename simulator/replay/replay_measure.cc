@@ -113,7 +113,17 @@ void add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<doub
     return;
   }
   const ShardedTarget t = sharded_target(build.job, build.comm, key.first);
-  t.comm->add_link_bytes(t.op, t.bytes, into, times);
+  if (t.op == CollectiveOp::kReduce && t.calls > 1 && !t.comm->nccl_runs(t.op)) {
+    // One reduce to each rank in turn (a ring reduce-scatter, then a gather to
+    // the root): the gathers of all the roots together send every rank's
+    // chunk to every other rank once, an all-to-all's traffic; counted so,
+    // the roots' ports share the gathers as they do, not rank 0's alone.
+    t.comm->add_link_bytes(CollectiveOp::kReduceScatter, t.bytes, into,
+                           times * static_cast<double>(t.calls));
+    t.comm->add_link_bytes(CollectiveOp::kAllToAll, t.bytes, into, times);
+    return;
+  }
+  t.comm->add_link_bytes(t.op, t.bytes, into, times * static_cast<double>(t.calls));
 }
 
 // The collectives of the first iteration (count and isolated time) and of the

@@ -38,6 +38,7 @@ nlohmann::json sharding_json(const ReplayResult& r, const ShardSettings& s) {
           {"reshard_after_forward", s.reshard_after_forward},
           {"max_gathers_in_flight", s.max_gathers_in_flight},
           {"separate_streams", s.separate_streams},
+          {"gradient_reduction", r.sharding == "none" ? "all_reduce" : to_string(s.gradient_reduction)},
           {"accumulation", r.accumulation},
           {"no_sync", s.no_sync},
           {"activation_checkpointing", s.activation_checkpointing},

@@ -284,6 +284,11 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
     const ShardSettings& sh = s.sharding;
     std::string how = fmt::format("  sharding: {}", r.sharding);
     if (r.sharding != "none") how += fmt::format(" over {} ranks", r.shard_ranks);
+    if (r.sharding != "none" && sh.gradient_reduction != GradientReduction::kReduceScatter) {
+      how += sh.gradient_reduction == GradientReduction::kReduce
+                 ? ", gradients reduced to their owners (a reduce per owner)"
+                 : ", gradients all-reduced";
+    }
     if (r.shard_units > 0) {
       how += fmt::format(", {} units, forward prefetch {}, backward prefetch {}, {}reshard after forward",
                          r.shard_units, sh.forward_prefetch, to_string(sh.backward_prefetch),

@@ -539,6 +539,13 @@ Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfil
       out.sharding.strategy == ShardStrategy::kHsdp) {
     out.sharding.group = *profile.shard_group;
   }
+  // How it reduced its gradients, when the step the scenario replays is
+  // sharded too (a replicated what-if all-reduces).
+  if (!scenario.origins.contains("sharding.gradient_reduction") &&
+      !profile.gradient_reduction.empty() && out.sharding.strategy != ShardStrategy::kNone) {
+    out.sharding.gradient_reduction = parse_gradient_reduction(profile.gradient_reduction)
+                                          .value_or(GradientReduction::kReduceScatter);
+  }
   return out;
 }
 

@@ -416,6 +416,10 @@ void set_max_gathers(Scenario& s, std::string_view v) {
   s.sharding.max_gathers_in_flight = parse_int(v, 0, 64);
 }
 void set_separate_streams(Scenario& s, std::string_view v) { s.sharding.separate_streams = parse_bool(v); }
+void set_gradient_reduction(Scenario& s, std::string_view v) {
+  s.sharding.gradient_reduction = parse_named(parse_gradient_reduction(v), v, "gradient reduction",
+                                              "reduce_scatter, reduce, all_reduce");
+}
 void set_precision(Scenario& s, std::string_view v) {
   s.sharding.precision = parse_named(parse_dtype(v), v, "dtype", "fp32, bf16, fp16");
 }
@@ -699,6 +703,10 @@ constexpr std::array kKeys = {
     ScenarioKey{"sharding.separate_streams", "bool", "false",
                 "all-gathers and gradient collectives on streams of their own, overlapping",
                 set_separate_streams},
+    ScenarioKey{"sharding.gradient_reduction", "reduce_scatter|reduce|all_reduce", "reduce_scatter",
+                "how each gradient group reaches its shards' owners: one reduce-scatter; one reduce "
+                "per owner (DeepSpeed ZeRO-1/2); one all-reduce",
+                set_gradient_reduction},
     ScenarioKey{"perturb.compute_time_factor", "number", "1",
                 "multiplies every forward and backward time; 2: twice as slow (0 < x <= 1000)",
                 set_compute_time_factor},

@@ -110,6 +110,20 @@ std::int64_t shard_ranks(const ShardSettings& settings, std::int64_t workers,
   return g;
 }
 
+namespace {
+
+// The operation that reduces a sharded step's gradient group.
+dag::CommOp gradient_op(GradientReduction reduction) {
+  switch (reduction) {
+    case GradientReduction::kReduceScatter: return dag::CommOp::kReduceScatter;
+    case GradientReduction::kReduce: return dag::CommOp::kReduce;
+    case GradientReduction::kAllReduce: return dag::CommOp::kAllReduce;
+  }
+  return dag::CommOp::kReduceScatter;
+}
+
+}  // namespace
+
 dag::ShardedPlan make_sharded_plan(const trace::LayerProfile& profile,
                                    const ShardSettings& settings, const StepDtypes& dtypes,
                                    const dag::CommPlan& replicated, std::int64_t workers,
@@ -134,8 +148,8 @@ dag::ShardedPlan make_sharded_plan(const trace::LayerProfile& profile,
     for (const auto& group : replicated.groups) {
       dag::CommGroup g = group;
       if (sharded) {
-        g.op = dag::CommOp::kReduceScatter;
-        g.replayed.reset();  // a measured all-reduce is no reduce-scatter's time
+        g.op = gradient_op(settings.gradient_reduction);
+        g.replayed.reset();  // every collective of a sharded step is modelled
       }
       const std::int32_t trigger = *std::min_element(group.layers.begin(), group.layers.end());
       plan.gradients.push_back({add(std::move(g)), trigger, -1});
@@ -167,7 +181,7 @@ dag::ShardedPlan make_sharded_plan(const trace::LayerProfile& profile,
   }
   for (auto it = plan.units.rbegin(); it != plan.units.rend(); ++it) {
     dag::CommGroup g;
-    g.op = dag::CommOp::kReduceScatter;
+    g.op = gradient_op(settings.gradient_reduction);
     g.scope = scope;
     for (std::int32_t l = it->first; l <= it->last; ++l) {
       g.layers.push_back(l);

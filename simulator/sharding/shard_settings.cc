@@ -70,6 +70,22 @@ std::optional<dag::BackwardPrefetch> parse_backward_prefetch(std::string_view na
   return std::nullopt;
 }
 
+const char* to_string(GradientReduction reduction) {
+  switch (reduction) {
+    case GradientReduction::kReduceScatter: return "reduce_scatter";
+    case GradientReduction::kReduce: return "reduce";
+    case GradientReduction::kAllReduce: return "all_reduce";
+  }
+  return "?";
+}
+
+std::optional<GradientReduction> parse_gradient_reduction(std::string_view name) {
+  if (name == "reduce_scatter") return GradientReduction::kReduceScatter;
+  if (name == "reduce") return GradientReduction::kReduce;
+  if (name == "all_reduce") return GradientReduction::kAllReduce;
+  return std::nullopt;
+}
+
 std::int64_t dtype_bytes(Dtype dtype) { return dtype == Dtype::kFp32 ? 4 : 2; }
 
 }  // namespace ssgd::sim

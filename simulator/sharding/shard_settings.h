@@ -18,11 +18,20 @@ namespace ssgd::sim {
 enum class ShardStrategy : std::uint8_t { kNone, kZero1, kZero2, kZero3, kHsdp };
 enum class Optimizer : std::uint8_t { kSgd, kMomentum, kAdam };
 enum class Dtype : std::uint8_t { kFp32, kBf16, kFp16 };
+// How a sharded step reduces each gradient group to its shards' owners:
+//   reduce_scatter  one reduce-scatter (FSDP, DeepSpeed ZeRO-3);
+//   reduce          one reduce of each shard to its owner, P of S / P, one
+//                   after the other (DeepSpeed ZeRO-1/2 with reduce_scatter:
+//                   true, its average_tensor; the testbed's loop over gloo);
+//   all_reduce      one all-reduce, each rank keeping its shard (DeepSpeed
+//                   ZeRO-1/2 with reduce_scatter: false).
+enum class GradientReduction : std::uint8_t { kReduceScatter, kReduce, kAllReduce };
 
 const char* to_string(ShardStrategy strategy);
 const char* to_string(Optimizer optimizer);
 const char* to_string(Dtype dtype);
 const char* to_string(dag::BackwardPrefetch prefetch);
+const char* to_string(GradientReduction reduction);
 // Names as written in scenarios: none (also ddp, no_shard), zero1, zero2,
 // zero3 (also full_shard), hsdp (also hybrid_shard); sgd, momentum, adam
 // (also adamw); fp32, bf16, fp16; pre, post, none.
@@ -30,6 +39,8 @@ std::optional<ShardStrategy> parse_shard_strategy(std::string_view name);
 std::optional<Optimizer> parse_optimizer(std::string_view name);
 std::optional<Dtype> parse_dtype(std::string_view name);
 std::optional<dag::BackwardPrefetch> parse_backward_prefetch(std::string_view name);
+// reduce_scatter, reduce, all_reduce.
+std::optional<GradientReduction> parse_gradient_reduction(std::string_view name);
 std::int64_t dtype_bytes(Dtype dtype);
 
 // sharding.units: the profile's unit column when it has one, else one unit
@@ -51,6 +62,7 @@ struct ShardSettings {
   bool reshard_after_forward = true;              // sharding.reshard_after_forward
   std::int64_t max_gathers_in_flight = 2;         // sharding.max_gathers_in_flight (0: no limit)
   bool separate_streams = false;                  // sharding.separate_streams
+  GradientReduction gradient_reduction = GradientReduction::kReduceScatter;  // sharding.gradient_reduction
   std::optional<Dtype> precision;                 // workload.precision (default: the profile's grad_dtype)
   std::optional<Dtype> reduce_dtype;              // workload.reduce_dtype (default: precision)
   std::optional<Dtype> gather_dtype;              // workload.gather_dtype (default: precision)

@@ -67,6 +67,20 @@ class TraceShardingTest : public testing::TempDirTest {
   }
 };
 
+// Gradients reduced to their owners (one reduce per owner, DeepSpeed's
+// ZeRO-1/2): the profile says so, and the reduces give the units' bytes.
+TEST_F(TraceShardingTest, ReducesPerOwnerAreTheGradients) {
+  FsdpTraceOptions o;
+  o.reduce_per_owner = true;
+  const auto r = profile(o);
+  EXPECT_EQ(r.profile.sharding, "zero3");
+  EXPECT_EQ(r.profile.gradient_reduction, "reduce");
+  EXPECT_EQ(r.profile.grad_dtype, "bf16");
+  expect_unit_bytes(r.profile, 2);
+  // With reduce-scatters, nothing is said: the default.
+  EXPECT_EQ(profile(FsdpTraceOptions{}).profile.gradient_reduction, "");
+}
+
 TEST_F(TraceShardingTest, Fsdp2FullShardIsZero3WithUnitsAndReduceScatterBytes) {
   const auto r = profile({});
   const auto& p = r.profile;

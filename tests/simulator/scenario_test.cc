@@ -648,10 +648,10 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "workload.activation_checkpointing", "sharding.strategy", "sharding.group",
         "sharding.units", "sharding.forward_prefetch", "sharding.backward_prefetch",
         "sharding.reshard_after_forward", "sharding.max_gathers_in_flight",
-        "sharding.separate_streams"}) {
+        "sharding.separate_streams", "sharding.gradient_reduction"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 97U);
+  EXPECT_EQ(scenario_keys().size(), 98U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));

@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -190,15 +192,23 @@ TEST(ShardedBytes, EachStrategyMovesWhatTheZeroPaperSays) {
 // put 2 (R - 1) / R x S on every node's NICs. With 8 NICs a node (rail
 // optimised, one per GPU) that crosses at 8 NICs' bandwidth; with 1 NIC, at
 // one's: the what-if that went wrong by 8x before must come out at 8x here.
-TEST(ShardedWhatIf, HsdpAcrossGroupsUsesEveryNic) {
+// One layer of 1 GiB of fp32 gradients, 1 ms forward and backward: every
+// collective of it is paced by bandwidth.
+trace::LayerProfile one_big_layer() {
   trace::LayerProfile p;
   trace::LayerRow row;
   row.layer = 0;
   row.name = "big";
   row.forward = Duration(1'000'000);
   row.backward = Duration(1'000'000);
-  row.grad_bytes = std::int64_t{1} << 30;  // 1 GiB of fp32 gradients in one unit
+  row.grad_bytes = std::int64_t{1} << 30;
   p.layers.push_back(row);
+  return p;
+}
+
+TEST(ShardedWhatIf, HsdpAcrossGroupsUsesEveryNic) {
+  const trace::LayerProfile p = one_big_layer();
+  const trace::LayerRow& row = p.layers.front();
   auto across = [&](int nics, int nodes) {
     const ReplayResult r = run(p, {"sharding.strategy=hsdp", "platform.preset=hgx_h100",
                                    "cluster.nodes=" + std::to_string(nodes),
@@ -222,6 +232,61 @@ TEST(ShardedWhatIf, HsdpAcrossGroupsUsesEveryNic) {
     EXPECT_LE(t8, floor8 * 1.35) << nodes;
     EXPECT_GT(t1 / t8, 6.0) << nodes;
     EXPECT_LT(t1 / t8, 9.0) << nodes;
+  }
+}
+
+// Gradients reduced to their owners (DeepSpeed's ZeRO-2, the testbed's loop
+// over gloo): P reduces of S / P, each a ring reduce-scatter and a gather to
+// its root, cost 2 (P - 1) / P S / B in all, twice the reduce-scatter's
+// (P - 1) / P S / B, an all-reduce's; and every NIC carries the
+// reduce-scatters' (P - 1) / P S plus its share of the gathers, (P - 1) / P^2
+// S, not rank 0's NIC all of them.
+TEST(ShardedWhatIf, ReducesToOwnersCostWhatTheyMove) {
+  const trace::LayerProfile p = one_big_layer();
+  const trace::LayerRow& row = p.layers.front();
+  const double s = static_cast<double>(row.grad_bytes);
+  for (const int nodes : {2, 4, 8}) {
+    const auto gradient = [&](const char* reduction, ReplayResult* keep = nullptr) {
+      ReplayResult r = run(p, {"sharding.strategy=zero2", "network.library=generic",
+                               "network.algorithm=ring", "network.inter_node=10gbe",
+                               "cluster.nodes=" + std::to_string(nodes), "iterations=2",
+                               std::string("sharding.gradient_reduction=") + reduction});
+      Duration t;
+      for (const auto& c : r.collectives) {
+        if (c.op != "all_gather") t = c.time;
+      }
+      if (keep != nullptr) *keep = std::move(r);
+      return static_cast<double>(t.ns()) * 1e-9;
+    };
+    ReplayResult reduce_run;
+    const double rs = gradient("reduce_scatter");
+    const double reduce = gradient("reduce", &reduce_run);
+    const double all = gradient("all_reduce");
+    EXPECT_NEAR(reduce / rs, 2.0, 0.05) << nodes;
+    EXPECT_NEAR(all / rs, 2.0, 0.05) << nodes;
+    const double pp = nodes;
+    // Per iteration on each NIC's way out: the reduces and the step's
+    // all-gather of S.
+    const double expected = (pp - 1) / pp * s * (1 + 1 / pp) + (pp - 1) / pp * s;
+    double lo = 1e300;
+    double hi = 0;
+    for (const auto& l : reduce_run.busiest_links) {
+      if (l.kind != "nic" || l.name.find("-> switch") == std::string::npos) continue;
+      lo = std::min(lo, l.bytes / reduce_run.iterations);
+      hi = std::max(hi, l.bytes / reduce_run.iterations);
+    }
+    ASSERT_GT(hi, 0) << nodes;
+    EXPECT_NEAR(lo, expected, 0.001 * expected) << nodes;
+    EXPECT_NEAR(hi, expected, 0.001 * expected) << nodes;
+  }
+  // Run as many tasks as reduces, the flow model cannot take this task.
+  try {
+    run(p, {"sharding.strategy=zero2", "cluster.nodes=2", "network.model=flow",
+            "sharding.gradient_reduction=reduce"});
+    ADD_FAILURE() << "not refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'sharding.gradient_reduction'"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -403,6 +468,38 @@ TEST(ShardedProfile, CapturedStrategyIsTheDefault) {
                                  "sharding.strategy=zero3"});
   EXPECT_EQ(z.sharding, "zero3");
   EXPECT_EQ(z.shard_ranks, 8);
+}
+
+// A capture that reduced its gradients per owner replays so, under its own
+// strategy or another sharded one; a replicated what-if all-reduces; the
+// scenario's key wins; and the header is checked.
+TEST(ShardedProfile, CapturedGradientReductionIsTheDefault) {
+  const std::string body =
+      "layer,name,forward_ns,backward_ns,grad_bytes\n0,a,1000,2000,4000000\n1,b,1000,2000,4000000\n";
+  const trace::LayerProfile p = trace::parse_layer_profile_csv(
+      "# sharding: zero2\n# gradient_reduction: reduce\n" + body, "p.csv");
+  EXPECT_EQ(p.gradient_reduction, "reduce");
+  std::ostringstream written;
+  trace::write_layer_profile_csv(p, written);
+  EXPECT_NE(written.str().find("# gradient_reduction: reduce\n"), std::string::npos);
+  const auto ops = [&](std::vector<std::string> sets) {
+    sets.insert(sets.end(), {"cluster.nodes=4", "iterations=2", "network.library=generic"});
+    std::set<std::string> out;
+    for (const auto& c : run(p, sets).collectives) out.insert(c.op);
+    return out;
+  };
+  EXPECT_EQ(ops({}), (std::set<std::string>{"reduce", "all_gather"}));
+  EXPECT_EQ(ops({"sharding.strategy=zero3"}), (std::set<std::string>{"reduce", "all_gather"}));
+  EXPECT_EQ(ops({"sharding.gradient_reduction=reduce_scatter"}),
+            (std::set<std::string>{"reduce_scatter", "all_gather"}));
+  EXPECT_EQ(ops({"sharding.strategy=none"}), (std::set<std::string>{""}));
+  try {
+    trace::parse_layer_profile_csv("# gradient_reduction: scatter\n" + body, "q.csv");
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gradient_reduction"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("q.csv"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ShardedDagBuilder, CountsItsTasksAndRefusesBadUnits) {

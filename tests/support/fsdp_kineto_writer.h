@@ -49,6 +49,9 @@ struct FsdpTraceOptions {
   std::string grad_dtype = "BFloat16";
   std::string gather_dtype = "BFloat16";
   bool gather_sizes = true;  // false: the all-gathers carry no nelems
+  // Gradients reduced to their owners, one reduce of elems / G per owner
+  // (DeepSpeed ZeRO-1/2), instead of a reduce-scatter.
+  bool reduce_per_owner = false;
 };
 
 class FsdpKinetoWriter {
@@ -133,6 +136,13 @@ class FsdpKinetoWriter {
     if (!o_.collectives) return;
     const int g = shard_group();
     const std::string type = o_.grad_dtype == "Float" ? "f32" : "bf16";
+    if (o_.reduce_per_owner) {
+      for (int owner = 0; owner < g; ++owner) {
+        collective("reduce", "ncclDevKernel_Reduce_Sum_" + type + "_RING_LL", elems / g, elems / g,
+                   o_.grad_dtype, g, at + 100 * owner);
+      }
+      return;
+    }
     collective("reduce_scatter_tensor_coalesced",
                "ncclDevKernel_ReduceScatter_Sum_" + type + "_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
                elems, elems / g, o_.grad_dtype, g, at);
