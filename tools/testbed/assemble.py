@@ -72,14 +72,22 @@ def scenario_text(config, calibration_rel, iterations=10, scheduler=None):
                     "# (network.calibration)."] + common + ["network:"]
     if rate is not None:
         lines.append(f"  inter_node_bandwidth: {rate // 10**6}Mb/s")
-    lines += [f"  calibration: {calibration_rel}", "  algorithm: ring", "policy:"]
+    lines += [f"  calibration: {calibration_rel}", "  algorithm: ring"]
+    if strategy != "ddp":
+        # gloo runs the reduce-scatters and all-gathers the calibration does
+        # not cover: the textbook algorithms, not NCCL's model.
+        lines.append("  library: generic")
+    lines.append("policy:")
     if strategy != "ddp":
         # sharded.py: per unit (models.units(): for mlp one a layer; for cnn and
         # transformer a block of layers, which `units: layer` does not group),
         # gradients reduced after the unit's backward; gloo runs one process
         # group's works in issue order (on two threads).
+        # The collectives the loop issues for the gradients (sharded.py,
+        # reduce_op): P reduces, one to each shard's owner, or one all-reduce.
+        reduction = {"reduce": "reduce", "allreduce": "all_reduce"}[config.get("reduce_op", "reduce")]
         lines += ["  overlap: wfbp", "sharding:", f"  strategy: {strategy}", "  units: layer",
-                  "  separate_streams: false"]
+                  "  separate_streams: false", f"  gradient_reduction: {reduction}"]
         if strategy == "zero3":
             lines += [f"  forward_prefetch: {config['forward_prefetch']}",
                       f"  backward_prefetch: {config['backward_prefetch']}", "  reshard_after_forward: true",

@@ -232,6 +232,10 @@ class Files(unittest.TestCase):
         z2 = dict(knobs, strategy="zero2", forward_prefetch=None, backward_prefetch=None, accumulation=1)
         text = assemble.scenario_text(z2, "c.yaml")
         self.assertIn("  strategy: zero2\n", text)
+        self.assertIn("  library: generic\n", text)
+        self.assertIn("  gradient_reduction: reduce\n", text)
+        self.assertIn("  gradient_reduction: all_reduce\n",
+                      assemble.scenario_text(dict(z2, reduce_op="allreduce"), "c.yaml"))
         self.assertNotIn("forward_prefetch", text)
         self.assertNotIn("accumulation", text)
 

@@ -30,8 +30,10 @@ ignored); the optimizer steps on each rank's shards. --accumulation K: K
 micro-batches a step, gradients communicated on the last one only (DDP:
 no_sync() before; overlap off and sharded: their collectives after the last).
 
-Memory: the result holds rss_before_training_kb (the resident set when the
-warm-up starts), maxrss_setup_kb (ru_maxrss then: the peak of start-up and
+Memory: the result holds rss_before_model_kb (the resident set once the
+process group is up, before the model is built: the baseline the model's
+state, buffers and activations add to), rss_before_training_kb (the
+resident set when the warm-up starts), maxrss_setup_kb (ru_maxrss then: the peak of start-up and
 model building) and peak_rss_kb: ru_maxrss after the timed iterations, the
 high-water mark having been reset to the resident set when the warm-up
 started (echo 5 > /proc/self/clear_refs; peak_rss_reset says whether it
@@ -170,6 +172,7 @@ def main(argv):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://{a.master}:{a.port}", rank=a.rank,
                             world_size=a.world, timeout=datetime.timedelta(seconds=a.timeout_s))
+    rss_before_model = resident_kb()
     model, x, y = models.build(a.model, a.batch, a.seed)
     loss_fn = torch.nn.CrossEntropyLoss()
     params = [p for p in model.parameters() if p.requires_grad]
@@ -240,7 +243,8 @@ def main(argv):
     result = {"rank": a.rank, "world": a.world, "iteration_ns": times,
               "grad_bytes": models.grad_bytes(model), "torch": torch.__version__,
               "threads": torch.get_num_threads(), "affinity": sorted(os.sched_getaffinity(0)),
-              "accumulation": a.accumulation, "rss_before_training_kb": rss_before,
+              "accumulation": a.accumulation, "rss_before_model_kb": rss_before_model,
+              "rss_before_training_kb": rss_before,
               "maxrss_setup_kb": maxrss_setup, "peak_rss_kb": max_rss_kb(), "peak_rss_reset": peak_reset,
               "mmap_threshold_kb": a.mmap_threshold_kb}
     if engine:
