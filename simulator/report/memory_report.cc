@@ -75,7 +75,7 @@ void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, st
                   s.optimizer ? "" : " (assumed: set workload.optimizer)", m.optimizer_bytes_per_param,
                   r.sharding != "none" ? fmt::format(", 1/{} shard", m.shard_ranks) : std::string()));
   if (m.gathered > 0) {
-    row("  gathered", format_bytes(m.gathered), "units in flight and gradients before their reduce-scatter");
+    row("  gathered", format_bytes(m.gathered), "units in flight and gradients before their reduction");
   }
   if (m.accumulation > 0) {
     row("  accumulation", format_bytes(m.accumulation), "unsharded gradients kept by no_sync");

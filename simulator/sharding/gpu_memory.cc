@@ -42,7 +42,7 @@ MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSe
   }
   const std::int64_t largest_unit = *std::max_element(unit_params.begin(), unit_params.end());
   if (shard_grads) {
-    // One unit's (or, ZeRO-2, one bucket's) gradients before their reduce-scatter.
+    // One unit's (or, ZeRO-2, one bucket's) gradients before their reduction.
     std::int64_t bucket = 0;  // in parameters
     if (settings.per_unit_gathers()) {
       bucket = largest_unit;
