@@ -26,6 +26,24 @@ std::string read_head(const std::filesystem::path& path, std::size_t n) {
   return head;
 }
 
+// What another tool's file is and the command that converts it, from its
+// first bytes: a PyTorch profiler (Kineto) trace is JSON, often gzipped; a
+// Chakra ET is a varint-framed protobuf.
+std::string import_hint(std::string_view head) {
+  const std::size_t text = head.find_first_not_of(" \t\r\n");
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b) {
+    return "; this is gzip-compressed (a PyTorch profiler trace, .json.gz?): convert it with "
+           "'ssgd import pytorch FILE -o trace.ssgdt' (docs/kineto.md) and replay that";
+  }
+  if (text != std::string_view::npos && (head[text] == '{' || head[text] == '[')) {
+    return "; this is JSON (a PyTorch profiler trace?): convert it with 'ssgd import pytorch FILE "
+           "-o trace.ssgdt' (docs/kineto.md) and replay that; a JSON report of ssgd goes to "
+           "'ssgd report'";
+  }
+  return "; other tools' files are converted by 'ssgd import' (pytorch, chakra, bcaffe)";
+}
+
 bool looks_like_bcaffe_log(std::string_view head) {
   // The first non-blank line ends in a bracketed list of four or five numbers.
   static const std::regex kLine(R"(\[\s*\d+\s*,\s*\d+\s*,\s*[-0-9.eE+]+\s*,\s*[-0-9.eE+]+\s*(,\s*[-0-9.eE+]+\s*)?\]\s*$)");
@@ -115,7 +133,7 @@ ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInp
     throw InputError({path.string(), 1, std::nullopt, ""},
                      "not a recognised input: expected an ssgd trace, a layer-profile CSV whose "
                      "header holds layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns], or a "
-                     "B-Caffe per-gradient log");
+                     "B-Caffe per-gradient log" + import_hint(head));
   }
   return out;
 }

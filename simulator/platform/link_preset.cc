@@ -2,6 +2,10 @@
 
 #include <array>
 #include <stdexcept>
+#include <vector>
+
+#include "common/error.h"
+#include "common/suggest.h"
 
 namespace ssgd::sim {
 namespace {
@@ -91,6 +95,13 @@ std::string link_preset_names() {
   return s;
 }
 
+std::string unknown_link_preset(std::string_view name) {
+  std::vector<std::string_view> names;
+  for (const auto& p : link_presets()) names.push_back(p.name);
+  return "unknown link preset '" + bounded(name) + "'" + did_you_mean(name, names) +
+         "; known presets: " + link_preset_names();
+}
+
 double payload_share(std::string_view name) {
   const LinkPreset* p = find_link_preset(name);
   return p == nullptr ? 1.0 : payload_share(p->link_class);
@@ -119,8 +130,7 @@ const char* to_string(LinkClass c) {
 LinkParams resolve_link(const LinkChoice& choice) {
   const LinkPreset* preset = find_link_preset(choice.preset);
   if (preset == nullptr) {
-    throw std::invalid_argument("unknown link preset '" + choice.preset +
-                                "' (known: " + link_preset_names() + ")");
+    throw std::invalid_argument(unknown_link_preset(choice.preset));
   }
   LinkParams p{std::string(preset->name), preset->latency, preset->bandwidth_bytes_per_s};
   if (choice.bandwidth_bytes_per_s || choice.latency) p.name += " (overridden)";

@@ -31,6 +31,8 @@ const LinkPreset* find_link_preset(std::string_view name);
 
 // "pcie3_x16, pcie4_x16, ..." for error messages.
 std::string link_preset_names();
+// "unknown link preset 'X' (did you mean 'Y'?); known presets: ..."
+std::string unknown_link_preset(std::string_view name);
 
 const char* to_string(LinkClass c);
 

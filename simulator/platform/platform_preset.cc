@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/suggest.h"
 
 namespace ssgd::sim {
 namespace {
@@ -237,6 +239,13 @@ std::string platform_preset_names() {
   return s;
 }
 
+std::string unknown_platform_preset(std::string_view name) {
+  std::vector<std::string_view> names{"generic"};
+  for (const auto& p : platform_presets()) names.push_back(p.name);
+  return fmt::format("unknown platform preset '{}'{}; known presets: generic, {}", bounded(name),
+                     did_you_mean(name, names), platform_preset_names());
+}
+
 LinkSpec link_spec(const LinkPreset& preset) {
   return LinkSpec{preset.bandwidth_bytes_per_s, preset.latency};
 }
@@ -246,7 +255,7 @@ PlatformSpec generic_platform(std::int64_t gpus_per_node, const LinkSpec& intra,
                               std::string inter_preset) {
   const LinkPreset* intra_link = find_link_preset(intra_preset);
   if (intra_link == nullptr) {
-    throw std::invalid_argument(fmt::format("unknown link preset '{}'", intra_preset));
+    throw std::invalid_argument(unknown_link_preset(intra_preset));
   }
   PlatformSpec s;
   s.name = "generic";

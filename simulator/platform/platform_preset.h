@@ -20,6 +20,8 @@ struct PlatformPreset {
 std::span<const PlatformPreset> platform_presets();
 const PlatformPreset* find_platform_preset(std::string_view name);
 std::string platform_preset_names();
+// "unknown platform preset 'X' (did you mean 'Y'?); known presets: generic, ..."
+std::string unknown_platform_preset(std::string_view name);
 
 // A LinkSpec from a link preset's numbers.
 LinkSpec link_spec(const LinkPreset& preset);

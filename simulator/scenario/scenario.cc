@@ -22,6 +22,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/error.h"
+#include "common/suggest.h"
 #include "common/input_file.h"
 #include "common/utf8.h"
 #include "simulator/input/replay_input.h"
@@ -35,23 +36,6 @@ namespace ssgd::sim {
 namespace {
 
 constexpr std::string_view kSetFile = "--set";
-
-// Levenshtein distance, for "did you mean" suggestions; keys are short.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 std::string_view leaf_of(std::string_view path) {
   const auto dot = path.rfind('.');
@@ -179,8 +163,12 @@ class YamlLoader {
     }
     if (!root.IsMap()) {
       throw InputError(at(root.Mark(), ""),
-                       fmt::format("expected a mapping of scenario keys at the top level, got {}",
-                                   describe_kind(root)));
+                       fmt::format("expected a mapping of scenario keys at the top level, got {}{}",
+                                   describe_kind(root),
+                                   root.IsScalar() ? " (a scenario is YAML such as 'cluster: {nodes: 4}'; "
+                                                     "a profile or trace is the command's input, not "
+                                                     "its --scenario)"
+                                                   : ""));
     }
     load_mapping(root, "");
   }

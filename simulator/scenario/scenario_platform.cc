@@ -63,9 +63,7 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   } else {
     const PlatformPreset* p = find_platform_preset(c.preset);
     if (p == nullptr) {
-      throw ParameterError("platform.preset",
-                           fmt::format("unknown platform preset '{}'; known presets: generic, {}",
-                                       c.preset, platform_preset_names()));
+      throw ParameterError("platform.preset", unknown_platform_preset(c.preset));
     }
     if (s.intra_node_given || s.inter_node_given) {
       const std::string key = given_network_key(s, s.intra_node_given ? "intra_node" : "inter_node");

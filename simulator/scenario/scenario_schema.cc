@@ -76,8 +76,7 @@ double parse_positive_rate(std::string_view value) {
 
 std::string parse_preset(std::string_view value) {
   if (find_link_preset(value) == nullptr) {
-    throw std::invalid_argument(
-        fmt::format("unknown link preset '{}'; known presets: {}", value, link_preset_names()));
+    throw std::invalid_argument(unknown_link_preset(value));
   }
   return std::string(value);
 }
@@ -221,8 +220,7 @@ std::vector<NvlinkPair> parse_pairs(std::string_view v) {
 
 void set_platform_preset(Scenario& s, std::string_view v) {
   if (v != "generic" && find_platform_preset(v) == nullptr) {
-    throw std::invalid_argument(fmt::format("unknown platform preset '{}'; known presets: generic, {}", v,
-                                            platform_preset_names()));
+    throw std::invalid_argument(unknown_platform_preset(v));
   }
   s.platform.preset = std::string(v);
 }

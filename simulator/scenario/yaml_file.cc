@@ -79,7 +79,7 @@ std::string describe_yaml_node(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map: return "a mapping";
     case YAML::NodeType::Sequence: return "a sequence";
-    case YAML::NodeType::Scalar: return fmt::format("the scalar '{}'", node.Scalar());
+    case YAML::NodeType::Scalar: return fmt::format("the scalar '{}'", bounded(node.Scalar(), 80));
     case YAML::NodeType::Null: return "nothing (null)";
     case YAML::NodeType::Undefined: break;
   }

@@ -352,7 +352,9 @@ TEST(ScenarioFile, ScalarDocument) {
   const InputError e = file_error(file);
   expect_located(e, file, 3, "");
   EXPECT_EQ(e.reason(),
-            "expected a mapping of scenario keys at the top level, got the scalar 'just text'");
+            "expected a mapping of scenario keys at the top level, got the scalar 'just text' (a scenario "
+      "is YAML such as 'cluster: {nodes: 4}'; a profile or trace is the command's input, not its "
+      "--scenario)");
 }
 
 TEST(ScenarioFile, ScalarWhereASectionBelongs) {

@@ -317,3 +317,47 @@ TEST_F(SharedOptionsCliTest, ScenarioOptionsGiveTheSameErrorsInEveryCommand) {
 }
 
 }  // namespace
+
+namespace {
+
+// What guides a person who does not know the commands yet: `ssgd` alone and
+// `ssgd help [COMMAND]` print the help; a mistyped command, flag or preset
+// names the nearest one.
+TEST_F(SharedOptionsCliTest, HelpAndDidYouMean) {
+  const auto bare = ssgd({});
+  EXPECT_EQ(bare.status, kBadInput) << bare;
+  EXPECT_THAT(bare.out, HasSubstr("Usage: ssgd [OPTIONS] SUBCOMMAND"));
+  EXPECT_THAT(bare.out, HasSubstr("simulate"));
+  const auto help = ok({"help"});
+  EXPECT_EQ(help.out, bare.out);
+  EXPECT_THAT(ok({"help", "scale"}).out, HasSubstr("--gpus"));
+  EXPECT_THAT(refused({"simulat", kResnet}).err,
+              HasSubstr("unknown command 'simulat' (did you mean 'simulate'?)"));
+  EXPECT_THAT(refused({"--log", "warn", "simulat"}).err, HasSubstr("(did you mean 'simulate'?)"));
+  EXPECT_THAT(refused({"help", "scael"}).err, HasSubstr("(did you mean 'scale'?)"));
+  const auto flag = ssgd({"simulate", kResnet, "--scenrio", "x.yaml"});
+  EXPECT_EQ(flag.status, kBadInput) << flag;
+  EXPECT_THAT(flag.err, HasSubstr("ssgd simulate: unknown flag '--scenrio' (did you mean '--scenario'?)"));
+  EXPECT_THAT(refused({"simulate", kResnet, "--set", "network.inter_node=ib_ndr"}).err,
+              HasSubstr("unknown link preset 'ib_ndr' (did you mean 'ib_ndr400'?)"));
+  EXPECT_THAT(refused({"simulate", kResnet, "--set", "platform.preset=hgx_h10"}).err,
+              HasSubstr("unknown platform preset 'hgx_h10' (did you mean 'hgx_h100'?)"));
+}
+
+// Another tool's file, or ssgd's own in the wrong place, is named and the
+// command that takes it given.
+TEST_F(SharedOptionsCliTest, FilesInTheWrongPlaceSayWhereTheyGo) {
+  write_file_bytes(dir_ / "kineto.json", "{\"traceEvents\": []}\n");
+  write_file_bytes(dir_ / "kineto.json.gz", std::string("\x1f\x8b\x08\x00", 4) + "rest");
+  EXPECT_THAT(refused({"simulate", "kineto.json"}).err, HasSubstr("'ssgd import pytorch FILE"));
+  EXPECT_THAT(refused({"simulate", "kineto.json.gz"}).err, HasSubstr("gzip-compressed"));
+  pack_marked();
+  const auto report = refused({"report", "marked.ssgdt", "-o", "page.html"});
+  EXPECT_THAT(report.err, HasSubstr("an ssgd trace, not a report: replay it with 'ssgd simulate"));
+  EXPECT_FALSE(fs::exists(dir_ / "page.html"));
+  const auto csv = refused({"simulate", kResnet, "--scenario", kResnet});
+  EXPECT_THAT(csv.err, HasSubstr("a profile or trace is the command's input, not its --scenario"));
+  EXPECT_LT(csv.err.size(), 1000u) << csv;
+}
+
+}  // namespace

@@ -7,6 +7,9 @@
 // checked before the page is written; the page is written through an
 // AtomicFile, so a bad input leaves no output.
 
+#include <algorithm>
+#include <array>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -15,13 +18,34 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/error.h"
 #include "common/work_context.h"
 #include "simulator/html_report/html_report.h"
 #include "simulator/html_report/report_input.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
+#include "traces/container_format.h"
 
 namespace ssgd::tools {
+namespace {
+
+// An ssgd trace given where a report belongs: said so, with the commands
+// that make a report of it (the JSON reader would only see its first byte).
+void refuse_trace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<char, trace::format::kMagic.size()> head{};
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  if (in.gcount() != static_cast<std::streamsize>(head.size()) ||
+      !std::equal(head.begin(), head.end(), trace::format::kMagic.begin(),
+                  [](char a, unsigned char b) { return static_cast<unsigned char>(a) == b; })) {
+    return;
+  }
+  throw InputError({path, std::nullopt, std::nullopt, ""},
+                   "an ssgd trace, not a report: replay it with 'ssgd simulate " + bounded(path) +
+                       " --report run.json' (or --timeline run.json) and give ssgd report that");
+}
+
+}  // namespace
 
 void add_report_command(CLI::App& app) {
   struct Args {
@@ -44,8 +68,10 @@ void add_report_command(CLI::App& app) {
     check_inputs(args->inputs, "REPORT");
     std::vector<sim::html::ReportInput> inputs;
     inputs.reserve(args->inputs.size());
-    for (const std::string& path : args->inputs)
+    for (const std::string& path : args->inputs) {
+      refuse_trace(path);
       inputs.push_back(sim::html::read_report_input(path));
+    }
     const WorkContext context("making the HTML page", args->out.path);
     const std::string page = sim::html::html_report(inputs);
     write_output(args->out, [&] { write_file_atomically(args->out.path, page); });

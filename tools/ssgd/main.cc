@@ -6,8 +6,11 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/error.h"
+#include "common/suggest.h"
 #include "common/logging.h"
 #include "common/version.h"
 #include "common/work_context.h"
@@ -15,10 +18,100 @@
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 
+namespace {
+
+using ssgd::tools::kExitBadInput;
+using ssgd::tools::kExitOk;
+
+std::vector<std::string_view> command_names(const CLI::App& app) {
+  std::vector<std::string_view> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.emplace_back(sub->get_name());
+  }
+  return names;
+}
+
+std::string command_list(const CLI::App& app) {
+  std::string out;
+  for (const std::string_view n : command_names(app)) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+// Before CLI11 parses: `ssgd` alone and `ssgd help [COMMAND]` print the
+// help; a first word that is no command gets "did you mean". Returns the
+// exit status when it answered, else -1. Global options (--log LEVEL) may
+// come first.
+int answer_without_a_command(const CLI::App& app, int argc, char** argv) {
+  int i = 1;
+  while (i < argc) {
+    const std::string_view a = argv[i];
+    if (a == "--log") {
+      i += 2;
+    } else if (a.starts_with("--log=")) {
+      ++i;
+    } else {
+      break;
+    }
+  }
+  if (i >= argc) {
+    std::cout << app.help();
+    return argc == 1 ? kExitBadInput : -1;
+  }
+  std::string_view word = argv[i];
+  if (word.starts_with('-')) return -1;  // --help, --version, or CLI11's own error
+  if (word == "help") {
+    if (i + 1 >= argc) {
+      std::cout << app.help();
+      return kExitOk;
+    }
+    const std::string_view topic = argv[i + 1];
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == topic) {
+        std::cout << sub->help();
+        return kExitOk;
+      }
+    }
+    word = topic;
+  }
+  for (const std::string_view n : command_names(app)) {
+    if (n == word) return -1;
+  }
+  std::cerr << "ssgd: error: unknown command '" << ssgd::bounded(word) << "'"
+            << ssgd::did_you_mean(word, command_names(app)) << "; commands: " << command_list(app)
+            << "\nRun 'ssgd help' or 'ssgd COMMAND --help' for more information.\n";
+  return kExitBadInput;
+}
+
+// CLI11's "The following arguments were not expected": each unknown flag
+// named, with the nearest flag of the command it was given to.
+void explain_extras(const CLI::App& app) {
+  const CLI::App* command = &app;
+  for (const CLI::App* sub : app.get_subcommands()) command = sub;
+  while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+  std::vector<std::string> flags;
+  for (const CLI::Option* o : command->get_options()) {
+    for (const std::string& l : o->get_lnames()) flags.push_back("--" + l);
+  }
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& l : o->get_lnames()) flags.push_back("--" + l);
+  }
+  const std::vector<std::string_view> names(flags.begin(), flags.end());
+  const std::string who = command == &app ? "ssgd" : "ssgd " + command->get_name();
+  for (const std::string& extra : app.remaining(true)) {
+    if (!extra.starts_with("-")) continue;
+    const std::string_view flag = std::string_view(extra).substr(0, extra.find('='));
+    std::cerr << who << ": unknown flag '" << ssgd::bounded(flag) << "'"
+              << ssgd::did_you_mean(flag, names) << "\n";
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace ssgd::tools;
   CLI::App app{"ssgd: capture synchronous-SGD training on GPU clusters and replay it "
-               "in a discrete-event simulator"};
+               "in a discrete-event simulator",
+               "ssgd"};
   app.require_subcommand(1);
   app.fallthrough();  // --log works before or after the subcommand
   app.set_version_flag("--version", "ssgd " + std::string(ssgd::ssgd_version()));
@@ -56,8 +149,12 @@ int main(int argc, char** argv) {
   add_report_command(app);
   add_collectives_command(app);
 
+  if (const int status = answer_without_a_command(app, argc, argv); status >= 0) return status;
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    explain_extras(app);
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitBadInput;
   } catch (const ssgd::InputError& e) {
