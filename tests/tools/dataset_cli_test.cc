@@ -64,6 +64,23 @@ TEST_F(DatasetCli, PackThenVerifyPrintsEveryCaseAndASummary) {
   EXPECT_THAT(quick.out, Not(HasSubstr("what-if")));
 }
 
+// --max-error: a case beyond it is listed after the table and the exit
+// status is 4; within it, said so, exit 0. What-ifs may have their own.
+TEST_F(DatasetCli, MaxErrorFlagsAMiss) {
+  ok({"dataset", "pack", "ds"});
+  const auto miss = ssgd({"dataset", "verify", "ds", "--max-error", "0", "--report", "r.json"});
+  EXPECT_TRUE(miss.exited && miss.status == 4) << miss;
+  EXPECT_THAT(miss.out, HasSubstr("beyond tolerance (--max-error 0%): "));
+  EXPECT_THAT(miss.err, HasSubstr("case(s) beyond tolerance (--max-error 0%)"));
+  EXPECT_TRUE(fs::exists(dir_ / "work/r.json"));  // the report is written all the same
+  const auto within = ok({"dataset", "verify", "ds", "--max-error", "1000000"});
+  EXPECT_THAT(within.out, HasSubstr("within tolerance: every case (--max-error 1e+06%)"));
+  const auto whatif = ssgd({"dataset", "verify", "ds", "--max-error", "1000000", "--max-whatif-error", "0"});
+  EXPECT_TRUE(whatif.exited && whatif.status == 4) << whatif;
+  EXPECT_THAT(whatif.out, HasSubstr("tiny-w4 <- tiny-w2 "));
+  fails({"dataset", "verify", "ds", "--max-error", "-1"});
+}
+
 TEST_F(DatasetCli, VerifyPredictsWhatSimulateReports) {
   ok({"dataset", "pack", "ds"});
   ok({"dataset", "verify", "ds", "--jobs", "2", "--report", "verify.json"});

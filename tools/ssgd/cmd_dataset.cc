@@ -5,10 +5,12 @@
 // the manifest and replays every entry.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/atomic_file.h"
 #include "common/logging.h"
@@ -37,6 +39,8 @@ struct VerifyArgs {
   std::size_t jobs = 1;
   OutputFile report;
   bool no_replay = false;
+  std::optional<double> max_error;         // percent, every case
+  std::optional<double> max_whatif_error;  // percent, what-if cases (default: max_error)
 };
 
 void run_pack(const PackArgs& a) {
@@ -95,6 +99,8 @@ void run_verify(const VerifyArgs& a) {
                 c.name(), format_duration(c.predicted), format_duration(c.measured.median),
                 c.error_percent, seconds);
     };
+    // Many cases warn alike: each kind once, with a count.
+    FoldedWarnings folded({"sim", "dag", "traces"});
     cases = sim::replay_dataset(a.dir, m, options);
   }
   const sim::DatasetSummary summary = sim::summarise_dataset(cases, m);
@@ -112,6 +118,30 @@ void run_verify(const VerifyArgs& a) {
     sim::print_dataset_table(cases, summary, std::cout);
   }
   if (a.report.given()) log->info("report written to {}", a.report.path);
+  if (a.no_replay || (!a.max_error && !a.max_whatif_error)) return;
+  // The tolerance: said after the table, and a miss is exit 4.
+  std::vector<std::string> misses;
+  for (const sim::DatasetCase& c : cases) {
+    const auto limit = c.kind == sim::DatasetCaseKind::kWhatIf && a.max_whatif_error ? a.max_whatif_error
+                                                                                     : a.max_error;
+    if (limit && std::abs(c.error_percent) > *limit) {
+      misses.push_back(fmt::format("{} {:+.2f}% (limit {:g}%)", c.name(), c.error_percent, *limit));
+    }
+  }
+  const auto limits = fmt::format("{}{}", a.max_error ? fmt::format("--max-error {:g}%", *a.max_error) : "",
+                                  a.max_whatif_error
+                                      ? fmt::format("{}--max-whatif-error {:g}%", a.max_error ? ", " : "",
+                                                    *a.max_whatif_error)
+                                      : "");
+  if (misses.empty()) {
+    std::cout << fmt::format("\n  within tolerance: every case ({})\n", limits);
+    return;
+  }
+  std::cout << fmt::format("\n  beyond tolerance ({}): {} of {} case(s)\n", limits, misses.size(),
+                           cases.size());
+  for (const auto& m : misses) std::cout << "    " << m << "\n";
+  throw OutOfTolerance(fmt::format("{}: {} of {} case(s) beyond tolerance ({})", a.dir, misses.size(),
+                                   cases.size(), limits));
 }
 
 }  // namespace
@@ -146,6 +176,13 @@ void add_dataset_command(CLI::App& app) {
   add_output_option(*verify, verify_args->report, "--report",
                     "write the cases and summary as JSON here");
   verify->add_flag("--no-replay", verify_args->no_replay, "check the files and the manifest only");
+  verify->add_option("--max-error", verify_args->max_error,
+                     "PCT: a case whose |error| is above this many percent is a miss: listed, "
+                     "exit status 4")
+      ->check(CLI::Range(0.0, 1e6));
+  verify->add_option("--max-whatif-error", verify_args->max_whatif_error,
+                     "PCT: the same for what-if cases (default: --max-error)")
+      ->check(CLI::Range(0.0, 1e6));
   verify->callback([verify_args] { run_verify(*verify_args); });
 }
 

@@ -5,6 +5,7 @@
 // stderr and a non-zero exit status. Commands write results to stdout and
 // logs and warnings to stderr.
 
+#include <stdexcept>
 #include <CLI/CLI.hpp>
 
 namespace ssgd::tools {
@@ -31,5 +32,12 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      // I/O or internal failure
 inline constexpr int kExitBadInput = 2;     // bad input or bad flags
 inline constexpr int kExitDeadlock = 3;     // the simulated DAG deadlocked
+inline constexpr int kExitOutOfTolerance = 4;  // a check beyond its tolerance (dataset verify --max-error)
+
+// Thrown by a command whose checks ran and some missed their tolerance,
+// after it wrote its whole output; main() exits with kExitOutOfTolerance.
+struct OutOfTolerance : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace ssgd::tools

@@ -86,8 +86,11 @@ int answer_without_a_command(const CLI::App& app, int argc, char** argv) {
 // named, with the nearest flag of the command it was given to.
 void explain_extras(const CLI::App& app) {
   const CLI::App* command = &app;
-  for (const CLI::App* sub : app.get_subcommands()) command = sub;
-  while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+  std::string who = "ssgd";
+  while (!command->get_subcommands().empty()) {
+    command = command->get_subcommands().front();
+    who += " " + command->get_name();
+  }
   std::vector<std::string> flags;
   for (const CLI::Option* o : command->get_options()) {
     for (const std::string& l : o->get_lnames()) flags.push_back("--" + l);
@@ -96,7 +99,6 @@ void explain_extras(const CLI::App& app) {
     for (const std::string& l : o->get_lnames()) flags.push_back("--" + l);
   }
   const std::vector<std::string_view> names(flags.begin(), flags.end());
-  const std::string who = command == &app ? "ssgd" : "ssgd " + command->get_name();
   for (const std::string& extra : app.remaining(true)) {
     if (!extra.starts_with("-")) continue;
     const std::string_view flag = std::string_view(extra).substr(0, extra.find('='));
@@ -160,6 +162,9 @@ int main(int argc, char** argv) {
   } catch (const ssgd::InputError& e) {
     std::cerr << "ssgd: error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const OutOfTolerance& e) {
+    std::cerr << "ssgd: error: " << e.what() << "\n";
+    return kExitOutOfTolerance;
   } catch (const ssgd::sim::DeadlockError& e) {
     std::cerr << "ssgd: error: " << e.what() << "\n";
     return kExitDeadlock;
