@@ -307,8 +307,18 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
     summary_row(out, name, value, note);
   };
   row("iteration time", format_duration(it),
-      s.iterations > 1 ? "steady state: mean over iterations after the first"
-                       : "the only iteration simulated");
+      fmt::format("{}{}",
+                  s.iterations > 1 ? "steady state: mean over iterations after the first"
+                                   : "the only iteration simulated",
+                  ctx.shared_fabric ? "; this job alone on the fabric" : ""));
+  if (ctx.shared_fabric && !ctx.shared_fabric->jobs.empty() && ctx.shared_fabric->jobs.front().count > 0) {
+    // The scenario's own job is the table's first: its time with the others,
+    // from the same run as the table below.
+    const auto& main = ctx.shared_fabric->jobs.front();
+    row("with the other jobs", format_duration(main.shared),
+        fmt::format("{:.3f}x, sharing the fabric with {} other job(s) (shared fabric, below)",
+                    main.slowdown, ctx.shared_fabric->jobs.size() - 1));
+  }
   if (r.repeats) {
     row(fmt::format("mean of {} runs", r.repeats->count), format_duration(r.repeats->mean),
         fmt::format("95% CI +/- {} (Student t); seeds {}..{}; range {} to {}",

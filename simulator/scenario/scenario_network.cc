@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "simulator/scenario/scenario_jobs.h"
 #include "simulator/scenario/scenario_platform.h"
 
 namespace ssgd::sim {
@@ -37,10 +38,12 @@ std::int64_t separate_server_nodes(const Scenario& scenario) {
 
 CommModel scenario_comm_model(const Scenario& scenario) {
   const PlatformSpec spec = scenario_platform_spec(scenario);
-  auto platform =
-      std::make_shared<const Platform>(spec, scenario.nodes + separate_server_nodes(scenario));
-  return CommModel(std::move(platform), scenario_comm_settings(scenario, scenario.nodes), 0,
-                   scenario.nodes);
+  // The fabric of the scenario's jobs too (jobs:), as run_shared_fabric
+  // builds it: the job's own replay runs on the same nodes and switches as
+  // its "alone" on the shared fabric, so that the two agree.
+  const std::int64_t nodes = job_platform_nodes(scenario);
+  auto platform = std::make_shared<const Platform>(spec, nodes + separate_server_nodes(scenario));
+  return CommModel(std::move(platform), scenario_comm_settings(scenario, nodes), 0, scenario.nodes);
 }
 
 }  // namespace ssgd::sim

@@ -16,6 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "tests/support/cli_runner.h"
 #include "tests/support/rank_files.h"
 #include "tests/support/test_files.h"
@@ -358,6 +361,24 @@ TEST_F(SharedOptionsCliTest, FilesInTheWrongPlaceSayWhereTheyGo) {
   const auto csv = refused({"simulate", kResnet, "--scenario", kResnet});
   EXPECT_THAT(csv.err, HasSubstr("a profile or trace is the command's input, not its --scenario"));
   EXPECT_LT(csv.err.size(), 1000u) << csv;
+}
+
+// A scenario with jobs: the headline is the job alone on the shared fabric,
+// the very figure of the table's "alone" (one platform, one run), and the
+// line after it the table's "shared".
+TEST_F(SharedOptionsCliTest, SharedFabricHeadlineIsTheTablesAlone) {
+  const auto r = ok({"simulate", kResnet, "--scenario", kSharedFabric, "--report", "r.json"});
+  const auto report = nlohmann::json::parse(bytes("r.json"));
+  const auto& main = report["shared_fabric"]["jobs"][0];
+  EXPECT_EQ(report["iteration_time_ns"], main["alone_ns"]);
+  const auto ms = [](std::int64_t ns) {
+    return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6);
+  };
+  const std::string alone = ms(main["alone_ns"].get<std::int64_t>());
+  const std::string shared = ms(main["shared_ns"].get<std::int64_t>());
+  EXPECT_THAT(r.out, HasSubstr("iteration time                 " + alone));
+  EXPECT_THAT(r.out, HasSubstr("with the other jobs            " + shared));
+  EXPECT_THAT(r.out, HasSubstr("   " + alone + "   " + shared));
 }
 
 }  // namespace
