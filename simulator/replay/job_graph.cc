@@ -92,9 +92,18 @@ void require_modelled_comm(const trace::LayerProfile& profile, const Scenario& s
 
 dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& scenario,
                             const CommModel& comm) {
-  return make_comm_plan(scenario.overlap, scenario.policy, profile, [&comm](std::int64_t bytes) {
-    return comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(bytes));
-  });
+  dag::CommPlan plan =
+      make_comm_plan(scenario.overlap, scenario.policy, profile, [&comm](std::int64_t bytes) {
+        return comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(bytes));
+      });
+  if (comm.workers() == 1) {
+    // One GPU communicates with no one: nothing is partitioned or scheduled,
+    // so a scheduler's costs are not paid (the one-GPU baseline of a
+    // priority run is the same GPU as every other policy's).
+    plan.group_overhead = Duration::zero();
+    plan.round_overhead = Duration::zero();
+  }
+  return plan;
 }
 
 namespace {

@@ -5,6 +5,8 @@
 // the exact start and end of every collective and the iteration ends,
 // worked out by hand below.
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,6 +17,8 @@
 #include "simulator/policy/overlap_policy.h"
 #include "simulator/replay/closed_form.h"
 #include "simulator/replay/job_graph.h"
+#include "simulator/replay/replay.h"
+#include "simulator/scenario/scenario.h"
 #include "tests/support/four_layer_profile.h"
 
 namespace ssgd::sim {
@@ -181,6 +185,26 @@ TEST(PriorityPolicy, WithAGlobalUpdateTheStepEndsAfterEveryPartition) {
   // The same first iteration; the second starts after layer 0's all-reduce at 22.
   EXPECT_EQ(r.end_ms.front(), 22);
   EXPECT_EQ(r.forward_start_ms, (std::vector<std::int64_t>{22, 23, 24, 25}));
+}
+
+// One GPU communicates with no one, so a priority run's one-GPU baseline
+// pays no partition or scheduling cost: it is every other policy's, and the
+// scheduler's costs show in the efficiency instead.
+TEST(PriorityPolicy, TheOneGpuBaselineIsEveryPolicys) {
+  const auto p = four_layer_profile();
+  const auto baseline = [&p](const char* policy) {
+    const Scenario s = load_scenario(std::nullopt, {std::string("policy.overlap=") + policy,
+                                                   "cluster.nodes=2", "iterations=3",
+                                                   "policy.partition_overhead=2ms"});
+    const ReplayResult r = replay(p, s, ReplayOptions{});
+    EXPECT_TRUE(r.single_worker_iteration_time.has_value());
+    return r;
+  };
+  const ReplayResult wfbp = baseline("wfbp");
+  const ReplayResult prio = baseline("priority");
+  EXPECT_EQ(prio.single_worker_iteration_time, wfbp.single_worker_iteration_time);
+  EXPECT_GT(prio.iteration_time, wfbp.iteration_time);  // 2 ms a partition on the backward
+  EXPECT_LT(prio.scaling_efficiency, wfbp.scaling_efficiency);
 }
 
 TEST(UpdatePolicy, PerLayerUpdateLetsTheNextForwardStartEarly) {
