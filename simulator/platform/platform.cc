@@ -309,9 +309,14 @@ void Platform::compute_local_routes() {
   for (std::uint32_t l = 0; l < local_links_.size(); ++l) out[local_links_[l].from].push_back(l);
   local_routes_.assign(n * n, LocalRoute{});
   constexpr double kHop = 1e-18;
-  for (std::uint32_t src = 0; src < n; ++src) {
-    std::vector<double> cost(n, std::numeric_limits<double>::infinity());
-    std::vector<std::uint32_t> via(n, std::numeric_limits<std::uint32_t>::max());
+  // The generic platform's free PCIe hop (NodeSpec::pcie_free) joins GPU
+  // and NIC only: GPUs that NVLink joins talk over NVLink, never through it.
+  const bool gpus_off_pcie = spec_.node.pcie_free && spec_.node.nvlink != NvlinkTopology::kNone;
+  std::vector<double> cost(n);
+  std::vector<std::uint32_t> via(n);
+  const auto search = [&](std::uint32_t src, bool skip_pcie) {
+    cost.assign(n, std::numeric_limits<double>::infinity());
+    via.assign(n, std::numeric_limits<std::uint32_t>::max());
     using Entry = std::pair<double, std::uint32_t>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
     cost[src] = 0;
@@ -324,6 +329,7 @@ void Platform::compute_local_routes() {
       if (v != src && endpoint) continue;  // does not forward
       for (std::uint32_t l : out[v]) {
         const auto& link = local_links_[l];
+        if (skip_pcie && link.kind == LinkKind::kPcie) continue;
         const double next = c + 1.0 / link.bandwidth_bytes_per_s + kHop;
         if (next < cost[link.to]) {
           cost[link.to] = next;
@@ -332,24 +338,36 @@ void Platform::compute_local_routes() {
         }
       }
     }
+  };
+  const auto record = [&](std::uint32_t src, std::uint32_t dst) {
+    LocalRoute& r = local_routes_[src * n + dst];
+    r.reachable = true;
+    r.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+    if (dst == src) return;
+    for (std::uint32_t v = dst; v != src;) {
+      const auto l = via[v];
+      r.links.push_back(l);
+      r.latency = max(r.latency, local_links_[l].latency);
+      r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, local_links_[l].bandwidth_bytes_per_s);
+      v = local_links_[l].from;
+    }
+    std::reverse(r.links.begin(), r.links.end());
+  };
+  for (std::uint32_t src = 0; src < n; ++src) {
+    const bool from_gpu = local_kind_[src] == VertexKind::kGpu;
+    search(src, false);
     for (std::uint32_t dst = 0; dst < n; ++dst) {
-      LocalRoute& r = local_routes_[src * n + dst];
-      if (dst == src) {
-        r.reachable = true;
-        r.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
-        continue;
+      if (dst == src || std::isfinite(cost[dst])) {
+        if (!(gpus_off_pcie && from_gpu && local_kind_[dst] == VertexKind::kGpu)) record(src, dst);
       }
-      if (!std::isfinite(cost[dst])) continue;
-      r.reachable = true;
-      r.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
-      for (std::uint32_t v = dst; v != src;) {
-        const auto l = via[v];
-        r.links.push_back(l);
-        r.latency = max(r.latency, local_links_[l].latency);
-        r.bandwidth_bytes_per_s = std::min(r.bandwidth_bytes_per_s, local_links_[l].bandwidth_bytes_per_s);
-        v = local_links_[l].from;
+    }
+    if (gpus_off_pcie && from_gpu) {
+      search(src, true);
+      for (std::uint32_t dst = 0; dst < n; ++dst) {
+        if (local_kind_[dst] == VertexKind::kGpu && (dst == src || std::isfinite(cost[dst]))) {
+          record(src, dst);
+        }
       }
-      std::reverse(r.links.begin(), r.links.end());
     }
   }
 }
@@ -662,7 +680,8 @@ std::string Platform::describe() const {
   if (n.nvlink != NvlinkTopology::kNone) {
     s += fmt::format(", NVLink {} ({})", to_string(n.nvlink), format_rate(n.nvlink_link.bandwidth_bytes_per_s));
   }
-  s += fmt::format(", PCIe {}", format_rate(n.pcie.bandwidth_bytes_per_s));
+  s += n.pcie_free ? std::string(", PCIe not modelled")
+                   : fmt::format(", PCIe {}", format_rate(n.pcie.bandwidth_bytes_per_s));
   if (nodes_ > 1) {
     s += fmt::format(", {} NIC{} of {} ({})", n.nics, n.nics == 1 ? "" : "s",
                      format_rate(n.nic.bandwidth_bytes_per_s), to_string(spec_.transport));

@@ -273,6 +273,7 @@ PlatformSpec generic_platform(std::int64_t gpus_per_node, const LinkSpec& intra,
     n.nvlink = NvlinkTopology::kSwitch;
     n.nvlink_link = intra;
     n.pcie = free_hop;
+    n.pcie_free = true;
     if (intra_preset == "nvlink3") n.gpu_arch = GpuArch::kAmpere;
     if (intra_preset == "nvlink4") {
       n.gpu_arch = GpuArch::kHopper;
@@ -280,6 +281,7 @@ PlatformSpec generic_platform(std::int64_t gpus_per_node, const LinkSpec& intra,
     }
   } else {
     n.pcie = gpus_per_node == 1 ? free_hop : intra;
+    n.pcie_free = gpus_per_node == 1;
   }
   n.nics = 1;
   n.nic = inter;

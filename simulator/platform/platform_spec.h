@@ -66,6 +66,11 @@ struct NodeSpec {
   std::int64_t sockets = 1;
   std::int64_t pcie_switches = 0;
   LinkSpec pcie;
+  // The generic platform's PCIe (network.intra_node and inter_node presets
+  // only): a hop between GPU and NIC that stands for no link, as fast as the
+  // faster of the two and without latency. Described as not modelled, and
+  // left out of the link utilisation: its figures would mean nothing.
+  bool pcie_free = false;
   // Where each GPU hangs in the PCIe tree: a switch index (or a socket index
   // when there are no switches), -1 for a GPU on no PCIe path to the others
   // (reachable over NVLink only). Empty: spread evenly, in index order.

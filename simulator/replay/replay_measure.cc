@@ -18,9 +18,12 @@ void summarise_links(const Platform& platform, const std::vector<double>& bytes,
   const double seconds = std::max(1e-9, static_cast<double>(span.ns()) * 1e-9);
   std::vector<LinkRecord> records;
   std::array<LinkKindSummary, kLinkKindCount> kinds{};
+  const bool pcie_free = platform.spec().node.pcie_free;
   for (LinkId l = 0; l < bytes.size(); ++l) {
     if (!(bytes[l] > 0)) continue;
     const auto& link = platform.links()[l];
+    // A hop that stands for no link (the generic platform's PCIe): no figures.
+    if (pcie_free && link.kind == LinkKind::kPcie) continue;
     const double u = bytes[l] / (link.bandwidth_bytes_per_s * seconds);
     auto& k = kinds[static_cast<std::size_t>(link.kind)];
     k.kind = to_string(link.kind);

@@ -88,6 +88,28 @@ TEST(Platform, Dgx1RingFollowsDoubleNvlinksAndOthersCrossPcie) {
   EXPECT_DOUBLE_EQ(r.bandwidth_bytes_per_s, find_link_preset("pcie3_x16")->bandwidth_bytes_per_s);
 }
 
+// The generic platform of two link presets: its PCIe is a free hop between
+// GPU and NIC, said to be not modelled and left out of the link figures; GPUs
+// that NVLink joins talk over NVLink, whichever of the two is faster.
+TEST(Platform, GenericNvlinkGpusTalkOverNvlinkNotTheFreeHop) {
+  for (const char* inter : {"ib_ndr400", "10gbe"}) {
+    const auto intra = *find_link_preset("nvlink2");  // 25 GB/s: slower than NDR400's NIC
+    const auto nic = *find_link_preset(inter);
+    const Platform p(generic_platform(8, link_spec(intra), "nvlink2", link_spec(nic), inter), 2);
+    EXPECT_THAT(p.describe(), ::testing::HasSubstr("PCIe not modelled")) << inter;
+    const Route gg = p.route(p.gpu(0, 0), p.gpu(0, 5));
+    for (const LinkId l : gg.links) EXPECT_EQ(p.links()[l].kind, LinkKind::kNvlink) << inter;
+    EXPECT_DOUBLE_EQ(gg.bandwidth_bytes_per_s, intra.bandwidth_bytes_per_s) << inter;
+    const Route out = p.route(p.gpu(0, 0), p.gpu(1, 0));
+    EXPECT_DOUBLE_EQ(out.bandwidth_bytes_per_s, nic.bandwidth_bytes_per_s) << inter;
+  }
+  // With PCIe as the intra-node link, PCIe is modelled.
+  const auto pcie = *find_link_preset("pcie3_x16");
+  const auto eth = *find_link_preset("10gbe");
+  const Platform q(generic_platform(4, link_spec(pcie), "pcie3_x16", link_spec(eth), "10gbe"), 2);
+  EXPECT_THAT(q.describe(), ::testing::HasSubstr("PCIe 12.6 GB/s"));
+}
+
 TEST(Platform, FatTreeOversubscriptionNarrowsTheUplink) {
   PlatformSpec s = find_platform_preset("v100_pcie_4x_100gbe")->make();
   s.fabric.kind = FabricKind::kFatTree;
