@@ -376,6 +376,11 @@ void timeline_section(Page& page, const std::string& path, const TimelineView& t
                           : "the only one",
       format_ms(t.span_ns), t.ranks, t.ranks == 1 ? "" : "s", t.groups.size(),
       t.groups.size() == 1 ? "" : "s");
+  if (t.job_ranks > t.ranks) {
+    what += fmt::format(" The file holds {} of the job's {} ranks (ssgd simulate --timeline-ranks; "
+                        "0 writes them all).",
+                        t.ranks, t.job_ranks);
+  }
   if (run_before != nullptr) {
     what +=
         fmt::format(" The simulate report before it on the command line: {}.", run_before->path);

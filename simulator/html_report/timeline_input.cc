@@ -44,6 +44,7 @@ struct Events {
   std::vector<Task> tasks;
   Strings strings;
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> thread_names;
+  std::int64_t job_ranks = 0;  // ssgd_ranks.args.ranks
 };
 
 std::int64_t micros_to_ns(const JsonFields& f, const Json& e, const std::string& at,
@@ -66,6 +67,8 @@ void read_event(const JsonFields& f, const Json& e, std::size_t index, Events& o
       const std::int64_t pid = f.count(e, at, "pid");
       const std::int64_t tid = f.count(e, at, "tid");
       out.thread_names[{pid, tid}] = f.text(e, at, "args.name");
+    } else if (name == "ssgd_ranks") {
+      out.job_ranks = f.count(e, at, "args.ranks");
     }
     return;
   }
@@ -178,6 +181,7 @@ std::string rank_group_label(const std::vector<std::int64_t>& ranks) {
 TimelineView read_timeline(const std::string& path, std::string_view text) {
   const Events ev = parse_events(path, text);
   TimelineView view;
+  view.job_ranks = ev.job_ranks;
 
   // The iteration: the last one every rank has tasks in. Memory follows the
   // tasks, not the iteration numbers (a hostile file may name any).

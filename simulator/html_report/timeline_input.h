@@ -36,6 +36,7 @@ struct TimelineView {
   std::int64_t iterations = 0;        // iterations in the file
   bool complete = true;               // every rank has tasks in it (else it is the last)
   std::int64_t ranks = 0;             // ranks with tasks in the iteration
+  std::int64_t job_ranks = 0;         // the job's ranks, when the file says (ssgd_ranks); 0: not said
   std::int64_t span_ns = 0;           // first start to last end of the iteration
   std::vector<TimelineGroup> groups;  // all groups, by first rank
   std::size_t groups_shown = 0;       // the first groups_shown are drawn

@@ -28,10 +28,16 @@ void write_timeline(const dag::TaskGraph& graph, const Schedule& schedule,
   for (const auto& r : graph.resources()) max_rank = std::max(max_rank, r.rank);
   out.process_name(kNetworkPid, "network");
   out.process_sort_index(kNetworkPid, 0);
+  std::int64_t ranks_shown = 0;
   for (std::int32_t rank = 0; rank <= max_rank; ++rank) {
     if (!shown(rank)) break;
+    ++ranks_shown;
     out.process_name(pid_of(rank), fmt::format("rank {}", rank));
     out.process_sort_index(pid_of(rank), rank + 1);
+  }
+  if (options.job_ranks > 0) {
+    out.event(fmt::format(R"({{"name":"ssgd_ranks","ph":"M","pid":{},"args":{{"ranks":{},"shown":{}}}}})",
+                          kNetworkPid, options.job_ranks, ranks_shown));
   }
   for (const auto& r : graph.resources()) {
     if (!shown(r.rank)) continue;

@@ -25,6 +25,10 @@ struct TimelineOptions {
   // Link tracks: one "links" process with a track per link, each interval a
   // slice (simulator/replay/replay.h). Optional.
   const std::vector<LinkTrack>* links = nullptr;
+  // The job's ranks (0: not said). Written as the metadata event
+  // {"name":"ssgd_ranks","ph":"M","pid":0,"args":{"ranks":R,"shown":S}}, so
+  // that a reader of the file (ssgd report) can say when it holds only some.
+  std::int64_t job_ranks = 0;
 };
 
 // The timeline's events, into a document the caller finishes.

@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 using ssgd::testing::read_file_bytes;
 using ssgd::testing::write_file_bytes;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const fs::path kSource = fs::path(SSGD_SOURCE_DIR);
 const std::string kSimulate =
@@ -185,6 +186,17 @@ TEST_F(ReportCliTest, ASimulateRunAndItsTimelineMakeAPageWithOneIterationPerRank
   ASSERT_TRUE(plain.exited && plain.status == 0) << plain;
   ASSERT_EQ(ssgd({"t.json", "-o", "plain.html"}).status, 0);
   EXPECT_THAT(page("plain.html"), HasSubstr("4 ranks in 2 groups"));
+  EXPECT_THAT(page("plain.html"), Not(HasSubstr("The file holds")));
+  // A timeline of 2 of the job's 4 ranks says so.
+  const auto cut = run_ssgd(
+      SSGD_CLI, {"simulate", (kSource / "traces/datasets/resnet50_v100.csv").string(), "--scenario",
+                 (kSource / "scenarios/v100_4x4_10gbe.yaml").string(), "--set", "cluster.nodes=2",
+                 "--set", "cluster.gpus_per_node=2", "--set", "iterations=2", "--timeline",
+                 "cut.json", "--timeline-ranks", "2", "-q"});
+  ASSERT_TRUE(cut.exited && cut.status == 0) << cut;
+  ASSERT_EQ(ssgd({"cut.json", "-o", "cut.html"}).status, 0);
+  EXPECT_THAT(page("cut.html"),
+              HasSubstr("The file holds 2 of the job&#39;s 4 ranks (ssgd simulate --timeline-ranks"));
 }
 
 TEST_F(ReportCliTest, RefusesTimelinesThatAreNotSsgdsOrTooLarge) {

@@ -83,8 +83,8 @@ void write_report_and_timeline(const SimulateArgs& a, const std::function<nlohma
     write_output(a.timeline, [&] {
       const WorkContext writing("writing the timeline", a.timeline.path);
       timeline_file.emplace(a.timeline.path);
-      sim::write_timeline(*result.graph, *result.schedule, {a.timeline_ranks, link_tracks},
-                          timeline_file->writer());
+      sim::write_timeline(*result.graph, *result.schedule,
+                          {a.timeline_ranks, link_tracks, result.workers}, timeline_file->writer());
     });
   }
   if (report_file) {
