@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <initializer_list>
 #include <optional>
 #include <cmath>
 #include <stdexcept>
@@ -57,11 +58,29 @@ double to_number(const ScenarioKey& key, const std::string& text, const std::str
                                   key.type));
 }
 
-// The number written back in the key's units.
+// `n` in the largest of `units` (factor, suffix; largest first) that divides
+// it exactly, so that the text reads back as the same number.
+std::string exact_in(std::int64_t n, std::initializer_list<std::pair<std::int64_t, const char*>> units,
+                     const char* base) {
+  for (const auto& [factor, suffix] : units) {
+    if (n != 0 && n % factor == 0) return fmt::format("{}{}", n / factor, suffix);
+  }
+  return fmt::format("{}{}", n, base);
+}
+
+// The number written back in the key's units, in the largest unit that
+// keeps it exact (16MiB, not 16777216B).
 std::string to_text(const ScenarioKey& key, double v) {
-  if (key.type == "size") return fmt::format("{}B", std::llround(v));
-  if (key.type == "duration") return fmt::format("{}ns", std::llround(v));
-  if (key.type == "rate") return fmt::format("{}B/s", std::llround(v));
+  const std::int64_t n = std::llround(v);
+  if (key.type == "size") {
+    return exact_in(n, {{std::int64_t{1} << 30, "GiB"}, {std::int64_t{1} << 20, "MiB"}, {1024, "KiB"}}, "B");
+  }
+  if (key.type == "duration") {
+    return exact_in(n, {{1'000'000'000, "s"}, {1'000'000, "ms"}, {1'000, "us"}}, "ns");
+  }
+  if (key.type == "rate") {
+    return exact_in(n, {{1'000'000'000, "GB/s"}, {1'000'000, "MB/s"}, {1'000, "kB/s"}}, "B/s");
+  }
   if (key.type == "int") return fmt::format("{}", std::llround(v));
   return fmt::format("{}", v);
 }

@@ -358,13 +358,13 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   row("  io + h2d", format_duration(r.breakdown.io), fmt::format("{:5.1f}%", percent_of(r.breakdown.io, it)));
   row("  idle", format_duration(r.breakdown.idle), fmt::format("{:5.1f}%", percent_of(r.breakdown.idle, it)));
   if (r.ranks_differ) {
-    row("closed form (DESIGN.md)", "-", "not applicable: perturbed ranks differ");
+    row("closed form", "-", "not applicable: perturbed ranks differ (docs/design.md)");
   }
   if (r.closed_form) {
     const auto diff = it - *r.closed_form;
-    row("closed form (DESIGN.md)", format_duration(*r.closed_form),
-        diff == Duration::zero() ? std::string("matches the simulation")
-                                 : fmt::format("differs by {} ns", diff.ns()));
+    row("closed form", format_duration(*r.closed_form),
+        diff == Duration::zero() ? std::string("matches the simulation (docs/design.md)")
+                                 : fmt::format("differs by {} ns (docs/design.md)", diff.ns()));
   }
   print_sharding_and_memory(r, s.sharding, out);
   print_scaling(r, s, out);

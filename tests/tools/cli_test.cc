@@ -443,6 +443,25 @@ TEST_F(CliTest, OptimizeFindsTheFastestSettingOfTheCurveItPrints) {
   }
   EXPECT_EQ(report["best"]["iteration_time_ns"].get<std::int64_t>(), best);
 
+  // Values spaced by ssgd are written in the largest unit that keeps them
+  // exact, in the curve and in the suggestion.
+  std::vector<std::string> spaced = {"optimize", resnet, "--param", "policy.bucket_cap", "--from",
+                                     "1MiB", "--to", "64MiB", "--points", "4", "--report", "sp.json"};
+  spaced.insert(spaced.end(), common.begin(), common.end());
+  r = ssgd(spaced);
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, ::testing::MatchesRegex("(.|\n)*best: --set policy.bucket_cap=[0-9]+MiB:(.|\n)*"));
+  std::vector<std::string> values;
+  const auto spaced_report = nlohmann::json::parse(read_file_bytes(work_ / "sp.json"));
+  for (const auto& p : spaced_report["curve"]) values.push_back(p["value"].get<std::string>());
+  EXPECT_EQ(values, (std::vector<std::string>{"1MiB", "4MiB", "16MiB", "64MiB"}));
+  std::vector<std::string> odd = {"optimize", resnet, "--param", "policy.bucket_cap", "--from",
+                                  "1000B", "--to", "3000B", "--points", "2", "--linear",
+                                  "--report", "odd.json"};
+  odd.insert(odd.end(), common.begin(), common.end());
+  ASSERT_EQ(ssgd(odd).status, 0);
+  EXPECT_EQ(nlohmann::json::parse(read_file_bytes(work_ / "odd.json"))["curve"][1]["value"], "3000B");
+
   // Bad searches fail before anything runs, naming the flag.
   r = ssgd({"optimize", resnet, "--param", "policy.bucket_kap", "--values", "1MiB"});
   EXPECT_EQ(r.status, kBadInput) << r;

@@ -381,4 +381,23 @@ TEST_F(SharedOptionsCliTest, SharedFabricHeadlineIsTheTablesAlone) {
   EXPECT_THAT(r.out, HasSubstr("   " + alone + "   " + shared));
 }
 
+// -q, --quiet on every command, before or after it: nothing on stdout,
+// only warnings and errors on stderr; the outputs flags name are written.
+TEST_F(SharedOptionsCliTest, QuietOnEveryCommand) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"presets", "-q"}, {"-q", "presets"}, {"presets", "--quiet"},
+        {"simulate", kResnet, "-q", "--report", "r.json"},
+        {"optimize", kResnet, "--param", "policy.bucket_cap", "--values", "1MiB,8MiB", "-q",
+         "--report", "o.json"},
+        {"scale", kResnet, "--gpus", "1,2", "-q"}}) {
+    const auto r = ok(args);
+    EXPECT_EQ(r.out, "") << r;
+    EXPECT_THAT(r.err, Not(HasSubstr("info"))) << r;
+  }
+  EXPECT_TRUE(fs::exists(dir_ / "r.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "o.json"));
+  // Errors still say what is wrong.
+  EXPECT_THAT(refused({"simulate", "nowhere.csv", "-q"}).err, HasSubstr("nowhere.csv"));
+}
+
 }  // namespace

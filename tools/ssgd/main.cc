@@ -134,6 +134,9 @@ int main(int argc, char** argv) {
            "\nRun with --help for more information.\n";
   });
 
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "print nothing on stdout and only warnings and errors on stderr");
+
   add_simulate_command(app);
   add_info_command(app);
   add_pack_command(app);
@@ -152,6 +155,26 @@ int main(int argc, char** argv) {
   add_collectives_command(app);
 
   if (const int status = answer_without_a_command(app, argc, argv); status >= 0) return status;
+  // -q, --quiet on every command, before or after it: nothing on stdout (the
+  // summary, tables; an output a flag names is a file and still written) and
+  // only warnings and errors on stderr. A later --log still sets levels.
+  std::streambuf* const stdout_buffer = std::cout.rdbuf();
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") break;  // ssgd trace -- CMD ARGS: the command's own
+    if (a == "-q" || a == "--quiet") {
+      ssgd::set_log_levels("warn");
+      std::cout.rdbuf(nullptr);
+      break;
+    }
+  }
+  struct RestoreStdout {
+    std::streambuf* buffer;
+    ~RestoreStdout() {
+      std::cout.rdbuf(buffer);
+      std::cout.clear();
+    }
+  } restore{stdout_buffer};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ExtrasError& e) {
