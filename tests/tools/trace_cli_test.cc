@@ -105,6 +105,20 @@ TEST_F(TraceCliTracerTest, ReportsWhatEachTraceHolds) {
   EXPECT_NE(r.err.find(", dropped "), std::string::npos) << r;
   EXPECT_NE(r.err.find("invalid timestamps "), std::string::npos) << r;
   EXPECT_EQ(r.out, "") << "the report goes to stderr, the program's stdout stays its own";
+  EXPECT_EQ(r.err.find("launched no GPU work"), std::string::npos) << r;
+  // A program that ran on the CPU leaves traces without a kernel: said so.
+  const CliResult graph =
+      run_cli(SSGD_CLI, {"pack", std::string(SSGD_SOURCE_DIR) + "/tests/data/traces/graph.txtpb",
+                         "-o", (dir_ / "nokernel.ssgdt").string()},
+              dir_, dir_ / "scratch");
+  ASSERT_TRUE(graph.exited && graph.status == 0) << graph;
+  const CliResult cpu = trace({"--out", "cpu", "--", "sh", "-c",
+                               "mkdir -p \"$SSGD_TRACER_OUT\" && "
+                               "cp nokernel.ssgdt \"$SSGD_TRACER_OUT/rank-0.ssgdt\""});
+  ASSERT_TRUE(cpu.exited && cpu.status == 0) << cpu;
+  EXPECT_NE(cpu.err.find("the program launched no GPU work (no kernel in any trace)"),
+            std::string::npos)
+      << cpu;
 }
 
 TEST_F(TraceCliTracerTest, RefusesAFolderThatAlreadyHoldsTraces) {

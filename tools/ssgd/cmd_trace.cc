@@ -230,10 +230,13 @@ void report(const fs::path& out_dir, const tracer::ClockServer* clock_server) {
   }
   std::cerr << "ssgd trace: " << files.size() << " trace file(s) in '" << out_dir.string()
             << "'\n";
+  std::int64_t kernels = 0;
+  bool all_read = true;
   for (const auto& f : files) {
     try {
       auto reader = trace::TraceReader::open(f);
       const trace::TraceSummary s = trace::summarize_trace(reader, 0);
+      kernels += s.kernels;
       std::cerr << "  " << f.filename().string() << ": rank " << s.metadata.rank() << ", "
                 << s.events << " events (kernel " << s.kernels << ", memcpy " << s.memcpys
                 << ", memset " << s.memsets << ", api " << s.api_calls << ", sync "
@@ -254,7 +257,13 @@ void report(const fs::path& out_dir, const tracer::ClockServer* clock_server) {
                 << "\n";
     } catch (const std::exception& e) {
       std::cerr << "  " << f.filename().string() << ": unreadable: " << failure_message(e) << "\n";
+      all_read = false;
     }
+  }
+  if (all_read && kernels == 0) {
+    std::cerr << "ssgd trace: warning: the program launched no GPU work (no kernel in any trace): "
+                 "it may have run on the CPU (check that it moves the model to 'cuda'); there is "
+                 "nothing to replay\n";
   }
 }
 
