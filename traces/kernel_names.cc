@@ -103,4 +103,38 @@ bool is_optimizer_kernel(std::string_view name) {
   return false;
 }
 
+std::string short_kernel_name(std::string_view name, std::size_t max) {
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  // The parameter list: the first '(' outside template brackets.
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '<') ++depth;
+    if (name[i] == '>' && depth > 0) --depth;
+    if (name[i] == '(' && depth == 0 && i > 0) {
+      name = name.substr(0, i);
+      break;
+    }
+  }
+  std::string out;
+  if (name.size() > max) {
+    // Template arguments folded: "a::b<...>".
+    depth = 0;
+    for (const char c : name) {
+      if (c == '<') {
+        if (depth++ == 0) out += "<...>";
+        continue;
+      }
+      if (c == '>' && depth > 0) {
+        --depth;
+        continue;
+      }
+      if (depth == 0) out += c;
+    }
+  } else {
+    out = std::string(name);
+  }
+  if (out.size() > max) out = out.substr(0, max > 3 ? max - 3 : 0) + "...";
+  return out;
+}
+
 }  // namespace ssgd::trace

@@ -37,6 +37,12 @@ struct NcclKernelName {
 // name that is not NCCL's gives an empty NcclKernelName.
 NcclKernelName parse_nccl_kernel_name(std::string_view name);
 
+// A kernel's name as a table shows it: no leading "void ", no parameter list
+// (from the '(' outside every template bracket), template arguments folded
+// to "<...>" when still longer than `max` bytes, and at most `max` bytes
+// ("cudnn::bn_bw_1C11_kernel_new<...>"). The name as recorded is the trace's.
+std::string short_kernel_name(std::string_view name, std::size_t max = 80);
+
 // An optimizer step: PyTorch's foreach and fused optimizers, apex, Caffe's
 // solvers (multi_tensor_apply, adam, sgd, lamb, ...), case-insensitive.
 bool is_optimizer_kernel(std::string_view name);

@@ -18,6 +18,7 @@
 #include "traces/clock_calibration.h"
 #include "traces/collective_records.h"
 #include "traces/event_rules.h"
+#include "traces/kernel_names.h"
 
 namespace ssgd::trace {
 namespace {
@@ -217,8 +218,12 @@ void print_summary(const TraceSummary& s, std::ostream& out) {
   // communicator of more than one rank; importers that cannot tell).
   row("rank", m.world_size() > 0 ? fmt::format("{} of world size {}", m.rank(), m.world_size())
                                  : fmt::format("{} (world size not recorded)", m.rank()));
-  row("versions", fmt::format("driver {}, CUDA {}, NCCL {}", or_unknown(m.driver_version()),
-                              or_unknown(m.cuda_version()), or_unknown(m.nccl_version())));
+  if (m.driver_version().empty() && m.cuda_version().empty() && m.nccl_version().empty()) {
+    row("versions", "not recorded (driver, CUDA, NCCL)");
+  } else {
+    row("versions", fmt::format("driver {}, CUDA {}, NCCL {}", or_unknown(m.driver_version()),
+                                or_unknown(m.cuda_version()), or_unknown(m.nccl_version())));
+  }
   if (m.capture_start_ns() != 0)
     row("capture start", fmt::format("{} ns since the Unix epoch", m.capture_start_ns()));
   for (int h = 0; h < m.hosts_size(); ++h) {
@@ -277,7 +282,7 @@ void print_summary(const TraceSummary& s, std::ostream& out) {
     out << fmt::format("  {:>12} {:>8}  {}\n", "busy", "count", "name");
     for (const auto& k : s.top_kernels) {
       out << fmt::format("  {:>12} {:>8}  {}\n", format_duration(k.stats.total_ns), k.stats.count,
-                         k.name);
+                         short_kernel_name(k.name));
     }
   }
   print_stats_table(out, "collectives", s.collectives_by_op);

@@ -182,6 +182,20 @@ TEST_F(CliTraceTest, TruncatedTraceReplaysWithAllowTruncated) {
   EXPECT_TRUE(fs::exists(work_ / "t.json"));
 }
 
+// info ends with what a replay would take from the trace: its layers,
+// iterations and per-iteration times and gradient bytes (or why none).
+TEST_F(CliTraceTest, InfoSummarisesTheProfile) {
+  pack_marked();
+  const Result r = ssgd({"info", "marked.ssgdt"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("as a profile     "));
+  EXPECT_THAT(r.out, HasSubstr(" layer(s) over 1 rank(s), "));
+  EXPECT_THAT(r.out, HasSubstr("an iteration"));
+  // A trace of graph nodes has no layers: said so.
+  ASSERT_EQ(ssgd({"pack", (kSource / "tests/data/traces/graph.txtpb").string(), "-o", "g.ssgdt"}).status, 0);
+  EXPECT_THAT(ssgd({"info", "g.ssgdt"}).out, HasSubstr("as a profile     none: "));
+}
+
 TEST_F(CliTraceTest, InfoOnTruncatedTraceWarns) {
   write_cut_trace();
   const Result r = ssgd({"info", "cut.ssgdt"});

@@ -39,4 +39,18 @@ TEST(KernelNames, OptimizerKernels) {
 }
 
 }  // namespace
+
+TEST(KernelNames, ShortNamesForTables) {
+  EXPECT_EQ(short_kernel_name("void cudnn::bn_bw_kernel<float, 128>(float, cudnnTensorStruct)"),
+            "cudnn::bn_bw_kernel<float, 128>");
+  EXPECT_EQ(short_kernel_name("void at::native::vectorized_elementwise_kernel<4, at::native::"
+                              "CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, "
+                              "at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)",
+                              60),
+            "at::native::vectorized_elementwise_kernel<...>");
+  EXPECT_EQ(short_kernel_name("sm90_gemm"), "sm90_gemm");
+  EXPECT_EQ(short_kernel_name(std::string(200, 'k'), 20), std::string(17, 'k') + "...");
+  EXPECT_EQ(short_kernel_name("f<(anonymous namespace)::g>(int)"), "f<(anonymous namespace)::g>");
+}
+
 }  // namespace ssgd::trace

@@ -6,12 +6,44 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "dag/trace_profile.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
 
 namespace ssgd::tools {
+namespace {
+
+// What a replay would take from the trace: the layer profile's size, in a
+// few lines (or why there is none), after the summary.
+void print_profile_summary(const std::string& file, std::ostream& out) {
+  auto reader = trace::TraceReader::open(file);
+  try {
+    const dag::TraceProfileResult r = dag::profile_from_trace(reader, file);
+    const trace::LayerProfile& p = r.profile;
+    out << fmt::format("{:<17}{} layer(s) over {} rank(s), {} of {} iteration(s) used{}\n",
+                       "as a profile", p.layers.size(), r.ranks, r.iterations_used,
+                       r.iterations_seen,
+                       p.model.empty() ? "" : fmt::format(" ({})", p.model));
+    out << fmt::format("{:<17}forward {}, backward {}, gradients {} an iteration{}\n", "",
+                       format_duration(p.total_forward()), format_duration(p.total_backward()),
+                       format_bytes(p.total_grad_bytes()),
+                       p.batch_per_gpu ? fmt::format(", batch {}", *p.batch_per_gpu) : "");
+    if (!p.sharding.empty()) {
+      out << fmt::format("{:<17}sharding {}{}\n", "", p.sharding,
+                         r.units.empty() ? "" : fmt::format(", {} unit(s)", r.units.size()));
+    }
+  } catch (const InputError& e) {
+    out << fmt::format("{:<17}none: {}\n", "as a profile", bounded(e.reason(), 300));
+  }
+}
+
+}  // namespace
 
 void add_info_command(CLI::App& app) {
   struct Options {
@@ -23,7 +55,7 @@ void add_info_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "info",
       "Summarise a .ssgdt trace: metadata, events per kind and rank, time span, top "
-      "kernels, collectives. A file cut short is read up to its last whole chunk, with "
+      "kernels, collectives, and the layer profile a replay takes from it. A file cut short is read up to its last whole chunk, with "
       "a warning on stderr.");
   cmd->add_option("FILE", options->file, "trace file (.ssgdt)")->required();
   cmd->add_flag("--dump", options->dump,
@@ -40,6 +72,7 @@ void add_info_command(CLI::App& app) {
       trace::dump_trace_text(reader, std::cout);
     } else {
       trace::print_summary(trace::summarize_trace(reader), std::cout);
+      print_profile_summary(options->file, std::cout);
     }
     std::cout.flush();
   });
