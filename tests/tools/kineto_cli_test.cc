@@ -36,6 +36,42 @@ TEST_F(KinetoCliTest, ImportPrintsASummaryAndSimulateReplaysTheTrace) {
   EXPECT_EQ(sim.status, 0) << sim;
 }
 
+// A folder of one profiler file per rank: each imported at its own rank
+// (the file's, else the number in its name) and all merged into one trace.
+TEST_F(KinetoCliTest, AFolderOfRanksIsImportedAndMerged) {
+  std::filesystem::create_directories(dir_ / "run");
+  KinetoJsonOptions r0;
+  r0.rank = 0;
+  write_two_step_training(dir_ / "run/rank0.pt.trace.json", r0);
+  write_two_step_training(dir_ / "run/rank1.pt.trace.json");  // rank 1 by default
+  const auto out = (dir_ / "all.ssgdt").string();
+  const auto r = ssgd({"import", "pytorch", (dir_ / "run").string(), "-o", out});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("rank0.pt.trace.json: rank 0 (distributedInfo.rank)"));
+  EXPECT_THAT(r.out, HasSubstr("merged 2 rank(s) from 1 host(s)"));
+  const auto info = ssgd({"info", out});
+  EXPECT_THAT(info.out, HasSubstr("events per rank  0: "));
+  EXPECT_THAT(info.out, HasSubstr(", 1: "));
+  // No scratch folder is left beside the output.
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_FALSE(e.path().filename().string().starts_with(".ssgd-import")) << e.path();
+  }
+  // Two files of one rank: refused, nothing written.
+  write_two_step_training(dir_ / "run/again.json");
+  const auto twice = ssgd({"import", "pytorch", (dir_ / "run").string(), "-o",
+                           (dir_ / "twice.ssgdt").string()});
+  EXPECT_EQ(twice.status, 2) << twice;
+  EXPECT_THAT(twice.err, HasSubstr("rank 1 again"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "twice.ssgdt"));
+  // --rank names one rank: not for a folder; an empty folder is refused.
+  EXPECT_EQ(ssgd({"import", "pytorch", (dir_ / "run").string(), "-o", out, "--rank", "0"}).status, 2);
+  std::filesystem::create_directories(dir_ / "empty");
+  const auto empty = ssgd({"import", "pytorch", (dir_ / "empty").string(), "-o",
+                           (dir_ / "e.ssgdt").string()});
+  EXPECT_EQ(empty.status, 2) << empty;
+  EXPECT_THAT(empty.err, HasSubstr("a folder without PyTorch profiler files"));
+}
+
 TEST_F(KinetoCliTest, RankFlagOverrides) {
   write_two_step_training(dir_ / "t.json");
   const auto r = ssgd({"import", "kineto", (dir_ / "t.json").string(), "-o",

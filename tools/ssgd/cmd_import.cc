@@ -1,5 +1,6 @@
 // ssgd import bcaffe LOG -o PROFILE.csv
 // ssgd import pytorch FILE.json[.gz] -o FILE.ssgdt [--rank N] [--layers auto|marks|modules|ops]
+// ssgd import pytorch DIR -o FILE.ssgdt [--force] (every rank's file, merged)
 // ssgd import kineto ... (the same import)
 // ssgd import chakra DIR|FILES... -o FILE.ssgdt
 #include <iostream>
@@ -9,15 +10,128 @@
 #include <string>
 #include <vector>
 
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
 #include "common/atomic_file.h"
+#include "common/error.h"
 #include "common/logging.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "traces/import/bcaffe/bcaffe_log.h"
 #include "traces/import/chakra/chakra_import.h"
 #include "traces/import/pytorch/kineto_import.h"
+#include "traces/merge/trace_merge.h"
 
 namespace ssgd::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A folder the rank files are imported into, removed on every way out.
+struct ScratchFolder {
+  fs::path path;
+  explicit ScratchFolder(const fs::path& near) {
+    const fs::path parent = fs::absolute(near).parent_path();
+    for (int i = 0;; ++i) {
+      path = parent / fmt::format(".ssgd-import.{}.{}", ::getpid(), i);
+      std::error_code ec;
+      if (fs::create_directory(path, ec)) return;
+      if (ec || i > 1000) {
+        throw std::runtime_error(fmt::format("cannot make a scratch folder in '{}': {}",
+                                             parent.string(), ec ? ec.message() : "too many"));
+      }
+    }
+  }
+  ~ScratchFolder() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+};
+
+// The profiler files of a folder: *.json and *.json.gz, not hidden, sorted.
+std::vector<fs::path> profiler_files(const std::string& dir) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(".") || !entry.is_regular_file()) continue;
+    if (name.ends_with(".json") || name.ends_with(".json.gz")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The rank a file's name gives (the last number in it: rank0.json.gz,
+// worker_3.pt.trace.json), if any.
+std::optional<std::int32_t> rank_in_name(const std::string& name) {
+  std::optional<std::int32_t> rank;
+  for (std::size_t i = 0; i < name.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+    if (j - i <= 6) rank = static_cast<std::int32_t>(std::stoi(name.substr(i, j - i)));
+    i = j;
+  }
+  return rank;
+}
+
+// ssgd import pytorch DIR: every rank's file imported, then merged as
+// `ssgd merge` merges (one time line, clocks aligned where the files say).
+void import_pytorch_folder(const std::string& dir, const OutputFile& out,
+                           const trace::KinetoImportOptions& base, bool force) {
+  const std::vector<fs::path> files = profiler_files(dir);
+  if (files.empty()) {
+    throw InputError({dir, std::nullopt, std::nullopt, "FILE"},
+                     "a folder without PyTorch profiler files (*.json, *.json.gz)");
+  }
+  std::vector<std::string> inputs;
+  for (const auto& f : files) inputs.push_back(f.string());
+  check_outputs({&out}, inputs);
+  check_inputs(inputs, "FILE");
+  ScratchFolder scratch(out.path);
+  std::map<std::int32_t, std::string> by_rank;
+  for (const auto& f : files) {
+    trace::KinetoImportOptions options = base;
+    const fs::path tmp = scratch.path / "import.ssgdt";
+    trace::KinetoImportSummary s = trace::import_kineto(f.string(), tmp.string(), options);
+    if (s.rank_source == "assumed") {
+      // The file does not say: its name must.
+      const auto named = rank_in_name(f.filename().string());
+      if (!named) {
+        throw InputError({f.string(), std::nullopt, std::nullopt, "distributedInfo.rank"},
+                         "the file does not say its rank (no distributedInfo, no ssgd/rank mark) "
+                         "and its name holds no number: import it alone with --rank");
+      }
+      options.rank = *named;
+      s = trace::import_kineto(f.string(), tmp.string(), options);
+    }
+    if (const auto [it, fresh] = by_rank.emplace(s.rank, f.string()); !fresh) {
+      throw InputError({f.string(), std::nullopt, std::nullopt, "rank"},
+                       fmt::format("rank {} again: '{}' is rank {} too", s.rank, it->second, s.rank));
+    }
+    fs::rename(tmp, scratch.path / fmt::format("rank-{}.ssgdt", s.rank));
+    std::cout << fmt::format("{}: rank {} ({}), {} event(s)\n", f.string(), s.rank, s.rank_source,
+                             s.events_written);
+  }
+  trace::MergeOptions merge;
+  merge.force = force;
+  trace::MergeResult merged;
+  write_output(out, [&] { merged = trace::merge_rank_traces(scratch.path, out.path, merge); });
+  std::cout << fmt::format("merged {} rank(s) from {} host(s), {} events -> {}\n", merged.ranks,
+                           merged.hosts, merged.events, out.path);
+  for (const auto& note : merged.notes) std::cout << "  note: " << note << "\n";
+}
+
+}  // namespace
 
 void add_import_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("import", "Convert another tool's output into an ssgd input");
@@ -50,14 +164,19 @@ void add_import_command(CLI::App& app) {
     OutputFile out;
     std::int32_t rank = -1;
     std::string layers = "auto";
+    bool force = false;
   };
   auto add_pytorch = [cmd](const char* name, const char* description) {
     auto pargs = std::make_shared<PytorchArgs>();
     auto* sub = cmd->add_subcommand(name, description);
     sub->add_option("FILE", pargs->input,
                     "trace JSON written by torch.profiler (Kineto) or by the legacy profiler "
-                    "(export_chrome_trace without Kineto), plain or .gz")
+                    "(export_chrome_trace without Kineto), plain or .gz; or a folder of one such "
+                    "file per rank, each imported and all merged into one trace (as ssgd merge)")
         ->required();
+    sub->add_flag("--force", pargs->force,
+                  "FILE a folder: merge even ranks on hosts whose clocks cannot be aligned "
+                  "(uncorrected), as ssgd merge --force; the trace says so");
     add_output_option(*sub, pargs->out, "-o,--output", ".ssgdt trace to write")->required();
     sub->add_option("--rank", pargs->rank,
                     "rank of the file (default: its distributedInfo.rank, else its ssgd/rank mark)")
@@ -74,6 +193,18 @@ void add_import_command(CLI::App& app) {
       trace::KinetoImportOptions options;
       if (pargs->rank >= 0) options.rank = pargs->rank;
       options.layers = *trace::parse_kineto_layer_source(pargs->layers);
+      if (std::filesystem::is_directory(pargs->input)) {
+        if (pargs->rank >= 0) {
+          throw flag_error("--rank", std::to_string(pargs->rank),
+                           "one rank for a folder of ranks: each file's rank comes from the file "
+                           "(distributedInfo, ssgd/rank) or its name");
+        }
+        import_pytorch_folder(pargs->input, pargs->out, options, pargs->force);
+        return;
+      }
+      if (pargs->force) {
+        throw flag_error("--force", "merges a folder of rank files: FILE is one file");
+      }
       check_outputs({&pargs->out}, {pargs->input});
       check_input(pargs->input, "FILE");
       std::optional<trace::KinetoImportSummary> summary;
