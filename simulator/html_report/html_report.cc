@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "common/units.h"
 #include "common/version.h"
 #include "simulator/html_report/charts.h"
 #include "simulator/html_report/html_text.h"
@@ -240,8 +241,8 @@ void simulate_section(Page& page, const std::string& label, const SimulateRun& r
       const CollectiveRow& c = r.collectives[i];
       ct.rows.push_back({std::to_string(i), std::to_string(c.group),
                          format_size(static_cast<double>(c.bytes)), c.algorithm,
-                         format_ms(c.time_ns), format_size(c.algbw) + "/s",
-                         format_size(c.busbw) + "/s", c.replayed ? "yes" : "no"});
+                         format_ms(c.time_ns), format_rate(c.algbw),
+                         format_rate(c.busbw), c.replayed ? "yes" : "no"});
     }
     page.add(ct.html(true));
   }
@@ -254,7 +255,7 @@ void simulate_section(Page& page, const std::string& label, const SimulateRun& r
                {false, false, true, true, true},
                {}};
       for (const LinkRow& l : r.busiest_links) {
-        lt.rows.push_back({l.link, l.kind, format_size(l.capacity_bytes_per_s) + "/s",
+        lt.rows.push_back({l.link, l.kind, format_rate(l.capacity_bytes_per_s),
                            format_size(l.bytes), percent(l.utilisation)});
       }
       page.add(lt.html(true));

@@ -175,6 +175,9 @@ TEST_F(ReportCliTest, ASimulateRunAndItsTimelineMakeAPageWithOneIterationPerRank
   EXPECT_THAT(html, HasSubstr("<tr><td>rank 2</td>"));
   EXPECT_THAT(html, HasSubstr("The simulate report before it on the command line: r.json."));
   EXPECT_THAT(html, HasSubstr("network \u00b7 all-reduce"));
+  // Rates in decimal units, as the command line prints them (1 GB/s = 1e9 B/s).
+  EXPECT_THAT(html, HasSubstr("1.1 GB/s"));
+  EXPECT_THAT(html, Not(HasSubstr("iB/s")));
   // The timeline comes right after its run: the run's section, then the timeline's.
   EXPECT_LT(html.find("1. r.json (simulate report)"), html.find("2. t.json.gz (timeline)"));
   // The same without gzip: the same timeline.
