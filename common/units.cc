@@ -307,6 +307,18 @@ std::string format_rate(double bytes_per_s) {
   return {};  // unreachable
 }
 
+std::string exact_bytes_text(std::int64_t bytes) {
+  constexpr std::array<std::pair<std::int64_t, std::string_view>, 4> kUnits = {
+      {{std::int64_t{1} << 40, "TiB"},
+       {std::int64_t{1} << 30, "GiB"},
+       {std::int64_t{1} << 20, "MiB"},
+       {1024, "KiB"}}};
+  for (const auto& [scale, unit] : kUnits) {
+    if (bytes != 0 && bytes % scale == 0) return fmt::format("{}{}", bytes / scale, unit);
+  }
+  return fmt::format("{}B", bytes);
+}
+
 std::vector<std::string_view> split_list(std::string_view text, char separator) {
   std::vector<std::string_view> items;
   std::size_t pos = 0;

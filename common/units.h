@@ -25,6 +25,11 @@ std::string format_duration(Duration d);
 std::string format_bytes(std::int64_t bytes);
 std::string format_rate(double bytes_per_s);
 
+// A size as a scenario or calibration file writes it, exactly: in the
+// largest binary unit that divides it ("16MiB", "3TiB"), else in bytes
+// ("1000B", "0B"); parse_bytes reads it back equal.
+std::string exact_bytes_text(std::int64_t bytes);
+
 // The items of a list separated by `separator` (a comma unless said), as
 // written (no trimming): "a,b" -> {"a", "b"}; "" -> {""}; "a," -> {"a", ""}.
 // Callers parse and check each.

@@ -72,9 +72,7 @@ std::string exact_in(std::int64_t n, std::initializer_list<std::pair<std::int64_
 // keeps it exact (16MiB, not 16777216B).
 std::string to_text(const ScenarioKey& key, double v) {
   const std::int64_t n = std::llround(v);
-  if (key.type == "size") {
-    return exact_in(n, {{std::int64_t{1} << 30, "GiB"}, {std::int64_t{1} << 20, "MiB"}, {1024, "KiB"}}, "B");
-  }
+  if (key.type == "size") return exact_bytes_text(n);
   if (key.type == "duration") {
     return exact_in(n, {{1'000'000'000, "s"}, {1'000'000, "ms"}, {1'000, "us"}}, "ns");
   }

@@ -159,19 +159,10 @@ double parse_bandwidth(const std::string& text) {
   return x;
 }
 
-// Exact text for the file: the largest binary unit that divides the size.
+// Exact text for the file (max_bytes is positive, or inf).
 std::string size_text(double bytes) {
   if (std::isinf(bytes)) return "inf";
-  const auto b = static_cast<std::int64_t>(bytes);
-  constexpr std::array<std::pair<std::int64_t, const char*>, 4> kUnits = {
-      {{std::int64_t{1} << 40, "TiB"},
-       {std::int64_t{1} << 30, "GiB"},
-       {std::int64_t{1} << 20, "MiB"},
-       {1024, "KiB"}}};
-  for (const auto& [scale, unit] : kUnits) {
-    if (b % scale == 0) return fmt::format("{}{}", b / scale, unit);
-  }
-  return fmt::format("{}B", b);
+  return exact_bytes_text(static_cast<std::int64_t>(bytes));
 }
 
 std::string strip_zeros(std::string s) {

@@ -221,5 +221,20 @@ TEST(Units, FormatThenParseRoundTrips) {
   EXPECT_EQ(parse_rate_bytes_per_s(format_rate(25e9)), 25e9);
 }
 
+// Exact sizes, as files write them: the largest binary unit that divides,
+// else bytes; each reads back equal.
+TEST(ExactBytesText, LargestDividingUnitAndBack) {
+  EXPECT_EQ(exact_bytes_text(16 * 1024 * 1024), "16MiB");
+  EXPECT_EQ(exact_bytes_text(std::int64_t{3} << 40), "3TiB");
+  EXPECT_EQ(exact_bytes_text(1536), "1536B");  // 1.5 KiB: no unit divides it
+  EXPECT_EQ(exact_bytes_text(2048), "2KiB");
+  EXPECT_EQ(exact_bytes_text(1000), "1000B");
+  EXPECT_EQ(exact_bytes_text(0), "0B");
+  for (const std::int64_t b : {std::int64_t{1}, std::int64_t{1023}, std::int64_t{1} << 20,
+                               (std::int64_t{5} << 30) + 1024, std::int64_t{7} << 41}) {
+    EXPECT_EQ(parse_bytes(exact_bytes_text(b)), b) << b;
+  }
+}
+
 }  // namespace
 }  // namespace ssgd
