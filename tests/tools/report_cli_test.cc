@@ -159,12 +159,22 @@ TEST_F(ReportCliTest, RefusesInputsTooLargeToRead) {
 }
 
 TEST_F(ReportCliTest, ASimulateRunAndItsTimelineMakeAPageWithOneIterationPerRankGroup) {
-  const auto sim = run_ssgd(
-      SSGD_CLI, {"simulate", (kSource / "traces/datasets/resnet50_v100.csv").string(), "--scenario",
-                 (kSource / "scenarios/v100_4x4_10gbe.yaml").string(), "--set", "cluster.nodes=2",
-                 "--set", "cluster.gpus_per_node=2", "--set", "iterations=3", "--set",
-                 "perturb.stragglers=2:30", "--report", "r.json", "--timeline", "t.json.gz", "-q"});
-  ASSERT_TRUE(sim.exited && sim.status == 0) << sim;
+  // ResNet-50 on 2 nodes x 2 GPUs of v100_4x4_10gbe, with `more` flags.
+  const auto simulate = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = {
+        "simulate", (kSource / "traces/datasets/resnet50_v100.csv").string(), "--scenario",
+        (kSource / "scenarios/v100_4x4_10gbe.yaml").string(), "--set", "cluster.nodes=2", "--set",
+        "cluster.gpus_per_node=2", "-q"};
+    args.insert(args.end(), more.begin(), more.end());
+    const auto r = run_ssgd(SSGD_CLI, args);
+    EXPECT_TRUE(r.exited && r.status == 0) << r;
+    return r.exited && r.status == 0;
+  };
+  const std::vector<std::string> straggler = {"--set", "iterations=3", "--set",
+                                              "perturb.stragglers=2:30"};
+  std::vector<std::string> first = straggler;
+  first.insert(first.end(), {"--report", "r.json", "--timeline", "t.json.gz"});
+  ASSERT_TRUE(simulate(first));
   const auto r = ssgd({"r.json", "t.json.gz", "-o", "out.html"});
   ASSERT_TRUE(r.exited && r.status == 0) << r;
   const std::string html = page();
@@ -181,22 +191,14 @@ TEST_F(ReportCliTest, ASimulateRunAndItsTimelineMakeAPageWithOneIterationPerRank
   // The timeline comes right after its run: the run's section, then the timeline's.
   EXPECT_LT(html.find("1. r.json (simulate report)"), html.find("2. t.json.gz (timeline)"));
   // The same without gzip: the same timeline.
-  const auto plain = run_ssgd(
-      SSGD_CLI, {"simulate", (kSource / "traces/datasets/resnet50_v100.csv").string(), "--scenario",
-                 (kSource / "scenarios/v100_4x4_10gbe.yaml").string(), "--set", "cluster.nodes=2",
-                 "--set", "cluster.gpus_per_node=2", "--set", "iterations=3", "--set",
-                 "perturb.stragglers=2:30", "--timeline", "t.json", "-q"});
-  ASSERT_TRUE(plain.exited && plain.status == 0) << plain;
+  std::vector<std::string> plain = straggler;
+  plain.insert(plain.end(), {"--timeline", "t.json"});
+  ASSERT_TRUE(simulate(plain));
   ASSERT_EQ(ssgd({"t.json", "-o", "plain.html"}).status, 0);
   EXPECT_THAT(page("plain.html"), HasSubstr("4 ranks in 2 groups"));
   EXPECT_THAT(page("plain.html"), Not(HasSubstr("The file holds")));
   // A timeline of 2 of the job's 4 ranks says so.
-  const auto cut = run_ssgd(
-      SSGD_CLI, {"simulate", (kSource / "traces/datasets/resnet50_v100.csv").string(), "--scenario",
-                 (kSource / "scenarios/v100_4x4_10gbe.yaml").string(), "--set", "cluster.nodes=2",
-                 "--set", "cluster.gpus_per_node=2", "--set", "iterations=2", "--timeline",
-                 "cut.json", "--timeline-ranks", "2", "-q"});
-  ASSERT_TRUE(cut.exited && cut.status == 0) << cut;
+  ASSERT_TRUE(simulate({"--set", "iterations=2", "--timeline", "cut.json", "--timeline-ranks", "2"}));
   ASSERT_EQ(ssgd({"cut.json", "-o", "cut.html"}).status, 0);
   EXPECT_THAT(page("cut.html"),
               HasSubstr("The file holds 2 of the job&#39;s 4 ranks (ssgd simulate --timeline-ranks"));

@@ -51,6 +51,19 @@ class TraceCliTracerTest : public TraceCliTest {
     TraceCliTest::SetUp();
     if (!kTracerBuilt) GTEST_SKIP() << "libssgd_tracer.so was not built (no CUDA/CUPTI)";
   }
+  // `ssgd trace --out OUT` of a command that leaves a trace where the tracer
+  // would: `ssgd pack` of tests/data/traces/TEXT as OUT/rank-0.ssgdt.
+  CliResult trace_leaving(const std::string& text, const std::string& out) {
+    const std::string packed = out + "-packed.ssgdt";
+    const CliResult pack =
+        run_cli(SSGD_CLI, {"pack", std::string(SSGD_SOURCE_DIR) + "/tests/data/traces/" + text,
+                           "-o", (dir_ / packed).string()},
+                dir_, dir_ / "scratch");
+    EXPECT_TRUE(pack.exited && pack.status == 0) << pack;
+    return trace({"--out", out, "--", "sh", "-c",
+                  "mkdir -p \"$SSGD_TRACER_OUT\" && cp " + packed +
+                      " \"$SSGD_TRACER_OUT/rank-0.ssgdt\""});
+  }
 };
 
 TEST_F(TraceCliTracerTest, ForwardsTheExitStatus) {
@@ -90,15 +103,8 @@ TEST_F(TraceCliTracerTest, NvtxIsOffUnlessAsked) {
 }
 
 TEST_F(TraceCliTracerTest, ReportsWhatEachTraceHolds) {
-  // The command leaves a trace where the tracer would: `ssgd pack` of a small text trace.
-  const CliResult packed =
-      run_cli(SSGD_CLI, {"pack", std::string(SSGD_SOURCE_DIR) + "/tests/data/traces/small.txtpb",
-                         "-o", (dir_ / "small.ssgdt").string()},
-              dir_, dir_ / "scratch");
-  ASSERT_TRUE(packed.exited && packed.status == 0) << packed;
-  const CliResult r = trace({"--out", "t", "--", "sh", "-c",
-                             "mkdir -p \"$SSGD_TRACER_OUT\" && "
-                             "cp small.ssgdt \"$SSGD_TRACER_OUT/rank-0.ssgdt\""});
+  // The command leaves a trace where the tracer would: a small text trace, packed.
+  const CliResult r = trace_leaving("small.txtpb", "t");
   ASSERT_TRUE(r.exited && r.status == 0) << r;
   EXPECT_NE(r.err.find("1 trace file(s) in"), std::string::npos) << r;
   EXPECT_NE(r.err.find("rank-0.ssgdt: rank "), std::string::npos) << r;
@@ -107,14 +113,7 @@ TEST_F(TraceCliTracerTest, ReportsWhatEachTraceHolds) {
   EXPECT_EQ(r.out, "") << "the report goes to stderr, the program's stdout stays its own";
   EXPECT_EQ(r.err.find("launched no GPU work"), std::string::npos) << r;
   // A program that ran on the CPU leaves traces without a kernel: said so.
-  const CliResult graph =
-      run_cli(SSGD_CLI, {"pack", std::string(SSGD_SOURCE_DIR) + "/tests/data/traces/graph.txtpb",
-                         "-o", (dir_ / "nokernel.ssgdt").string()},
-              dir_, dir_ / "scratch");
-  ASSERT_TRUE(graph.exited && graph.status == 0) << graph;
-  const CliResult cpu = trace({"--out", "cpu", "--", "sh", "-c",
-                               "mkdir -p \"$SSGD_TRACER_OUT\" && "
-                               "cp nokernel.ssgdt \"$SSGD_TRACER_OUT/rank-0.ssgdt\""});
+  const CliResult cpu = trace_leaving("graph.txtpb", "cpu");
   ASSERT_TRUE(cpu.exited && cpu.status == 0) << cpu;
   EXPECT_NE(cpu.err.find("the program launched no GPU work (no kernel in any trace)"),
             std::string::npos)
