@@ -67,7 +67,7 @@ std::vector<std::int64_t> parse_gpu_list(const std::string& text) {
 }
 
 // The scenario on `gpus` GPUs: whole nodes of the scenario's gpus_per_node,
-// or one smaller node of the generic platform.
+// or the first GPUs of one node.
 Scenario on_gpus(const Scenario& base, std::int64_t gpus, const std::string& list) {
   Scenario s = base;
   const std::int64_t g = base.gpus_per_node;
@@ -78,15 +78,12 @@ Scenario on_gpus(const Scenario& base, std::int64_t gpus, const std::string& lis
     s.gpus_per_node = 1;
   } else if (gpus % g == 0) {
     s.nodes = gpus / g;
-  } else if (gpus < g && base.platform.preset == "generic") {
+  } else if (gpus < g) {
+    // Part of one node: its first GPUs (a preset's node is cut to them,
+    // platform/partial_node.h).
     s.nodes = 1;
     s.gpus_per_node = gpus;
     s.gpus_per_node_given = true;
-  } else if (gpus < g) {
-    throw request_error("--gpus", list,
-                        fmt::format("{} GPUs is less than one {} node ({} GPUs), and a platform "
-                                    "preset's nodes are whole: use 1 or multiples of {}",
-                                    gpus, base.platform.preset, g, g));
   } else {
     throw request_error("--gpus", list,
                         fmt::format("{} GPUs is not a multiple of cluster.gpus_per_node ({}): "

@@ -264,9 +264,18 @@ void Platform::build_node_template() {
     both(static_cast<std::uint32_t>(first_cpu_ + c), static_cast<std::uint32_t>(first_cpu_ + c + 1),
          n.socket_link, LinkKind::kSocket);
   }
+  if (!n.nic_attach.empty() && static_cast<std::int64_t>(n.nic_attach.size()) != n.nics) {
+    throw ParameterError("platform.nic.count",
+                         fmt::format("the PCIe attachment list names {} NICs but a node has {}",
+                                     n.nic_attach.size(), n.nics));
+  }
   for (std::int64_t k = 0; k < n.nics; ++k) {
-    both(static_cast<std::uint32_t>(first_nic_ + k), port_vertex(k * ports / n.nics), n.pcie,
-         LinkKind::kPcie);
+    const std::int64_t at =
+        n.nic_attach.empty() ? k * ports / n.nics : n.nic_attach[static_cast<std::size_t>(k)];
+    if (at < 0 || at >= ports) {
+      throw std::invalid_argument(fmt::format("NIC {} is attached to PCIe port {} of {}", k, at, ports));
+    }
+    both(static_cast<std::uint32_t>(first_nic_ + k), port_vertex(at), n.pcie, LinkKind::kPcie);
   }
   if (n.nvlink == NvlinkTopology::kMesh) {
     for (const auto& p : n.nvlink_pairs) {

@@ -91,6 +91,10 @@ struct NodeSpec {
   // sends through NIC g x nics / gpus. nics == gpus is one NIC per GPU
   // (rail-optimised). `nic` is the NIC's line as its native transport sees it.
   std::int64_t nics = 1;
+  // Where each NIC hangs in the PCIe tree, as gpu_attach (a node cut to its
+  // first GPUs keeps its NICs where they were: partial_node.h). Empty: spread
+  // evenly, in index order.
+  std::vector<std::int64_t> nic_attach;
   LinkSpec nic;
   std::string nic_preset;  // the link preset `nic` came from: its class sets the native transport
 };

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/platform/link_preset.h"
+#include "simulator/platform/partial_node.h"
 #include "simulator/platform/platform_preset.h"
 #include "simulator/platform/tcp_stream_preset.h"
 
@@ -73,14 +74,17 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
           key, c.preset));
     }
     spec = p->make();
-    if (s.gpus_per_node_given && s.gpus_per_node != spec.node.gpus) {
+    // Fewer GPUs than a node has: the job uses the first of them (cut below,
+    // once every key has changed the whole node).
+    if (s.gpus_per_node_given && s.gpus_per_node > spec.node.gpus) {
       throw ParameterError("cluster.gpus_per_node", fmt::format(
-          "cluster.gpus_per_node is {} but a {} node has {} GPUs; leave cluster.gpus_per_node out "
-          "or use platform.preset: generic",
-          s.gpus_per_node, c.preset, spec.node.gpus));
+          "cluster.gpus_per_node is {} but a {} node has {} GPUs; use at most {}, or "
+          "platform.preset: generic for another node",
+          s.gpus_per_node, c.preset, spec.node.gpus, spec.node.gpus));
     }
   }
   NodeSpec& n = spec.node;
+  std::string partial;  // said in the name when the job uses part of each node
   n.pcie = with_overrides(n.pcie, c.pcie_link, c.pcie_bandwidth, c.pcie_latency);
   if (c.pcie_switches) n.pcie_switches = *c.pcie_switches;
   if (c.sockets) {
@@ -130,6 +134,11 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   if (c.transport != Transport::kNative) apply_transport(spec, c.transport);
   n.nic = with_overrides(n.nic, std::nullopt, c.nic_bandwidth, c.nic_latency);
   if (c.nic_count) n.nics = *c.nic_count;
+  if (c.preset != "generic" && s.gpus_per_node_given && s.gpus_per_node < n.gpus) {
+    const std::int64_t whole = n.gpus;
+    n = partial_node(n, s.gpus_per_node, s.nodes);
+    partial = fmt::format(" ({} of a node's {} GPUs)", n.gpus, whole);
+  }
   if (c.tcp_preset) {
     const TcpStreamPreset* p = find_tcp_stream_preset(*c.tcp_preset);
     if (p == nullptr) {
@@ -166,6 +175,7 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   preset_only.preset = c.preset;
   const bool customised = !(c == preset_only);
   if (customised) spec.name += " (customised)";
+  spec.name += partial;
   return spec;
 }
 

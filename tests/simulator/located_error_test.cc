@@ -100,9 +100,9 @@ TEST(LocatedError, PresetConflictsNameTheKeyThatWasSet) {
   EXPECT_EQ(latency.where().field, "network.inter_node_latency");
   EXPECT_THAT(latency.what(), HasSubstr("describes the generic platform only"));
   const InputError gpus = replay_error(
-      load_scenario(std::nullopt, {"platform.preset=dgx1", "cluster.gpus_per_node=4"}));
+      load_scenario(std::nullopt, {"platform.preset=dgx1", "cluster.gpus_per_node=12"}));
   EXPECT_EQ(gpus.where().field, "cluster.gpus_per_node");
-  EXPECT_THAT(gpus.what(), HasSubstr("(value given: '4')"));
+  EXPECT_THAT(gpus.what(), HasSubstr("(value given: '12')"));
   const InputError transport = replay_error(load_scenario(
       std::nullopt,
       {"platform.preset=dgx1", "platform.nic.link=pcie3_x16", "platform.nic.transport=rdma"}));

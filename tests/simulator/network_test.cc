@@ -11,6 +11,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
 #include "simulator/engine/engine.h"
 #include "simulator/network/collective_plan.h"
@@ -176,13 +178,84 @@ TEST(ScenarioPlatform, PresetsKeysAndConflicts) {
   EXPECT_LT(scenario_platform_spec(s).node.nic.latency, find_link_preset("100gbe")->latency);
   s = load_scenario(std::nullopt, {"platform.preset=dgx1", "network.inter_node=10gbe"});
   EXPECT_THROW(scenario_platform_spec(s), std::invalid_argument);
-  s = load_scenario(std::nullopt, {"platform.preset=dgx1", "cluster.gpus_per_node=4"});
+  s = load_scenario(std::nullopt, {"platform.preset=dgx1", "cluster.gpus_per_node=9"});
   EXPECT_THROW(scenario_platform_spec(s), std::invalid_argument);
   EXPECT_THROW(load_scenario(std::nullopt, {"platform.preset=cray1"}), ssgd::InputError);
   EXPECT_THROW(load_scenario(std::nullopt, {"network.algorithm=butterfly"}), ssgd::InputError);
   EXPECT_THROW(load_scenario(std::nullopt, {"platform.nic.bandwidth=0GB/s"}), ssgd::InputError);
   EXPECT_THROW(load_scenario(std::nullopt, {"platform.nic.bandwidth=12furlongs"}), ssgd::InputError);
   EXPECT_THROW(load_scenario(std::nullopt, {"platform.nvlink.pairs=0-1:x"}), ssgd::InputError);
+}
+
+// A job on part of a preset's node: the first GPUs, each keeping its NVLinks,
+// its place in the ring, its PCIe switch and its NIC.
+PlatformSpec partial_spec(const char* preset, std::int64_t gpus, std::int64_t nodes,
+                          std::vector<std::string> more = {}) {
+  more.push_back(fmt::format("platform.preset={}", preset));
+  more.push_back(fmt::format("cluster.gpus_per_node={}", gpus));
+  more.push_back(fmt::format("cluster.nodes={}", nodes));
+  return scenario_platform_spec(load_scenario(std::nullopt, more));
+}
+
+TEST(PartialNode, FourGpusOfADgx1KeepTheirNvlinksSwitchesAndNics) {
+  const Platform whole(find_platform_preset("dgx1")->make(), 2);
+  const PlatformSpec spec = partial_spec("dgx1", 4, 2);
+  EXPECT_EQ(spec.name, "dgx1 (4 of a node's 8 GPUs)");
+  const Platform part(spec, 2);
+  ASSERT_EQ(part.gpus_per_node(), 4);
+  // Ring 0-3-2-1, the whole ring's order: every hop one NVLink, doubled as in
+  // the whole node but for 1-0, a single link (every ring of GPUs 0-3 has one).
+  const double nv1 = 0.8 * 25e9;
+  for (std::int64_t i = 0; i < 4; ++i) {
+    const Route r = part.route(part.gpu(0, i), part.gpu(0, (i + 1) % 4));
+    ASSERT_EQ(r.links.size(), 1u) << i;
+    EXPECT_EQ(part.links()[r.links[0]].kind, LinkKind::kNvlink) << i;
+    EXPECT_DOUBLE_EQ(r.bandwidth_bytes_per_s, i == 3 ? nv1 : 2 * nv1) << i;
+  }
+  for (std::int64_t g = 0; g < 4; ++g) {
+    EXPECT_EQ(part.nic_of_gpu(g), whole.nic_of_gpu(g)) << g;
+    EXPECT_EQ(part.nic_path(g, part.nic_of_gpu(g)), whole.nic_path(g, whole.nic_of_gpu(g))) << g;
+    EXPECT_DOUBLE_EQ(part.nic_path_bandwidth(g, part.nic_of_gpu(g)),
+                     whole.nic_path_bandwidth(g, whole.nic_of_gpu(g)))
+        << g;
+  }
+  EXPECT_EQ(spec.node.nics, 2);  // GPUs 0-3 send through NICs 0 and 1 of the four
+}
+
+// First principles: a ring all-reduce of S bytes over P ranks, with a ring
+// per NIC (NCCL's rails) and NVLink faster than the NICs inside a node, moves
+// 2(P-1)/P S through the node's NICs together: 2 nodes of 4 HGX H100 GPUs use
+// 4 of the 8 NICs, so take about 2(7/8) S / (4 B_nic), and the whole nodes
+// 2(15/16) S / (8 B_nic): the half node is (7/8)/4 over (15/16)/8 = 1.87x as
+// long, not the same (one NIC a GPU) nor 8x (one NIC a node).
+TEST(PartialNode, HalfAnHgxNodeAllReducesAtItsFourNics) {
+  const double bytes = 1024.0 * 1024 * 1024;
+  const double nic = find_link_preset("ib_ndr400")->bandwidth_bytes_per_s;
+  const auto time = [&](std::int64_t gpus) {
+    Scenario s = load_scenario(std::nullopt, {"platform.preset=hgx_h100", "cluster.nodes=2",
+                                              fmt::format("cluster.gpus_per_node={}", gpus),
+                                              "network.algorithm=ring"});
+    const auto ns = scenario_comm_model(s).isolated_time(CollectiveOp::kAllReduce, bytes).ns();
+    return static_cast<double>(ns) * 1e-9;
+  };
+  const double half = time(4), whole = time(8);
+  const double ideal_half = 2.0 * 7 / 8 * bytes / (4 * nic);
+  EXPECT_GT(half, ideal_half) << "faster than the NICs allow";
+  EXPECT_LT(half, 1.15 * ideal_half) << half << " s against " << ideal_half << " s";
+  EXPECT_NEAR(half / whole, (7.0 / 8 / 4) / (15.0 / 16 / 8), 0.1) << half << " " << whole;
+}
+
+TEST(PartialNode, CountsThatWouldShareANicAcrossNodesAreRefused) {
+  try {
+    partial_spec("dgx1", 6, 2, {"platform.nic.count=2"});
+    FAIL() << "6 of 8 GPUs with 2 NICs on 2 nodes was accepted";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.key(), "cluster.gpus_per_node");
+    EXPECT_THAT(e.what(), HasSubstr("use 1, 2, 3, 4, 7 GPUs per node, or all 8"));
+  }
+  // On one node no NIC carries the job's traffic: any count is a job.
+  EXPECT_EQ(partial_spec("dgx1", 6, 1, {"platform.nic.count=2"}).node.gpus, 6);
+  EXPECT_EQ(partial_spec("hgx_h100", 8, 2).name, "hgx_h100");
 }
 
 // A listener that records when each flow ended.

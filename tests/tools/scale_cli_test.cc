@@ -3,6 +3,7 @@
 // agrees with `ssgd simulate` at that count, strong scaling's fixed global
 // batch, and bad flags and scaling keys refused with a message naming them,
 // exit status 2, nothing on stdout and no report file.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -105,6 +106,30 @@ TEST_F(ScaleCliTest, WeakScalingPrintsARowPerGpuCountThatSimulateAgreesWith) {
             rows[2]["scaling_efficiency"].get<double>());
 }
 
+// Under a platform preset, counts below one node run on the first GPUs of a
+// node (the node cut to them), as `simulate --set cluster.gpus_per_node=G`
+// does; 16 is two whole nodes.
+TEST_F(ScaleCliTest, CountsBelowOnePresetNodeRunOnPartOfANode) {
+  const auto r = ssgd({"scale", kResnet, "--gpus", "1,2,4,16", "--set", "platform.preset=dgx1",
+                       "--report", "scale.json"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  const auto rows = json("scale.json").at("rows");
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& row : rows) {
+    const auto gpus = row["gpus"].get<std::int64_t>();
+    EXPECT_EQ(row["gpus_per_node"], gpus == 16 ? 8 : gpus) << row;
+    EXPECT_EQ(row["nodes"], gpus == 16 ? 2 : 1) << row;
+    if (gpus == 1 || gpus == 16) continue;
+    const auto sim = ssgd({"simulate", kResnet, "--report", "one.json", "--set",
+                           "platform.preset=dgx1", "--set",
+                           "cluster.gpus_per_node=" + std::to_string(gpus)});
+    ASSERT_EQ(sim.status, 0) << sim;
+    EXPECT_THAT(sim.out, HasSubstr(fmt::format("dgx1 ({} of a node's 8 GPUs): 1 node x {} GPUs", gpus,
+                                               gpus)));
+    EXPECT_EQ(json("one.json")["iteration_time_ns"], row["iteration_time_ns"]) << row;
+  }
+}
+
 TEST_F(ScaleCliTest, StrongScalingSplitsOneGlobalBatch) {
   std::vector<std::string> args = {
       "scale",    kResnet,          "--gpus", "1,2,3,8", "--mode",
@@ -175,8 +200,8 @@ TEST_F(ScaleCliTest, BadFlagsAreRefusedNamingTheFlag) {
   expect_refused({kResnet, "--gpus", "2,4,2"}, "--gpus", "listed twice");
   expect_refused({kResnet, "--gpus", "1,6", "--set", "cluster.gpus_per_node=4"}, "--gpus",
                  "6 GPUs is not a multiple of cluster.gpus_per_node (4)");
-  expect_refused({kResnet, "--gpus", "1,4", "--set", "platform.preset=dgx1"}, "--gpus",
-                 "less than one dgx1 node (8 GPUs)");
+  expect_refused({kResnet, "--gpus", "1,12", "--set", "platform.preset=dgx1"}, "--gpus",
+                 "12 GPUs is not a multiple of cluster.gpus_per_node (8)");
   expect_refused({kResnet, "--gpus", "1,2", "--mode", "medium"}, "--mode",
                  "unknown scaling mode 'medium'");
   expect_refused({kResnet, "--gpus", "1,2", "--mode", "strong", "--global-batch", "lots"},

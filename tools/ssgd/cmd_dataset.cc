@@ -139,7 +139,7 @@ void run_verify(const VerifyArgs& a) {
   }
   std::cout << fmt::format("\n  beyond tolerance ({}): {} of {} case(s)\n", limits, misses.size(),
                            cases.size());
-  for (const auto& m : misses) std::cout << "    " << m << "\n";
+  for (const auto& miss : misses) std::cout << "    " << miss << "\n";
   throw OutOfTolerance(fmt::format("{}: {} of {} case(s) beyond tolerance ({})", a.dir, misses.size(),
                                    cases.size(), limits));
 }

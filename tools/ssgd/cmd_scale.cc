@@ -71,7 +71,8 @@ void print_sweep(const sim::ScaleResult& r, double seconds, std::ostream& out) {
   out << "\n  memory per GPU:";
   bool unknown_activations = false;
   for (const auto& row : r.rows) {
-    out << fmt::format(" {} GPUs {}{};", row.row.gpus, format_bytes(row.memory.total()),
+    out << fmt::format(" {} GPU{} {}{};", row.row.gpus, row.row.gpus == 1 ? "" : "s",
+                       format_bytes(row.memory.total()),
                        row.gpu_memory <= 0 ? ""
                        : row.memory.total() <= row.gpu_memory ? " (fits)"
                                                               : " (DOES NOT FIT)");
