@@ -51,6 +51,12 @@ ExecutionGraph read_execution_graph(trace::TraceReader& reader, const std::strin
   ExecutionGraph g;
   g.provenance = reader.metadata().provenance();
   const std::int32_t world = reader.metadata().world_size();
+  if (const auto& hosts = reader.metadata().hosts(); !hosts.empty() && world > 0) {
+    const int per_host = hosts[0].gpus_size();
+    bool even = per_host > 0;
+    for (const auto& h : hosts) even = even && h.gpus_size() == per_host;
+    if (even && static_cast<std::int64_t>(hosts.size()) * per_host == world) g.gpus_per_node = per_host;
+  }
   // Each node's dependencies as ids until the rank's graph is checked.
   struct DepIds {
     std::vector<std::uint64_t> data, ctrl;

@@ -49,6 +49,9 @@ struct ExecutionGraph {
   std::vector<std::vector<GraphNodeWork>> ranks;  // [rank][node], in the trace's order
   std::int64_t nodes = 0;
   std::string provenance;  // the trace's
+  // The ranks' nodes as the trace's hosts say them (every host with the same
+  // number of GPUs, hosts x GPUs = world): GPUs per node; 0 when not said.
+  std::int64_t gpus_per_node = 0;
 };
 
 // True when the trace's first event is a GraphNode (the trace holds a graph).

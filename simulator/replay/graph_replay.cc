@@ -58,6 +58,29 @@ Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& reques
                           fmt::join(ignored, ", "));
     }
     const std::int64_t ranks = graph.world;
+    // The nodes the graph's ranks sat on (its hosts, as `ssgd export chakra`
+    // records them), unless the scenario names its own.
+    if (graph.gpus_per_node > 0 && !s.gpus_per_node_given) {
+      if (s.platform.preset != "generic" && graph.gpus_per_node > s.gpus_per_node) {
+        throw ParameterError(
+            "platform.preset",
+            fmt::format("the graph's ranks sat on nodes of {} GPUs, more than a {} node has ({}): "
+                        "set cluster.gpus_per_node to replay them on other nodes",
+                        graph.gpus_per_node, s.platform.preset, s.gpus_per_node));
+      }
+      s.gpus_per_node_given = s.gpus_per_node != graph.gpus_per_node;
+      s.gpus_per_node = graph.gpus_per_node;
+    } else if (graph.gpus_per_node > 0 && s.gpus_per_node != graph.gpus_per_node) {
+      logger("sim")->info("the graph's ranks sat on nodes of {} GPUs; replayed on nodes of {} "
+                          "(cluster.gpus_per_node)",
+                          graph.gpus_per_node, s.gpus_per_node);
+    } else if (graph.gpus_per_node == 0 && ranks > 1 && !s.gpus_per_node_given) {
+      logger("sim")->warn("the graph does not record how its {} ranks sat on nodes: replayed on "
+                          "nodes of {} GPU{} ({}; set cluster.gpus_per_node to the job's)",
+                          ranks, s.gpus_per_node, s.gpus_per_node == 1 ? "" : "s",
+                          s.platform.preset == "generic" ? "the default"
+                                                         : "a " + s.platform.preset + " node");
+    }
     if (s.origins.contains("cluster.nodes")) {
       if (s.workers() != ranks) {
         throw ParameterError("cluster.nodes",

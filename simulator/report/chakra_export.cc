@@ -111,6 +111,10 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
       chakra::ExecutionTrace et;
       et.metadata.version = "0.0.4";
       et.metadata.attrs.push_back(Attribute::string("ssgd_export", "ssgd export chakra"));
+      if (options.gpus_per_node > 0 && ranks % options.gpus_per_node == 0) {
+        et.metadata.attrs.push_back(Attribute::int64("ssgd_nodes", ranks / options.gpus_per_node));
+        et.metadata.attrs.push_back(Attribute::int64("ssgd_gpus_per_node", options.gpus_per_node));
+      }
       std::vector<dag::TaskId> tasks = own[static_cast<std::size_t>(r)];
       tasks.insert(tasks.end(), shared.begin(), shared.end());
       std::sort(tasks.begin(), tasks.end());

@@ -32,6 +32,11 @@ namespace ssgd::sim {
 struct ChakraExportOptions {
   std::string prefix = "ssgd";
   bool gzip = false;  // <prefix>.<rank>.et.gz (ASTRA-sim reads plain files only)
+  // The ranks' shape, nodes of this many GPUs (0: not said): written to every
+  // file's GlobalMetadata as ssgd_nodes and ssgd_gpus_per_node, which
+  // `ssgd import chakra` keeps, so a replay of the graph runs on the same
+  // nodes.
+  std::int64_t gpus_per_node = 0;
 };
 
 struct ChakraExportSummary {

@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "tests/support/cli_runner.h"
+#include "traces/chakra/et_file.h"
 #include "tests/support/test_files.h"
 
 namespace {
@@ -19,6 +22,7 @@ namespace fs = std::filesystem;
 using ssgd::testing::read_file_bytes;
 using ssgd::testing::write_file_bytes;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const fs::path kSource = fs::path(SSGD_SOURCE_DIR);
 const std::string kResnet = (kSource / "traces/datasets/resnet50_v100.csv").string();
@@ -65,6 +69,52 @@ TEST_F(ChakraCliTest, ExportImportSimulateRoundTripsToTheNanosecond) {
     EXPECT_EQ(graph["iteration_times_ns"], direct["iteration_times_ns"]);
     EXPECT_EQ(graph["comm"]["replayed"], 0);
   }
+}
+
+// 4 nodes x 4 GPUs stay 4 x 4: the export records the shape, the import
+// keeps it, and the replay takes it when the scenario does not say, so the
+// graph replays as the run it came from with no scenario at all.
+TEST_F(ChakraCliTest, TheShapeOfTheNodesSurvivesTheRoundTrip) {
+  ASSERT_EQ(ssgd({"export", "chakra", kResnet, "-o", "et", "--scenario", kScenario}).status, 0);
+  const auto i = ssgd({"import", "chakra", "et", "-o", "g.ssgdt"});
+  ASSERT_EQ(i.status, 0) << i;
+  EXPECT_THAT(i.out, HasSubstr("shape        4 nodes x 4 GPUs (recorded by ssgd export chakra)"));
+  const auto s = ssgd({"simulate", "g.ssgdt", "--set", "network.inter_node=10gbe"});
+  ASSERT_EQ(s.status, 0) << s;
+  EXPECT_THAT(s.out, HasSubstr("4 nodes x 4 GPUs"));
+  EXPECT_THAT(s.err, Not(HasSubstr("does not record how its")));
+  // Under a preset of 8-GPU nodes the ranks keep nodes of 4: the first 4 GPUs of each.
+  const auto p = ssgd({"simulate", "g.ssgdt", "--set", "platform.preset=dgx1"});
+  ASSERT_EQ(p.status, 0) << p;
+  EXPECT_THAT(p.out, HasSubstr("dgx1 (4 of a node's 8 GPUs): 4 nodes x 4 GPUs"));
+  // The scenario's own count wins, and it is said.
+  const auto o = ssgd({"simulate", "g.ssgdt", "--set", "cluster.gpus_per_node=8"});
+  ASSERT_EQ(o.status, 0) << o;
+  EXPECT_THAT(o.out, HasSubstr("2 nodes x 8 GPUs"));
+}
+
+// Another tool's graph records no shape: the replay runs it on the
+// scenario's nodes and says so, rather than guessing in silence.
+TEST_F(ChakraCliTest, AGraphWithoutAShapeIsReplayedOnTheScenariosNodesWithAWarning) {
+  fs::create_directories(dir_ / "other");
+  for (int r = 0; r < 4; ++r) {
+    ssgd::chakra::ExecutionTrace et;
+    ssgd::chakra::Node n;
+    n.id = 1;
+    n.name = "gemm";
+    n.type = static_cast<std::int32_t>(ssgd::chakra::NodeType::kComp);
+    n.duration_micros = 100;
+    et.nodes = {n};
+    ssgd::chakra::write_execution_trace(dir_ / "other" / fmt::format("job.{}.et", r), et);
+  }
+  ASSERT_EQ(ssgd({"import", "chakra", "other", "-o", "g.ssgdt"}).status, 0);
+  const auto s = ssgd({"simulate", "g.ssgdt"});
+  ASSERT_EQ(s.status, 0) << s;
+  EXPECT_THAT(s.err, HasSubstr("the graph does not record how its 4 ranks sat on nodes: replayed "
+                               "on nodes of 1 GPU (the default; set cluster.gpus_per_node"));
+  const auto g = ssgd({"simulate", "g.ssgdt", "--set", "cluster.gpus_per_node=4"});
+  ASSERT_EQ(g.status, 0) << g;
+  EXPECT_THAT(g.err, Not(HasSubstr("does not record")));
 }
 
 TEST_F(ChakraCliTest, TheFlowModelRoundTripsToo) {

@@ -44,9 +44,10 @@ chakra::Node all_reduce(std::uint64_t id, std::int64_t bytes,
 class ChakraImport : public TempDirTest {
  protected:
   void write_rank(int rank, const std::vector<chakra::Node>& nodes,
-                  const std::string& prefix = "job") {
+                  const std::string& prefix = "job", std::vector<Attribute> metadata = {}) {
     chakra::ExecutionTrace et;
     et.metadata.version = "0.0.4";
+    et.metadata.attrs = std::move(metadata);
     et.nodes = nodes;
     chakra::write_execution_trace(dir_ / (prefix + "." + std::to_string(rank) + ".et"), et);
   }
@@ -110,6 +111,42 @@ TEST_F(ChakraImport, MapsEveryNodeOfEveryRank) {
   EXPECT_EQ(ar.source_type(), "COMM_COLL_NODE");
   auto reader = TraceReader::open(dir_ / "out.ssgdt");
   EXPECT_EQ(reader.metadata().world_size(), 2);
+}
+
+// The ranks' shape `ssgd export chakra` records (ssgd_nodes x
+// ssgd_gpus_per_node in GlobalMetadata) becomes the trace's hosts: a host per
+// node, with its GPUs. A shape that is not the files' count, or half of one,
+// is refused naming the attribute.
+TEST_F(ChakraImport, TheRecordedShapeBecomesTheHosts) {
+  const std::vector<Attribute> shape = {Attribute::int64("ssgd_nodes", 2),
+                                        Attribute::int64("ssgd_gpus_per_node", 2)};
+  for (int r = 0; r < 4; ++r) write_rank(r, {comp(1, 5)}, "job", shape);
+  const auto summary = import_chakra({dir_}, dir_ / "out.ssgdt");
+  EXPECT_EQ(summary.shape_nodes, 2);
+  EXPECT_EQ(summary.shape_gpus_per_node, 2);
+  std::ostringstream printed;
+  print_chakra_import_summary(summary, dir_ / "out.ssgdt", printed);
+  EXPECT_NE(printed.str().find("shape        2 nodes x 2 GPUs"), std::string::npos) << printed.str();
+  {
+    auto reader = TraceReader::open(dir_ / "out.ssgdt");
+    ASSERT_EQ(reader.metadata().hosts_size(), 2);
+    EXPECT_EQ(reader.metadata().hosts(1).hostname(), "node1");
+    EXPECT_EQ(reader.metadata().hosts(1).gpus_size(), 2);
+  }
+  std::filesystem::remove(dir_ / "out.ssgdt");
+  write_rank(0, {comp(1, 5)}, "job", {Attribute::int64("ssgd_nodes", 3), shape[1]});
+  expect_error({"job.0.et", "GlobalMetadata attr ssgd_nodes", "3 nodes x 2 GPUs is not the 4 rank files"});
+  write_rank(0, {comp(1, 5)}, "job", {shape[1]});
+  expect_error({"GlobalMetadata attr ssgd_nodes", "is missing"});
+  write_rank(0, {comp(1, 5)}, "job", {shape[0], Attribute::string("ssgd_gpus_per_node", "two")});
+  expect_error({"GlobalMetadata attr ssgd_gpus_per_node", "expected a positive integer"});
+  // Without the attributes nothing is said of the shape, and the summary says so.
+  write_rank(0, {comp(1, 5)});
+  const auto none = import_chakra({dir_}, dir_ / "out.ssgdt");
+  EXPECT_EQ(none.shape_nodes, 0);
+  std::ostringstream plain;
+  print_chakra_import_summary(none, dir_ / "out.ssgdt", plain);
+  EXPECT_NE(plain.str().find("shape        not recorded"), std::string::npos) << plain.str();
 }
 
 TEST_F(ChakraImport, NanosecondAttributesWinOverMicroseconds) {

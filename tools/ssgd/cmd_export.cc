@@ -10,6 +10,7 @@
 #include "simulator/input/replay_input.h"
 #include "simulator/replay/replay.h"
 #include "simulator/report/chakra_export.h"
+#include "simulator/scenario/scenario_platform.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "traces/export/perfetto/perfetto_export.h"
@@ -117,7 +118,7 @@ void add_export_command(CLI::App& app) {
     try {
       write_output(out, [&] {
         summary = sim::export_chakra(*result.graph, *result.schedule, result.workers, dir,
-                                     {a.prefix, a.gzip});
+                                     {a.prefix, a.gzip, sim::scenario_gpus_per_node(scenario)});
       });
     } catch (...) {
       if (made) std::filesystem::remove(dir, ec);  // empty again: export_chakra took back its files

@@ -2,6 +2,8 @@
 
 #include <optional>
 #include <ostream>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -42,6 +44,35 @@ void check_graph(const std::string& file, const RankGraph& g) {
   }
 }
 
+// The shape rank 0's metadata records (ssgd_nodes, ssgd_gpus_per_node), or
+// {0, 0}. Both or neither; each a positive integer; their product the
+// number of rank files.
+std::pair<std::int64_t, std::int64_t> recorded_shape(const chakra::GlobalMetadata& m,
+                                                     const std::string& file, std::size_t ranks) {
+  const chakra::Attribute* nodes = nullptr;
+  const chakra::Attribute* gpus = nullptr;
+  for (const auto& a : m.attrs) {
+    if (a.name == "ssgd_nodes") nodes = &a;
+    if (a.name == "ssgd_gpus_per_node") gpus = &a;
+  }
+  if (nodes == nullptr && gpus == nullptr) return {0, 0};
+  const auto fail = [&](const char* name, const std::string& what) {
+    throw InputError({file, std::nullopt, std::nullopt, fmt::format("GlobalMetadata attr {}", name)},
+                     what);
+  };
+  if (nodes == nullptr) fail("ssgd_nodes", "is missing; ssgd_gpus_per_node is given, and both say the ranks' shape");
+  if (gpus == nullptr) fail("ssgd_gpus_per_node", "is missing; ssgd_nodes is given, and both say the ranks' shape");
+  const auto n = nodes->as_int64();
+  const auto g = gpus->as_int64();
+  if (!n || *n < 1) fail("ssgd_nodes", "expected a positive integer");
+  if (!g || *g < 1) fail("ssgd_gpus_per_node", "expected a positive integer");
+  if (*n > static_cast<std::int64_t>(ranks) || *g > static_cast<std::int64_t>(ranks) ||
+      *n * *g != static_cast<std::int64_t>(ranks)) {
+    fail("ssgd_nodes", fmt::format("{} nodes x {} GPUs is not the {} rank files found", *n, *g, ranks));
+  }
+  return {*n, *g};
+}
+
 }  // namespace
 
 ChakraImportSummary import_chakra(const std::vector<std::filesystem::path>& inputs,
@@ -65,6 +96,16 @@ ChakraImportSummary import_chakra(const std::vector<std::filesystem::path>& inpu
     if (f.rank == 0) {
       summary.version = reader.metadata().version;
       metadata.set_framework(summary.version.empty() ? "chakra" : "chakra " + summary.version);
+      std::tie(summary.shape_nodes, summary.shape_gpus_per_node) =
+          recorded_shape(reader.metadata(), name, files.size());
+      // The shape as the trace says it elsewhere: a host per node, with its GPUs.
+      for (std::int64_t h = 0; h < summary.shape_nodes; ++h) {
+        v1::Host* host = metadata.add_hosts();
+        host->set_hostname(fmt::format("node{}", h));
+        for (std::int64_t d = 0; d < summary.shape_gpus_per_node; ++d) {
+          host->add_gpus()->set_device_id(static_cast<std::int32_t>(d));
+        }
+      }
       writer.emplace(output, metadata);
     }
     if (reader.compressed()) ++summary.gzip_files;
@@ -121,6 +162,12 @@ void print_chakra_import_summary(const ChakraImportSummary& s, const std::filesy
                      s.files.size() > 1 ? "s" : "",
                      s.gzip_files > 0 ? fmt::format(" ({} gzip)", s.gzip_files) : "",
                      s.version.empty() ? "not given" : s.version);
+  out << (s.shape_nodes > 0
+              ? fmt::format("  shape        {} node{} x {} GPU{} (recorded by ssgd export chakra)\n",
+                            s.shape_nodes, s.shape_nodes > 1 ? "s" : "", s.shape_gpus_per_node,
+                            s.shape_gpus_per_node > 1 ? "s" : "")
+              : std::string("  shape        not recorded: a replay takes its nodes from the "
+                            "scenario (cluster.gpus_per_node)\n"));
   out << fmt::format("  nodes        {}, {} dependencies: {}\n", s.nodes, s.dependencies,
                      counted(c.nodes_by_type));
   if (c.unknown_node_types > 0) {

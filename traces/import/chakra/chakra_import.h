@@ -10,7 +10,9 @@
 // the same rank, and there is no cycle. Each failure is an InputError
 // naming the file, the node's record and id. Every node is kept; node
 // types and attributes ssgd does not know, and collectives it does not
-// model, are counted in the summary (chakra_node_mapping.h). A job with no
+// model, are counted in the summary (chakra_node_mapping.h). The ranks'
+// shape (nodes x GPUs) is kept when rank 0's metadata records it, and must
+// then agree with the files' count. A job with no
 // node is an error. The output is written under a temporary name and
 // renamed into place once every rank is in, so a failed import leaves
 // nothing behind.
@@ -33,6 +35,10 @@ struct ChakraImportSummary {
   std::int64_t dependencies = 0;    // data and control edges
   std::int64_t unknown_fields = 0;  // protobuf fields the schema does not have
   std::int64_t gzip_files = 0;
+  // The ranks' shape from rank 0's GlobalMetadata (ssgd_nodes and
+  // ssgd_gpus_per_node, which `ssgd export chakra` writes): kept in the
+  // trace's hosts, one per node with its GPUs. 0: not recorded.
+  std::int64_t shape_nodes = 0, shape_gpus_per_node = 0;
   ChakraMappingCounts counts;
 };
 
