@@ -22,18 +22,18 @@ void read_job_profiles(const Scenario& scenario) {
   }
 }
 
-// Name and description: the options, else the previous manifest's.
+// Name, description and tolerance: the options, else the previous manifest's.
 void describe(trace::DatasetManifest& m, const fs::path& dir, const DatasetPackOptions& options) {
   std::optional<trace::DatasetManifest> previous;
-  if (!options.name || !options.description) {
+  if (!options.name || !options.description || options.tolerance.empty()) {
     std::error_code ec;
     if (fs::exists(dir / trace::kDatasetManifestName, ec)) {
       try {
         previous = trace::read_manifest(dir);
       } catch (const InputError& e) {
         logger("sim")->warn(
-            "the previous manifest is unreadable, its name and description are "
-            "not kept: {}",
+            "the previous manifest is unreadable, its name, description and tolerance "
+            "are not kept: {}",
             e.what());
       }
     }
@@ -49,6 +49,11 @@ void describe(trace::DatasetManifest& m, const fs::path& dir, const DatasetPackO
     m.description = *options.description;
   } else if (previous) {
     m.description = previous->description;
+  }
+  if (!options.tolerance.empty()) {
+    m.tolerance = options.tolerance;
+  } else if (previous) {
+    m.tolerance = previous->tolerance;
   }
 }
 

@@ -15,6 +15,9 @@ struct DatasetPackOptions {
   // the folder's name and "".
   std::optional<std::string> name;
   std::optional<std::string> description;
+  // The tolerance verify checks by default (each limit given replaces the
+  // previous manifest's; neither given keeps it).
+  trace::DatasetTolerance tolerance;
 };
 
 // Checks every entry.json under `dir`: its schema and measured values, ids

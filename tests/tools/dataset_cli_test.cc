@@ -81,6 +81,31 @@ TEST_F(DatasetCli, MaxErrorFlagsAMiss) {
   fails({"dataset", "verify", "ds", "--max-error", "-1"});
 }
 
+// A dataset carries its own tolerance: pack --max-error writes it into the
+// manifest, a later pack keeps it, verify checks it when no flag is given,
+// and the flags replace it (both limits at once).
+TEST_F(DatasetCli, TheManifestsToleranceIsVerifysDefault) {
+  ok({"dataset", "pack", "ds", "--max-error", "1000000", "--max-whatif-error", "0"});
+  EXPECT_THAT(read_file_bytes(ds("manifest.json")),
+              HasSubstr("\"tolerance\": {\n    \"max_error_percent\": 1000000.0,\n    "
+                        "\"max_whatif_error_percent\": 0.0\n  }"));
+  ok({"dataset", "pack", "ds", "--description", "again"});  // the tolerance is kept
+  const auto miss = ssgd({"dataset", "verify", "ds"});
+  EXPECT_TRUE(miss.exited && miss.status == 4) << miss;
+  EXPECT_THAT(miss.out, HasSubstr("beyond tolerance (the manifest's max_error_percent 1e+06%, the "
+                                  "manifest's max_whatif_error_percent 0%): 1 of 4 case(s)"));
+  EXPECT_THAT(miss.out, HasSubstr("tiny-w4 <- tiny-w2 "));
+  const auto flag = ok({"dataset", "verify", "ds", "--max-error", "1000000"});
+  EXPECT_THAT(flag.out, HasSubstr("within tolerance: every case (--max-error 1e+06%)"));
+  // A tolerance of the wrong kind is refused naming the manifest and the field.
+  std::string text = read_file_bytes(ds("manifest.json"));
+  text.replace(text.find("1000000.0"), 9, "\"ten\"");
+  write_file_bytes(ds("manifest.json"), text);
+  const auto bad = fails({"dataset", "verify", "ds"});
+  EXPECT_THAT(bad.err, HasSubstr("field 'tolerance.max_error_percent'"));
+  EXPECT_THAT(bad.err, HasSubstr("expected a percentage"));
+}
+
 TEST_F(DatasetCli, VerifyPredictsWhatSimulateReports) {
   ok({"dataset", "pack", "ds"});
   ok({"dataset", "verify", "ds", "--jobs", "2", "--report", "verify.json"});

@@ -1,4 +1,4 @@
-// ssgd dataset pack DIR [--name NAME] [--description TEXT]
+// ssgd dataset pack DIR [--name NAME] [--description TEXT] [--max-error PCT] [--max-whatif-error PCT]
 // ssgd dataset verify DIR [--jobs N] [--report FILE.json] [--no-replay]
 // A dataset folder of captured configurations and its manifest
 // (docs/datasets.md): pack checks and describes it, verify checks it against
@@ -32,6 +32,7 @@ struct PackArgs {
   std::string dir;
   std::optional<std::string> name;
   std::optional<std::string> description;
+  std::optional<double> max_error, max_whatif_error;
 };
 
 struct VerifyArgs {
@@ -44,7 +45,8 @@ struct VerifyArgs {
 };
 
 void run_pack(const PackArgs& a) {
-  const trace::DatasetManifest m = sim::pack_dataset(a.dir, {a.name, a.description});
+  const trace::DatasetManifest m =
+      sim::pack_dataset(a.dir, {a.name, a.description, {a.max_error, a.max_whatif_error}});
   const std::filesystem::path out = std::filesystem::path(a.dir) / trace::kDatasetManifestName;
   const std::string text = trace::manifest_text(m);
   // The manifest is the output, written into the folder given as DIR.
@@ -53,6 +55,16 @@ void run_pack(const PackArgs& a) {
   for (const auto& f : m.files) bytes += f.size_bytes;
   std::cout << fmt::format("packed dataset '{}': {} entries, {} files ({}) into {}\n", m.name,
                            m.entries.size(), m.files.size(), format_bytes(bytes), out.string());
+  if (!m.tolerance.empty()) {
+    const auto& t = m.tolerance;
+    std::cout << fmt::format(
+        "  tolerance (dataset verify's default): {}{}\n",
+        t.max_error_percent ? fmt::format("every case {:g}%", *t.max_error_percent) : "",
+        t.max_whatif_error_percent
+            ? fmt::format("{}what-if cases {:g}%", t.max_error_percent ? ", " : "",
+                          *t.max_whatif_error_percent)
+            : "");
+  }
 }
 
 // True when `path` would lie under the folder `dir` as a file of the dataset
@@ -118,21 +130,28 @@ void run_verify(const VerifyArgs& a) {
     sim::print_dataset_table(cases, summary, std::cout);
   }
   if (a.report.given()) log->info("report written to {}", a.report.path);
-  if (a.no_replay || (!a.max_error && !a.max_whatif_error)) return;
-  // The tolerance: said after the table, and a miss is exit 4.
+  // The tolerance: the flags, else the manifest's (both limits from one
+  // place, so a flag never mixes with the manifest's other limit).
+  const bool flags = a.max_error || a.max_whatif_error;
+  const std::optional<double> max_error = flags ? a.max_error : m.tolerance.max_error_percent;
+  const std::optional<double> max_whatif =
+      flags ? a.max_whatif_error : m.tolerance.max_whatif_error_percent;
+  if (a.no_replay || (!max_error && !max_whatif)) return;
+  // Said after the table, and a miss is exit 4.
   std::vector<std::string> misses;
   for (const sim::DatasetCase& c : cases) {
-    const auto limit = c.kind == sim::DatasetCaseKind::kWhatIf && a.max_whatif_error ? a.max_whatif_error
-                                                                                     : a.max_error;
+    const auto limit =
+        c.kind == sim::DatasetCaseKind::kWhatIf && max_whatif ? max_whatif : max_error;
     if (limit && std::abs(c.error_percent) > *limit) {
       misses.push_back(fmt::format("{} {:+.2f}% (limit {:g}%)", c.name(), c.error_percent, *limit));
     }
   }
-  const auto limits = fmt::format("{}{}", a.max_error ? fmt::format("--max-error {:g}%", *a.max_error) : "",
-                                  a.max_whatif_error
-                                      ? fmt::format("{}--max-whatif-error {:g}%", a.max_error ? ", " : "",
-                                                    *a.max_whatif_error)
-                                      : "");
+  const char* error_name = flags ? "--max-error" : "the manifest's max_error_percent";
+  const char* whatif_name =
+      flags ? "--max-whatif-error" : "the manifest's max_whatif_error_percent";
+  const auto limits = fmt::format(
+      "{}{}", max_error ? fmt::format("{} {:g}%", error_name, *max_error) : "",
+      max_whatif ? fmt::format("{}{} {:g}%", max_error ? ", " : "", whatif_name, *max_whatif) : "");
   if (misses.empty()) {
     std::cout << fmt::format("\n  within tolerance: every case ({})\n", limits);
     return;
@@ -161,6 +180,13 @@ void add_dataset_command(CLI::App& app) {
                    "the dataset's name (default: the previous manifest's, else the folder's)");
   pack->add_option("--description", pack_args->description,
                    "what the dataset holds (default: the previous manifest's, else none)");
+  pack->add_option("--max-error", pack_args->max_error,
+                   "PCT: the tolerance `dataset verify` checks by default, every case (default: "
+                   "the previous manifest's, else none)")
+      ->check(CLI::Range(0.0, 1e6));
+  pack->add_option("--max-whatif-error", pack_args->max_whatif_error,
+                   "PCT: the same for what-if cases (default: --max-error)")
+      ->check(CLI::Range(0.0, 1e6));
   pack->callback([pack_args] { run_pack(*pack_args); });
 
   auto verify_args = std::make_shared<VerifyArgs>();
@@ -178,7 +204,7 @@ void add_dataset_command(CLI::App& app) {
   verify->add_flag("--no-replay", verify_args->no_replay, "check the files and the manifest only");
   verify->add_option("--max-error", verify_args->max_error,
                      "PCT: a case whose |error| is above this many percent is a miss: listed, "
-                     "exit status 4")
+                     "exit status 4 (default: the manifest's tolerance, if it has one)")
       ->check(CLI::Range(0.0, 1e6));
   verify->add_option("--max-whatif-error", verify_args->max_whatif_error,
                      "PCT: the same for what-if cases (default: --max-error)")

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "common/text_file.h"
@@ -41,6 +42,14 @@ std::string manifest_text(const DatasetManifest& m) {
   j["format_version"] = kDatasetManifestVersion;
   j["name"] = m.name;
   j["description"] = m.description;
+  if (!m.tolerance.empty()) {
+    Json t = Json::object();
+    if (m.tolerance.max_error_percent) t["max_error_percent"] = *m.tolerance.max_error_percent;
+    if (m.tolerance.max_whatif_error_percent) {
+      t["max_whatif_error_percent"] = *m.tolerance.max_whatif_error_percent;
+    }
+    j["tolerance"] = std::move(t);
+  }
   j["ssgd_version"] = m.ssgd_version;
   Json entries = Json::array();
   for (const DatasetEntry& e : m.entries) entries.push_back(entry_manifest_json(e));
@@ -57,7 +66,8 @@ DatasetManifest parse_manifest(std::string_view text, const std::string& file) {
   const JsonFieldReader r(file);
   const Json doc = r.parse(text);
   r.object(doc, "",
-           {"format", "format_version", "name", "description", "ssgd_version", "entries", "files"});
+           {"format", "format_version", "name", "description", "tolerance", "ssgd_version", "entries",
+            "files"});
   const std::string format = r.string(r.required(doc, "", "format"), "format");
   if (format != kDatasetManifestFormat) {
     r.fail("format", fmt::format("'{}' is not a dataset manifest (expected '{}')", format,
@@ -71,6 +81,20 @@ DatasetManifest parse_manifest(std::string_view text, const std::string& file) {
   DatasetManifest m;
   m.name = r.string(r.required(doc, "", "name"), "name");
   m.description = r.string(r.required(doc, "", "description"), "description");
+  if (const Json* t = JsonFieldReader::optional(doc, "tolerance")) {
+    r.object(*t, "tolerance", {"max_error_percent", "max_whatif_error_percent"});
+    const auto percent = [&](const char* key) -> std::optional<double> {
+      const Json* v = JsonFieldReader::optional(*t, key);
+      if (v == nullptr) return std::nullopt;
+      const std::string at = JsonFieldReader::child("tolerance", key);
+      if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
+        r.fail(at, fmt::format("expected a percentage of at least 0, got {}", JsonFieldReader::describe(*v)));
+      }
+      return v->get<double>();
+    };
+    m.tolerance = {percent("max_error_percent"), percent("max_whatif_error_percent")};
+    if (m.tolerance.empty()) r.fail("tolerance", "is empty: give max_error_percent or max_whatif_error_percent, or leave it out");
+  }
   m.ssgd_version = r.string(r.required(doc, "", "ssgd_version"), "ssgd_version");
 
   const Json& files = r.array(r.required(doc, "", "files"), "files");

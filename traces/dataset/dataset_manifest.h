@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,9 +25,19 @@ inline constexpr std::string_view kDatasetManifestFormat = "ssgd.dataset.manifes
 // refuse versions they do not know.
 inline constexpr std::int64_t kDatasetManifestVersion = 1;
 
+// The errors a dataset's cases are expected to stay within, in percent of
+// the measured time (`ssgd dataset verify`'s default for --max-error and
+// --max-whatif-error). Unset: no check unless the flags ask.
+struct DatasetTolerance {
+  std::optional<double> max_error_percent;         // every case
+  std::optional<double> max_whatif_error_percent;  // what-if cases (default: max_error_percent)
+  [[nodiscard]] bool empty() const { return !max_error_percent && !max_whatif_error_percent; }
+};
+
 struct DatasetManifest {
   std::string name;  // the dataset's name (default: its folder's)
   std::string description;
+  DatasetTolerance tolerance;  // written as `tolerance` only when set
   std::string ssgd_version;           // of the ssgd that packed it
   std::vector<DatasetEntry> entries;  // sorted by id
   std::vector<DatasetFile> files;     // every file but the manifest, sorted by path
