@@ -221,7 +221,11 @@ void measure_links(const Build& build, const std::vector<CommRun>& comm, Run& ru
       for (LinkId l : shown_links[key]) busy[l].push_back({c.start, c.end});
     }
   }
+  // The generic platform's free PCIe hop is no link (NodeSpec::pcie_free):
+  // no track for it, as it has no row in the link utilisation.
+  const bool pcie_free = platform.spec().node.pcie_free;
   for (auto& [l, intervals] : busy) {
+    if (pcie_free && platform.links()[l].kind == LinkKind::kPcie) continue;
     std::sort(intervals.begin(), intervals.end());
     out.link_tracks.push_back({platform.link_name(l), std::move(intervals)});
   }

@@ -120,5 +120,25 @@ TEST(Timeline, LinkTracksShowWhenEachLinkCarriesTraffic) {
   }
 }
 
+// The generic platform of one GPU a node has no PCIe to speak of (a free hop
+// between GPU and NIC, NodeSpec::pcie_free): no track draws it, as no row of
+// the link utilisation shows it.
+TEST(Timeline, NoTrackForTheFreePcieHop) {
+  trace::LayerProfile p;
+  p.layers.push_back({0, "l0", Duration(100'000), Duration(200'000), 4 << 20, std::nullopt,
+                      std::nullopt, std::nullopt});
+  Scenario s;
+  s.nodes = 3;
+  s.iterations = 2;
+  ReplayOptions o;
+  o.keep_schedule = true;
+  const auto r = replay(p, s, o);
+  ASSERT_FALSE(r.link_tracks.empty());
+  for (const auto& t : r.link_tracks) {
+    EXPECT_EQ(t.name.find("pcie"), std::string::npos) << t.name;
+    EXPECT_NE(t.name.find("nic"), std::string::npos) << t.name;
+  }
+}
+
 }  // namespace
 }  // namespace ssgd::sim

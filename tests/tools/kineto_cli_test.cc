@@ -13,6 +13,7 @@ namespace ssgd::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class KinetoCliTest : public TempDirTest {
  protected:
@@ -63,6 +64,35 @@ TEST_F(KinetoCliTest, AFolderOfRanksIsImportedAndMerged) {
   EXPECT_EQ(twice.status, 2) << twice;
   EXPECT_THAT(twice.err, HasSubstr("rank 1 again"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "twice.ssgdt"));
+  // Files that do not say their rank take the number in their names (read
+  // once, said as 'file name'); with no number either, one is refused.
+  std::filesystem::create_directories(dir_ / "anon");
+  KinetoJsonOptions rankless;
+  rankless.with_distributed_info = false;
+  write_two_step_training(dir_ / "anon/worker0.json", rankless);
+  write_two_step_training(dir_ / "anon/worker1.json", rankless);
+  const auto named = ssgd({"import", "pytorch", (dir_ / "anon").string(), "-o",
+                           (dir_ / "named.ssgdt").string()});
+  ASSERT_EQ(named.status, 0) << named;
+  EXPECT_THAT(named.out, HasSubstr("worker1.json: rank 1 (file name)"));
+  EXPECT_THAT(named.out, HasSubstr("merged 2 rank(s)"));
+  write_two_step_training(dir_ / "anon/last.json", rankless);
+  const auto nameless = ssgd({"import", "pytorch", (dir_ / "anon").string(), "-o",
+                              (dir_ / "nameless.ssgdt").string()});
+  EXPECT_EQ(nameless.status, 2) << nameless;
+  EXPECT_THAT(nameless.err, HasSubstr("last.json: field 'distributedInfo.rank'"));
+  EXPECT_THAT(nameless.err, HasSubstr("its name holds no number"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "nameless.ssgdt"));
+  // Ranks the merge refuses together are named by their input files, not
+  // by the scratch files they were imported into.
+  std::filesystem::remove(dir_ / "anon/last.json");
+  write_two_step_training(dir_ / "anon/worker0.json", r0);  // says world size 2
+  const auto mixed = ssgd({"import", "pytorch", (dir_ / "anon").string(), "-o",
+                           (dir_ / "mixed.ssgdt").string()});
+  EXPECT_EQ(mixed.status, 2) << mixed;
+  EXPECT_THAT(mixed.err, HasSubstr("worker1.json"));
+  EXPECT_THAT(mixed.err, Not(HasSubstr(".ssgd-import")));
+  EXPECT_THAT(mixed.err, Not(HasSubstr("rank-0.ssgdt")));
   // --rank names one rank: not for a folder; an empty folder is refused.
   EXPECT_EQ(ssgd({"import", "pytorch", (dir_ / "run").string(), "-o", out, "--rank", "0"}).status, 2);
   std::filesystem::create_directories(dir_ / "empty");

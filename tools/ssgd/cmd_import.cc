@@ -101,19 +101,11 @@ void import_pytorch_folder(const std::string& dir, const OutputFile& out,
   std::map<std::int32_t, std::string> by_rank;
   for (const auto& f : files) {
     trace::KinetoImportOptions options = base;
+    // When the file does not say its rank, its name must (read once).
+    options.name_rank = rank_in_name(f.filename().string());
+    options.require_rank = true;
     const fs::path tmp = scratch.path / "import.ssgdt";
-    trace::KinetoImportSummary s = trace::import_kineto(f.string(), tmp.string(), options);
-    if (s.rank_source == "assumed") {
-      // The file does not say: its name must.
-      const auto named = rank_in_name(f.filename().string());
-      if (!named) {
-        throw InputError({f.string(), std::nullopt, std::nullopt, "distributedInfo.rank"},
-                         "the file does not say its rank (no distributedInfo, no ssgd/rank mark) "
-                         "and its name holds no number: import it alone with --rank");
-      }
-      options.rank = *named;
-      s = trace::import_kineto(f.string(), tmp.string(), options);
-    }
+    const trace::KinetoImportSummary s = trace::import_kineto(f.string(), tmp.string(), options);
     if (const auto [it, fresh] = by_rank.emplace(s.rank, f.string()); !fresh) {
       throw InputError({f.string(), std::nullopt, std::nullopt, "rank"},
                        fmt::format("rank {} again: '{}' is rank {} too", s.rank, it->second, s.rank));
@@ -125,7 +117,26 @@ void import_pytorch_folder(const std::string& dir, const OutputFile& out,
   trace::MergeOptions merge;
   merge.force = force;
   trace::MergeResult merged;
-  write_output(out, [&] { merged = trace::merge_rank_traces(scratch.path, out.path, merge); });
+  try {
+    write_output(out, [&] { merged = trace::merge_rank_traces(scratch.path, out.path, merge); });
+  } catch (const InputError& e) {
+    // The merge names its scratch files (rank-N.ssgdt): name the inputs.
+    const auto input_of = [&](std::string text) {
+      for (const auto& [rank, file] : by_rank) {
+        const std::string scratch_name = fmt::format("rank-{}.ssgdt", rank);
+        const std::string full = (scratch.path / scratch_name).string();
+        for (const std::string& from : {full, scratch_name}) {
+          for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + file.size())) {
+            text.replace(at, from.size(), file);
+          }
+        }
+      }
+      return text;
+    };
+    InputLocation where = e.where();
+    where.file = input_of(where.file);
+    throw InputError(where, input_of(e.reason()));
+  }
   std::cout << fmt::format("merged {} rank(s) from {} host(s), {} events -> {}\n", merged.ranks,
                            merged.hosts, merged.events, out.path);
   for (const auto& note : merged.notes) std::cout << "  note: " << note << "\n";

@@ -225,6 +225,13 @@ void identify(const KinetoReadResult& read, const KinetoImportOptions& options,
   } else if (md.rank) {
     s.rank = *md.rank;
     s.rank_source = "ssgd/rank mark";
+  } else if (options.name_rank) {
+    s.rank = *options.name_rank;
+    s.rank_source = "file name";
+  } else if (options.require_rank) {
+    throw InputError({s.input, std::nullopt, std::nullopt, "distributedInfo.rank"},
+                     "the file does not say its rank (no distributedInfo, no ssgd/rank mark) and its "
+                     "name holds no number: import it alone with --rank");
   } else {
     s.rank = 0;
     s.rank_source = "assumed";

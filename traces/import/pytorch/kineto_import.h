@@ -46,8 +46,14 @@
 namespace ssgd::trace {
 
 struct KinetoImportOptions {
-  // The rank of the file's events; default: distributedInfo.rank, else 0.
+  // The rank of the file's events; default: distributedInfo.rank, else the
+  // ssgd/rank mark, else `name_rank`, else 0 (said in a warning).
   std::optional<std::int32_t> rank;
+  // The rank the file's name gives, used when the file does not say
+  // (rank_source "file name"). With `require_rank`, a file that says no rank
+  // and has none here is an InputError at distributedInfo.rank, not rank 0.
+  std::optional<std::int32_t> name_rank;
+  bool require_rank = false;
   // Where forward/<layer> and backward/<layer> marks come from
   // (traces/import/pytorch/kineto_layers.h).
   KinetoLayerSource layers = KinetoLayerSource::kAuto;
@@ -71,7 +77,7 @@ struct KinetoImportSummary {
   std::uint64_t events_read = 0;  // elements of traceEvents
   std::uint64_t events_written = 0;
   std::int32_t rank = 0;
-  std::string rank_source;        // "--rank", "distributedInfo.rank", "ssgd/rank mark" or "assumed"
+  std::string rank_source;        // "--rank", "distributedInfo.rank", "ssgd/rank mark", "file name" or "assumed"
   std::int32_t world_size = 0;    // 0: unknown
   std::size_t gpus = 0;           // deviceProperties entries
   std::size_t sort_runs = 0;      // runs spilled to disk (0: sorted in memory)
