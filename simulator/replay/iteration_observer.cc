@@ -18,6 +18,9 @@ IterationObserver::IterationObserver(std::int64_t ranks_built, std::int64_t iter
 void IterationObserver::started(dag::TaskId id, const dag::Task& task, Time now) {
   breakdown_.started(task, now);
   if (task.kind == dag::TaskKind::kComm) comm_start_.emplace(id, now);
+  if (task.kind == dag::TaskKind::kBackward && task.rank == 0) {
+    backward_start_[{task.iteration, task.layer}] = now;  // the later micro-batch's
+  }
 }
 
 void IterationObserver::ended(dag::TaskId id, const dag::Task& task, Time now) {

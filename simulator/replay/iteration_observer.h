@@ -8,7 +8,9 @@
 // whole schedule, to the nanosecond.
 
 #include <cstdint>
+#include <map>
 #include <span>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -41,12 +43,18 @@ class IterationObserver : public TaskObserver {
   [[nodiscard]] dag::TimeBreakdown breakdown() const { return breakdown_.result(); }
   // The collectives by task id.
   [[nodiscard]] std::vector<CommRun> collectives() const;
+  // When each layer's backward last started on rank 0, by (iteration, layer):
+  // where a sharded job's gradient buffers begin (gradient_buffers.h).
+  [[nodiscard]] const std::map<std::pair<std::int64_t, std::int32_t>, Time>& backward_starts() const {
+    return backward_start_;
+  }
 
  private:
   std::vector<Time> iteration_end_;
   dag::OnlineBreakdown breakdown_;
   std::unordered_map<dag::TaskId, Time> comm_start_;  // collectives running
   std::vector<CommRun> comm_;
+  std::map<std::pair<std::int64_t, std::int32_t>, Time> backward_start_;
 };
 
 }  // namespace ssgd::sim

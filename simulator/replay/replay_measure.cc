@@ -8,6 +8,7 @@
 #include "dag/critical_path.h"
 #include "dag/time_breakdown.h"
 #include "simulator/replay/closed_form.h"
+#include "simulator/replay/gradient_buffers.h"
 #include "simulator/replay/replay_stages.h"
 
 namespace ssgd::sim::replay_stages {
@@ -264,6 +265,30 @@ void measure_iterations(const Build& build, const Scenario& scenario, const Run&
 
 }  // namespace
 
+// ZeRO-2 and up: the gradient buffers waiting for their reductions, read
+// off the run in place of the formula's one unit (gradient_buffers.h).
+void measure_waiting_gradients(const Build& build, const Run& run,
+                               const std::vector<CommRun>& comm, ReplayResult& out) {
+  if (!build.job.sharded || out.memory.waiting_gradients == 0) return;
+  BackwardStarts backward;
+  if (run.windowed) {
+    if (run.observer == nullptr) return;
+    backward = run.observer->backward_starts();
+  } else {
+    const dag::TaskGraph& g = *build.job.graph;
+    for (dag::TaskId t = 0; t < g.task_count(); ++t) {
+      const dag::Task& task = g.task(t);
+      if (task.kind != dag::TaskKind::kBackward || task.rank != 0) continue;
+      Time& at = backward[{task.iteration, task.layer}];
+      at = max(at, run.schedule->start[t]);
+    }
+  }
+  if (const auto peak = waiting_gradient_peak(build.job.collectives, comm, backward)) {
+    out.memory.waiting_gradients = std::max(out.memory.waiting_gradients, *peak);
+    out.memory.waiting_from_schedule = true;
+  }
+}
+
 void measure(const Build& build, const Scenario& scenario, Run& run, const ReplayOptions& options,
              ReplayResult& out) {
   const bool flow = run.network != nullptr;
@@ -271,6 +296,7 @@ void measure(const Build& build, const Scenario& scenario, Run& run, const Repla
   const auto sizes = measure_collectives(build, comm, run, flow, out);
   measure_links(build, comm, run, flow, sizes, options, out);
   measure_iterations(build, scenario, run, out);
+  measure_waiting_gradients(build, run, comm, out);
 }
 
 }  // namespace ssgd::sim::replay_stages

@@ -17,7 +17,12 @@ nlohmann::json memory_json(const MemoryEstimate& m, std::int64_t gpu_memory) {
                       {"gradients_bytes", m.gradients},
                       {"optimizer_state_bytes", m.optimizer_state},
                       {"optimizer_bytes_per_parameter", m.optimizer_bytes_per_param},
-                      {"gathered_bytes", m.gathered},
+                      // Units gathered and gradients waiting, as before the two
+                      // were told apart; each on its own below.
+                      {"gathered_bytes", m.gathered + m.waiting_gradients},
+                      {"gathered_units_bytes", m.gathered},
+                      {"waiting_gradients_bytes", m.waiting_gradients},
+                      {"waiting_gradients_from_schedule", m.waiting_from_schedule},
                       {"accumulation_bytes", m.accumulation},
                       {"total_bytes", m.total()},
                       {"left_out", kMemoryLeftOut}};
@@ -70,12 +75,25 @@ void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, st
   row("  gradients", format_bytes(m.gradients),
       fmt::format("{}{}", r.precision,
                   grads_sharded ? fmt::format(", 1/{} shard", m.shard_ranks) : std::string()));
+  // K's fp32 master weights: mixed precision's, or ZeRO-1/2's copy of the
+  // shard the optimizer steps on (gpu_memory.h).
+  const bool master = r.precision != "fp32" || r.sharding == "zero1" || r.sharding == "zero2";
   row("  optimizer state", format_bytes(m.optimizer_state),
-      fmt::format("{}{}: {} B per parameter{}", to_string(s.optimizer_or_assumed()),
-                  s.optimizer ? "" : " (assumed: set workload.optimizer)", m.optimizer_bytes_per_param,
+      fmt::format("{}{}{}: {} B per parameter{}", to_string(s.optimizer_or_assumed()),
+                  s.optimizer ? "" : " (assumed: set workload.optimizer)",
+                  master ? (r.precision != "fp32" ? " + fp32 master weights"
+                                                  : " + the fp32 copy of the shard it steps on")
+                         : "",
+                  m.optimizer_bytes_per_param,
                   r.sharding != "none" ? fmt::format(", 1/{} shard", m.shard_ranks) : std::string()));
   if (m.gathered > 0) {
-    row("  gathered", format_bytes(m.gathered), "units in flight and gradients before their reduction");
+    row("  gathered", format_bytes(m.gathered), fmt::format("units gathered at once, {}", r.gather_dtype));
+  }
+  if (m.waiting_gradients > 0) {
+    row("  waiting gradients", format_bytes(m.waiting_gradients),
+        fmt::format("unsharded, before their reduction, {}: {}", r.reduce_dtype,
+                    m.waiting_from_schedule ? "the most the simulated schedule holds at once"
+                                            : "one unit or bucket (no schedule: the least there is)"));
   }
   if (m.accumulation > 0) {
     row("  accumulation", format_bytes(m.accumulation), "unsharded gradients kept by no_sync");

@@ -20,12 +20,19 @@ MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSe
   const std::int64_t s = dtype_bytes(dtypes.precision);
   const std::int64_t n = std::max<std::int64_t>(1, shard_ranks);
   m.shard_ranks = n;
-  std::int64_t k = dtypes.precision == Dtype::kFp32 ? 0 : 4;
+  const ShardStrategy st = settings.strategy;
+  // fp32 master weights: the paper's 4 bytes under mixed precision; ZeRO-1
+  // and ZeRO-2 in fp32 step on an fp32 copy of the rank's shard beside the
+  // full parameters too (DeepSpeed's single_partition_of_fp32_groups is a
+  // clone; FSDP SHARD_GRAD_OP keeps the sharded flat parameter beside the
+  // unsharded one), where ZeRO-3 and HSDP step on the shard itself.
+  const bool master_copy = dtypes.precision != Dtype::kFp32 || st == ShardStrategy::kZero1 ||
+                           st == ShardStrategy::kZero2;
+  std::int64_t k = master_copy ? 4 : 0;
   const Optimizer optimizer = settings.optimizer_or_assumed();
   if (optimizer == Optimizer::kMomentum) k += 4;
   if (optimizer == Optimizer::kAdam) k += 8;
   m.optimizer_bytes_per_param = k;
-  const ShardStrategy st = settings.strategy;
   const bool shard_optimizer = st != ShardStrategy::kNone;
   const bool shard_grads = st == ShardStrategy::kZero2 || settings.per_unit_gathers();
   const bool shard_params = settings.per_unit_gathers();
@@ -42,14 +49,16 @@ MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSe
   }
   const std::int64_t largest_unit = *std::max_element(unit_params.begin(), unit_params.end());
   if (shard_grads) {
-    // One unit's (or, ZeRO-2, one bucket's) gradients before their reduction.
+    // One unit's (or, ZeRO-2, one bucket's) gradients before their
+    // reduction: the least there is; the replay puts its schedule's peak in
+    // its place (simulator/replay/gradient_buffers.h).
     std::int64_t bucket = 0;  // in parameters
     if (settings.per_unit_gathers()) {
       bucket = largest_unit;
     } else {
       for (auto p : params) bucket = std::max(bucket, p);
     }
-    m.gathered += bucket * dtype_bytes(dtypes.reduce);
+    m.waiting_gradients = bucket * dtype_bytes(dtypes.reduce);
   }
   if (shard_params) {
     const std::int64_t g = dtype_bytes(dtypes.gather);

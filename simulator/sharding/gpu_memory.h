@@ -7,15 +7,18 @@
 // precision is not fp32, plus momentum 4 or Adam's two moments 8):
 //   parameters   s Ψ             (ZeRO-3, HSDP: s Ψ / N)
 //   gradients    s Ψ             (ZeRO-2, ZeRO-3, HSDP: s Ψ / N)
-//   optimizer    K Ψ             (ZeRO-1 and up: K Ψ / N)
+//   optimizer    K Ψ             (ZeRO-1 and up: K Ψ / N; ZeRO-1 and ZeRO-2
+//                count the fp32 copy of the shard the optimizer steps on in K
+//                in fp32 too: DeepSpeed clones it, FSDP SHARD_GRAD_OP keeps it)
 //   gathered     ZeRO-3 and HSDP: the parameters of the units gathered at
 //                once, in the gather dtype: the largest run of w consecutive
 //                units, w = 1 + forward_prefetch (at least 2 with a backward
 //                prefetch; at most max_gathers_in_flight), plus the last
 //                unit, which stays gathered from its forward into its
-//                backward; every unit without reshard_after_forward. ZeRO-2
-//                and up also hold one unsharded gradient unit (or bucket)
-//                before its reduce-scatter, in the reduce dtype
+//                backward; every unit without reshard_after_forward
+//   waiting      ZeRO-2 and up: unsharded gradients before their reduction,
+//                in the reduce dtype: one unit (or bucket) here, the peak of
+//                the simulated schedule after a replay
 //   accumulation ZeRO-2 and up with no_sync and k > 1: the unsharded
 //                gradients kept across micro-batches, s Ψ
 //   activations  the profile's activation_bytes over one micro-batch; with
@@ -41,13 +44,18 @@ struct MemoryEstimate {
   std::int64_t parameters = 0;
   std::int64_t gradients = 0;
   std::int64_t optimizer_state = 0;
-  std::int64_t gathered = 0;
+  std::int64_t gathered = 0;           // units gathered at once (ZeRO-3, HSDP)
+  // ZeRO-2 and up: unsharded gradients before their reduction. One unit (or
+  // bucket) from the formula; the peak of the simulated schedule once a
+  // replay has run (waiting_from_schedule), as many as wait at once.
+  std::int64_t waiting_gradients = 0;
+  bool waiting_from_schedule = false;
   std::int64_t accumulation = 0;
   std::optional<std::int64_t> activations;  // nullopt: the profile has no activation_bytes
   std::int64_t shard_ranks = 1;
   std::int64_t optimizer_bytes_per_param = 0;  // K
   [[nodiscard]] std::int64_t total() const {
-    return parameters + gradients + optimizer_state + gathered + accumulation +
+    return parameters + gradients + optimizer_state + gathered + waiting_gradients + accumulation +
            activations.value_or(0);
   }
 };

@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "dag/sharded_dag_builder.h"
+#include "simulator/replay/gradient_buffers.h"
 #include "simulator/replay/replay.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/sharding/gpu_memory.h"
@@ -348,6 +349,14 @@ TEST(ShardedMemory, MatchesTheZeroPaper) {
   fp32.precision = Dtype::kFp32;
   const MemoryEstimate m = estimate_memory(p, fp32, step_dtypes(fp32, p), 1);
   EXPECT_EQ(m.parameters + m.gradients + m.optimizer_state, 12 * psi);
+  // fp32 ZeRO-1 and ZeRO-2 step on an fp32 copy of the shard beside the full
+  // parameters (DeepSpeed's clone): 4 more bytes in K; ZeRO-3 on the shard.
+  fp32.strategy = ShardStrategy::kZero2;
+  const MemoryEstimate z2 = estimate_memory(p, fp32, step_dtypes(fp32, p), n);
+  EXPECT_EQ(z2.optimizer_bytes_per_param, 8);
+  EXPECT_EQ(z2.parameters + z2.gradients + z2.optimizer_state, 4 * psi + 12 * psi / n);
+  fp32.strategy = ShardStrategy::kZero3;
+  EXPECT_EQ(estimate_memory(p, fp32, step_dtypes(fp32, p), n).optimizer_bytes_per_param, 4);
 }
 
 TEST(ShardedMemory, GatheredUnitsFollowThePrefetchAndActivationsTheProfile) {
@@ -369,8 +378,10 @@ TEST(ShardedMemory, GatheredUnitsFollowThePrefetchAndActivationsTheProfile) {
   auto gathered = [&](std::int64_t prefetch) {
     s.forward_prefetch = prefetch;
     const MemoryEstimate m = estimate_memory(p, s, step_dtypes(s, p), 4);
-    // Less the largest unit's gradients before their reduce-scatter (fp32).
-    return (m.gathered - 4 * 400) / 4;
+    // The largest unit's gradients before their reduce-scatter (fp32), apart.
+    EXPECT_EQ(m.waiting_gradients, 4 * 400);
+    EXPECT_FALSE(m.waiting_from_schedule);
+    return m.gathered / 4;
   };
   EXPECT_EQ(gathered(0), 400 + 50);        // the largest unit, and the last one kept
   EXPECT_EQ(gathered(1), 400 + 300 + 50);  // two consecutive units
@@ -386,6 +397,76 @@ TEST(ShardedMemory, GatheredUnitsFollowThePrefetchAndActivationsTheProfile) {
   p.layers.front().activation_bytes.reset();
   for (auto& row : p.layers) row.activation_bytes.reset();
   EXPECT_FALSE(estimate_memory(p, s, step_dtypes(s, p), 4).activations.has_value());
+}
+
+// A unit's gradient buffer lives from its backward's start to its
+// reduction's end: reductions that lag behind the backward hold several at
+// once, reductions that keep up one at a time. Gathers and HSDP's all-reduce
+// across groups (shard-sized) are not gradient buffers of a unit.
+TEST(WaitingGradients, ThePeakOfTheBuffersAliveAtOnce) {
+  std::vector<dag::CommGroup> groups(5);
+  const std::int32_t layers[] = {2, 1, 0};
+  const std::int64_t bytes[] = {100, 200, 300};
+  for (int k = 0; k < 3; ++k) {
+    groups[static_cast<std::size_t>(k)].layers = {layers[k]};
+    groups[static_cast<std::size_t>(k)].bytes = bytes[k];
+    groups[static_cast<std::size_t>(k)].op = dag::CommOp::kReduceScatter;
+  }
+  groups[3] = {{0}, 5000, std::nullopt, dag::CommOp::kAllGather, dag::CommScope::kJob};
+  groups[4] = {{0}, 7000, std::nullopt, dag::CommOp::kAllReduce, dag::CommScope::kReplicas};
+  const BackwardStarts backward = {{{0, 2}, Time(0)}, {{0, 1}, Time(10)}, {{0, 0}, Time(20)}};
+  const auto runs = [](std::vector<std::pair<std::int64_t, std::int64_t>> spans) {
+    std::vector<CommRun> out;
+    for (std::size_t k = 0; k < spans.size(); ++k) {
+      dag::Task t;
+      t.kind = dag::TaskKind::kComm;
+      t.group = static_cast<std::int32_t>(k);
+      out.push_back({static_cast<dag::TaskId>(k), t, Time(spans[k].first), Time(spans[k].second)});
+    }
+    return out;
+  };
+  // Lagging: all three alive over [20, 40).
+  EXPECT_EQ(waiting_gradient_peak(groups, runs({{15, 40}, {40, 70}, {70, 90}, {0, 99}, {0, 99}}),
+                                  backward),
+            600);
+  // Keeping up: one at a time, the largest.
+  EXPECT_EQ(waiting_gradient_peak(groups, runs({{5, 8}, {15, 18}, {25, 28}}), backward), 300);
+  // A buffer freed as the next is made is not counted beside it.
+  EXPECT_EQ(waiting_gradient_peak(groups, runs({{5, 10}, {15, 20}, {25, 28}}), backward), 300);
+  EXPECT_EQ(waiting_gradient_peak(groups, runs({}), backward), std::nullopt);
+}
+
+// The replay puts the schedule's peak in place of the formula's one unit,
+// the same whether it keeps its whole schedule or runs an iteration window
+// at a time; on a slow network more units wait than on a fast one.
+TEST(WaitingGradients, TheReplayReadsThemOffItsSchedule) {
+  trace::LayerProfile p;
+  for (int l = 0; l < 6; ++l) {
+    trace::LayerRow row;
+    row.layer = l;
+    row.name = "l" + std::to_string(l);
+    row.forward = Duration(1'000'000);
+    row.backward = Duration(2'000'000);
+    row.grad_bytes = 4'000'000;
+    p.layers.push_back(row);
+  }
+  const auto waiting = [&](const char* rate, bool keep) {
+    ReplayOptions o;
+    o.keep_schedule = keep;
+    const ReplayResult r =
+        run(p, {"sharding.strategy=zero2", "cluster.nodes=4", "iterations=3",
+                std::string("network.inter_node_bandwidth=") + rate},
+            o);
+    EXPECT_TRUE(r.memory.waiting_from_schedule) << rate;
+    return r.memory.waiting_gradients;
+  };
+  const std::int64_t slow = waiting("100Mb/s", false), fast = waiting("400Gb/s", false);
+  EXPECT_EQ(slow, waiting("100Mb/s", true));
+  EXPECT_EQ(fast, waiting("400Gb/s", true));
+  // Keeping up, two: a layer's reduce-scatter runs while the next layer's
+  // backward fills its own buffer (the formula's one is the least there is).
+  EXPECT_EQ(fast, 2 * 4'000'000);
+  EXPECT_EQ(slow, 6 * 4'000'000);  // every layer's: 3.2 ms of backward against 0.3 s of sending
 }
 
 TEST(ShardedUnits, ParameterlessLayersJoinTheNextUnit) {

@@ -350,11 +350,14 @@ TEST_F(OutputsCliTest, SweepOutOfRoomLeavesItsResultsWholeAndSaysSo) {
   const std::vector<std::string> args{"sweep", "grid.yaml", "-o", "r.jsonl", "-q"};
   ok({"sweep", "grid.yaml", "-o", "whole.jsonl", "-q"});
   const std::string whole = read_file_bytes(dir_ / "whole.jsonl");
-  ASSERT_GT(whole.size(), 6000u);  // four lines of about 2 kB: the limit below cuts the third
+  // Four lines of about 2 kB: the limit, half way into the third, cuts it.
+  const std::size_t second_end = whole.find('\n', whole.find('\n') + 1) + 1;
+  const std::size_t third_end = whole.find('\n', second_end) + 1;
+  ASSERT_GT(third_end, second_end + 100);
   const auto r = refused(args,
                          "r.jsonl: field '--output': cannot write: File too large; the "
                          "results file holds the 2 point(s) written whole before it",
-                         kFailure, 5000);
+                         kFailure, static_cast<rlim_t>((second_end + third_end) / 2));
   EXPECT_THAT(r.err, Not(HasSubstr("nothing was written")));
   // Whole lines only, each a point's record, the first two of the clean run.
   const std::string kept = read_file_bytes(dir_ / "r.jsonl");
