@@ -16,6 +16,7 @@ packages=(
   clang libclang-rt-14-dev  # the sanitized suite and the fuzzers (tools/fuzz.sh)
   chromium  # the browser test of `ssgd report`'s HTML
   python3-dev pybind11-dev python3-pytest python3-numpy python3-pandas  # the Python module
+  python3-venv python3-pip python3-setuptools python3-wheel  # pip install . of it (setup.py)
 )
 
 missing=()
