@@ -15,6 +15,7 @@
 #include "simulator/replay/replay_estimate.h"
 #include "simulator/scaling/batch_plan.h"
 #include "simulator/scaling/scaling_table.h"
+#include "simulator/scenario/scenario_platform.h"
 #include "simulator/scenario/scenario_scaling.h"
 
 namespace ssgd::sim {
@@ -207,7 +208,11 @@ ScaleResult run_sweep(const trace::LayerProfile& profile, const SweepPlan& p,
     row.throughput_samples_per_s = r.throughput_samples_per_s;
     row.speedup = f.speedup;
     row.efficiency = f.efficiency;
-    out.rows.push_back({row, r.breakdown.exposed_comm, r.memory, r.gpu_memory});
+    // The one-GPU row is the baseline, replayed on the generic platform: its
+    // GPU is still the scenario's, whose memory the estimate is held against.
+    const std::int64_t gpu_memory =
+        s.workers() == 1 ? scenario_platform_spec(s).node.gpu_memory : r.gpu_memory;
+    out.rows.push_back({row, r.breakdown.exposed_comm, r.memory, gpu_memory});
     out.sharding = r.sharding;
   }
   seconds = since(t0);
