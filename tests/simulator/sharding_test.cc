@@ -42,6 +42,22 @@ trace::LayerProfile random_profile(std::mt19937_64& rng, int max_layers = 30) {
   return p;
 }
 
+// `layers` alike layers "l0", "l1", ... of these times and gradient bytes.
+trace::LayerProfile uniform_profile(int layers, std::int64_t forward_ns, std::int64_t backward_ns,
+                                    std::int64_t grad_bytes) {
+  trace::LayerProfile p;
+  for (int l = 0; l < layers; ++l) {
+    trace::LayerRow row;
+    row.layer = l;
+    row.name = "l" + std::to_string(l);
+    row.forward = Duration(forward_ns);
+    row.backward = Duration(backward_ns);
+    row.grad_bytes = grad_bytes;
+    p.layers.push_back(row);
+  }
+  return p;
+}
+
 Scenario scenario(const std::vector<std::string>& sets) { return load_scenario(std::nullopt, sets); }
 
 ReplayResult run(const trace::LayerProfile& p, const std::vector<std::string>& sets,
@@ -295,16 +311,8 @@ TEST(ShardedWhatIf, ReducesToOwnersCostWhatTheyMove) {
 // (each NIC carries (P-1)/P of the buffer either way), while the per-GPU
 // state halves.
 TEST(ShardedWhatIf, MoreNodesHalveTheStateNotTheTraffic) {
-  trace::LayerProfile p;  // large layers: the gathers are paced by bandwidth, not latency
-  for (int l = 0; l < 6; ++l) {
-    trace::LayerRow row;
-    row.layer = l;
-    row.name = "l" + std::to_string(l);
-    row.forward = Duration(3'000'000);
-    row.backward = Duration(6'000'000);
-    row.grad_bytes = 400'000'000;
-    p.layers.push_back(row);
-  }
+  // Large layers: the gathers are paced by bandwidth, not latency.
+  const trace::LayerProfile p = uniform_profile(6, 3'000'000, 6'000'000, 400'000'000);
   const auto at = [&](int nodes) {
     return run(p, {"sharding.strategy=zero3", "platform.preset=hgx_h100", "iterations=2",
                    "cluster.nodes=" + std::to_string(nodes)});
@@ -440,16 +448,7 @@ TEST(WaitingGradients, ThePeakOfTheBuffersAliveAtOnce) {
 // the same whether it keeps its whole schedule or runs an iteration window
 // at a time; on a slow network more units wait than on a fast one.
 TEST(WaitingGradients, TheReplayReadsThemOffItsSchedule) {
-  trace::LayerProfile p;
-  for (int l = 0; l < 6; ++l) {
-    trace::LayerRow row;
-    row.layer = l;
-    row.name = "l" + std::to_string(l);
-    row.forward = Duration(1'000'000);
-    row.backward = Duration(2'000'000);
-    row.grad_bytes = 4'000'000;
-    p.layers.push_back(row);
-  }
+  const trace::LayerProfile p = uniform_profile(6, 1'000'000, 2'000'000, 4'000'000);
   const auto waiting = [&](const char* rate, bool keep) {
     ReplayOptions o;
     o.keep_schedule = keep;

@@ -163,6 +163,16 @@ void run_verify(const VerifyArgs& a) {
                                    cases.size(), limits));
 }
 
+// --max-error and --max-whatif-error, percentages, for pack (the manifest's
+// tolerance) and verify (the check).
+void add_tolerance_options(CLI::App& cmd, std::optional<double>& max_error,
+                           std::optional<double>& max_whatif_error, const std::string& what) {
+  cmd.add_option("--max-error", max_error, what)->check(CLI::Range(0.0, 1e6));
+  cmd.add_option("--max-whatif-error", max_whatif_error,
+                 "PCT: the same for what-if cases (default: --max-error)")
+      ->check(CLI::Range(0.0, 1e6));
+}
+
 }  // namespace
 
 void add_dataset_command(CLI::App& app) {
@@ -180,13 +190,9 @@ void add_dataset_command(CLI::App& app) {
                    "the dataset's name (default: the previous manifest's, else the folder's)");
   pack->add_option("--description", pack_args->description,
                    "what the dataset holds (default: the previous manifest's, else none)");
-  pack->add_option("--max-error", pack_args->max_error,
-                   "PCT: the tolerance `dataset verify` checks by default, every case (default: "
-                   "the previous manifest's, else none)")
-      ->check(CLI::Range(0.0, 1e6));
-  pack->add_option("--max-whatif-error", pack_args->max_whatif_error,
-                   "PCT: the same for what-if cases (default: --max-error)")
-      ->check(CLI::Range(0.0, 1e6));
+  add_tolerance_options(*pack, pack_args->max_error, pack_args->max_whatif_error,
+                        "PCT: the tolerance `dataset verify` checks by default, every case "
+                        "(default: the previous manifest's, else none)");
   pack->callback([pack_args] { run_pack(*pack_args); });
 
   auto verify_args = std::make_shared<VerifyArgs>();
@@ -202,13 +208,9 @@ void add_dataset_command(CLI::App& app) {
   add_output_option(*verify, verify_args->report, "--report",
                     "write the cases and summary as JSON here");
   verify->add_flag("--no-replay", verify_args->no_replay, "check the files and the manifest only");
-  verify->add_option("--max-error", verify_args->max_error,
-                     "PCT: a case whose |error| is above this many percent is a miss: listed, "
-                     "exit status 4 (default: the manifest's tolerance, if it has one)")
-      ->check(CLI::Range(0.0, 1e6));
-  verify->add_option("--max-whatif-error", verify_args->max_whatif_error,
-                     "PCT: the same for what-if cases (default: --max-error)")
-      ->check(CLI::Range(0.0, 1e6));
+  add_tolerance_options(*verify, verify_args->max_error, verify_args->max_whatif_error,
+                        "PCT: a case whose |error| is above this many percent is a miss: listed, "
+                        "exit status 4 (default: the manifest's tolerance, if it has one)");
   verify->callback([verify_args] { run_verify(*verify_args); });
 }
 
