@@ -59,7 +59,7 @@ seed scenario_yaml scenarios/*.yaml tests/data/scenarios/*.yaml \
   traces/datasets/cpu-cluster/configs/cnn-w1/scenario.yaml
 seed calibration_yaml traces/datasets/cpu-cluster/network/*/calibration.yaml
 seed sweep_grid scenarios/sweeps/*.yaml tools/bench/sweep_speedup.yaml
-seed report_input tests/data/golden/simulate/*.json tests/data/golden/scale/*.json tests/data/report/*
+seed report_input tests/data/golden/simulate/*.json tests/data/golden/scale/*.json tests/data/golden/dataset_verify/*.json tests/data/report/*
 # Chakra ETs: ssgd's export of a small profile on two ranks.
 "$bin/ssgd" export chakra tests/data/profiles/good.csv --set cluster.nodes=2 --set iterations=2 \
   -o "$out/chakra_et_export" >/dev/null 2>&1 &&

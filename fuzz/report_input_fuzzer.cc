@@ -1,6 +1,6 @@
 // Fuzz target: the inputs of `ssgd report` (simulator/html_report/
-// report_input.h): simulate, scale and optimize reports, sweeps' JSON
-// lines and timelines of ssgd simulate --timeline (timeline_input.h, gzip
+// report_input.h): simulate, scale, optimize, dataset verify and diff
+// reports, sweeps' JSON lines and timelines of ssgd simulate --timeline (timeline_input.h, gzip
 // too), recognised by content.
 //
 // Promise: read_report_input returns an input or throws an InputError naming

@@ -4,28 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+
+#include "simulator/html_report/chart_spec.h"
+#include "simulator/html_report/html_text.h"
+#include "simulator/html_report/quantity.h"
 
 namespace ssgd::sim::html {
 namespace {
-
-constexpr int kWidth = 560;
-
-double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
-
-// The skeleton every chart shares.
-Json base_spec(const std::string& title, int height) {
-  Json spec;
-  spec["$schema"] = "https://vega.github.io/schema/vega-lite/v5.json";
-  spec["title"] = title;
-  spec["width"] = kWidth;
-  spec["height"] = height;
-  spec["config"] = {{"font", "sans-serif"}, {"view", {{"stroke", nullptr}}}};
-  return spec;
-}
-
-Json field(const std::string& name, const std::string& type, const std::string& title) {
-  return {{"field", name}, {"type", type}, {"title", title}};
-}
 
 // The parts of a breakdown in the order they stack, with fixed colours.
 const std::vector<std::string> kParts = {"compute", "exposed communication", "I/O", "idle"};
@@ -48,6 +34,7 @@ Json breakdown_chart(const std::vector<LabelledRun>& runs) {
   spec["mark"] = {{"type", "bar"}, {"tooltip", true}};
   Json run = field("run", "nominal", "");
   run["sort"] = nullptr;
+  run["axis"] = {{"labelLimit", 480}};
   Json x = field("ms", "quantitative", "time per iteration (ms)");
   x["stack"] = "zero";
   Json colour = field("part", "nominal", "");
@@ -143,156 +130,250 @@ Json critical_path_chart(const SimulateRun& run, std::int64_t iterations) {
   return spec;
 }
 
+Json shared_fabric_chart(const SharedFabric& fabric) {
+  Json values = Json::array();
+  std::vector<std::string> jobs;
+  for (const SharedJob& j : fabric.jobs) {
+    // Two jobs of one name stay two bars.
+    std::string name = j.name;
+    while (std::find(jobs.begin(), jobs.end(), name) != jobs.end()) name += "'";
+    jobs.push_back(name);
+    values.push_back({{"job", name},
+                      {"kind", j.kind.empty() ? "?" : j.kind},
+                      {"slowdown", j.slowdown},
+                      {"text", format_fixed(j.slowdown, 2) + "x"},
+                      {"alone_ms", ms(j.alone_ns)},
+                      {"shared_ms", ms(j.shared_ns)}});
+  }
+  Json spec = base_spec("Slowdown of each job on the shared fabric (its time shared / alone)",
+                        static_cast<int>(std::max<std::size_t>(1, jobs.size())) * 30);
+  spec["data"] = {{"values", values}};
+  Json y = field("job", "nominal", "job");
+  y["sort"] = jobs;
+  Json x = field("slowdown", "quantitative", "slowdown (shared / alone)");
+  Json bars = {{"mark", {{"type", "bar"}, {"tooltip", true}}},
+               {"encoding",
+                {{"y", y},
+                 {"x", x},
+                 {"color", series_colour_encoding("kind", "job kind", {"training", "traffic"})}}}};
+  Json text = {{"mark", {{"type", "text"}, {"align", "left"}, {"dx", 4}}},
+               {"encoding", {{"y", y}, {"x", x}, {"text", {{"field", "text"}}}}}};
+  Json one = {{"data", {{"values", {{{"x", 1.0}}}}}},
+              {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}, {"color", kReferenceColour}}},
+              {"encoding", {{"x", {{"field", "x"}, {"type", "quantitative"}}}}}};
+  spec["layer"] = {bars, text, one};
+  return spec;
+}
+
 namespace {
 
 // GPUs on a log-2 axis when they span a factor of 8 or more.
-Json gpus_axis(const ScaleReport& scale) {
-  std::int64_t lo = scale.single_gpu.gpus, hi = scale.single_gpu.gpus;
-  for (const ScaleRow& r : scale.rows) {
-    lo = std::min(lo, r.gpus);
-    hi = std::max(hi, r.gpus);
-  }
+Json gpus_axis(const std::vector<std::int64_t>& gpus) {
+  const auto [lo, hi] = std::minmax_element(gpus.begin(), gpus.end());
   Json x = field("gpus", "quantitative", "GPUs");
-  if (lo > 0 && hi >= 8 * lo) x["scale"] = {{"type", "log"}, {"base", 2}};
+  if (lo != gpus.end() && *lo > 0 && *hi >= 8 * *lo) x["scale"] = {{"type", "log"}, {"base", 2}};
   return x;
 }
 
-Json scale_chart(const ScaleReport& scale, bool speedup) {
+Json scale_chart(const std::vector<LabelledScale>& scales, bool speedup) {
+  const bool one = scales.size() == 1;
+  const std::string ideal = speedup ? "ideal (speedup = GPUs)" : "ideal (100%)";
   Json values = Json::array();
-  // The baseline, unless a row has as many GPUs.
-  std::vector<const ScaleRow*> rows;
-  for (const ScaleRow& r : scale.rows) rows.push_back(&r);
-  if (std::none_of(scale.rows.begin(), scale.rows.end(),
-                   [&](const ScaleRow& r) { return r.gpus == scale.single_gpu.gpus; })) {
-    rows.push_back(&scale.single_gpu);
+  std::vector<std::int64_t> all_gpus;
+  std::vector<std::string> series;
+  for (const LabelledScale& s : scales) {
+    const std::string name = one ? "simulated" : s.label;
+    series.push_back(name);
+    // The baseline, unless a row has as many GPUs.
+    std::vector<const ScaleRow*> rows;
+    for (const ScaleRow& r : s.scale->rows) rows.push_back(&r);
+    if (std::none_of(s.scale->rows.begin(), s.scale->rows.end(),
+                     [&](const ScaleRow& r) { return r.gpus == s.scale->single_gpu.gpus; })) {
+      rows.push_back(&s.scale->single_gpu);
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const ScaleRow* a, const ScaleRow* b) { return a->gpus < b->gpus; });
+    for (const ScaleRow* r : rows) {
+      values.push_back({{"gpus", r->gpus},
+                        {"series", name},
+                        {"value", speedup ? r->speedup : r->efficiency},
+                        {"iteration_ms", ms(r->iteration_time_ns)}});
+      if (std::find(all_gpus.begin(), all_gpus.end(), r->gpus) == all_gpus.end())
+        all_gpus.push_back(r->gpus);
+    }
   }
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const ScaleRow* a, const ScaleRow* b) { return a->gpus < b->gpus; });
-  for (const ScaleRow* r : rows) {
-    values.push_back({{"gpus", r->gpus},
-                      {"series", "simulated"},
-                      {"value", speedup ? r->speedup : r->efficiency}});
+  std::sort(all_gpus.begin(), all_gpus.end());
+  for (std::int64_t g : all_gpus) {
+    values.push_back(
+        {{"gpus", g}, {"series", ideal}, {"value", speedup ? static_cast<double>(g) : 1.0}});
   }
-  for (const ScaleRow* r : rows) {
-    values.push_back({{"gpus", r->gpus},
-                      {"series", "ideal"},
-                      {"value", speedup ? static_cast<double>(r->gpus) : 1.0}});
+  std::string mode = scales.front().scale->mode.empty() ? "weak" : scales.front().scale->mode;
+  for (const LabelledScale& s : scales) {
+    if ((s.scale->mode.empty() ? "weak" : s.scale->mode) != mode) mode.clear();
   }
-  Json spec = base_spec(speedup ? fmt::format("Speedup against GPUs ({} scaling)",
-                                              scale.mode.empty() ? "weak" : scale.mode)
-                                : fmt::format("Scaling efficiency against GPUs ({} scaling)",
-                                              scale.mode.empty() ? "weak" : scale.mode),
-                        240);
+  const std::string what = speedup ? "Speedup against GPUs" : "Scaling efficiency against GPUs";
+  Json spec = base_spec(mode.empty() ? what : fmt::format("{} ({} scaling)", what, mode), 260);
   spec["data"] = {{"values", values}};
   spec["mark"] = {{"type", "line"}, {"point", true}, {"tooltip", true}};
   Json y = field("value", "quantitative", speedup ? "speedup" : "scaling efficiency");
   if (!speedup) y["axis"] = {{"format", "%"}};
-  Json colour = field("series", "nominal", "");
-  colour["scale"] = {{"domain", Json::array({"simulated", "ideal"})},
-                     {"range", Json::array({"#4c78a8", "#9d9d9d"})}};
+  std::vector<std::string> domain = series;
+  domain.push_back(ideal);
+  Json colour = series_colour_encoding("series", "", domain);
+  colour["scale"]["range"].back() = kReferenceColour;
+  Json dash_range = Json::array();
+  for (std::size_t i = 0; i < series.size(); ++i) dash_range.push_back(Json::array());
+  dash_range.push_back({6, 4});
   Json dash = field("series", "nominal", "");
-  dash["scale"] = {{"domain", Json::array({"simulated", "ideal"})},
-                   {"range", Json::array({Json::array(), Json::array({6, 4})})}};
-  spec["encoding"] = {{"x", gpus_axis(scale)}, {"y", y}, {"color", colour}, {"strokeDash", dash}};
+  dash["scale"] = {{"domain", domain}, {"range", dash_range}};
+  dash["sort"] = nullptr;
+  dash["legend"] = colour["legend"];  // one legend of both
+  spec["encoding"] = {
+      {"x", gpus_axis(all_gpus)}, {"y", y}, {"color", colour}, {"strokeDash", dash}};
   return spec;
 }
 
 }  // namespace
 
-Json scale_speedup_chart(const ScaleReport& scale) { return scale_chart(scale, true); }
-Json scale_efficiency_chart(const ScaleReport& scale) { return scale_chart(scale, false); }
-
-Json optimize_chart(const OptimizeReport& o) {
-  Json values = Json::array();
-  for (std::size_t i = 0; i < o.curve.size(); ++i) {
-    const OptimizePoint& p = o.curve[i];
-    // A value tried twice stays two points.
-    std::string label = p.value;
-    for (std::size_t j = 0; j < i; ++j) {
-      if (o.curve[j].value == p.value) {
-        label = fmt::format("{} (#{})", p.value, i + 1);
-        break;
-      }
-    }
-    values.push_back({{"index", i},
-                      {"value", label},
-                      {"ms", ms(p.iteration_time_ns)},
-                      {"throughput", p.throughput},
-                      {"best", i == o.best}});
-  }
-  Json spec = base_spec(
-      fmt::format("Iteration time for each value of {} (in the order tried)", o.param), 240);
-  spec["data"] = {{"values", values}};
-  Json x = field("value", "ordinal", o.param);
-  x["sort"] = nullptr;
-  const Json y = field("ms", "quantitative", "iteration time (ms)");
-  Json line = {{"mark", {{"type", "line"}, {"point", true}, {"tooltip", true}}},
-               {"encoding", {{"x", x}, {"y", y}}}};
-  Json best = {{"transform", {{{"filter", "datum.best"}}}},
-               {"mark",
-                {{"type", "point"},
-                 {"shape", "diamond"},
-                 {"size", 220},
-                 {"filled", true},
-                 {"color", "#e45756"},
-                 {"tooltip", true}}},
-               {"encoding", {{"x", x}, {"y", y}}}};
-  Json label = {
-      {"transform", {{{"filter", "datum.best"}}}},
-      {"mark", {{"type", "text"}, {"dy", -14}, {"color", "#e45756"}, {"fontWeight", "bold"}}},
-      {"encoding", {{"x", x}, {"y", y}, {"text", {{"value", "best"}}}}}};
-  spec["layer"] = {line, best, label};
-  if (o.as_given_ns) {
-    spec["layer"].push_back(
-        {{"data", {{"values", {{{"ms", ms(*o.as_given_ns)}, {"what", "as given"}}}}}},
-         {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}, {"color", "#9d9d9d"}}},
-         {"encoding", {{"y", field("ms", "quantitative", "")}}}});
-  }
-  return spec;
+Json scale_speedup_chart(const std::vector<LabelledScale>& scales) {
+  return scale_chart(scales, true);
+}
+Json scale_efficiency_chart(const std::vector<LabelledScale>& scales) {
+  return scale_chart(scales, false);
 }
 
-Json sweep_chart(const SweepReport& sweep, int x_key, int colour_key, bool throughput) {
-  bool numeric_x = x_key >= 0;
-  if (x_key >= 0) {
-    for (const SweepPoint& p : sweep.points) {
-      numeric_x = numeric_x && p.keys.at(sweep.keys[static_cast<std::size_t>(x_key)]).is_number();
+Json optimize_chart(const std::vector<LabelledOptimize>& list) {
+  const bool one = list.size() == 1;
+  const std::string& param = list.front().optimize->param;
+  // A number axis when every value is a quantity of one kind.
+  std::optional<QuantityKind> kind;
+  bool numeric = true;
+  std::vector<double> bases;
+  for (const LabelledOptimize& o : list) {
+    for (const OptimizePoint& p : o.optimize->curve) {
+      const std::optional<Quantity> q = parse_quantity(p.value);
+      if (!q || (kind && *kind != q->kind)) {
+        numeric = false;
+        break;
+      }
+      kind = q->kind;
+      bases.push_back(q->base);
     }
   }
+  const QuantityAxis axis = numeric ? quantity_axis(*kind, bases) : QuantityAxis{};
   Json values = Json::array();
-  for (const SweepPoint& p : sweep.points) {
-    if (p.error) continue;  // no figures to plot; the table shows its error
-    Json v = {{"point", p.point}, {"y", throughput ? p.throughput : ms(p.iteration_time_ns)}};
-    if (x_key >= 0) {
-      const Json& x = p.keys.at(sweep.keys[static_cast<std::size_t>(x_key)]);
-      v["x"] = numeric_x ? x : Json(x.is_string() ? x.get<std::string>() : x.dump());
+  std::vector<std::string> domain;  // the values' names in the order first tried
+  std::vector<std::string> series;
+  for (const LabelledOptimize& o : list) {
+    series.push_back(o.label);
+    const auto& curve = o.optimize->curve;
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+      const OptimizePoint& p = curve[i];
+      Json v = {{"series", o.label},
+                {"value", p.value},
+                {"ms", ms(p.iteration_time_ns)},
+                {"throughput", p.throughput},
+                {"best", i == o.optimize->best}};
+      if (numeric) {
+        const Quantity q = *parse_quantity(p.value);
+        v["x"] = q.base / axis.divisor;
+        v["shown"] = quantity_text(q);
+      } else {
+        // A value tried twice in one report stays two points.
+        std::string name = p.value;
+        for (std::size_t j = 0; j < i; ++j) {
+          if (curve[j].value == p.value) {
+            name = fmt::format("{} (#{})", p.value, i + 1);
+            break;
+          }
+        }
+        v["x"] = name;
+        if (std::find(domain.begin(), domain.end(), name) == domain.end()) domain.push_back(name);
+      }
+      values.push_back(std::move(v));
     }
-    if (colour_key >= 0) {
-      const Json& c = p.keys.at(sweep.keys[static_cast<std::size_t>(colour_key)]);
-      v["c"] = c.is_string() ? c.get<std::string>() : c.dump();
-    }
-    values.push_back(std::move(v));
   }
-  const std::string x_title = x_key >= 0 ? sweep.keys[static_cast<std::size_t>(x_key)] : "point";
-  const std::string y_title = throughput ? "throughput (samples/s)" : "iteration time (ms)";
   Json spec = base_spec(
-      fmt::format("{} against {}", throughput ? "Throughput" : "Iteration time", x_title), 240);
+      numeric ? fmt::format("Iteration time against {}", param)
+              : fmt::format("Iteration time for each value of {} (in the order tried)", param),
+      260);
   spec["data"] = {{"values", values}};
-  spec["mark"] = {{"type", "line"}, {"point", true}, {"tooltip", true}};
-  Json x = x_key < 0 ? field("point", "ordinal", "point")
-                     : field("x", numeric_x ? "quantitative" : "ordinal", x_title);
-  if (x_key >= 0 && !numeric_x) x["sort"] = nullptr;
-  if (numeric_x) {
-    bool whole = true;
-    for (const SweepPoint& p : sweep.points) {
-      whole = whole && p.keys.at(sweep.keys[static_cast<std::size_t>(x_key)]).is_number_integer();
+  Json x = field("x", numeric ? "quantitative" : "ordinal",
+                 axis.unit.empty() ? param : fmt::format("{} ({})", param, axis.unit));
+  if (numeric) {
+    const auto [lo, hi] = std::minmax_element(bases.begin(), bases.end());
+    double smallest_positive = 0;
+    for (double b : bases) {
+      if (b > 0 && (smallest_positive == 0 || b < smallest_positive)) smallest_positive = b;
     }
-    if (whole) x["axis"] = {{"tickMinStep", 1}, {"format", "d"}};
+    const double base = *kind == QuantityKind::kSize ? 2 : 10;
+    const bool wide = smallest_positive > 0 && *hi >= 16 * smallest_positive;
+    if (*lo > 0 && wide) {
+      x["scale"] = {{"type", "log"}, {"base", base}};
+    } else if (*lo == 0 && wide) {
+      // 0 and a wide range: a log-like axis that has room for 0.
+      x["scale"] = {{"type", "symlog"}, {"constant", smallest_positive / axis.divisor}};
+    }
+    if (wide) {
+      // Ticks at the powers of the base (and 0): 0, 1, 2, 4, ... 256 MiB.
+      Json ticks = Json::array();
+      if (*lo == 0) ticks.push_back(0);
+      const double top = *hi / axis.divisor;
+      double t =
+          std::pow(base, std::floor(std::log(smallest_positive / axis.divisor) / std::log(base)));
+      std::vector<double> powers;
+      for (; t <= top * 1.0001 && powers.size() < 64; t *= base) powers.push_back(t);
+      const std::size_t step = (powers.size() + 11) / 12;  // at most 12 labels
+      for (std::size_t i = 0; i < powers.size(); i += step) ticks.push_back(powers[i]);
+      x["axis"] = {{"values", ticks}};
+    }
+  } else {
+    x["sort"] = domain;
   }
-  spec["encoding"] = {{"x", x}, {"y", field("y", "quantitative", y_title)}};
-  if (colour_key >= 0) {
-    Json c = field("c", "nominal", sweep.keys[static_cast<std::size_t>(colour_key)]);
-    c["sort"] = nullptr;
-    spec["encoding"]["color"] = c;
+  Json y = field("ms", "quantitative", "iteration time (ms)");
+  y["scale"] = {{"zero", false}};
+  Json tooltip =
+      Json::array({field("series", "nominal", "report"), field("value", "nominal", param),
+                   field("ms", "quantitative", "iteration time (ms)"),
+                   field("throughput", "quantitative", "samples/s")});
+  if (numeric) tooltip.insert(tooltip.begin() + 2, field("shown", "nominal", "that is"));
+  if (one) tooltip.erase(tooltip.begin());
+  Json colour = series_colour_encoding("series", "", series, !one);
+  Json line = {{"mark", {{"type", "line"}, {"point", true}}},
+               {"encoding", {{"x", x}, {"y", y}, {"color", colour}, {"tooltip", tooltip}}}};
+  Json best_mark = {{"type", "point"}, {"shape", "diamond"}, {"size", 220}, {"filled", true}};
+  Json best_encoding = {{"x", x}, {"y", y}, {"tooltip", tooltip}};
+  if (one) {
+    best_mark["color"] = kBestColour;
+  } else {
+    best_mark["stroke"] = "#222";
+    best_encoding["color"] = colour;
+  }
+  Json best = {{"transform", {{{"filter", "datum.best"}}}},
+               {"mark", best_mark},
+               {"encoding", best_encoding}};
+  spec["layer"] = {line, best};
+  if (one) {
+    spec["layer"].push_back(
+        {{"transform", {{{"filter", "datum.best"}}}},
+         {"mark", {{"type", "text"}, {"dy", -14}, {"color", kBestColour}, {"fontWeight", "bold"}}},
+         {"encoding", {{"x", x}, {"y", y}, {"text", {{"value", "best"}}}}}});
+  }
+  Json given = Json::array();
+  for (const LabelledOptimize& o : list) {
+    if (o.optimize->as_given_ns)
+      given.push_back({{"series", o.label}, {"ms", ms(*o.optimize->as_given_ns)}});
+  }
+  if (!given.empty()) {
+    Json rule = {{"data", {{"values", given}}},
+                 {"mark", {{"type", "rule"}, {"strokeDash", {4, 4}}}},
+                 {"encoding", {{"y", field("ms", "quantitative", "")}}}};
+    if (one) {
+      rule["mark"]["color"] = kReferenceColour;
+    } else {
+      rule["encoding"]["color"] = colour;
+    }
+    spec["layer"].push_back(rule);
   }
   return spec;
 }

@@ -1,6 +1,8 @@
 #pragma once
-// The Vega-Lite specifications of the report's charts, data inlined. Every
-// chart is drawn by vega-embed from the page's own copy of Vega; times are in
+// The Vega-Lite specifications of the report's charts of simulate runs,
+// timelines, scale and optimize reports, data inlined (sweep_charts.h and
+// measured_charts.h have the others). Every chart is drawn by vega-embed from
+// the page's own copy of Vega, as wide as the page; times are in
 // milliseconds, as doubles made from the reports' integer nanoseconds.
 
 #include <string>
@@ -10,10 +12,19 @@
 
 namespace ssgd::sim::html {
 
-// A run as the charts name it ("1: resnet50.json").
+// An input as the charts name it (labels.h: "policy.overlap=bsp", or its
+// file name).
 struct LabelledRun {
   std::string label;
   const SimulateRun* run = nullptr;
+};
+struct LabelledScale {
+  std::string label;
+  const ScaleReport* scale = nullptr;
+};
+struct LabelledOptimize {
+  std::string label;
+  const OptimizeReport* optimize = nullptr;
 };
 
 // Iteration time breakdown (compute, exposed communication, I/O, idle): one
@@ -34,17 +45,19 @@ Json critical_path_chart(const SimulateRun& run, std::int64_t iterations);
 // x from the iteration's start in ms, coloured by task kind.
 Json timeline_chart(const TimelineView& timeline);
 
+// Each job's slowdown on a shared fabric (shared / alone), the line of 1.
+Json shared_fabric_chart(const SharedFabric& fabric);
+
 // Speedup against GPUs with the ideal (speedup = GPUs); efficiency against
-// GPUs with the ideal (1).
-Json scale_speedup_chart(const ScaleReport& scale);
-Json scale_efficiency_chart(const ScaleReport& scale);
+// GPUs with the ideal (1): one line per scale report, overlaid.
+Json scale_speedup_chart(const std::vector<LabelledScale>& scales);
+Json scale_efficiency_chart(const std::vector<LabelledScale>& scales);
 
-// The iteration time of every candidate in the order tried, the best marked.
-Json optimize_chart(const OptimizeReport& optimize);
-
-// `figure` ("iteration_time_ms" or "throughput") against the first key that
-// varies, coloured by the second if any (`x_key`, `colour_key`: indices into
-// sweep.keys, or -1).
-Json sweep_chart(const SweepReport& sweep, int x_key, int colour_key, bool throughput);
+// The iteration time of every value tried, one line per optimize report (all
+// of one parameter), each one's best marked and the iteration time of its
+// scenario as given a dashed line. Sizes, times and rates are on a number
+// axis in a unit that suits them (quantity.h); other values in the order
+// tried.
+Json optimize_chart(const std::vector<LabelledOptimize>& optimizes);
 
 }  // namespace ssgd::sim::html

@@ -76,6 +76,11 @@ std::int64_t JsonFields::as_count(const Json& v, const std::string& path) const 
   return n;
 }
 
+std::int64_t JsonFields::as_integer(const Json& v, const std::string& path) const {
+  if (v.is_number_integer() && !v.is_number_unsigned()) return v.get<std::int64_t>();
+  return as_count(v, path);  // unsigned: checked for range; anything else refused there
+}
+
 double JsonFields::as_number(const Json& v, const std::string& path) const {
   if (!v.is_number()) fail(path, "expected a number, got " + describe(v));
   const double d = v.get<double>();
@@ -92,6 +97,11 @@ std::optional<std::int64_t> JsonFields::opt_count(const Json& v, const std::stri
   const Json* found = find(v, base, key);
   if (found == nullptr || found->is_null()) return std::nullopt;
   return as_count(*found, join(base, key));
+}
+
+std::int64_t JsonFields::integer(const Json& v, const std::string& base,
+                                 std::string_view key) const {
+  return as_integer(required(v, base, key), join(base, key));
 }
 
 double JsonFields::number(const Json& v, const std::string& base, std::string_view key) const {

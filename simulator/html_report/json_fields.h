@@ -40,6 +40,9 @@ class JsonFields {
                                    std::string_view key) const;  // a whole number >= 0
   [[nodiscard]] std::optional<std::int64_t> opt_count(const Json& v, const std::string& base,
                                                       std::string_view key) const;
+  // A whole number of either sign (a difference).
+  [[nodiscard]] std::int64_t integer(const Json& v, const std::string& base,
+                                     std::string_view key) const;
   [[nodiscard]] double number(const Json& v, const std::string& base, std::string_view key) const;
   [[nodiscard]] std::optional<double> opt_number(const Json& v, const std::string& base,
                                                  std::string_view key) const;
@@ -59,6 +62,7 @@ class JsonFields {
 
   // The same checks on a value already found, at `path`.
   [[nodiscard]] std::int64_t as_count(const Json& v, const std::string& path) const;
+  [[nodiscard]] std::int64_t as_integer(const Json& v, const std::string& path) const;
   [[nodiscard]] double as_number(const Json& v, const std::string& path) const;
 
   [[nodiscard]] const std::string& file() const { return file_; }

@@ -17,9 +17,10 @@ namespace ssgd::sim::html {
 namespace {
 
 constexpr std::string_view kWhatItReads =
-    "expected a report of ssgd simulate (ssgd_report_version), ssgd scale (rows, single_gpu) or "
-    "ssgd optimize (param, curve), a sweep's JSON lines (ssgd_sweep_version on the first line) "
-    "or a timeline of ssgd simulate --timeline (traceEvents)";
+    "expected a report of ssgd simulate (ssgd_report_version), ssgd scale (rows, single_gpu), "
+    "ssgd optimize (param, curve), ssgd dataset verify (format ssgd.dataset.verify) or ssgd diff "
+    "(measured, matched), a sweep's JSON lines (ssgd_sweep_version on the first line) or a "
+    "timeline of ssgd simulate --timeline (traceEvents)";
 
 // The 1-based line of byte `offset` in `text`.
 std::int64_t line_of(std::string_view text, std::size_t offset) {
@@ -147,6 +148,35 @@ SimulateRun read_simulate(const JsonFields& f, const Json& r) {
                      [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
     run.critical_path = std::move(path);
   }
+  if (const Json* fabric = f.opt_object(r, "", "shared_fabric")) {
+    SharedFabric sf;
+    sf.platform_nodes = f.opt_count(*fabric, "shared_fabric", "platform_nodes");
+    const Json* jobs = f.opt_array(*fabric, "shared_fabric", "jobs");
+    if (jobs == nullptr) f.fail("shared_fabric.jobs", "missing");
+    for (std::size_t i = 0; i < jobs->size(); ++i) {
+      const Json& j = (*jobs)[i];
+      const std::string at = JsonFields::element("shared_fabric.jobs", i);
+      f.require_object(j, at);
+      SharedJob job;
+      job.name = f.text(j, at, "name");
+      job.kind = f.opt_text(j, at, "kind");
+      job.measure = f.opt_text(j, at, "measure");
+      job.detail = f.opt_text(j, at, "detail");
+      job.first_node = f.opt_count(j, at, "first_node").value_or(0);
+      job.nodes = f.opt_count(j, at, "nodes").value_or(0);
+      job.workers = f.opt_count(j, at, "workers").value_or(0);
+      job.count = f.opt_count(j, at, "count").value_or(0);
+      job.alone_ns = f.count(j, at, "alone_ns");
+      job.shared_ns = f.count(j, at, "shared_ns");
+      job.slowdown = f.number(j, at, "slowdown");
+      if (job.slowdown < 0) {
+        f.fail(JsonFields::join(at, "slowdown"),
+               fmt::format("must not be negative, got {}", job.slowdown));
+      }
+      sf.jobs.push_back(std::move(job));
+    }
+    run.shared_fabric = std::move(sf);
+  }
   if (const Json* scenario = f.opt_object(r, "", "scenario")) {
     run.scenario = *scenario;
     run.policy = f.opt_text(*scenario, "scenario", "policy.overlap");
@@ -202,6 +232,7 @@ OptimizeReport read_optimize(const JsonFields& f, const Json& r) {
   o.input = f.opt_text(r, "", "input");
   o.scenario_file = f.opt_text(r, "", "scenario_file");
   o.as_given_ns = f.opt_count(r, "", "as_given_iteration_time_ns");
+  o.gpu_memory_bytes = f.opt_count(r, "", "gpu_memory_bytes");
   const Json* curve = f.opt_array(r, "", "curve");
   if (curve == nullptr) f.fail("curve", "expected an array, got null");
   if (curve->empty()) f.fail("curve", "no candidates: nothing to plot");
@@ -357,6 +388,8 @@ std::string_view to_string(InputKind kind) {
     case InputKind::kOptimize: return "optimize report";
     case InputKind::kSweep: return "sweep";
     case InputKind::kTimeline: return "timeline";
+    case InputKind::kDatasetVerify: return "dataset verify report";
+    case InputKind::kDiff: return "diff report";
   }
   return "?";
 }
@@ -433,9 +466,16 @@ ReportInput parse_report_input(const std::string& path, std::string_view text) {
     in.content = read_optimize(f, r);
     return in;
   }
+  if (const auto format = r.find("format"); format != r.end() && format->is_string() &&
+                                            format->get<std::string>() == kDatasetVerifyFormat) {
+    in.kind = InputKind::kDatasetVerify;
+    in.content = read_dataset_verify(f, r);
+    return in;
+  }
   if (r.contains("matched") && r.contains("measured")) {
-    f.fail("", "a diff report (ssgd diff): ssgd report does not read those; " +
-                   std::string(kWhatItReads));
+    in.kind = InputKind::kDiff;
+    in.content = read_diff(f, r);
+    return in;
   }
   if (r.contains("traceEvents")) {
     in.kind = InputKind::kTimeline;

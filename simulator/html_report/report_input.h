@@ -2,8 +2,9 @@
 // The inputs of `ssgd report`, recognised by their content and checked field
 // by field: a simulate report (`ssgd simulate --report`, docs/report.md), a
 // scale report (`ssgd scale --report`), an optimize report
-// (`ssgd optimize --report`), or a sweep's JSON lines (one object per line,
-// `ssgd_sweep_version` on each). Anything else, and any field of the wrong
+// (`ssgd optimize --report`), a sweep's JSON lines (one object per line,
+// `ssgd_sweep_version` on each), or a report of `ssgd dataset verify` or
+// `ssgd diff` (measured_input.h). Anything else, and any field of the wrong
 // type, is an ssgd::InputError naming the file, the line for JSON lines, and
 // the field. Only the fields the HTML report shows are read. A timeline of
 // `ssgd simulate --timeline` (Chrome trace-event JSON, gzip or not) is read by
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "simulator/html_report/json_fields.h"
+#include "simulator/html_report/measured_input.h"
 #include "simulator/html_report/timeline_input.h"
 
 namespace ssgd::sim::html {
@@ -57,6 +59,20 @@ struct CriticalPath {
   std::vector<std::pair<std::string, std::int64_t>> time_by_kind_ns;
 };
 
+// A scenario with `jobs:` (docs/report.md, `shared_fabric`): each job's
+// time alone on its nodes and with every job running.
+struct SharedJob {
+  std::string name, kind, measure, detail;
+  std::int64_t first_node = 0, nodes = 0, workers = 0, count = 0;
+  std::int64_t alone_ns = 0, shared_ns = 0;
+  double slowdown = 0;
+};
+
+struct SharedFabric {
+  std::optional<std::int64_t> platform_nodes;
+  std::vector<SharedJob> jobs;
+};
+
 struct SimulateRun {
   std::string input_path, model;  // input.path, input.model
   std::int64_t workers = 0;
@@ -73,6 +89,7 @@ struct SimulateRun {
   std::vector<LinkRow> busiest_links;
   std::vector<LinkKindRow> link_kinds;
   std::optional<CriticalPath> critical_path;
+  std::optional<SharedFabric> shared_fabric;
   Json scenario;  // the report's `scenario` object as written, or null
 };
 
@@ -100,6 +117,7 @@ struct OptimizePoint {
 
 struct OptimizeReport {
   std::string param, input, scenario_file;
+  std::optional<std::int64_t> gpu_memory_bytes;
   std::vector<OptimizePoint> curve;
   std::size_t best = 0;  // index into curve: the first point with best.value
   std::optional<std::int64_t> as_given_ns;
@@ -123,14 +141,17 @@ struct SweepReport {
   std::vector<SweepPoint> points;
 };
 
-enum class InputKind { kSimulate, kScale, kOptimize, kSweep, kTimeline };
-// "simulate report", "scale report", "optimize report", "sweep", "timeline".
+enum class InputKind { kSimulate, kScale, kOptimize, kSweep, kTimeline, kDatasetVerify, kDiff };
+// "simulate report", "scale report", "optimize report", "sweep", "timeline",
+// "dataset verify report", "diff report".
 std::string_view to_string(InputKind kind);
 
 struct ReportInput {
   std::string path;  // as given
   InputKind kind = InputKind::kSimulate;
-  std::variant<SimulateRun, ScaleReport, OptimizeReport, SweepReport, TimelineView> content;
+  std::variant<SimulateRun, ScaleReport, OptimizeReport, SweepReport, TimelineView,
+               DatasetVerifyReport, DiffReport>
+      content;
 };
 
 // Reads `path` (a regular file of at most kMaxInputBytes, or a gzip file, by

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/gzip_stream.h"
@@ -89,9 +90,93 @@ TEST_F(ReportCliTest, SeveralRunsAreComparedWithTheFirst) {
   const std::string html = page();
   EXPECT_THAT(html, HasSubstr("Comparison of the 2 simulate runs"));
   EXPECT_THAT(html, HasSubstr("<td class=\"num\">reference</td>"));
-  EXPECT_THAT(html, HasSubstr("1: scenario_v100_4x4_10gbe.json"));
-  EXPECT_THAT(html, HasSubstr("2: scenario_dgx1_8x8_ib100.json"));
+  // Named by what tells them apart (their scenario files), not "1: file.json".
+  EXPECT_THAT(html, HasSubstr("<tr><td>scenario=v100_4x4_10gbe.yaml</td>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>scenario=dgx1_8x8_ib100.yaml</td>"));
+  EXPECT_THAT(html, Not(HasSubstr("1: scenario_v100_4x4_10gbe.json")));
   EXPECT_EQ(count(html, "class=\"chart\""), 11u);  // the comparison, then 5 per run
+}
+
+// README's example: one input under two what-ifs, compared.
+TEST_F(ReportCliTest, TwoWhatIfsOfOneInputAreNamedByTheKeysThatDiffer) {
+  for (const auto& [out, overlap, network] :
+       {std::tuple{"wfbp.json", "wfbp", "10gbe"}, std::tuple{"bsp.json", "bsp", "100gbe"}}) {
+    const auto r = run_ssgd(
+        SSGD_CLI, {"simulate", (kSource / "traces/datasets/resnet50_v100.csv").string(),
+                   "--scenario", (kSource / "scenarios/v100_4x4_10gbe.yaml").string(), "--set",
+                   std::string("policy.overlap=") + overlap, "--set",
+                   std::string("network.inter_node=") + network, "--report", out, "-q"});
+    ASSERT_TRUE(r.exited && r.status == 0) << r;
+  }
+  const auto r = ssgd({"wfbp.json", "bsp.json", "-o", "cmp.html"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  const std::string html = page("cmp.html");
+  const std::string b = "policy.overlap=bsp, network.inter_node=100gbe";
+  // The comparison table, the charts, the heading.
+  EXPECT_THAT(html, HasSubstr("<tr><td>" + b + "</td>"));
+  EXPECT_THAT(html, HasSubstr("\"run\":\"" + b + "\""));
+  EXPECT_THAT(html, HasSubstr("2. " + b + " (simulate report, bsp.json)"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>policy.overlap</td><td>wfbp</td><td>bsp</td></tr>"));
+}
+
+TEST_F(ReportCliTest, ASharedFabricRunShowsEachJobAloneAndShared) {
+  const auto sim = run_ssgd(
+      SSGD_CLI, {"simulate", (kSource / "traces/datasets/resnet50_v100.csv").string(),
+                 "--scenario", (kSource / "scenarios/shared_fabric.yaml").string(), "--report",
+                 "shared.json", "-q"});
+  ASSERT_TRUE(sim.exited && sim.status == 0) << sim;
+  ASSERT_EQ(ssgd({"shared.json", "-o", "out.html"}).status, 0);
+  const std::string html = page();
+  EXPECT_THAT(html, HasSubstr("<h3>Shared fabric</h3>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>vgg16</td><td>training</td><td class=\"num\">4-7</td>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>checkpoint</td><td>traffic</td>"));
+  EXPECT_THAT(html, HasSubstr("Slowdown of each job on the shared fabric"));
+}
+
+TEST_F(ReportCliTest, ScaleAndOptimizeReportsOfOneKindAreOverlaid) {
+  const auto scale = run_ssgd(
+      SSGD_CLI, {"scale", (kSource / "traces/datasets/resnet50_v100.csv").string(), "--scenario",
+                 (kSource / "scenarios/v100_4x4_10gbe.yaml").string(), "--set",
+                 "policy.overlap=bsp", "--gpus", "1,2,4,8,16,32", "--report", "bsp.json", "-q"});
+  ASSERT_TRUE(scale.exited && scale.status == 0) << scale;
+  ASSERT_EQ(ssgd({kScale, "bsp.json", "-o", "out.html"}).status, 0);
+  std::string html = page();
+  EXPECT_THAT(html, HasSubstr("Comparison of the 2 scale reports"));
+  EXPECT_EQ(count(html, "class=\"chart\""), 2u);  // one speedup, one efficiency chart
+  EXPECT_THAT(html, HasSubstr("\"series\":\"policy=bsp\""));
+
+  const auto opt = run_ssgd(
+      SSGD_CLI, {"optimize", (kSource / "traces/datasets/resnet50_v100.csv").string(),
+                 "--scenario", (kSource / "scenarios/dgx1_8x8_ib100.yaml").string(), "--set",
+                 "policy.overlap=ddp", "--param", "policy.bucket_cap", "--from", "1MiB", "--to",
+                 "64MiB", "--points", "5", "--report", "opt.json", "-q"});
+  ASSERT_TRUE(opt.exited && opt.status == 0) << opt;
+  ASSERT_EQ(ssgd({kOptimize, "opt.json", "-o", "opt.html"}).status, 0);
+  html = page("opt.html");
+  EXPECT_THAT(html, HasSubstr("Comparison of the 2 optimize reports of policy.bucket_cap"));
+  EXPECT_EQ(count(html, "class=\"chart\""), 1u);
+  EXPECT_THAT(html, HasSubstr("\"title\":\"policy.bucket_cap (MiB)\""));
+}
+
+TEST_F(ReportCliTest, DatasetVerifyAndDiffReportsArePredictedAgainstMeasured) {
+  const std::string verify =
+      (kSource / "tests/data/golden/dataset_verify/cpu-cluster.json").string();
+  const std::string diff = (kSource / "tests/data/report/diff.json").string();
+  const auto r = ssgd({verify, diff, "-o", "ok.html"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  const std::string html = page("ok.html");
+  EXPECT_THAT(html, HasSubstr("cpu-cluster.json</a> (dataset verify report)"));
+  EXPECT_THAT(html, HasSubstr("diff.json</a> (diff report)"));
+  EXPECT_THAT(html, HasSubstr("Error per case: (predicted - measured) / measured; median |error|"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>mlp-w2-unshaped-nooverlap</td><td>replay</td>"));
+  EXPECT_THAT(html, HasSubstr("Measured against simulated: the iteration"));
+  EXPECT_EQ(count(html, "class=\"chart\""), 4u);
+  // A bad field of either is refused, naming the file and the field.
+  std::string bad = read_file_bytes(diff);
+  bad.replace(bad.find("\"busy_ns\": "), 11, "\"busy_ns\": -");
+  write_file_bytes(dir_ / "bad-diff.json", bad);
+  expect_refused({"bad-diff.json"},
+                 "bad-diff.json: field 'matched[0].measured.busy_ns': must not be negative");
 }
 
 TEST_F(ReportCliTest, ScaleOptimizeAndSweepEachGetTheirCharts) {
@@ -100,8 +185,9 @@ TEST_F(ReportCliTest, ScaleOptimizeAndSweepEachGetTheirCharts) {
   const std::string html = page();
   EXPECT_THAT(html, HasSubstr("Speedup against GPUs (weak scaling)"));
   EXPECT_THAT(html, HasSubstr("Scaling efficiency against GPUs"));
-  EXPECT_THAT(html, HasSubstr("\"ideal\""));
-  EXPECT_THAT(html, HasSubstr("Iteration time for each value of policy.bucket_cap"));
+  EXPECT_THAT(html, HasSubstr("\"ideal (speedup = GPUs)\""));
+  EXPECT_THAT(html, HasSubstr("Iteration time against policy.bucket_cap"));
+  EXPECT_THAT(html, HasSubstr("\"title\":\"policy.bucket_cap (MiB)\""));
   EXPECT_THAT(html, HasSubstr("datum.best"));
   EXPECT_THAT(html, HasSubstr("Iteration time against cluster.nodes"));
   EXPECT_THAT(html, HasSubstr("Throughput against cluster.nodes"));

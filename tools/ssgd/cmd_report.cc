@@ -1,9 +1,10 @@
 // ssgd report REPORT.json... -o OUT.html
 //
 // One self-contained HTML page (docs/report.md, "ssgd report") from the JSON
-// reports of `ssgd simulate`, `ssgd scale` and `ssgd optimize` and from a
-// sweep's JSON lines, and from timelines of `ssgd simulate --timeline` (one
-// iteration per group of identical ranks), each recognised by its content. Every input is read and
+// reports of `ssgd simulate`, `ssgd scale`, `ssgd optimize`, `ssgd dataset
+// verify` and `ssgd diff`, from a sweep's JSON lines, and from timelines of
+// `ssgd simulate --timeline` (one iteration per group of identical ranks),
+// each recognised by its content. Every input is read and
 // checked before the page is written; the page is written through an
 // AtomicFile, so a bad input leaves no output.
 
@@ -55,11 +56,12 @@ void add_report_command(CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "report",
-      "JSON reports of simulate, scale and optimize, a sweep's JSON lines, or simulate "
-      "--timeline files -> one "
+      "JSON reports of simulate, scale, optimize, dataset verify and diff, a sweep's JSON "
+      "lines, or simulate --timeline files -> one "
       "self-contained HTML page with charts (docs/report.md)");
   cmd->add_option("REPORT", args->inputs,
-                  "reports (ssgd simulate/scale/optimize --report), sweep JSON lines or timelines "
+                  "reports (ssgd simulate/scale/optimize/diff --report, dataset verify --report), "
+                  "sweep JSON lines or timelines "
                   "(ssgd simulate --timeline, .json or .json.gz), in the order the page shows them")
       ->required();
   add_output_option(*cmd, args->out, "-o,--output", "HTML file to write")->required();
