@@ -146,6 +146,20 @@ const Json* JsonFields::opt_array(const Json& v, const std::string& base,
   return found;
 }
 
+const Json& JsonFields::array(const Json& v, const std::string& base, std::string_view key) const {
+  const Json* found = find(v, base, key);
+  if (found == nullptr) fail(join(base, key), "missing");
+  if (!found->is_array()) fail(join(base, key), "expected an array, got " + describe(*found));
+  return *found;
+}
+
+const Json& JsonFields::object(const Json& v, const std::string& base, std::string_view key) const {
+  const Json* found = find(v, base, key);
+  if (found == nullptr) fail(join(base, key), "missing");
+  require_object(*found, join(base, key));
+  return *found;
+}
+
 const Json* JsonFields::opt_object(const Json& v, const std::string& base,
                                    std::string_view key) const {
   const Json* found = find(v, base, key);

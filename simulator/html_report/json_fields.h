@@ -57,6 +57,9 @@ class JsonFields {
   const Json* opt_array(const Json& v, const std::string& base, std::string_view key) const;
   // An object, or nullptr when missing or null; another type fails.
   const Json* opt_object(const Json& v, const std::string& base, std::string_view key) const;
+  // The same, required: missing fails ("missing"), and so does null.
+  const Json& array(const Json& v, const std::string& base, std::string_view key) const;
+  const Json& object(const Json& v, const std::string& base, std::string_view key) const;
   // `v` itself must be an object.
   void require_object(const Json& v, const std::string& path) const;
 

@@ -9,12 +9,11 @@ namespace {
 
 VerifySummary read_summary(const JsonFields& f, const Json& r, const std::string& at) {
   VerifySummary s;
-  const Json* v = f.opt_object(r, "", at);
-  if (v == nullptr) f.fail(at, "missing");
-  s.cases = f.count(*v, at, "cases");
-  s.median_abs_error_percent = f.opt_number(*v, at, "median_abs_error_percent");
-  s.worst_abs_error_percent = f.opt_number(*v, at, "worst_abs_error_percent");
-  s.worst_case = f.opt_text(*v, at, "worst_case");
+  const Json& v = f.object(r, "", at);
+  s.cases = f.count(v, at, "cases");
+  s.median_abs_error_percent = f.opt_number(v, at, "median_abs_error_percent");
+  s.worst_abs_error_percent = f.opt_number(v, at, "worst_abs_error_percent");
+  s.worst_case = f.opt_text(v, at, "worst_case");
   return s;
 }
 
@@ -29,13 +28,12 @@ std::int64_t positive_ns(const JsonFields& f, const Json& v, const std::string& 
 // ---------------------------------------------------------------- diff
 
 DiffSide read_side(const JsonFields& f, const Json& r, const std::string& at) {
-  const Json* v = f.opt_object(r, "", at);
-  if (v == nullptr) f.fail(at, "missing");
+  const Json& v = f.object(r, "", at);
   DiffSide s;
-  s.path = f.opt_text(*v, at, "path");
-  s.chosen = f.opt_text(*v, at, "chosen");
-  s.iteration = f.count(*v, at, "iteration");
-  s.iteration_time_ns = f.count(*v, at, "iteration_time_ns");
+  s.path = f.opt_text(v, at, "path");
+  s.chosen = f.opt_text(v, at, "chosen");
+  s.iteration = f.count(v, at, "iteration");
+  s.iteration_time_ns = f.count(v, at, "iteration_time_ns");
   return s;
 }
 
@@ -66,10 +64,9 @@ std::optional<DiffTask> read_task(const JsonFields& f, const Json& row, const st
 
 void read_rows(const JsonFields& f, const Json& r, std::string_view key, bool measured,
                bool simulated, std::vector<DiffRow>& out) {
-  const Json* list = f.opt_array(r, "", key);
-  if (list == nullptr) f.fail(std::string(key), "missing");
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const Json& row = (*list)[i];
+  const Json& list = f.array(r, "", key);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Json& row = list[i];
     const std::string at = JsonFields::element(std::string(key), i);
     f.require_object(row, at);
     DiffRow d;
@@ -100,10 +97,9 @@ DatasetVerifyReport read_dataset_verify(const JsonFields& f, const Json& r) {
     d.entries = f.opt_count(*ds, "dataset", "entries");
     d.files = f.opt_count(*ds, "dataset", "files");
   }
-  const Json* cases = f.opt_array(r, "", "cases");
-  if (cases == nullptr) f.fail("cases", "missing");
-  for (std::size_t i = 0; i < cases->size(); ++i) {
-    const Json& c = (*cases)[i];
+  const Json& cases = f.array(r, "", "cases");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Json& c = cases[i];
     const std::string at = JsonFields::element("cases", i);
     f.require_object(c, at);
     VerifyCase v;

@@ -151,10 +151,9 @@ SimulateRun read_simulate(const JsonFields& f, const Json& r) {
   if (const Json* fabric = f.opt_object(r, "", "shared_fabric")) {
     SharedFabric sf;
     sf.platform_nodes = f.opt_count(*fabric, "shared_fabric", "platform_nodes");
-    const Json* jobs = f.opt_array(*fabric, "shared_fabric", "jobs");
-    if (jobs == nullptr) f.fail("shared_fabric.jobs", "missing");
-    for (std::size_t i = 0; i < jobs->size(); ++i) {
-      const Json& j = (*jobs)[i];
+    const Json& jobs = f.array(*fabric, "shared_fabric", "jobs");
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const Json& j = jobs[i];
       const std::string at = JsonFields::element("shared_fabric.jobs", i);
       f.require_object(j, at);
       SharedJob job;
@@ -213,11 +212,10 @@ ScaleReport read_scale(const JsonFields& f, const Json& r) {
   s.policy = f.opt_text(r, "", "policy");
   s.iterations = f.opt_count(r, "", "iterations");
   s.single_gpu = read_scale_row(f, *f.find(r, "", "single_gpu"), "single_gpu");
-  const Json* rows = f.opt_array(r, "", "rows");
-  if (rows == nullptr) f.fail("rows", "expected an array, got null");
-  if (rows->empty()) f.fail("rows", "no rows: nothing to plot");
-  for (std::size_t i = 0; i < rows->size(); ++i) {
-    s.rows.push_back(read_scale_row(f, (*rows)[i], JsonFields::element("rows", i)));
+  const Json& rows = f.array(r, "", "rows");
+  if (rows.empty()) f.fail("rows", "no rows: nothing to plot");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    s.rows.push_back(read_scale_row(f, rows[i], JsonFields::element("rows", i)));
   }
   s.settings = r;
   s.settings.erase("rows");
@@ -233,11 +231,10 @@ OptimizeReport read_optimize(const JsonFields& f, const Json& r) {
   o.scenario_file = f.opt_text(r, "", "scenario_file");
   o.as_given_ns = f.opt_count(r, "", "as_given_iteration_time_ns");
   o.gpu_memory_bytes = f.opt_count(r, "", "gpu_memory_bytes");
-  const Json* curve = f.opt_array(r, "", "curve");
-  if (curve == nullptr) f.fail("curve", "expected an array, got null");
-  if (curve->empty()) f.fail("curve", "no candidates: nothing to plot");
-  for (std::size_t i = 0; i < curve->size(); ++i) {
-    const Json& p = (*curve)[i];
+  const Json& curve = f.array(r, "", "curve");
+  if (curve.empty()) f.fail("curve", "no candidates: nothing to plot");
+  for (std::size_t i = 0; i < curve.size(); ++i) {
+    const Json& p = curve[i];
     const std::string at = JsonFields::element("curve", i);
     f.require_object(p, at);
     OptimizePoint point;
@@ -286,15 +283,14 @@ SweepPoint read_sweep_line(const JsonFields& f, const Json& v, std::size_t index
     f.fail("point",
            fmt::format("expected point {} (the lines are in point order), got {}", index, p.point));
   }
-  const Json* keys = f.opt_object(v, "", "keys");
-  if (keys == nullptr) f.fail("keys", "missing");
-  for (const auto& [key, value] : keys->items()) {
+  const Json& keys = f.object(v, "", "keys");
+  for (const auto& [key, value] : keys.items()) {
     if (value.is_object() || value.is_array()) {
       f.fail("keys." + key,
              "expected a string, number or true/false, got " + JsonFields::describe(value));
     }
   }
-  p.keys = *keys;
+  p.keys = keys;
   const Json* figures = f.opt_object(v, "", "figures");
   if (figures == nullptr) {
     const Json* error = f.find(v, "", "error");
