@@ -75,13 +75,12 @@ void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, st
   row("  gradients", format_bytes(m.gradients),
       fmt::format("{}{}", r.precision,
                   grads_sharded ? fmt::format(", 1/{} shard", m.shard_ranks) : std::string()));
-  // K's fp32 master weights: mixed precision's, or ZeRO-1/2's copy of the
-  // shard the optimizer steps on (gpu_memory.h).
-  const bool master = r.precision != "fp32" || r.sharding == "zero1" || r.sharding == "zero2";
   row("  optimizer state", format_bytes(m.optimizer_state),
       fmt::format("{}{}{}: {} B per parameter{}", to_string(s.optimizer_or_assumed()),
                   s.optimizer ? "" : " (assumed: set workload.optimizer)",
-                  master ? (r.precision != "fp32" ? " + fp32 master weights"
+                  // K's fp32 master weights: mixed precision's, or ZeRO-1/2's
+                  // copy of the shard the optimizer steps on (gpu_memory.h).
+                  m.master_weights ? (r.precision != "fp32" ? " + fp32 master weights"
                                                   : " + the fp32 copy of the shard it steps on")
                          : "",
                   m.optimizer_bytes_per_param,

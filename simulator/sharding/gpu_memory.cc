@@ -33,6 +33,7 @@ MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSe
   if (optimizer == Optimizer::kMomentum) k += 4;
   if (optimizer == Optimizer::kAdam) k += 8;
   m.optimizer_bytes_per_param = k;
+  m.master_weights = master_copy;
   const bool shard_optimizer = st != ShardStrategy::kNone;
   const bool shard_grads = st == ShardStrategy::kZero2 || settings.per_unit_gathers();
   const bool shard_params = settings.per_unit_gathers();

@@ -54,6 +54,7 @@ struct MemoryEstimate {
   std::optional<std::int64_t> activations;  // nullopt: the profile has no activation_bytes
   std::int64_t shard_ranks = 1;
   std::int64_t optimizer_bytes_per_param = 0;  // K
+  bool master_weights = false;  // K holds 4 bytes of fp32 master weights (or shard copy)
   [[nodiscard]] std::int64_t total() const {
     return parameters + gradients + optimizer_state + gathered + waiting_gradients + accumulation +
            activations.value_or(0);
