@@ -12,6 +12,7 @@
 #include "dag/trace_walk.h"
 #include "traces/collective_names.h"
 #include "traces/collective_records.h"
+#include "traces/kernel_names.h"
 
 namespace ssgd::dag {
 namespace {
@@ -22,7 +23,40 @@ struct LayerAccumulator {
   std::int64_t comm_ns = 0;
   std::int64_t bytes = 0;
   std::int64_t all_reduce_bytes = 0;  // apart: a sharded run's all-reduces follow its reduce-scatters
+  trace::RateSplit forward_split;
+  trace::RateSplit backward_split;
 };
+
+// The threads one wave of `gpu` holds: its SMs times the threads an SM
+// keeps resident (2048 on Volta, Ampere's and Hopper's data-centre parts and
+// Blackwell; 1536 on sm_86, sm_87 and sm_89; 1024 on Turing: CUDA C++
+// programming guide, "Technical Specifications per Compute Capability").
+// 0 when the trace does not give the SM count.
+std::int64_t wave_threads(const TraceGpu& gpu) {
+  if (gpu.sm_count <= 0) return 0;
+  std::int64_t per_sm = 2048;
+  if (gpu.compute_capability_major == 7 && gpu.compute_capability_minor == 5) per_sm = 1024;
+  if (gpu.compute_capability_major == 8 && gpu.compute_capability_minor >= 6) per_sm = 1536;
+  return std::int64_t{gpu.sm_count} * per_sm;
+}
+
+// The rate that bounds a GPU kernel's own time (traces/rate_split.h).
+trace::WorkRate rate_of(const KernelKind& k, std::int64_t threads, std::int64_t wave) {
+  using trace::WorkRate;
+  if (trace::is_compute_class(k.kind)) {
+    switch (k.math.value_or(trace::KernelMath::kFp32)) {
+      case trace::KernelMath::kFp32: return WorkRate::kFp32;
+      case trace::KernelMath::kTf32: return WorkRate::kTf32;
+      case trace::KernelMath::kFp16: return WorkRate::kFp16;
+      case trace::KernelMath::kBf16: return WorkRate::kBf16;
+      case trace::KernelMath::kFp8: return WorkRate::kFp8;
+    }
+  }
+  if (trace::is_memory_class(k.kind)) {
+    return threads > 0 && wave > 0 && threads <= wave ? WorkRate::kLatency : WorkRate::kMemory;
+  }
+  return WorkRate::kOther;
+}
 
 }  // namespace
 
@@ -40,6 +74,32 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   const auto L = walk.layers().size();
   std::vector<LayerAccumulator> acc(L);
   std::int64_t update_ns = 0;
+  trace::RateSplit update_split;
+  // The kernels by class and rate (traces/kernel_class.h, traces/rate_split.h).
+  const std::int64_t wave = wave_threads(walk.gpu());
+  trace::KernelClassTable classes;
+  std::vector<std::int64_t> kernel_ns(walk.kernels().size(), 0);
+  bool gpu_work = false;
+  // Splits a kernel's time into `split`: its own time by the rate that
+  // bounds it, the idle time it owns (and a host operator's whole time) as
+  // the host's.
+  const auto split_into = [&](trace::RateSplit& split, const TaskWork& w) {
+    if (w.host_op || w.kernel < 0) {
+      split[trace::WorkRate::kHost] += w.duration_ns();
+      return;
+    }
+    gpu_work = true;
+    const KernelKind& k = walk.kernels()[static_cast<std::size_t>(w.kernel)];
+    const trace::WorkRate rate = rate_of(k, w.threads, wave);
+    split[rate] += w.own_ns;
+    split[trace::WorkRate::kHost] += w.duration_ns() - w.own_ns;
+    const auto c = static_cast<std::size_t>(k.kind);
+    classes.ns[c] += w.own_ns;
+    ++classes.kernels[c];
+    if (trace::is_compute_class(k.kind) && !k.math) classes.math_unknown_ns += w.own_ns;
+    if (rate == trace::WorkRate::kLatency) classes.latency_ns += w.own_ns;
+    kernel_ns[static_cast<std::size_t>(w.kernel)] += w.own_ns;
+  };
   std::int64_t samples = 0;  // rank-iterations accumulated
   std::int64_t max_iterations = 0;
   std::int64_t empty_iterations = 0;  // marked, but no kernel or collective launched in them
@@ -143,12 +203,14 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
             auto& a = acc[static_cast<std::size_t>(w.layer)];
             accumulate(w.kind == TaskKind::kForward ? a.forward_ns : a.backward_ns,
                        w.duration_ns(), "compute time of a layer");
+            split_into(w.kind == TaskKind::kForward ? a.forward_split : a.backward_split, w);
             break;
           }
           case TaskKind::kUpdate:
             ++out.kernels_outside_ranges;
             ++out.kernels_update;
             accumulate(update_ns, w.duration_ns(), "update time");
+            split_into(update_split, w);
             break;
           default:  // io and h2d are the scenario's
             break;
@@ -197,7 +259,36 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     const std::int64_t all_reduced = sharding.reduce_scatters() > 0 ? 0 : acc[l].all_reduce_bytes;
     row.grad_bytes = marked.empty() ? avg(checked_add(acc[l].bytes, all_reduced).value_or(acc[l].bytes)) : marked[l];
     if (with_comm) row.comm = Duration(avg(acc[l].comm_ns));
+    if (gpu_work) {
+      row.forward_split = trace::averaged_split(acc[l].forward_split, samples, row.forward.ns());
+      row.backward_split = trace::averaged_split(acc[l].backward_split, samples, row.backward.ns());
+    }
     p.layers.push_back(std::move(row));
+  }
+  if (gpu_work) {
+    // Every part of the split was also added to its total, whose overflow
+    // was checked: none of these sums overflows.
+    p.update_split = trace::averaged_split(update_split, samples, p.update->ns());
+    p.gpu = walk.gpu().name;
+    for (auto& v : classes.ns) v = avg(v);
+    for (auto& v : classes.kernels) v = avg(v);
+    classes.math_unknown_ns = avg(classes.math_unknown_ns);
+    classes.latency_ns = avg(classes.latency_ns);
+    std::vector<std::pair<std::int64_t, std::size_t>> unclassified;
+    for (std::size_t k = 0; k < kernel_ns.size(); ++k) {
+      if (walk.kernels()[k].kind == trace::KernelClass::kOther && kernel_ns[k] > 0) {
+        unclassified.emplace_back(kernel_ns[k], k);
+      }
+    }
+    std::sort(unclassified.begin(), unclassified.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    for (std::size_t i = 0; i < unclassified.size() && i < 10; ++i) {
+      classes.unclassified.emplace_back(
+          trace::short_kernel_name(walk.kernels()[unclassified[i].second].name),
+          avg(unclassified[i].first));
+    }
+    p.kernel_classes = std::move(classes);
   }
   sharding.fill(p, samples, out.warnings);
   out.units = sharding.units();

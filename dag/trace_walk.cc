@@ -54,6 +54,9 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
   // Per rank, each iteration number's record: a number marked twice would
   // count one step twice.
   std::map<std::pair<std::int32_t, std::int64_t>, std::int64_t> iteration_records;
+  for (const auto& host : reader.metadata().hosts()) {
+    for (const auto& gpu : host.gpus()) note_gpu(gpu);
+  }
   v1::Event ev;
   std::int64_t record = 0;
   while (reader.next(ev)) {
@@ -117,10 +120,23 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         const std::int64_t placed =
             k.device() == trace::kHostDevice ? std::midpoint(k.start_ns(), k.end_ns()) : k.start_ns();
         const bool host = k.device() == trace::kHostDevice;
-        add({WorkKind::kKernel, placed, k.start_ns(), k.end_ns(), 0, 0, 0,
-             trace::is_optimizer_kernel(k.name()),
-             host ? static_cast<std::int64_t>(k.stream()) : -1, host ? -1 : k.device()},
-            k.correlation_id());
+        Work w{WorkKind::kKernel, placed, k.start_ns(), k.end_ns(), 0, 0, 0,
+               trace::is_optimizer_kernel(k.name()),
+               host ? static_cast<std::int64_t>(k.stream()) : -1, host ? -1 : k.device()};
+        w.own_ns = k.end_ns() - k.start_ns();
+        if (!host) {
+          w.kernel = kernel_kind(k.name());
+          // Each dimension is at most 2^31: the product of the six fits only
+          // when bounded, and a grid past 2^40 threads is no real launch.
+          const std::int64_t blocks = std::int64_t{std::max(k.grid_x(), 0)} *
+                                      std::max(k.grid_y(), 0) * std::max(k.grid_z(), 0);
+          const std::int64_t per_block = std::int64_t{std::max(k.block_x(), 0)} *
+                                         std::max(k.block_y(), 0) * std::max(k.block_z(), 0);
+          if (blocks > 0 && per_block > 0 && blocks <= (std::int64_t{1} << 40) / per_block) {
+            w.threads = blocks * per_block;
+          }
+        }
+        add(w, k.correlation_id());
         if (!host) rank.busy.push_back({k.device(), k.start_ns(), k.end_ns()});
         break;
       }
@@ -148,9 +164,11 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         require_plausible_span(c, "memcpy", source, record);
         rank.busy.push_back({c.device(), c.start_ns(), c.end_ns()});
         if (c.kind() == v1::Memcpy::DTOD && c.device() >= 0) {  // the GPU's own work: compute
-          add({WorkKind::kKernel, c.start_ns(), c.start_ns(), c.end_ns(), 0, 0, 0, false, -1,
-               c.device()},
-              c.correlation_id());
+          Work w{WorkKind::kKernel, c.start_ns(), c.start_ns(), c.end_ns(), 0, 0, 0, false, -1,
+                 c.device()};
+          w.own_ns = c.end_ns() - c.start_ns();
+          w.kernel = kernel_kind("memcpy");
+          add(w, c.correlation_id());
           break;
         }
         if (c.kind() != v1::Memcpy::HTOD) break;
@@ -163,12 +181,17 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         require_plausible_span(m, "memset", source, record);
         rank.busy.push_back({m.device(), m.start_ns(), m.end_ns()});
         if (m.device() >= 0) {  // the GPU's own work: compute, like a kernel
-          add({WorkKind::kKernel, m.start_ns(), m.start_ns(), m.end_ns(), 0, 0, 0, false, -1,
-               m.device()},
-              m.correlation_id());
+          Work w{WorkKind::kKernel, m.start_ns(), m.start_ns(), m.end_ns(), 0, 0, 0, false, -1,
+                 m.device()};
+          w.own_ns = m.end_ns() - m.start_ns();
+          w.kernel = kernel_kind("memset");
+          add(w, m.correlation_id());
         }
         break;
       }
+      case v1::Event::kDevice:
+        note_gpu(ev.device());
+        break;
       case v1::Event::kApiCall:
         if (ev.api_call().correlation_id() != 0) {
           rank.launch_ns.emplace(ev.api_call().correlation_id(), ev.api_call().start_ns());
@@ -327,6 +350,27 @@ void TraceWalk::add_interpreter_time() {
         if (gap > 0 && gap < kInterpreterGapNs) ops[i]->start_ns = previous_end;
       }
     }
+  }
+}
+
+std::int32_t TraceWalk::kernel_kind(const std::string& name) {
+  const auto [it, fresh] =
+      kernel_index_.try_emplace(name, static_cast<std::int32_t>(kernels_.size()));
+  if (fresh) kernels_.push_back({name, trace::classify_kernel(name), trace::kernel_math(name)});
+  return it->second;
+}
+
+void TraceWalk::note_gpu(const trace::v1::Gpu& gpu) {
+  if (gpu.name().empty()) return;
+  if (gpu_.name.empty()) {
+    gpu_ = {gpu.name(), gpu.sm_count(), gpu.compute_capability_major(),
+            gpu.compute_capability_minor()};
+  } else if (gpu.name() != gpu_.name && !mixed_gpus_) {
+    mixed_gpus_ = true;
+    warnings_.push_back(fmt::format(
+        "the trace's GPUs are of more than one model ('{}', '{}'): kernels are split by what "
+        "bounds them as on the first",
+        gpu_.name, gpu.name()));
   }
 }
 
@@ -507,6 +551,10 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
     t.end_ns = w->end_ns;
     t.bytes = w->bytes;
     t.launch_ns = w->host_ns;
+    t.own_ns = std::min(w->own_ns, t.end_ns - t.start_ns);
+    t.kernel = w->kernel;
+    t.threads = w->threads;
+    t.host_op = w->kind == WorkKind::kKernel && w->device < 0;
     switch (w->kind) {
       case WorkKind::kIo: t.kind = TaskKind::kIo; break;
       case WorkKind::kH2d: t.kind = TaskKind::kH2d; break;

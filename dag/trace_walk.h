@@ -77,11 +77,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "dag/task.h"
+#include "traces/kernel_class.h"
 #include "traces/torch_op_names.h"
 #include "traces/trace_reader.h"
 
@@ -110,7 +112,30 @@ struct TaskWork {
   std::int64_t launch_ns = 0;      // when it was launched (the host's time that places it)
   std::int32_t nranks = 0;         // comm: the ranks of its group (0: unknown)
   std::string datatype;            // comm: its datatype ("float32"; empty: unknown)
+  // Kernels: the kernel's own time; duration_ns() - own_ns is the idle time
+  // before it that it owns (the host's: launch gaps, the interpreter).
+  std::int64_t own_ns = 0;
+  std::int32_t kernel = -1;   // GPU kernels, copies, memsets: index into TraceWalk::kernels()
+  std::int64_t threads = 0;   // a GPU kernel's grid x block threads; 0: unknown
+  bool host_op = false;       // a host operator (device -1)
   [[nodiscard]] std::int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+// A distinct GPU kernel name of a trace (copies and memsets under "memcpy"
+// and "memset"), with its class and arithmetic (traces/kernel_class.h).
+struct KernelKind {
+  std::string name;
+  trace::KernelClass kind = trace::KernelClass::kOther;
+  std::optional<trace::KernelMath> math;
+};
+
+// The GPU a trace's kernels ran on, from its device records (or its hosts'
+// GPUs): empty name when the trace has none.
+struct TraceGpu {
+  std::string name;
+  std::int32_t sm_count = 0;  // 0: unknown
+  std::int32_t compute_capability_major = 0;
+  std::int32_t compute_capability_minor = 0;
 };
 
 struct WalkIteration {
@@ -180,6 +205,11 @@ class TraceWalk {
   [[nodiscard]] const std::vector<std::int64_t>& marked_grad_bytes() const {
     return marked_grad_bytes_;
   }
+  // The distinct GPU kernels, indexed by TaskWork::kernel.
+  [[nodiscard]] const std::vector<KernelKind>& kernels() const { return kernels_; }
+  // The GPU of the trace's first device record (a trace of several models
+  // of GPU warns, in warnings()).
+  [[nodiscard]] const TraceGpu& gpu() const { return gpu_; }
   // NCCL kernels left out because their rank has Collective records.
   [[nodiscard]] std::int64_t nccl_kernels_dropped() const { return nccl_kernels_dropped_; }
   // What the reader of the result should know, one line each.
@@ -200,6 +230,9 @@ class TraceWalk {
     std::int64_t record = -1;       // a collective: its record in the trace
     std::int32_t nranks = 0;        // a collective: its group's ranks
     std::int32_t datatype = -1;     // a collective: its datatype, in datatypes_
+    std::int64_t own_ns = 0;        // a kernel's own time (its start may move back)
+    std::int32_t kernel = -1;       // a GPU kernel, copy or memset: in kernels_
+    std::int64_t threads = 0;       // a GPU kernel: grid x block threads
   };
   // A span of time a GPU was busy (a kernel, an NCCL kernel, a copy, a
   // memset or a collective).
@@ -234,6 +267,12 @@ class TraceWalk {
 
   std::vector<std::string> layers_;
   std::vector<std::string> datatypes_;  // the collectives' datatypes, each once
+  std::vector<KernelKind> kernels_;
+  std::unordered_map<std::string, std::int32_t> kernel_index_;
+  TraceGpu gpu_;
+  bool mixed_gpus_ = false;
+  std::int32_t kernel_kind(const std::string& name);
+  void note_gpu(const trace::v1::Gpu& gpu);
   std::map<std::int32_t, Rank> ranks_;
   std::vector<std::int64_t> marked_grad_bytes_;
   std::int64_t nccl_kernels_dropped_ = 0;

@@ -110,6 +110,11 @@ std::string short_kernel_name(std::string_view name, std::size_t max) {
   for (std::size_t i = 0; i < name.size(); ++i) {
     if (name[i] == '<') ++depth;
     if (name[i] == '>' && depth > 0) --depth;
+    // "(anonymous namespace)::" is part of the name, not its parameters.
+    if (name[i] == '(' && depth == 0 && i > 0 && name.substr(i).starts_with("(anonymous namespace)::")) {
+      i += std::string_view("(anonymous namespace)::").size() - 1;
+      continue;
+    }
     if (name[i] == '(' && depth == 0 && i > 0) {
       name = name.substr(0, i);
       break;

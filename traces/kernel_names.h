@@ -38,7 +38,8 @@ struct NcclKernelName {
 NcclKernelName parse_nccl_kernel_name(std::string_view name);
 
 // A kernel's name as a table shows it: no leading "void ", no parameter list
-// (from the '(' outside every template bracket), template arguments folded
+// (from the '(' outside every template bracket that does not open
+// "(anonymous namespace)::"), template arguments folded
 // to "<...>" when still longer than `max` bytes, and at most `max` bytes
 // ("cudnn::bn_bw_1C11_kernel_new<...>"). The name as recorded is the trace's.
 std::string short_kernel_name(std::string_view name, std::size_t max = 80);

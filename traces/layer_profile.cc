@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 #include <system_error>
+#include <tuple>
 #include <unordered_map>
 
 #include "common/checked_math.h"
@@ -21,16 +22,18 @@ namespace ssgd::trace {
 namespace {
 
 constexpr std::string_view kHeaderHint =
-    "layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns][,unit][,activation_bytes]";
+    "layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns][,unit][,activation_bytes]"
+    "[,forward_split,backward_split]";
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
 // Column positions in a header; kRequired lists the columns every profile has.
 enum Column : std::size_t {
-  kLayer, kName, kForward, kBackward, kGradBytes, kComm, kUnit, kActivation, kColumnCount
+  kLayer, kName, kForward, kBackward, kGradBytes, kComm, kUnit, kActivation, kForwardSplit,
+  kBackwardSplit, kColumnCount
 };
 constexpr std::array<std::string_view, kColumnCount> kColumnNames = {
     "layer", "name", "forward_ns", "backward_ns", "grad_bytes", "comm_ns", "unit",
-    "activation_bytes"};
+    "activation_bytes", "forward_split", "backward_split"};
 constexpr std::size_t kRequired = kComm;  // columns [0, kRequired) are required
 
 std::string_view trim(std::string_view s) {
@@ -150,7 +153,7 @@ class Parser {
     const std::string_view value = trim(t.substr(colon + 1));
     if (key != "model" && key != "batch_per_gpu" && key != "provenance" && key != "update_ns" &&
         key != "grad_dtype" && key != "sharding" && key != "shard_group" &&
-        key != "gradient_reduction") {
+        key != "gradient_reduction" && key != "gpu" && key != "update_split") {
       return;
     }
     if (auto [it, fresh] = metadata_lines_.emplace(std::string(key), line_); !fresh) {
@@ -163,6 +166,11 @@ class Parser {
       profile_.provenance = std::string(value);
     } else if (key == "update_ns") {
       profile_.update = parse_time(value, "update_ns");
+    } else if (key == "gpu") {
+      if (value.empty()) fail("gpu", "empty GPU name");
+      profile_.gpu = std::string(value);
+    } else if (key == "update_split") {
+      profile_.update_split = parse_split(value, "update_split");
     } else if (key == "grad_dtype") {
       if (!dtype_size(value)) {
         fail("grad_dtype", "unknown dtype " + in_quotes(value) + " (expected fp32, bf16 or fp16)");
@@ -235,6 +243,10 @@ class Parser {
       if (position_[c] == kAbsent) {
         fail(std::string(kColumnNames[c]), "missing column (header has: " + listed + ")");
       }
+    }
+    if ((position_[kForwardSplit] == kAbsent) != (position_[kBackwardSplit] == kAbsent)) {
+      fail(position_[kForwardSplit] == kAbsent ? "forward_split" : "backward_split",
+           "missing column: forward_split and backward_split come together");
     }
     column_count_ = names.size();
     header_names_ = listed;
@@ -320,12 +332,32 @@ class Parser {
       }
       row.activation_bytes = kept;
     }
+    if (position_[kForwardSplit] != kAbsent) {
+      row.forward_split = parse_split(fields[position_[kForwardSplit]], "forward_split");
+      row.backward_split = parse_split(fields[position_[kBackwardSplit]], "backward_split");
+      for (const auto& [field, split, time] :
+           {std::tuple{"forward_split", *row.forward_split, row.forward},
+            std::tuple{"backward_split", *row.backward_split, row.backward}}) {
+        if (split.total() != time.ns()) {
+          fail(field, "the rates add up to " + std::to_string(split.total()) + " ns, not the row's " +
+                          std::to_string(time.ns()) + " ns");
+        }
+      }
+    }
     // Each term is at most 2^42, the running total at most 2^50: no overflow.
     total_ns_ += row.forward.ns() + row.backward.ns() + (row.comm ? row.comm->ns() : 0);
     if (total_ns_ > kMaxProfileTimeNs) {
       fail("forward_ns", "the times of the layers so far exceed 2^50 ns (13 days)");
     }
     profile_.layers.push_back(std::move(row));
+  }
+
+  RateSplit parse_split(std::string_view s, const std::string& field) const {
+    try {
+      return parse_rate_split(s);
+    } catch (const std::invalid_argument& e) {
+      fail(field, e.what());
+    }
   }
 
   Duration parse_time(std::string_view s, const std::string& field) const {
@@ -437,6 +469,7 @@ bool looks_like_layer_profile_csv(std::string_view head) {
 void write_layer_profile_csv(const LayerProfile& profile, std::ostream& out) {
   check_writable(profile, "model", profile.model, true);
   check_writable(profile, "provenance", profile.provenance, true);
+  check_writable(profile, "gpu", profile.gpu, true);
   const bool comm = profile.has_comm();
   for (const LayerRow& row : profile.layers) {
     check_writable(profile, "name", row.name, false);
@@ -444,6 +477,12 @@ void write_layer_profile_csv(const LayerProfile& profile, std::ostream& out) {
         row.activation_bytes.has_value() != profile.has_activations()) {
       throw InputError({profile.source, {}, {}, row.unit.has_value() != profile.has_units()
                                                     ? "unit" : "activation_bytes"},
+                       "cannot be written: set on some layers only (layer " +
+                           std::to_string(row.layer) + " differs from the first)");
+    }
+    if (row.forward_split.has_value() != profile.has_splits() ||
+        row.backward_split.has_value() != profile.has_splits()) {
+      throw InputError({profile.source, {}, {}, "forward_split"},
                        "cannot be written: set on some layers only (layer " +
                            std::to_string(row.layer) + " differs from the first)");
     }
@@ -464,16 +503,23 @@ void write_layer_profile_csv(const LayerProfile& profile, std::ostream& out) {
   if (!profile.gradient_reduction.empty()) {
     out << "# gradient_reduction: " << profile.gradient_reduction << '\n';
   }
+  if (!profile.gpu.empty()) out << "# gpu: " << profile.gpu << '\n';
+  if (profile.update_split) out << "# update_split: " << format_rate_split(*profile.update_split) << '\n';
   const bool units = profile.has_units();
   const bool activations = profile.has_activations();
+  const bool splits = profile.has_splits();
   out << "layer,name,forward_ns,backward_ns,grad_bytes" << (comm ? ",comm_ns" : "")
-      << (units ? ",unit" : "") << (activations ? ",activation_bytes" : "") << '\n';
+      << (units ? ",unit" : "") << (activations ? ",activation_bytes" : "")
+      << (splits ? ",forward_split,backward_split" : "") << '\n';
   for (const LayerRow& row : profile.layers) {
     out << row.layer << ',' << row.name << ',' << row.forward.ns() << ',' << row.backward.ns() << ','
         << row.grad_bytes;
     if (comm) out << ',' << row.comm->ns();
     if (units) out << ',' << *row.unit;
     if (activations) out << ',' << *row.activation_bytes;
+    if (splits) {
+      out << ',' << format_rate_split(*row.forward_split) << ',' << format_rate_split(*row.backward_split);
+    }
     out << '\n';
   }
 }
@@ -490,6 +536,13 @@ bool is_sharding_name(std::string_view name) {
 
 bool is_gradient_reduction_name(std::string_view name) {
   return name == "reduce_scatter" || name == "reduce" || name == "all_reduce";
+}
+
+bool KernelClassTable::empty() const {
+  for (const std::int64_t n : kernels) {
+    if (n != 0) return false;
+  }
+  return true;
 }
 
 std::int64_t LayerProfile::grad_element_bytes() const {

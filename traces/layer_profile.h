@@ -35,16 +35,29 @@
 // `ssgd simulate` takes sharding, shard_group and gradient_reduction as the
 // scenario's sharding.strategy, sharding.group and sharding.gradient_reduction,
 // and unit as sharding.units, unless the scenario sets those keys.
+//
+// Another GPU (simulator/perturb/gpu_change.h). Two more metadata keys:
+//   # gpu: NVIDIA H200       the GPU the times were measured on, as the
+//                            driver names it (from a trace's device record)
+//   # update_split: memory=1200;host=30   the update's time by rate
+// and two optional columns, each set on every row or on none:
+//   forward_split            forward_ns by the rate that bounds it
+//   backward_split           backward_ns likewise (traces/rate_split.h):
+//                            "tf32=1200;memory=3400;host=50", adding up to
+//                            the row's time
 
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/time.h"
+#include "traces/kernel_class.h"
+#include "traces/rate_split.h"
 
 namespace ssgd::trace {
 
@@ -65,6 +78,8 @@ struct LayerRow {
   std::optional<Duration> comm;  // set on every row or on none
   std::optional<std::int64_t> unit;              // sharding unit; every row or none
   std::optional<std::int64_t> activation_bytes;  // kept for backward; every row or none
+  std::optional<RateSplit> forward_split{};   // forward by rate; every row or none
+  std::optional<RateSplit> backward_split{};  // backward by rate; set with forward_split
 };
 
 // The dtypes a profile's gradient bytes may be counted in, and their sizes.
@@ -90,6 +105,19 @@ struct MeasuredOnlyCollectives {
   [[nodiscard]] bool any() const { return without_size + other_kind > 0; }
 };
 
+// A trace's kernels by class (traces/kernel_class.h), per steady iteration
+// and rank: what the what-if to another GPU scales, for the report. Only a
+// profile built from a trace has it (not the CSV form).
+struct KernelClassTable {
+  std::array<std::int64_t, kKernelClassCount> ns{};       // kernels' own time
+  std::array<std::int64_t, kKernelClassCount> kernels{};  // their count
+  std::int64_t math_unknown_ns = 0;  // matrix or convolution kernels whose names state no math
+  std::int64_t latency_ns = 0;       // memory-bound kernels of one wave (rate 'latency')
+  // The kernels in no class, the longest first (at most 10), by short name.
+  std::vector<std::pair<std::string, std::int64_t>> unclassified;
+  [[nodiscard]] bool empty() const;
+};
+
 struct LayerProfile {
   std::string source;                    // file the profile came from, for messages
   std::string model;                     // "# model:" metadata, may be empty
@@ -100,11 +128,17 @@ struct LayerProfile {
   std::string sharding;                  // "# sharding:" metadata; empty: not recorded
   std::optional<std::int64_t> shard_group;  // "# shard_group:" metadata
   std::string gradient_reduction;        // "# gradient_reduction:" metadata; empty: not recorded
+  std::string gpu;                       // "# gpu:" metadata: the GPU measured on; empty: unknown
+  std::optional<RateSplit> update_split;  // "# update_split:" metadata
+  KernelClassTable kernel_classes;       // from a trace; not in the CSV form
   std::vector<LayerRow> layers;
   MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form
 
   [[nodiscard]] bool has_comm() const { return !layers.empty() && layers.front().comm.has_value(); }
   [[nodiscard]] bool has_units() const { return !layers.empty() && layers.front().unit.has_value(); }
+  [[nodiscard]] bool has_splits() const {
+    return !layers.empty() && layers.front().forward_split.has_value();
+  }
   [[nodiscard]] bool has_activations() const {
     return !layers.empty() && layers.front().activation_bytes.has_value();
   }

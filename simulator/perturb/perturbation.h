@@ -25,10 +25,16 @@
 #include <string_view>
 #include <vector>
 
-#include "simulator/perturb/kernel_class.h"
 #include "simulator/platform/platform_spec.h"
+#include "traces/kernel_class.h"
 
 namespace ssgd::sim {
+
+using trace::classify_kernel;
+using trace::kernel_class_names;
+using trace::KernelClass;
+using trace::kKernelClassCount;
+using trace::parse_kernel_class;
 
 // "conv1:2" or "layer?.*:0.5" or "3:1.5": a layer-name glob (* any run, ?
 // any one character) or, all digits, the profile's `layer` column.
@@ -66,7 +72,7 @@ inline constexpr double kDefaultMixedPrecisionSpeedup = 2.0;
 struct Perturbation {
   double compute_time_factor = 1;                 // perturb.compute_time_factor
   std::vector<LayerFactor> layer_factors;         // perturb.layer_factors
-  std::array<double, kKernelClassCount> class_factors{1, 1, 1, 1, 1, 1};  // perturb.class_factors
+  std::array<double, kKernelClassCount> class_factors{1, 1, 1, 1, 1, 1, 1, 1};  // perturb.class_factors
   bool mixed_precision = false;                   // perturb.mixed_precision
   double mixed_precision_speedup = kDefaultMixedPrecisionSpeedup;  // perturb.mixed_precision_speedup
   std::array<double, kLinkKindCount> bandwidth_factors{1, 1, 1, 1, 1};  // perturb.bandwidth_factors

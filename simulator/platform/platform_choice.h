@@ -18,6 +18,10 @@ struct PlatformChoice {
   std::string preset = "generic";                       // key: platform.preset
   std::optional<GpuArch> gpu_arch;                      // platform.gpu.arch
   std::optional<std::int64_t> gpu_memory;               // platform.gpu.memory (bytes)
+  std::optional<std::string> gpu_model;  // platform.gpu.model: a GPU preset, or "capture"
+  // Set by the key (a user's choice: a profile that cannot move to it is
+  // refused), not carried over from another run's platform (a note only).
+  bool gpu_model_from_key = false;
   std::optional<CpuVendor> cpu_vendor;                  // platform.cpu.vendor
   std::optional<std::string> pcie_link;                 // platform.pcie.link (link preset)
   std::optional<double> pcie_bandwidth;                 // platform.pcie.bandwidth

@@ -58,6 +58,7 @@ PlatformSpec v100_pcie(std::string_view name, std::string_view nic) {
   s.node.socket_link = socket_link();
   set_nic(s.node, 1, nic);
   s.node.gpu_memory = 16 * kGiB;  // the datasheet's 16 GB model (a 32 GB one exists)
+  s.node.gpu_model = "v100-pcie";
   return s;
 }
 
@@ -93,6 +94,7 @@ PlatformSpec dgx1() {
   n.ring_order = {0, 3, 2, 1, 5, 6, 7, 4};
   set_nic(n, 4, "ib_edr100");
   n.gpu_memory = 16 * kGiB;  // V100-SXM2 16 GB (the white paper's DGX-1: 128 GB in all)
+  n.gpu_model = "v100-sxm2-16gb";
   return s;
 }
 
@@ -141,6 +143,7 @@ PlatformSpec dgx_a100() {
              "Tensor Core GPU architecture white paper; IBTA HDR";
   s.node.gpu_arch = GpuArch::kAmpere;
   s.node.gpu_memory = 40 * kGiB;  // A100-SXM4-40GB (the white paper's DGX A100: 320 GB in all)
+  s.node.gpu_model = "a100-sxm4-40gb";
   s.node.cpu_vendor = CpuVendor::kAmd;
   return s;
 }
@@ -155,7 +158,8 @@ PlatformSpec dgx_a100() {
 // topo -m` prints on such nodes: deepseek-ai/DeepEP issue 60), on a
 // rail-optimised fat tree (DGX SuperPOD reference architecture: 32-node
 // scalable units). H100 and H200 differ in memory, not in these links.
-PlatformSpec hopper_server(std::string_view name, std::string_view gpu, std::int64_t memory_gib) {
+PlatformSpec hopper_server(std::string_view name, std::string_view gpu, std::string_view gpu_model,
+                           std::int64_t memory_gib) {
   PlatformSpec s = nvswitch_server(nvlink_links(18), "pcie5_x16", 8, "ib_ndr400", 32);
   s.name = std::string(name);
   s.description = fmt::format("HGX/DGX {0} (8 x {0}-SXM, NVSwitch with NVLink SHARP, NVLink 4, "
@@ -164,13 +168,14 @@ PlatformSpec hopper_server(std::string_view name, std::string_view gpu, std::int
              "guide; DGX BasePOD and SuperPOD reference architectures (H100, H200); IBTA NDR";
   s.node.gpu_arch = GpuArch::kHopper;
   s.node.gpu_memory = memory_gib * kGiB;
+  s.node.gpu_model = std::string(gpu_model);
   s.node.cpu_vendor = CpuVendor::kIntel;
   s.node.nvls = true;
   return s;
 }
 // H100-SXM5 80 GB HBM3, H200-SXM 141 GB HBM3e (NVIDIA H100 and H200 datasheets).
-PlatformSpec hgx_h100() { return hopper_server("hgx_h100", "H100", 80); }
-PlatformSpec hgx_h200() { return hopper_server("hgx_h200", "H200", 141); }
+PlatformSpec hgx_h100() { return hopper_server("hgx_h100", "H100", "h100-sxm", 80); }
+PlatformSpec hgx_h200() { return hopper_server("hgx_h200", "H200", "h200", 141); }
 
 // DGX B200 (NVIDIA DGX B200 user guide, "Introduction to NVIDIA DGX B200
 // Systems"; Blackwell architecture technical brief): 8 B200, 18 NVLink 5
@@ -186,6 +191,7 @@ PlatformSpec dgx_b200() {
              "BasePOD reference architecture (B200); IBTA NDR";
   s.node.gpu_arch = GpuArch::kBlackwell;
   s.node.gpu_memory = 180 * kGiB;  // B200 (DGX B200 user guide: 1,440 GB of GPU memory in all)
+  s.node.gpu_model = "b200";
   s.node.cpu_vendor = CpuVendor::kIntel;
   s.node.nvls = true;
   return s;

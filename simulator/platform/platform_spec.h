@@ -57,6 +57,9 @@ struct NodeSpec {
   GpuArch gpu_arch = GpuArch::kVolta;
   // One GPU's memory in bytes, as its datasheet states it (GiB); 0: unknown.
   std::int64_t gpu_memory = 0;
+  // The GPU's preset (simulator/platform/gpu_preset.h), e.g. "h100-sxm";
+  // empty: unknown (the generic platform).
+  std::string gpu_model;
   CpuVendor cpu_vendor = CpuVendor::kIntel;
   // PCIe tree: `sockets` CPUs (root complexes) joined by `socket_link`;
   // `pcie_switches` switches spread evenly over the sockets, and the GPUs and

@@ -13,6 +13,7 @@
 #include "dag/task_graph.h"
 #include "dag/time_breakdown.h"
 #include "simulator/engine/schedule.h"
+#include "simulator/perturb/gpu_change.h"
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/scaling/batch_time_model.h"
 #include "simulator/scenario/scenario.h"
@@ -135,6 +136,10 @@ struct ReplayResult {
   // unknown), replayed at their measured durations (dag/trace_profile.h).
   std::int64_t unsized_collectives_replayed = 0;
   std::int64_t other_kind_collectives_replayed = 0;
+  // The what-if to another GPU (simulator/perturb/gpu_change.h): whether the
+  // input's compute was moved to the scenario's GPU, and by how much.
+  GpuChange gpu_change;
+  trace::KernelClassTable kernel_classes;  // the input's kernels by class (a trace's)
   // Sharded data parallelism (simulator/sharding/, docs/sharding.md): the
   // strategy as replayed, the ranks a shard spans, the units gathered
   // (zero3, hsdp), the micro-batches a step, the dtypes; and one GPU's

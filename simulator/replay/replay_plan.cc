@@ -1,17 +1,37 @@
 // The plan and build stages of a replay (replay_stages.h).
 #include <memory>
+#include <optional>
 
 #include "common/logging.h"
 #include "simulator/policy/overlap_policy.h"
+#include "simulator/perturb/gpu_change.h"
 #include "simulator/replay/replay_stages.h"
+#include "simulator/scenario/scenario_platform.h"
 #include "simulator/scenario/scenario_network.h"
 #include "simulator/sharding/gpu_memory.h"
 #include "simulator/sharding/shard_plan.h"
 
 namespace ssgd::sim::replay_stages {
 
-Plan plan(const trace::LayerProfile& captured, const Scenario& requested,
+Plan plan(const trace::LayerProfile& measured, const Scenario& requested,
           const ReplayOptions& options, ReplayResult& out) {
+  // The input's compute on the scenario's GPU (the same GPU: as measured).
+  out.gpu_change = plan_gpu_change(measured, scenario_platform_spec(requested).node.gpu_model,
+                                   requested.platform.gpu_model_from_key);
+  out.kernel_classes = measured.kernel_classes;
+  if (options.single_worker_baseline) {
+    auto log = logger("sim");
+    for (const auto& note : out.gpu_change.notes) {
+      if (out.gpu_change.applied) {
+        log->warn("{}", note);
+      } else {
+        log->info("{}", note);
+      }
+    }
+  }
+  std::optional<trace::LayerProfile> on_gpu;
+  if (out.gpu_change.applied) on_gpu = profile_on_gpu(measured, out.gpu_change);
+  const trace::LayerProfile& captured = on_gpu ? *on_gpu : measured;
   // The input's measured update, unless the scenario sets workload.update_time.
   Scenario given = scenario_for_profile(requested, captured);
   out.update_time = given.update_time;

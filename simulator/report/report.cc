@@ -1,4 +1,5 @@
 #include "simulator/report/report.h"
+#include "simulator/report/gpu_report.h"
 #include "simulator/report/memory_report.h"
 #include "simulator/report/summary_rows.h"
 
@@ -202,6 +203,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
   }
   j["scaling"] = scaling_json(r, s);
   j["memory"] = memory_json(r.memory, r.gpu_memory);
+  j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
   j["breakdown"] = {{"compute_ns", r.breakdown.compute.ns()},
                     {"io_ns", r.breakdown.io.ns()},
                     {"exposed_comm_ns", r.breakdown.exposed_comm.ns()},
@@ -279,6 +281,7 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
         "unknown); replayed at their measured durations\n",
         r.other_kind_collectives_replayed);
   }
+  print_gpu_change(r.gpu_change, r.kernel_classes, out);
   if (s.perturb.active()) out << fmt::format("  perturb: {}\n", describe(s.perturb));
   if (r.sharding != "none" || r.accumulation > 1) {
     const ShardSettings& sh = s.sharding;

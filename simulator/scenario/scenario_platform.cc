@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/platform/link_preset.h"
+#include "simulator/platform/gpu_preset.h"
 #include "simulator/platform/partial_node.h"
 #include "simulator/platform/platform_preset.h"
 #include "simulator/platform/tcp_stream_preset.h"
@@ -95,6 +96,12 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   }
   if (c.gpu_attach) n.gpu_attach = *c.gpu_attach;
   if (c.gpu_arch) n.gpu_arch = *c.gpu_arch;
+  if (c.gpu_model && *c.gpu_model != "capture") {
+    n.gpu_model = *c.gpu_model;
+    // The named GPU's memory, unless platform.gpu.memory says otherwise.
+    if (const GpuSpec* gpu = find_gpu_preset(*c.gpu_model)) n.gpu_memory = gpu->memory_bytes;
+  }
+  if (c.gpu_model && *c.gpu_model == "capture") n.gpu_model.clear();
   if (c.gpu_memory) n.gpu_memory = *c.gpu_memory;
   if (c.cpu_vendor) n.cpu_vendor = *c.cpu_vendor;
   if (c.nvlink) {

@@ -18,6 +18,7 @@
 #include "simulator/nccl/nccl_tuner.h"
 #include "simulator/network/network_model.h"
 #include "simulator/perturb/perturbation.h"
+#include "simulator/platform/gpu_preset.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_preset.h"
 #include "simulator/platform/tcp_stream_preset.h"
@@ -435,6 +436,14 @@ void set_no_sync(Scenario& s, std::string_view v) { s.sharding.no_sync = parse_b
 void set_checkpointing(Scenario& s, std::string_view v) {
   s.sharding.activation_checkpointing = parse_bool(v);
 }
+void set_gpu_model(Scenario& s, std::string_view v) {
+  if (v != "capture" && !find_gpu_preset(v)) {
+    throw std::invalid_argument(fmt::format("unknown GPU '{}' (expected capture or one of: {})",
+                                            bounded(v), gpu_preset_names()));
+  }
+  s.platform.gpu_model = std::string(v);
+  s.platform.gpu_model_from_key = true;
+}
 void set_gpu_memory(Scenario& s, std::string_view v) { s.platform.gpu_memory = parse_positive_size(v); }
 
 void set_compute_time_factor(Scenario& s, std::string_view v) {
@@ -513,6 +522,11 @@ constexpr std::array kKeys = {
     ScenarioKey{"platform.gpu.arch", "volta|ampere|hopper|blackwell", "(preset)",
                 "GPU generation: the rows of NCCL's tuning tables; generic: from the NVLink preset",
                 set_gpu_arch},
+    ScenarioKey{"platform.gpu.model", "GPU preset|capture", "(preset)",
+                "the GPU each worker computes on (see `ssgd presets`): a capture on another GPU has "
+                "its kernels scaled by class; capture: replay kernel times as measured; generic: "
+                "the capture's",
+                set_gpu_model},
     ScenarioKey{"platform.gpu.memory", "size", "(preset)",
                 "memory of one GPU (> 0), for the fit of the per-GPU memory estimate; generic: unknown",
                 set_gpu_memory},

@@ -15,7 +15,7 @@
 #include "simulator/network/comm_model.h"
 #include "simulator/perturb/compute_perturbation.h"
 #include "simulator/perturb/jitter.h"
-#include "simulator/perturb/kernel_class.h"
+#include "traces/kernel_class.h"
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/platform/platform.h"
 #include "simulator/replay/replay.h"

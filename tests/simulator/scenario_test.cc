@@ -645,7 +645,7 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "policy.partition_size", "policy.credit_size", "policy.partition_overhead",
         "policy.schedule_overhead", "policy.update", "policy.prefetch_depth",
         "scaling.mode", "scaling.global_batch", "scaling.fixed_fraction", "scaling.second_profile",
-        "platform.gpu.memory", "workload.precision", "workload.reduce_dtype",
+        "platform.gpu.memory", "platform.gpu.model", "workload.precision", "workload.reduce_dtype",
         "workload.gather_dtype", "workload.optimizer", "workload.accumulation", "workload.no_sync",
         "workload.activation_checkpointing", "sharding.strategy", "sharding.group",
         "sharding.units", "sharding.forward_prefetch", "sharding.backward_prefetch",
@@ -653,7 +653,7 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "sharding.separate_streams", "sharding.gradient_reduction"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 98U);
+  EXPECT_EQ(scenario_keys().size(), 99U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));

@@ -224,7 +224,7 @@ TEST(LayerProfileErrors, BundledFilesNameFileLineAndField) {
            Case{"non_numeric.csv", 3, "forward_ns", "not an integer: 'fast'"},
            Case{"empty.csv", std::nullopt, "",
                 "empty file: expected a header row "
-                "'layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns][,unit][,activation_bytes]'"},
+                "'layer,name,forward_ns,backward_ns,grad_bytes[,comm_ns][,unit][,activation_bytes][,forward_split,backward_split]'"},
        }) {
     const std::string path = (kProfiles / c.file).string();
     try {
@@ -316,6 +316,72 @@ TEST(LayerProfileErrors, Metadata) {
                "metadata given twice (first on line 1)");
   EXPECT_EQ(parse_layer_profile_csv("# update_ns: 0\n" + rows, "t.csv").update, Duration(0));
   EXPECT_FALSE(parse_layer_profile_csv(rows, "t.csv").update.has_value());
+}
+
+}  // namespace
+}  // namespace ssgd::trace
+
+namespace ssgd::trace {
+namespace {
+
+// The split by rate (traces/rate_split.h): read, written back, and every bad
+// value refused naming the line and the column.
+TEST(LayerProfile, SplitsByRateRoundTripAndAddUp) {
+  const std::string text =
+      "# gpu: NVIDIA H200\n"
+      "# update_split: memory=900;host=100\n"
+      "# update_ns: 1000\n"
+      "layer,name,forward_ns,backward_ns,grad_bytes,forward_split,backward_split\n"
+      "0,conv1,300,700,64,tf32=200;latency=50;host=50,tf32=500;memory=200\n"
+      "1,fc,10,0,4,other=10,\n";
+  const LayerProfile p = parse_layer_profile_csv(text, "split.csv");
+  EXPECT_EQ(p.gpu, "NVIDIA H200");
+  ASSERT_TRUE(p.has_splits());
+  EXPECT_EQ((*p.layers[0].forward_split)[WorkRate::kTf32], 200);
+  EXPECT_EQ((*p.layers[0].backward_split)[WorkRate::kMemory], 200);
+  EXPECT_EQ(p.layers[1].backward_split->total(), 0);
+  EXPECT_EQ((*p.update_split)[WorkRate::kHost], 100);
+  std::ostringstream out;
+  write_layer_profile_csv(p, out);
+  const LayerProfile q = parse_layer_profile_csv(out.str(), "again.csv");
+  EXPECT_EQ(q.gpu, p.gpu);
+  EXPECT_EQ(q.update_split, p.update_split);
+  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+    EXPECT_EQ(q.layers[i].forward_split, p.layers[i].forward_split);
+    EXPECT_EQ(q.layers[i].backward_split, p.layers[i].backward_split);
+  }
+}
+
+TEST(LayerProfileErrors, BadSplitsNameTheLineAndColumn) {
+  const std::string header = "layer,name,forward_ns,backward_ns,grad_bytes,forward_split,backward_split\n";
+  struct Case {
+    std::string row;
+    std::string field;
+    std::string reason;
+  };
+  for (const Case& c : {
+           Case{"0,a,10,0,0,tf32=9,\n", "forward_split", "add up to 9 ns, not the row's 10 ns"},
+           Case{"0,a,10,0,0,tensor=10,\n", "forward_split", "unknown rate 'tensor'"},
+           Case{"0,a,10,0,0,tf32=5;tf32=5,\n", "forward_split", "given twice"},
+           Case{"0,a,10,0,0,tf32=-10,\n", "forward_split", "not a number of nanoseconds"},
+           Case{"0,a,10,5,0,tf32=10,host\n", "backward_split", "is not rate=nanoseconds"},
+       }) {
+    SCOPED_TRACE(c.row);
+    try {
+      (void)parse_layer_profile_csv(header + c.row, "bad.csv");
+      FAIL() << "expected an error";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.csv:2"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.field), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.reason), std::string::npos) << e.what();
+    }
+  }
+  try {
+    (void)parse_layer_profile_csv("layer,name,forward_ns,backward_ns,grad_bytes,forward_split\n0,a,1,1,0,host=1\n", "half.csv");
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("come together"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "common/units.h"
 #include "simulator/collective/collective.h"
+#include "simulator/platform/gpu_preset.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_preset.h"
 #include "simulator/policy/overlap_policy.h"
@@ -32,6 +33,19 @@ void add_presets_command(CLI::App& app) {
       std::cout << fmt::format("  {:<20} {}\n  {:<20} source: {}\n", p.name, spec.description, "",
                                spec.source);
     }
+    std::cout << "\nGPUs (platform.gpu.model; dense peak TFLOP/s, memory GB/s, SMs, boost MHz):\n";
+    std::cout << fmt::format("  {:<15} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>4} {:>5}  {}\n", "name",
+                             "fp32", "tf32", "fp16", "bf16", "fp8", "memory", "SMs", "MHz",
+                             "description");
+    const auto rate = [](double v) { return v > 0 ? fmt::format("{:g}", v) : std::string("-"); };
+    for (const auto& g : sim::gpu_presets()) {
+      std::cout << fmt::format("  {:<15} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>4} {:>5}  {}\n", g.name,
+                               rate(g.fp32_tflops), rate(g.tf32_tflops), rate(g.fp16_tflops),
+                               rate(g.bf16_tflops), rate(g.fp8_tflops), rate(g.memory_gb_per_s),
+                               g.sm_count, g.boost_mhz > 0 ? std::to_string(g.boost_mhz) : "-",
+                               g.description);
+    }
+    std::cout << "  sources: simulator/platform/gpu_preset.h\n";
     std::cout << "\nCollective algorithms (network.algorithm): " << sim::collective_algorithm_names()
               << "\n";
     std::cout << "\nOverlap policies (policy.overlap):\n";
