@@ -13,6 +13,7 @@
 #include "simulator/engine/schedule.h"
 #include "simulator/network/collective_runner.h"
 #include "simulator/network/flow_network.h"
+#include "simulator/platform/platform_preset.h"
 #include "simulator/replay/job_graph.h"
 #include "simulator/scenario/scenario_network.h"
 #include "traces/proto/trace_events.pb.h"
@@ -56,6 +57,21 @@ Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& reques
     if (!ignored.empty()) {
       logger("sim")->warn("an execution graph replays its own tasks and times: {} ignored",
                           fmt::join(ignored, ", "));
+    }
+    // Its nodes' times are replayed as recorded: the what-if to another GPU
+    // (simulator/perturb/gpu_change.h) works on profiles, not on graphs.
+    if (s.platform.gpu_model_from_key && s.platform.gpu_model != "capture") {
+      throw ParameterError("platform.gpu.model",
+                           "an execution graph replays its nodes' recorded times: it cannot be "
+                           "moved to another GPU (replay the trace it came from instead, or set "
+                           "platform.gpu.model: capture)");
+    }
+    const PlatformPreset* preset = find_platform_preset(s.platform.preset);
+    const std::string gpu = s.platform.gpu_model.value_or(preset ? preset->make().node.gpu_model : "");
+    if (!gpu.empty() && gpu != "capture") {
+      logger("sim")->warn("an execution graph replays its nodes' recorded times, not on the "
+                          "preset's {} (replay the trace it came from to move it to that GPU)",
+                          gpu);
     }
     const std::int64_t ranks = graph.world;
     // The nodes the graph's ranks sat on (its hosts, as `ssgd export chakra`

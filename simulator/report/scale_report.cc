@@ -1,4 +1,5 @@
 #include "simulator/report/scale_report.h"
+#include "simulator/report/gpu_report.h"
 #include "simulator/report/memory_report.h"
 
 namespace ssgd::sim {
@@ -15,6 +16,7 @@ nlohmann::json scale_report_json(const ScaleResult& r) {
   j["policy"] = to_string(r.overlap);
   j["iterations"] = r.iterations;
   j["single_gpu"] = scaling_row_json(r.single_gpu);
+  j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
   nlohmann::json rows = nlohmann::json::array();
   for (const ScaleRow& row : r.rows) {
     nlohmann::json one = scaling_row_json(row.row);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "simulator/perturb/gpu_change.h"
 #include "simulator/sharding/gpu_memory.h"
 
 #include "common/time.h"
@@ -43,6 +44,8 @@ struct ScaleResult {
   ScalingRow single_gpu;           // the baseline every row is compared with
   std::vector<ScaleRow> rows;      // in the order of --gpus
   std::string sharding = "none";   // sharding.strategy as replayed
+  GpuChange gpu_change;            // the input moved to the scenario's GPU (every count alike)
+  trace::KernelClassTable kernel_classes;
 };
 
 // {input: {path, model}, scenario_file, mode, reference_batch, batch_given,

@@ -87,6 +87,13 @@ TEST_F(ChakraCliTest, TheShapeOfTheNodesSurvivesTheRoundTrip) {
   const auto p = ssgd({"simulate", "g.ssgdt", "--set", "platform.preset=dgx1"});
   ASSERT_EQ(p.status, 0) << p;
   EXPECT_THAT(p.out, HasSubstr("dgx1 (4 of a node's 8 GPUs): 4 nodes x 4 GPUs"));
+  // The preset's GPU does not move a graph's recorded times, and it is said;
+  // asked for by name, it is refused.
+  EXPECT_THAT(p.err, HasSubstr("not on the preset's v100-sxm2-16gb"));
+  const auto g = ssgd({"simulate", "g.ssgdt", "--set", "platform.gpu.model=h100-sxm"});
+  EXPECT_EQ(g.status, 2) << g;
+  EXPECT_THAT(g.err, HasSubstr("platform.gpu.model"));
+  EXPECT_THAT(g.err, HasSubstr("cannot be moved to another GPU"));
   // The scenario's own count wins, and it is said.
   const auto o = ssgd({"simulate", "g.ssgdt", "--set", "cluster.gpus_per_node=8"});
   ASSERT_EQ(o.status, 0) << o;

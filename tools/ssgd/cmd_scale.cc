@@ -22,6 +22,7 @@
 #include "common/work_context.h"
 #include "simulator/api/scale.h"
 #include "simulator/input/replay_input.h"
+#include "simulator/report/gpu_report.h"
 #include "simulator/report/scale_report.h"
 #include "simulator/scaling/scaling_table.h"
 #include "simulator/scenario/scenario.h"
@@ -58,6 +59,10 @@ void print_sweep(const sim::ScaleResult& r, double seconds, std::ostream& out) {
       "against 1 GPU at batch {} ({})\n\n",
       sim::to_string(r.overlap), r.iterations, r.gpus_per_node, r.single_gpu.global_batch,
       format_duration(r.single_gpu.iteration_time));
+  if (r.gpu_change.applied || !r.gpu_change.notes.empty()) {
+    sim::print_gpu_change(r.gpu_change, r.kernel_classes, out);
+    out << "\n";
+  }
   std::vector<sim::ScalingRow> table;
   for (const auto& row : r.rows) table.push_back(row.row);
   sim::print_scaling_table(table, "  ", out);
