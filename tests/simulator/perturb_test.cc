@@ -130,19 +130,6 @@ TEST(Perturb, GlobMatch) {
   EXPECT_TRUE(glob_match("a*b*c", "aXbYbZc"));
 }
 
-TEST(Perturb, KernelClassesByName) {
-  EXPECT_EQ(classify_kernel("volta_sgemm_128x64_nn"), KernelClass::kGemm);
-  EXPECT_EQ(classify_kernel("cutlass_80_tensorop_s1688gemm"), KernelClass::kGemm);
-  EXPECT_EQ(classify_kernel("implicit_gemm_kernel"), KernelClass::kConv);  // cuDNN convolution
-  EXPECT_EQ(classify_kernel("layer1.0.conv1"), KernelClass::kConv);
-  EXPECT_EQ(classify_kernel("ncclKernel_AllReduce_RING_LL_Sum_float"), KernelClass::kNccl);
-  EXPECT_EQ(classify_kernel("encoder.layer.0.output.LayerNorm"), KernelClass::kNorm);
-  EXPECT_EQ(classify_kernel("bn1"), KernelClass::kNorm);
-  EXPECT_EQ(classify_kernel("encoder.layer.0.attention.self.query"), KernelClass::kGemm);
-  EXPECT_EQ(classify_kernel("vectorized_elementwise_kernel"), KernelClass::kElementwise);
-  EXPECT_EQ(classify_kernel("head"), KernelClass::kOther);
-}
-
 TEST(Perturb, ClassFactorsScaleTheirLayersOnly) {
   Scenario one;
   one.iterations = 2;

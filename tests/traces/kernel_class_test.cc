@@ -32,6 +32,11 @@ TEST(KernelClass, KernelsOfRealCaptures) {
 }
 
 TEST(KernelClass, LayerNamesKeepTheirClasses) {
+  EXPECT_EQ(classify_kernel("volta_sgemm_128x64_nn"), KernelClass::kGemm);
+  EXPECT_EQ(classify_kernel("implicit_gemm_kernel"), KernelClass::kConv);  // cuDNN convolution
+  EXPECT_EQ(classify_kernel("ncclKernel_AllReduce_RING_LL_Sum_float"), KernelClass::kNccl);
+  EXPECT_EQ(classify_kernel("encoder.layer.0.output.LayerNorm"), KernelClass::kNorm);
+  EXPECT_EQ(classify_kernel("vectorized_elementwise_kernel"), KernelClass::kElementwise);
   EXPECT_EQ(classify_kernel("layer1.0.conv1"), KernelClass::kConv);
   EXPECT_EQ(classify_kernel("bn1"), KernelClass::kNorm);
   EXPECT_EQ(classify_kernel("encoder.layer.0.attention.self.query"), KernelClass::kGemm);
