@@ -376,6 +376,19 @@ TEST(LayerProfileErrors, BadSplitsNameTheLineAndColumn) {
       EXPECT_NE(std::string(e.what()).find(c.reason), std::string::npos) << e.what();
     }
   }
+  for (const auto& [text, reason] :
+       {std::pair{"# update_split: host=5\nlayer,name,forward_ns,backward_ns,grad_bytes\n0,a,1,1,0\n",
+                  "without '# update_ns:'"},
+        std::pair{"# update_ns: 6\n# update_split: host=5\nlayer,name,forward_ns,backward_ns,grad_bytes\n0,a,1,1,0\n",
+                  "add up to 5 ns, not update_ns's 6 ns"}}) {
+    try {
+      (void)parse_layer_profile_csv(text, "update.csv");
+      FAIL() << "expected an error";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("update_split"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  }
   try {
     (void)parse_layer_profile_csv("layer,name,forward_ns,backward_ns,grad_bytes,forward_split\n0,a,1,1,0,host=1\n", "half.csv");
     FAIL() << "expected an error";
