@@ -287,6 +287,8 @@ OptimizeRun run_optimize(const SimulationInput& input, const OptimizePlan& plan,
   const ReplayResult as_given = replay(profile, plan.base, options);
   result.as_given_iteration_time = as_given.iteration_time;
   result.gpu_memory = as_given.gpu_memory;
+  result.gpu_change = as_given.gpu_change;
+  result.kernel_classes = as_given.kernel_classes;
   // The best: the shortest iteration of those that fit (or whose fit is
   // unknown); ties to the first value tried. None fits: the shortest of all.
   std::optional<std::size_t> best;

@@ -1,5 +1,7 @@
 #include "simulator/report/optimize_report.h"
 
+#include "simulator/report/gpu_report.h"
+
 namespace ssgd::sim {
 
 nlohmann::json optimize_report_json(const OptimizeResult& r) {
@@ -24,6 +26,7 @@ nlohmann::json optimize_report_json(const OptimizeResult& r) {
                {"iteration_time_ns", best.iteration_time.ns()},
                {"fits", best.fits ? nlohmann::json(*best.fits) : nlohmann::json(nullptr)}};
   j["as_given_iteration_time_ns"] = r.as_given_iteration_time.ns();
+  j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
   j["gpu_memory_bytes"] = r.gpu_memory > 0 ? nlohmann::json(r.gpu_memory) : nlohmann::json(nullptr);
   j["none_fit"] = r.none_fit;
   return j;

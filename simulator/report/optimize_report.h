@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/time.h"
+#include "simulator/perturb/gpu_change.h"
+#include "traces/layer_profile.h"
 
 namespace ssgd::sim {
 
@@ -36,12 +38,15 @@ struct OptimizeResult {
   Duration as_given_iteration_time;  // the scenario without the key set
   std::int64_t gpu_memory = 0;       // platform.gpu.memory of the scenario as given; 0: unknown
   bool none_fit = false;             // no candidate fits: best is the shortest of all
+  GpuChange gpu_change;              // the input moved to the scenario's GPU, as given
+  trace::KernelClassTable kernel_classes;
 };
 
 // {param, input, scenario_file, curve[]: {value, iteration_time_ns,
 //  throughput_samples_per_s, collectives_per_iteration, exposed_comm_ns,
 //  memory_bytes, activations_known, fits}, best: {value, iteration_time_ns,
-//  fits}, as_given_iteration_time_ns, gpu_memory_bytes, none_fit}.
+//  fits}, as_given_iteration_time_ns, gpu_memory_bytes, none_fit, gpu (as
+//  simulate's report has it, for the scenario as given)}.
 nlohmann::json optimize_report_json(const OptimizeResult& result);
 
 }  // namespace ssgd::sim

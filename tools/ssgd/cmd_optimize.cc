@@ -25,6 +25,7 @@
 #include "common/work_context.h"
 #include "simulator/api/optimize.h"
 #include "simulator/input/replay_input.h"
+#include "simulator/report/gpu_report.h"
 #include "simulator/report/optimize_report.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/sharding/gpu_memory.h"
@@ -56,6 +57,9 @@ void print_curve(const OptimizeArgs& a, const std::string& model, const sim::Sce
   out << fmt::format("ssgd optimize: {} for {} ({} workers, policy {}), {} settings\n", keys,
                      model.empty() ? a.input : model, base.workers(),
                      sim::to_string(base.overlap), r.curve.size());
+  if (r.gpu_change.applied || !r.gpu_change.notes.empty()) {
+    sim::print_gpu_change(r.gpu_change, r.kernel_classes, out);
+  }
   std::size_t width = 16;
   for (const auto& p : r.curve) width = std::max(width, p.value.size());
   out << fmt::format("  {:>{}} {:>14} {:>14} {:>12} {:>14} {:>5}\n", "value", width, "iteration",
