@@ -110,6 +110,18 @@ TEST(GpuWhatIfValidation, H100CapturesPredictTheH200) {
   }
 }
 
+// The same VGG-16 training captured by ssgd's tracer and by torch.profiler
+// (Kineto JSON, imported) splits alike: the two moves to an H100 agree
+// within 1% (today x1.201 and x1.200).
+TEST(GpuWhatIfValidation, TheTracerAndTorchProfilerSplitAlike) {
+  const ReplayResult tracer = on(capture("h200", "vgg16"), "h100-sxm");
+  const ReplayResult kineto = on(capture("h200", "vgg16-kineto"), "h100-sxm");
+  ASSERT_TRUE(tracer.gpu_change.applied && kineto.gpu_change.applied);
+  std::printf("vgg16          H200 -> H100: kernels x%.3f (ssgd tracer), x%.3f (torch.profiler)\n",
+              kernel_ratio(tracer), kernel_ratio(kineto));
+  EXPECT_LE(std::abs(percent(kernel_ratio(kineto), kernel_ratio(tracer))), 1.0);
+}
+
 TEST(GpuWhatIfValidation, PublishedA100ResNet50Tf32) {
   const ReplayResult r = on(capture("h200", "resnet50-fp32"), "a100-sxm4-80gb");
   ASSERT_TRUE(r.gpu_change.applied);
