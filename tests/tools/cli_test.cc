@@ -194,6 +194,12 @@ TEST_F(CliTraceTest, InfoSummarisesTheProfile) {
   // A trace of graph nodes has no layers: said so.
   ASSERT_EQ(ssgd({"pack", (kSource / "tests/data/traces/graph.txtpb").string(), "-o", "g.ssgdt"}).status, 0);
   EXPECT_THAT(ssgd({"info", "g.ssgdt"}).out, HasSubstr("as a profile     none: "));
+  // A GPU capture: its kernels by class, on the GPU the trace names.
+  const Result h200 =
+      ssgd({"info", (kSource / "traces/datasets/h200-pytorch/resnet50-fp32/trace.ssgdt").string()});
+  ASSERT_EQ(h200.status, 0) << h200;
+  EXPECT_THAT(h200.out, HasSubstr("kernels on NVIDIA H200: gemm "));
+  EXPECT_THAT(h200.out, HasSubstr("norm "));
 }
 
 TEST_F(CliTraceTest, InfoOnTruncatedTraceWarns) {

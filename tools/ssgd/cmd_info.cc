@@ -13,6 +13,7 @@
 #include "dag/trace_profile.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
+#include "traces/kernel_class.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
 
@@ -37,6 +38,30 @@ void print_profile_summary(const std::string& file, std::ostream& out) {
     if (!p.sharding.empty()) {
       out << fmt::format("{:<17}sharding {}{}\n", "", p.sharding,
                          r.units.empty() ? "" : fmt::format(", {} unit(s)", r.units.size()));
+    }
+    // What a move to another GPU scales (simulator/perturb/gpu_change.h).
+    const auto& c = p.kernel_classes;
+    if (!c.empty()) {
+      std::int64_t all = 0;
+      for (const auto v : c.ns) all += v;
+      std::string classes;
+      for (int k = 0; k < trace::kKernelClassCount; ++k) {
+        const auto i = static_cast<std::size_t>(k);
+        if (c.kernels[i] == 0 || all <= 0) continue;
+        const double share = 100.0 * static_cast<double>(c.ns[i]) / static_cast<double>(all);
+        classes += fmt::format("{}{} {}", classes.empty() ? "" : ", ",
+                               trace::to_string(static_cast<trace::KernelClass>(k)),
+                               share < 0.05 ? std::string("<0.1%") : fmt::format("{:.1f}%", share));
+      }
+      out << fmt::format("{:<17}kernels on {}: {}\n", "", p.gpu.empty() ? "an unnamed GPU" : p.gpu,
+                         classes);
+      if (!c.unclassified.empty()) {
+        out << fmt::format("{:<17}in no class: {} ({}){}\n", "", c.unclassified.front().first,
+                           format_duration(Duration(c.unclassified.front().second)),
+                           c.unclassified.size() > 1
+                               ? fmt::format(" and {} more", c.unclassified.size() - 1)
+                               : "");
+      }
     }
   } catch (const InputError& e) {
     out << fmt::format("{:<17}none: {}\n", "as a profile", bounded(e.reason(), 300));
