@@ -62,6 +62,8 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
   while (reader.next(ev)) {
     Rank& rank = ranks_[ev.rank()];
     const auto add = [&rank](Work w, std::uint64_t correlation) {
+      // A kernel's own time, before its start may move back to own idle time.
+      if (w.kind == WorkKind::kKernel) w.own_ns = w.end_ns - w.start_ns;
       rank.work.push_back(w);
       if (correlation != 0) rank.pending.emplace_back(correlation, rank.work.size() - 1);
     };
@@ -123,7 +125,6 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         Work w{WorkKind::kKernel, placed, k.start_ns(), k.end_ns(), 0, 0, 0,
                trace::is_optimizer_kernel(k.name()),
                host ? static_cast<std::int64_t>(k.stream()) : -1, host ? -1 : k.device()};
-        w.own_ns = k.end_ns() - k.start_ns();
         if (!host) {
           w.kernel = kernel_kind(k.name());
           // Each dimension is at most 2^31: the product of the six fits only
@@ -166,7 +167,6 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         if (c.kind() == v1::Memcpy::DTOD && c.device() >= 0) {  // the GPU's own work: compute
           Work w{WorkKind::kKernel, c.start_ns(), c.start_ns(), c.end_ns(), 0, 0, 0, false, -1,
                  c.device()};
-          w.own_ns = c.end_ns() - c.start_ns();
           w.kernel = kernel_kind("memcpy");
           add(w, c.correlation_id());
           break;
@@ -183,7 +183,6 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         if (m.device() >= 0) {  // the GPU's own work: compute, like a kernel
           Work w{WorkKind::kKernel, m.start_ns(), m.start_ns(), m.end_ns(), 0, 0, 0, false, -1,
                  m.device()};
-          w.own_ns = m.end_ns() - m.start_ns();
           w.kernel = kernel_kind("memset");
           add(w, m.correlation_id());
         }

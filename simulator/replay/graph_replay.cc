@@ -13,9 +13,9 @@
 #include "simulator/engine/schedule.h"
 #include "simulator/network/collective_runner.h"
 #include "simulator/network/flow_network.h"
-#include "simulator/platform/platform_preset.h"
 #include "simulator/replay/job_graph.h"
 #include "simulator/scenario/scenario_network.h"
+#include "simulator/scenario/scenario_platform.h"
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::sim {
@@ -66,9 +66,7 @@ Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& reques
                            "moved to another GPU (replay the trace it came from instead, or set "
                            "platform.gpu.model: capture)");
     }
-    const PlatformPreset* preset = find_platform_preset(s.platform.preset);
-    const std::string gpu = s.platform.gpu_model.value_or(preset ? preset->make().node.gpu_model : "");
-    if (!gpu.empty() && gpu != "capture") {
+    if (const std::string gpu = scenario_gpu_model(s); !gpu.empty()) {
       logger("sim")->warn("an execution graph replays its nodes' recorded times, not on the "
                           "preset's {} (replay the trace it came from to move it to that GPU)",
                           gpu);

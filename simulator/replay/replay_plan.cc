@@ -16,7 +16,7 @@ namespace ssgd::sim::replay_stages {
 Plan plan(const trace::LayerProfile& measured, const Scenario& requested,
           const ReplayOptions& options, ReplayResult& out) {
   // The input's compute on the scenario's GPU (the same GPU: as measured).
-  out.gpu_change = plan_gpu_change(measured, scenario_platform_spec(requested).node.gpu_model,
+  out.gpu_change = plan_gpu_change(measured, scenario_gpu_model(requested),
                                    requested.platform.gpu_model_from_key);
   out.kernel_classes = measured.kernel_classes;
   if (options.single_worker_baseline) {

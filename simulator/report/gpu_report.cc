@@ -22,6 +22,20 @@ std::string target_text(const GpuChange& c) {
 
 }  // namespace
 
+std::string kernel_class_shares(const trace::KernelClassTable& classes) {
+  std::int64_t all = 0;
+  for (const auto v : classes.ns) all += v;
+  std::string out;
+  for (int k = 0; k < trace::kKernelClassCount; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    if (classes.kernels[i] == 0) continue;
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ",
+                       trace::to_string(static_cast<trace::KernelClass>(k)),
+                       percent_of(classes.ns[i], all));
+  }
+  return out;
+}
+
 nlohmann::json gpu_change_json(const GpuChange& c, const trace::KernelClassTable& classes) {
   nlohmann::json j;
   j["model"] = c.target.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.target);
@@ -91,17 +105,7 @@ void print_gpu_change(const GpuChange& c, const trace::KernelClassTable& classes
   }
   out << fmt::format("    by rate: {}\n", rates);
   if (!classes.empty()) {
-    std::int64_t all = 0;
-    for (const auto v : classes.ns) all += v;
-    std::string by_class;
-    for (int k = 0; k < trace::kKernelClassCount; ++k) {
-      const auto i = static_cast<std::size_t>(k);
-      if (classes.kernels[i] == 0) continue;
-      by_class += fmt::format("{}{} {}", by_class.empty() ? "" : ", ",
-                              trace::to_string(static_cast<trace::KernelClass>(k)),
-                              percent_of(classes.ns[i], all));
-    }
-    out << fmt::format("    kernels by class: {}\n", by_class);
+    out << fmt::format("    kernels by class: {}\n", kernel_class_shares(classes));
     if (!classes.unclassified.empty()) {
       std::string names;
       for (std::size_t i = 0; i < classes.unclassified.size() && i < 3; ++i) {

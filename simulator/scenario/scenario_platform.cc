@@ -40,6 +40,12 @@ std::string given_network_key(const Scenario& s, std::string_view level) {
 
 // Every bad value is a ParameterError naming the key that sets it, so that
 // the caller (with_located_errors) can say where it was given.
+std::string scenario_gpu_model(const Scenario& s) {
+  if (s.platform.gpu_model) return *s.platform.gpu_model == "capture" ? "" : *s.platform.gpu_model;
+  const PlatformPreset* preset = find_platform_preset(s.platform.preset);
+  return preset ? preset->make().node.gpu_model : "";
+}
+
 PlatformSpec scenario_platform_spec(const Scenario& s) {
   PlatformSpec spec;
   const PlatformChoice& c = s.platform;
@@ -96,12 +102,11 @@ PlatformSpec scenario_platform_spec(const Scenario& s) {
   }
   if (c.gpu_attach) n.gpu_attach = *c.gpu_attach;
   if (c.gpu_arch) n.gpu_arch = *c.gpu_arch;
-  if (c.gpu_model && *c.gpu_model != "capture") {
-    n.gpu_model = *c.gpu_model;
+  if (c.gpu_model) {
+    n.gpu_model = scenario_gpu_model(s);
     // The named GPU's memory, unless platform.gpu.memory says otherwise.
-    if (const GpuSpec* gpu = find_gpu_preset(*c.gpu_model)) n.gpu_memory = gpu->memory_bytes;
+    if (const GpuSpec* gpu = find_gpu_preset(n.gpu_model)) n.gpu_memory = gpu->memory_bytes;
   }
-  if (c.gpu_model && *c.gpu_model == "capture") n.gpu_model.clear();
   if (c.gpu_memory) n.gpu_memory = *c.gpu_memory;
   if (c.cpu_vendor) n.cpu_vendor = *c.cpu_vendor;
   if (c.nvlink) {

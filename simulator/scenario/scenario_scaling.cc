@@ -49,11 +49,10 @@ Scenario single_gpu_scenario(const Scenario& scenario, const BatchPlan& plan) {
   one.gpus_per_node = 1;
   // One worker communicates with no one: the platform does not matter, but
   // its GPU does (simulator/perturb/gpu_change.h), as the run's.
-  const PlatformChoice& given = scenario.platform;
-  const std::string gpu = scenario_platform_spec(scenario).node.gpu_model;
+  const std::string gpu = scenario_gpu_model(scenario);
   one.platform = PlatformChoice{};
   one.platform.gpu_model = gpu.empty() ? std::string("capture") : gpu;
-  one.platform.gpu_model_from_key = given.gpu_model_from_key;
+  one.platform.gpu_model_from_key = scenario.platform.gpu_model_from_key;
   one.intra_node_given = one.inter_node_given = false;
   one.gpus_per_node_given = false;
   one.calibration.reset();

@@ -11,9 +11,9 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "dag/trace_profile.h"
+#include "simulator/report/gpu_report.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
-#include "traces/kernel_class.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
 
@@ -42,19 +42,8 @@ void print_profile_summary(const std::string& file, std::ostream& out) {
     // What a move to another GPU scales (simulator/perturb/gpu_change.h).
     const auto& c = p.kernel_classes;
     if (!c.empty()) {
-      std::int64_t all = 0;
-      for (const auto v : c.ns) all += v;
-      std::string classes;
-      for (int k = 0; k < trace::kKernelClassCount; ++k) {
-        const auto i = static_cast<std::size_t>(k);
-        if (c.kernels[i] == 0 || all <= 0) continue;
-        const double share = 100.0 * static_cast<double>(c.ns[i]) / static_cast<double>(all);
-        classes += fmt::format("{}{} {}", classes.empty() ? "" : ", ",
-                               trace::to_string(static_cast<trace::KernelClass>(k)),
-                               share < 0.05 ? std::string("<0.1%") : fmt::format("{:.1f}%", share));
-      }
       out << fmt::format("{:<17}kernels on {}: {}\n", "", p.gpu.empty() ? "an unnamed GPU" : p.gpu,
-                         classes);
+                         sim::kernel_class_shares(c));
       if (!c.unclassified.empty()) {
         out << fmt::format("{:<17}in no class: {} ({}){}\n", "", c.unclassified.front().first,
                            format_duration(Duration(c.unclassified.front().second)),
