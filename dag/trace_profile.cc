@@ -265,6 +265,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     }
     p.layers.push_back(std::move(row));
   }
+  p.host_compute = !gpu_work;
   if (gpu_work) {
     // Every part of the split was also added to its total, whose overflow
     // was checked: none of these sums overflows.

@@ -131,6 +131,10 @@ struct LayerProfile {
   std::string gpu;                       // "# gpu:" metadata: the GPU measured on; empty: unknown
   std::optional<RateSplit> update_split;  // "# update_split:" metadata
   KernelClassTable kernel_classes;       // from a trace; not in the CSV form
+  // From a trace whose compute ran on the host alone (CPU operators, no GPU
+  // kernel); not in the CSV form. Which interference factors apply
+  // (simulator/perturb/interference.h).
+  bool host_compute = false;
   std::vector<LayerRow> layers;
   MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form
 

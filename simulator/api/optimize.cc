@@ -272,7 +272,9 @@ OptimizeRun run_optimize(const SimulationInput& input, const OptimizePlan& plan,
   const auto t0 = std::chrono::steady_clock::now();
   auto last = t0;
   OptimizeRun run;
-  run.result = OptimizeResult{a.param, input.path, opts.scenario_file, {}, 0, {}};
+  run.result.param = a.param;
+  run.result.input = input.path;
+  run.result.scenario_file = opts.scenario_file;
   OptimizeResult& result = run.result;
   for (std::size_t i = 0; i < plan.scenarios.size(); ++i) {
     result.curve.push_back(point(plan.values[i], replay(profile, plan.scenarios[i], options)));
@@ -288,6 +290,7 @@ OptimizeRun run_optimize(const SimulationInput& input, const OptimizePlan& plan,
   result.as_given_iteration_time = as_given.iteration_time;
   result.gpu_memory = as_given.gpu_memory;
   result.gpu_change = as_given.gpu_change;
+  result.interference = as_given.interference;
   result.kernel_classes = as_given.kernel_classes;
   // The best: the shortest iteration of those that fit (or whose fit is
   // unknown); ties to the first value tried. None fits: the shortest of all.

@@ -179,6 +179,7 @@ ScaleResult run_sweep(const trace::LayerProfile& profile, const SweepPlan& p,
   out.single_gpu.throughput_samples_per_s = baseline.throughput_samples_per_s;
   out.single_gpu.speedup = out.single_gpu.efficiency = 1.0;
   out.gpu_change = baseline.gpu_change;
+  out.interference = baseline.interference;
   out.kernel_classes = baseline.kernel_classes;
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -58,6 +58,11 @@ Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& reques
       logger("sim")->warn("an execution graph replays its own tasks and times: {} ignored",
                           fmt::join(ignored, ", "));
     }
+    if (s.interference.active()) {
+      throw ParameterError("interference.model",
+                           "an execution graph replays its nodes' recorded times: interference "
+                           "is modelled on profiles and traces, not yet on graphs");
+    }
     // Its nodes' times are replayed as recorded: the what-if to another GPU
     // (simulator/perturb/gpu_change.h) works on profiles, not on graphs.
     if (s.platform.gpu_model_from_key && s.platform.gpu_model != "capture") {

@@ -14,6 +14,8 @@
 #include "dag/time_breakdown.h"
 #include "simulator/engine/schedule.h"
 #include "simulator/perturb/gpu_change.h"
+#include "simulator/perturb/interference.h"
+#include "simulator/replay/interference_executor.h"
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/scaling/batch_time_model.h"
 #include "simulator/scenario/scenario.h"
@@ -139,6 +141,10 @@ struct ReplayResult {
   // The what-if to another GPU (simulator/perturb/gpu_change.h): whether the
   // input's compute was moved to the scenario's GPU, and by how much.
   GpuChange gpu_change;
+  // Interference between collectives and compute (simulator/perturb/interference.h):
+  // the plan as applied (inactive: none) and what it added over the run.
+  InterferencePlan interference;
+  InterferenceStats interference_stats;
   trace::KernelClassTable kernel_classes;  // the input's kernels by class (a trace's)
   // Sharded data parallelism (simulator/sharding/, docs/sharding.md): the
   // strategy as replayed, the ranks a shard spans, the units gathered

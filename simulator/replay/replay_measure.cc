@@ -257,7 +257,8 @@ void measure_iterations(const Build& build, const Scenario& scenario, const Run&
   // The closed forms assume identical ranks: with stragglers, imbalance or
   // jitter there is none to compare with.
   out.ranks_differ = job.ranks_differ;
-  if (!job.ranks_differ) {
+  // Nor does either model interference.
+  if (!job.ranks_differ && !build.interference.active) {
     out.closed_form =
         job.sharded ? job.sharded_closed_form : scenario_closed_form(scenario, job.times);
   }

@@ -119,7 +119,12 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
     log->debug("DAG: {} tasks, {} edges ({} of {} ranks), built in {:.3f} s", out.tasks,
                out.edges, job.ranks_built, out.workers, out.build_seconds);
   }
-  return Build{std::move(comm), std::move(job)};
+  InterferencePlan interference = plan_interference(scenario.interference, profile);
+  if (interference.active && options.single_worker_baseline) {
+    for (const auto& note : interference.notes) log->warn("interference: {}", note);
+  }
+  out.interference = interference;
+  return Build{std::move(comm), std::move(job), std::move(interference)};
 }
 
 }  // namespace ssgd::sim::replay_stages

@@ -61,6 +61,14 @@ bool run(const Build& build, const ReplayOptions& options, Run& run,
     run.executor = job_executor(*run.network, build.job, comm);
     sched_opts.executor = run.executor.get();
   }
+  if (build.interference.active && out.workers > 1) {
+    run.interference =
+        std::make_unique<InterferenceExecutor>(run.engine, run.executor.get(), build.interference);
+    sched_opts.executor = run.interference.get();
+    if (out.list_refused.empty()) {
+      out.list_refused = "interference.model: contention runs as events (tasks' ends move)";
+    }
+  }
   const JobGraph& job = build.job;
   // Tried once: a replay that runs again after a refusal runs the events.
   // Not where every rank runs alike without being folded (--no-fold): their
@@ -103,6 +111,7 @@ bool run(const Build& build, const ReplayOptions& options, Run& run,
     out.events = run.schedule->events;
   }
   if (run.network) log->debug("{}", run.network->summary());
+  if (run.interference) out.interference_stats = run.interference->stats();
   out.simulate_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (run.windowed) out.simulate_seconds -= run.windowed->build_foreground_seconds;

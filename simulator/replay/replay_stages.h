@@ -17,6 +17,7 @@
 #include "simulator/engine/schedule.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/network/network_model.h"
+#include "simulator/replay/interference_executor.h"
 #include "simulator/replay/iteration_observer.h"
 #include "simulator/replay/job_graph.h"
 #include "simulator/replay/replay.h"
@@ -40,6 +41,7 @@ Plan plan(const trace::LayerProfile& captured, const Scenario& requested,
 struct Build {
   CommModel comm;
   JobGraph job;
+  InterferencePlan interference;  // the scenario's, for this job's profile
 };
 Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out);
 
@@ -49,6 +51,7 @@ struct Run {
   Engine engine;
   std::unique_ptr<NetworkRun> network;  // null where collectives take their time alone
   std::unique_ptr<CollectiveExecutor> executor;
+  std::unique_ptr<InterferenceExecutor> interference;  // around `executor`, when on
   ScheduleOptions options;
   std::vector<bool> tracked;  // links shown as tracks (keep_schedule)
   std::shared_ptr<Schedule> schedule;  // the whole graph's

@@ -324,6 +324,11 @@ SharedFabricResult run_shared_fabric(const trace::LayerProfile& main_profile,
                                      bool allow_large) {
   // A model's complaint about a key's value names where the key was set.
   return with_located_errors(scenario, [&] {
+    if (scenario.interference.active()) {
+      throw ParameterError("interference.model",
+                           "interference is not yet modelled for jobs sharing the fabric: "
+                           "replay without jobs, or set interference.model: none");
+    }
     if (!allow_large) check_jobs_fit(main_profile, scenario, job_profiles);
     return run_jobs(main_profile, scenario, job_profiles, progress);
   });

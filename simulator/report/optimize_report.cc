@@ -1,6 +1,7 @@
 #include "simulator/report/optimize_report.h"
 
 #include "simulator/report/gpu_report.h"
+#include "simulator/report/interference_report.h"
 
 namespace ssgd::sim {
 
@@ -27,6 +28,7 @@ nlohmann::json optimize_report_json(const OptimizeResult& r) {
                {"fits", best.fits ? nlohmann::json(*best.fits) : nlohmann::json(nullptr)}};
   j["as_given_iteration_time_ns"] = r.as_given_iteration_time.ns();
   j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
+  j["interference"] = interference_json(r.interference, nullptr);
   j["gpu_memory_bytes"] = r.gpu_memory > 0 ? nlohmann::json(r.gpu_memory) : nlohmann::json(nullptr);
   j["none_fit"] = r.none_fit;
   return j;

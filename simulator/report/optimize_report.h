@@ -12,6 +12,7 @@
 
 #include "common/time.h"
 #include "simulator/perturb/gpu_change.h"
+#include "simulator/perturb/interference.h"
 #include "traces/layer_profile.h"
 
 namespace ssgd::sim {
@@ -38,6 +39,7 @@ struct OptimizeResult {
   Duration as_given_iteration_time;  // the scenario without the key set
   std::int64_t gpu_memory = 0;       // platform.gpu.memory of the scenario as given; 0: unknown
   bool none_fit = false;             // no candidate fits: best is the shortest of all
+  InterferencePlan interference;     // the scenario's interference, as given
   GpuChange gpu_change;              // the input moved to the scenario's GPU, as given
   trace::KernelClassTable kernel_classes;
 };

@@ -1,5 +1,6 @@
 #include "simulator/report/report.h"
 #include "simulator/report/gpu_report.h"
+#include "simulator/report/interference_report.h"
 #include "simulator/report/memory_report.h"
 #include "simulator/report/summary_rows.h"
 
@@ -204,6 +205,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
   j["scaling"] = scaling_json(r, s);
   j["memory"] = memory_json(r.memory, r.gpu_memory);
   j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
+  j["interference"] = interference_json(r.interference, &r.interference_stats);
   j["breakdown"] = {{"compute_ns", r.breakdown.compute.ns()},
                     {"io_ns", r.breakdown.io.ns()},
                     {"exposed_comm_ns", r.breakdown.exposed_comm.ns()},
@@ -282,6 +284,7 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
         r.other_kind_collectives_replayed);
   }
   print_gpu_change(r.gpu_change, r.kernel_classes, out);
+  print_interference(r.interference, &r.interference_stats, out);
   if (s.perturb.active()) out << fmt::format("  perturb: {}\n", describe(s.perturb));
   if (r.sharding != "none" || r.accumulation > 1) {
     const ShardSettings& sh = s.sharding;

@@ -1,5 +1,6 @@
 #include "simulator/report/scale_report.h"
 #include "simulator/report/gpu_report.h"
+#include "simulator/report/interference_report.h"
 #include "simulator/report/memory_report.h"
 
 namespace ssgd::sim {
@@ -17,6 +18,7 @@ nlohmann::json scale_report_json(const ScaleResult& r) {
   j["iterations"] = r.iterations;
   j["single_gpu"] = scaling_row_json(r.single_gpu);
   j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
+  j["interference"] = interference_json(r.interference, nullptr);
   nlohmann::json rows = nlohmann::json::array();
   for (const ScaleRow& row : r.rows) {
     nlohmann::json one = scaling_row_json(row.row);

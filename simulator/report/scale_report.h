@@ -44,6 +44,7 @@ struct ScaleResult {
   ScalingRow single_gpu;           // the baseline every row is compared with
   std::vector<ScaleRow> rows;      // in the order of --gpus
   std::string sharding = "none";   // sharding.strategy as replayed
+  InterferencePlan interference;   // the scenario's interference, as every count applies it
   GpuChange gpu_change;            // the input moved to the scenario's GPU (every count alike)
   trace::KernelClassTable kernel_classes;
 };

@@ -21,6 +21,7 @@
 #include "common/time.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/collective/collective.h"
+#include "simulator/perturb/interference.h"
 #include "simulator/perturb/perturbation.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/platform/platform_choice.h"
@@ -110,6 +111,7 @@ struct Scenario {
   std::vector<JobSpec> jobs;                 // key: jobs (a sequence; file or --set jobs.<i>.<key>)
   ShardSettings sharding;                     // keys: sharding.* and the step's workload.*
   Perturbation perturb;                      // keys: perturb.* (simulator/perturb/perturbation.h)
+  InterferenceSpec interference;             // keys: interference.* (simulator/perturb/interference.h)
   ScalingChoice scaling;                     // keys: scaling.*
   ScenarioInputs files;                      // network.calibration, scaling.second_profile, read
   std::map<std::string, KeyOrigin, std::less<>> origins;  // every key given, by dotted path

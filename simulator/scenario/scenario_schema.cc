@@ -478,6 +478,39 @@ void set_seed(Scenario& s, std::string_view v) {
 }
 void set_repeats(Scenario& s, std::string_view v) { s.perturb.repeats = parse_int(v, 1, 10'000); }
 
+void set_interference_model(Scenario& s, std::string_view v) {
+  const auto m = parse_interference_model(v);
+  if (!m) {
+    throw std::invalid_argument(
+        fmt::format("unknown interference model '{}' (expected none or contention)", bounded(v)));
+  }
+  s.interference.model = *m;
+}
+void set_interference_resource(Scenario& s, std::string_view v) {
+  const auto r = parse_interference_resource(v);
+  if (!r) {
+    throw std::invalid_argument(
+        fmt::format("unknown resource '{}' (expected auto, gpu or host)", bounded(v)));
+  }
+  s.interference.resource = *r;
+}
+double interference_factor(std::string_view v) {
+  return parse_factor(v, 0, kMaxInterferenceFactor, false);
+}
+void set_gpu_compute(Scenario& s, std::string_view v) {
+  s.interference.gpu_compute = interference_factor(v);
+}
+void set_gpu_memory_factor(Scenario& s, std::string_view v) {
+  s.interference.gpu_memory = interference_factor(v);
+}
+void set_gpu_comm(Scenario& s, std::string_view v) { s.interference.gpu_comm = interference_factor(v); }
+void set_host_compute(Scenario& s, std::string_view v) {
+  s.interference.host_compute = interference_factor(v);
+}
+void set_host_comm(Scenario& s, std::string_view v) {
+  s.interference.host_comm = interference_factor(v);
+}
+
 // --- scaling.*: GPU-count scaling and the per-GPU batch (docs/scaling.md) ---
 // The checks that need the whole scenario (a global batch in weak mode, one
 // below the GPU count, ...) are in simulator/scaling/batch_plan.cc.
@@ -726,7 +759,7 @@ constexpr std::array kKeys = {
                 "pattern:factor,... per layer; pattern: name glob (* ?) or layer number",
                 set_layer_factors},
     ScenarioKey{"perturb.class_factors", "factor list", "none",
-                "class:factor,...; classes gemm, conv, elementwise, norm, nccl, other",
+                "class:factor,...; classes gemm, conv, elementwise, norm, reduce, copy, nccl, other",
                 set_class_factors},
     ScenarioKey{"perturb.mixed_precision", "bool", "false",
                 "compute times / mixed_precision_speedup, gradient bytes halved",
@@ -753,6 +786,27 @@ constexpr std::array kKeys = {
     ScenarioKey{"perturb.seed", "int", "1", "jitter seed; repeat k uses seed + k (>= 0)", set_seed},
     ScenarioKey{"perturb.repeats", "int", "1",
                 "runs with seeds seed, seed+1, ...: mean and 95% CI (1..10000)", set_repeats},
+    // interference.* (simulator/perturb/interference.h)
+    ScenarioKey{"interference.model", "none|contention", "none",
+                "contention: compute slowed while a collective runs beside it, and the collective "
+                "while compute runs",
+                set_interference_model},
+    ScenarioKey{"interference.resource", "auto|gpu|host", "auto",
+                "which factors apply: gpu (NCCL's kernels), host (gloo's threads); auto: from the input",
+                set_interference_resource},
+    ScenarioKey{"interference.gpu.compute", "number", "0",
+                "SM-bound kernels this much slower while a collective runs (0..10; 0.2 = 20%)",
+                set_gpu_compute},
+    ScenarioKey{"interference.gpu.memory", "number", "(gpu.compute)",
+                "memory-bound kernels this much slower while a collective runs (0..10)",
+                set_gpu_memory_factor},
+    ScenarioKey{"interference.gpu.comm", "number", "0",
+                "a collective this much slower while its ranks compute (0..10)", set_gpu_comm},
+    ScenarioKey{"interference.host.compute", "number", "0",
+                "the rank's operators this much slower while a host collective runs (0..10)",
+                set_host_compute},
+    ScenarioKey{"interference.host.comm", "number", "0",
+                "a host collective this much slower while its ranks compute (0..10)", set_host_comm},
     // scaling.*
     ScenarioKey{"scaling.mode", "weak|strong", "weak",
                 "weak: each GPU keeps the input's batch; strong: one global batch over the GPUs",
@@ -768,10 +822,10 @@ constexpr std::array kKeys = {
                 set_second_profile},
 };
 
-constexpr std::array<std::string_view, 14> kSections = {
+constexpr std::array<std::string_view, 17> kSections = {
     "cluster", "platform", "platform.gpu", "platform.cpu", "platform.pcie", "platform.nvlink",
     "platform.nic", "platform.fabric", "network", "policy", "workload", "sharding", "perturb",
-    "scaling"};
+    "interference", "interference.gpu", "interference.host", "scaling"};
 
 // Job keys: the kind checks (a traffic key on a training job) come later,
 // once the whole entry is read.

@@ -465,7 +465,7 @@ TEST(ScenarioFile, UnknownTopLevelKeys) {
     expect_located(e, file, 2, "something_else");
     EXPECT_EQ(e.reason(),
               "unknown key 'something_else' (top-level keys: iterations, cluster, platform, "
-              "network, policy, workload, sharding, perturb, scaling)");
+              "network, policy, workload, sharding, perturb, interference, scaling)");
   }
   {
     const fs::path file = write_yaml("short_leaf.yaml", "cluster:\n  gpus: 4\n");
@@ -650,10 +650,12 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "workload.activation_checkpointing", "sharding.strategy", "sharding.group",
         "sharding.units", "sharding.forward_prefetch", "sharding.backward_prefetch",
         "sharding.reshard_after_forward", "sharding.max_gathers_in_flight",
-        "sharding.separate_streams", "sharding.gradient_reduction"}) {
+        "sharding.separate_streams", "sharding.gradient_reduction", "interference.model",
+        "interference.resource", "interference.gpu.compute", "interference.gpu.memory",
+        "interference.gpu.comm", "interference.host.compute", "interference.host.comm"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 99U);
+  EXPECT_EQ(scenario_keys().size(), 106U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));

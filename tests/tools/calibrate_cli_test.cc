@@ -363,4 +363,83 @@ TEST_F(CalibrateCli, SchedulerBadInputsAndFlags) {
   EXPECT_THAT(r.err, HasSubstr("ar2.log"));
 }
 
+// --interference on two captures of the emulated cluster (traces/datasets/
+// cpu-cluster): the host's factors, written as a scenario the simulator takes.
+TEST_F(CalibrateCli, InterferenceWritesKeysTheSimulatorTakes) {
+  const fs::path d = fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-cluster/configs";
+  const std::string on = (d / "mlp-w2-1gbit-b25/trace.ssgdt").string();
+  const std::string off = (d / "mlp-w2-1gbit-nooverlap/trace.ssgdt").string();
+  const Result r = calibrate({"--interference", on, off, "-o", "intf.yaml"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("host operators (no GPU kernel)"));
+  EXPECT_THAT(r.out, HasSubstr("interference.host.compute  +"));
+  EXPECT_THAT(r.out, HasSubstr("--set interference.model=contention --set interference.host.compute="));
+  const std::string yaml = read_file_bytes(work_ / "intf.yaml");
+  EXPECT_THAT(yaml, HasSubstr("interference:\n  model: contention\n  host:\n    compute: "));
+  write_file_bytes(work_ / "s.yaml", yaml + "cluster:\n  nodes: 2\n");
+  const Result sim = ssgd::testing::run_cli(
+      SSGD_CLI,
+      {"simulate", (d / "mlp-w1/trace.ssgdt").string(), "--scenario", "s.yaml", "--set",
+       "network.calibration=" + (d / "../network/1gbit-w2/calibration.yaml").string(), "--set",
+       "policy.overlap=ddp"},
+      work_, root_);
+  ASSERT_TRUE(sim.exited && sim.status == 0) << sim;
+  EXPECT_THAT(sim.out, HasSubstr("interference: contention, host factors (the input's compute ran "
+                                 "on the host (no GPU kernel))"));
+  EXPECT_THAT(sim.out, HasSubstr("added: compute +"));
+}
+
+TEST_F(CalibrateCli, InterferenceBadInputsAndFlags) {
+  const fs::path d = fs::path(SSGD_SOURCE_DIR) / "traces/datasets";
+  // One GPU, no collective: nothing overlapped.
+  const std::string lone = (d / "h200-pytorch/resnet50-fp32/trace.ssgdt").string();
+  Result r = fails({"--interference", lone});
+  EXPECT_THAT(r.err, HasSubstr("resnet50-fp32/trace.ssgdt: field 'collective': the trace has no "
+                               "collective records"));
+  const std::string on = (d / "cpu-cluster/configs/mlp-w2-1gbit-b25/trace.ssgdt").string();
+  r = fails({"--interference", on, "--bands", "8KiB"});
+  EXPECT_THAT(r.err, HasSubstr("does not apply with --interference"));
+  r = fails({"--interference", "--scheduler", on});
+  EXPECT_THAT(r.err, HasSubstr("one fit at a time"));
+  r = fails({"--interference", "ar2.log"});
+  EXPECT_THAT(r.err, HasSubstr("ar2.log"));
+  // Collectives and no compute.
+  write_partition_trace(work_ / "p.ssgdt", true);
+  r = fails({"--interference", "p.ssgdt"});
+  EXPECT_THAT(r.err, HasSubstr("p.ssgdt: field 'kernel': no compute record"));
+  // Compute always beside a collective, never alone: nothing measured, so -o
+  // is refused before anything is printed; without -o it says so.
+  {
+    namespace v1 = ssgd::trace::v1;
+    v1::CaptureMetadata m;
+    m.set_tool("calibrate_cli_test");
+    ssgd::trace::TraceWriter writer(work_ / "always.ssgdt", m, {});
+    for (int i = 0; i < 4; ++i) {
+      v1::Event op;
+      auto* k = op.mutable_kernel();
+      k->set_name("aten::mm");
+      k->set_device(-1);
+      k->set_stream(1);
+      k->set_start_ns(1'000 + 10'000 * i);
+      k->set_end_ns(2'000 + 10'000 * i);
+      writer.append(op);
+      v1::Event e;
+      auto* c = e.mutable_collective();
+      c->set_op(v1::Collective::ALL_REDUCE);
+      c->set_nranks(2);
+      c->set_size_bytes(4096);
+      c->set_start_ns(500 + 10'000 * i);
+      c->set_end_ns(3'000 + 10'000 * i);
+      writer.append(e);
+    }
+    writer.close();
+  }
+  r = fails({"--interference", "always.ssgdt"});
+  EXPECT_THAT(r.err, HasSubstr("no factor was measured in 1 trace(s)"));
+  r = calibrate({"--interference", "always.ssgdt"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("interference.host.compute  not measured"));
+  EXPECT_THAT(r.out, HasSubstr("no factor measured: no scenario keys"));
+}
+
 }  // namespace

@@ -65,6 +65,26 @@ TEST_F(LocatedErrorsCliTest, AnNvlinkPairOutOfRangeNamesTheFlagAndTheKey) {
           "NVLink topology is switch");
 }
 
+// Interference on with no factor of the class that applies: named at the
+// model's key, from --set and from a file's line; where the model is not
+// replayed (jobs on a shared fabric), likewise.
+TEST_F(LocatedErrorsCliTest, InterferenceWithoutItsFactorsIsNamedAtTheModelKey) {
+  refused({"simulate", kResnet, "-q", "--set", "cluster.nodes=2", "--set",
+           "interference.model=contention", "--set", "interference.host.compute=0.2"},
+          "--set: field 'interference.model': contention applies the gpu factors here (the input "
+          "has no rate split and names no device: taken as a GPU's), and none of "
+          "interference.gpu.* is set (only interference.host.* is)");
+  write_file_bytes(dir_ / "i.yaml", "cluster:\n  nodes: 2\ninterference:\n  model: contention\n");
+  refused({"simulate", kResnet, "-q", "--scenario", "i.yaml"},
+          "i.yaml:4: field 'interference.model': contention applies the gpu factors here");
+  write_file_bytes(dir_ / "j.yaml",
+                   "cluster:\n  nodes: 3\nnetwork:\n  model: flow\ninterference:\n  model: contention\n  gpu:\n"
+                   "    compute: 0.2\njobs:\n  - kind: traffic\n    nodes: 2\n    bytes: 1MiB\n");
+  refused({"simulate", kResnet, "-q", "--scenario", "j.yaml"},
+          "j.yaml:6: field 'interference.model': interference is not yet modelled for jobs "
+          "sharing the fabric");
+}
+
 TEST_F(LocatedErrorsCliTest, AMissingFileThatAKeyNamesIsNamedAtTheKey) {
   fs::create_directories(dir_ / "sub");
   write_file_bytes(dir_ / "sub/cal.yaml", "network:\n  calibration: nope.yaml\n");

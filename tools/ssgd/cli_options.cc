@@ -208,4 +208,12 @@ void add_allow_large_flag(CLI::App& cmd, bool& allow) {
                "available (default: refuse, naming the estimate and the key that drives it)");
 }
 
+std::string comment_safe(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    if (c < 0x20 || c > 0x7e) c = '?';
+  }
+  return out;
+}
+
 }  // namespace ssgd::tools

@@ -61,6 +61,10 @@ namespace ssgd::tools {
 // The release that drops the deprecated spellings.
 inline constexpr std::string_view kDeprecatedFlagsRemovedIn = "0.3";
 
+// A file name in a YAML comment: anything but printable ASCII becomes '?',
+// so that a name cannot end the comment and add keys.
+std::string comment_safe(const std::string& text);
+
 // A file a command writes.
 struct OutputFile {
   std::string path;  // as given; empty when not asked for (or the command's default)

@@ -29,6 +29,7 @@
 #include "simulator/calibration/scheduler_fit.h"
 #include "simulator/calibration/stream_fit.h"
 #include "simulator/platform/link_preset.h"
+#include "tools/ssgd/calibrate_interference.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 
@@ -53,6 +54,7 @@ struct CalibrateArgs {
   std::string tcp_streams;  // "auto" or a count: fit the TCP stream model instead of bands
   std::string line_rate;    // with --tcp-streams: a rate or a link preset
   bool scheduler = false;   // fit the scheduler's costs from traces instead
+  bool interference = false;  // fit the interference factors from traces instead
   bool nic = false;         // fit the scenario platform's NIC through its model instead
   std::vector<std::string> predict;  // with --nic: curves predicted, not fitted
   ScenarioOptions scenario;          // with --nic: the platform
@@ -159,16 +161,6 @@ void print_stream_fit(const sim::StreamFitResult& f, std::ostream& out) {
     out << fmt::format("  held back, {} ranks: {} sizes predicted, median error {}, max {}\n",
                        h.ranks, h.points, percent(h.median_error), percent(h.max_error));
   }
-}
-
-// A file name in a YAML comment: anything but printable ASCII becomes '?',
-// so that a name cannot end the comment and add keys.
-std::string comment_safe(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) {
-    if (c < 0x20 || c > 0x7e) c = '?';
-  }
-  return out;
 }
 
 // The scenario keys the stream fit gives, as a YAML file to copy from or to
@@ -301,10 +293,10 @@ std::string summary_text(const sim::SampleSummary& s) {
 // partition is a collective of its own (simulator/calibration/scheduler_fit.h).
 // One trace (one rank's, or a run's ranks merged); several are refused rather
 // than silently reduced to one.
-void run_scheduler_fit(const CalibrateArgs& a) {
-  // The flags that shape a network fit do not apply.
+// The flags that shape a network fit do not apply to `mode`'s fit from traces.
+void refuse_network_flags(const CalibrateArgs& a, const char* mode) {
   if (a.format != "auto" && a.format != "trace") {
-    throw flag_error("--format", a.format, "--scheduler reads ssgd traces only");
+    throw flag_error("--format", a.format, fmt::format("{} reads ssgd traces only", mode));
   }
   const std::pair<bool, const char*> network_flags[] = {
       {!a.op.empty(), "--op"},          {a.ranks != 0, "--ranks"},
@@ -314,8 +306,12 @@ void run_scheduler_fit(const CalibrateArgs& a) {
       {!a.line_rate.empty(), "--line-rate"}, {a.level != "inter_node", "--level"},
       {a.algorithm != "ring", "--algorithm"}};
   for (const auto& [given, flag] : network_flags) {
-    if (given) throw flag_error(flag, "does not apply with --scheduler (no network fit)");
+    if (given) throw flag_error(flag, fmt::format("does not apply with {} (no network fit)", mode));
   }
+}
+
+void run_scheduler_fit(const CalibrateArgs& a) {
+  refuse_network_flags(a, "--scheduler");
   if (a.inputs.size() != 1) {
     throw flag_error("--scheduler",
                      fmt::format("fits one trace at a time, got {}: one rank's, or the ranks of "
@@ -478,10 +474,20 @@ void run_calibrate(const CalibrateArgs& a) {
     if (!a.scenario.sets.empty()) throw flag_error("--set", a.scenario.sets.front(), "applies only with --nic");
   } else if (a.scheduler) {
     throw flag_error("--scheduler", "does not apply with --nic");
+  } else if (a.interference) {
+    throw flag_error("--interference", "does not apply with --nic");
+  }
+  if (a.scheduler && a.interference) {
+    throw flag_error("--interference", "does not apply with --scheduler (one fit at a time)");
   }
   check_inputs(a.inputs, "INPUT");
   if (a.scheduler) {
     run_scheduler_fit(a);
+    return;
+  }
+  if (a.interference) {
+    refuse_network_flags(a, "--interference");
+    run_interference_fit(a.inputs, a.output, a.allow_truncated);
     return;
   }
   sim::MeasurementOptions mo;
@@ -668,6 +674,11 @@ void add_calibrate_command(CLI::App& app) {
                 "fit a partitioning scheduler's costs (policy.partition_overhead, "
                 "policy.schedule_overhead) from one ssgd trace in which every partition is a "
                 "collective of its own, instead of network bands; -o writes the keys as a scenario");
+  cmd->add_flag("--interference", args->interference,
+                "fit the interference factors (interference.gpu.* or interference.host.*) from "
+                "ssgd traces: the same kernels or operators and collectives timed alone and "
+                "beside the other kind, within one capture or across captures of one model (one "
+                "with overlap off); -o writes the keys as a scenario");
   cmd->add_flag("--nic", args->nic,
                 "fit the NIC of the scenario's platform (platform.nic.bandwidth, platform.nic.latency) "
                 "to the inputs through the scenario's own model (NCCL's communicator by default), "

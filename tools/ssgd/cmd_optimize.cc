@@ -26,6 +26,7 @@
 #include "simulator/api/optimize.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/report/gpu_report.h"
+#include "simulator/report/interference_report.h"
 #include "simulator/report/optimize_report.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/sharding/gpu_memory.h"
@@ -60,6 +61,7 @@ void print_curve(const OptimizeArgs& a, const std::string& model, const sim::Sce
   if (r.gpu_change.applied || !r.gpu_change.notes.empty()) {
     sim::print_gpu_change(r.gpu_change, r.kernel_classes, out);
   }
+  sim::print_interference(r.interference, nullptr, out);
   std::size_t width = 16;
   for (const auto& p : r.curve) width = std::max(width, p.value.size());
   out << fmt::format("  {:>{}} {:>14} {:>14} {:>12} {:>14} {:>5}\n", "value", width, "iteration",

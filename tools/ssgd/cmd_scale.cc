@@ -23,6 +23,7 @@
 #include "simulator/api/scale.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/report/gpu_report.h"
+#include "simulator/report/interference_report.h"
 #include "simulator/report/scale_report.h"
 #include "simulator/scaling/scaling_table.h"
 #include "simulator/scenario/scenario.h"
@@ -61,6 +62,10 @@ void print_sweep(const sim::ScaleResult& r, double seconds, std::ostream& out) {
       format_duration(r.single_gpu.iteration_time));
   if (r.gpu_change.applied || !r.gpu_change.notes.empty()) {
     sim::print_gpu_change(r.gpu_change, r.kernel_classes, out);
+    out << "\n";
+  }
+  if (r.interference.active) {
+    sim::print_interference(r.interference, nullptr, out);
     out << "\n";
   }
   std::vector<sim::ScalingRow> table;

@@ -1,0 +1,344 @@
+#include "simulator/calibration/interference_fit.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "traces/collective_names.h"
+#include "traces/kernel_class.h"
+#include "traces/kernel_names.h"
+#include "traces/marker_names.h"
+#include "traces/trace_reader.h"
+
+namespace ssgd::sim {
+namespace {
+
+namespace v1 = trace::v1;
+
+// A record of work: compute (kind 0 SM-bound or host, 1 memory-bound) or a
+// collective (kind 2), with the share of it the other kind covered.
+struct Work {
+  std::size_t file = 0;
+  std::int32_t rank = 0;
+  std::uint64_t thread = 0;  // host operators: their thread; else unused
+  std::size_t name = 0;      // interned
+  int kind = 0;
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  double phi = 0;
+};
+
+constexpr int kMemory = 1;
+constexpr int kComm = 2;
+constexpr double kAlone = 0.01;       // at most this share covered: alone
+constexpr double kOverlapped = 0.5;   // at least this share covered: overlapped
+constexpr std::size_t kMinAlone = 3;  // alone records a name needs
+constexpr double kMaxAloneSpread = 0.5;  // their (p90 - p10) / median at most
+
+using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;
+using RankKey = std::pair<std::size_t, std::int32_t>;
+
+// Sorted, disjoint.
+Intervals merged(Intervals v) {
+  std::sort(v.begin(), v.end());
+  Intervals out;
+  for (const auto& iv : v) {
+    if (!out.empty() && iv.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, iv.second);
+    } else {
+      out.push_back(iv);
+    }
+  }
+  return out;
+}
+
+std::int64_t covered(const Intervals& u, std::int64_t start, std::int64_t end) {
+  auto it = std::upper_bound(u.begin(), u.end(), std::make_pair(start, start),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (it != u.begin()) --it;
+  std::int64_t sum = 0;
+  for (; it != u.end() && it->first < end; ++it) {
+    sum += std::max<std::int64_t>(0, std::min(end, it->second) - std::max(start, it->first));
+  }
+  return sum;
+}
+
+double weighted_quantile(const std::vector<std::pair<double, double>>& sorted, double q) {
+  double total = 0;
+  for (const auto& [v, w] : sorted) total += w;
+  double cum = 0;
+  for (const auto& [v, w] : sorted) {
+    cum += w;
+    if (cum >= q * total) return v;
+  }
+  return sorted.back().first;
+}
+
+double quantile(std::vector<std::int64_t> v, double q) {
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return static_cast<double>(v[std::min(i, v.size() - 1)]);
+}
+
+// The factor of one kind over every name that has alone and overlapped records.
+std::optional<FactorFit> fit_kind(const std::vector<Work>& works, int kind,
+                                  std::int64_t& skipped) {
+  std::map<std::size_t, std::vector<const Work*>> by_name;
+  for (const Work& w : works) {
+    if (w.kind == kind) by_name[w.name].push_back(&w);
+  }
+  std::vector<std::pair<double, double>> samples;  // (factor, weight)
+  std::vector<double> spreads;
+  std::set<std::size_t> names;
+  for (const auto& [name, list] : by_name) {
+    std::vector<std::int64_t> alone;
+    for (const Work* w : list) {
+      if (w->phi <= kAlone) alone.push_back(w->end - w->start);
+    }
+    if (alone.size() < kMinAlone) continue;
+    const double a = quantile(alone, 0.5);
+    if (a <= 0) continue;
+    // Alone records this far apart are not one piece of work (a name's
+    // ordinal that differs between iterations or captures): no reference.
+    const double spread = (quantile(alone, 0.9) - quantile(alone, 0.1)) / a;
+    if (spread > kMaxAloneSpread) {
+      ++skipped;
+      continue;
+    }
+    bool used = false;
+    for (const Work* w : list) {
+      if (w->phi < kOverlapped) continue;
+      const auto d = static_cast<double>(w->end - w->start);
+      const double denominator = a - d * (1 - w->phi);
+      if (denominator <= 0) continue;
+      samples.emplace_back(d * w->phi / denominator - 1, a);
+      used = true;
+    }
+    if (used) {
+      names.insert(name);
+      spreads.push_back(spread);
+    }
+  }
+  if (samples.empty()) return std::nullopt;
+  std::sort(samples.begin(), samples.end());
+  std::sort(spreads.begin(), spreads.end());
+  FactorFit f;
+  f.samples = static_cast<std::int64_t>(samples.size());
+  f.names = static_cast<std::int64_t>(names.size());
+  f.median = weighted_quantile(samples, 0.5);
+  f.p10 = weighted_quantile(samples, 0.1);
+  f.p90 = weighted_quantile(samples, 0.9);
+  f.alone_spread = spreads[spreads.size() / 2];
+  return f;
+}
+
+// Operators with another of their thread inside them are wrappers: only
+// the innermost are kept.
+void keep_leaves(std::vector<Work>& host) {
+  std::sort(host.begin(), host.end(), [](const Work& a, const Work& b) {
+    return std::tie(a.file, a.rank, a.thread, a.start, b.end) <
+           std::tie(b.file, b.rank, b.thread, b.start, a.end);
+  });
+  std::vector<Work> leaves;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    const bool holds = i + 1 < host.size() && host[i + 1].file == host[i].file &&
+                       host[i + 1].rank == host[i].rank && host[i + 1].thread == host[i].thread &&
+                       host[i + 1].start < host[i].end;
+    if (!holds) leaves.push_back(host[i]);
+  }
+  host = std::move(leaves);
+}
+
+// Names made specific: "name#k", the k-th record of that name on its thread
+// (a GPU's stream) in its rank's iteration (the same layer's work in every iteration and in every capture of
+// the model); records before the first iteration mark are dropped. A rank
+// without marks keeps plain names (returns false).
+bool by_iteration_ordinal(std::vector<Work>& works,
+                          const std::map<RankKey, std::vector<std::int64_t>>& iterations,
+                          const std::vector<std::string>& names,
+                          const std::function<std::size_t(std::string)>& intern) {
+  std::sort(works.begin(), works.end(), [](const Work& a, const Work& b) {
+    return std::tie(a.file, a.rank, a.start, a.end) < std::tie(b.file, b.rank, b.start, b.end);
+  });
+  bool all_marked = true;
+  std::map<std::tuple<std::size_t, std::int32_t, std::uint64_t, std::size_t, std::size_t>,
+           std::int64_t>
+      seen;
+  std::vector<Work> kept;
+  for (Work w : works) {
+    const auto it = iterations.find({w.file, w.rank});
+    if (it == iterations.end()) {
+      all_marked = false;
+      kept.push_back(w);
+      continue;
+    }
+    const auto& starts = it->second;
+    const auto after = std::upper_bound(starts.begin(), starts.end(), w.start);
+    if (after == starts.begin()) continue;
+    const auto iteration = static_cast<std::size_t>(after - starts.begin() - 1);
+    const std::int64_t k = seen[{w.file, w.rank, w.thread, iteration, w.name}]++;
+    w.name = intern(fmt::format("{}#{}", names[w.name], k));
+    kept.push_back(w);
+  }
+  works = std::move(kept);
+  return all_marked;
+}
+
+// A collective makes progress only once every rank has joined it: each
+// record's time from the latest start of the same collective (the k-th of its
+// operation and size on every rank of its file).
+void from_last_arrival(std::vector<Work>& comm) {
+  std::sort(comm.begin(), comm.end(), [](const Work& a, const Work& b) {
+    return std::tie(a.file, a.rank, a.name, a.start) < std::tie(b.file, b.rank, b.name, b.start);
+  });
+  std::map<std::tuple<std::size_t, std::int32_t, std::size_t>, std::int64_t> seen;
+  std::vector<std::int64_t> index(comm.size());
+  std::map<std::tuple<std::size_t, std::size_t, std::int64_t>, std::int64_t> last;
+  for (std::size_t i = 0; i < comm.size(); ++i) {
+    const Work& w = comm[i];
+    index[i] = seen[{w.file, w.rank, w.name}]++;
+    auto& l = last[{w.file, w.name, index[i]}];
+    l = std::max(l, w.start);
+  }
+  std::vector<Work> kept;
+  for (std::size_t i = 0; i < comm.size(); ++i) {
+    Work w = comm[i];
+    w.start = std::max(w.start, last[{w.file, w.name, index[i]}]);
+    if (w.end > w.start) kept.push_back(w);
+  }
+  comm = std::move(kept);
+}
+
+}  // namespace
+
+InterferenceFit fit_interference(const std::vector<std::filesystem::path>& traces,
+                                 bool allow_truncated) {
+  InterferenceFit fit;
+  std::map<std::string, std::size_t, std::less<>> interned;
+  std::vector<std::string> names;
+  const std::function<std::size_t(std::string)> intern = [&](std::string name) {
+    const auto [it, added] = interned.try_emplace(std::move(name), interned.size());
+    if (added) names.push_back(it->first);
+    return it->second;
+  };
+  std::map<RankKey, std::vector<std::int64_t>> iterations;
+  std::vector<Work> gpu, host, comm;
+  std::set<RankKey> ranks;
+  for (std::size_t file = 0; file < traces.size(); ++file) {
+    auto reader = trace::TraceReader::open(traces[file]);
+    v1::Event event;
+    std::int64_t collectives = 0;
+    while (reader.next(event)) {
+      if (event.has_kernel()) {
+        const v1::Kernel& k = event.kernel();
+        if (k.end_ns() <= k.start_ns()) continue;
+        Work w{file, event.rank(), k.stream(), 0, 0, k.start_ns(), k.end_ns(), 0};
+        if (k.device() >= 0) {
+          if (trace::is_nccl_kernel(k.name())) continue;
+          w.kind = trace::is_memory_class(trace::classify_kernel(k.name())) ? kMemory : 0;
+          w.name = intern(k.name());
+          gpu.push_back(w);
+        } else {
+          if (trace::is_communication_op(k.name())) continue;
+          w.name = intern(k.name());
+          host.push_back(w);
+        }
+      } else if (event.has_marker()) {
+        const std::string& name = event.marker().name();
+        if (name.starts_with(trace::kIterationMarkPrefix) || trace::profiler_step_number(name)) {
+          iterations[{file, event.rank()}].push_back(event.marker().start_ns());
+        }
+      } else if (event.has_collective()) {
+        const v1::Collective& c = event.collective();
+        if (c.end_ns() <= c.start_ns()) continue;
+        ++collectives;
+        ranks.insert({file, event.rank()});
+        const std::string key = fmt::format("{}:{}:{}", static_cast<int>(c.op()), c.size_bytes(),
+                                            c.nranks());
+        comm.push_back(Work{file, event.rank(), 0, intern(key), kComm, c.start_ns(), c.end_ns(), 0});
+      }
+    }
+    if (reader.truncated() && !allow_truncated) {
+      throw trace::truncated_trace_error(reader,
+                                         "; pass --allow-truncated to fit the readable prefix");
+    }
+    if (collectives == 0) {
+      throw InputError({traces[file].string(), {}, {}, "collective"},
+                       "the trace has no collective records: nothing to overlap its compute");
+    }
+  }
+  fit.gpu = !gpu.empty();
+  std::vector<Work>& compute = fit.gpu ? gpu : host;
+  if (!fit.gpu) {
+    keep_leaves(host);
+  } else if (!host.empty()) {
+    fit.notes.push_back(fmt::format(
+        "{} host operator(s) left out: the traces hold GPU kernels, whose factors these are",
+        host.size()));
+  }
+  for (auto& [k, v] : iterations) std::sort(v.begin(), v.end());
+  if (!by_iteration_ordinal(compute, iterations, names, intern)) {
+    fit.notes.push_back("a rank has no iteration marks: its records are matched by name alone "
+                        "(a name's records may be of layers of different sizes)");
+  }
+  from_last_arrival(comm);
+  if (compute.empty()) {
+    throw InputError({traces.front().string(), {}, {}, "kernel"},
+                     "no compute record (kernel or host operator) in the trace(s)");
+  }
+  // What covers each record: the collectives of its rank, or its rank's compute.
+  std::map<RankKey, Intervals> comm_at, compute_at;
+  for (const Work& w : comm) comm_at[{w.file, w.rank}].emplace_back(w.start, w.end);
+  for (const Work& w : compute) compute_at[{w.file, w.rank}].emplace_back(w.start, w.end);
+  for (auto& [k, v] : comm_at) v = merged(std::move(v));
+  for (auto& [k, v] : compute_at) v = merged(std::move(v));
+  const auto share = [](const std::map<RankKey, Intervals>& at, const Work& w) {
+    const auto it = at.find({w.file, w.rank});
+    if (it == at.end()) return 0.0;
+    return static_cast<double>(covered(it->second, w.start, w.end)) /
+           static_cast<double>(w.end - w.start);
+  };
+  for (Work& w : compute) w.phi = share(comm_at, w);
+  for (Work& w : comm) w.phi = share(compute_at, w);
+  fit.compute_records = static_cast<std::int64_t>(compute.size());
+  fit.collectives = static_cast<std::int64_t>(comm.size());
+  fit.ranks = static_cast<std::int64_t>(ranks.size());
+  std::int64_t skipped = 0;
+  fit.compute = fit_kind(compute, 0, skipped);
+  if (fit.gpu) fit.memory = fit_kind(compute, kMemory, skipped);
+  fit.comm = fit_kind(comm, kComm, skipped);
+  if (skipped > 0) {
+    fit.notes.push_back(fmt::format(
+        "{} name(s) left out: their records alone vary by more than {:.0f}% (p90 - p10 against "
+        "the median), so they are not one piece of work",
+        skipped, 100 * kMaxAloneSpread));
+  }
+  const char* what = fit.gpu ? "kernel" : "operator";
+  if (!fit.compute) {
+    fit.notes.push_back(fmt::format(
+        "{}compute: no {} ran both alone (at least {} times) and mostly beside a collective: "
+        "give a capture of the same model with overlap off too",
+        fit.gpu ? "SM-bound " : "", what, kMinAlone));
+  }
+  if (fit.gpu && !fit.memory) {
+    fit.notes.push_back(fmt::format(
+        "memory-bound compute: no such kernel ran both alone (at least {} times) and mostly "
+        "beside a collective",
+        kMinAlone));
+  }
+  if (!fit.comm) {
+    fit.notes.push_back(fmt::format(
+        "comm: no collective of one operation and size ran both alone (at least {} times) and "
+        "mostly beside compute",
+        kMinAlone));
+  }
+  return fit;
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,63 @@
+#pragma once
+// The interference factors of simulator/perturb/interference.h, fitted on
+// ssgd traces (.ssgdt): the same work timed alone and beside the other kind.
+//
+// Compute: a GPU's kernels (NCCL's own left out) when the traces hold any,
+// else the host's operators (CPU records; those of communication left out,
+// traces/collective_names.h), only those with no other operator of their
+// thread inside them (an operator that holds others is a wrapper, timed by
+// what it holds). Each is matched with the records of the same name: those
+// that overlap no collective of their rank are alone, those of which a
+// collective of their rank covers at least half (phi) are overlapped. An
+// overlapped record of time d, with the name's alone time a (the median of
+// at least three), gives the factor the model's rate implies:
+//     a = d (1 - phi) + d phi / (1 + f)   =>   f = d phi / (a - d (1 - phi)) - 1
+// (one where a <= d (1 - phi) says nothing and is skipped). GPU kernels are
+// split by class into memory-bound (traces/kernel_class.h: elementwise,
+// norm, reduce, copy) and the rest.
+//
+// Communication: each collective matched with those of the same operation
+// and size on the same way, alone where no compute record of its rank
+// overlaps it, overlapped where compute covers at least half of it.
+//
+// Each factor is the median of its samples weighted by their alone time
+// (long work counts more), with the weighted 10th and 90th percentiles. The
+// traces may be one capture (work alone and overlapped within it) or
+// several of the same model (one with overlap off gives the alone times).
+// Errors name the file: no trace readable, a trace cut short (unless
+// allow_truncated), no compute record, no collective.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ssgd::sim {
+
+struct FactorFit {
+  std::int64_t samples = 0;  // overlapped records that gave a factor
+  std::int64_t names = 0;    // distinct names (or collective sizes) among them
+  double median = 0;
+  double p10 = 0;
+  double p90 = 0;
+  // The spread of the alone records of the same names: the median over
+  // names of (p90 - p10) / median, the noise the factor stands against.
+  double alone_spread = 0;
+};
+
+struct InterferenceFit {
+  bool gpu = false;                 // GPU kernels fitted (interference.gpu.*), else host
+  std::int64_t compute_records = 0;  // compute records used (leaves, communication left out)
+  std::int64_t collectives = 0;
+  std::int64_t ranks = 0;
+  std::optional<FactorFit> compute;  // gpu: SM-bound kernels; host: the operators
+  std::optional<FactorFit> memory;   // gpu only: memory-bound kernels
+  std::optional<FactorFit> comm;
+  std::vector<std::string> notes;    // why a factor is missing, what was left out
+};
+
+InterferenceFit fit_interference(const std::vector<std::filesystem::path>& traces,
+                                 bool allow_truncated = false);
+
+}  // namespace ssgd::sim

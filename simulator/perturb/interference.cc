@@ -1,0 +1,160 @@
+#include "simulator/perturb/interference.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace ssgd::sim {
+namespace {
+
+using trace::WorkRate;
+
+bool any_gpu_rate(const trace::RateSplit& s) {
+  for (int k = 0; k < trace::kWorkRateCount; ++k) {
+    if (static_cast<WorkRate>(k) != WorkRate::kHost && s.ns[static_cast<std::size_t>(k)] > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The class that applies, and why.
+std::pair<InterferenceResource, std::string> resource_of(const InterferenceSpec& spec,
+                                                         const trace::LayerProfile& profile) {
+  if (spec.resource != InterferenceResource::kAuto) {
+    return {spec.resource, "interference.resource"};
+  }
+  if (!profile.gpu.empty()) return {InterferenceResource::kGpu, "the input computes on " + profile.gpu};
+  if (profile.host_compute) {
+    return {InterferenceResource::kHost, "the input's compute ran on the host (no GPU kernel)"};
+  }
+  if (!profile.has_splits()) {
+    return {InterferenceResource::kGpu,
+            "the input has no rate split and names no device: taken as a GPU's"};
+  }
+  for (const auto& row : profile.layers) {
+    if (any_gpu_rate(*row.forward_split) || any_gpu_rate(*row.backward_split)) {
+      return {InterferenceResource::kGpu, "the input's compute holds GPU kernels"};
+    }
+  }
+  return {InterferenceResource::kHost, "the input's compute ran on the host (no GPU kernel)"};
+}
+
+}  // namespace
+
+const char* to_string(InterferenceModel m) {
+  return m == InterferenceModel::kContention ? "contention" : "none";
+}
+
+const char* to_string(InterferenceResource r) {
+  switch (r) {
+    case InterferenceResource::kGpu: return "gpu";
+    case InterferenceResource::kHost: return "host";
+    case InterferenceResource::kAuto: break;
+  }
+  return "auto";
+}
+
+std::optional<InterferenceModel> parse_interference_model(std::string_view name) {
+  if (name == "none") return InterferenceModel::kNone;
+  if (name == "contention") return InterferenceModel::kContention;
+  return std::nullopt;
+}
+
+std::optional<InterferenceResource> parse_interference_resource(std::string_view name) {
+  if (name == "auto") return InterferenceResource::kAuto;
+  if (name == "gpu") return InterferenceResource::kGpu;
+  if (name == "host") return InterferenceResource::kHost;
+  return std::nullopt;
+}
+
+double split_factor(const trace::RateSplit& split, double compute, double memory) {
+  const std::int64_t total = split.total();
+  if (total <= 0) return compute;
+  double weighted = 0;
+  for (int k = 0; k < trace::kWorkRateCount; ++k) {
+    const auto r = static_cast<WorkRate>(k);
+    const auto v = static_cast<double>(split[r]);
+    if (r == WorkRate::kHost) continue;
+    weighted += v * (r == WorkRate::kMemory ? memory : compute);
+  }
+  return weighted / static_cast<double>(total);
+}
+
+double hbm_contention_factor(double wire_bytes_per_s, double hbm_bytes_per_s,
+                             double hbm_bytes_per_byte) {
+  if (!(hbm_bytes_per_s > 0) || !(wire_bytes_per_s >= 0) || !(hbm_bytes_per_byte >= 0)) {
+    throw std::invalid_argument(
+        fmt::format("hbm_contention_factor: bandwidths must be positive (wire {}, HBM {}, {} "
+                    "bytes a byte)",
+                    wire_bytes_per_s, hbm_bytes_per_s, hbm_bytes_per_byte));
+  }
+  const double share = std::min(0.9, wire_bytes_per_s * hbm_bytes_per_byte / hbm_bytes_per_s);
+  return 1 / (1 - share) - 1;
+}
+
+InterferencePlan plan_interference(const InterferenceSpec& spec,
+                                   const trace::LayerProfile& profile) {
+  InterferencePlan plan;
+  if (!spec.active()) return plan;
+  const auto [resource, why] = resource_of(spec, profile);
+  plan.resource = resource;
+  plan.why = why;
+  const bool gpu = resource == InterferenceResource::kGpu;
+  const bool own_set = gpu ? (spec.gpu_compute || spec.gpu_memory || spec.gpu_comm)
+                           : (spec.host_compute || spec.host_comm);
+  if (!own_set) {
+    const bool other_set = gpu ? (spec.host_compute || spec.host_comm)
+                               : (spec.gpu_compute || spec.gpu_memory || spec.gpu_comm);
+    throw ParameterError(
+        "interference.model",
+        fmt::format("contention applies the {} factors here ({}), and none of "
+                    "interference.{}.* is set{}: set them (ssgd calibrate --interference fits "
+                    "them), or interference.resource",
+                    to_string(resource), why, to_string(resource),
+                    other_set ? fmt::format(" (only interference.{}.* is)",
+                                            gpu ? "host" : "gpu")
+                              : ""));
+  }
+  plan.active = true;
+  if (gpu) {
+    plan.compute = spec.gpu_compute.value_or(0);
+    plan.memory = spec.gpu_memory.value_or(plan.compute);
+    plan.comm = spec.gpu_comm.value_or(0);
+    if (!spec.gpu_memory && spec.gpu_compute) {
+      plan.notes.push_back("interference.gpu.memory not set: memory-bound kernels slowed as "
+                           "compute-bound ones");
+    }
+    if (spec.host_compute || spec.host_comm) {
+      plan.notes.push_back(fmt::format("interference.host.* set but not applied: {}", why));
+    }
+  } else {
+    plan.compute = spec.host_compute.value_or(0);
+    plan.memory = plan.compute;
+    plan.comm = spec.host_comm.value_or(0);
+    if (spec.gpu_compute || spec.gpu_memory || spec.gpu_comm) {
+      plan.notes.push_back(fmt::format("interference.gpu.* set but not applied: {}", why));
+    }
+  }
+  const bool splits = gpu && profile.has_splits();
+  if (gpu && !splits && plan.memory != plan.compute) {
+    plan.notes.push_back("the input has no rate split: interference.gpu.compute slows every "
+                         "compute task whole, interference.gpu.memory is not used");
+  }
+  const auto factor = [&](const std::optional<trace::RateSplit>& split) {
+    if (!gpu) return plan.compute;
+    if (!split) return plan.compute;
+    return split_factor(*split, plan.compute, plan.memory);
+  };
+  for (const auto& row : profile.layers) {
+    plan.forward.push_back(factor(splits ? row.forward_split : std::nullopt));
+    plan.backward.push_back(factor(splits ? row.backward_split : std::nullopt));
+  }
+  plan.update = factor(splits ? profile.update_split : std::nullopt);
+  return plan;
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,99 @@
+#pragma once
+// Interference between communication and the computation it overlaps (the
+// scenario's `interference` section, scenarios/README.md).
+//
+// A collective that runs while a rank computes takes resources from it, and
+// the computation takes resources from the collective:
+//   - NCCL's kernels occupy SMs (one per channel) and move two to three
+//     bytes through HBM per byte on the wire (NCCL's maintainer in
+//     NVIDIA/nccl#1428 and #689), so a GPU's compute-bound kernels lose SMs
+//     and its memory-bound kernels lose bandwidth;
+//   - a host-side library such as gloo runs on CPU threads that share the
+//     rank's cores with the framework's operators.
+// The model `contention` (the only one besides `none`, the default) stretches
+// each piece of work by a constant factor for as long as the other kind runs
+// beside it: while a collective of a rank runs, the rank's compute runs at
+// 1 / (1 + f), where f mixes the class's factors by the share of the task's
+// time each rate bounds (traces/rate_split.h); while any of a collective's
+// ranks computes, the collective runs at 1 / (1 + comm). Nothing is guessed:
+// every factor defaults to 0, and `ssgd calibrate --interference` fits them
+// from captures (simulator/calibration/interference_fit.h).
+//
+// Which class applies (interference.resource): gpu, host, or auto: gpu when
+// the input's compute ran on a GPU (it names one, or its rate splits hold GPU
+// kernels), host when it comes from a trace without GPU kernels or its
+// splits hold host time alone, and gpu otherwise (a layer CSV without
+// splits), said in the replay's output.
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "traces/layer_profile.h"
+
+namespace ssgd::sim {
+
+enum class InterferenceModel { kNone, kContention };
+enum class InterferenceResource { kAuto, kGpu, kHost };
+const char* to_string(InterferenceModel m);
+const char* to_string(InterferenceResource r);
+std::optional<InterferenceModel> parse_interference_model(std::string_view name);
+std::optional<InterferenceResource> parse_interference_resource(std::string_view name);
+
+// Fractions: 0.25 = 25% slower while the other kind runs. Unset: 0.
+struct InterferenceSpec {
+  InterferenceModel model = InterferenceModel::kNone;
+  InterferenceResource resource = InterferenceResource::kAuto;
+  std::optional<double> gpu_compute;  // interference.gpu.compute: SM-bound kernels
+  std::optional<double> gpu_memory;   // interference.gpu.memory: memory-bound kernels
+  std::optional<double> gpu_comm;     // interference.gpu.comm: the collective itself
+  std::optional<double> host_compute; // interference.host.compute: the rank's operators
+  std::optional<double> host_comm;    // interference.host.comm: the collective itself
+
+  [[nodiscard]] bool active() const { return model != InterferenceModel::kNone; }
+  friend bool operator==(const InterferenceSpec&, const InterferenceSpec&) = default;
+};
+
+// The largest factor a key takes: 10 (eleven times as slow).
+inline constexpr double kMaxInterferenceFactor = 10;
+
+// How one replay applies the spec: the class, why, and each compute task's
+// factor by layer (forward, backward) and for the update.
+struct InterferencePlan {
+  bool active = false;
+  InterferenceResource resource = InterferenceResource::kGpu;  // gpu or host
+  std::string why;                    // the class's reason, in words
+  double compute = 0;                 // the class's factors as applied
+  double memory = 0;
+  double comm = 0;
+  std::vector<double> forward;        // per profile row
+  std::vector<double> backward;
+  double update = 0;
+  std::vector<std::string> notes;     // what was assumed or left out
+};
+
+// Throws std::invalid_argument naming the key when the model is on and no
+// factor of its class is set (it would change nothing), or when factors of
+// the class that does not apply are set and none of the one that does.
+InterferencePlan plan_interference(const InterferenceSpec& spec,
+                                   const trace::LayerProfile& profile);
+
+// The factor of work split as `split` (GPU class): each rate's share of the
+// time times its factor: `memory` for memory-bound kernels, `compute` for
+// matrix kernels, one-wave kernels and kernels in no class (all need SMs);
+// host time is not slowed by SMs or bandwidth taken, and counts 0. Without
+// a split (total 0): `compute` for the whole.
+double split_factor(const trace::RateSplit& split, double compute, double memory);
+
+// First principles for interference.gpu.memory: a collective moving
+// `wire_bytes_per_s` over its links makes `hbm_bytes_per_byte` times as
+// many bytes of HBM traffic (2 to 3 for NCCL: its maintainer in
+// NVIDIA/nccl#1428), and memory-bound work keeps the rest of
+// `hbm_bytes_per_s`: f = 1 / (1 - share) - 1, the share taken capped at 90%.
+// Throws std::invalid_argument on a bandwidth that is not positive.
+double hbm_contention_factor(double wire_bytes_per_s, double hbm_bytes_per_s,
+                             double hbm_bytes_per_byte);
+
+}  // namespace ssgd::sim

@@ -1,0 +1,61 @@
+#include "simulator/report/interference_report.h"
+
+#include <string>
+
+#include <fmt/format.h>
+
+namespace ssgd::sim {
+namespace {
+
+double share(std::int64_t part, std::int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+}  // namespace
+
+nlohmann::json interference_json(const InterferencePlan& plan, const InterferenceStats* stats) {
+  if (!plan.active) return {{"model", "none"}};
+  nlohmann::json j = {{"model", "contention"},
+                      {"resource", to_string(plan.resource)},
+                      {"resource_reason", plan.why},
+                      {"compute_factor", plan.compute},
+                      {"comm_factor", plan.comm},
+                      {"notes", plan.notes}};
+  if (plan.resource == InterferenceResource::kGpu) j["memory_factor"] = plan.memory;
+  if (stats != nullptr) {
+    j["compute_tasks"] = stats->compute_tasks;
+    j["compute_ns"] = stats->compute_ns;
+    j["compute_added_ns"] = stats->compute_added_ns;
+    j["compute_slowed_ns"] = stats->compute_slowed_ns;
+    j["comm_tasks"] = stats->comm_tasks;
+    j["comm_ns"] = stats->comm_ns;
+    j["comm_added_ns"] = stats->comm_added_ns;
+  }
+  return j;
+}
+
+void print_interference(const InterferencePlan& plan, const InterferenceStats* stats,
+                        std::ostream& out) {
+  if (!plan.active) return;
+  const std::string factors =
+      plan.resource == InterferenceResource::kGpu
+          ? fmt::format("SM-bound work +{:.1f}%, memory-bound +{:.1f}%, collectives +{:.1f}%",
+                        100 * plan.compute, 100 * plan.memory, 100 * plan.comm)
+          : fmt::format("operators +{:.1f}%, collectives +{:.1f}%", 100 * plan.compute,
+                        100 * plan.comm);
+  out << fmt::format("  interference: contention, {} factors ({}): {} while overlapped\n",
+                     to_string(plan.resource), plan.why, factors);
+  if (stats != nullptr) {
+    // Shares of the run's own totals: compute over every compute task,
+    // collectives over every collective.
+    out << fmt::format(
+        "    added: compute +{:.1f}% ({:.1f}% of its time ran beside a collective), "
+        "collectives +{:.1f}%\n",
+        100 * share(stats->compute_added_ns, stats->compute_ns),
+        100 * share(stats->compute_slowed_ns, stats->compute_ns + stats->compute_added_ns),
+        100 * share(stats->comm_added_ns, stats->comm_ns));
+  }
+  for (const auto& note : plan.notes) out << fmt::format("    note: {}\n", note);
+}
+
+}  // namespace ssgd::sim

@@ -1,0 +1,93 @@
+#include "tools/ssgd/calibrate_interference.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "common/atomic_file.h"
+#include "simulator/calibration/interference_fit.h"
+
+namespace ssgd::tools {
+namespace {
+
+std::string percent(double f) { return fmt::format("{:+.1f}%", 100 * f); }
+
+// A factor as the scenario takes it: at least 0 (a median below 0, work
+// faster beside the other kind, is noise), at most the key's bound.
+double key_value(double f) { return std::clamp(f, 0.0, 10.0); }
+
+void print_factor(const char* key, const std::optional<sim::FactorFit>& f, const char* what,
+                  std::ostream& out) {
+  if (!f) {
+    out << fmt::format("  {:<26} not measured\n", key);
+    return;
+  }
+  out << fmt::format(
+      "  {:<26} {} (10th-90th percentile {} .. {}; {} {} of {} name(s); alone, the same names "
+      "vary {:.1f}%)\n",
+      key, percent(f->median), percent(f->p10), percent(f->p90), f->samples, what, f->names,
+      100 * f->alone_spread);
+}
+
+}  // namespace
+
+void run_interference_fit(const std::vector<std::string>& inputs, const OutputFile& output,
+                          bool allow_truncated) {
+  std::vector<std::filesystem::path> paths(inputs.begin(), inputs.end());
+  const sim::InterferenceFit f = sim::fit_interference(paths, allow_truncated);
+  const std::string cls = f.gpu ? "gpu" : "host";
+  std::vector<std::pair<std::string, double>> keys;
+  if (f.compute) keys.emplace_back(cls + ".compute", key_value(f.compute->median));
+  if (f.memory) keys.emplace_back(cls + ".memory", key_value(f.memory->median));
+  if (f.comm) keys.emplace_back(cls + ".comm", key_value(f.comm->median));
+  if (keys.empty() && output.given()) {
+    throw flag_error(output.flag, output.path,
+                     fmt::format("no factor was measured in {} trace(s), so there is no scenario "
+                                 "to write: {}",
+                                 inputs.size(), f.notes.empty() ? "" : f.notes.front()));
+  }
+  std::ostream& out = std::cout;
+  out << fmt::format(
+      "ssgd calibrate --interference: {} trace(s), {} ({} {} used), {} collective(s) on {} "
+      "rank(s)\n",
+      inputs.size(), f.gpu ? "GPU kernels" : "host operators (no GPU kernel)", f.compute_records,
+      f.gpu ? "kernels" : "innermost operators", f.collectives, f.ranks);
+  out << "  each: how much slower the work ran beside the other kind than alone\n";
+  if (f.gpu) {
+    print_factor("interference.gpu.compute", f.compute, "kernels", out);
+    print_factor("interference.gpu.memory", f.memory, "kernels", out);
+  } else {
+    print_factor("interference.host.compute", f.compute, "operators", out);
+  }
+  print_factor(f.gpu ? "interference.gpu.comm" : "interference.host.comm", f.comm, "collectives",
+               out);
+  for (const auto& note : f.notes) out << "  note: " << note << "\n";
+  if (keys.empty()) {
+    out << "\nno factor measured: no scenario keys\n";
+    out.flush();
+    return;
+  }
+  std::string line = "--set interference.model=contention";
+  for (const auto& [k, v] : keys) line += fmt::format(" --set interference.{}={:.3f}", k, v);
+  out << "\nscenario keys: " << line << "\n";
+  if (output.given()) {
+    write_output(output, [&] {
+      AtomicFile file(output.path);
+      std::ostream& y = file.stream();
+      y << "# ssgd calibrate --interference: compute and collectives slowed beside each other "
+           "(scenarios/README.md, Interference)\n";
+      y << "# weighted medians from:\n";
+      for (const auto& i : inputs) y << "#   " << comment_safe(i) << "\n";
+      y << "interference:\n  model: contention\n  " << cls << ":\n";
+      for (const auto& [k, v] : keys) {
+        y << fmt::format("    {}: {:.3f}\n", k.substr(cls.size() + 1), v);
+      }
+      file.commit();
+    });
+    out << fmt::format("wrote {} (the keys, as a scenario)\n", output.path);
+  }
+  out.flush();
+}
+
+}  // namespace ssgd::tools
