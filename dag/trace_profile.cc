@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "common/checked_math.h"
 #include "common/error.h"
@@ -25,7 +26,40 @@ struct LayerAccumulator {
   std::int64_t all_reduce_bytes = 0;  // apart: a sharded run's all-reduces follow its reduce-scatters
   trace::RateSplit forward_split;
   trace::RateSplit backward_split;
+  std::int64_t forward_beside_comm_ns = 0;   // of forward_ns, beside a collective of the rank
+  std::int64_t backward_beside_comm_ns = 0;
 };
+
+// Sorted, disjoint intervals and the part of [start, end) they cover.
+using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;
+Intervals merged(Intervals v) {
+  std::sort(v.begin(), v.end());
+  Intervals out;
+  for (const auto& iv : v) {
+    if (!out.empty() && iv.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, iv.second);
+    } else {
+      out.push_back(iv);
+    }
+  }
+  return out;
+}
+std::int64_t covered(const Intervals& u, std::int64_t start, std::int64_t end) {
+  auto it = std::lower_bound(u.begin(), u.end(), std::make_pair(start, start));
+  if (it != u.begin()) --it;
+  std::int64_t sum = 0;
+  for (; it != u.end() && it->first < end; ++it) {
+    sum += std::max<std::int64_t>(0, std::min(end, it->second) - std::max(start, it->first));
+  }
+  return sum;
+}
+// The part of a compute work item's own time (a kernel's execution; a host
+// operator's whole time) that ran beside one of `comm`.
+std::int64_t beside(const Intervals& comm, const TaskWork& w) {
+  if (comm.empty()) return 0;
+  const std::int64_t from = w.host_op || w.kernel < 0 ? w.start_ns : w.end_ns - w.own_ns;
+  return covered(comm, from, w.end_ns);
+}
 
 // The threads one wave of `gpu` holds: its SMs times the threads an SM
 // keeps resident (2048 on Volta, Ampere's and Hopper's data-centre parts and
@@ -74,6 +108,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   const auto L = walk.layers().size();
   std::vector<LayerAccumulator> acc(L);
   std::int64_t update_ns = 0;
+  std::int64_t update_beside_comm_ns = 0;  // of update_ns, beside a collective of the rank
   trace::RateSplit update_split;
   // The kernels by class and rate (traces/kernel_class.h, traces/rate_split.h).
   const std::int64_t wave = wave_threads(walk.gpu());
@@ -149,12 +184,17 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     };
     std::vector<char> has_ranges(iterations.size()), has_work(iterations.size());
     bool rank_has_ranges = false;
+    Intervals comm;  // the rank's collectives, whichever iteration launched them
     for (std::size_t i = 0; i < iterations.size(); ++i) {
       const IterationWork work = walk.iteration_work(rank, iterations[i]);
+      for (const TaskWork& w : work.work) {
+        if (w.kind == TaskKind::kComm && w.end_ns > w.start_ns) comm.emplace_back(w.start_ns, w.end_ns);
+      }
       has_ranges[i] = !work.ranges.empty();
       has_work[i] = launched(work);
       rank_has_ranges = rank_has_ranges || has_ranges[i];
     }
+    comm = merged(std::move(comm));
     std::vector<std::size_t> steps;
     for (std::size_t i = 0; i < iterations.size(); ++i) {
       if (has_work[i] && (has_ranges[i] || !rank_has_ranges)) {
@@ -203,6 +243,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
             auto& a = acc[static_cast<std::size_t>(w.layer)];
             accumulate(w.kind == TaskKind::kForward ? a.forward_ns : a.backward_ns,
                        w.duration_ns(), "compute time of a layer");
+            (w.kind == TaskKind::kForward ? a.forward_beside_comm_ns : a.backward_beside_comm_ns) +=
+                beside(comm, w);
             split_into(w.kind == TaskKind::kForward ? a.forward_split : a.backward_split, w);
             break;
           }
@@ -210,6 +252,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
             ++out.kernels_outside_ranges;
             ++out.kernels_update;
             accumulate(update_ns, w.duration_ns(), "update time");
+            update_beside_comm_ns += beside(comm, w);
             split_into(update_split, w);
             break;
           default:  // io and h2d are the scenario's
@@ -259,6 +302,11 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     const std::int64_t all_reduced = sharding.reduce_scatters() > 0 ? 0 : acc[l].all_reduce_bytes;
     row.grad_bytes = marked.empty() ? avg(checked_add(acc[l].bytes, all_reduced).value_or(acc[l].bytes)) : marked[l];
     if (with_comm) row.comm = Duration(avg(acc[l].comm_ns));
+    const auto share = [](std::int64_t part, std::int64_t whole) {
+      return whole > 0 ? std::min(1.0, static_cast<double>(part) / static_cast<double>(whole)) : 0.0;
+    };
+    row.forward_beside_comm = share(acc[l].forward_beside_comm_ns, acc[l].forward_ns);
+    row.backward_beside_comm = share(acc[l].backward_beside_comm_ns, acc[l].backward_ns);
     if (gpu_work) {
       row.forward_split = trace::averaged_split(acc[l].forward_split, samples, row.forward.ns());
       row.backward_split = trace::averaged_split(acc[l].backward_split, samples, row.backward.ns());
@@ -266,6 +314,10 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     p.layers.push_back(std::move(row));
   }
   p.host_compute = !gpu_work;
+  p.update_beside_comm =
+      update_ns > 0 ? std::min(1.0, static_cast<double>(update_beside_comm_ns) /
+                                        static_cast<double>(update_ns))
+                    : 0.0;
   if (gpu_work) {
     // Every part of the split was also added to its total, whose overflow
     // was checked: none of these sums overflows.

@@ -80,6 +80,12 @@ struct LayerRow {
   std::optional<std::int64_t> activation_bytes;  // kept for backward; every row or none
   std::optional<RateSplit> forward_split{};   // forward by rate; every row or none
   std::optional<RateSplit> backward_split{};  // backward by rate; set with forward_split
+  // From a trace (not in the CSV form): the share of forward_ns and
+  // backward_ns that ran beside a collective of the same rank, 0 to 1, so
+  // that a replay under an interference model can take out the slowdown the
+  // capture already holds (simulator/perturb/interference.h).
+  double forward_beside_comm = 0;
+  double backward_beside_comm = 0;
 };
 
 // The dtypes a profile's gradient bytes may be counted in, and their sizes.
@@ -135,6 +141,7 @@ struct LayerProfile {
   // kernel); not in the CSV form. Which interference factors apply
   // (simulator/perturb/interference.h).
   bool host_compute = false;
+  double update_beside_comm = 0;  // the update's share beside a collective (LayerRow's)
   std::vector<LayerRow> layers;
   MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form
 

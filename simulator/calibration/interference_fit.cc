@@ -14,6 +14,8 @@
 #include "traces/kernel_class.h"
 #include "traces/kernel_names.h"
 #include "traces/marker_names.h"
+#include "simulator/calibration/band_fit.h"
+#include "simulator/calibration/trace_collectives.h"
 #include "traces/trace_reader.h"
 
 namespace ssgd::sim {
@@ -138,6 +140,55 @@ std::optional<FactorFit> fit_kind(const std::vector<Work>& works, int kind,
   return f;
 }
 
+// A collective record: its op, size and ranks, for a calibration's time.
+struct CollectiveKey {
+  v1::Collective::Op op = v1::Collective::UNKNOWN;
+  std::int64_t bytes = 0;
+  std::int32_t nranks = 0;
+};
+
+// The comm factor against a calibration's times: every overlapped record of
+// a collective the calibration has a fit for; the spread is the fitted
+// bands' median error.
+std::optional<FactorFit> fit_comm_against(const std::vector<Work>& comm,
+                                          const std::vector<CollectiveKey>& keys,
+                                          const NetworkCalibration& cal,
+                                          std::int64_t& without_fit) {
+  std::vector<std::pair<double, double>> samples;
+  std::set<std::size_t> names;
+  std::vector<double> errors;
+  for (const Work& w : comm) {
+    if (w.phi < kOverlapped) continue;
+    const CollectiveKey& k = keys[w.name];
+    const auto op = modelled_op(k.op);
+    const CalibratedCollective* fit = op && k.nranks > 1 ? cal.find(*op, k.nranks) : nullptr;
+    if (fit == nullptr || k.bytes <= 0) {
+      ++without_fit;
+      continue;
+    }
+    const double bytes = static_cast<double>(k.bytes) *
+                         (*op == CollectiveOp::kAllGather ? static_cast<double>(k.nranks) : 1.0);
+    const auto a = static_cast<double>(predict(*fit, k.nranks, bytes).ns());
+    const auto d = static_cast<double>(w.end - w.start);
+    const double denominator = a - d * (1 - w.phi);
+    if (a <= 0 || denominator <= 0) continue;
+    samples.emplace_back(d * w.phi / denominator - 1, a);
+    names.insert(w.name);
+    errors.push_back(fit->band_for(bytes).median_error);
+  }
+  if (samples.empty()) return std::nullopt;
+  std::sort(samples.begin(), samples.end());
+  std::sort(errors.begin(), errors.end());
+  FactorFit f;
+  f.samples = static_cast<std::int64_t>(samples.size());
+  f.names = static_cast<std::int64_t>(names.size());
+  f.median = weighted_quantile(samples, 0.5);
+  f.p10 = weighted_quantile(samples, 0.1);
+  f.p90 = weighted_quantile(samples, 0.9);
+  f.alone_spread = errors[errors.size() / 2];
+  return f;
+}
+
 // Operators with another of their thread inside them are wrappers: only
 // the innermost are kept.
 void keep_leaves(std::vector<Work>& host) {
@@ -218,7 +269,7 @@ void from_last_arrival(std::vector<Work>& comm) {
 }  // namespace
 
 InterferenceFit fit_interference(const std::vector<std::filesystem::path>& traces,
-                                 bool allow_truncated) {
+                                 bool allow_truncated, const NetworkCalibration* alone) {
   InterferenceFit fit;
   std::map<std::string, std::size_t, std::less<>> interned;
   std::vector<std::string> names;
@@ -229,6 +280,7 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
   };
   std::map<RankKey, std::vector<std::int64_t>> iterations;
   std::vector<Work> gpu, host, comm;
+  std::vector<CollectiveKey> keys;  // by interned name, for collectives' names
   std::set<RankKey> ranks;
   for (std::size_t file = 0; file < traces.size(); ++file) {
     auto reader = trace::TraceReader::open(traces[file]);
@@ -261,7 +313,10 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
         ranks.insert({file, event.rank()});
         const std::string key = fmt::format("{}:{}:{}", static_cast<int>(c.op()), c.size_bytes(),
                                             c.nranks());
-        comm.push_back(Work{file, event.rank(), 0, intern(key), kComm, c.start_ns(), c.end_ns(), 0});
+        const std::size_t name = intern(key);
+        if (keys.size() <= name) keys.resize(name + 1);
+        keys[name] = CollectiveKey{c.op(), c.size_bytes(), c.nranks()};
+        comm.push_back(Work{file, event.rank(), 0, name, kComm, c.start_ns(), c.end_ns(), 0});
       }
     }
     if (reader.truncated() && !allow_truncated) {
@@ -312,7 +367,19 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
   std::int64_t skipped = 0;
   fit.compute = fit_kind(compute, 0, skipped);
   if (fit.gpu) fit.memory = fit_kind(compute, kMemory, skipped);
-  fit.comm = fit_kind(comm, kComm, skipped);
+  if (alone != nullptr) {
+    std::int64_t without_fit = 0;
+    fit.comm = fit_comm_against(comm, keys, *alone, without_fit);
+    fit.comm_from_calibration = true;
+    if (without_fit > 0) {
+      fit.notes.push_back(fmt::format(
+          "{} overlapped collective(s) left out: the calibration has no fit for their operation "
+          "and ranks (or they have no size)",
+          without_fit));
+    }
+  } else {
+    fit.comm = fit_kind(comm, kComm, skipped);
+  }
   if (skipped > 0) {
     fit.notes.push_back(fmt::format(
         "{} name(s) left out: their records alone vary by more than {:.0f}% (p90 - p10 against "
@@ -332,11 +399,15 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
         "beside a collective",
         kMinAlone));
   }
-  if (!fit.comm) {
+  if (!fit.comm && alone == nullptr) {
     fit.notes.push_back(fmt::format(
         "comm: no collective of one operation and size ran both alone (at least {} times) and "
-        "mostly beside compute",
+        "mostly beside compute: a network calibration of the same network gives the alone "
+        "times (--calibration)",
         kMinAlone));
+  } else if (!fit.comm) {
+    fit.notes.push_back("comm: no collective the calibration has a fit for ran mostly beside "
+                        "compute");
   }
   return fit;
 }

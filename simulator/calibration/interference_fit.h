@@ -33,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "simulator/calibration/network_calibration.h"
+
 namespace ssgd::sim {
 
 struct FactorFit {
@@ -54,10 +56,18 @@ struct InterferenceFit {
   std::optional<FactorFit> compute;  // gpu: SM-bound kernels; host: the operators
   std::optional<FactorFit> memory;   // gpu only: memory-bound kernels
   std::optional<FactorFit> comm;
+  bool comm_from_calibration = false;  // comm's alone times are the calibration's
   std::vector<std::string> notes;    // why a factor is missing, what was left out
 };
 
+// `alone` (optional): a network calibration of the same network, measured
+// where nothing else ran (ssgd calibrate on a sweep): each collective that
+// compute covered at least half of is then compared with the calibration's
+// time for its operation, ranks and size instead of with alone records of
+// its size in the traces, which overlapped and non-overlapped runs rarely
+// share (DDP's buckets against one all-reduce).
 InterferenceFit fit_interference(const std::vector<std::filesystem::path>& traces,
-                                 bool allow_truncated = false);
+                                 bool allow_truncated = false,
+                                 const NetworkCalibration* alone = nullptr);
 
 }  // namespace ssgd::sim

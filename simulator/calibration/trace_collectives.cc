@@ -13,20 +13,20 @@
 #include "traces/trace_reader.h"
 
 namespace ssgd::sim {
-namespace {
-
-namespace v1 = trace::v1;
-
-std::optional<CollectiveOp> modelled_op(v1::Collective::Op op) {
+std::optional<CollectiveOp> modelled_op(trace::v1::Collective::Op op) {
   switch (op) {
-    case v1::Collective::ALL_REDUCE: return CollectiveOp::kAllReduce;
-    case v1::Collective::REDUCE_SCATTER: return CollectiveOp::kReduceScatter;
-    case v1::Collective::ALL_GATHER: return CollectiveOp::kAllGather;
-    case v1::Collective::BROADCAST: return CollectiveOp::kBroadcast;
-    case v1::Collective::ALL_TO_ALL: return CollectiveOp::kAllToAll;
+    case trace::v1::Collective::ALL_REDUCE: return CollectiveOp::kAllReduce;
+    case trace::v1::Collective::REDUCE_SCATTER: return CollectiveOp::kReduceScatter;
+    case trace::v1::Collective::ALL_GATHER: return CollectiveOp::kAllGather;
+    case trace::v1::Collective::BROADCAST: return CollectiveOp::kBroadcast;
+    case trace::v1::Collective::ALL_TO_ALL: return CollectiveOp::kAllToAll;
     default: return std::nullopt;
   }
 }
+
+namespace {
+
+namespace v1 = trace::v1;
 
 // One collective as its ranks recorded it.
 struct Instance {

@@ -24,9 +24,11 @@
 // instance that takes no time.
 
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "simulator/calibration/measurement.h"
+#include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::sim {
 
@@ -34,5 +36,9 @@ namespace ssgd::sim {
 // readable prefix (the reader warns).
 std::vector<Measurement> read_trace_collectives(const std::filesystem::path& path,
                                                 bool allow_truncated = false);
+
+// The operation a trace's collective record stands for in the models; none
+// for those they do not model (send, receive, reduce, unknown).
+std::optional<CollectiveOp> modelled_op(trace::v1::Collective::Op op);
 
 }  // namespace ssgd::sim

@@ -18,9 +18,10 @@ namespace ssgd::sim {
 namespace fs = std::filesystem;
 
 Scenario load_entry_scenario(const fs::path& dir, const trace::DatasetEntry& entry,
-                             const std::vector<std::string>& files) {
+                             const std::vector<std::string>& files,
+                             const std::vector<std::string>& sets) {
   const fs::path file = dir / entry.scenario;
-  Scenario scenario = load_scenario(file, {});
+  Scenario scenario = load_scenario(file, sets);
   for (const ScenarioFile& named : scenario_files(scenario)) {
     const InputLocation where{file.string(), std::nullopt, std::nullopt, named.key};
     const std::string path = trace::dataset_path_of(dir, named.path, where);
@@ -55,7 +56,8 @@ std::vector<DatasetCase> replay_dataset(const fs::path& dir, const trace::Datase
   std::vector<std::optional<ReplayInput>> inputs(entries.size());
   std::vector<std::optional<Scenario>> scenarios(entries.size());
   run_indexed(entries.size(), options.jobs, [&](std::size_t i) {
-    scenarios[i] = load_entry_scenario(dir, entries[i], files);
+    scenarios[i] = load_entry_scenario(dir, entries[i], files, options.sets);
+    if (options.adjust) options.adjust(*scenarios[i], entries[i]);
     inputs[i] = load_entry_input(dir, entries[i]);
     for (const auto& w : inputs[i]->warnings) logger("sim")->warn("{}: {}", entries[i].id, w);
   });

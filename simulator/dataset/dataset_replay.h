@@ -22,8 +22,10 @@ namespace ssgd::sim {
 // checking that every file it names (scenario_files) is a file of the
 // dataset: inside `dir`, not hidden, reached without a symbolic link and in
 // `files` (the dataset paths of its files). Throws InputError.
+// `sets` ("key=value", as --set takes them) are applied on top of it.
 Scenario load_entry_scenario(const std::filesystem::path& dir, const trace::DatasetEntry& entry,
-                             const std::vector<std::string>& files);
+                             const std::vector<std::string>& files,
+                             const std::vector<std::string>& sets = {});
 
 // An entry's trace (or any input `ssgd simulate` reads), loaded as
 // `ssgd simulate` loads it. Throws InputError.
@@ -53,6 +55,11 @@ struct DatasetReplayOptions {
   // time): the case, how many are done, of how many, and its wall seconds.
   std::function<void(const DatasetCase&, std::size_t done, std::size_t total, double seconds)>
       progress;
+  // Scenario keys set on every entry's scenario ("key=value", ssgd dataset
+  // verify --set): the dataset replayed under a what-if of the user's.
+  std::vector<std::string> sets;
+  // Called on each entry's scenario once loaded (after `sets`).
+  std::function<void(Scenario&, const trace::DatasetEntry&)> adjust;
 };
 
 // Runs every case, in a fixed order (entries by id, each's replay, then its

@@ -1,6 +1,7 @@
 #include "simulator/perturb/interference.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -82,6 +83,49 @@ double split_factor(const trace::RateSplit& split, double compute, double memory
     weighted += v * (r == WorkRate::kMemory ? memory : compute);
   }
   return weighted / static_cast<double>(total);
+}
+
+trace::LayerProfile profile_without_interference(const trace::LayerProfile& captured,
+                                                 InterferencePlan& plan) {
+  trace::LayerProfile p = captured;
+  if (!plan.active) return p;
+  std::int64_t before = 0;
+  std::int64_t after = 0;
+  const auto strip = [&](Duration& t, std::optional<trace::RateSplit>& split, double share,
+                         double f) {
+    before += t.ns();
+    if (share > 0 && f > 0) {
+      const double keep = 1 - share * f / (1 + f);
+      t = Duration(std::llround(static_cast<double>(t.ns()) * keep));
+      if (split) {
+        // Scaled alike, the parts adding up to the new time again.
+        for (auto& v : split->ns) v = std::llround(static_cast<double>(v) * keep);
+        *split = trace::averaged_split(*split, 1, t.ns());
+      }
+    }
+    after += t.ns();
+  };
+  for (std::size_t l = 0; l < p.layers.size(); ++l) {
+    auto& row = p.layers[l];
+    strip(row.forward, row.forward_split, row.forward_beside_comm,
+          l < plan.forward.size() ? plan.forward[l] : plan.compute);
+    strip(row.backward, row.backward_split, row.backward_beside_comm,
+          l < plan.backward.size() ? plan.backward[l] : plan.compute);
+    row.forward_beside_comm = row.backward_beside_comm = 0;
+  }
+  if (p.update) {
+    Duration u = *p.update;
+    strip(u, p.update_split, p.update_beside_comm, plan.update);
+    p.update = u;
+    p.update_beside_comm = 0;
+  }
+  if (after < before) {
+    plan.notes.push_back(fmt::format(
+        "the input ran its own collectives beside its compute: the slowdown that holds, {:.1f}% "
+        "of its compute time, taken out before the replay adds this run's",
+        100.0 * static_cast<double>(before - after) / static_cast<double>(before)));
+  }
+  return p;
 }
 
 double hbm_contention_factor(double wire_bytes_per_s, double hbm_bytes_per_s,

@@ -87,6 +87,17 @@ InterferencePlan plan_interference(const InterferenceSpec& spec,
 // a split (total 0): `compute` for the whole.
 double split_factor(const trace::RateSplit& split, double compute, double memory);
 
+// What a capture already holds: where it ran its own collectives beside its
+// compute (LayerRow::forward_beside_comm and the like, from a trace), its
+// compute times hold the slowdown the plan's factors stand for. Replayed as
+// they are, that slowdown would count twice; this takes it out: a part p of
+// a time t that ran beside a collective, slowed by f, took p t, of which the
+// work alone takes p t / (1 + f), so t becomes t (1 - p f / (1 + f)). Rate
+// splits are scaled alike. Returns the profile unchanged when nothing ran
+// beside a collective; adds a note saying how much was taken out otherwise.
+trace::LayerProfile profile_without_interference(const trace::LayerProfile& captured,
+                                                 InterferencePlan& plan);
+
 // First principles for interference.gpu.memory: a collective moving
 // `wire_bytes_per_s` over its links makes `hbm_bytes_per_byte` times as
 // many bytes of HBM traffic (2 to 3 for NCCL: its maintainer in

@@ -31,7 +31,15 @@ Plan plan(const trace::LayerProfile& measured, const Scenario& requested,
   }
   std::optional<trace::LayerProfile> on_gpu;
   if (out.gpu_change.applied) on_gpu = profile_on_gpu(measured, out.gpu_change);
-  const trace::LayerProfile& captured = on_gpu ? *on_gpu : measured;
+  // Under an interference model, the input's compute without the slowdown
+  // its own collectives caused (simulator/perturb/interference.h).
+  InterferencePlan interference =
+      plan_interference(requested.interference, on_gpu ? *on_gpu : measured);
+  std::optional<trace::LayerProfile> alone;
+  if (interference.active) {
+    alone = profile_without_interference(on_gpu ? *on_gpu : measured, interference);
+  }
+  const trace::LayerProfile& captured = alone ? *alone : on_gpu ? *on_gpu : measured;
   // The input's measured update, unless the scenario sets workload.update_time.
   Scenario given = scenario_for_profile(requested, captured);
   out.update_time = given.update_time;
@@ -52,7 +60,8 @@ Plan plan(const trace::LayerProfile& measured, const Scenario& requested,
   out.global_batch = batch.global_batch * given.sharding.accumulation;
   out.reference_batch = batch.reference_batch;
   if (batch_model) out.compute_model = batch_model->description;
-  return Plan{std::move(given), batch, std::move(batch_model), std::move(workload)};
+  return Plan{std::move(given), batch, std::move(batch_model), std::move(workload),
+              std::move(interference)};
 }
 
 Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
@@ -119,12 +128,11 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
     log->debug("DAG: {} tasks, {} edges ({} of {} ranks), built in {:.3f} s", out.tasks,
                out.edges, job.ranks_built, out.workers, out.build_seconds);
   }
-  InterferencePlan interference = plan_interference(scenario.interference, profile);
-  if (interference.active && options.single_worker_baseline) {
-    for (const auto& note : interference.notes) log->warn("interference: {}", note);
+  if (plan.interference.active && options.single_worker_baseline) {
+    for (const auto& note : plan.interference.notes) log->warn("interference: {}", note);
   }
-  out.interference = interference;
-  return Build{std::move(comm), std::move(job), std::move(interference)};
+  out.interference = plan.interference;
+  return Build{std::move(comm), std::move(job), plan.interference};
 }
 
 }  // namespace ssgd::sim::replay_stages

@@ -34,6 +34,7 @@ struct Plan {
   BatchPlan batch;
   std::shared_ptr<const BatchTimeModel> batch_model;  // strong scaling only
   BatchWorkload workload;                             // one GPU's profile and scenario
+  InterferencePlan interference;  // the scenario's, for the input (its own taken out)
 };
 Plan plan(const trace::LayerProfile& captured, const Scenario& requested,
           const ReplayOptions& options, ReplayResult& out);

@@ -126,6 +126,26 @@ TEST_F(DatasetCli, VerifyPredictsWhatSimulateReports) {
   EXPECT_EQ(read_file_bytes(dir_ / "work/again.json"), read_file_bytes(dir_ / "work/verify.json"));
 }
 
+// --set: every entry replayed under a key of the user's, as simulate
+// replays it with the same --set; said in the output and the report; a bad
+// key named at --set.
+TEST_F(DatasetCli, VerifySetsAKeyOnEveryEntry) {
+  ok({"dataset", "pack", "ds"});
+  const auto r = ok({"dataset", "verify", "ds", "--set", "perturb.compute_time_factor=2",
+                     "--report", "twice.json"});
+  EXPECT_THAT(r.out, HasSubstr("every entry's scenario with --set perturb.compute_time_factor=2"));
+  const auto report = nlohmann::json::parse(read_file_bytes(dir_ / "work/twice.json"));
+  EXPECT_EQ(report["scenario_sets"], nlohmann::json::array({"perturb.compute_time_factor=2"}));
+  const auto& c = report["cases"][0];
+  ok({"simulate", "ds/" + c["trace"].get<std::string>(), "--scenario",
+      "ds/" + c["scenario"].get<std::string>(), "--set", "perturb.compute_time_factor=2",
+      "--report", "sim.json", "-q"});
+  const auto sim = nlohmann::json::parse(read_file_bytes(dir_ / "work/sim.json"));
+  EXPECT_EQ(c["predicted_ns"], sim["iteration_time_ns"]);
+  const auto bad = fails({"dataset", "verify", "ds", "--set", "perturb.nope=1"});
+  EXPECT_THAT(bad.err, HasSubstr("--set: field 'perturb.nope'"));
+}
+
 TEST_F(DatasetCli, IntegrityProblemsExitTwoAndReplayNothing) {
   ok({"dataset", "pack", "ds"});
   std::string bytes = read_file_bytes(ds("tiny/w2/profile.csv"));

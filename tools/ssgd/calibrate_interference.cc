@@ -7,6 +7,7 @@
 
 #include "common/atomic_file.h"
 #include "simulator/calibration/interference_fit.h"
+#include "simulator/calibration/network_calibration.h"
 
 namespace ssgd::tools {
 namespace {
@@ -17,25 +18,28 @@ std::string percent(double f) { return fmt::format("{:+.1f}%", 100 * f); }
 // faster beside the other kind, is noise), at most the key's bound.
 double key_value(double f) { return std::clamp(f, 0.0, 10.0); }
 
+// `noise`: what FactorFit::alone_spread is, in words.
 void print_factor(const char* key, const std::optional<sim::FactorFit>& f, const char* what,
-                  std::ostream& out) {
+                  std::ostream& out, const char* noise = "alone, the same names vary") {
   if (!f) {
     out << fmt::format("  {:<26} not measured\n", key);
     return;
   }
   out << fmt::format(
-      "  {:<26} {} (10th-90th percentile {} .. {}; {} {} of {} name(s); alone, the same names "
-      "vary {:.1f}%)\n",
-      key, percent(f->median), percent(f->p10), percent(f->p90), f->samples, what, f->names,
+      "  {:<26} {} (10th-90th percentile {} .. {}; {} {} of {} name(s); {} {:.1f}%)\n", key,
+      percent(f->median), percent(f->p10), percent(f->p90), f->samples, what, f->names, noise,
       100 * f->alone_spread);
 }
 
 }  // namespace
 
 void run_interference_fit(const std::vector<std::string>& inputs, const OutputFile& output,
-                          bool allow_truncated) {
+                          bool allow_truncated, const std::string& calibration) {
   std::vector<std::filesystem::path> paths(inputs.begin(), inputs.end());
-  const sim::InterferenceFit f = sim::fit_interference(paths, allow_truncated);
+  std::optional<sim::NetworkCalibration> alone;
+  if (!calibration.empty()) alone = sim::read_network_calibration(calibration);
+  const sim::InterferenceFit f =
+      sim::fit_interference(paths, allow_truncated, alone ? &*alone : nullptr);
   const std::string cls = f.gpu ? "gpu" : "host";
   std::vector<std::pair<std::string, double>> keys;
   if (f.compute) keys.emplace_back(cls + ".compute", key_value(f.compute->median));
@@ -60,8 +64,13 @@ void run_interference_fit(const std::vector<std::string>& inputs, const OutputFi
   } else {
     print_factor("interference.host.compute", f.compute, "operators", out);
   }
-  print_factor(f.gpu ? "interference.gpu.comm" : "interference.host.comm", f.comm, "collectives",
-               out);
+  if (f.comm_from_calibration) {
+    print_factor(f.gpu ? "interference.gpu.comm" : "interference.host.comm", f.comm,
+                 "collectives against the calibration", out, "the calibration's median error");
+  } else {
+    print_factor(f.gpu ? "interference.gpu.comm" : "interference.host.comm", f.comm,
+                 "collectives", out);
+  }
   for (const auto& note : f.notes) out << "  note: " << note << "\n";
   if (keys.empty()) {
     out << "\nno factor measured: no scenario keys\n";
@@ -79,6 +88,9 @@ void run_interference_fit(const std::vector<std::string>& inputs, const OutputFi
            "(scenarios/README.md, Interference)\n";
       y << "# weighted medians from:\n";
       for (const auto& i : inputs) y << "#   " << comment_safe(i) << "\n";
+      if (!calibration.empty()) {
+        y << "# collectives alone: " << comment_safe(calibration) << "\n";
+      }
       y << "interference:\n  model: contention\n  " << cls << ":\n";
       for (const auto& [k, v] : keys) {
         y << fmt::format("    {}: {:.3f}\n", k.substr(cls.size() + 1), v);

@@ -10,7 +10,8 @@
 
 namespace ssgd::tools {
 
+// `calibration`: a network calibration timing the collectives alone; empty: none.
 void run_interference_fit(const std::vector<std::string>& inputs, const OutputFile& output,
-                          bool allow_truncated);
+                          bool allow_truncated, const std::string& calibration);
 
 }  // namespace ssgd::tools

@@ -55,6 +55,7 @@ struct CalibrateArgs {
   std::string line_rate;    // with --tcp-streams: a rate or a link preset
   bool scheduler = false;   // fit the scheduler's costs from traces instead
   bool interference = false;  // fit the interference factors from traces instead
+  std::string alone_calibration;  // with --interference: collectives' alone times
   bool nic = false;         // fit the scenario platform's NIC through its model instead
   std::vector<std::string> predict;  // with --nic: curves predicted, not fitted
   ScenarioOptions scenario;          // with --nic: the platform
@@ -485,9 +486,12 @@ void run_calibrate(const CalibrateArgs& a) {
     run_scheduler_fit(a);
     return;
   }
+  if (!a.alone_calibration.empty() && !a.interference) {
+    throw flag_error("--calibration", a.alone_calibration, "applies only with --interference");
+  }
   if (a.interference) {
     refuse_network_flags(a, "--interference");
-    run_interference_fit(a.inputs, a.output, a.allow_truncated);
+    run_interference_fit(a.inputs, a.output, a.allow_truncated, a.alone_calibration);
     return;
   }
   sim::MeasurementOptions mo;
@@ -679,6 +683,9 @@ void add_calibrate_command(CLI::App& app) {
                 "ssgd traces: the same kernels or operators and collectives timed alone and "
                 "beside the other kind, within one capture or across captures of one model (one "
                 "with overlap off); -o writes the keys as a scenario");
+  cmd->add_option("--calibration", args->alone_calibration,
+                  "with --interference: a network calibration of the same network (ssgd "
+                  "calibrate on a sweep) that times the collectives alone, for the comm factor");
   cmd->add_flag("--nic", args->nic,
                 "fit the NIC of the scenario's platform (platform.nic.bandwidth, platform.nic.latency) "
                 "to the inputs through the scenario's own model (NCCL's communicator by default), "

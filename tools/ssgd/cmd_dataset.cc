@@ -42,6 +42,7 @@ struct VerifyArgs {
   bool no_replay = false;
   std::optional<double> max_error;         // percent, every case
   std::optional<double> max_whatif_error;  // percent, what-if cases (default: max_error)
+  std::vector<std::string> sets;           // --set: on every entry's scenario
 };
 
 void run_pack(const PackArgs& a) {
@@ -105,6 +106,7 @@ void run_verify(const VerifyArgs& a) {
   if (!a.no_replay) {
     sim::DatasetReplayOptions options;
     options.jobs = a.jobs;
+    options.sets = a.sets;
     options.progress = [&log](const sim::DatasetCase& c, std::size_t done, std::size_t total,
                               double seconds) {
       log->info("[{}/{}] {}: predicted {}, measured {}, error {:+.2f}% ({:.1f} s)", done, total,
@@ -117,12 +119,17 @@ void run_verify(const VerifyArgs& a) {
   }
   const sim::DatasetSummary summary = sim::summarise_dataset(cases, m);
   if (a.report.given()) {
-    const std::string report = json_report_text(sim::dataset_report_json(a.dir, m, cases, summary));
+    nlohmann::json json = sim::dataset_report_json(a.dir, m, cases, summary);
+    json["scenario_sets"] = a.sets;
+    const std::string report = json_report_text(json);
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
 
   std::cout << fmt::format("dataset '{}' ({}): {} entries, {} files intact\n", m.name, a.dir,
                            m.entries.size(), m.files.size());
+  if (!a.sets.empty()) {
+    std::cout << fmt::format("  every entry's scenario with --set {}\n", fmt::join(a.sets, " --set "));
+  }
   if (a.no_replay) {
     std::cout << "  not replayed (--no-replay)\n";
   } else {
@@ -208,6 +215,9 @@ void add_dataset_command(CLI::App& app) {
   add_output_option(*verify, verify_args->report, "--report",
                     "write the cases and summary as JSON here");
   verify->add_flag("--no-replay", verify_args->no_replay, "check the files and the manifest only");
+  verify->add_option("--set", verify_args->sets,
+                     "a scenario key set on every entry's scenario, key.path=value (repeatable): "
+                     "the dataset under a what-if of yours");
   add_tolerance_options(*verify, verify_args->max_error, verify_args->max_whatif_error,
                         "PCT: a case whose |error| is above this many percent is a miss: listed, "
                         "exit status 4 (default: the manifest's tolerance, if it has one)");
