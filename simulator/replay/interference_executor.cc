@@ -95,16 +95,37 @@ void InterferenceExecutor::schedule_end(std::size_t slot, std::int64_t now) {
   r.event = engine_.schedule(Time(now + std::max<std::int64_t>(ns, 0)), end_, slot);
 }
 
-void InterferenceExecutor::refresh(std::int64_t now) {
-  for (std::size_t slot = 0; slot < running_.size(); ++slot) {
-    Running& r = running_[slot];
-    if (!r.live) continue;
-    advance(r, now);
-    const bool slow = should_slow(r) && r.factor > 0;
-    if (slow == r.slowed) continue;
-    r.slowed = slow;
-    if (!r.delegated || r.tail) schedule_end(slot, now);
+void InterferenceExecutor::update(std::size_t slot, std::int64_t now) {
+  Running& r = running_[slot];
+  advance(r, now);
+  const bool slow = should_slow(r) && r.factor > 0;
+  if (slow == r.slowed) return;
+  r.slowed = slow;
+  if (!r.delegated || r.tail) schedule_end(slot, now);
+}
+
+void InterferenceExecutor::refresh(const Running& changed, std::int64_t now) {
+  if (changed.comm) {
+    for (const std::size_t slot : compute_live_) {
+      if (changed.rank == dag::kAllRanks || running_[slot].rank == changed.rank) update(slot, now);
+    }
+  } else {
+    for (const std::size_t slot : comm_live_) update(slot, now);
   }
+}
+
+void InterferenceExecutor::enlist(std::size_t slot) {
+  auto& list = running_[slot].comm ? comm_live_ : compute_live_;
+  running_[slot].pos = list.size();
+  list.push_back(slot);
+}
+
+void InterferenceExecutor::delist(std::size_t slot) {
+  auto& list = running_[slot].comm ? comm_live_ : compute_live_;
+  const std::size_t pos = running_[slot].pos;
+  list[pos] = list.back();
+  running_[list[pos]].pos = pos;
+  list.pop_back();
 }
 
 std::size_t InterferenceExecutor::allocate() {
@@ -135,9 +156,11 @@ void InterferenceExecutor::start(dag::TaskId id, const dag::Task& task,
     r.nominal = task.duration.ns();
   }
   count(r, +1);
+  enlist(slot);
   // The others first (the new task's arrival changes what they run beside),
   // then the new one: nothing else runs at the same instant in between.
-  refresh(now);
+  refresh(running_[slot], now);
+  update(slot, now);
   if (running_[slot].delegated) {
     inner_->start(id, task, [this, slot] { network_done(slot); });
   } else {
@@ -173,9 +196,10 @@ void InterferenceExecutor::finish(std::size_t slot) {
   advance(r, now);
   r.live = false;
   count(r, -1);
+  delist(slot);
   std::function<void()> done = std::move(r.finished);
   free_.push_back(slot);
-  refresh(now);
+  refresh(running_[slot], now);
   done();
 }
 

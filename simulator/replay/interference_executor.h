@@ -65,13 +65,20 @@ class InterferenceExecutor final : public TaskExecutor {
     std::int32_t rank = 0;
     EventHandle event{};
     bool pending = false;       // `event` is scheduled
+    std::size_t pos = 0;        // its place in compute_live_ or comm_live_
   };
 
   [[nodiscard]] bool should_slow(const Running& r) const;
   void count(const Running& r, int delta);
   void advance(Running& r, std::int64_t now);
   void schedule_end(std::size_t slot, std::int64_t now);
-  void refresh(std::int64_t now);
+  // Brings slot's progress up to `now` and its rate in line with what runs beside it.
+  void update(std::size_t slot, std::int64_t now);
+  // After `changed` started or ended: the tasks of the other kind it runs
+  // beside (a collective: its ranks' compute; compute: the collectives).
+  void refresh(const Running& changed, std::int64_t now);
+  void enlist(std::size_t slot);
+  void delist(std::size_t slot);
   void finish(std::size_t slot);
   void network_done(std::size_t slot);
   std::size_t allocate();
@@ -84,6 +91,8 @@ class InterferenceExecutor final : public TaskExecutor {
   HandlerId end_ = 0;
   std::vector<Running> running_;
   std::vector<std::size_t> free_;
+  std::vector<std::size_t> compute_live_;  // slots of running compute tasks, any order
+  std::vector<std::size_t> comm_live_;     // slots of running collectives
   std::vector<int> compute_on_;  // per rank: compute tasks running
   std::vector<int> comm_on_;     // per rank: collectives of that rank alone running
   int compute_total_ = 0;
