@@ -9,6 +9,7 @@
 
 #include "common/checked_math.h"
 #include "common/error.h"
+#include "common/intervals.h"
 #include "dag/trace_sharding.h"
 #include "dag/trace_walk.h"
 #include "traces/collective_names.h"
@@ -30,35 +31,12 @@ struct LayerAccumulator {
   std::int64_t backward_beside_comm_ns = 0;
 };
 
-// Sorted, disjoint intervals and the part of [start, end) they cover.
-using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;
-Intervals merged(Intervals v) {
-  std::sort(v.begin(), v.end());
-  Intervals out;
-  for (const auto& iv : v) {
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
-std::int64_t covered(const Intervals& u, std::int64_t start, std::int64_t end) {
-  auto it = std::lower_bound(u.begin(), u.end(), std::make_pair(start, start));
-  if (it != u.begin()) --it;
-  std::int64_t sum = 0;
-  for (; it != u.end() && it->first < end; ++it) {
-    sum += std::max<std::int64_t>(0, std::min(end, it->second) - std::max(start, it->first));
-  }
-  return sum;
-}
 // The part of a compute work item's own time (a kernel's execution; a host
 // operator's whole time) that ran beside one of `comm`.
 std::int64_t beside(const Intervals& comm, const TaskWork& w) {
   if (comm.empty()) return 0;
   const std::int64_t from = w.host_op || w.kernel < 0 ? w.start_ns : w.end_ns - w.own_ns;
-  return covered(comm, from, w.end_ns);
+  return covered_ns(comm, from, w.end_ns);
 }
 
 // The threads one wave of `gpu` holds: its SMs times the threads an SM
@@ -194,7 +172,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
       has_work[i] = launched(work);
       rank_has_ranges = rank_has_ranges || has_ranges[i];
     }
-    comm = merged(std::move(comm));
+    comm = merged_intervals(std::move(comm));
     std::vector<std::size_t> steps;
     for (std::size_t i = 0; i < iterations.size(); ++i) {
       if (has_work[i] && (has_ranges[i] || !rank_has_ranges)) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/intervals.h"
 #include "traces/collective_names.h"
 #include "traces/kernel_class.h"
 #include "traces/kernel_names.h"
@@ -43,33 +44,7 @@ constexpr double kOverlapped = 0.5;   // at least this share covered: overlapped
 constexpr std::size_t kMinAlone = 3;  // alone records a name needs
 constexpr double kMaxAloneSpread = 0.5;  // their (p90 - p10) / median at most
 
-using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;
 using RankKey = std::pair<std::size_t, std::int32_t>;
-
-// Sorted, disjoint.
-Intervals merged(Intervals v) {
-  std::sort(v.begin(), v.end());
-  Intervals out;
-  for (const auto& iv : v) {
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
-
-std::int64_t covered(const Intervals& u, std::int64_t start, std::int64_t end) {
-  auto it = std::upper_bound(u.begin(), u.end(), std::make_pair(start, start),
-                             [](const auto& a, const auto& b) { return a.first < b.first; });
-  if (it != u.begin()) --it;
-  std::int64_t sum = 0;
-  for (; it != u.end() && it->first < end; ++it) {
-    sum += std::max<std::int64_t>(0, std::min(end, it->second) - std::max(start, it->first));
-  }
-  return sum;
-}
 
 double weighted_quantile(const std::vector<std::pair<double, double>>& sorted, double q) {
   double total = 0;
@@ -86,6 +61,30 @@ double quantile(std::vector<std::int64_t> v, double q) {
   std::sort(v.begin(), v.end());
   const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
   return static_cast<double>(v[std::min(i, v.size() - 1)]);
+}
+
+// The factor one overlapped record of time d, a share phi of it overlapped,
+// implies against the alone time a; none where it says nothing.
+std::optional<double> implied_factor(double a, double d, double phi) {
+  const double denominator = a - d * (1 - phi);
+  if (a <= 0 || denominator <= 0) return std::nullopt;
+  return d * phi / denominator - 1;
+}
+
+// The weighted median and 10th-90th percentiles of (factor, weight) samples;
+// `noise`: one figure per name, of which the median is taken.
+FactorFit summarized(std::vector<std::pair<double, double>> samples, std::size_t names,
+                     std::vector<double> noise) {
+  std::sort(samples.begin(), samples.end());
+  std::sort(noise.begin(), noise.end());
+  FactorFit f;
+  f.samples = static_cast<std::int64_t>(samples.size());
+  f.names = static_cast<std::int64_t>(names);
+  f.median = weighted_quantile(samples, 0.5);
+  f.p10 = weighted_quantile(samples, 0.1);
+  f.p90 = weighted_quantile(samples, 0.9);
+  f.alone_spread = noise.empty() ? 0.0 : noise[noise.size() / 2];
+  return f;
 }
 
 // The factor of one kind over every name that has alone and overlapped records.
@@ -116,10 +115,9 @@ std::optional<FactorFit> fit_kind(const std::vector<Work>& works, int kind,
     bool used = false;
     for (const Work* w : list) {
       if (w->phi < kOverlapped) continue;
-      const auto d = static_cast<double>(w->end - w->start);
-      const double denominator = a - d * (1 - w->phi);
-      if (denominator <= 0) continue;
-      samples.emplace_back(d * w->phi / denominator - 1, a);
+      const auto f = implied_factor(a, static_cast<double>(w->end - w->start), w->phi);
+      if (!f) continue;
+      samples.emplace_back(*f, a);
       used = true;
     }
     if (used) {
@@ -128,16 +126,7 @@ std::optional<FactorFit> fit_kind(const std::vector<Work>& works, int kind,
     }
   }
   if (samples.empty()) return std::nullopt;
-  std::sort(samples.begin(), samples.end());
-  std::sort(spreads.begin(), spreads.end());
-  FactorFit f;
-  f.samples = static_cast<std::int64_t>(samples.size());
-  f.names = static_cast<std::int64_t>(names.size());
-  f.median = weighted_quantile(samples, 0.5);
-  f.p10 = weighted_quantile(samples, 0.1);
-  f.p90 = weighted_quantile(samples, 0.9);
-  f.alone_spread = spreads[spreads.size() / 2];
-  return f;
+  return summarized(std::move(samples), names.size(), std::move(spreads));
 }
 
 // A collective record: its op, size and ranks, for a calibration's time.
@@ -169,24 +158,14 @@ std::optional<FactorFit> fit_comm_against(const std::vector<Work>& comm,
     const double bytes = static_cast<double>(k.bytes) *
                          (*op == CollectiveOp::kAllGather ? static_cast<double>(k.nranks) : 1.0);
     const auto a = static_cast<double>(predict(*fit, k.nranks, bytes).ns());
-    const auto d = static_cast<double>(w.end - w.start);
-    const double denominator = a - d * (1 - w.phi);
-    if (a <= 0 || denominator <= 0) continue;
-    samples.emplace_back(d * w.phi / denominator - 1, a);
+    const auto f = implied_factor(a, static_cast<double>(w.end - w.start), w.phi);
+    if (!f) continue;
+    samples.emplace_back(*f, a);
     names.insert(w.name);
     errors.push_back(fit->band_for(bytes).median_error);
   }
   if (samples.empty()) return std::nullopt;
-  std::sort(samples.begin(), samples.end());
-  std::sort(errors.begin(), errors.end());
-  FactorFit f;
-  f.samples = static_cast<std::int64_t>(samples.size());
-  f.names = static_cast<std::int64_t>(names.size());
-  f.median = weighted_quantile(samples, 0.5);
-  f.p10 = weighted_quantile(samples, 0.1);
-  f.p90 = weighted_quantile(samples, 0.9);
-  f.alone_spread = errors[errors.size() / 2];
-  return f;
+  return summarized(std::move(samples), names.size(), std::move(errors));
 }
 
 // Operators with another of their thread inside them are wrappers: only
@@ -351,12 +330,12 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
   std::map<RankKey, Intervals> comm_at, compute_at;
   for (const Work& w : comm) comm_at[{w.file, w.rank}].emplace_back(w.start, w.end);
   for (const Work& w : compute) compute_at[{w.file, w.rank}].emplace_back(w.start, w.end);
-  for (auto& [k, v] : comm_at) v = merged(std::move(v));
-  for (auto& [k, v] : compute_at) v = merged(std::move(v));
+  for (auto& [k, v] : comm_at) v = merged_intervals(std::move(v));
+  for (auto& [k, v] : compute_at) v = merged_intervals(std::move(v));
   const auto share = [](const std::map<RankKey, Intervals>& at, const Work& w) {
     const auto it = at.find({w.file, w.rank});
     if (it == at.end()) return 0.0;
-    return static_cast<double>(covered(it->second, w.start, w.end)) /
+    return static_cast<double>(covered_ns(it->second, w.start, w.end)) /
            static_cast<double>(w.end - w.start);
   };
   for (Work& w : compute) w.phi = share(comm_at, w);

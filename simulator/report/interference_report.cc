@@ -54,6 +54,9 @@ void print_interference(const InterferencePlan& plan, const InterferenceStats* s
         100 * share(stats->compute_added_ns, stats->compute_ns),
         100 * share(stats->compute_slowed_ns, stats->compute_ns + stats->compute_added_ns),
         100 * share(stats->comm_added_ns, stats->comm_ns));
+    if (stats->compute_tasks > 0) {
+      out << "    run as events (tasks' ends move): no list schedule, no closed form\n";
+    }
   }
   for (const auto& note : plan.notes) out << fmt::format("    note: {}\n", note);
 }
