@@ -163,7 +163,14 @@ TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
           total_overflows(reader, "collective.size_bytes", "bytes or busy time of collectives");
         }
         break;
-      case v1::Event::kMarker: ++s.markers; break;
+      case v1::Event::kMarker:
+        ++s.markers;
+        if (e.marker().domain() == "ssgd-window") {
+          const std::string& name = e.marker().name();
+          if (name.rfind("step/", 0) == 0) ++s.window_steps;
+          if (name == "window/open") ++s.window_opens;
+        }
+        break;
       case v1::Event::kApiCall: ++s.api_calls; break;
       case v1::Event::kSynchronization: ++s.synchronizations; break;
       case v1::Event::kCudaEvent: ++s.cuda_events; break;

@@ -39,6 +39,9 @@ struct TraceSummary {
   std::uint64_t kernels = 0, memcpys = 0, memsets = 0, collectives = 0, markers = 0, api_calls = 0,
                 synchronizations = 0, cuda_events = 0, external_correlations = 0, devices = 0, links = 0, graph_nodes = 0,
                 empty = 0;
+  // A tracing window's marks (domain "ssgd-window", tracer/core/trace_window.h):
+  // the steps the program reported, and how often recording was turned on.
+  std::uint64_t window_steps = 0, window_opens = 0;
   std::map<std::int32_t, std::uint64_t> events_per_rank;
   bool has_time = false;      // some event has a payload
   std::int64_t first_ns = 0;  // smallest start_ns

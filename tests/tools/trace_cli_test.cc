@@ -53,16 +53,20 @@ class TraceCliTracerTest : public TraceCliTest {
   }
   // `ssgd trace --out OUT` of a command that leaves a trace where the tracer
   // would: `ssgd pack` of tests/data/traces/TEXT as OUT/rank-0.ssgdt.
-  CliResult trace_leaving(const std::string& text, const std::string& out) {
+  CliResult trace_leaving(const std::string& text, const std::string& out,
+                          std::vector<std::string> flags = {}) {
     const std::string packed = out + "-packed.ssgdt";
     const CliResult pack =
         run_cli(SSGD_CLI, {"pack", std::string(SSGD_SOURCE_DIR) + "/tests/data/traces/" + text,
                            "-o", (dir_ / packed).string()},
                 dir_, dir_ / "scratch");
     EXPECT_TRUE(pack.exited && pack.status == 0) << pack;
-    return trace({"--out", out, "--", "sh", "-c",
-                  "mkdir -p \"$SSGD_TRACER_OUT\" && cp " + packed +
-                      " \"$SSGD_TRACER_OUT/rank-0.ssgdt\""});
+    std::vector<std::string> args = {"--out", out};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "sh", "-c",
+                             "mkdir -p \"$SSGD_TRACER_OUT\" && cp " + packed +
+                                 " \"$SSGD_TRACER_OUT/rank-0.ssgdt\""});
+    return trace(args);
   }
 };
 
@@ -93,6 +97,19 @@ TEST_F(TraceCliTracerTest, TheCommandSeesTheTracerSettings) {
   // NVTX's injection library is the tracer, which hands NVTX to its CUPTI.
   EXPECT_EQ(env, library + "|" + (fs::canonical(dir_) / "traces").string() + "|1|5:10|" +
                      library + "\n");
+}
+
+// --window reaches the program as SSGD_TRACER_WINDOW; a trace in which no
+// step was reported says that nothing was traced.
+TEST_F(TraceCliTracerTest, TheWindowIsPassedOnAndReported) {
+  CliResult r = trace({"--out", "w", "--window", "steps:10:20", "--", "sh", "-c",
+                       "echo \"$SSGD_TRACER_WINDOW\" > env.txt"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_EQ(slurp(dir_ / "env.txt"), "steps:10:20\n");
+  r = trace_leaving("small.txtpb", "t", {"--window", "signal"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_NE(r.err.find("window: no step was reported, so nothing was traced"), std::string::npos)
+      << r;
 }
 
 TEST_F(TraceCliTracerTest, NvtxIsOffUnlessAsked) {
@@ -254,6 +271,15 @@ TEST_F(TraceCliTest, BadIterationsAreNamed) {
     const CliResult r = trace({"--iterations", bad, "--", "/bin/true"});
     EXPECT_TRUE(r.exited && r.status == 2) << bad << "\n" << r;
     EXPECT_NE(r.err.find("'" + bad + "': field '--iterations'"), std::string::npos) << r;
+  }
+}
+
+TEST_F(TraceCliTest, BadWindowsAreNamed) {
+  for (const std::string bad : {"steps:5", "steps:9:3", "time:2:1", "time:a:b", "sometimes",
+                                "steps:-1:4"}) {
+    const CliResult r = trace({"--window", bad, "--", "/bin/true"});
+    EXPECT_TRUE(r.exited && r.status == 2) << bad << "\n" << r;
+    EXPECT_NE(r.err.find("'" + bad + "': field '--window'"), std::string::npos) << r;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/test_files.h"
 #include "traces/trace_reader.h"
@@ -61,12 +62,14 @@ TEST_F(TracerLibraryTest, ExportsOnlyItsEntryPoints) {
     if (space != std::string::npos) exported.insert(line.substr(space + 1));
   }
   const std::set<std::string> allowed = {"InitializeInjection", "InitializeInjectionNvtx2",
-                                         "ncclProfiler_v5", "ncclProfiler_v4"};
+                                         "ncclProfiler_v5", "ncclProfiler_v4",
+                                         "ssgd_tracer_step"};
   for (const auto& name : exported) {
     EXPECT_TRUE(allowed.count(name)) << "exported: " << name;
   }
   EXPECT_TRUE(exported.count("InitializeInjection"));
   EXPECT_TRUE(exported.count("InitializeInjectionNvtx2"));
+  EXPECT_TRUE(exported.count("ssgd_tracer_step"));  // the tracing window's step hook
 #ifdef SSGD_TRACER_HAS_NCCL
   EXPECT_TRUE(exported.count("ncclProfiler_v5"));
   EXPECT_TRUE(exported.count("ncclProfiler_v4"));
@@ -122,6 +125,44 @@ TEST_F(TracerLibraryTest, InitializeInjectionWithoutGpuStandsDownQuietly) {
   }
   EXPECT_EQ(notes, 1);
   ASSERT_NE(reader.footer(), nullptr) << "the session was not closed at exit";
+}
+
+// The tracing window's step hook through the library, without a GPU: CUPTI
+// stands down, so nothing can be switched and the window never opens, but
+// every reported step is in the trace (domain ssgd-window), and the program
+// still exits cleanly with nothing on stdout.
+TEST_F(TracerLibraryTest, StepHookMarksEveryStepWithoutAGpu) {
+  if (fs::exists("/dev/nvidiactl")) GTEST_SKIP() << "a GPU driver is present; this checks the no-GPU path";
+  const fs::path out_dir = dir_ / "trace";
+  const fs::path out_file = dir_ / "stdout.txt";
+  const fs::path err_file = dir_ / "stderr.txt";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(80);
+    ::setenv("SSGD_TRACER_OUT", out_dir.c_str(), 1);
+    ::setenv("SSGD_TRACER_WINDOW", "steps:1:3", 1);
+    ::unsetenv("RANK");
+    ::execl(SSGD_INJECT_PROBE, SSGD_INJECT_PROBE, kLibrary.c_str(), "steps",
+            static_cast<char*>(nullptr));
+    ::_exit(81);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const std::string err = slurp(err_file);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << "\n" << err;
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "stderr: " << err;
+  EXPECT_EQ(slurp(out_file), "");
+  auto reader = ssgd::trace::TraceReader::open(out_dir / "rank-0.ssgdt");
+  ssgd::trace::v1::Event e;
+  std::vector<std::string> steps;
+  while (reader.next(e)) {
+    if (e.has_marker() && e.marker().domain() == "ssgd-window") steps.push_back(e.marker().name());
+  }
+  const std::vector<std::string> want = {"step/0", "step/1", "step/2", "step/3", "step/4"};
+  EXPECT_EQ(steps, want);
 }
 
 }  // namespace

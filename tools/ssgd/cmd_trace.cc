@@ -1,4 +1,4 @@
-// ssgd trace [-o DIR] [--iterations A:B] [--nvtx] [clock options] -- CMD ARGS...:
+// ssgd trace [-o DIR] [--iterations A:B] [--window SPEC] [--nvtx] [clock options] -- CMD ARGS...:
 // run a training command with the CUPTI tracer injected, then say what it
 // captured.
 //
@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "tracer/core/clock_exchange.h"
+#include "tracer/core/trace_window.h"
 #include "traces/clock_calibration.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
@@ -214,7 +216,7 @@ std::vector<fs::path> trace_files(const fs::path& dir) {
 }
 
 // What each trace file holds, on stderr: the program's stdout stays its own.
-void report(const fs::path& out_dir, const tracer::ClockServer* clock_server) {
+void report(const fs::path& out_dir, const tracer::ClockServer* clock_server, bool window) {
   if (clock_server != nullptr) {
     const tracer::ClockServerCounters c = clock_server->counters();
     std::cerr << "ssgd trace: clock server " << std::getenv("SSGD_TRACER_CLOCK_SERVER")
@@ -255,6 +257,19 @@ void report(const fs::path& out_dir, const tracer::ClockServer* clock_server) {
                 << (s.clock_calibration ? trace::describe_calibration(*s.clock_calibration)
                                         : std::string("not measured"))
                 << "\n";
+      if (window) {
+        if (s.window_steps == 0) {
+          std::cerr << "    window: no step was reported, so nothing was traced (the program "
+                       "reports its steps through tracer/python/ssgd_marks.py)\n";
+        } else if (s.window_opens == 0) {
+          std::cerr << "    window: " << s.window_steps
+                    << " step(s) reported, the window never opened (outside the steps or times "
+                       "given, no signal, or CUPTI not running)\n";
+        } else {
+          std::cerr << "    window: " << s.window_steps << " step(s) reported, recording on "
+                    << s.window_opens << " time(s)\n";
+        }
+      }
     } catch (const std::exception& e) {
       std::cerr << "  " << f.filename().string() << ": unreadable: " << failure_message(e) << "\n";
       all_read = false;
@@ -273,6 +288,7 @@ void add_trace_command(CLI::App& app) {
   struct Options {
     OutputFile out{"ssgd-trace", ""};
     std::string iterations;
+    std::string window;  // --window: SSGD_TRACER_WINDOW
     bool nvtx = false;
     ClockOptions clock;
     std::vector<std::string> command;
@@ -289,6 +305,12 @@ void add_trace_command(CLI::App& app) {
   cmd->add_option("--iterations", options->iterations,
                   "iterations to keep, A:B (A inclusive, B exclusive); passed on as "
                   "SSGD_TRACER_ITERATIONS");
+  cmd->add_option("--window", options->window,
+                  "trace only a window of steps: steps:A:B (steps A to B-1, as the program "
+                  "numbers them), time:S:E (seconds after the tracer started) or signal "
+                  "(SIGUSR2 opens it, the next closes it); every step's boundaries are recorded "
+                  "all the same. The program reports its steps through "
+                  "tracer/python/ssgd_marks.py; passed on as SSGD_TRACER_WINDOW");
   cmd->add_flag("--nvtx", options->nvtx, "also capture NVTX ranges (SSGD_TRACER_NVTX=1)");
   cmd->add_option("--clock-address", options->clock.address,
                   "host name or address the ranks reach this launcher's clock server at "
@@ -305,6 +327,18 @@ void add_trace_command(CLI::App& app) {
   cmd->add_option("command", options->command, "the command to trace, after --")->required();
   cmd->callback([options] {
     if (!options->iterations.empty()) check_iterations(options->iterations);
+    if (!options->window.empty()) {
+      const std::string text = options->window;
+      const tracer::WindowSettings w =
+          tracer::read_window_settings([&text](const char*) -> std::optional<std::string> {
+            return text;
+          });
+      if (!w.problems.empty()) {
+        throw flag_error("--window", text,
+                         "expected steps:A:B (integers, 0 <= A < B), time:S:E (seconds, "
+                         "0 <= S < E) or signal");
+      }
+    }
     const OutputFile& out = options->out;
     if (!out.given()) throw flag_path_error(out.flag, out.path, "the folder name is empty");
     const fs::path library = find_tracer_library();
@@ -325,6 +359,7 @@ void add_trace_command(CLI::App& app) {
     set_env("SSGD_TRACER_OUT", out_dir.string());
     set_env("SSGD_TRACER_NVTX", options->nvtx ? "1" : "0");
     if (!options->iterations.empty()) set_env("SSGD_TRACER_ITERATIONS", options->iterations);
+    if (!options->window.empty()) set_env("SSGD_TRACER_WINDOW", options->window);
     // CUPTI sees NVTX ranges only through NVTX's injection library: the
     // tracer, which hands them to the CUPTI it is bound to
     // (tracer/inject/injection_entry.cc says why not CUPTI's file itself).
@@ -339,7 +374,7 @@ void add_trace_command(CLI::App& app) {
       std::cerr << "ssgd trace: " << child.error << "\n";
       std::exit(127);
     }
-    report(out_dir, clock_server.get());
+    report(out_dir, clock_server.get(), !options->window.empty());
     std::cerr.flush();
     if (child.exited) std::exit(child.exit_status);
     // Die of the same signal, so that a launcher above sees what the command did.

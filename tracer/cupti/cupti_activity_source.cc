@@ -10,6 +10,7 @@
 
 #include "tracer/core/host_clock.h"
 #include "tracer/core/process_session.h"
+#include "tracer/core/trace_window.h"
 #include "tracer/cupti/cupti_record_decoder.h"
 
 namespace ssgd::tracer {
@@ -361,6 +362,35 @@ bool enable_api_calls(Source& s) {
   return enable_kind(s, kAllRuntimeApis) && enable_kind(s, kAllDriverApis);
 }
 
+// The tracing window's switch (tracer/core/trace_window.h): every kind the
+// source enabled, and the API calls, off and on again; off, the writer
+// thread is asked to take CUPTI's buffers (the signal flush's path, which
+// does not wait on the program's thread).
+class CuptiWindowControl final : public WindowControl {
+ public:
+  void set_recording(bool on) noexcept override {
+    Source& s = source();
+    if (s.state.load(std::memory_order_acquire) != SourceState::kRunning) return;
+    for (const CUpti_ActivityKind k : s.enabled) {
+      if (on) {
+        cuptiActivityEnable(k);
+      } else {
+        cuptiActivityDisable(k);
+      }
+    }
+    if (s.api_calls_one_by_one) {
+      const std::uint8_t v = on ? 1 : 0;
+      for (const CUpti_CallbackId id : kRuntimeApis) cuptiActivityEnableRuntimeApi(id, v);
+      if (s.settings.api_calls == ActivitySourceSettings::ApiCalls::kLaunches) {
+        for (const CUpti_CallbackId id : kDriverApis) cuptiActivityEnableDriverApi(id, v);
+      }
+    }
+    if (!on) {
+      if (TraceSink* sink = ProcessSession::get().sink()) (void)sink->request_signal_flush();
+    }
+  }
+};
+
 SourceState start(Source& s) {
   CUptiResult r = cuptiSubscribe(&s.subscriber, no_callback, nullptr);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
@@ -458,6 +488,9 @@ SourceState start_cupti_activity_source(const ActivitySourceSettings& settings) 
       if (start(s) == SourceState::kRunning) {
         std::atexit(flush_at_exit);
         ProcessSession::get().set_signal_flush_hook(flush_for_signal);
+        // A tracing window starts closed: recording off until it opens.
+        static CuptiWindowControl window_control;
+        if (process_window().active()) process_window().set_control(&window_control);
       }
     });
   } catch (...) {

@@ -1,4 +1,4 @@
-// The injection entry points.
+// The injection entry points, and the tracing window's step hook (below).
 //
 // InitializeInjection: with CUDA_INJECTION64_PATH naming this library, the
 // CUDA driver loads it during cuInit and calls InitializeInjection once,
@@ -25,6 +25,7 @@
 
 #include "tracer/core/rank_env.h"
 #include "tracer/core/trace_sink.h"
+#include "tracer/core/trace_window.h"
 #include "tracer/cupti/cupti_activity_source.h"
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
@@ -60,4 +61,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     return 0;
   }
   return init(get_export_table);
+}
+
+// The tracing window's step hook (tracer/core/trace_window.h): the traced
+// program reports each step's start (phase 0) and end (phase 1);
+// tracer/python/ssgd_marks.py finds it with dlopen(RTLD_NOLOAD) on
+// CUDA_INJECTION64_PATH. Never throws, never blocks beyond an uncontended lock.
+extern "C" __attribute__((visibility("default"))) void ssgd_tracer_step(std::int64_t step,
+                                                                        int phase) noexcept {
+  ssgd::tracer::report_step(step, phase);
 }

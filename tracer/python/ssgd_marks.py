@@ -64,6 +64,11 @@ How the ranges are found:
   iterations A <= N < B (counting from 0); the others run unmarked. Start
   marking after DDP's first iteration: DDP rebuilds its buckets then, and the
   bucket layout is read when each marked iteration starts.
+- Under a tracing window (`ssgd trace --window`, SSGD_TRACER_WINDOW), every
+  iteration's start and end, marked or not, is reported to the tracer
+  (`ssgd_tracer_step` of the library CUDA_INJECTION64_PATH names, found
+  already loaded; nothing happens when it is not), which records only the
+  steps inside the window and the boundaries of all of them.
 
 Marked modules: by default every module without children (the leaves), named
 by their qualified names in model.named_modules() (inside a DDP wrapper: its
@@ -74,9 +79,11 @@ Requires torch >= 1.13. No other dependency.
 """
 
 import contextlib
+import ctypes
 import os
 
 __all__ = ["mark", "Marks", "parse_iteration_window", "select_modules", "BackwardTracker",
+           "tracer_step_hook",
            "parse_bucket_sizes", "metadata_names", "grad_bytes_by_layer"]
 
 
@@ -96,6 +103,28 @@ def parse_iteration_window(text):
     if first < 0 or (end is not None and end <= first):
         raise ValueError(f"SSGD_TRACER_ITERATIONS='{text}': need 0 <= A < B")
     return first, end
+
+
+def tracer_step_hook(environ=None, load=None):
+    """The tracing window's step hook, ssgd_tracer_step(step, phase), of the
+    tracer library already loaded in this process, or None: outside
+    `ssgd trace --window`, or where the library is not loaded (no CUDA yet,
+    not traced). `load` opens a library without loading it anew (tests
+    replace it)."""
+    environ = os.environ if environ is None else environ
+    path = environ.get("CUDA_INJECTION64_PATH")
+    if not environ.get("SSGD_TRACER_WINDOW") or not path:
+        return None
+    if load is None:
+        def load(p):
+            return ctypes.CDLL(p, mode=getattr(os, "RTLD_NOLOAD", 4) | ctypes.RTLD_GLOBAL)
+    try:
+        fn = load(path).ssgd_tracer_step
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int64, ctypes.c_int]
+    fn.restype = None
+    return fn
 
 
 def select_modules(named_modules, modules="leaves"):
@@ -256,6 +285,8 @@ class Marks:
         self._first, self._end = window
         self._iteration = 0
         self._iteration_range = None
+        self._step_hook = tracer_step_hook()  # the tracing window's, or None
+        self._step_open = False
         self._ddp = model if hasattr(model, "_get_ddp_logging_data") else None
         inner = model.module if self._ddp is not None else model
         named = [(n, m, any(True for _ in m.children()), any(True for _ in m.parameters(recurse=False)))
@@ -334,7 +365,19 @@ class Marks:
     def _marking(self):
         return self._iteration >= self._first and (self._end is None or self._iteration < self._end)
 
+    def _report_step(self, phase):
+        # The library is loaded with CUDA: look again until it is there.
+        if self._step_hook is None and phase == 0 and os.environ.get("SSGD_TRACER_WINDOW"):
+            self._step_hook = tracer_step_hook()
+        if self._step_hook is not None:
+            self._step_hook(self._iteration, phase)
+
     def _open_iteration(self):
+        # The window opens before the iteration's range starts, so that its
+        # range is recorded.
+        if not self._step_open:
+            self._step_open = True
+            self._report_step(0)
         if self._iteration_range is None and self._marking():
             self._iteration_range = self._ranges.range_start(f"iteration/{self._iteration}")
             self._write_metadata()
@@ -349,6 +392,9 @@ class Marks:
         if self._iteration_range is not None:
             self._ranges.range_end(self._iteration_range)
             self._iteration_range = None
+        if self._step_open:
+            self._report_step(1)
+            self._step_open = False
         self._iteration += 1
         self._last_ran, self._ran = self._ran, set()
         # The next iteration starts here, not at its forward: zero_grad and

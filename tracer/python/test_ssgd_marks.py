@@ -125,3 +125,35 @@ class Metadata(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TracerStepHook(unittest.TestCase):
+    """The tracing window's hook: found only under a window, in a library
+    already loaded; anything else is no hook, never an error."""
+
+    class Lib:
+        def __init__(self):
+            self.calls = []
+
+            def step(n, phase):
+                self.calls.append((n, phase))
+            self.ssgd_tracer_step = step
+
+    def test_found_under_a_window(self):
+        lib = self.Lib()
+        env = {"SSGD_TRACER_WINDOW": "steps:1:3", "CUDA_INJECTION64_PATH": "/x/libssgd_tracer.so"}
+        hook = sm.tracer_step_hook(env, load=lambda path: lib)
+        self.assertIsNotNone(hook)
+        hook(4, 0)
+        self.assertEqual(lib.calls, [(4, 0)])
+
+    def test_none_without_a_window_or_a_loaded_library(self):
+        lib = self.Lib()
+        self.assertIsNone(sm.tracer_step_hook({"CUDA_INJECTION64_PATH": "/x"}, load=lambda p: lib))
+        self.assertIsNone(sm.tracer_step_hook({"SSGD_TRACER_WINDOW": "signal"}, load=lambda p: lib))
+
+        def not_loaded(path):
+            raise OSError("not loaded")
+        env = {"SSGD_TRACER_WINDOW": "signal", "CUDA_INJECTION64_PATH": "/x"}
+        self.assertIsNone(sm.tracer_step_hook(env, load=not_loaded))
+        self.assertIsNone(sm.tracer_step_hook(env, load=lambda p: object()))  # no such symbol
