@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -30,6 +32,36 @@ struct LayerAccumulator {
   std::int64_t forward_beside_comm_ns = 0;   // of forward_ns, beside a collective of the rank
   std::int64_t backward_beside_comm_ns = 0;
 };
+
+// A tracing window's steps (TraceWalk::window_marks): those inside a span
+// when recording was on are traced, the others untraced; the medians of
+// each, none when either kind is missing.
+std::optional<trace::TracingWindowSteps> window_steps(const TraceWalk& walk) {
+  std::vector<std::int64_t> traced, untraced;
+  for (const auto& [rank, marks] : walk.window_marks()) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> on;  // recording on, [open, close)
+    std::vector<std::int64_t> closes = marks.closes;
+    std::sort(closes.begin(), closes.end());
+    for (const std::int64_t open : marks.opens) {
+      const auto c = std::lower_bound(closes.begin(), closes.end(), open);
+      on.emplace_back(open, c == closes.end() ? std::numeric_limits<std::int64_t>::max() : *c);
+    }
+    for (const auto& [start, end] : marks.steps) {
+      const bool inside = std::any_of(on.begin(), on.end(), [&](const auto& span) {
+        return start >= span.first && end <= span.second;
+      });
+      (inside ? traced : untraced).push_back(end - start);
+    }
+  }
+  if (traced.empty() || untraced.empty()) return std::nullopt;
+  const auto median = [](std::vector<std::int64_t> v) {
+    std::sort(v.begin(), v.end());
+    return Duration(v[v.size() / 2]);
+  };
+  return trace::TracingWindowSteps{static_cast<std::int64_t>(traced.size()),
+                                   static_cast<std::int64_t>(untraced.size()), median(traced),
+                                   median(untraced)};
+}
 
 // The part of a compute work item's own time (a kernel's execution; a host
 // operator's whole time) that ran beside one of `comm`.
@@ -292,6 +324,23 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     p.layers.push_back(std::move(row));
   }
   p.host_compute = !gpu_work;
+  p.tracing_window = window_steps(walk);
+  if (p.tracing_window) {
+    const auto& w = *p.tracing_window;
+    out.warnings.push_back(fmt::format(
+        "tracing window: {} step(s) traced, {} recorded by their boundaries only; the traced "
+        "ones took {:.3f} ms (median), the others {:.3f} ms: {:+.1f}% inside the window "
+        "(workload.tracer_overhead: remove takes the difference out of the host's time)",
+        w.traced, w.untraced, static_cast<double>(w.traced_median.ns()) / 1e6,
+        static_cast<double>(w.untraced_median.ns()) / 1e6,
+        w.untraced_median.ns() > 0
+            ? 100.0 * static_cast<double>(w.traced_median.ns() - w.untraced_median.ns()) /
+                  static_cast<double>(w.untraced_median.ns())
+            : 0.0));
+  } else if (!walk.window_marks().empty()) {
+    out.warnings.push_back("tracing window: every reported step was traced, or none: no "
+                           "untraced step to tell the window's own cost by");
+  }
   p.update_beside_comm =
       update_ns > 0 ? std::min(1.0, static_cast<double>(update_beside_comm_ns) /
                                         static_cast<double>(update_ns))

@@ -70,6 +70,17 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
     switch (ev.payload_case()) {
       case v1::Event::kMarker: {
         const auto& m = ev.marker();
+        if (m.domain() == "ssgd-window") {  // a tracing window's: not the program's marks
+          WindowMarks& w = window_marks_[ev.rank()];
+          if (m.name().rfind("step/", 0) == 0 && m.end_ns() >= m.start_ns()) {
+            w.steps.emplace_back(m.start_ns(), m.end_ns());
+          } else if (m.name() == "window/open") {
+            w.opens.push_back(m.start_ns());
+          } else if (m.name() == "window/close") {
+            w.closes.push_back(m.start_ns());
+          }
+          break;
+        }
         using trace::MarkerName;
         const MarkerName mark = trace::parse_marker_name(m, source, record);
         if (mark.kind == MarkerName::Kind::kIteration) {

@@ -215,6 +215,17 @@ class TraceWalk {
   // What the reader of the result should know, one line each.
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 
+  // A tracing window's marks (domain "ssgd-window", tracer/core/trace_window.h)
+  // of one rank: every reported step, and when recording went on and off.
+  struct WindowMarks {
+    std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // start, end
+    std::vector<std::int64_t> opens, closes;
+  };
+  // By rank; empty when the trace has no window.
+  [[nodiscard]] const std::map<std::int32_t, WindowMarks>& window_marks() const {
+    return window_marks_;
+  }
+
  private:
   enum class WorkKind { kKernel, kCollective, kH2d, kIo };
   struct Work {
@@ -277,6 +288,7 @@ class TraceWalk {
   std::vector<std::int64_t> marked_grad_bytes_;
   std::int64_t nccl_kernels_dropped_ = 0;
   std::vector<std::string> warnings_;
+  std::map<std::int32_t, WindowMarks> window_marks_;
 };
 
 }  // namespace ssgd::dag

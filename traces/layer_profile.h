@@ -124,6 +124,17 @@ struct KernelClassTable {
   [[nodiscard]] bool empty() const;
 };
 
+// A trace captured with a tracing window (ssgd trace --window,
+// tracer/core/trace_window.h): the steps it recorded in full and those it
+// recorded only the boundaries of, with their median times. Not in the CSV
+// form.
+struct TracingWindowSteps {
+  std::int64_t traced = 0;
+  std::int64_t untraced = 0;
+  Duration traced_median;
+  Duration untraced_median;
+};
+
 struct LayerProfile {
   std::string source;                    // file the profile came from, for messages
   std::string model;                     // "# model:" metadata, may be empty
@@ -142,6 +153,7 @@ struct LayerProfile {
   // (simulator/perturb/interference.h).
   bool host_compute = false;
   double update_beside_comm = 0;  // the update's share beside a collective (LayerRow's)
+  std::optional<TracingWindowSteps> tracing_window;  // from a trace with a window
   std::vector<LayerRow> layers;
   MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form
 

@@ -15,6 +15,7 @@
 #include "simulator/engine/schedule.h"
 #include "simulator/perturb/gpu_change.h"
 #include "simulator/perturb/interference.h"
+#include "simulator/perturb/tracer_overhead.h"
 #include "simulator/replay/interference_executor.h"
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/scaling/batch_time_model.h"
@@ -145,6 +146,9 @@ struct ReplayResult {
   // the plan as applied (inactive: none) and what it added over the run.
   InterferencePlan interference;
   InterferenceStats interference_stats;
+  // A capture with a tracing window: its traced and untraced steps, and
+  // what workload.tracer_overhead: remove took out (tracer_overhead.h).
+  TracerOverhead tracer_overhead;
   trace::KernelClassTable kernel_classes;  // the input's kernels by class (a trace's)
   // Sharded data parallelism (simulator/sharding/, docs/sharding.md): the
   // strategy as replayed, the ranks a shard spans, the units gathered

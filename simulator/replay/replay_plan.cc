@@ -5,6 +5,7 @@
 #include "common/logging.h"
 #include "simulator/policy/overlap_policy.h"
 #include "simulator/perturb/gpu_change.h"
+#include "simulator/perturb/tracer_overhead.h"
 #include "simulator/replay/replay_stages.h"
 #include "simulator/scenario/scenario_platform.h"
 #include "simulator/scenario/scenario_network.h"
@@ -13,9 +14,14 @@
 
 namespace ssgd::sim::replay_stages {
 
-Plan plan(const trace::LayerProfile& measured, const Scenario& requested,
+Plan plan(const trace::LayerProfile& measured_input, const Scenario& requested,
           const ReplayOptions& options, ReplayResult& out) {
   // The input's compute on the scenario's GPU (the same GPU: as measured).
+  // Without the tracing window's own cost, when asked (tracer_overhead.h).
+  trace::LayerProfile untraced;
+  out.tracer_overhead =
+      plan_tracer_overhead(measured_input, requested.remove_tracer_overhead, &untraced);
+  const trace::LayerProfile& measured = out.tracer_overhead.removed ? untraced : measured_input;
   out.gpu_change = plan_gpu_change(measured, scenario_gpu_model(requested),
                                    requested.platform.gpu_model_from_key);
   out.kernel_classes = measured.kernel_classes;

@@ -206,6 +206,15 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
   j["memory"] = memory_json(r.memory, r.gpu_memory);
   j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
   j["interference"] = interference_json(r.interference, &r.interference_stats);
+  if (const TracerOverhead& t = r.tracer_overhead; t.window) {
+    j["tracing_window"] = {{"traced_steps", t.steps.traced},
+                           {"untraced_steps", t.steps.untraced},
+                           {"traced_median_ns", t.steps.traced_median.ns()},
+                           {"untraced_median_ns", t.steps.untraced_median.ns()},
+                           {"removed", t.removed},
+                           {"removed_per_iteration_ns", t.removed_per_iteration.ns()},
+                           {"note", t.note}};
+  }
   j["breakdown"] = {{"compute_ns", r.breakdown.compute.ns()},
                     {"io_ns", r.breakdown.io.ns()},
                     {"exposed_comm_ns", r.breakdown.exposed_comm.ns()},
@@ -285,6 +294,18 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   }
   print_gpu_change(r.gpu_change, r.kernel_classes, out);
   print_interference(r.interference, &r.interference_stats, out);
+  if (const TracerOverhead& t = r.tracer_overhead; t.window) {
+    const double traced = static_cast<double>(t.steps.traced_median.ns()) / 1e6;
+    const double untraced = static_cast<double>(t.steps.untraced_median.ns()) / 1e6;
+    out << fmt::format(
+        "  tracing window: {} step(s) traced ({:.3f} ms median), {} untraced ({:.3f} ms): {}\n",
+        t.steps.traced, traced, t.steps.untraced, untraced,
+        t.removed ? fmt::format("{:.3f} ms of host time an iteration removed "
+                                "(workload.tracer_overhead: remove)",
+                                static_cast<double>(t.removed_per_iteration.ns()) / 1e6)
+                  : std::string("replayed as traced (workload.tracer_overhead: keep)"));
+    if (!t.note.empty()) out << fmt::format("    note: {}\n", t.note);
+  }
   if (s.perturb.active()) out << fmt::format("  perturb: {}\n", describe(s.perturb));
   if (r.sharding != "none" || r.accumulation > 1) {
     const ShardSettings& sh = s.sharding;

@@ -108,6 +108,7 @@ struct Scenario {
   Duration h2d_time;                         // key: workload.h2d_time (>= 0): copy it to the GPU
   Duration update_time;                      // key: workload.update_time (>= 0): optimizer step
   bool update_time_given = false;            // workload.update_time was set (else the input's)
+  bool remove_tracer_overhead = false;       // key: workload.tracer_overhead (keep | remove)
   std::vector<JobSpec> jobs;                 // key: jobs (a sequence; file or --set jobs.<i>.<key>)
   ShardSettings sharding;                     // keys: sharding.* and the step's workload.*
   Perturbation perturb;                      // keys: perturb.* (simulator/perturb/perturbation.h)

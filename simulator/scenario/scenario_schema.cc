@@ -374,6 +374,15 @@ void set_batch_per_gpu(Scenario& s, std::string_view v) {
 }
 void set_io_time(Scenario& s, std::string_view v) { s.io_time = parse_nonnegative_duration(v); }
 void set_h2d_time(Scenario& s, std::string_view v) { s.h2d_time = parse_nonnegative_duration(v); }
+void set_tracer_overhead(Scenario& s, std::string_view v) {
+  if (v == "keep") {
+    s.remove_tracer_overhead = false;
+  } else if (v == "remove") {
+    s.remove_tracer_overhead = true;
+  } else {
+    throw std::invalid_argument(fmt::format("expected keep or remove, got '{}'", bounded(v)));
+  }
+}
 void set_update_time(Scenario& s, std::string_view v) {
   s.update_time = parse_nonnegative_duration(v);
   s.update_time_given = true;
@@ -702,6 +711,10 @@ constexpr std::array kKeys = {
     ScenarioKey{"workload.update_time", "duration", "(input)",
                 "time of one optimizer step (>= 0); default: the input's measured update, else 0",
                 set_update_time},
+    ScenarioKey{"workload.tracer_overhead", "keep|remove", "keep",
+                "a capture with a tracing window: remove takes the window's own cost (traced "
+                "against untraced steps) out of the host's time",
+                set_tracer_overhead},
     ScenarioKey{"workload.precision", "fp32|bf16|fp16", "(input)",
                 "dtype of the parameters and gradients the step computes with; default: the "
                 "input's grad_dtype, else fp32; not fp32: fp32 master weights in the optimizer",

@@ -652,10 +652,11 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
         "sharding.reshard_after_forward", "sharding.max_gathers_in_flight",
         "sharding.separate_streams", "sharding.gradient_reduction", "interference.model",
         "interference.resource", "interference.gpu.compute", "interference.gpu.memory",
-        "interference.gpu.comm", "interference.host.compute", "interference.host.comm"}) {
+        "interference.gpu.comm", "interference.host.compute", "interference.host.comm",
+        "workload.tracer_overhead"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 106U);
+  EXPECT_EQ(scenario_keys().size(), 107U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));
