@@ -320,13 +320,31 @@ void TraceWalk::place_work() {
       }
     }
   }
+  std::int64_t graph_kernels = 0;
+  std::int64_t graph_launches = 0;
   for (auto& [r, rank] : ranks_) {
+    // One launch call that started several GPU kernels is a CUDA graph's
+    // launch (cudaGraphLaunch: every kernel of the graph carries its
+    // correlation id): its time says nothing of where each kernel belongs,
+    // so they keep their own GPU start times.
+    std::unordered_map<std::uint64_t, std::int64_t> gpu_kernels_of;
+    for (const auto& [correlation, index] : rank.pending) {
+      const Work& w = rank.work[index];
+      if (w.kind == WorkKind::kKernel && w.device >= 0) ++gpu_kernels_of[correlation];
+    }
     for (const auto& [correlation, index] : rank.pending) {
       const auto it = rank.launch_ns.find(correlation);
-      if (it != rank.launch_ns.end()) {
-        rank.work[index].host_ns = it->second;
-        rank.work[index].launch_known = true;
+      if (it == rank.launch_ns.end()) continue;
+      Work& w = rank.work[index];
+      if (w.kind == WorkKind::kKernel && w.device >= 0 && gpu_kernels_of[correlation] > 1) {
+        ++graph_kernels;
+        continue;
       }
+      w.host_ns = it->second;
+      w.launch_known = true;
+    }
+    for (const auto& [correlation, n] : gpu_kernels_of) {
+      if (n > 1 && rank.launch_ns.count(correlation) > 0) ++graph_launches;
     }
     std::stable_sort(rank.work.begin(), rank.work.end(),
                      [](const Work& a, const Work& b) { return a.host_ns < b.host_ns; });
@@ -334,6 +352,12 @@ void TraceWalk::place_work() {
     rank.nccl_correlations.clear();
     rank.pending.clear();
     rank.launch_ns.clear();
+  }
+  if (graph_kernels > 0) {
+    warnings_.push_back(fmt::format(
+        "{} kernel(s) started by {} CUDA graph launch(es) (one launch call, many kernels): each "
+        "placed by its own GPU start time, and no launch gap is taken from the host for them",
+        graph_kernels, graph_launches));
   }
 }
 

@@ -181,6 +181,32 @@ events { rank: 0 marker { name: "backward/fc" start_ns: 1023010 end_ns: 1043000 
   EXPECT_EQ(r.profile.layers[1].backward.ns(), 3000);  // 1 ms after relu's forward: a wait
 }
 
+// A CUDA graph's launch: one cudaGraphLaunch call (correlation 7) started
+// three kernels. Placed by the launch's time, all three would fall in fc's
+// forward, where the launch was made; each keeps its own GPU start instead
+// (two in fc's forward, one in relu's), and the walk says so.
+TEST_F(TraceWalkTest, KernelsOfACudaGraphLaunchKeepTheirGpuTimes) {
+  const TraceProfileResult r = profile_of_text("graph", R"(
+metadata { tool: "hand-written" hosts { hostname: "n" } world_size: 1 }
+events { rank: 0 marker { name: "iteration/0" start_ns: 0 end_ns: 100000 } }
+events { rank: 0 marker { name: "forward/fc" start_ns: 1000 end_ns: 20000 } }
+events { rank: 0 api_call { api: RUNTIME name: "cudaGraphLaunch" thread_id: 1 start_ns: 1500 end_ns: 1600 correlation_id: 7 } }
+events { rank: 0 kernel { name: "gemm_a" device: 0 stream: 7 start_ns: 2000 end_ns: 6000 correlation_id: 7 } }
+events { rank: 0 kernel { name: "gemm_b" device: 0 stream: 7 start_ns: 6000 end_ns: 9000 correlation_id: 7 } }
+events { rank: 0 marker { name: "forward/relu" start_ns: 20000 end_ns: 40000 } }
+events { rank: 0 kernel { name: "relu_k" device: 0 stream: 7 start_ns: 25000 end_ns: 27000 correlation_id: 7 } }
+)");
+  ASSERT_EQ(r.profile.layers.size(), 2u);
+  EXPECT_EQ(r.profile.layers[0].name, "fc");
+  EXPECT_EQ(r.profile.layers[1].name, "relu");
+  EXPECT_GT(r.profile.layers[1].forward.ns(), 0) << "relu's kernel went to fc with the launch";
+  bool said = false;
+  for (const auto& w : r.warnings) {
+    said = said || w.find("3 kernel(s) started by 1 CUDA graph launch(es)") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 // The helper writes the grad bytes marks at every iteration; its first ones
 // may come before it has seen which modules run (nn.MultiheadAttention's
 // out_proj, never called, first counts as a layer of its own). The latest

@@ -624,5 +624,40 @@ TEST(KinetoLayerSource, NamesParseBack) {
   EXPECT_EQ(parse_kineto_layer_source("module"), std::nullopt);
 }
 
+// A CUDA graph's launch in a Kineto trace: one cudaGraphLaunch runtime event
+// and the graph's kernels, all with its correlation id. Every kernel and the
+// call are kept, linked by that id; the walk places each kernel by its own
+// GPU time (dag/trace_walk.h, TraceWalkTest.KernelsOfACudaGraphLaunchKeepTheirGpuTimes).
+TEST_F(KinetoImportTest, ACudaGraphLaunchKeepsEveryKernelAndItsCall) {
+  const auto json = dir_ / "graph.json";
+  write_file_bytes(json, R"({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1},
+ "traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "iteration/0", "pid": 4242, "tid": 4243, "ts": 0.000, "dur": 100.000, "args": {"External id": 1}},
+ {"ph": "X", "cat": "user_annotation", "name": "forward/fc", "pid": 4242, "tid": 4243, "ts": 1.000, "dur": 19.000, "args": {"External id": 2}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 4242, "tid": 4243, "ts": 1.500, "dur": 0.100, "args": {"cbid": 311, "correlation": 7}},
+ {"ph": "X", "cat": "kernel", "name": "gemm_a", "pid": 0, "tid": 7, "ts": 2.000, "dur": 4.000, "args": {"device": 0, "stream": 7, "correlation": 7}},
+ {"ph": "X", "cat": "kernel", "name": "gemm_b", "pid": 0, "tid": 7, "ts": 6.000, "dur": 3.000, "args": {"device": 0, "stream": 7, "correlation": 7}},
+ {"ph": "X", "cat": "user_annotation", "name": "forward/relu", "pid": 4242, "tid": 4243, "ts": 20.000, "dur": 20.000, "args": {"External id": 3}},
+ {"ph": "X", "cat": "kernel", "name": "relu_k", "pid": 0, "tid": 7, "ts": 25.000, "dur": 2.000, "args": {"device": 0, "stream": 7, "correlation": 7}}
+ ]})");
+  import_kineto(json, dir_ / "graph.ssgdt");
+  auto reader = TraceReader::open(dir_ / "graph.ssgdt");
+  trace::v1::Event e;
+  int kernels = 0;
+  int launches = 0;
+  while (reader.next(e)) {
+    if (e.has_kernel()) {
+      ++kernels;
+      EXPECT_EQ(e.kernel().correlation_id(), 7u);
+    }
+    if (e.has_api_call() && e.api_call().name() == "cudaGraphLaunch") {
+      ++launches;
+      EXPECT_EQ(e.api_call().correlation_id(), 7u);
+    }
+  }
+  EXPECT_EQ(kernels, 3);
+  EXPECT_EQ(launches, 1);
+}
+
 }  // namespace
 }  // namespace ssgd::trace
