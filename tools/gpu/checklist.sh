@@ -9,7 +9,9 @@
 # "repeat_amp" the AMP pair twice more, "kineto_amp" torch.profiler with AMP,
 # "models_traced" the traced runs of "models" alone, "api_amp" AMP ResNet-50
 # untraced and traced with each SSGD_TRACER_API_CALLS mode, "fp32_knobs"
-# fp32 ResNet-50 over 6 blocks with the tracer's flush and buffer settings.
+# fp32 ResNet-50 over 6 blocks with the tracer's flush and buffer settings,
+# "window" a tracing window of 10 steps in 1,015 against the same run untraced
+# (issue 38's target: at most 0.5% on the whole job), fp32 and AMP.
 #
 # BIN_DIR holds ssgd, libssgd_tracer.so and the tracer's test programs of a
 # build configured with -DSSGD_WITH_CUDA=ON (tools/gpu/carry.sh makes one
@@ -249,6 +251,24 @@ group_fsdp() {
   step fsdp_kineto 120 "$py" "$train" --model bert --batch 32 --fsdp --marks --warmup 10 --iterations 20 \
     --reps 1 --profile "$out/fsdp_kineto.json" --out "$out/fsdp_kineto_result.json"
   gzip -f "$out/fsdp_kineto.json" 2>/dev/null
+}
+
+# Issue 38: a tracing window of steps 500-509 in 1,015 (15 warm-up, 10
+# blocks of 100 timed), fp32 and AMP, against the same run with the marks
+# and no tracer; the marks report the steps. Whole-job cost: the median
+# timed iteration of each; the window's own cost: the trace's traced steps
+# against its untraced ones (ssgd simulate prints both).
+group_window() {
+  local long=(--model resnet50 --batch 64 --ddp --warmup 15 --iterations 100 --reps 10)
+  for amp in fp32 amp; do
+    flag=()
+    [ "$amp" = amp ] && flag=(--amp)
+    step "marks_$amp" 240 "$py" "$train" "${long[@]}" "${flag[@]}" --marks \
+      --out "$out/marks_$amp.json"
+    step "window_$amp" 240 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --window steps:500:510 \
+      -o "$out/window_$amp" -- "$py" "$train" "${long[@]}" "${flag[@]}" --marks \
+      --out "$out/window_$amp.json"
+  done
 }
 
 # Checklist item 3: is Nsight Systems there?
