@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/support/test_files.h"
@@ -88,26 +89,42 @@ TEST_F(TracerLibraryTest, CarriesZstdInside) {
 // Loads the library in a child (tests/tracer/inject_probe.cc), as the CUDA
 // driver would, and calls InitializeInjection; the child then exits
 // normally so the atexit handlers (CUPTI flush, then the session's close) run.
-TEST_F(TracerLibraryTest, InitializeInjectionWithoutGpuStandsDownQuietly) {
-  if (fs::exists("/dev/nvidiactl")) GTEST_SKIP() << "a GPU driver is present; this checks the no-GPU path";
-  const fs::path out_dir = dir_ / "trace";
-  const fs::path out_file = dir_ / "stdout.txt";
-  const fs::path err_file = dir_ / "stderr.txt";
+// Runs tests/tracer/inject_probe.cc in a child with the library, `setting`
+// (NAME, value) in its environment beside SSGD_TRACER_OUT=dir/trace, and
+// `mode` as its second argument when not empty; stdout and stderr go to
+// dir/stdout.txt and dir/stderr.txt. Returns the wait status.
+int run_probe(const fs::path& dir, std::pair<const char*, const char*> setting,
+              const char* mode) {
+  const fs::path out_file = dir / "stdout.txt";
+  const fs::path err_file = dir / "stderr.txt";
   const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
+  if (pid < 0) return -1;
   if (pid == 0) {
     const int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(80);
-    ::setenv("SSGD_TRACER_OUT", out_dir.c_str(), 1);
-    ::setenv("SSGD_TRACER_LOG", "1", 1);
+    ::setenv("SSGD_TRACER_OUT", (dir / "trace").c_str(), 1);
+    ::setenv(setting.first, setting.second, 1);
     ::unsetenv("RANK");
-    ::execl(SSGD_INJECT_PROBE, SSGD_INJECT_PROBE, kLibrary.c_str(), static_cast<char*>(nullptr));
+    if (*mode != '\0') {
+      ::execl(SSGD_INJECT_PROBE, SSGD_INJECT_PROBE, kLibrary.c_str(), mode,
+              static_cast<char*>(nullptr));
+    } else {
+      ::execl(SSGD_INJECT_PROBE, SSGD_INJECT_PROBE, kLibrary.c_str(), static_cast<char*>(nullptr));
+    }
     ::_exit(81);
   }
   int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  const std::string err = slurp(err_file);
+  return ::waitpid(pid, &status, 0) == pid ? status : -1;
+}
+
+TEST_F(TracerLibraryTest, InitializeInjectionWithoutGpuStandsDownQuietly) {
+  if (fs::exists("/dev/nvidiactl")) GTEST_SKIP() << "a GPU driver is present; this checks the no-GPU path";
+  const fs::path out_dir = dir_ / "trace";
+  const fs::path out_file = dir_ / "stdout.txt";
+  const int status = run_probe(dir_, {"SSGD_TRACER_LOG", "1"}, "");
+  ASSERT_NE(status, -1);
+  const std::string err = slurp(dir_ / "stderr.txt");
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << "\n" << err;
   ASSERT_EQ(WEXITSTATUS(status), 0) << "stderr: " << err << "stdout: " << slurp(out_file);
   EXPECT_EQ(slurp(out_file), "") << "the tracer wrote to stdout";
@@ -135,23 +152,9 @@ TEST_F(TracerLibraryTest, StepHookMarksEveryStepWithoutAGpu) {
   if (fs::exists("/dev/nvidiactl")) GTEST_SKIP() << "a GPU driver is present; this checks the no-GPU path";
   const fs::path out_dir = dir_ / "trace";
   const fs::path out_file = dir_ / "stdout.txt";
-  const fs::path err_file = dir_ / "stderr.txt";
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(80);
-    ::setenv("SSGD_TRACER_OUT", out_dir.c_str(), 1);
-    ::setenv("SSGD_TRACER_WINDOW", "steps:1:3", 1);
-    ::unsetenv("RANK");
-    ::execl(SSGD_INJECT_PROBE, SSGD_INJECT_PROBE, kLibrary.c_str(), "steps",
-            static_cast<char*>(nullptr));
-    ::_exit(81);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  const std::string err = slurp(err_file);
+  const int status = run_probe(dir_, {"SSGD_TRACER_WINDOW", "steps:1:3"}, "steps");
+  ASSERT_NE(status, -1);
+  const std::string err = slurp(dir_ / "stderr.txt");
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << "\n" << err;
   ASSERT_EQ(WEXITSTATUS(status), 0) << "stderr: " << err;
   EXPECT_EQ(slurp(out_file), "");
