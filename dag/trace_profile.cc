@@ -46,11 +46,11 @@ std::optional<trace::TracingWindowSteps> window_steps(const TraceWalk& walk) {
       const auto c = std::lower_bound(closes.begin(), closes.end(), open);
       on.emplace_back(open, c == closes.end() ? std::numeric_limits<std::int64_t>::max() : *c);
     }
-    for (const auto& [start, end] : marks.steps) {
-      const bool inside = std::any_of(on.begin(), on.end(), [&](const auto& span) {
-        return start >= span.first && end <= span.second;
+    for (const auto& step : marks.steps) {
+      const bool inside = std::any_of(on.begin(), on.end(), [&step](const auto& span) {
+        return step.first >= span.first && step.second <= span.second;
       });
-      (inside ? traced : untraced).push_back(end - start);
+      (inside ? traced : untraced).push_back(step.second - step.first);
     }
   }
   if (traced.empty() || untraced.empty()) return std::nullopt;
