@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "tests/support/kineto_json_writer.h"
+#ifdef SSGD_WITH_NSYS_IMPORT
+#include "tests/support/nsys_sqlite_writer.h"
+#endif
 #include "tests/support/rank_files.h"
 #include "tests/support/torch_cpu_profile_writer.h"
 
@@ -115,6 +118,21 @@ void rank_seeds(const fs::path& container_dir, const fs::path& merge_dir, const 
   fs::remove_all(scratch);
 }
 
+#ifdef SSGD_WITH_NSYS_IMPORT
+// Nsight Systems exports: the tests' training step, and one without NCCL
+// ranges and target info (collectives of unknown size, clock UNSPECIFIED).
+void nsys_seeds(const fs::path& dir) {
+  fs::create_directories(dir);
+  t::NsysTrainingOptions small;
+  small.iterations = 1;
+  t::write_nsys_export(dir / "two_layer_training.sqlite", t::nsys_two_layer_training(small));
+  small.nccl_ranges = false;
+  small.target_info = false;
+  small.rank_mark = false;
+  t::write_nsys_export(dir / "no_nccl_ranges.sqlite", t::nsys_two_layer_training(small));
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +142,9 @@ int main(int argc, char** argv) {
   }
   const fs::path out = argv[1];
   kineto_seeds(out / "kineto_json");
+#ifdef SSGD_WITH_NSYS_IMPORT
+  nsys_seeds(out / "nsys_sqlite");
+#endif
   rank_seeds(out / "trace_container", out / "trace_merge", out / ".scratch");
   return 0;
 }

@@ -11,6 +11,7 @@ packages=(
   libboost-graph-dev
   libspdlog-dev libfmt-dev
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libzstd-dev zlib1g-dev
+  libsqlite3-dev  # ssgd import nsys (Nsight Systems SQLite exports)
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev  # the sanitized suite and the fuzzers (tools/fuzz.sh)

@@ -3,6 +3,7 @@
 // ssgd import pytorch DIR -o FILE.ssgdt [--force] (every rank's file, merged)
 // ssgd import kineto ... (the same import)
 // ssgd import chakra DIR|FILES... -o FILE.ssgdt
+// ssgd import nsys FILE.sqlite|DIR -o FILE.ssgdt [--rank N] [--force]
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <unistd.h>
 
@@ -25,6 +27,9 @@
 #include "traces/import/bcaffe/bcaffe_log.h"
 #include "traces/import/chakra/chakra_import.h"
 #include "traces/import/pytorch/kineto_import.h"
+#ifdef SSGD_WITH_NSYS_IMPORT
+#include "traces/import/nsys/nsys_import.h"
+#endif
 #include "traces/merge/trace_merge.h"
 
 namespace ssgd::tools {
@@ -55,13 +60,19 @@ struct ScratchFolder {
   ScratchFolder& operator=(const ScratchFolder&) = delete;
 };
 
-// The profiler files of a folder: *.json and *.json.gz, not hidden, sorted.
-std::vector<fs::path> profiler_files(const std::string& dir) {
+// The rank files of a folder: those ending in one of `suffixes`, not
+// hidden, sorted.
+std::vector<fs::path> rank_files(const std::string& dir, std::initializer_list<const char*> suffixes) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
     if (name.starts_with(".") || !entry.is_regular_file()) continue;
-    if (name.ends_with(".json") || name.ends_with(".json.gz")) files.push_back(entry.path());
+    for (const char* suffix : suffixes) {
+      if (name.ends_with(suffix)) {
+        files.push_back(entry.path());
+        break;
+      }
+    }
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -84,14 +95,26 @@ std::optional<std::int32_t> rank_in_name(const std::string& name) {
   return rank;
 }
 
-// ssgd import pytorch DIR: every rank's file imported, then merged as
+// What importing one rank's file into the scratch folder gave.
+struct RankImport {
+  std::int32_t rank = 0;
+  std::string rank_source;
+  std::uint64_t events = 0;
+};
+// Imports `file` into `tmp`; `name_rank` is the rank its name gives, used
+// when the file says none (and required then).
+using ImportRank = std::function<RankImport(const fs::path& file, const fs::path& tmp,
+                                            std::optional<std::int32_t> name_rank)>;
+
+// ssgd import <tool> DIR: every rank's file imported, then merged as
 // `ssgd merge` merges (one time line, clocks aligned where the files say).
-void import_pytorch_folder(const std::string& dir, const OutputFile& out,
-                           const trace::KinetoImportOptions& base, bool force) {
-  const std::vector<fs::path> files = profiler_files(dir);
+// `files` are the folder's files of that tool, `kind` says what they are.
+void import_rank_folder(const std::string& dir, const std::vector<fs::path>& files,
+                        const char* kind, const OutputFile& out, bool force,
+                        const ImportRank& import_one) {
   if (files.empty()) {
     throw InputError({dir, std::nullopt, std::nullopt, "FILE"},
-                     "a folder without PyTorch profiler files (*.json, *.json.gz)");
+                     fmt::format("a folder without {}", kind));
   }
   std::vector<std::string> inputs;
   for (const auto& f : files) inputs.push_back(f.string());
@@ -100,19 +123,16 @@ void import_pytorch_folder(const std::string& dir, const OutputFile& out,
   ScratchFolder scratch(out.path);
   std::map<std::int32_t, std::string> by_rank;
   for (const auto& f : files) {
-    trace::KinetoImportOptions options = base;
     // When the file does not say its rank, its name must (read once).
-    options.name_rank = rank_in_name(f.filename().string());
-    options.require_rank = true;
     const fs::path tmp = scratch.path / "import.ssgdt";
-    const trace::KinetoImportSummary s = trace::import_kineto(f.string(), tmp.string(), options);
+    const RankImport s = import_one(f, tmp, rank_in_name(f.filename().string()));
     if (const auto [it, fresh] = by_rank.emplace(s.rank, f.string()); !fresh) {
       throw InputError({f.string(), std::nullopt, std::nullopt, "rank"},
                        fmt::format("rank {} again: '{}' is rank {} too", s.rank, it->second, s.rank));
     }
     fs::rename(tmp, scratch.path / fmt::format("rank-{}.ssgdt", s.rank));
     std::cout << fmt::format("{}: rank {} ({}), {} event(s)\n", f.string(), s.rank, s.rank_source,
-                             s.events_written);
+                             s.events);
   }
   trace::MergeOptions merge;
   merge.force = force;
@@ -140,6 +160,19 @@ void import_pytorch_folder(const std::string& dir, const OutputFile& out,
   std::cout << fmt::format("merged {} rank(s) from {} host(s), {} events -> {}\n", merged.ranks,
                            merged.hosts, merged.events, out.path);
   for (const auto& note : merged.notes) std::cout << "  note: " << note << "\n";
+}
+
+void import_pytorch_folder(const std::string& dir, const OutputFile& out,
+                           const trace::KinetoImportOptions& base, bool force) {
+  import_rank_folder(dir, rank_files(dir, {".json", ".json.gz"}),
+                     "PyTorch profiler files (*.json, *.json.gz)", out, force,
+                     [&](const fs::path& f, const fs::path& tmp, std::optional<std::int32_t> name_rank) {
+                       trace::KinetoImportOptions options = base;
+                       options.name_rank = name_rank;
+                       options.require_rank = true;
+                       const auto s = trace::import_kineto(f.string(), tmp.string(), options);
+                       return RankImport{s.rank, s.rank_source, s.events_written};
+                     });
 }
 
 }  // namespace
@@ -230,6 +263,63 @@ void add_import_command(CLI::App& app) {
   add_pytorch("kineto",
               "the same import as `pytorch` (both Kineto and legacy profiler files), kept under "
               "its first name");
+
+  // `nsys`: an Nsight Systems report's SQLite export (docs/nsys.md).
+  struct NsysArgs {
+    std::string input;
+    OutputFile out;
+    std::int32_t rank = -1;
+    bool force = false;
+  };
+  auto nargs = std::make_shared<NsysArgs>();
+  auto* nsys = cmd->add_subcommand(
+      "nsys",
+      "NVIDIA Nsight Systems report exported to SQLite (nsys export --type sqlite) -> .ssgdt "
+      "trace of one rank; or a folder of one export per rank, merged (docs/nsys.md)");
+  nsys->add_option("FILE", nargs->input,
+                   "the .sqlite file of `nsys export --type sqlite`, or a folder of one such "
+                   "file per rank (*.sqlite), each imported and all merged as ssgd merge does")
+      ->required();
+  add_output_option(*nsys, nargs->out, "-o,--output", ".ssgdt trace to write")->required();
+  nsys->add_option("--rank", nargs->rank, "rank of the file (default: its ssgd/rank NVTX mark)")
+      ->check(CLI::NonNegativeNumber);
+  nsys->add_flag("--force", nargs->force,
+                 "FILE a folder: merge even ranks on hosts whose clocks cannot be aligned "
+                 "(uncorrected), as ssgd merge --force");
+  nsys->callback([nargs] {
+#ifdef SSGD_WITH_NSYS_IMPORT
+    trace::NsysImportOptions options;
+    if (nargs->rank >= 0) options.rank = nargs->rank;
+    if (std::filesystem::is_directory(nargs->input)) {
+      if (nargs->rank >= 0) {
+        throw flag_error("--rank", std::to_string(nargs->rank),
+                         "one rank for a folder of ranks: each file's rank comes from its "
+                         "ssgd/rank mark or its name");
+      }
+      import_rank_folder(nargs->input, rank_files(nargs->input, {".sqlite"}),
+                         "Nsight Systems SQLite exports (*.sqlite)", nargs->out, nargs->force,
+                         [&](const fs::path& f, const fs::path& tmp,
+                             std::optional<std::int32_t> name_rank) {
+                           trace::NsysImportOptions one = options;
+                           one.name_rank = name_rank;
+                           one.require_rank = true;
+                           const auto s = trace::import_nsys(f, tmp, one);
+                           return RankImport{s.rank, s.rank_source, s.events_written};
+                         });
+      return;
+    }
+    if (nargs->force) throw flag_error("--force", "merges a folder of rank files: FILE is one file");
+    check_outputs({&nargs->out}, {nargs->input});
+    check_input(nargs->input, "FILE");
+    std::optional<trace::NsysImportSummary> summary;
+    write_output(nargs->out, [&] { summary = trace::import_nsys(nargs->input, nargs->out.path, options); });
+    trace::print_nsys_import_summary(*summary, std::cout);
+#else
+    throw std::runtime_error(
+        "ssgd import nsys: this ssgd was built without SQLite (install libsqlite3-dev and "
+        "configure again)");
+#endif
+  });
 
   struct ChakraArgs {
     std::vector<std::string> inputs;
