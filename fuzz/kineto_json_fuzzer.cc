@@ -12,17 +12,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <sstream>
 #include <string>
 
-#include "fuzz/collective_check.h"
 #include "fuzz/fuzz_support.h"
+#include "fuzz/import_check.h"
 #include "traces/import/pytorch/kineto_import.h"
-#include "traces/trace_dump.h"
-#include "traces/trace_reader.h"
-
-using ssgd::fuzz::finding;
-using ssgd::fuzz::must;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ssgd::fuzz::clear_scratch();
@@ -37,20 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ssgd::fuzz::expect_scratch_files("a rejected profiler file", {"in.json"});
     return 0;
   }
-  ssgd::fuzz::expect_scratch_files("an imported profiler file", {"in.json", "out.ssgdt"});
-  if (summary.events_written == 0) finding("import_kineto: accepted a file and wrote no events");
-  must("reading back the imported trace", [&] {
-    ssgd::trace::TraceReader reader = ssgd::trace::TraceReader::open(out);
-    const ssgd::trace::TraceSummary read = ssgd::trace::summarize_trace(reader);
-    std::ostringstream text;
-    ssgd::trace::print_summary(read, text);
-    if (read.truncated) finding("the imported trace reads as cut short");
-    if (read.events != summary.events_written) {
-      finding("the imported trace holds " + std::to_string(read.events) +
-              " events, the import said " + std::to_string(summary.events_written));
-    }
-  });
-  ssgd::fuzz::check_trace_collectives("an imported profiler file", out);
-  ssgd::fuzz::check_trace_replay_input("an imported profiler file", out);
+  ssgd::fuzz::check_imported_trace("an imported profiler file", "in.json", out,
+                                   summary.events_written);
   return 0;
 }

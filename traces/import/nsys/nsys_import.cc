@@ -11,6 +11,7 @@
 #include "common/output_target.h"
 #include "common/work_context.h"
 #include "traces/event_rules.h"
+#include "traces/event_shift.h"
 #include "traces/event_sorter.h"
 #include "traces/import/nsys/nsys_database.h"
 #include "traces/import/nsys/nsys_schema.h"
@@ -20,29 +21,6 @@
 
 namespace ssgd::trace {
 namespace {
-
-// Adds `base_ns` to an event's times; false on overflow.
-bool shift(v1::Event& e, std::int64_t base_ns) {
-  auto add = [&](auto* m) {
-    std::int64_t s = 0, t = 0;
-    if (__builtin_add_overflow(m->start_ns(), base_ns, &s) ||
-        __builtin_add_overflow(m->end_ns(), base_ns, &t)) {
-      return false;
-    }
-    m->set_start_ns(s);
-    m->set_end_ns(t);
-    return true;
-  };
-  switch (e.payload_case()) {
-    case v1::Event::kKernel: return add(e.mutable_kernel());
-    case v1::Event::kMemcpy: return add(e.mutable_memcpy());
-    case v1::Event::kMemset: return add(e.mutable_memset());
-    case v1::Event::kCollective: return add(e.mutable_collective());
-    case v1::Event::kMarker: return add(e.mutable_marker());
-    case v1::Event::kApiCall: return add(e.mutable_api_call());
-    default: return true;
-  }
-}
 
 // Rank and world size: --rank, the ssgd/ marks, the file's name.
 void identify(const NsysImportOptions& options, NsysImportSummary& s) {
@@ -177,7 +155,7 @@ NsysImportSummary import_nsys(const std::filesystem::path& input,
   try {
     sorter.write_to(writer, [&](v1::Event& e) {
       e.set_rank(s.rank);
-      if (!shift(e, base_ns)) {
+      if (!shift_event_times(e, base_ns)) {
         throw InputError({file, std::nullopt, std::nullopt, s.clock_source},
                          "the session start + an event's time overflows 64-bit nanoseconds");
       }

@@ -12,6 +12,7 @@
 #include "common/output_target.h"
 #include "common/work_context.h"
 #include "traces/event_rules.h"
+#include "traces/event_shift.h"
 #include "traces/event_sorter.h"
 #include "traces/import/pytorch/kineto_json_reader.h"
 #include "traces/marker_names.h"
@@ -34,29 +35,6 @@ const json* find(const json& object, const char* key) {
   if (!object.is_object()) return nullptr;
   auto it = object.find(key);
   return it == object.end() ? nullptr : &*it;
-}
-
-// Adds `base_ns` to every time of an event the mapper makes.
-bool shift(v1::Event& e, std::int64_t base_ns) {
-  auto add = [&](auto* m) {
-    std::int64_t s = 0, t = 0;
-    if (__builtin_add_overflow(m->start_ns(), base_ns, &s) ||
-        __builtin_add_overflow(m->end_ns(), base_ns, &t)) {
-      return false;
-    }
-    m->set_start_ns(s);
-    m->set_end_ns(t);
-    return true;
-  };
-  switch (e.payload_case()) {
-    case v1::Event::kKernel: return add(e.mutable_kernel());
-    case v1::Event::kMemcpy: return add(e.mutable_memcpy());
-    case v1::Event::kMemset: return add(e.mutable_memset());
-    case v1::Event::kCollective: return add(e.mutable_collective());
-    case v1::Event::kMarker: return add(e.mutable_marker());
-    case v1::Event::kApiCall: return add(e.mutable_api_call());
-    default: return true;
-  }
 }
 
 // Picks the layer source (--layers auto: what the file has) and, for
@@ -505,7 +483,7 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   try {
     sorter.write_to(writer, [&](v1::Event& e) {
       e.set_rank(s.rank);
-      if (!shift(e, base_ns)) {
+      if (!shift_event_times(e, base_ns)) {
         throw InputError({file, std::nullopt, std::nullopt,
                           legacy ? "ssgd/clock_realtime_ns" : "baseTimeNanoseconds"},
                          legacy ? "ssgd/clock_realtime_ns + ts overflows 64-bit nanoseconds"
