@@ -11,13 +11,12 @@
 #include "common/output_target.h"
 #include "common/work_context.h"
 #include "traces/event_rules.h"
-#include "traces/event_shift.h"
 #include "traces/event_sorter.h"
 #include "traces/import/nsys/nsys_database.h"
 #include "traces/import/nsys/nsys_schema.h"
 #include "traces/import/nsys/nsys_strings.h"
 #include "traces/import/nsys/nsys_target_info.h"
-#include "traces/trace_writer.h"
+#include "traces/imported_trace.h"
 
 namespace ssgd::trace {
 namespace {
@@ -144,30 +143,12 @@ NsysImportSummary import_nsys(const std::filesystem::path& input,
                                                         : v1::ClockDomain::UNSPECIFIED);
   for (const auto& gpu : target.gpus) *host->add_gpus() = gpu;
 
-  std::optional<TraceWriter> opened;
-  try {
-    opened.emplace(output, metadata);
-  } catch (const InvalidTraceContent& broken) {
-    throw InputError({file, std::nullopt, std::nullopt, broken.problem().field},
-                     "the capture header made from the file: " + broken.problem().what);
-  }
-  TraceWriter& writer = *opened;
-  try {
-    sorter.write_to(writer, [&](v1::Event& e) {
-      e.set_rank(s.rank);
-      if (!shift_event_times(e, base_ns)) {
-        throw InputError({file, std::nullopt, std::nullopt, s.clock_source},
-                         "the session start + an event's time overflows 64-bit nanoseconds");
-      }
-    });
-  } catch (const InvalidTraceContent& broken) {
-    throw InputError({file, std::nullopt, std::nullopt, broken.problem().field},
-                     fmt::format("an imported event (with {} ns added from {}): {}", base_ns,
-                                 s.clock_source, broken.problem().what));
-  }
-  writer.close();
-  s.events_written = writer.footer().event_count();
-  s.sort_runs = sorter.runs_spilled();
+  const ImportedTrace written = write_imported_trace(
+      sorter, output, metadata, file, s.rank,
+      {base_ns, s.clock_source, "the session start + an event's time overflows 64-bit nanoseconds",
+       fmt::format("with {} ns added from {}", base_ns, s.clock_source)});
+  s.events_written = written.events_written;
+  s.sort_runs = written.sort_runs;
 
   const auto& act = s.activity;
   if (act.collectives_unsized > 0) {

@@ -12,11 +12,10 @@
 #include "common/output_target.h"
 #include "common/work_context.h"
 #include "traces/event_rules.h"
-#include "traces/event_shift.h"
 #include "traces/event_sorter.h"
 #include "traces/import/pytorch/kineto_json_reader.h"
+#include "traces/imported_trace.h"
 #include "traces/marker_names.h"
-#include "traces/trace_writer.h"
 
 namespace ssgd::trace {
 namespace {
@@ -472,34 +471,13 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   }
   if (md.hostname) metadata.mutable_hosts(0)->set_hostname(*md.hostname);
   s.gpus = static_cast<std::size_t>(metadata.hosts(0).gpus_size());
-  std::optional<TraceWriter> opened;
-  try {
-    opened.emplace(output, metadata);
-  } catch (const InvalidTraceContent& broken) {
-    throw InputError({file, std::nullopt, std::nullopt, broken.problem().field},
-                     "the capture header made from the file: " + broken.problem().what);
-  }
-  TraceWriter& writer = *opened;
-  try {
-    sorter.write_to(writer, [&](v1::Event& e) {
-      e.set_rank(s.rank);
-      if (!shift_event_times(e, base_ns)) {
-        throw InputError({file, std::nullopt, std::nullopt,
-                          legacy ? "ssgd/clock_realtime_ns" : "baseTimeNanoseconds"},
-                         legacy ? "ssgd/clock_realtime_ns + ts overflows 64-bit nanoseconds"
-                                : "baseTimeNanoseconds + ts overflows 64-bit nanoseconds");
-      }
-    });
-  } catch (const InvalidTraceContent& broken) {
-    // Times are checked only here, once the base is added.
-    throw InputError({file, std::nullopt, std::nullopt, broken.problem().field},
-                     fmt::format("an imported event (with {} {} added): {}",
-                                 legacy ? "ssgd/clock_realtime_ns" : "baseTimeNanoseconds",
-                                 base_ns, broken.problem().what));
-  }
-  writer.close();
-  s.events_written = writer.footer().event_count();
-  s.sort_runs = sorter.runs_spilled();
+  const std::string base_field = legacy ? "ssgd/clock_realtime_ns" : "baseTimeNanoseconds";
+  const ImportedTrace written = write_imported_trace(
+      sorter, output, metadata, file, s.rank,
+      {base_ns, base_field, base_field + " + ts overflows 64-bit nanoseconds",
+       fmt::format("with {} {} added", base_field, base_ns)});
+  s.events_written = written.events_written;
+  s.sort_runs = written.sort_runs;
   for (const auto& [field, n] : s.mapping.ignored_fields) {
     s.warnings.push_back(fmt::format("{} event(s) had {} of the wrong type; ignored", n, field));
   }
