@@ -149,7 +149,6 @@ void InterferenceExecutor::start(dag::TaskId id, const dag::Task& task,
   r.comm = task.kind == dag::TaskKind::kComm;
   r.rank = task.rank;
   r.factor = factor_of(plan_, task);
-  r.live = true;
   r.delegated = r.comm && inner_ != nullptr && inner_->handles(task);
   if (!r.delegated) {
     r.left = static_cast<double>(task.duration.ns());
@@ -194,7 +193,6 @@ void InterferenceExecutor::finish(std::size_t slot) {
     stats_.compute_added_ns += took - r.nominal;
   }
   advance(r, now);
-  r.live = false;
   count(r, -1);
   delist(slot);
   std::function<void()> done = std::move(r.finished);

@@ -59,7 +59,6 @@ class InterferenceExecutor final : public TaskExecutor {
     bool comm = false;
     bool delegated = false;     // the inner executor runs it, until `tail`
     bool tail = false;          // delegated, the network done: the stretch left
-    bool live = false;
     double overlapped = 0;      // delegated: ns run beside compute
     std::int64_t nominal = 0;   // ns at full speed (delegated: set at its network end)
     std::int32_t rank = 0;
