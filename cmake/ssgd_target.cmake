@@ -20,3 +20,14 @@ function(ssgd_library name)
   set_target_properties(ssgd_${name} PROPERTIES SSGD_ROOM_DIR "${_room_dir}")
   set_property(GLOBAL APPEND PROPERTY SSGD_ROOMS ssgd_${name})
 endfunction()
+
+# ssgd_room(TARGET DIR): holds the sources in DIR (relative to the repository
+# root) to what TARGET links, as each ssgd_library's folder is held: for the
+# targets that are not ssgd_library rooms (the ssgd executable, the Python
+# module, the injected tracer, the fuzz and benchmark programs). Several
+# targets may share one DIR: its sources may then include what any of them
+# links.
+function(ssgd_room target dir)
+  set_target_properties(${target} PROPERTIES SSGD_ROOM_DIR "${dir}")
+  set_property(GLOBAL APPEND PROPERTY SSGD_ROOMS ${target})
+endfunction()
