@@ -5,7 +5,7 @@
 # `std::string_view FUNCTIONS[i]()` returning the file's bytes (declared in
 # HEADER). Every byte is written as a \xNN escape in string literals of 64
 # bytes, so nothing in the file (quotes, `)"`, backslashes, NUL, non-ASCII)
-# can end or change a literal. Used by simulator/html_report to embed the
+# can end or change a literal. Used by presentation/html to embed the
 # vendored Vega bundles (third_party/vega) into the ssgd binary.
 cmake_minimum_required(VERSION 3.20)
 list(LENGTH FILES n_files)

@@ -1,12 +1,12 @@
 #pragma once
 // The fuzz step shared by the readers of `ssgd calibrate`'s measurement files
-// (simulator/calibration/measurement.h): OSU logs, nccl-tests text and JSON.
+// (traces/measurement.h): OSU logs, nccl-tests text and JSON.
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "simulator/calibration/measurement.h"
+#include "traces/import/measurement_files.h"
 
 namespace ssgd::fuzz {
 
@@ -16,7 +16,7 @@ namespace ssgd::fuzz {
 // each returns a non-empty list whose measurements have ranks >= 2, bytes
 // > 0 and finite, time > 0, and the file as source, or throws an InputError
 // naming the file.
-void fuzz_measurements(sim::MeasurementFormat format, std::string_view name,
+void fuzz_measurements(trace::MeasurementFormat format, std::string_view name,
                        const std::uint8_t* data, std::size_t size);
 
 }  // namespace ssgd::fuzz

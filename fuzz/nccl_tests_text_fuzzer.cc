@@ -1,4 +1,4 @@
-// Fuzz target: nccl-tests' text output (simulator/calibration/nccl_tests_text.h),
+// Fuzz target: nccl-tests' text output (traces/import/nccl_tests/nccl_tests_text.h),
 // as `ssgd calibrate` reads them; the promise is fuzz_measurements'
 // (fuzz/measurement_check.h).
 
@@ -9,6 +9,6 @@
 #include "fuzz/measurement_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  ssgd::fuzz::fuzz_measurements(ssgd::sim::MeasurementFormat::kNcclTests, "in.txt", data, size);
+  ssgd::fuzz::fuzz_measurements(ssgd::trace::MeasurementFormat::kNcclTests, "in.txt", data, size);
   return 0;
 }

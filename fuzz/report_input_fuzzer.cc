@@ -1,4 +1,4 @@
-// Fuzz target: the inputs of `ssgd report` (simulator/html_report/
+// Fuzz target: the inputs of `ssgd report` (presentation/html/
 // report_input.h): simulate, scale, optimize, dataset verify and diff
 // reports, sweeps' JSON lines and timelines of ssgd simulate --timeline (timeline_input.h, gzip
 // too), recognised by content.
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "fuzz/fuzz_support.h"
-#include "simulator/html_report/html_report.h"
-#include "simulator/html_report/report_input.h"
+#include "presentation/html/html_report.h"
+#include "presentation/html/report_input.h"
 
 using ssgd::fuzz::finding;
 using ssgd::fuzz::must;
@@ -23,15 +23,15 @@ using ssgd::fuzz::must;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ssgd::fuzz::clear_scratch();
   const std::string in = ssgd::fuzz::write_scratch("in.json", data, size).string();
-  std::vector<ssgd::sim::html::ReportInput> inputs;
+  std::vector<ssgd::html::ReportInput> inputs;
   if (!ssgd::fuzz::accepts("read_report_input", {in},
-                           [&] { inputs.push_back(ssgd::sim::html::read_report_input(in)); })) {
+                           [&] { inputs.push_back(ssgd::html::read_report_input(in)); })) {
     return 0;
   }
   std::string page, again;
   must("making the page of an accepted input",
-       [&] { page = ssgd::sim::html::html_report(inputs); });
-  must("making the page again", [&] { again = ssgd::sim::html::html_report(inputs); });
+       [&] { page = ssgd::html::html_report(inputs); });
+  must("making the page again", [&] { again = ssgd::html::html_report(inputs); });
   if (page != again) finding("the same input made two different pages");
   // The chart data: between its opening tag and the next "</script>".
   const std::string open = "<script type=\"application/json\" id=\"ssgd-charts\">";

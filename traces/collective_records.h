@@ -2,7 +2,7 @@
 // What makes a collective record one of a kind, and the one check that no
 // record is there twice, shared by every reader that adds collectives up:
 // the walker behind `ssgd simulate` and `ssgd diff` (dag/trace_walk.h),
-// `ssgd calibrate` (simulator/calibration/trace_collectives.h) and `ssgd
+// `ssgd calibrate` (traces/trace_collectives.h) and `ssgd
 // pack` (traces/trace_dump.h).
 //
 // A collective is one operation of one communicator: NCCL numbers the

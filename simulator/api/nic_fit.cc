@@ -28,11 +28,11 @@ constexpr int kGoldenSteps = 24;
 
 // The curves of `measurements` by (op, ranks), each size once (the median
 // of its times).
-std::vector<NicFitCurve> curves_of(const std::vector<Measurement>& measurements, bool fitted,
+std::vector<NicFitCurve> curves_of(const std::vector<trace::Measurement>& measurements, bool fitted,
                                    std::int64_t gpus_per_node) {
   std::map<std::pair<CollectiveOp, std::int64_t>, std::map<double, std::vector<double>>> times;
   std::map<std::pair<CollectiveOp, std::int64_t>, std::vector<std::string>> sources;
-  for (const Measurement& m : measurements) {
+  for (const trace::Measurement& m : measurements) {
     if (m.ranks % gpus_per_node != 0) {
       throw InputError(
           InputLocation{m.source, m.line > 0 ? std::optional<std::int64_t>(m.line) : std::nullopt,
@@ -141,8 +141,8 @@ double golden(const std::function<double(double)>& f, double lo, double hi) {
 
 }  // namespace
 
-NicFitResult fit_nic(const Scenario& scenario, const std::vector<Measurement>& fit,
-                     const std::vector<Measurement>& predict) {
+NicFitResult fit_nic(const Scenario& scenario, const std::vector<trace::Measurement>& fit,
+                     const std::vector<trace::Measurement>& predict) {
   if (fit.empty()) throw std::invalid_argument("fit_nic: nothing to fit");
   return with_located_errors(scenario, [&] {
     NicFitResult r;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/time.h"
-#include "simulator/calibration/measurement.h"
+#include "traces/measurement.h"
 #include "simulator/collective/collective.h"
 #include "simulator/scenario/scenario.h"
 
@@ -71,7 +71,7 @@ inline constexpr double kNicFitBandwidthLow = 1.0 / 8;
 // count that is not whole nodes of the scenario's GPUs per node, and naming
 // the scenario key for a platform that cannot run the collective; `fit`
 // must not be empty.
-NicFitResult fit_nic(const Scenario& scenario, const std::vector<Measurement>& fit,
-                     const std::vector<Measurement>& predict);
+NicFitResult fit_nic(const Scenario& scenario, const std::vector<trace::Measurement>& fit,
+                     const std::vector<trace::Measurement>& predict);
 
 }  // namespace ssgd::sim

@@ -77,7 +77,7 @@ double model_seconds(const AlphaBetaTerms& t, double bytes, double alpha, double
 
 
 // Held back: every holdout-th distinct size of each rank count.
-std::set<std::pair<std::int64_t, double>> held_back(const std::vector<Measurement>& points,
+std::set<std::pair<std::int64_t, double>> held_back(const std::vector<trace::Measurement>& points,
                                                     CollectiveOp op, std::int64_t holdout) {
   std::map<std::int64_t, std::set<double>> sizes_of_ranks;
   for (const auto& m : points) {
@@ -110,7 +110,7 @@ struct SizeSums {
 };
 
 template <typename IsHeld>
-SizeSums size_sums(const std::vector<Measurement>& points, CollectiveOp op,
+SizeSums size_sums(const std::vector<trace::Measurement>& points, CollectiveOp op,
                    CollectiveAlgorithm algorithm, const IsHeld& is_held) {
   std::set<double> size_set;
   for (const auto& m : points) {
@@ -237,11 +237,11 @@ Duration predict(const CalibratedCollective& c, std::int64_t ranks, double bytes
       t, bytes, static_cast<double>(band.latency.ns()) * 1e-9, 1.0 / band.bandwidth_bytes_per_s));
 }
 
-FitResult fit_bands(const std::vector<Measurement>& points, const FitOptions& options) {
+FitResult fit_bands(const std::vector<trace::Measurement>& points, const FitOptions& options) {
   if (points.empty()) throw std::invalid_argument("no measurements to fit");
   const CollectiveOp op = points.front().op;
   const auto held = held_back(points, op, options.holdout);
-  const auto is_held = [&](const Measurement& m) { return held.contains({m.ranks, m.bytes}); };
+  const auto is_held = [&](const trace::Measurement& m) { return held.contains({m.ranks, m.bytes}); };
   const SizeSums sums = size_sums(points, op, options.algorithm, is_held);
   const Cuts cuts = options.boundaries.empty() ? best_cuts(sums, options.max_bands)
                                                : given_cuts(sums, options.boundaries);

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "simulator/calibration/measurement.h"
+#include "traces/measurement.h"
 #include "simulator/calibration/network_calibration.h"
 
 namespace ssgd::sim {
@@ -52,7 +52,7 @@ struct FitResult {
 // `points` must all have the same op. Throws std::invalid_argument when there
 // are too few distinct sizes for the bands asked for, or when the algorithm
 // does not implement the op (alpha_beta_terms' message).
-FitResult fit_bands(const std::vector<Measurement>& points, const FitOptions& options);
+FitResult fit_bands(const std::vector<trace::Measurement>& points, const FitOptions& options);
 
 // The fitted model's time for `ranks` and `bytes`.
 Duration predict(const CalibratedCollective& c, std::int64_t ranks, double bytes);

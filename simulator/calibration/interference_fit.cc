@@ -16,7 +16,7 @@
 #include "traces/kernel_names.h"
 #include "traces/marker_names.h"
 #include "simulator/calibration/band_fit.h"
-#include "simulator/calibration/trace_collectives.h"
+#include "traces/trace_collectives.h"
 #include "traces/trace_reader.h"
 
 namespace ssgd::sim {
@@ -149,7 +149,7 @@ std::optional<FactorFit> fit_comm_against(const std::vector<Work>& comm,
   for (const Work& w : comm) {
     if (w.phi < kOverlapped) continue;
     const CollectiveKey& k = keys[w.name];
-    const auto op = modelled_op(k.op);
+    const auto op = trace::modelled_op(k.op);
     const CalibratedCollective* fit = op && k.nranks > 1 ? cal.find(*op, k.nranks) : nullptr;
     if (fit == nullptr || k.bytes <= 0) {
       ++without_fit;

@@ -28,7 +28,7 @@ double seconds(Duration d) { return static_cast<double>(d.ns()) * 1e-9; }
 // A measurement with what the model needs of it: its closed form, and the
 // number of latency terms its steps pay.
 struct Point {
-  const Measurement* m = nullptr;
+  const trace::Measurement* m = nullptr;
   const ClosedForm* form = nullptr;
   double seconds = 0;
   double latency_terms = 0;
@@ -116,7 +116,7 @@ RateFit fit_rate(const std::vector<Point>& pts, std::int64_t streams, double lin
 
 }  // namespace
 
-StreamFitResult fit_streams(const std::vector<Measurement>& points,
+StreamFitResult fit_streams(const std::vector<trace::Measurement>& points,
                             const StreamFitOptions& options) {
   if (points.empty()) throw std::invalid_argument("no measurements to fit");
   if (options.streams && (*options.streams < 1 || *options.streams > kMaxStreams)) {
@@ -132,7 +132,7 @@ StreamFitResult fit_streams(const std::vector<Measurement>& points,
   const CollectiveOp op = points.front().op;
   std::map<std::int64_t, std::unique_ptr<ClosedForm>> forms;
   std::map<std::int64_t, std::set<double>> sizes;  // per rank count
-  for (const Measurement& m : points) {
+  for (const trace::Measurement& m : points) {
     if (m.op != op) throw std::invalid_argument("measurements of different collectives");
     if (!forms.count(m.ranks)) {
       forms[m.ranks] = std::make_unique<ClosedForm>(op, options.algorithm,
@@ -152,7 +152,7 @@ StreamFitResult fit_streams(const std::vector<Measurement>& points,
   }
   std::vector<Point> fit_points, held_points;
   std::set<double> fitted_sizes;
-  for (const Measurement& m : points) {
+  for (const trace::Measurement& m : points) {
     Point p{&m, forms.at(m.ranks).get(), seconds(m.time), 0};
     const ClosedForm& f = *p.form;
     const CollectiveCosts probe = costs_for(1, 0, kProbeLatency, 0);

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "simulator/calibration/band_fit.h"
-#include "simulator/calibration/measurement.h"
+#include "traces/measurement.h"
 
 namespace ssgd::sim {
 
@@ -63,7 +63,7 @@ struct StreamFitResult {
 // `points` must all have the same op, with ranks >= 2. Throws
 // std::invalid_argument when there are fewer than 3 distinct sizes to fit,
 // when the algorithm does not implement the op, or on options out of range.
-StreamFitResult fit_streams(const std::vector<Measurement>& points,
+StreamFitResult fit_streams(const std::vector<trace::Measurement>& points,
                             const StreamFitOptions& options);
 
 // The fitted model's time for `ranks` and `bytes`.

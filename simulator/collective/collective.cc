@@ -32,9 +32,6 @@
 namespace ssgd::sim {
 namespace {
 
-constexpr std::array kOps = {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter,
-                             CollectiveOp::kAllGather, CollectiveOp::kBroadcast,
-                             CollectiveOp::kAllToAll, CollectiveOp::kReduce};
 constexpr std::array kAlgorithms = {CollectiveAlgorithm::kAuto,
                                     CollectiveAlgorithm::kRing,
                                     CollectiveAlgorithm::kDoubleBinaryTree,
@@ -175,18 +172,6 @@ double seconds(Duration d) { return static_cast<double>(d.ns()) * 1e-9; }
 
 }  // namespace
 
-const char* to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce: return "all_reduce";
-    case CollectiveOp::kReduceScatter: return "reduce_scatter";
-    case CollectiveOp::kAllGather: return "all_gather";
-    case CollectiveOp::kBroadcast: return "broadcast";
-    case CollectiveOp::kAllToAll: return "all_to_all";
-    case CollectiveOp::kReduce: return "reduce";
-  }
-  return "unknown";
-}
-
 const char* to_string(CollectiveAlgorithm algorithm) {
   switch (algorithm) {
     case CollectiveAlgorithm::kAuto: return "auto";
@@ -229,27 +214,12 @@ bool library_runs(CollectiveLibrary library, CollectiveAlgorithm algorithm) {
   return false;
 }
 
-std::optional<CollectiveOp> parse_collective_op(std::string_view name) {
-  for (const CollectiveOp op : kOps) {
-    if (name == to_string(op)) return op;
-  }
-  return std::nullopt;
-}
-
 std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view name) {
   if (name == "tree") return CollectiveAlgorithm::kDoubleBinaryTree;
   for (const CollectiveAlgorithm a : kAlgorithms) {
     if (name == to_string(a)) return a;
   }
   return std::nullopt;
-}
-
-std::string collective_op_names() {
-  std::string names;
-  for (const CollectiveOp op : kOps) {
-    names += (names.empty() ? "" : ", ") + std::string(to_string(op));
-  }
-  return names;
 }
 
 std::string collective_algorithm_names() {

@@ -23,11 +23,17 @@
 #include <string_view>
 #include <vector>
 
+#include "common/collective_op.h"
 #include "common/time.h"
 
 namespace ssgd::sim {
 
-enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kAllToAll, kReduce };
+// The operations (common/collective_op.h, shared with the readers of
+// measurements below the simulator).
+using ssgd::CollectiveOp;
+using ssgd::collective_op_names;
+using ssgd::parse_collective_op;
+using ssgd::to_string;
 
 enum class CollectiveAlgorithm {
   kAuto,              // chosen per call by choose_algorithm()
@@ -57,17 +63,13 @@ const char* to_string(CollectiveLibrary library);
 // Whether `library` runs `algorithm` (auto: both).
 bool library_runs(CollectiveLibrary library, CollectiveAlgorithm algorithm);
 
-// Names as written in scenarios and on the command line: "all_reduce",
-// "reduce_scatter", "all_gather", "broadcast", "all_to_all", "reduce";
-// "auto", "ring", "double_binary_tree", "halving_doubling", "hierarchical",
+// Names as written in scenarios and on the command line (the operations'
+// are in common/collective_op.h): "auto", "ring", "double_binary_tree", "halving_doubling", "hierarchical",
 // "torus2d", "parameter_server", "byteps", "nvls", "nvls_tree",
 // "collnet_direct", "collnet_chain", "pat" ("tree" is read as
 // "double_binary_tree").
-const char* to_string(CollectiveOp op);
 const char* to_string(CollectiveAlgorithm algorithm);
-std::optional<CollectiveOp> parse_collective_op(std::string_view name);
 std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view name);
-std::string collective_op_names();         // "all_reduce, reduce_scatter, ..." for messages
 std::string collective_algorithm_names();  // "auto, ring, ..." for messages
 // The textbook algorithms (the generic library's, auto aside): "ring,
 // double_binary_tree, ..." for messages.

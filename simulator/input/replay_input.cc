@@ -1,7 +1,6 @@
 #include "simulator/input/replay_input.h"
 
 #include <fstream>
-#include <regex>
 
 #include "common/error.h"
 #include "common/input_file.h"
@@ -42,21 +41,6 @@ std::string import_hint(std::string_view head) {
            "'ssgd report'";
   }
   return "; other tools' files are converted by 'ssgd import' (pytorch, chakra, bcaffe)";
-}
-
-bool looks_like_bcaffe_log(std::string_view head) {
-  // The first non-blank line ends in a bracketed list of four or five numbers.
-  static const std::regex kLine(R"(\[\s*\d+\s*,\s*\d+\s*,\s*[-0-9.eE+]+\s*,\s*[-0-9.eE+]+\s*(,\s*[-0-9.eE+]+\s*)?\]\s*$)");
-  std::size_t pos = 0;
-  while (pos < head.size()) {
-    auto eol = head.find('\n', pos);
-    if (eol == std::string_view::npos) eol = head.size();
-    std::string l(head.substr(pos, eol - pos));
-    if (!l.empty() && l.back() == '\r') l.pop_back();
-    if (l.find_first_not_of(" \t") != std::string::npos) return std::regex_search(l, kLine);
-    pos = eol + 1;
-  }
-  return false;
 }
 
 }  // namespace
@@ -126,7 +110,7 @@ ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInp
   } else if (trace::looks_like_layer_profile_csv(head)) {
     out.kind = InputKind::kLayerProfileCsv;
     out.profile = trace::read_layer_profile_csv(path);
-  } else if (looks_like_bcaffe_log(head)) {
+  } else if (trace::looks_like_bcaffe_log(head)) {
     out.kind = InputKind::kBcaffeLog;
     out.profile = trace::read_bcaffe_log(path);
   } else {

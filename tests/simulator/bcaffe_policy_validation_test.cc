@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "simulator/calibration/band_fit.h"
-#include "simulator/calibration/measurement.h"
+#include "traces/import/measurement_files.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/replay/replay.h"
 #include "traces/import/bcaffe/bcaffe_log.h"
@@ -47,7 +47,7 @@ trace::LayerProfile without_comm(trace::LayerProfile p) {
 }
 
 // A per-node-count ring fit of `points` (grouped by ranks), written to `file`.
-fs::path calibrate(const std::vector<std::vector<Measurement>>& per_ranks, const std::string& name,
+fs::path calibrate(const std::vector<std::vector<trace::Measurement>>& per_ranks, const std::string& name,
                    std::int64_t max_bands) {
   NetworkCalibration cal;
   cal.level = "inter_node";
@@ -112,13 +112,13 @@ TEST(BcaffeValidation, PolicySpeedupsFromACalibrated10GbEModel) {
   }
   const trace::LayerProfile one = without_comm(trace::read_bcaffe_log(kData / "tmpcomm.log"));
 
-  std::vector<std::vector<Measurement>> osu, training;
+  std::vector<std::vector<trace::Measurement>> osu, training;
   for (const int n : {2, 4, 8}) {
-    MeasurementOptions o;
+    trace::MeasurementOptions o;
     o.ranks = n;  // the 4-node file does not say
-    osu.push_back(read_measurements(kData / ("allreduce" + std::to_string(n) + ".log"), o));
+    osu.push_back(trace::read_measurements(kData / ("allreduce" + std::to_string(n) + ".log"), o));
     const auto run = trace::read_bcaffe_log(kData / ("tmp" + std::to_string(n) + "comm.log"));
-    std::vector<Measurement> points;
+    std::vector<trace::Measurement> points;
     for (const auto& row : run.layers) {
       if (!row.comm || *row.comm <= Duration::zero() || row.grad_bytes <= 0) continue;
       points.push_back({CollectiveOp::kAllReduce, n, static_cast<double>(row.grad_bytes), *row.comm,

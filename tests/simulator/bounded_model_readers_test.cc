@@ -12,9 +12,9 @@
 #include <string>
 
 #include "simulator/calibration/bounded_yaml.h"
-#include "simulator/calibration/measurement.h"
+#include "traces/import/measurement_files.h"
 #include "simulator/calibration/network_calibration.h"
-#include "simulator/html_report/report_input.h"
+#include "presentation/html/report_input.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/sweep/sweep_grid.h"
 #include "tests/support/degenerate_inputs.h"
@@ -72,20 +72,20 @@ TEST_F(BoundedModelReaders, TheCalibrationYamlIsBoundedBeforeItIsBuilt) {
 }
 
 TEST_F(BoundedModelReaders, MeasurementsRefuseNewlinesCommasEmptyObjectsAndDeepNesting) {
-  const auto as = [](MeasurementFormat format) {
+  const auto as = [](trace::MeasurementFormat format) {
     return [format](const std::filesystem::path& p) {
-      MeasurementOptions options;
+      trace::MeasurementOptions options;
       options.format = format;
-      read_measurements(p, options);
+      trace::read_measurements(p, options);
     };
   };
-  for (const auto format : {MeasurementFormat::kOsu, MeasurementFormat::kNcclTests}) {
+  for (const auto format : {trace::MeasurementFormat::kOsu, trace::MeasurementFormat::kNcclTests}) {
     SCOPED_TRACE(to_string(format));
     expect_refused("newlines.log", std::string(32 * kMiB, '\n'), 4, "no usable measurements",
                    as(format));
     expect_refused("commas.log", std::string(32 * kMiB, ','), 4, "commas.log", as(format));
   }
-  const auto json = as(MeasurementFormat::kNcclJson);
+  const auto json = as(trace::MeasurementFormat::kNcclJson);
   // The text is read whole (about 3 bytes a byte), then refused before
   // nlohmann builds anything.
   expect_refused("objs.json", repeated("[", "{},", 32 * kMiB, "{}]"), 4, "expected a JSON object",

@@ -12,7 +12,7 @@
 
 #include "common/error.h"
 #include "simulator/calibration/band_fit.h"
-#include "simulator/calibration/measurement.h"
+#include "traces/import/measurement_files.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/scenario/scenario_platform.h"
@@ -36,10 +36,10 @@ class Calibration : public ssgd::testing::TempDirTest {
   // The message of the InputError reading `text` as `name` gives, without
   // the temp folder.
   std::string error_of(const std::string& name, const std::string& text,
-                       MeasurementOptions o = {}) {
+                       trace::MeasurementOptions o = {}) {
     const auto p = write(name, text);
     try {
-      read_measurements(p, o);
+      trace::read_measurements(p, o);
     } catch (const InputError& e) {
       std::string s = e.what();
       const std::string folder = dir_.string() + "/";
@@ -56,7 +56,7 @@ constexpr const char* kOsuHeader =
     "\n# OSU MPI Allreduce Latency Test v5.4.0\n# Size       Avg Latency(us)\n";
 
 TEST_F(Calibration, OsuWithNodePrefix) {
-  const auto m = read_measurements(
+  const auto m = trace::read_measurements(
       write("a.log", std::string(kOsuHeader) + "2,4    31.92\n2,8    32.20\n"), {});
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[0].op, CollectiveOp::kAllReduce);
@@ -74,21 +74,21 @@ TEST_F(Calibration, OsuWithoutPrefixTakesRanksFromTheFlag) {
       error_of("b.log", text),
       "b.log:4: field 'nodes': the line has no 'nodes,' prefix and --ranks was not given: the "
       "number of ranks is unknown");
-  MeasurementOptions o;
+  trace::MeasurementOptions o;
   o.ranks = 4;
-  const auto m = read_measurements(write("b.log", text), o);
+  const auto m = trace::read_measurements(write("b.log", text), o);
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[1].ranks, 4);
   EXPECT_EQ(m[1].time, Duration(50'360));
   // A prefix wins over the flag.
-  const auto p = read_measurements(write("c.log", std::string(kOsuHeader) + "8,4 82.28\n"), o);
+  const auto p = trace::read_measurements(write("c.log", std::string(kOsuHeader) + "8,4 82.28\n"), o);
   EXPECT_EQ(p[0].ranks, 8);
 }
 
 TEST_F(Calibration, OsuFullColumnsAndPerRankSizes) {
   // osu_allgather -f: size is one rank's part, so M = size x P; min, max and
   // iterations follow the average.
-  const auto m = read_measurements(
+  const auto m = trace::read_measurements(
       write("g.log",
             "# OSU MPI Allgather Latency Test v7.1\n"
             "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
@@ -111,12 +111,12 @@ TEST_F(Calibration, OsuOpFromHeaderElseFlag) {
             "--op");
   EXPECT_THAT(error_of("i.log", "# OSU MPI Non-blocking Allreduce Latency Test v7.1\n" + rows),
               HasSubstr("give --op"));
-  MeasurementOptions o;
+  trace::MeasurementOptions o;
   o.op = CollectiveOp::kBroadcast;
-  EXPECT_EQ(read_measurements(write("n.log", "# Size Avg Latency(us)\n" + rows), o)[0].op,
+  EXPECT_EQ(trace::read_measurements(write("n.log", "# Size Avg Latency(us)\n" + rows), o)[0].op,
             CollectiveOp::kBroadcast);
   // The header wins over the flag.
-  EXPECT_EQ(read_measurements(write("h.log", std::string(kOsuHeader) + rows), o)[0].op,
+  EXPECT_EQ(trace::read_measurements(write("h.log", std::string(kOsuHeader) + rows), o)[0].op,
             CollectiveOp::kAllReduce);
 }
 
@@ -197,7 +197,7 @@ const std::string kNcclText =
     "0: # Collective test concluded: all_reduce_perf\n";
 
 TEST_F(Calibration, NcclTestsText) {
-  const auto m = read_measurements(write("ar.txt", kNcclText), {});
+  const auto m = trace::read_measurements(write("ar.txt", kNcclText), {});
   ASSERT_EQ(m.size(), 3u) << "the 0-byte row is skipped";
   EXPECT_EQ(m[0].op, CollectiveOp::kAllReduce);
   EXPECT_EQ(m[0].ranks, 4);
@@ -206,9 +206,9 @@ TEST_F(Calibration, NcclTestsText) {
   EXPECT_EQ(m[0].line, 16);
   EXPECT_EQ(m[2].bytes, 16777216);
   EXPECT_EQ(m[2].time, Duration(1'023'400));
-  MeasurementOptions in_place;
+  trace::MeasurementOptions in_place;
   in_place.in_place = true;
-  EXPECT_EQ(read_measurements(write("ar.txt", kNcclText), in_place)[2].time, Duration(1'010'200));
+  EXPECT_EQ(trace::read_measurements(write("ar.txt", kNcclText), in_place)[2].time, Duration(1'010'200));
 }
 
 TEST_F(Calibration, NcclTestsTextOldFormatNeedsFlags) {
@@ -235,9 +235,9 @@ TEST_F(Calibration, NcclTestsTextOldFormatNeedsFlags) {
   EXPECT_EQ(error_of("old.txt", old),
             "old.txt:10: field 'op': no '# Collective test starting:' line names the test "
             "(nccl-tests before 2.14 print none); give --op");
-  MeasurementOptions o;
+  trace::MeasurementOptions o;
   o.op = CollectiveOp::kAllGather;
-  const auto m = read_measurements(write("old.txt", old), o);
+  const auto m = trace::read_measurements(write("old.txt", old), o);
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[0].op, CollectiveOp::kAllGather);
   EXPECT_EQ(m[0].ranks, 2);
@@ -253,7 +253,7 @@ TEST_F(Calibration, NcclTestsTextOldFormatNeedsFlags) {
             "nr.txt:8: field 'nranks': no '#  Rank N' lines before the table and --ranks was not "
             "given: the number of ranks is unknown");
   o.ranks = 16;
-  EXPECT_EQ(read_measurements(write("nr.txt", no_ranks), o)[0].ranks, 16);
+  EXPECT_EQ(trace::read_measurements(write("nr.txt", no_ranks), o)[0].ranks, 16);
 }
 
 TEST_F(Calibration, NcclTestsTextGarbageLines) {
@@ -311,15 +311,15 @@ const std::string kNcclJson = R"({"version":3,"start_time":"2025-06-01 10:00:00"
  "errors":[],"end_time":"2025-06-01 10:00:05"})";
 
 TEST_F(Calibration, NcclTestsJson) {
-  const auto m = read_measurements(write("ag.json", kNcclJson), {});
+  const auto m = trace::read_measurements(write("ag.json", kNcclJson), {});
   ASSERT_EQ(m.size(), 1u) << "the 0-byte result is skipped";
   EXPECT_EQ(m[0].op, CollectiveOp::kAllGather);
   EXPECT_EQ(m[0].ranks, 4) << "2 processes x 1 thread x 2 GPUs";
   EXPECT_EQ(m[0].bytes, 1048576);
   EXPECT_EQ(m[0].time, Duration(50'500));
-  MeasurementOptions in_place;
+  trace::MeasurementOptions in_place;
   in_place.in_place = true;
-  EXPECT_EQ(read_measurements(write("ag.json", kNcclJson), in_place)[0].time, Duration(49'000));
+  EXPECT_EQ(trace::read_measurements(write("ag.json", kNcclJson), in_place)[0].time, Duration(49'000));
 }
 
 TEST_F(Calibration, NcclTestsJsonErrorsNameThePath) {
@@ -384,7 +384,7 @@ class CalibrationTrace : public Calibration {
   std::string trace_error(const std::vector<v1::Event>& events) {
     const auto p = trace(events);
     try {
-      read_measurements(p, {});
+      trace::read_measurements(p, {});
     } catch (const InputError& e) {
       std::string s = e.what();
       return s.substr(s.find("run.ssgdt"));
@@ -396,7 +396,7 @@ class CalibrationTrace : public Calibration {
 TEST_F(CalibrationTrace, InstancesTakeTheTimeAfterTheLastArrival) {
   constexpr auto kAr = v1::Collective::ALL_REDUCE;
   constexpr auto kAg = v1::Collective::ALL_GATHER;
-  const auto m = read_measurements(
+  const auto m = trace::read_measurements(
       trace({
           // all-reduce 0 of communicator 7: ranks start at 100, 130, 120; ends at 400, 410, 405.
           collective(kAr, 7, 0, 0, 3, 4096, 100, 400),
@@ -471,30 +471,30 @@ TEST_F(Calibration, FormatFromContentOrFlag) {
             "x.txt: not recognised as an OSU log, nccl-tests output (text or JSON) or an ssgd "
             "trace; give --format (auto, osu, nccl-tests, nccl-tests-json, trace)");
   // A header-less OSU file read as osu with flags.
-  MeasurementOptions o;
-  o.format = MeasurementFormat::kOsu;
+  trace::MeasurementOptions o;
+  o.format = trace::MeasurementFormat::kOsu;
   o.op = CollectiveOp::kAllReduce;
   o.ranks = 2;
-  EXPECT_EQ(read_measurements(write("bare.log", "4 31.9\n8 32.2\n"), o).size(), 2u);
-  EXPECT_EQ(parse_measurement_format("nccl-tests-json"), MeasurementFormat::kNcclJson);
-  EXPECT_EQ(parse_measurement_format("csv"), std::nullopt);
-  EXPECT_EQ(op_from_benchmark_name("./build/alltoall_perf_mpi"), CollectiveOp::kAllToAll);
-  EXPECT_EQ(op_from_benchmark_name("alltoallv_perf"), std::nullopt);
-  EXPECT_EQ(op_from_benchmark_name("OSU MPI Reduce_scatter Latency Test v5.6.3"),
+  EXPECT_EQ(trace::read_measurements(write("bare.log", "4 31.9\n8 32.2\n"), o).size(), 2u);
+  EXPECT_EQ(trace::parse_measurement_format("nccl-tests-json"), trace::MeasurementFormat::kNcclJson);
+  EXPECT_EQ(trace::parse_measurement_format("csv"), std::nullopt);
+  EXPECT_EQ(trace::op_from_benchmark_name("./build/alltoall_perf_mpi"), CollectiveOp::kAllToAll);
+  EXPECT_EQ(trace::op_from_benchmark_name("alltoallv_perf"), std::nullopt);
+  EXPECT_EQ(trace::op_from_benchmark_name("OSU MPI Reduce_scatter Latency Test v5.6.3"),
             CollectiveOp::kReduceScatter);
-  EXPECT_EQ(op_from_benchmark_name("OSU MPI Broadcast Latency Test"), CollectiveOp::kBroadcast);
-  EXPECT_EQ(op_from_benchmark_name("OSU MPI Allgatherv Latency Test"), std::nullopt);
-  EXPECT_EQ(op_from_benchmark_name("reduce_perf"), CollectiveOp::kReduce);
+  EXPECT_EQ(trace::op_from_benchmark_name("OSU MPI Broadcast Latency Test"), CollectiveOp::kBroadcast);
+  EXPECT_EQ(trace::op_from_benchmark_name("OSU MPI Allgatherv Latency Test"), std::nullopt);
+  EXPECT_EQ(trace::op_from_benchmark_name("reduce_perf"), CollectiveOp::kReduce);
 }
 
 // ---------------------------------------------------------------- fit
 
 // Points of a known two-band cost: (alpha, beta) below `break_at` bytes and
 // (alpha2, beta2) above, for P = 2, 4, 8 and sizes 1 KiB x 1.5^k.
-std::vector<Measurement> synthetic(CollectiveAlgorithm algorithm, double alpha, double beta,
+std::vector<trace::Measurement> synthetic(CollectiveAlgorithm algorithm, double alpha, double beta,
                                    double break_at, double alpha2, double beta2,
                                    const std::vector<std::int64_t>& ranks = {2, 4, 8}) {
-  std::vector<Measurement> out;
+  std::vector<trace::Measurement> out;
   for (const std::int64_t p : ranks) {
     const AlphaBetaTerms t = alpha_beta_terms(CollectiveOp::kAllReduce, algorithm, p);
     for (double m = 1024; m <= 4e6; m *= 1.5) {
@@ -502,7 +502,7 @@ std::vector<Measurement> synthetic(CollectiveAlgorithm algorithm, double alpha, 
       const bool high = bytes > break_at;
       const double s =
           t.alpha_count * (high ? alpha2 : alpha) + t.beta_factor * bytes * (high ? beta2 : beta);
-      Measurement x;
+      trace::Measurement x;
       x.op = CollectiveOp::kAllReduce;
       x.ranks = p;
       x.bytes = bytes;
@@ -580,12 +580,12 @@ TEST(BandFit, HoldoutPredictsEveryNthSizeOfEachRankCount) {
 TEST(BandFit, AlphaStaysNonNegative) {
   // Times proportional to size, minus a little: the unconstrained fit would
   // give a negative latency.
-  std::vector<Measurement> points;
+  std::vector<trace::Measurement> points;
   for (const std::int64_t p : {2, 4}) {
     const AlphaBetaTerms t =
         alpha_beta_terms(CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, p);
     for (double m = 1e4; m <= 1e6; m *= 2) {
-      Measurement x;
+      trace::Measurement x;
       x.ranks = p;
       x.bytes = m;
       x.time = duration_from_seconds(t.beta_factor * m * 1e-9 - 1e-6);

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "simulator/calibration/band_fit.h"
-#include "simulator/calibration/measurement.h"
+#include "traces/import/measurement_files.h"
 
 namespace ssgd::sim {
 namespace {
@@ -35,9 +35,9 @@ class OsuCalibration : public ::testing::Test {
                         "by others)";
       }
       // allreduce4.log has no "nodes," prefix; the others' prefixes win over this.
-      MeasurementOptions o;
+      trace::MeasurementOptions o;
       o.ranks = p;
-      for (auto& m : read_measurements(file, o)) {
+      for (auto& m : trace::read_measurements(file, o)) {
         ASSERT_EQ(m.ranks, p) << file;
         by_nodes_[p].push_back(m);
         all_.push_back(m);
@@ -45,8 +45,8 @@ class OsuCalibration : public ::testing::Test {
     }
   }
 
-  std::map<std::int64_t, std::vector<Measurement>> by_nodes_;
-  std::vector<Measurement> all_;
+  std::map<std::int64_t, std::vector<trace::Measurement>> by_nodes_;
+  std::vector<trace::Measurement> all_;
 };
 
 void print_header(const char* title) {
@@ -111,7 +111,7 @@ TEST_F(OsuCalibration, LeaveOneNodeCountOut) {
       "| predicted nodes | fitted on | sizes | median error | max error "
       "|\n|---|---|---|---|---|\n");
   for (const std::int64_t out : kNodes) {
-    std::vector<Measurement> train;
+    std::vector<trace::Measurement> train;
     std::string fitted_on;
     for (const std::int64_t p : kNodes) {
       if (p == out) continue;
@@ -120,7 +120,7 @@ TEST_F(OsuCalibration, LeaveOneNodeCountOut) {
     }
     const FitResult fit = fit_bands(train, {});
     std::vector<double> errors;
-    for (const Measurement& m : by_nodes_[out]) {
+    for (const trace::Measurement& m : by_nodes_[out]) {
       const double measured = static_cast<double>(m.time.ns());
       errors.push_back(
           std::abs(static_cast<double>(predict(fit.collective, out, m.bytes).ns()) - measured) /

@@ -277,10 +277,10 @@ TEST(NcclValidation, B200PeaksByAlgorithmAndNodeCount) {
 // its 4- and 8-node runs (A2) and the 4-node run of A1.
 TEST(NcclValidation, NicFittedOnTwoNodesPredictsMore) {
   const auto measurements = [](const Case& c, std::int64_t ranks) {
-    std::vector<Measurement> out;
+    std::vector<trace::Measurement> out;
     for (const Point& p : c.points) {
       if (p.suspect) continue;
-      Measurement m;
+      trace::Measurement m;
       m.ranks = ranks;
       m.bytes = p.bytes;
       const double us = p.bytes * bus_bandwidth_factor(CollectiveOp::kAllReduce, ranks) / (p.busbw * 1e3);
@@ -291,8 +291,8 @@ TEST(NcclValidation, NicFittedOnTwoNodesPredictsMore) {
     return out;
   };
   // Fits `fitted` and predicts `predicted`, and prints what it found.
-  const auto fit = [](const char* name, const std::vector<Measurement>& fitted,
-                      const std::vector<Measurement>& predicted) {
+  const auto fit = [](const char* name, const std::vector<trace::Measurement>& fitted,
+                      const std::vector<trace::Measurement>& predicted) {
     const NicFitResult r = fit_nic(scenario({"platform.preset=hgx_h100"}), fitted, predicted);
     std::printf("\n%s fitted on 2 nodes: NIC x %.3f, latency x %.2f\n", name, r.bandwidth_factor,
                 r.latency_factor);

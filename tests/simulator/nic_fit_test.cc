@@ -26,16 +26,16 @@ Scenario hgx(std::vector<std::string> sets = {}) {
 
 // An all-reduce curve, 1 MiB to 1 GiB, on `nodes` HGX H100 nodes whose NICs
 // carry `bandwidth` and take `latency` times the preset's.
-std::vector<Measurement> curve(std::int64_t nodes, double bandwidth, double latency) {
+std::vector<trace::Measurement> curve(std::int64_t nodes, double bandwidth, double latency) {
   Scenario s = hgx();
   s.nodes = nodes;
   const auto nic = static_cast<std::size_t>(LinkKind::kNic);
   s.perturb.bandwidth_factors[nic] = bandwidth;
   s.perturb.latency_factors[nic] = latency;
   const CommModel comm = scenario_comm_model(s);
-  std::vector<Measurement> out;
+  std::vector<trace::Measurement> out;
   for (double bytes = 1 << 20; bytes <= (1 << 30); bytes *= 4) {
-    Measurement m;
+    trace::Measurement m;
     m.op = CollectiveOp::kAllReduce;
     m.ranks = nodes * 8;
     m.bytes = bytes;
@@ -73,7 +73,7 @@ TEST(NicFit, StopsAtTheLineRateAndSaysSo) {
 }
 
 TEST(NicFit, RanksThatAreNotWholeNodesAreAnError) {
-  std::vector<Measurement> m = curve(2, 1, 1);
+  std::vector<trace::Measurement> m = curve(2, 1, 1);
   m[2].ranks = 12;
   try {
     (void)fit_nic(hgx(), m, {});

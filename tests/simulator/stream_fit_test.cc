@@ -15,16 +15,16 @@ namespace {
 
 // All-reduce times of the ring under `streams` x `rate` (and the line rate,
 // when given), `latency` per step, on P = 4 and 8 ranks, 1 KiB to 1 GiB.
-std::vector<Measurement> model_times(std::int64_t streams, double rate, Duration latency,
+std::vector<trace::Measurement> model_times(std::int64_t streams, double rate, Duration latency,
                                      double line_rate, double smallest = 1024) {
   StreamFitResult truth;
   truth.streams = streams;
   truth.stream_rate_bytes_per_s = rate;
   truth.latency = latency;
-  std::vector<Measurement> out;
+  std::vector<trace::Measurement> out;
   for (const std::int64_t p : {4, 8}) {
     for (double b = smallest; b <= double(1 << 30); b *= 2) {
-      Measurement m;
+      trace::Measurement m;
       m.ranks = p;
       m.bytes = b;
       m.time = predict_streams(truth, p, b, line_rate);
@@ -96,7 +96,7 @@ TEST(StreamFit, HeldBackSizesArePredicted) {
 
 TEST(StreamFit, RefusesWhatItCannotFit) {
   auto points = model_times(2, 1.25e9, Duration(20'000), 0);
-  std::vector<Measurement> two(points.begin(), points.begin() + 2);
+  std::vector<trace::Measurement> two(points.begin(), points.begin() + 2);
   EXPECT_THROW(fit_streams(two, {}), std::invalid_argument);
   StreamFitOptions o;
   o.streams = 65;

@@ -44,10 +44,10 @@ constexpr Row kAws[] = {
     {134217728, 183560},
 };
 
-std::vector<Measurement> aws_points() {
-  std::vector<Measurement> out;
+std::vector<trace::Measurement> aws_points() {
+  std::vector<trace::Measurement> out;
   for (const Row& r : kAws) {
-    Measurement m;
+    trace::Measurement m;
     m.ranks = 2;
     m.bytes = r.bytes;
     m.time = Duration(static_cast<std::int64_t>(std::llround(r.us * 1000)));
@@ -139,11 +139,11 @@ constexpr SweepRow kAlibaba[] = {
 
 // A setting's measurements from 10 MiB up, as all-reduce times of 4 ranks:
 // busbw = (M / t) x 2 (P - 1) / P.
-std::vector<Measurement> alibaba_points(int setting) {
-  std::vector<Measurement> out;
+std::vector<trace::Measurement> alibaba_points(int setting) {
+  std::vector<trace::Measurement> out;
   for (const SweepRow& r : kAlibaba) {
     if (r.mib < 10) continue;
-    Measurement m;
+    trace::Measurement m;
     m.ranks = 4;
     m.bytes = r.mib * 1048576;
     const double busbw = r.gbit[setting] * 1e9 / 8;

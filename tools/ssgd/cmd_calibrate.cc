@@ -24,7 +24,7 @@
 #include "common/units.h"
 #include "simulator/api/nic_fit.h"
 #include "simulator/calibration/band_fit.h"
-#include "simulator/calibration/measurement.h"
+#include "traces/import/measurement_files.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/calibration/scheduler_fit.h"
 #include "simulator/calibration/stream_fit.h"
@@ -229,7 +229,7 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::o
 // written; a group the fit refuses is an input error naming its first file
 // and the collective.
 template <typename Fit>
-auto fit_groups(const std::vector<std::vector<sim::Measurement>>& groups, Fit&& fit) {
+auto fit_groups(const std::vector<std::vector<trace::Measurement>>& groups, Fit&& fit) {
   std::vector<decltype(fit(groups.front()))> fits;
   for (const auto& points : groups) {
     try {
@@ -249,8 +249,8 @@ void print_read(std::size_t measurements, std::size_t files) {
 }
 
 void run_stream_fit(const CalibrateArgs& a,
-                    const std::map<sim::CollectiveOp, std::vector<sim::Measurement>>& by_op,
-                    const std::vector<std::vector<sim::Measurement>>& groups, std::size_t total) {
+                    const std::map<sim::CollectiveOp, std::vector<trace::Measurement>>& by_op,
+                    const std::vector<std::vector<trace::Measurement>>& groups, std::size_t total) {
   if (by_op.size() > 1) {
     throw flag_error("--tcp-streams", a.tcp_streams,
                      fmt::format("fits one collective, and the inputs measure {}; fit each on its "
@@ -381,7 +381,7 @@ void print_nic_curve(const sim::NicFitCurve& c, std::ostream& out) {
 
 // --nic: the scenario platform's NIC (bandwidth and latency) fitted to the
 // inputs through the scenario's model; --predict's files are predicted.
-void run_nic_fit(const CalibrateArgs& a, const sim::MeasurementOptions& mo) {
+void run_nic_fit(const CalibrateArgs& a, const trace::MeasurementOptions& mo) {
   const std::pair<bool, const char*> band_flags[] = {
       {!a.bands.empty(), "--bands"},          {a.max_bands_given, "--max-bands"},
       {a.holdout != 0, "--holdout"},          {a.per_ranks, "--per-ranks"},
@@ -397,13 +397,13 @@ void run_nic_fit(const CalibrateArgs& a, const sim::MeasurementOptions& mo) {
   }
   check_inputs(a.predict, "--predict");
   const sim::Scenario scenario = load_scenario(a.scenario);
-  std::vector<sim::Measurement> fit;
-  std::vector<sim::Measurement> predict;
+  std::vector<trace::Measurement> fit;
+  std::vector<trace::Measurement> predict;
   for (const auto& input : a.inputs) {
-    for (auto& m : sim::read_measurements(input, mo)) fit.push_back(std::move(m));
+    for (auto& m : trace::read_measurements(input, mo)) fit.push_back(std::move(m));
   }
   for (const auto& input : a.predict) {
-    for (auto& m : sim::read_measurements(input, mo)) predict.push_back(std::move(m));
+    for (auto& m : trace::read_measurements(input, mo)) predict.push_back(std::move(m));
   }
   auto log = logger("tools");
   log->info("fitting the NIC: {} curve point(s) to fit, {} to predict", fit.size(), predict.size());
@@ -494,12 +494,12 @@ void run_calibrate(const CalibrateArgs& a) {
     run_interference_fit(a.inputs, a.output, a.allow_truncated, a.alone_calibration);
     return;
   }
-  sim::MeasurementOptions mo;
-  const auto format = sim::parse_measurement_format(a.format);
+  trace::MeasurementOptions mo;
+  const auto format = trace::parse_measurement_format(a.format);
   if (!format) {
     throw flag_error("--format", a.format,
                      fmt::format("unknown format '{}'; expected one of {}", a.format,
-                                 sim::measurement_format_names()));
+                                 trace::measurement_format_names()));
   }
   mo.format = *format;
   mo.in_place = a.in_place;
@@ -513,9 +513,9 @@ void run_calibrate(const CalibrateArgs& a) {
     }
   }
   if (a.ranks != 0) {
-    if (a.ranks < 2 || a.ranks > sim::kMaxMeasuredRanks) {
+    if (a.ranks < 2 || a.ranks > trace::kMaxMeasuredRanks) {
       throw flag_error("--ranks", std::to_string(a.ranks),
-                       fmt::format("must be from 2 to {}", sim::kMaxMeasuredRanks));
+                       fmt::format("must be from 2 to {}", trace::kMaxMeasuredRanks));
     }
     mo.ranks = a.ranks;
   }
@@ -565,10 +565,10 @@ void run_calibrate(const CalibrateArgs& a) {
   }
 
   // Every file is read and checked before anything is fitted or written.
-  std::map<sim::CollectiveOp, std::vector<sim::Measurement>> by_op;
+  std::map<sim::CollectiveOp, std::vector<trace::Measurement>> by_op;
   std::size_t total = 0;
   for (const auto& input : a.inputs) {
-    for (auto& m : sim::read_measurements(input, mo)) {
+    for (auto& m : trace::read_measurements(input, mo)) {
       by_op[m.op].push_back(std::move(m));
       ++total;
     }
@@ -596,9 +596,9 @@ void run_calibrate(const CalibrateArgs& a) {
 
   // One fit per op over every rank count; with --per-ranks also one per
   // rank count, after it.
-  std::vector<std::vector<sim::Measurement>> groups;
+  std::vector<std::vector<trace::Measurement>> groups;
   for (auto& [op, points] : by_op) {
-    std::map<std::int64_t, std::vector<sim::Measurement>> by_ranks;
+    std::map<std::int64_t, std::vector<trace::Measurement>> by_ranks;
     for (const auto& m : points) by_ranks[m.ranks].push_back(m);
     groups.push_back(points);
     if (a.per_ranks && by_ranks.size() > 1) {

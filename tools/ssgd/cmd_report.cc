@@ -21,8 +21,8 @@
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/work_context.h"
-#include "simulator/html_report/html_report.h"
-#include "simulator/html_report/report_input.h"
+#include "presentation/html/html_report.h"
+#include "presentation/html/report_input.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "traces/container_format.h"
@@ -68,14 +68,14 @@ void add_report_command(CLI::App& app) {
   cmd->callback([args] {
     check_outputs({&args->out}, args->inputs);
     check_inputs(args->inputs, "REPORT");
-    std::vector<sim::html::ReportInput> inputs;
+    std::vector<html::ReportInput> inputs;
     inputs.reserve(args->inputs.size());
     for (const std::string& path : args->inputs) {
       refuse_trace(path);
-      inputs.push_back(sim::html::read_report_input(path));
+      inputs.push_back(html::read_report_input(path));
     }
     const WorkContext context("making the HTML page", args->out.path);
-    const std::string page = sim::html::html_report(inputs);
+    const std::string page = html::html_report(inputs);
     write_output(args->out, [&] { write_file_atomically(args->out.path, page); });
     std::cout << fmt::format("ssgd report: {} input{} -> {} ({} bytes)\n", inputs.size(),
                              inputs.size() == 1 ? "" : "s", args->out.path, page.size());

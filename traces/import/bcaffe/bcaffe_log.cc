@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -246,6 +247,21 @@ LayerProfile parse_bcaffe_log(std::string_view text, const std::string& source) 
 LayerProfile read_bcaffe_log(const std::filesystem::path& path) {
   const WorkContext context("reading", path.string(), "B-Caffe log");
   return parse_bcaffe_log(read_text_file(path, "B-Caffe log"), path.string());
+}
+
+bool looks_like_bcaffe_log(std::string_view head) {
+  // The first non-blank line ends in a bracketed list of four or five numbers.
+  static const std::regex kLine(R"(\[\s*\d+\s*,\s*\d+\s*,\s*[-0-9.eE+]+\s*,\s*[-0-9.eE+]+\s*(,\s*[-0-9.eE+]+\s*)?\]\s*$)");
+  std::size_t pos = 0;
+  while (pos < head.size()) {
+    auto eol = head.find('\n', pos);
+    if (eol == std::string_view::npos) eol = head.size();
+    std::string l(head.substr(pos, eol - pos));
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    if (l.find_first_not_of(" \t") != std::string::npos) return std::regex_search(l, kLine);
+    pos = eol + 1;
+  }
+  return false;
 }
 
 }  // namespace ssgd::trace

@@ -29,4 +29,8 @@ namespace ssgd::trace {
 LayerProfile parse_bcaffe_log(std::string_view text, const std::string& source);
 LayerProfile read_bcaffe_log(const std::filesystem::path& path);
 
+// True when `head` (a file's first bytes) looks like a B-Caffe log: its first
+// non-blank line ends in a bracketed list of four or five numbers.
+bool looks_like_bcaffe_log(std::string_view head);
+
 }  // namespace ssgd::trace
