@@ -17,7 +17,7 @@ function(ssgd_library name)
   # The folder is a room: cmake/ssgd_layering.cmake checks its includes
   # against the rooms it links.
   file(RELATIVE_PATH _room_dir ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
-  set_target_properties(ssgd_${name} PROPERTIES SSGD_ROOM_DIR "${_room_dir}")
+  set_target_properties(ssgd_${name} PROPERTIES SSGD_ROOM_DIR "${_room_dir}" SSGD_LIBRARY_ROOM ON)
   set_property(GLOBAL APPEND PROPERTY SSGD_ROOMS ssgd_${name})
 endfunction()
 
