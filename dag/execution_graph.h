@@ -1,16 +1,15 @@
 #pragma once
 // An execution graph: each rank's nodes and the nodes of the same rank each
 // waits for, as a trace of GraphNode events holds them (`ssgd import
-// chakra`, traces/proto/trace_events.proto). read_execution_graph() is the
-// one reader of such traces; build_execution_dag() (execution_dag.h) makes
-// the task graph that replays it.
+// chakra`, traces/proto/trace_events.proto). walk/execution_graph_reader.h
+// is the one reader of such traces; build_execution_dag() (execution_dag.h)
+// makes the task graph that replays it.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common/time.h"
-#include "traces/trace_reader.h"
 
 namespace ssgd::dag {
 
@@ -53,15 +52,5 @@ struct ExecutionGraph {
   // number of GPUs, hosts x GPUs = world): GPUs per node; 0 when not said.
   std::int64_t gpus_per_node = 0;
 };
-
-// True when the trace's first event is a GraphNode (the trace holds a graph).
-bool is_graph_trace(const std::filesystem::path& path);
-
-// Reads every GraphNode of the trace. Throws InputError naming the file,
-// the event and the field: another payload in a graph trace, a rank outside
-// the world, a rank's graph that breaks traces/graph_node_check.h (a node
-// id used twice, a dependency on a node the rank does not have, a cycle);
-// and when the trace holds no node.
-ExecutionGraph read_execution_graph(trace::TraceReader& reader, const std::string& file);
 
 }  // namespace ssgd::dag

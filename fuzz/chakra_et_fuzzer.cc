@@ -92,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // any other exception, is a finding.
   ssgd::fuzz::accepts("building the imported graph", {out}, [&] {
     auto reader = ssgd::trace::TraceReader::open(out);
-    const auto graph = ssgd::dag::read_execution_graph(reader, out);
+    const auto graph = ssgd::walk::read_execution_graph(reader, out);
     const auto dag = ssgd::dag::build_execution_dag(
         graph,
         [](const ssgd::dag::GraphCommCall& call) -> std::optional<ssgd::Duration> {

@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "dag/trace_profile.h"
+#include "walk/trace_profile.h"
 #include "fuzz/fuzz_support.h"
 #include "traces/trace_reader.h"
 
@@ -35,7 +35,7 @@ void check_trace_replay_input(std::string_view what, const std::string& path) {
   bool replayed = false;
   if (accepts(std::string(what) + ": profile_from_trace", {path}, [&] {
         trace::TraceReader reader = trace::TraceReader::open(path);
-        (void)dag::profile_from_trace(reader, path);
+        (void)walk::profile_from_trace(reader, path);
         replayed = true;
       }) &&
       replayed) {

@@ -16,7 +16,7 @@ namespace ssgd::fuzz {
 // sequence number, rank).
 void check_trace_collectives(std::string_view what, const std::string& path);
 
-// The replay's reading of the trace at `path` (dag/trace_profile.h): it
+// The replay's reading of the trace at `path` (walk/trace_profile.h): it
 // returns a profile or throws an InputError naming `path`; when it returns,
 // the trace's collectives pass check_trace_collectives.
 void check_trace_replay_input(std::string_view what, const std::string& path);

@@ -5,7 +5,7 @@
 // InputError naming it. What it read, written again by TraceWriter, reads
 // back to the same metadata, events and footer counters; the summary and
 // the text dump of an accepted trace succeed. The replay's reading of it
-// (dag/trace_profile.h) returns a profile or an InputError naming it, and a
+// (walk/trace_profile.h) returns a profile or an InputError naming it, and a
 // trace it replays has no collective of an unknown op or recorded twice
 // (fuzz/collective_check.h).
 

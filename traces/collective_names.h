@@ -34,7 +34,7 @@ v1::Collective::Op collective_op_from_c10d(std::string_view name);
 // An operation of every rank of its communicator on one buffer:
 // all-reduce, reduce-scatter, all-gather, broadcast, reduce. The S-SGD
 // replay's gradient collectives stand for these (their bytes are gradient
-// bytes); send, receive, all-to-all and UNKNOWN they cannot (dag/trace_profile.h).
+// bytes); send, receive, all-to-all and UNKNOWN they cannot (walk/trace_profile.h).
 bool is_group_buffer_collective(v1::Collective::Op op);
 
 // A host range of a PyTorch profile that launches or runs a collective.

@@ -1,7 +1,7 @@
 #pragma once
 // What makes a collective record one of a kind, and the one check that no
 // record is there twice, shared by every reader that adds collectives up:
-// the walker behind `ssgd simulate` and `ssgd diff` (dag/trace_walk.h),
+// the walker behind `ssgd simulate` and `ssgd diff` (walk/trace_walk.h),
 // `ssgd calibrate` (traces/trace_collectives.h) and `ssgd
 // pack` (traces/trace_dump.h).
 //

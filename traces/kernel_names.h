@@ -2,7 +2,7 @@
 // What a kernel says about itself, for every reader of captured traces: the
 // PyTorch importer (traces/import/pytorch/kineto_mapping.h,
 // traces/import/pytorch/cpu_compute.h) and the walker behind the layer profile
-// and an iteration's tasks (dag/trace_walk.h).
+// and an iteration's tasks (walk/trace_walk.h).
 
 #include <cstdint>
 #include <string>

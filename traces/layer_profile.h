@@ -13,7 +13,7 @@
 //   # provenance: analytical (FLOPs at 10 TFLOP/s on V100), not measured
 //   # update_ns: 1200000
 // update_ns is the measured time of one optimizer step (the update: the
-// work after the backward pass, e.g. from a trace, dag/trace_profile.h);
+// work after the backward pass, e.g. from a trace, walk/trace_profile.h);
 // `ssgd simulate` replays it as workload.update_time unless the scenario
 // sets that key.
 //
@@ -97,7 +97,7 @@ bool is_sharding_name(std::string_view name);
 bool is_gradient_reduction_name(std::string_view name);
 
 // A trace's collectives whose measured times are in comm_ns but that
-// grad_bytes do not stand for (dag/trace_profile.h): without a size, or of a
+// grad_bytes do not stand for (walk/trace_profile.h): without a size, or of a
 // kind the S-SGD replay does not model as a gradient collective (send,
 // receive, all-to-all, unknown). Replayed at their measured times; a replay
 // that models collectives from grad_bytes instead (a policy that merges

@@ -14,7 +14,7 @@
 //     ssgd/collective_bytes=<b0>,<b1>,...  each iteration's collectives'
 //                                        sizes, in launch order
 //
-// Readers: dag/trace_profile.h and dag/iteration_tasks.h (iteration and
+// Readers: walk/trace_profile.h and walk/iteration_tasks.h (iteration and
 // layer marks, grad_bytes), the PyTorch importers (everything).
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 // What bounds each part of a layer's time, for the what-if to another GPU
 // (simulator/perturb/gpu_change.h): a layer profile built from a trace
-// (dag/trace_profile.h) splits every layer's forward and backward, and the
+// (walk/trace_profile.h) splits every layer's forward and backward, and the
 // update, by the rate its kernels ran at:
 //
 //   fp32 tf32 fp16 bf16 fp8   matrix and convolution kernels (traces/kernel_class.h)
@@ -14,7 +14,7 @@
 //              clock
 //   host       the host's time: CPU operators, and the device's idle time a
 //              kernel owns because the host launched it late
-//              (dag/trace_walk.h); no GPU changes it
+//              (walk/trace_walk.h); no GPU changes it
 //   other      kernels in no class: kept at the capture's speed
 //
 // In a layer profile CSV the split is a column value such as

@@ -65,7 +65,7 @@ namespace ssgd::trace {
 // The ranges sharded data parallelism records with record_function (Kineto
 // files them as user_annotation), read by the importer
 // (traces/import/pytorch/kineto_mapping.h keeps them as MarkerRanges, name
-// unchanged) and by the walker (dag/trace_walk.h), which takes the sharding
+// unchanged) and by the walker (walk/trace_walk.h), which takes the sharding
 // units and the place of each collective from them. Sources in docs/kineto.md
 // ("Sharded runs"):
 //   FSDP2 (torch.distributed.fsdp.fully_shard, _fsdp_param_group.py,

@@ -146,12 +146,26 @@ void TraceReader::read_header() {
 }
 
 bool TraceReader::next(v1::Event& event) {
+  if (peeked_) {
+    event = std::move(*peeked_);
+    peeked_.reset();
+    return true;
+  }
   while (chunk_pos_ >= chunk_.size()) {
     if (at_end_ || !read_record()) return false;
   }
   context_.set_inner_position(static_cast<std::int64_t>(events_read_));
   parse_event(event);
   return true;
+}
+
+const v1::Event* TraceReader::peek() {
+  if (!peeked_) {
+    v1::Event event;
+    if (!next(event)) return nullptr;
+    peeked_ = std::move(event);
+  }
+  return &*peeked_;
 }
 
 bool TraceReader::cut_short(std::uint64_t at, const std::string& where) {

@@ -45,6 +45,11 @@ class TraceReader {
   // footer that disagrees with what was read; the reader is then unusable.
   bool next(v1::Event& event);
 
+  // The next event without taking it: next() returns it. Null at the end of
+  // the events. Throws as next() does. For a reader that must see the first
+  // event to know what the trace holds (walk/execution_graph_reader.h).
+  const v1::Event* peek();
+
   // After next() returned false: the file ended before its footer.
   [[nodiscard]] bool truncated() const { return truncated_; }
   // Why, e.g. "x.ssgdt: cut short at byte 5120 (in the data of chunk 3)
@@ -95,6 +100,7 @@ class TraceReader {
   bool truncated_ = false;
   std::string warning_;
   std::unique_ptr<Decompressor> decompressor_;
+  std::optional<v1::Event> peeked_;  // peek()'s event, until next() takes it
   WorkContext context_;  // an out-of-memory exit names the file, chunk and event
 };
 

@@ -4,7 +4,8 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
-#include "dag/trace_profile.h"
+#include "walk/execution_graph_reader.h"
+#include "walk/trace_profile.h"
 #include "traces/import/bcaffe/bcaffe_log.h"
 #include "traces/trace_reader.h"
 
@@ -71,7 +72,8 @@ ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInp
   // A damaged magic still goes to the trace reader, which says "wrong magic".
   if (trace::looks_like_trace(head) || head.substr(0, 8).find("SSGDT") != std::string::npos) {
     out.kind = InputKind::kTrace;
-    if (dag::is_graph_trace(path)) {
+    auto reader = trace::TraceReader::open(path);
+    if (const trace::v1::Event* first = reader.peek(); first && walk::starts_a_graph(*first)) {
       if (!options.allow_graph) {
         throw InputError({path.string(), std::nullopt, std::nullopt, ""},
                          "is an execution graph (a trace of graph_node events, from ssgd import "
@@ -79,9 +81,8 @@ ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInp
                          "came from here");
       }
       out.kind = InputKind::kGraphTrace;
-      auto reader = trace::TraceReader::open(path);
       auto graph = std::make_shared<dag::ExecutionGraph>(
-          dag::read_execution_graph(reader, path.string()));
+          walk::read_execution_graph(reader, path.string()));
       if (reader.truncated()) {
         // A graph cut short has lost nodes, and with them dependencies.
         throw trace::truncated_trace_error(reader, "; a graph cut short cannot be replayed");
@@ -89,13 +90,12 @@ ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInp
       out.graph = std::move(graph);
       return out;
     }
-    auto reader = trace::TraceReader::open(path);
     auto truncation = [&](const std::string& extra) {
       return trace::truncated_trace_error(reader, extra);
     };
-    dag::TraceProfileResult result;
+    walk::TraceProfileResult result;
     try {
-      result = dag::profile_from_trace(reader, path.string());
+      result = walk::profile_from_trace(reader, path.string());
     } catch (const InputError& e) {
       // What is missing may have been in the part that was cut off.
       if (reader.truncated()) throw truncation(std::string("; what was read: ") + e.reason());

@@ -8,7 +8,7 @@
 //   and, with mixed precision, its gradient bytes ceil(grad_bytes / 2).
 //   A layer profile has no kernel names, so a layer's class is that of its
 //   name (traces/kernel_class.h); traces reach the simulator as layer profiles too
-//   (dag/trace_profile.h), so this holds for every input. Measured comm_ns
+//   (walk/trace_profile.h), so this holds for every input. Measured comm_ns
 //   (replayed collectives) are multiplied by the nccl class factor; mixed
 //   precision does not change them (they were measured at the captured size).
 // - rank_compute_factors(): per rank r of P, the factor on its forward and

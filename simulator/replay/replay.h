@@ -136,7 +136,7 @@ struct ReplayResult {
   bool comm_replayed = false;                 // true when the profile's comm_ns were replayed
   // With comm_replayed: the input's collectives (from a trace) without a
   // size, and of kinds the replay does not model (send, receive, all-to-all,
-  // unknown), replayed at their measured durations (dag/trace_profile.h).
+  // unknown), replayed at their measured durations (walk/trace_profile.h).
   std::int64_t unsized_collectives_replayed = 0;
   std::int64_t other_kind_collectives_replayed = 0;
   // The what-if to another GPU (simulator/perturb/gpu_change.h): whether the

@@ -5,7 +5,7 @@
 namespace ssgd::sim {
 namespace {
 
-nlohmann::json task_json(const std::optional<dag::IterationTask>& t) {
+nlohmann::json task_json(const std::optional<walk::IterationTask>& t) {
   if (!t) return nullptr;
   return {{"start_ns", t->start_ns},
           {"end_ns", t->end_ns},
@@ -13,11 +13,11 @@ nlohmann::json task_json(const std::optional<dag::IterationTask>& t) {
           {"bytes", t->bytes}};
 }
 
-nlohmann::json row_json(const dag::DiffRow& row) {
+nlohmann::json row_json(const walk::DiffRow& row) {
   const auto& t = row.task();
   nlohmann::json j{{"rank", t.rank},
                    {"kind", dag::to_string(t.kind)},
-                   {"task", dag::task_label(t)},
+                   {"task", walk::task_label(t)},
                    {"measured", task_json(row.measured)},
                    {"simulated", task_json(row.simulated)}};
   if (row.measured && row.simulated) {
@@ -28,7 +28,7 @@ nlohmann::json row_json(const dag::DiffRow& row) {
   return j;
 }
 
-nlohmann::json side_json(const std::string& path, const dag::IterationSpan& s,
+nlohmann::json side_json(const std::string& path, const walk::IterationSpan& s,
                          const std::string& how) {
   return nlohmann::json{{"path", path},
                         {"iteration", s.number},
@@ -39,11 +39,11 @@ nlohmann::json side_json(const std::string& path, const dag::IterationSpan& s,
 }  // namespace
 
 nlohmann::json diff_report_json(const std::string& measured_path, const std::string& simulated_path,
-                                const dag::IterationDiff& d) {
+                                const walk::IterationDiff& d) {
   nlohmann::json j{{"measured", side_json(measured_path, d.measured, d.measured_choice)},
                    {"simulated", side_json(simulated_path, d.simulated, d.simulated_choice)},
                    {"iteration_time_diff_ns", d.simulated.duration_ns() - d.measured.duration_ns()},
-                   {"by", dag::to_string(d.by)}};
+                   {"by", walk::to_string(d.by)}};
   for (const char* key : {"matched", "measured_only", "simulated_only"}) {
     j[key] = nlohmann::json::array();
   }

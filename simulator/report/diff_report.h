@@ -1,12 +1,12 @@
 #pragma once
 // The JSON report of `ssgd diff` (docs/report.md, "The diff report"): one
-// iteration of two traces compared task by task (dag/iteration_diff.h).
+// iteration of two traces compared task by task (walk/iteration_diff.h).
 
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "dag/iteration_diff.h"
+#include "walk/iteration_diff.h"
 
 namespace ssgd::sim {
 
@@ -16,6 +16,6 @@ namespace ssgd::sim {
 //  {start_ns, end_ns, busy_ns, bytes} or null), and for matched rows
 //  start_diff_ns, end_diff_ns, duration_diff_ns}. The paths as given.
 nlohmann::json diff_report_json(const std::string& measured_path, const std::string& simulated_path,
-                                const dag::IterationDiff& diff);
+                                const walk::IterationDiff& diff);
 
 }  // namespace ssgd::sim

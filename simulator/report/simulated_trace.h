@@ -1,8 +1,8 @@
 #pragma once
 // A simulated run written as an ssgd trace (`ssgd simulate --trace-out`), in
-// the vocabulary that dag/trace_profile.h reads, so that a simulated run can
+// the vocabulary that walk/trace_profile.h reads, so that a simulated run can
 // be exported (traces/export/perfetto/perfetto_export.h), compared with a
-// measured one (dag/iteration_diff.h) or replayed again.
+// measured one (walk/iteration_diff.h) or replayed again.
 //
 // Per written rank r (the worker; device r mod gpus_per_node on host
 // "sim-node<r / gpus_per_node>") and iteration i:

@@ -11,6 +11,7 @@
 #include "tests/support/test_files.h"
 #include "traces/proto/trace_events.pb.h"
 #include "traces/trace_writer.h"
+#include "walk/execution_graph_reader.h"
 
 namespace ssgd::dag {
 namespace {
@@ -202,7 +203,7 @@ class ExecutionGraphRead : public ssgd::testing::TempDirTest {
     }
     writer.close();
     auto reader = trace::TraceReader::open(path);
-    return read_execution_graph(reader, path.string());
+    return walk::read_execution_graph(reader, path.string());
   }
   void expect_error(const std::vector<std::vector<std::uint64_t>>& nodes, const std::string& field,
                     const std::string& what) {

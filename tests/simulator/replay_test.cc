@@ -143,7 +143,7 @@ TEST(Replay, IoAndUpdateAreOnThePath) {
   EXPECT_EQ(r.breakdown.io, Duration(750));
 }
 
-// A trace's collectives without a size (dag/trace_profile.h): their measured
+// A trace's collectives without a size (walk/trace_profile.h): their measured
 // times are replayed, and the output says so; a policy that merges gradients
 // models every collective from its size and refuses, naming the record and
 // how to supply sizes (issue 33: it replayed 0 ns of communication).

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <string>
 
-#include "dag/trace_profile.h"
+#include "walk/trace_profile.h"
 #include "simulator/replay/replay.h"
 #include "tests/support/test_files.h"
 #include "traces/trace_reader.h"
@@ -69,7 +69,7 @@ TEST_F(SimulatedTraceTest, ReadsBackAsTheSimulatedProfileAndReplaysToTheSameIter
   EXPECT_EQ(reader.metadata().hosts(0).clock().kind(), trace::v1::ClockDomain::SIMULATED);
   EXPECT_EQ(reader.metadata().world_size(), 4);
   EXPECT_EQ(reader.metadata().hosts_size(), 2);
-  const auto back = dag::profile_from_trace(reader, path.string());
+  const auto back = walk::profile_from_trace(reader, path.string());
   EXPECT_EQ(back.ranks, 4);
   EXPECT_EQ(back.iterations_seen, 4);
   ASSERT_EQ(back.profile.layers.size(), 3u);

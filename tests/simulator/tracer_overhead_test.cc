@@ -1,6 +1,6 @@
 // A capture made with a tracing window (tracer/core/trace_window.h): the
 // profile tells its traced steps from its untraced ones
-// (dag/trace_profile.h), and workload.tracer_overhead: remove takes the
+// (walk/trace_profile.h), and workload.tracer_overhead: remove takes the
 // difference out of the host's time (simulator/perturb/tracer_overhead.h).
 // The trace is written here, its numbers worked out by hand.
 #include <gmock/gmock.h>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "dag/trace_profile.h"
+#include "walk/trace_profile.h"
 #include "simulator/perturb/tracer_overhead.h"
 #include "simulator/replay/replay.h"
 #include "simulator/scenario/scenario.h"
@@ -53,7 +53,7 @@ v1::Event work(const std::string& name, std::int32_t device, std::int64_t start,
 // take 1000 ns, traced ones 1300 (their marks: a host operator of 500 ns in
 // layer l0's forward, a GPU kernel of 800 ns in its backward). The forward
 // is 1300 ns of host time: the operator's 500 and the 800 its thread spent
-// since its previous operator (the interpreter's time, dag/trace_walk.h).
+// since its previous operator (the interpreter's time, walk/trace_walk.h).
 class TracerOverheadTest : public ssgd::testing::TempDirTest {
  protected:
   trace::LayerProfile windowed_profile() {
@@ -82,7 +82,7 @@ class TracerOverheadTest : public ssgd::testing::TempDirTest {
     for (const auto& e : ev) writer.append(e);
     writer.close();
     auto reader = trace::TraceReader::open(path);
-    dag::TraceProfileResult r = dag::profile_from_trace(reader, "windowed.ssgdt");
+    walk::TraceProfileResult r = walk::profile_from_trace(reader, "windowed.ssgdt");
     warnings_ = r.warnings;
     return r.profile;
   }

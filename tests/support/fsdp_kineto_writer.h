@@ -1,6 +1,6 @@
 #pragma once
 // Writes small Kineto JSON files of sharded training (FSDP1, FSDP2) for the
-// tests of the importer and of dag/trace_sharding.h, over
+// tests of the importer and of walk/trace_sharding.h, over
 // tests/support/kineto_json_writer.h, in the shape PyTorch records them
 // (docs/kineto.md, "Sharded runs"): FSDP's record_function ranges on the
 // main thread, c10d's record_param_comms op around each NCCL launch, and

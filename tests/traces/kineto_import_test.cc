@@ -3,7 +3,7 @@
 // tests/data/kineto/, byte-identical output across event order, metadata
 // position, gzip and spilled sorting, clear errors on truncated and
 // malformed files, and the layer times the generator put in, read back by
-// dag::profile_from_trace.
+// walk::profile_from_trace.
 //
 // SSGD_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
 
@@ -18,7 +18,7 @@
 
 #include "common/error.h"
 #include "common/gzip_stream.h"
-#include "dag/trace_profile.h"
+#include "walk/trace_profile.h"
 #include "tests/support/kineto_json_writer.h"
 #include "tests/support/test_files.h"
 #include "traces/import/pytorch/kineto_import.h"
@@ -431,10 +431,10 @@ TEST_F(KinetoImportTest, NotATraceIsAnError) {
 // The layer times the generator put in come back out of the DAG builder's
 // profile of the imported trace (step 6 only: the first is warm-up), each
 // kernel with the idle time before it that the host caused (the device had
-// run dry before its launch; dag/trace_walk.h), and the memset as compute.
+// run dry before its launch; walk/trace_walk.h), and the memset as compute.
 TEST_F(KinetoImportTest, ProfileFromImportedTraceHasTheGeneratedLayerTimes) {
   auto reader = TraceReader::open(import("profile"));
-  const auto r = dag::profile_from_trace(reader, "profile.ssgdt");
+  const auto r = walk::profile_from_trace(reader, "profile.ssgdt");
   ASSERT_EQ(r.profile.layers.size(), 2u);
   const auto& l1 = r.profile.layers[0];
   const auto& l2 = r.profile.layers[1];
@@ -465,7 +465,7 @@ struct LayerTimes {
   std::int64_t forward_ns, backward_ns, comm_ns, grad_bytes;
 };
 
-std::vector<LayerTimes> layer_times(const dag::TraceProfileResult& r) {
+std::vector<LayerTimes> layer_times(const walk::TraceProfileResult& r) {
   std::vector<LayerTimes> out;
   for (const auto& l : r.profile.layers) {
     out.push_back({l.name, l.forward.ns(), l.backward.ns(), l.comm ? l.comm->ns() : -1, l.grad_bytes});
@@ -504,14 +504,14 @@ TEST_F(KinetoImportTest, PlainTraceGetsLayersFromOperatorsMatchGolden) {
 // The per-operator forward and backward times the generator put in come
 // back from the DAG builder's profile (step 6; step 5 is warm-up), each
 // kernel with the device's idle time before it that the host caused
-// (dag/trace_walk.h): the generator launches every kernel after the device
+// (walk/trace_walk.h): the generator launches every kernel after the device
 // ran dry, so mul's holds the 1.5 us since its step began (the device had
 // run dry 140 us before, in step 5), and the others the gaps between the
 // operators. The all-reduces fall to the latest layer whose backward had
 // ended.
 TEST_F(KinetoImportTest, ProfileFromPlainTraceHasPerOperatorTimes) {
   auto reader = TraceReader::open(import_plain("profile"));
-  const auto r = dag::profile_from_trace(reader, "plain.ssgdt");
+  const auto r = walk::profile_from_trace(reader, "plain.ssgdt");
   EXPECT_THAT(layer_times(r),
               ::testing::ElementsAre(Layer("aten::mul#0", 500 + 1500, 0, 0, 0),
                                      Layer("aten::linear#1", 3000 + 1900, 5000, 3000, 2048),
@@ -542,7 +542,7 @@ TEST_F(KinetoImportTest, ModuleRangesGiveLeafModuleLayersWithBackward) {
   EXPECT_EQ(l.forward_ranges, 6u);
   EXPECT_EQ(l.backward_ranges, 10u);
   EXPECT_EQ(l.backward_outside_layers, 2u);  // MseLossBackward0
-  const auto r = dag::profile_from_trace(reader, "modules.ssgdt");
+  const auto r = walk::profile_from_trace(reader, "modules.ssgdt");
   EXPECT_THAT(layer_times(r),
               ::testing::ElementsAre(Layer("Linear_0", 2000 + 4900, 5000, 3000, 2048),
                                      Layer("ReLU_0", 4700, 1500, 0, 0),
@@ -560,7 +560,7 @@ TEST_F(KinetoImportTest, LayersMarksOnAPlainTraceFindsNoLayers) {
   EXPECT_EQ(summary_.layers.layers, 0u);
   EXPECT_EQ(summary_.mapping.markers, 2u);  // the two iterations
   EXPECT_THAT(summary_.warnings, ::testing::Contains(HasSubstr("no layers found with --layers marks")));
-  EXPECT_THROW(dag::profile_from_trace(reader, "marks.ssgdt"), InputError);
+  EXPECT_THROW(walk::profile_from_trace(reader, "marks.ssgdt"), InputError);
 }
 
 // Forced modes: ops on an annotated file drops its annotations; modules on a
@@ -611,7 +611,7 @@ TEST_F(KinetoImportTest, BackwardOpWithAnUnseenSequenceNumberIsCounted) {
   std::ostringstream text;
   print_kineto_import_summary(summary_, text);
   EXPECT_THAT(text.str(), HasSubstr("2  backward op(s) with a sequence number no forward op had"));
-  const auto r = dag::profile_from_trace(reader, "stray.ssgdt");
+  const auto r = walk::profile_from_trace(reader, "stray.ssgdt");
   ASSERT_EQ(r.profile.layers.size(), 5u);
   EXPECT_EQ(r.profile.layers[3].backward.ns(), 6000 + 2200);  // as without the stray op
 }
@@ -627,7 +627,7 @@ TEST(KinetoLayerSource, NamesParseBack) {
 // A CUDA graph's launch in a Kineto trace: one cudaGraphLaunch runtime event
 // and the graph's kernels, all with its correlation id. Every kernel and the
 // call are kept, linked by that id; the walk places each kernel by its own
-// GPU time (dag/trace_walk.h, TraceWalkTest.KernelsOfACudaGraphLaunchKeepTheirGpuTimes).
+// GPU time (walk/trace_walk.h, TraceWalkTest.KernelsOfACudaGraphLaunchKeepTheirGpuTimes).
 TEST_F(KinetoImportTest, ACudaGraphLaunchKeepsEveryKernelAndItsCall) {
   const auto json = dir_ / "graph.json";
   write_file_bytes(json, R"({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1},

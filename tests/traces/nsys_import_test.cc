@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "common/error.h"
-#include "dag/trace_profile.h"
+#include "walk/trace_profile.h"
 #include "tests/support/nsys_sqlite_writer.h"
 #include "tests/support/test_files.h"
 #include "traces/import/nsys/nsys_import.h"
@@ -134,7 +134,7 @@ TEST_F(NsysImportTest, TwoIterationsWithLayersAndAnAllReduce) {
 
   // The replay's reading: two layers, the all-reduce l1's gradients.
   auto again = TraceReader::open(out);
-  const auto r = dag::profile_from_trace(again, "rank0.ssgdt");
+  const auto r = walk::profile_from_trace(again, "rank0.ssgdt");
   ASSERT_EQ(r.profile.layers.size(), 2u);
   EXPECT_EQ(r.profile.layers[0].name, "l1");
   EXPECT_EQ(r.iterations_seen, 2);

@@ -210,7 +210,7 @@ TEST_F(PytorchImportTest, LegacyTrainingWithMarksAndMetadataMatchesGolden) {
 
 // rank, world size and host name must agree; grad bytes may change (the
 // helper learns which modules run during its first marked iteration), are
-// all kept, and the walker takes the latest (dag/trace_walk.h).
+// all kept, and the walker takes the latest (walk/trace_walk.h).
 TEST_F(PytorchImportTest, DisagreeingRepeatedMarksWarnAndTheFirstWins) {
   const auto json = dir_ / "t.json";
   testing::TorchCpuProfileWriter w({.marks = true, .metadata = true});

@@ -13,7 +13,7 @@
 #include "common/atomic_file.h"
 #include "common/fixed_decimal.h"
 #include "common/logging.h"
-#include "dag/iteration_diff.h"
+#include "walk/iteration_diff.h"
 #include "simulator/report/diff_report.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
@@ -27,7 +27,7 @@ struct DiffArgs {
   std::optional<std::int64_t> iteration, simulated_iteration;
   std::optional<std::int32_t> rank;
   std::int64_t top = 10;
-  dag::DiffBy by = dag::DiffBy::kDuration;
+  walk::DiffBy by = walk::DiffBy::kDuration;
   bool allow_truncated = false;
 };
 
@@ -40,37 +40,37 @@ std::string percent(std::int64_t diff, std::int64_t base) {
   return fmt::format("{:+.1f}%", 100.0 * static_cast<double>(diff) / static_cast<double>(base));
 }
 
-std::int64_t duration_of(const dag::IterationTask& t, dag::DiffBy by) {
-  return by == dag::DiffBy::kDuration ? t.busy_ns : by == dag::DiffBy::kEnd ? t.end_ns : t.start_ns;
+std::int64_t duration_of(const walk::IterationTask& t, walk::DiffBy by) {
+  return by == walk::DiffBy::kDuration ? t.busy_ns : by == walk::DiffBy::kEnd ? t.end_ns : t.start_ns;
 }
 
-const char* by_meaning(dag::DiffBy by) {
+const char* by_meaning(walk::DiffBy by) {
   switch (by) {
-    case dag::DiffBy::kStart: return "start (from the iteration's start)";
-    case dag::DiffBy::kEnd: return "end (from the iteration's start; delays add up along the iteration)";
-    case dag::DiffBy::kDuration: return "duration (busy time: where a task's own time is mispredicted)";
+    case walk::DiffBy::kStart: return "start (from the iteration's start)";
+    case walk::DiffBy::kEnd: return "end (from the iteration's start; delays add up along the iteration)";
+    case walk::DiffBy::kDuration: return "duration (busy time: where a task's own time is mispredicted)";
   }
   return "";
 }
 
-void print_side_only(const char* title, const std::vector<dag::DiffRow>& rows, std::size_t top,
+void print_side_only(const char* title, const std::vector<walk::DiffRow>& rows, std::size_t top,
                      std::ostream& out) {
   if (rows.empty()) return;
   out << fmt::format("\n{} ({}{}):\n", title, rows.size(),
                      rows.size() > top ? fmt::format(", first {}", top) : "");
   std::size_t w = 28;  // the task column fits the longest label shown
   for (std::size_t k = 0; k < rows.size() && k < top; ++k) {
-    w = std::max(w, dag::task_label(rows[k].task()).size());
+    w = std::max(w, walk::task_label(rows[k].task()).size());
   }
   out << fmt::format("  {:>4}  {:<{}} {:>14} {:>14}\n", "rank", "task", w, "start ms", "busy ms");
   for (std::size_t k = 0; k < rows.size() && k < top; ++k) {
     const auto& t = rows[k].task();
-    out << fmt::format("  {:>4}  {:<{}} {:>14} {:>14}\n", t.rank, dag::task_label(t), w,
+    out << fmt::format("  {:>4}  {:<{}} {:>14} {:>14}\n", t.rank, walk::task_label(t), w,
                        ms(t.start_ns), ms(t.busy_ns));
   }
 }
 
-void print_diff(const DiffArgs& a, const dag::IterationDiff& d, std::ostream& out) {
+void print_diff(const DiffArgs& a, const walk::IterationDiff& d, std::ostream& out) {
   const std::int64_t tm = d.measured.duration_ns(), ts = d.simulated.duration_ns();
   out << fmt::format("measured   {}: iteration {} ({}), {} ms\n", a.measured, d.measured.number,
                      d.measured_choice, ms(tm));
@@ -85,7 +85,7 @@ void print_diff(const DiffArgs& a, const dag::IterationDiff& d, std::ostream& ou
                      std::min(top, d.matched.size()), by_meaning(d.by));
   std::size_t w = 28;  // the task column fits the longest label shown
   for (std::size_t k = 0; k < d.matched.size() && k < top; ++k) {
-    w = std::max(w, dag::task_label(*d.matched[k].measured).size());
+    w = std::max(w, walk::task_label(*d.matched[k].measured).size());
   }
   out << fmt::format("  {:>4}  {:<{}} {:>14} {:>14} {:>14} {:>14} {:>14} {:>9}\n", "rank", "task",
                      w, "meas start", "meas busy", "sim start", "sim busy", "diff ms", "diff %");
@@ -93,7 +93,7 @@ void print_diff(const DiffArgs& a, const dag::IterationDiff& d, std::ostream& ou
     const auto& r = d.matched[k];
     const auto diff = r.diff(d.by);
     out << fmt::format("  {:>4}  {:<{}} {:>14} {:>14} {:>14} {:>14} {:>14} {:>9}\n", r.measured->rank,
-                       dag::task_label(*r.measured), w, ms(r.measured->start_ns),
+                       walk::task_label(*r.measured), w, ms(r.measured->start_ns),
                        ms(r.measured->busy_ns), ms(r.simulated->start_ns), ms(r.simulated->busy_ns),
                        ms(diff), percent(diff, duration_of(*r.measured, d.by)));
   }
@@ -105,18 +105,18 @@ void run_diff(const DiffArgs& a) {
   check_outputs({&a.report}, {a.measured, a.simulated});
   check_input(a.measured, "MEASURED");
   check_input(a.simulated, "SIMULATED");
-  const auto measured = dag::TraceIterations::read(a.measured, a.allow_truncated);
-  const auto simulated = dag::TraceIterations::read(a.simulated, a.allow_truncated);
+  const auto measured = walk::TraceIterations::read(a.measured, a.allow_truncated);
+  const auto simulated = walk::TraceIterations::read(a.simulated, a.allow_truncated);
   auto log = logger("tools");
   for (const auto* side : {&measured, &simulated}) {
     for (const auto& w : side->warnings()) log->warn("{}: {}", side->source(), w);
   }
-  dag::DiffOptions options;
+  walk::DiffOptions options;
   options.iteration = a.iteration;
   options.simulated_iteration = a.simulated_iteration;
   options.rank = a.rank;
   options.by = a.by;
-  const dag::IterationDiff d = dag::diff_iterations(measured, simulated, options);
+  const walk::IterationDiff d = walk::diff_iterations(measured, simulated, options);
   if (a.report.given()) {
     const std::string report = json_report_text(sim::diff_report_json(a.measured, a.simulated, d));
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
@@ -143,9 +143,9 @@ void add_diff_command(CLI::App& app) {
   cmd->add_option("--top", args->top, "rows of largest differences to print")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  const std::map<std::string, dag::DiffBy> by{{"start", dag::DiffBy::kStart},
-                                              {"end", dag::DiffBy::kEnd},
-                                              {"duration", dag::DiffBy::kDuration}};
+  const std::map<std::string, walk::DiffBy> by{{"start", walk::DiffBy::kStart},
+                                              {"end", walk::DiffBy::kEnd},
+                                              {"duration", walk::DiffBy::kDuration}};
   cmd->add_option("--by", args->by, "order rows by the difference of: start, end or duration")
       ->transform(CLI::CheckedTransformer(by, CLI::ignore_case))
       ->default_str("duration");

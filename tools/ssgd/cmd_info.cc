@@ -10,7 +10,7 @@
 
 #include "common/error.h"
 #include "common/units.h"
-#include "dag/trace_profile.h"
+#include "walk/trace_profile.h"
 #include "simulator/report/gpu_report.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
@@ -25,7 +25,7 @@ namespace {
 void print_profile_summary(const std::string& file, std::ostream& out) {
   auto reader = trace::TraceReader::open(file);
   try {
-    const dag::TraceProfileResult r = dag::profile_from_trace(reader, file);
+    const walk::TraceProfileResult r = walk::profile_from_trace(reader, file);
     const trace::LayerProfile& p = r.profile;
     out << fmt::format("{:<17}{} layer(s) over {} rank(s), {} of {} iteration(s) used{}\n",
                        "as a profile", p.layers.size(), r.ranks, r.iterations_used,

@@ -2,7 +2,7 @@
 // A tracing window (`ssgd trace --window`, SSGD_TRACER_WINDOW): the activity
 // source records only the steps inside it, and every step's boundaries are
 // recorded anyway, so the trace knows each step's time, untraced ones
-// included, and a replay can tell the window's own cost (dag/trace_profile.h).
+// included, and a replay can tell the window's own cost (walk/trace_profile.h).
 //
 //   steps:A:B   steps A <= N < B, by the step numbers the program reports
 //   time:S:E    from the first step that begins S seconds after the session

@@ -49,7 +49,7 @@ constexpr Kind kAllDriverApis{CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", false};
 
 // The API calls the trace uses: those that put work on the GPU (their
 // records give each kernel, copy and memset its launch time through the
-// correlation id, dag/trace_walk.h) and those that wait for it or order
+// correlation id, walk/trace_walk.h) and those that wait for it or order
 // streams. A training step makes ten to twenty other calls per kernel
 // (cudaGetDevice, cuDevicePrimaryCtxGetState, cudaGetLastError,
 // cuKernelGetName...): recording them all cost ResNet-50 on an H200 a fifth

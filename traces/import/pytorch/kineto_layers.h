@@ -2,7 +2,7 @@
 // Layer marks derived from the CPU ranges of a Kineto (PyTorch profiler)
 // trace, for files that have no forward/<layer> and backward/<layer>
 // annotations: the forward/<layer> and backward/<layer> MarkerRanges that
-// dag/trace_profile.h builds a layer profile from. docs/kineto.md ("Layers")
+// walk/trace_profile.h builds a layer profile from. docs/kineto.md ("Layers")
 // has the rules and the PyTorch facts behind them; in short:
 //
 //   Every forward operator records the autograd sequence number it will

@@ -438,7 +438,7 @@ void KinetoEventMapper::host_range(const KinetoEvent& e, const std::string& cat)
     return;
   }
   // FSDP's ranges say where each sharding unit's parameters are gathered
-  // and its gradients reduced: kept, name unchanged, for dag/trace_walk.h.
+  // and its gradients reduced: kept, name unchanged, for walk/trace_walk.h.
   if (!legacy && cat != "python_function" && parse_sharding_range(name)) {
     ++stats_.sharding_ranges;
     if (name.starts_with("FSDP::")) ++stats_.fsdp2_ranges;
@@ -575,7 +575,7 @@ void KinetoEventMapper::metadata_mark(const KinetoEvent& e, const std::string& n
   } else if (const auto* g = std::get_if<GradBytesMark>(&parsed)) {
     // Every one is kept: the helper's first marks may precede a whole
     // iteration (before it knows which modules run), and the walker takes
-    // the latest of each layer (dag/trace_walk.h).
+    // the latest of each layer (walk/trace_walk.h).
     md.grad_bytes.emplace(g->layer, g->bytes);
     kept_as_marker = true;
   } else if (const auto* u = std::get_if<UnknownMetadataMark>(&parsed)) {
@@ -748,7 +748,7 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
       c.set_count(*nelems);
       c.set_size_bytes(*bytes);
     } else if (op == v1::Collective::ALL_GATHER || op == v1::Collective::REDUCE_SCATTER) {
-      // Sharded runs are read from these sizes (dag/trace_profile.h).
+      // Sharded runs are read from these sizes (walk/trace_profile.h).
       if (stats_.sharding_collectives_without_size++ == 0) {
         stats_.first_sharding_collective_without_size =
             fmt::format("traceEvents[{}].args.In msg nelems", p.index);

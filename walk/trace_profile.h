@@ -5,7 +5,7 @@
 //   iteration/<N>          one training iteration
 //   forward/<layer>        the forward pass of one layer
 //   backward/<layer>       the backward pass of one layer
-// The trace is read by the walker (dag/trace_walk.h), which gives every
+// The trace is read by the walker (walk/trace_walk.h), which gives every
 // kernel, collective and copy of an iteration its task; `ssgd diff` reads
 // traces through the same walker, so both see the same tasks. Per rank and
 // iteration, a layer's forward_ns and backward_ns are the summed durations
@@ -23,7 +23,7 @@
 // ssgd/grad_bytes/<layer> marks, grad_bytes; with those marks a layer's
 // grad_bytes are its mark's (0 for a layer without one), whether or not the
 // trace has collectives. A collective no backward launched counts for the
-// first layer. NCCL kernels are never compute (dag/trace_walk.h).
+// first layer. NCCL kernels are never compute (walk/trace_walk.h).
 // Only collectives of the whole group on one buffer (all-reduce,
 // reduce-scatter, all-gather, broadcast, reduce) give grad_bytes; send,
 // receive, all-to-all and UNKNOWN, and collectives without a size (unless
@@ -37,7 +37,7 @@
 // other.
 //
 // Sharded runs (FSDP1, FSDP2, ZeRO: all-gathers, or FSDP's ranges in the
-// trace) are read by dag/trace_sharding.h: the profile gets '# sharding:',
+// trace) are read by walk/trace_sharding.h: the profile gets '# sharding:',
 // '# shard_group:', '# grad_dtype:' and a unit column where the ranges name
 // the units, and grad_bytes from each unit's reduce-scatters (split over its
 // rows by backward time). All-gathers never count as gradients: neither
@@ -55,7 +55,7 @@
 #include "traces/layer_profile.h"
 #include "traces/trace_reader.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 
 struct TraceProfileResult {
   trace::LayerProfile profile;
@@ -84,4 +84,4 @@ struct TraceProfileResult {
 // applies).
 TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::string& source);
 
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

@@ -1,4 +1,4 @@
-#include "dag/iteration_diff.h"
+#include "walk/iteration_diff.h"
 
 #include <algorithm>
 #include <map>
@@ -6,13 +6,13 @@
 
 #include "common/error.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 namespace {
 
 using Key = std::tuple<std::int32_t, int, std::string, std::int64_t>;
 
 Key key_of(const IterationTask& t) {
-  const bool layered = t.kind == TaskKind::kForward || t.kind == TaskKind::kBackward;
+  const bool layered = t.kind == dag::TaskKind::kForward || t.kind == dag::TaskKind::kBackward;
   return {t.rank, static_cast<int>(t.kind), layered ? t.layer : "", t.index};
 }
 
@@ -47,9 +47,9 @@ std::int64_t DiffRow::diff(DiffBy by) const {
 
 std::string task_label(const IterationTask& t) {
   switch (t.kind) {
-    case TaskKind::kForward: return "forward " + t.layer;
-    case TaskKind::kBackward: return "backward " + t.layer;
-    case TaskKind::kComm:
+    case dag::TaskKind::kForward: return "forward " + t.layer;
+    case dag::TaskKind::kBackward: return "backward " + t.layer;
+    case dag::TaskKind::kComm:
       return "all-reduce #" + std::to_string(t.index) + (t.layer.empty() ? "" : " (" + t.layer + ")");
     default: return to_string(t.kind);
   }
@@ -121,4 +121,4 @@ IterationDiff diff_iterations(const TraceIterations& measured, const TraceIterat
   return out;
 }
 
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "common/error.h"
-#include "dag/trace_profile.h"
+#include "walk/trace_profile.h"
 #include "tests/support/test_files.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 namespace {
 
 namespace fs = std::filesystem;
@@ -187,4 +187,4 @@ TEST_F(TraceCollectiveRules, AKernelLongerThanALayerMayBeIsALocatedError) {
 }
 
 }  // namespace
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

@@ -1,4 +1,4 @@
-#include "dag/trace_sharding.h"
+#include "walk/trace_sharding.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "common/checked_math.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 
 namespace v1 = trace::v1;
 using Phase = trace::ShardingRange::Phase;
@@ -44,8 +44,8 @@ std::optional<Key> most_common(const std::map<Key, std::int64_t>& counts) {
 }
 
 bool is_kernel(const TaskWork& w) {
-  return w.kind == TaskKind::kForward || w.kind == TaskKind::kBackward ||
-         w.kind == TaskKind::kUpdate;
+  return w.kind == dag::TaskKind::kForward || w.kind == dag::TaskKind::kBackward ||
+         w.kind == dag::TaskKind::kUpdate;
 }
 
 }  // namespace
@@ -114,7 +114,7 @@ void TraceSharding::add(const IterationWork& work) {
     }
   }
   for (const auto& r : work.ranges) {
-    if (r.kind == TaskKind::kBackward) {
+    if (r.kind == dag::TaskKind::kBackward) {
       backward_start = std::min(backward_start, r.start_ns);
       backward_end = std::max(backward_end, r.end_ns);
     }
@@ -122,7 +122,7 @@ void TraceSharding::add(const IterationWork& work) {
   // Layers to units: the innermost (latest-starting) window holding the
   // start of the layer's forward range.
   for (const auto& r : work.ranges) {
-    if (r.kind != TaskKind::kForward) continue;
+    if (r.kind != dag::TaskKind::kForward) continue;
     const Window* in = nullptr;
     for (const auto& w : windows) {
       if (w.start_ns <= r.start_ns && r.start_ns < w.end_ns && (!in || w.start_ns >= in->start_ns)) {
@@ -173,7 +173,7 @@ void TraceSharding::add(const IterationWork& work) {
   std::vector<const TaskWork*> unplaced_gathers, unplaced_gradients;
   bool any_reduce_scatter = false;
   for (const TaskWork& w : work.work) {
-    if (w.kind != TaskKind::kComm) {
+    if (w.kind != dag::TaskKind::kComm) {
       bool backward_unshard = false;
       const std::int32_t u = is_kernel(w) ? unit_at(w.launch_ns, &backward_unshard) : -1;
       if (u >= 0 && backward_unshard) {
@@ -225,11 +225,11 @@ void TraceSharding::add(const IterationWork& work) {
   // over all-reduces).
   if (!any_reduce_scatter) {
     const bool reduced = std::any_of(work.work.begin(), work.work.end(), [](const TaskWork& w) {
-      return w.kind == TaskKind::kComm && w.op == v1::Collective::REDUCE;
+      return w.kind == dag::TaskKind::kComm && w.op == v1::Collective::REDUCE;
     });
     const auto gradient_op = reduced ? v1::Collective::REDUCE : v1::Collective::ALL_REDUCE;
     for (const TaskWork& w : work.work) {
-      if (w.kind != TaskKind::kComm || w.op != gradient_op) continue;
+      if (w.kind != dag::TaskKind::kComm || w.op != gradient_op) continue;
       const std::int32_t u = unit_at(w.launch_ns, nullptr);
       if (u >= 0) {
         bytes[static_cast<std::size_t>(u)] += w.bytes;
@@ -441,4 +441,4 @@ void TraceSharding::fill(trace::LayerProfile& p, std::int64_t samples,
   }
 }
 
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

@@ -1,10 +1,10 @@
-// The walker (dag/trace_walk.h) behind both `ssgd simulate` and `ssgd diff`:
+// The walker (walk/trace_walk.h) behind both `ssgd simulate` and `ssgd diff`:
 // on tests/data/traces/walker.txtpb (a GPU rank and a CPU rank, work
 // outside every layer range, CPU ops on device -1, gloo collectives
 // launched through c10d calls, ssgd/grad_bytes marks; its header lists
 // the expected tasks), simulate's path (profile_from_trace) and diff's
 // (TraceIterations) get the same tasks.
-#include "dag/trace_walk.h"
+#include "walk/trace_walk.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,14 +16,14 @@
 #include <utility>
 #include <vector>
 
-#include "dag/iteration_diff.h"
-#include "dag/iteration_tasks.h"
-#include "dag/trace_profile.h"
+#include "walk/iteration_diff.h"
+#include "walk/iteration_tasks.h"
+#include "walk/trace_profile.h"
 #include "tests/support/test_files.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 namespace {
 
 namespace fs = std::filesystem;
@@ -52,7 +52,7 @@ class TraceWalkTest : public ssgd::testing::TempDirTest {
 // What diff's tasks add up to, averaged the way profile_from_trace averages:
 // over ranks and every iteration but the first, rounded to the nearest ns.
 struct DiffTotals {
-  std::map<std::pair<TaskKind, std::string>, std::int64_t> busy_ns;  // forward, backward, update
+  std::map<std::pair<dag::TaskKind, std::string>, std::int64_t> busy_ns;  // forward, backward, update
   std::map<std::string, std::int64_t> comm_ns;                       // by launching layer
   std::int64_t samples = 0;
   [[nodiscard]] std::int64_t avg(std::int64_t v) const { return (v + samples / 2) / samples; }
@@ -66,7 +66,7 @@ DiffTotals diff_totals(const TraceIterations& it) {
     std::map<std::int32_t, bool> ranks;
     for (const IterationTask& t : it.tasks(number)) {
       ranks[t.rank] = true;
-      if (t.kind == TaskKind::kComm) {
+      if (t.kind == dag::TaskKind::kComm) {
         out.comm_ns[t.layer] += t.busy_ns;
       } else {
         out.busy_ns[{t.kind, t.layer}] += t.busy_ns;
@@ -89,13 +89,13 @@ TEST_F(TraceWalkTest, SimulateAndDiffSeeTheSameTasks) {
   ASSERT_EQ(layers.size(), 2u);
   for (const auto& row : layers) {
     SCOPED_TRACE(row.name);
-    EXPECT_EQ(row.forward.ns(), totals.avg(totals.busy_ns.at({TaskKind::kForward, row.name})));
-    EXPECT_EQ(row.backward.ns(), totals.avg(totals.busy_ns.at({TaskKind::kBackward, row.name})));
+    EXPECT_EQ(row.forward.ns(), totals.avg(totals.busy_ns.at({dag::TaskKind::kForward, row.name})));
+    EXPECT_EQ(row.backward.ns(), totals.avg(totals.busy_ns.at({dag::TaskKind::kBackward, row.name})));
     ASSERT_TRUE(row.comm);
     EXPECT_EQ(row.comm->ns(), totals.avg(totals.comm_ns.at(row.name)));
   }
   ASSERT_TRUE(profile.profile.update);
-  EXPECT_EQ(profile.profile.update->ns(), totals.avg(totals.busy_ns.at({TaskKind::kUpdate, ""})));
+  EXPECT_EQ(profile.profile.update->ns(), totals.avg(totals.busy_ns.at({dag::TaskKind::kUpdate, ""})));
   EXPECT_EQ(totals.comm_ns.count(""), 0u);  // every collective has a launching layer
 
   // The numbers of the file's header.
@@ -232,4 +232,4 @@ events { rank: 0 kernel { name: "k" start_ns: 101100 end_ns: 101200 } }
 }
 
 }  // namespace
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

@@ -1,4 +1,4 @@
-#include "dag/trace_profile.h"
+#include "walk/trace_profile.h"
 
 #include <fmt/format.h>
 
@@ -12,13 +12,13 @@
 #include "common/checked_math.h"
 #include "common/error.h"
 #include "common/intervals.h"
-#include "dag/trace_sharding.h"
-#include "dag/trace_walk.h"
+#include "walk/trace_sharding.h"
+#include "walk/trace_walk.h"
 #include "traces/collective_names.h"
 #include "traces/collective_records.h"
 #include "traces/kernel_names.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 namespace {
 
 struct LayerAccumulator {
@@ -152,7 +152,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   // ssgd/grad_bytes marks give the gradients' sizes when the collectives lack theirs.
   const bool sizes_marked = !walk.marked_grad_bytes().empty();
   std::map<std::string, std::int64_t> other_kinds;  // kind label -> count
-  // Sharded data parallelism: units, strategy and gradient bytes (dag/trace_sharding.h).
+  // Sharded data parallelism: units, strategy and gradient bytes (walk/trace_sharding.h).
   TraceSharding sharding(L, reader.metadata().world_size());
   // A collective replayed at its measured time that grad_bytes cannot stand for.
   const auto measured_only_collective = [&](const TaskWork& w, bool sized) {
@@ -189,7 +189,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     // that one rank's iterations are never all held at once.)
     const auto launched = [](const IterationWork& work) {
       return std::any_of(work.work.begin(), work.work.end(), [](const TaskWork& w) {
-        return w.kind != TaskKind::kIo && w.kind != TaskKind::kH2d;
+        return w.kind != dag::TaskKind::kIo && w.kind != dag::TaskKind::kH2d;
       });
     };
     std::vector<char> has_ranges(iterations.size()), has_work(iterations.size());
@@ -198,7 +198,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     for (std::size_t i = 0; i < iterations.size(); ++i) {
       const IterationWork work = walk.iteration_work(rank, iterations[i]);
       for (const TaskWork& w : work.work) {
-        if (w.kind == TaskKind::kComm && w.end_ns > w.start_ns) comm.emplace_back(w.start_ns, w.end_ns);
+        if (w.kind == dag::TaskKind::kComm && w.end_ns > w.start_ns) comm.emplace_back(w.start_ns, w.end_ns);
       }
       has_ranges[i] = !work.ranges.empty();
       has_work[i] = launched(work);
@@ -219,7 +219,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
       sharding.add(work);
       for (const TaskWork& w : work.work) {
         switch (w.kind) {
-          case TaskKind::kComm: {
+          case dag::TaskKind::kComm: {
             ++out.collectives;
             // An all-gather moves parameters, never gradients: neither its
             // bytes nor its time are a layer's gradient communication.
@@ -247,18 +247,18 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
             }
             break;
           }
-          case TaskKind::kForward:
-          case TaskKind::kBackward: {
+          case dag::TaskKind::kForward:
+          case dag::TaskKind::kBackward: {
             ++(w.in_range ? out.kernels_in_ranges : out.kernels_outside_ranges);
             auto& a = acc[static_cast<std::size_t>(w.layer)];
-            accumulate(w.kind == TaskKind::kForward ? a.forward_ns : a.backward_ns,
+            accumulate(w.kind == dag::TaskKind::kForward ? a.forward_ns : a.backward_ns,
                        w.duration_ns(), "compute time of a layer");
-            (w.kind == TaskKind::kForward ? a.forward_beside_comm_ns : a.backward_beside_comm_ns) +=
+            (w.kind == dag::TaskKind::kForward ? a.forward_beside_comm_ns : a.backward_beside_comm_ns) +=
                 beside(comm, w);
-            split_into(w.kind == TaskKind::kForward ? a.forward_split : a.backward_split, w);
+            split_into(w.kind == dag::TaskKind::kForward ? a.forward_split : a.backward_split, w);
             break;
           }
-          case TaskKind::kUpdate:
+          case dag::TaskKind::kUpdate:
             ++out.kernels_outside_ranges;
             ++out.kernels_update;
             accumulate(update_ns, w.duration_ns(), "update time");
@@ -422,4 +422,4 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   return out;
 }
 
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

@@ -1,7 +1,7 @@
-// `ssgd diff`'s core: the tasks of one marked iteration (dag/iteration_tasks.h)
-// and their comparison (dag/iteration_diff.h), on tests/data/traces/marked.txtpb,
+// `ssgd diff`'s core: the tasks of one marked iteration (walk/iteration_tasks.h)
+// and their comparison (walk/iteration_diff.h), on tests/data/traces/marked.txtpb,
 // whose per-iteration times its header lists.
-#include "dag/iteration_diff.h"
+#include "walk/iteration_diff.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include "tests/support/test_files.h"
 #include "traces/trace_dump.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 namespace {
 
 namespace fs = std::filesystem;
@@ -162,4 +162,4 @@ TEST_F(IterationDiffTest, ChosenIterationsAndErrors) {
 }
 
 }  // namespace
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

@@ -1,4 +1,4 @@
-#include "dag/trace_walk.h"
+#include "walk/trace_walk.h"
 
 #include <algorithm>
 #include <limits>
@@ -15,7 +15,7 @@
 #include "traces/layer_profile.h"
 #include "traces/marker_names.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 
 namespace v1 = trace::v1;
 
@@ -96,8 +96,8 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
         } else if (mark.kind != MarkerName::Kind::kOther) {
           rank.named_ranges.push_back({m.start_ns(), m.end_ns(), mark.layer,
                                        mark.kind == MarkerName::Kind::kBackward
-                                           ? TaskKind::kBackward
-                                           : TaskKind::kForward});
+                                           ? dag::TaskKind::kBackward
+                                           : dag::TaskKind::kForward});
         } else if (auto sharding = trace::parse_sharding_range(m.name())) {
           rank.sharding.push_back({m.start_ns(), m.end_ns(), std::move(*sharding)});
         } else if (m.name() == "io") {
@@ -263,7 +263,7 @@ std::map<std::string, std::int32_t> TraceWalk::order_layers() {
   std::vector<std::tuple<std::int64_t, std::int32_t, const std::string*>> forwards;
   for (const auto& [r, rank] : ranks_) {
     for (const auto& range : rank.named_ranges) {
-      if (range.kind == TaskKind::kForward) forwards.emplace_back(range.start_ns, r, &range.layer);
+      if (range.kind == dag::TaskKind::kForward) forwards.emplace_back(range.start_ns, r, &range.layer);
     }
   }
   std::stable_sort(forwards.begin(), forwards.end(), [](const auto& a, const auto& b) {
@@ -548,7 +548,7 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
   }
   std::optional<std::int64_t> backward_end;  // end of the iteration's last backward range
   for (const auto& r : ranges) {
-    if (r.kind == TaskKind::kBackward) {
+    if (r.kind == dag::TaskKind::kBackward) {
       backward_end = std::max(backward_end.value_or(r.end_ns), r.end_ns);
     }
   }
@@ -572,7 +572,7 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
     std::erase_if(open, [&](const LayerRange* r) {
       if (r->end_ns > w->host_ns) return false;
       if (later(ended, *r)) ended = r;
-      if (r->kind == TaskKind::kBackward && later(ended_backward, *r)) ended_backward = r;
+      if (r->kind == dag::TaskKind::kBackward && later(ended_backward, *r)) ended_backward = r;
       return true;
     });
     const LayerRange* holder = open.empty() ? nullptr : open.back();
@@ -590,12 +590,12 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
     t.threads = w->threads;
     t.host_op = w->kind == WorkKind::kKernel && w->device < 0;
     switch (w->kind) {
-      case WorkKind::kIo: t.kind = TaskKind::kIo; break;
-      case WorkKind::kH2d: t.kind = TaskKind::kH2d; break;
+      case WorkKind::kIo: t.kind = dag::TaskKind::kIo; break;
+      case WorkKind::kH2d: t.kind = dag::TaskKind::kH2d; break;
       case WorkKind::kCollective: {
-        t.kind = TaskKind::kComm;
+        t.kind = dag::TaskKind::kComm;
         const LayerRange* by =
-            holder && holder->kind == TaskKind::kBackward ? holder : ended_backward;
+            holder && holder->kind == dag::TaskKind::kBackward ? holder : ended_backward;
         t.layer = by ? by->layer : -1;
         t.communicator = w->communicator;
         t.sequence = w->sequence;
@@ -611,9 +611,9 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
           t.layer = holder->layer;
           t.in_range = true;
         } else if (ranges.empty() || (backward_end && w->host_ns >= *backward_end)) {
-          t.kind = TaskKind::kUpdate;
+          t.kind = dag::TaskKind::kUpdate;
         } else if (w->host_ns < ranges.front().start_ns) {
-          t.kind = TaskKind::kForward;
+          t.kind = dag::TaskKind::kForward;
           t.layer = 0;
         } else {  // between ranges: the first range has ended, so `ended` is set
           t.kind = ended->kind;
@@ -626,4 +626,4 @@ IterationWork TraceWalk::iteration_work(std::int32_t rank_id,
   return out;
 }
 
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

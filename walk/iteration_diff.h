@@ -8,7 +8,7 @@
 // median. Both are aligned to their start (the earliest start of their
 // iteration/<N> ranges over all ranks): every time is relative to it.
 //
-// Tasks (dag/iteration_tasks.h) are matched by (rank, kind, layer) for
+// Tasks (walk/iteration_tasks.h) are matched by (rank, kind, layer) for
 // forward and backward, (rank, comm, number in the iteration) for
 // collectives and (rank, kind) for io, h2d and update. Differences are
 // simulated minus measured, of the start, the end, or the duration (busy
@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "dag/iteration_tasks.h"
+#include "walk/iteration_tasks.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 
 enum class DiffBy { kStart, kEnd, kDuration };
 const char* to_string(DiffBy by);
@@ -65,4 +65,4 @@ IterationDiff diff_iterations(const TraceIterations& measured, const TraceIterat
 // "forward conv1", "backward fc", "all-reduce #0 (fc)", "h2d", "io", "update".
 std::string task_label(const IterationTask& task);
 
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

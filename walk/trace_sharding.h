@@ -1,6 +1,6 @@
 #pragma once
 // Sharded data parallelism (FSDP1, FSDP2, ZeRO) read back from a walked
-// trace (dag/trace_walk.h), for the layer profile of dag/trace_profile.h:
+// trace (walk/trace_walk.h), for the layer profile of walk/trace_profile.h:
 // the sharding units, the layer rows each unit holds, the strategy, the
 // shard group, the gradients' dtype and each unit's gradient bytes.
 //
@@ -61,10 +61,10 @@
 #include <string>
 #include <vector>
 
-#include "dag/trace_walk.h"
+#include "walk/trace_walk.h"
 #include "traces/layer_profile.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 
 class TraceSharding {
  public:
@@ -118,4 +118,4 @@ class TraceSharding {
   std::map<std::string, std::int64_t> all_reduce_dtypes_;
 };
 
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

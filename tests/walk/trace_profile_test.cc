@@ -2,7 +2,7 @@
 // expected numbers for tests/data/traces/marked.txtpb are worked out by hand
 // in that file's header comment; the error cases are small traces written
 // here with TraceWriter.
-#include "dag/trace_profile.h"
+#include "walk/trace_profile.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 namespace {
 
 namespace fs = std::filesystem;
@@ -550,4 +550,4 @@ TEST_F(TraceProfileTest, OneStepAndAProfilersClosingRangeReplayTheStep) {
 }
 
 }  // namespace
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

@@ -2,8 +2,8 @@
 // The one walker over a captured trace on the DAG side: the trace is read
 // once into per-rank marker ranges and work, and one set of rules gives each
 // piece of work of an iteration its S-SGD task. profile_from_trace
-// (dag/trace_profile.h, a layer profile for `ssgd simulate`) and
-// TraceIterations (dag/iteration_tasks.h, one iteration's tasks for `ssgd
+// (walk/trace_profile.h, a layer profile for `ssgd simulate`) and
+// TraceIterations (walk/iteration_tasks.h, one iteration's tasks for `ssgd
 // diff`) are both thin users of it, so they see the same tasks.
 //
 // What it reads, per rank:
@@ -26,7 +26,7 @@
 //   grad bytes     ssgd/grad_bytes/<layer>=<bytes> marks (traces/marker_names.h)
 //   sharding       FSDP's ranges (FSDP::pre_forward (<unit>), ...,
 //                  traces/torch_op_names.h), handed back with each iteration
-//                  for dag/trace_sharding.h; they give no task
+//                  for walk/trace_sharding.h; they give no task
 // Host operators (device -1) of one thread also own the interpreter's time
 // before them: a gap shorter than kInterpreterGapNs since the thread's
 // previous operator ended is added to the operator's work (its start moves
@@ -87,19 +87,19 @@
 #include "traces/torch_op_names.h"
 #include "traces/trace_reader.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 
 // A forward/<layer> or backward/<layer> range of one rank.
 struct LayerRange {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   std::int32_t layer = 0;              // index into TraceWalk::layers()
-  TaskKind kind = TaskKind::kForward;  // kForward or kBackward
+  dag::TaskKind kind = dag::TaskKind::kForward;  // kForward or kBackward
 };
 
 // A piece of work of an iteration with the task the rules give it.
 struct TaskWork {
-  TaskKind kind = TaskKind::kForward;  // kernels: kForward, kBackward or kUpdate; kComm, kH2d, kIo
+  dag::TaskKind kind = dag::TaskKind::kForward;  // kernels: kForward, kBackward or kUpdate; kComm, kH2d, kIo
   std::int32_t layer = -1;    // forward/backward: the layer; comm: the launching layer or -1
   bool in_range = false;      // kernels: launched inside a layer range (else by the glue rule)
   std::int64_t start_ns = 0;  // when it ran (on the GPU, or the host's own times)
@@ -254,7 +254,7 @@ class TraceWalk {
   struct NamedRange {
     std::int64_t start_ns, end_ns;
     std::string layer;
-    TaskKind kind;
+    dag::TaskKind kind;
   };
   struct Rank {
     std::vector<WalkIteration> iterations;
@@ -291,4 +291,4 @@ class TraceWalk {
   std::map<std::int32_t, WindowMarks> window_marks_;
 };
 
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

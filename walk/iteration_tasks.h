@@ -1,8 +1,8 @@
 #pragma once
 // The S-SGD tasks of one marked iteration of a trace, rank by rank, as
-// `ssgd diff` compares them (dag/iteration_diff.h). The trace is read whole
-// by the walker (dag/trace_walk.h), the one `ssgd simulate` reads traces
-// through (dag/trace_profile.h), so both give work the same tasks; then any
+// `ssgd diff` compares them (walk/iteration_diff.h). The trace is read whole
+// by the walker (walk/trace_walk.h), the one `ssgd simulate` reads traces
+// through (walk/trace_profile.h), so both give work the same tasks; then any
 // iteration/<N> can be cut out:
 //   forward, backward  one task per layer: its forward/<layer> or
 //                      backward/<layer> ranges in the iteration and the
@@ -28,13 +28,13 @@
 #include <vector>
 
 #include "dag/task.h"
-#include "dag/trace_walk.h"
+#include "walk/trace_walk.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 
 struct IterationTask {
   std::int32_t rank = 0;
-  TaskKind kind = TaskKind::kForward;
+  dag::TaskKind kind = dag::TaskKind::kForward;
   std::string layer;       // forward/backward: the layer; comm: the launching layer, may be empty
   std::int64_t index = 0;  // comm: its number in the iteration; 0 otherwise
   std::int64_t start_ns = 0;
@@ -84,4 +84,4 @@ class TraceIterations {
   std::map<std::int64_t, IterationSpan> spans_;
 };
 
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

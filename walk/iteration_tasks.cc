@@ -1,4 +1,4 @@
-#include "dag/iteration_tasks.h"
+#include "walk/iteration_tasks.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "common/checked_math.h"
 #include "common/error.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 namespace {
 
 // A task being filled: its first work sets start and end.
@@ -96,8 +96,8 @@ std::vector<IterationTask> TraceIterations::tasks(std::int64_t number) const {
     // One task per (kind, position): forward in layer order, backward in
     // reverse, as they run; comm by number; io, h2d and update one each. The
     // map's order is the tasks' (TaskKind lists the kinds in that order).
-    std::map<std::pair<TaskKind, std::int64_t>, Builder> tasks;
-    auto task = [&](TaskKind kind, std::int32_t layer, std::int64_t position) -> Builder& {
+    std::map<std::pair<dag::TaskKind, std::int64_t>, Builder> tasks;
+    auto task = [&](dag::TaskKind kind, std::int32_t layer, std::int64_t position) -> Builder& {
       auto [it, added] = tasks.try_emplace({kind, position});
       if (added) {
         it->second.task.rank = r;
@@ -106,8 +106,8 @@ std::vector<IterationTask> TraceIterations::tasks(std::int64_t number) const {
       }
       return it->second;
     };
-    auto layer_task = [&](TaskKind kind, std::int32_t layer) -> Builder& {
-      return task(kind, layer, kind == TaskKind::kBackward ? -layer : layer);
+    auto layer_task = [&](dag::TaskKind kind, std::int32_t layer) -> Builder& {
+      return task(kind, layer, kind == dag::TaskKind::kBackward ? -layer : layer);
     };
     for (const LayerRange& range : work.ranges) {
       Builder& b = layer_task(range.kind, range.layer);
@@ -123,9 +123,9 @@ std::vector<IterationTask> TraceIterations::tasks(std::int64_t number) const {
     };
     std::vector<const TaskWork*> comms;
     for (const TaskWork& w : work.work) {
-      if (w.kind == TaskKind::kComm) {
+      if (w.kind == dag::TaskKind::kComm) {
         comms.push_back(&w);
-      } else if (w.kind == TaskKind::kForward || w.kind == TaskKind::kBackward) {
+      } else if (w.kind == dag::TaskKind::kForward || w.kind == dag::TaskKind::kBackward) {
         add(layer_task(w.kind, w.layer), w);
       } else {
         add(task(w.kind, -1, 0), w);
@@ -135,7 +135,7 @@ std::vector<IterationTask> TraceIterations::tasks(std::int64_t number) const {
       return std::tie(a->communicator, a->sequence) < std::tie(b->communicator, b->sequence);
     });
     for (std::size_t k = 0; k < comms.size(); ++k) {
-      Builder& b = task(TaskKind::kComm, comms[k]->layer, static_cast<std::int64_t>(k));
+      Builder& b = task(dag::TaskKind::kComm, comms[k]->layer, static_cast<std::int64_t>(k));
       b.task.index = static_cast<std::int64_t>(k);
       add(b, *comms[k]);
     }
@@ -144,4 +144,4 @@ std::vector<IterationTask> TraceIterations::tasks(std::int64_t number) const {
   return out;
 }
 
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk

@@ -1,5 +1,5 @@
-// Sharded runs read back from PyTorch profiles (dag/trace_sharding.h through
-// dag/trace_profile.h): small FSDP1 and FSDP2 Kineto files written by
+// Sharded runs read back from PyTorch profiles (walk/trace_sharding.h through
+// walk/trace_profile.h): small FSDP1 and FSDP2 Kineto files written by
 // tests/support/fsdp_kineto_writer.h, imported, then profiled: the rows and
 // their units, the strategy (zero3, zero2, hsdp), shard_group, grad_dtype
 // and each unit's gradient bytes, and what is said when something cannot be
@@ -13,12 +13,12 @@
 #include <iostream>
 #include <numeric>
 
-#include "dag/trace_profile.h"
+#include "walk/trace_profile.h"
 #include "tests/support/fsdp_kineto_writer.h"
 #include "tests/support/test_files.h"
 #include "traces/import/pytorch/kineto_import.h"
 
-namespace ssgd::dag {
+namespace ssgd::walk {
 namespace {
 
 using ::testing::ElementsAre;
@@ -186,4 +186,4 @@ TEST_F(TraceShardingTest, ARealCaptureWhenNamed) {
 }
 
 }  // namespace
-}  // namespace ssgd::dag
+}  // namespace ssgd::walk
