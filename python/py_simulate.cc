@@ -39,7 +39,7 @@ Input load_input(const std::string& path, bool allow_truncated) {
   require_regular_file(path, "INPUT");
   auto loaded =
       std::make_shared<sim::SimulationInput>(sim::load_simulation_input(path, allow_truncated));
-  for (const auto& w : loaded->input.warnings) warn(w);
+  for (const auto& w : loaded->content.warnings) warn(w);
   return {std::move(loaded), allow_truncated};
 }
 
@@ -124,10 +124,11 @@ void bind_simulate(py::module_& m) {
       .def_property_readonly("path", [](const Input& in) { return in.loaded->path; })
       .def_property_readonly(
           "kind",
-          [](const Input& in) { return std::string(sim::to_string(in.loaded->input.kind)); })
+          [](const Input& in) { return std::string(sim::to_string(in.loaded->content.kind)); })
       .def_property_readonly("model",
-                             [](const Input& in) { return in.loaded->input.profile.model; })
-      .def_property_readonly("warnings", [](const Input& in) { return in.loaded->input.warnings; })
+                             [](const Input& in) { return in.loaded->content.profile.model; })
+      .def_property_readonly("warnings",
+                             [](const Input& in) { return in.loaded->content.warnings; })
       .def_property_readonly("allow_truncated", [](const Input& in) { return in.allow_truncated; });
   m.def("_simulate", &simulate, py::arg("input"), py::arg("scenario"), py::arg("sets"),
         py::arg("allow_large"), py::arg("fold_ranks"));

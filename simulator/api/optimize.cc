@@ -237,7 +237,7 @@ OptimizeRun run_optimize(const SimulationInput& input, const OptimizePlan& plan,
                          const OptimizeOptions& opts) {
   require_profile_input(input);
   const OptimizeRequest& a = plan.request;
-  const trace::LayerProfile& profile = input.input.profile;
+  const trace::LayerProfile& profile = input.content.profile;
   ReplayOptions options;
   options.single_worker_baseline = false;
   options.allow_large = opts.allow_large;

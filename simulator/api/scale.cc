@@ -272,7 +272,7 @@ Scenario scale_base_scenario(const Scenario& loaded, const ScaleFlags& flags,
 ScaleRun run_scale(const SimulationInput& input, const Scenario& base, const ScaleFlags& flags,
                    const ScaleOptions& options) {
   require_profile_input(input);
-  const trace::LayerProfile& profile = input.input.profile;
+  const trace::LayerProfile& profile = input.content.profile;
   if (profile.has_comm()) {
     tell(options.warn,
          fmt::format("{}: its measured comm_ns are replayed unchanged at every GPU count above 1, "

@@ -20,13 +20,13 @@ void tell(const std::function<void(const std::string&)>& f, const std::string& l
 }
 
 ReportContext report_context(const Simulation& s) {
-  const ReplayInput& in = s.input->input;
+  const ReplayInput& in = s.input->content;
   return {s.input->path,    to_string(in.kind),  in.profile.model,
           in.profile.provenance, s.scenario_file, s.shared ? &*s.shared : nullptr};
 }
 
 GraphReportContext graph_context(const Simulation& s) {
-  return {s.input->path, s.input->input.graph->provenance, s.scenario_file};
+  return {s.input->path, s.input->content.execution_graph->provenance, s.scenario_file};
 }
 
 }  // namespace
@@ -36,7 +36,7 @@ SimulationInput load_simulation_input(const std::string& path, bool allow_trunca
 }
 
 void require_profile_input(const SimulationInput& input) {
-  if (input.input.kind != InputKind::kGraphTrace) return;
+  if (input.content.kind != InputKind::kGraphTrace) return;
   throw InputError({input.path, std::nullopt, std::nullopt, ""},
                    "is an execution graph (a trace of graph_node events, from ssgd import "
                    "chakra): only `ssgd simulate` replays one; give the profile or trace it "
@@ -65,9 +65,10 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
   s.scenario_file = options.scenario_file;
   const WorkContext context("replaying", input.path);
 
-  if (input.input.kind == InputKind::kGraphTrace) {
-    s.graph = replay_graph(*input.input.graph, scenario, options.replay, input.path);
-    s.scenario = s.graph->scenario;
+  if (input.content.kind == InputKind::kGraphTrace) {
+    s.graph_replay =
+        replay_graph(*input.content.execution_graph, scenario, options.replay, input.path);
+    s.scenario = s.graph_replay->scenario;
     return s;
   }
   s.scenario = scenario;
@@ -83,11 +84,11 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
     for (const auto& w : in.warnings) tell(options.warn, "job '" + job.name + "': " + w);
     job_profiles[i] = std::move(in.profile);
   }
-  s.result = replay(input.input.profile, scenario, options.replay);
+  s.result = replay(input.content.profile, scenario, options.replay);
   if (!scenario.jobs.empty()) {
     const WorkContext jobs("running the scenario's jobs on a shared fabric");
     s.shared = run_shared_fabric(
-        input.input.profile, scenario, job_profiles,
+        input.content.profile, scenario, job_profiles,
         [&options](const std::string& line) { tell(options.info, line); },
         options.replay.allow_large);
   }
@@ -101,14 +102,14 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
 
 nlohmann::json simulation_report(const Simulation& s) {
   const WorkContext context("making the report of", s.input->path);
-  if (s.graph) return graph_report_json(*s.graph, s.scenario, graph_context(s));
+  if (s.graph_replay) return graph_report_json(*s.graph_replay, s.scenario, graph_context(s));
   if (!s.result) throw std::logic_error("simulation_report: nothing was run");
   return report_json(*s.result, s.scenario, report_context(s));
 }
 
 void print_simulation_summary(const Simulation& s, std::ostream& out) {
-  if (s.graph) {
-    print_graph_summary(*s.graph, s.scenario, graph_context(s), out);
+  if (s.graph_replay) {
+    print_graph_summary(*s.graph_replay, s.scenario, graph_context(s), out);
   } else if (s.result) {
     print_summary(*s.result, s.scenario, report_context(s), out);
   }

@@ -26,7 +26,7 @@ namespace ssgd::sim {
 // An input of `simulate`, read and checked once.
 struct SimulationInput {
   std::string path;  // as given, for reports and messages
-  ReplayInput input;
+  ReplayInput content;
 };
 
 // Reads INPUT (an ssgd trace, a layer-profile CSV, a B-Caffe log, or a trace of
@@ -65,7 +65,7 @@ struct Simulation {
   std::string scenario_file;
   std::optional<ReplayResult> result;            // a profile's replay
   std::optional<SharedFabricResult> shared;      // with jobs
-  std::optional<GraphReplayResult> graph;        // an execution graph's replay
+  std::optional<GraphReplayResult> graph_replay;  // an execution graph's replay
 };
 
 // Runs `input` under `scenario`. Throws InputError (a located one for a bad

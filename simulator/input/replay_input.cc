@@ -87,7 +87,7 @@ ReplayInput load_replay_input(const std::filesystem::path& path, const ReplayInp
         // A graph cut short has lost nodes, and with them dependencies.
         throw trace::truncated_trace_error(reader, "; a graph cut short cannot be replayed");
       }
-      out.graph = std::move(graph);
+      out.execution_graph = std::move(graph);
       return out;
     }
     auto truncation = [&](const std::string& extra) {

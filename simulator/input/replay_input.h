@@ -22,7 +22,7 @@ const char* to_string(InputKind kind);
 struct ReplayInput {
   InputKind kind = InputKind::kLayerProfileCsv;
   trace::LayerProfile profile;                         // all kinds but kGraphTrace
-  std::shared_ptr<const dag::ExecutionGraph> graph;    // kGraphTrace
+  std::shared_ptr<const dag::ExecutionGraph> execution_graph;  // kGraphTrace
   std::vector<std::string> warnings;  // for stderr
 };
 

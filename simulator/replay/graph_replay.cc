@@ -221,7 +221,7 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
     ++r.collectives_per_iteration;
   }
   if (options.keep_schedule) {
-    r.graph = std::shared_ptr<const dag::TaskGraph>(dag, &dag->graph);
+    r.task_graph = std::shared_ptr<const dag::TaskGraph>(dag, &dag->graph);
     r.schedule = schedule;
   }
   return out;

@@ -122,7 +122,7 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
   if (scenario.perturb.repeats > 1) add_repeats(captured, plan, options, out);
   if (options.single_worker_baseline) add_single_worker_baseline(captured, plan, options, out);
   if (options.keep_schedule) {
-    out.graph = std::move(built->job.graph);
+    out.task_graph = std::move(built->job.graph);
     out.schedule = std::move(run->schedule);
   }
   return out;

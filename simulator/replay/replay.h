@@ -181,7 +181,7 @@ struct ReplayResult {
   // if not, why not (empty when it was not tried).
   bool list_scheduled = false;
   std::string list_refused;
-  std::shared_ptr<const dag::TaskGraph> graph;  // with keep_schedule
+  std::shared_ptr<const dag::TaskGraph> task_graph;  // with keep_schedule
   std::shared_ptr<const Schedule> schedule;     // with keep_schedule
 };
 

@@ -250,10 +250,10 @@ class EventWriter {
 
 void write_simulated_trace(const ReplayResult& result, const SimulatedTraceOptions& options,
                            const std::filesystem::path& path) {
-  if (!result.graph || !result.schedule) {
+  if (!result.task_graph || !result.schedule) {
     throw std::invalid_argument("write_simulated_trace needs a replay made with keep_schedule");
   }
-  const dag::TaskGraph& graph = *result.graph;
+  const dag::TaskGraph& graph = *result.task_graph;
   const Schedule& schedule = *result.schedule;
   const std::int64_t workers = std::max<std::int64_t>(result.workers, 1);
   const std::int64_t built = std::max<std::int64_t>(result.ranks_simulated, 1);

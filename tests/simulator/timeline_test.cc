@@ -26,8 +26,8 @@ TEST(Timeline, ChromeTraceWithTracksPerRankAndResource) {
   o.keep_schedule = true;
   const auto r = replay(p, s, o);
   std::ostringstream a, b;
-  write_timeline(*r.graph, *r.schedule, {2}, a);
-  write_timeline(*r.graph, *r.schedule, {2}, b);
+  write_timeline(*r.task_graph, *r.schedule, {2}, a);
+  write_timeline(*r.task_graph, *r.schedule, {2}, b);
   EXPECT_EQ(a.str(), b.str());  // deterministic
   const auto j = nlohmann::json::parse(a.str());
   std::set<int> pids;
@@ -73,13 +73,13 @@ TEST(Timeline, LinkTracksShowWhenEachLinkCarriesTraffic) {
     const auto r = replay(p, s, o);
     ASSERT_FALSE(r.link_tracks.empty());
     std::vector<std::pair<double, double>> comms;  // [start, end) of each collective, in us
-    for (dag::TaskId t = 0; t < r.graph->task_count(); ++t) {
-      if (r.graph->task(t).kind != dag::TaskKind::kComm) continue;
+    for (dag::TaskId t = 0; t < r.task_graph->task_count(); ++t) {
+      if (r.task_graph->task(t).kind != dag::TaskKind::kComm) continue;
       comms.emplace_back(static_cast<double>(r.schedule->start[t].ns()) / 1e3,
                          static_cast<double>(r.schedule->end[t].ns()) / 1e3);
     }
     std::ostringstream out;
-    write_timeline(*r.graph, *r.schedule, {0, &r.link_tracks}, out);
+    write_timeline(*r.task_graph, *r.schedule, {0, &r.link_tracks}, out);
     const auto j = nlohmann::json::parse(out.str());
     int links_pid = -1;
     std::set<std::string> track_names;

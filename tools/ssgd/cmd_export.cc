@@ -117,7 +117,7 @@ void add_export_command(CLI::App& app) {
     out.flag = "-o";
     try {
       write_output(out, [&] {
-        summary = sim::export_chakra(*result.graph, *result.schedule, result.workers, dir,
+        summary = sim::export_chakra(*result.task_graph, *result.schedule, result.workers, dir,
                                      {a.prefix, a.gzip, sim::scenario_gpus_per_node(scenario)});
       });
     } catch (...) {

@@ -112,7 +112,7 @@ void run_optimize(const OptimizeArgs& a) {
                          });
   const sim::SimulationInput input{a.input,
                                    sim::load_replay_input(a.input, {a.allow_truncated})};
-  for (const auto& w : input.input.warnings) log->warn("{}", w);
+  for (const auto& w : input.content.warnings) log->warn("{}", w);
   sim::OptimizeOptions options;
   options.scenario_file = a.scenario.file;
   options.allow_large = a.allow_large;
@@ -123,7 +123,7 @@ void run_optimize(const OptimizeArgs& a) {
     const std::string report = json_report_text(sim::optimize_report_json(run.result));
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
-  print_curve(a, input.input.profile.model, plan.base, plan, run.result, run.seconds, std::cout);
+  print_curve(a, input.content.profile.model, plan.base, plan, run.result, run.seconds, std::cout);
   if (a.report.given()) log->info("report written to {}", a.report.path);
 }
 

@@ -108,7 +108,7 @@ void run_scale(const ScaleArgs& a) {
   const sim::Scenario base = sim::scale_base_scenario(load_scenario(a.scenario), flags, options);
   const sim::SimulationInput input{a.input,
                                    sim::load_replay_input(a.input, {a.allow_truncated})};
-  for (const auto& w : input.input.warnings) log->warn("{}", w);
+  for (const auto& w : input.content.warnings) log->warn("{}", w);
   const sim::ScaleRun run = sim::run_scale(input, base, flags, options);
 
   if (a.report.given()) {

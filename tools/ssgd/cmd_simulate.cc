@@ -83,7 +83,7 @@ void write_report_and_timeline(const SimulateArgs& a, const std::function<nlohma
     write_output(a.timeline, [&] {
       const WorkContext writing("writing the timeline", a.timeline.path);
       timeline_file.emplace(a.timeline.path);
-      sim::write_timeline(*result.graph, *result.schedule,
+      sim::write_timeline(*result.task_graph, *result.schedule,
                           {a.timeline_ranks, link_tracks, result.workers}, timeline_file->writer());
     });
   }
@@ -135,8 +135,8 @@ void run_simulate(const SimulateArgs& a) {
   }
   const sim::Scenario scenario = load_scenario(a.scenario);
   const sim::SimulationInput input = sim::load_simulation_input(a.input, a.allow_truncated);
-  for (const auto& w : input.input.warnings) log->warn("{}", w);
-  const bool graph = input.input.kind == sim::InputKind::kGraphTrace;
+  for (const auto& w : input.content.warnings) log->warn("{}", w);
+  const bool graph = input.content.kind == sim::InputKind::kGraphTrace;
   if (graph && a.trace.given()) {
     throw flag_error("--trace", a.trace.path,
                      "a simulated trace is not yet written for an execution graph; use --timeline");
@@ -156,7 +156,7 @@ void run_simulate(const SimulateArgs& a) {
   options.warn = [&log](const std::string& line) { log->warn("{}", line); };
   options.info = [&log](const std::string& line) { log->info("{}", line); };
   const sim::Simulation simulation = sim::run_simulation(input, scenario, options);
-  const sim::ReplayResult& result = graph ? simulation.graph->run : *simulation.result;
+  const sim::ReplayResult& result = graph ? simulation.graph_replay->run : *simulation.result;
 
   // The outputs are written under temporary names and renamed only once all
   // are complete (the trace renames itself when it is), so a failure leaves
@@ -170,7 +170,7 @@ void run_simulate(const SimulateArgs& a) {
       sim::SimulatedTraceOptions trace_options;
       trace_options.max_ranks = a.trace_ranks;
       trace_options.gpus_per_node = scenario.gpus_per_node;
-      trace_options.framework = input.input.profile.model;
+      trace_options.framework = input.content.profile.model;
       trace_options.provenance = simulated_provenance(a, scenario, result);
       write_output(a.trace, [&] {
         const WorkContext writing("writing the simulated trace", a.trace.path);

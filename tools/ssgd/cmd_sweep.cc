@@ -66,7 +66,7 @@ Prepared prepare(const SweepArgs& a, bool lead) {
   sim::check_axis_values(grid);
   sim::SimulationInput input = sim::load_simulation_input(grid.input.string(), a.allow_truncated);
   if (lead) {
-    for (const auto& w : input.input.warnings) logger("tools")->warn("{}", w);
+    for (const auto& w : input.content.warnings) logger("tools")->warn("{}", w);
   }
   return {std::move(grid), std::move(input)};
 }
