@@ -295,7 +295,7 @@ ScaleRun run_scale(const SimulationInput& input, const Scenario& base, const Sca
     result.global_batch = plan.global_batch;
     result.compute_model = plan.options.batch_model->description;
   }
-  result.overlap = base.overlap;
+  result.overlap = base.overlap_policy;
   result.iterations = base.iterations;
   result.gpus_per_node = base.gpus_per_node;
   return run;

@@ -52,11 +52,12 @@ Duration closed_form_iteration_time(OverlapPolicy policy, const LayerTimes& t,
 }
 
 std::optional<Duration> scenario_closed_form(const Scenario& scenario, const LayerTimes& t) {
-  if (scenario.overlap == OverlapPolicy::kPriority ||
-      effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer) {
+  if (scenario.overlap_policy == OverlapPolicy::kPriority ||
+      effective_update(scenario.overlap_policy, scenario.policy_params) == UpdateMode::kPerLayer) {
     return std::nullopt;
   }
-  return closed_form_iteration_time(scenario.overlap, t, scenario.policy.prefetch_depth);
+  return closed_form_iteration_time(scenario.overlap_policy, t,
+                                    scenario.policy_params.prefetch_depth);
 }
 
 LayerTimes layer_times(const trace::LayerProfile& profile, const Scenario& scenario,

@@ -70,7 +70,7 @@ void check_size(const dag::DagShape& shape, const trace::LayerProfile& profile,
 void require_modelled_comm(const trace::LayerProfile& profile, const Scenario& scenario,
                            std::int64_t workers) {
   const trace::MeasuredOnlyCollectives& m = profile.measured_only;
-  if (workers < 2 || !m.any() || !merges_gradients(scenario.overlap)) return;
+  if (workers < 2 || !m.any() || !merges_gradients(scenario.overlap_policy)) return;
   const std::int64_t more = m.without_size + m.other_kind - 1;
   throw InputError(
       {profile.source_name(), std::nullopt, m.first_record, m.first_field},
@@ -79,7 +79,7 @@ void require_modelled_comm(const trace::LayerProfile& profile, const Scenario& s
                   "replay the measured times with policy.overlap wfbp or bsp",
                   m.first_what,
                   more > 0 ? fmt::format(" (and {} more like it)", more) : std::string(),
-                  to_string(scenario.overlap),
+                  to_string(scenario.overlap_policy),
                   m.without_size > 0
                       ? "Supply the sizes: record the trace with tracer/python's ssgd_marks "
                         "(ssgd/collective_bytes or ssgd/grad_bytes marks) or with "
@@ -92,8 +92,8 @@ void require_modelled_comm(const trace::LayerProfile& profile, const Scenario& s
 
 dag::CommPlan job_comm_plan(const trace::LayerProfile& profile, const Scenario& scenario,
                             const CommModel& comm) {
-  dag::CommPlan plan =
-      make_comm_plan(scenario.overlap, scenario.policy, profile, [&comm](std::int64_t bytes) {
+  dag::CommPlan plan = make_comm_plan(
+      scenario.overlap_policy, scenario.policy_params, profile, [&comm](std::int64_t bytes) {
         return comm.isolated_time(CollectiveOp::kAllReduce, static_cast<double>(bytes));
       });
   if (comm.workers() == 1) {
@@ -170,12 +170,12 @@ void check_sharded_policy(const Scenario& scenario, const dag::CommPlan& plan) {
   const ShardSettings& sh = scenario.sharding;
   const char* what = sh.strategy != ShardStrategy::kNone ? "sharding.strategy" : "workload.accumulation";
   if (plan.prioritized ||
-      effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer) {
+      effective_update(scenario.overlap_policy, scenario.policy_params) == UpdateMode::kPerLayer) {
     throw ParameterError(
         "policy.overlap",
         fmt::format("policy {} schedules by priority or updates per layer, which {} {} does not "
                     "model; use wfbp, bsp, mgwfbp, ddp, horovod or single",
-                    to_string(scenario.overlap), what,
+                    to_string(scenario.overlap_policy), what,
                     sh.strategy != ShardStrategy::kNone ? to_string(sh.strategy)
                                                         : std::to_string(sh.accumulation)));
   }
@@ -185,8 +185,8 @@ void check_sharded_policy(const Scenario& scenario, const dag::CommPlan& plan) {
 // (wfbp) or after the whole backward (bsp); a policy that buckets gradients
 // has no say there. Its plan is replaced by wfbp's, and the run says so.
 bool unit_policy_replaced(const Scenario& scenario) {
-  return scenario.sharding.per_unit_gathers() && scenario.overlap != OverlapPolicy::kWfbp &&
-         scenario.overlap != OverlapPolicy::kBsp;
+  return scenario.sharding.per_unit_gathers() && scenario.overlap_policy != OverlapPolicy::kWfbp &&
+         scenario.overlap_policy != OverlapPolicy::kBsp;
 }
 
 // The node a job's communicator starts on.
@@ -221,7 +221,7 @@ std::optional<Duration> sharded_closed_form(const Scenario& scenario, const dag:
                                             std::int64_t workers) {
   const ShardSettings& sh = scenario.sharding;
   const auto k = plan.accumulation;
-  if (scenario.policy.prefetch_depth != 0 || (!plan.no_sync && k > 1)) return std::nullopt;
+  if (scenario.policy_params.prefetch_depth != 0 || (!plan.no_sync && k > 1)) return std::nullopt;
   const Duration io = t.io + t.h2d;
   const Duration pass = sum_of(t.forward) + sum_of(t.backward);
   const Duration earlier = (io + pass) * (k - 1);  // micro-batches before the last
@@ -235,7 +235,7 @@ std::optional<Duration> sharded_closed_form(const Scenario& scenario, const dag:
     for (const auto& g : plan.step_gathers) gathers += comm_time[static_cast<std::size_t>(g.collective)];
     t.io = Duration::zero();
     t.h2d = Duration::zero();
-    return earlier + max(io, gathers) + closed_form_iteration_time(scenario.overlap, t, 0);
+    return earlier + max(io, gathers) + closed_form_iteration_time(scenario.overlap_policy, t, 0);
   }
   // ZeRO-3 and HSDP without overlap: one stream, no forward prefetch, the
   // backward gather after the unit's gradient collective.
@@ -366,8 +366,8 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
                       scenario.h2d_time, scenario.update_time,
                       fold || !job.rank_weight.empty()};
   shape.update_per_group =
-      effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer;
-  shape.prefetch_depth = scenario.policy.prefetch_depth;
+      effective_update(scenario.overlap_policy, scenario.policy_params) == UpdateMode::kPerLayer;
+  shape.prefetch_depth = scenario.policy_params.prefetch_depth;
   dag::CommPlan plan = job_comm_plan(profile, scenario, comm);
   dag::ShardedPlan sharded_plan;
   std::vector<Duration> comm_time;  // of the modelled groups, or of the sharded collectives
@@ -378,7 +378,7 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
       logger("sim")->warn(
           "policy.overlap {} buckets gradients, but sharding.strategy {} reduces each unit's "
           "gradients after the unit's backward (sharding.units): replayed as wfbp",
-          to_string(scenario.overlap), to_string(sh.strategy));
+          to_string(scenario.overlap_policy), to_string(sh.strategy));
       plan.wait_for_full_backward = false;
     }
     job.shard_ranks = shard_ranks(sh, job.workers, scenario.gpus_per_node);

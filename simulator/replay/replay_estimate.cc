@@ -91,8 +91,8 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // The plan's groups: one a layer with gradients (or a measured comm time);
   // priority cuts every gradient into policy.partition_size pieces, each a
   // collective of its own. Merging policies make fewer: an upper bound.
-  const bool priority = scenario.overlap == OverlapPolicy::kPriority;
-  const auto partition = static_cast<double>(scenario.policy.partition_bytes);
+  const bool priority = scenario.overlap_policy == OverlapPolicy::kPriority;
+  const auto partition = static_cast<double>(scenario.policy_params.partition_bytes);
   double groups = 0;
   std::set<std::int64_t> sizes;  // the gradients' sizes: each collective size once
   for (const auto& row : profile.layers) {
@@ -104,7 +104,7 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   }
   // Per-group updates: one update task per group, else one per iteration.
   const bool per_group =
-      effective_update(scenario.overlap, scenario.policy) == UpdateMode::kPerLayer;
+      effective_update(scenario.overlap_policy, scenario.policy_params) == UpdateMode::kPerLayer;
   const double updates = per_group && groups > 0 ? groups : 1;
   // The collectives are tasks of their own when there is someone to talk to.
   // A sharded step gathers each layer's parameters up to twice and reduces
@@ -130,7 +130,7 @@ ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenari
   // most max(1, d) + 2 with prefetch depth d (2 where every rank meets at a
   // global update); the whole graph holds every iteration.
   const bool windowed = options.windowed();
-  const auto depth = static_cast<double>(scenario.policy.prefetch_depth);
+  const auto depth = static_cast<double>(scenario.policy_params.prefetch_depth);
   const double window = depth == 0 && !per_group ? 2 : std::max(1.0, depth) + 2;
   const double held = windowed ? std::min(iterations, window) : iterations;
   const double task_bytes =

@@ -77,17 +77,18 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
   CommModel comm = scenario_comm_model(scenario);
   out.network = comm.describe();
   out.network_model = scenario.network_model;
-  out.comm_replayed = profile.has_comm() && out.workers > 1 && !merges_gradients(scenario.overlap);
+  out.comm_replayed =
+      profile.has_comm() && out.workers > 1 && !merges_gradients(scenario.overlap_policy);
   if (out.comm_replayed) {
     out.unsized_collectives_replayed = profile.measured_only.without_size;
     out.other_kind_collectives_replayed = profile.measured_only.other_kind;
   }
-  if (profile.has_comm() && out.workers > 1 && merges_gradients(scenario.overlap) &&
+  if (profile.has_comm() && out.workers > 1 && merges_gradients(scenario.overlap_policy) &&
       options.single_worker_baseline) {
     log->warn(
         "policy {} merges gradients: the input's measured per-layer comm_ns cannot be merged, "
         "so every collective is modelled ({})",
-        to_string(scenario.overlap), comm.describe());
+        to_string(scenario.overlap_policy), comm.describe());
   }
   if (profile.has_comm() && out.workers == 1 && options.single_worker_baseline) {
     log->info(

@@ -167,7 +167,7 @@ void check_jobs_fit(const trace::LayerProfile& main_profile, const Scenario& sce
     own.jobs.clear();
     own.nodes = spec.nodes;
     own.iterations = spec.iterations.value_or(scenario.iterations);
-    own.overlap = spec.overlap.value_or(scenario.overlap);
+    own.overlap_policy = spec.overlap.value_or(scenario.overlap_policy);
     own.perturb.stragglers.clear();
     const ReplayEstimate e = estimate_replay(job_profiles[i], own, whole);
     total.tasks += e.tasks;
@@ -227,7 +227,7 @@ SharedFabricResult run_jobs(const trace::LayerProfile& main_profile, const Scena
     if (*spec.kind == JobKind::kTraining) {
       Scenario own = scenario;
       own.nodes = spec.nodes;
-      own.overlap = spec.overlap.value_or(scenario.overlap);
+      own.overlap_policy = spec.overlap.value_or(scenario.overlap_policy);
       own.iterations = spec.iterations.value_or(scenario.iterations);
       // Straggler ranks and layer patterns name the scenario's own job and
       // profile; the other perturbations apply to every training job.
@@ -279,7 +279,8 @@ SharedFabricResult run_jobs(const trace::LayerProfile& main_profile, const Scena
     o.nodes = j.scenario.nodes;
     o.workers = j.comm->workers();
     o.measure = "iteration";
-    o.detail = fmt::format("{}, {} iterations", to_string(j.scenario.overlap), j.scenario.iterations);
+    o.detail = fmt::format("{}, {} iterations", to_string(j.scenario.overlap_policy),
+                           j.scenario.iterations);
     o.alone = alone;
     o.shared = shared.iteration[k];
     o.slowdown = ratio(o.shared, o.alone);

@@ -155,28 +155,31 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
   j["ssgd_report_version"] = 1;
   j["input"] = {{"path", ctx.input}, {"kind", ctx.input_kind}, {"model", ctx.model},
                 {"provenance", ctx.provenance}};
-  j["scenario"] = {{"file", ctx.scenario_file},
-                   {"iterations", s.iterations},
-                   {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
-                   {"network", {{"intra_node", link_json(s.intra_node)},
-                                {"inter_node", link_json(s.inter_node)},
-                                {"model", s.network_model},
-                                {"library", to_string(scenario_library(s, s.algorithm))},
-                                {"algorithm", to_string(s.algorithm)},
-                                {"nccl_algo", s.nccl_algo},
-                                {"nccl_proto", s.nccl_proto},
-                                {"channels", s.channels ? nlohmann::json(*s.channels) : nlohmann::json("auto")},
-                                {"calibration", s.calibration ? s.calibration->string() : ""}}},
-                   {"platform", {{"preset", s.platform.preset}}},
-                   {"policy", {{"overlap", to_string(s.overlap)}}},
-                   {"workload", {{"batch_per_gpu", r.batch_per_gpu},
-                                 {"batch_given", r.batch_given},
-                                 {"io_time_ns", s.io_time.ns()},
-                                 {"h2d_time_ns", s.h2d_time.ns()},
-                                 {"update_time_ns", r.update_time.ns()}}},
-                   {"perturb", perturb_json(s.perturb)},
-                   {"scaling", scenario_scaling_json(s.scaling)},
-                   {"sharding", sharding_json(r, s.sharding)}};
+  j["scenario"] = {
+      {"file", ctx.scenario_file},
+      {"iterations", s.iterations},
+      {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
+      {"network",
+       {{"intra_node", link_json(s.intra_node)},
+        {"inter_node", link_json(s.inter_node)},
+        {"model", s.network_model},
+        {"library", to_string(scenario_library(s, s.algorithm))},
+        {"algorithm", to_string(s.algorithm)},
+        {"nccl_algo", s.nccl_algo},
+        {"nccl_proto", s.nccl_proto},
+        {"channels", s.channels ? nlohmann::json(*s.channels) : nlohmann::json("auto")},
+        {"calibration", s.calibration ? s.calibration->string() : ""}}},
+      {"platform", {{"preset", s.platform.preset}}},
+      {"policy", {{"overlap", to_string(s.overlap_policy)}}},
+      {"workload",
+       {{"batch_per_gpu", r.batch_per_gpu},
+        {"batch_given", r.batch_given},
+        {"io_time_ns", s.io_time.ns()},
+        {"h2d_time_ns", s.h2d_time.ns()},
+        {"update_time_ns", r.update_time.ns()}}},
+      {"perturb", perturb_json(s.perturb)},
+      {"scaling", scenario_scaling_json(s.scaling)},
+      {"sharding", sharding_json(r, s.sharding)}};
   j["workers"] = r.workers;
   j["iteration_time_ns"] = r.iteration_time.ns();
   nlohmann::json iters = nlohmann::json::array();
@@ -279,7 +282,8 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   out << fmt::format("ssgd simulate: {}\n", model);
   if (!ctx.provenance.empty()) out << fmt::format("  input: {}\n", ctx.provenance);
   out << fmt::format("  cluster: {} node(s) x {} GPU(s) = {} workers, policy {}, {} iterations\n",
-                     s.nodes, s.gpus_per_node, r.workers, to_string(s.overlap), s.iterations);
+                     s.nodes, s.gpus_per_node, r.workers, to_string(s.overlap_policy),
+                     s.iterations);
   out << fmt::format("  network: {}{}\n", r.network,
                      r.comm_replayed ? " (measured comm_ns replayed instead)" : "");
   if (r.unsized_collectives_replayed > 0) {

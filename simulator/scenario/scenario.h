@@ -101,8 +101,8 @@ struct Scenario {
   bool servers_colocated = true;             // key: network.servers_colocated
   std::int64_t cpu_servers = 0;              // key: network.cpu_servers
   std::optional<std::filesystem::path> calibration;  // key: network.calibration
-  OverlapPolicy overlap = OverlapPolicy::kWfbp;  // key: policy.overlap
-  PolicyParams policy;                       // keys: policy.*
+  OverlapPolicy overlap_policy = OverlapPolicy::kWfbp;  // key: policy.overlap
+  PolicyParams policy_params;                           // keys: policy.*
   std::optional<std::int64_t> batch_per_gpu;    // key: workload.batch_per_gpu (>= 1)
   Duration io_time;                          // key: workload.io_time (>= 0): read one batch
   Duration h2d_time;                         // key: workload.h2d_time (>= 0): copy it to the GPU

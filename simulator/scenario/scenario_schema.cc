@@ -333,41 +333,43 @@ void set_calibration(Scenario& s, std::string_view v) {
   if (v.empty()) throw std::invalid_argument("expected the path of a network calibration file");
   s.calibration = std::filesystem::path(std::string(v));
 }
-void set_overlap(Scenario& s, std::string_view v) { s.overlap = parse_overlap(v); }
+void set_overlap(Scenario& s, std::string_view v) { s.overlap_policy = parse_overlap(v); }
 void set_bucket_cap(Scenario& s, std::string_view v) {
-  s.policy.bucket_cap_bytes = parse_positive_size(v);
+  s.policy_params.bucket_cap_bytes = parse_positive_size(v);
 }
 void set_first_bucket(Scenario& s, std::string_view v) {
-  s.policy.first_bucket_bytes = parse_positive_size(v);
+  s.policy_params.first_bucket_bytes = parse_positive_size(v);
 }
 void set_fusion_threshold(Scenario& s, std::string_view v) {
-  s.policy.fusion_threshold_bytes = parse_positive_size(v);
+  s.policy_params.fusion_threshold_bytes = parse_positive_size(v);
 }
 void set_cycle_time(Scenario& s, std::string_view v) {
-  s.policy.cycle_time = parse_nonnegative_duration(v);
+  s.policy_params.cycle_time = parse_nonnegative_duration(v);
 }
 void set_merge_startup(Scenario& s, std::string_view v) {
-  s.policy.merge_startup = parse_nonnegative_duration(v);
+  s.policy_params.merge_startup = parse_nonnegative_duration(v);
 }
 void set_partition_size(Scenario& s, std::string_view v) {
-  s.policy.partition_bytes = parse_positive_size(v);
+  s.policy_params.partition_bytes = parse_positive_size(v);
 }
 void set_credit_size(Scenario& s, std::string_view v) {
-  s.policy.credit_bytes = parse_nonnegative_size(v);
+  s.policy_params.credit_bytes = parse_nonnegative_size(v);
 }
 void set_partition_overhead(Scenario& s, std::string_view v) {
-  s.policy.partition_overhead = parse_nonnegative_duration(v);
+  s.policy_params.partition_overhead = parse_nonnegative_duration(v);
 }
 void set_schedule_overhead(Scenario& s, std::string_view v) {
-  s.policy.schedule_overhead = parse_nonnegative_duration(v);
+  s.policy_params.schedule_overhead = parse_nonnegative_duration(v);
 }
 void set_update(Scenario& s, std::string_view v) {
-  if (v == "global") s.policy.update = UpdateMode::kGlobal;
-  else if (v == "per_layer") s.policy.update = UpdateMode::kPerLayer;
+  if (v == "global")
+    s.policy_params.update = UpdateMode::kGlobal;
+  else if (v == "per_layer")
+    s.policy_params.update = UpdateMode::kPerLayer;
   else throw std::invalid_argument(fmt::format("unknown update mode '{}'; expected global or per_layer", v));
 }
 void set_prefetch_depth(Scenario& s, std::string_view v) {
-  s.policy.prefetch_depth = parse_int(v, 0, kMaxPrefetchDepth);
+  s.policy_params.prefetch_depth = parse_int(v, 0, kMaxPrefetchDepth);
 }
 void set_batch_per_gpu(Scenario& s, std::string_view v) {
   s.batch_per_gpu = parse_int(v, 1, kMaxBatchPerGpu);

@@ -67,7 +67,7 @@ double speedup(const trace::LayerProfile& p, int nodes, OverlapPolicy policy, co
   s.gpus_per_node = 1;
   s.inter_node.preset = "10gbe";
   s.calibration = cal;
-  s.overlap = policy;
+  s.overlap_policy = policy;
   s.iterations = 5;
   read_scenario_files(s);
   const ReplayResult r = replay(p, s);

@@ -36,7 +36,7 @@ Duration replay_iteration(const trace::LayerProfile& p, int nodes, OverlapPolicy
   s.nodes = nodes;
   s.gpus_per_node = 1;
   s.inter_node.preset = "10gbe";
-  s.overlap = policy;
+  s.overlap_policy = policy;
   s.iterations = 5;
   ReplayOptions o;
   o.single_worker_baseline = false;

@@ -40,7 +40,7 @@ Scenario random_scenario(std::mt19937_64& rng, OverlapPolicy policy) {
   s.intra_node.preset = intra[rng() % 3];
   s.inter_node.preset = inter[rng() % 4];
   s.iterations = 1 + static_cast<std::int64_t>(rng() % 5);
-  s.overlap = policy;
+  s.overlap_policy = policy;
   s.io_time = Duration(static_cast<std::int64_t>(rng() % 1'000'000));
   s.h2d_time = Duration(static_cast<std::int64_t>(rng() % 500'000));
   s.update_time = Duration(static_cast<std::int64_t>(rng() % 800'000));
@@ -56,10 +56,11 @@ TEST_P(ClosedForm, RandomProfilesMatchExactly) {
     auto profile = random_profile(rng, with_comm);
     auto scenario = random_scenario(rng, GetParam());
     // Small buckets and buffers, so the fusion policies make many groups.
-    scenario.policy.bucket_cap_bytes = 1 + static_cast<std::int64_t>(rng() % 80'000'000);
-    scenario.policy.first_bucket_bytes = 1 + static_cast<std::int64_t>(rng() % 20'000'000);
-    scenario.policy.fusion_threshold_bytes = 1 + static_cast<std::int64_t>(rng() % 80'000'000);
-    scenario.policy.cycle_time = Duration(static_cast<std::int64_t>(rng() % 3'000'000));
+    scenario.policy_params.bucket_cap_bytes = 1 + static_cast<std::int64_t>(rng() % 80'000'000);
+    scenario.policy_params.first_bucket_bytes = 1 + static_cast<std::int64_t>(rng() % 20'000'000);
+    scenario.policy_params.fusion_threshold_bytes =
+        1 + static_cast<std::int64_t>(rng() % 80'000'000);
+    scenario.policy_params.cycle_time = Duration(static_cast<std::int64_t>(rng() % 3'000'000));
     // Half the profiles carry a measured update (as one from a trace does);
     // it is the update time unless the scenario sets workload.update_time.
     if (trial % 2 == 1) profile.update = Duration(static_cast<std::int64_t>(rng() % 800'000));
@@ -95,7 +96,7 @@ TEST(ClosedForm, PrefetchRandomProfilesMatchInSteadyState) {
     const auto profile = random_profile(rng, false);
     auto scenario = random_scenario(rng, trial % 2 == 0 ? OverlapPolicy::kWfbp : OverlapPolicy::kBsp);
     scenario.iterations = 2 + static_cast<std::int64_t>(rng() % 4);
-    scenario.policy.prefetch_depth = 1 + static_cast<std::int64_t>(rng() % 3);
+    scenario.policy_params.prefetch_depth = 1 + static_cast<std::int64_t>(rng() % 3);
     // Reading is the bottleneck in about half the trials.
     scenario.io_time = Duration(static_cast<std::int64_t>(rng() % 150'000'000));
     ReplayOptions opts;
@@ -104,8 +105,8 @@ TEST(ClosedForm, PrefetchRandomProfilesMatchInSteadyState) {
     const CommModel comm = scenario_comm_model(scenario);
     const auto expected = scenario_closed_form(scenario, layer_times(profile, scenario, comm));
     ASSERT_TRUE(expected);
-    ASSERT_EQ(result.iteration_time, *expected) << "trial " << trial << ", depth "
-                                                << scenario.policy.prefetch_depth;
+    ASSERT_EQ(result.iteration_time, *expected)
+        << "trial " << trial << ", depth " << scenario.policy_params.prefetch_depth;
     ASSERT_EQ(result.closed_form, expected);
     for (std::size_t i = 1; i < result.iteration_times.size(); ++i) {
       ASSERT_EQ(result.iteration_times[i], *expected) << "trial " << trial << ", iteration " << i;

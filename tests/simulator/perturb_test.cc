@@ -44,7 +44,7 @@ Scenario two_workers(OverlapPolicy policy = OverlapPolicy::kBsp) {
   Scenario s;
   s.nodes = 2;
   s.iterations = 4;
-  s.overlap = policy;
+  s.overlap_policy = policy;
   return s;
 }
 

@@ -37,7 +37,8 @@ std::ostream& operator<<(std::ostream& os, const Collective& c) {
 // The plan of `policy`, run on two workers for one iteration.
 std::vector<Collective> timeline(const Scenario& s) {
   const auto p = four_layer_profile();
-  const dag::CommPlan plan = make_comm_plan(s.overlap, s.policy, p, four_layer_allreduce_time);
+  const dag::CommPlan plan =
+      make_comm_plan(s.overlap_policy, s.policy_params, p, four_layer_allreduce_time);
   dag::TaskGraph g = dag::build_profile_dag(p, {2, 1, {}, {}, {}}, plan);
   for (dag::TaskId t = 0; t < g.task_count(); ++t) {
     auto& task = g.mutable_task(t);
@@ -58,7 +59,7 @@ std::vector<Collective> timeline(const Scenario& s) {
 
 Scenario with(OverlapPolicy policy) {
   Scenario s;
-  s.overlap = policy;
+  s.overlap_policy = policy;
   return s;
 }
 
@@ -88,7 +89,7 @@ TEST(PolicyGolden, MgWfbp) {
   // 6 ms into backward) joins {2}, which waits for {3} until 8. The cost
   // here still has its 3 ms start-up, so that merge still pays.
   Scenario s = with(OverlapPolicy::kMgWfbp);
-  s.policy.merge_startup = Duration::zero();
+  s.policy_params.merge_startup = Duration::zero();
   EXPECT_EQ(timeline(s), (std::vector<Collective>{{{3}, 5, 12}, {{2, 1}, 12, 17}, {{0}, 17, 22}}));
 }
 
@@ -96,14 +97,14 @@ TEST(PolicyGolden, DdpBuckets) {
   // First bucket cap 2 MB: gradient 3 (4 MB) fills it alone. Cap 3 MB next:
   // 1 + 1 = 2 MB < 3, + 2 MB = 4 MB >= 3 closes it: {2, 1, 0}, ready at 14.
   Scenario s = with(OverlapPolicy::kDdp);
-  s.policy.first_bucket_bytes = 2'000'000;
-  s.policy.bucket_cap_bytes = 3'000'000;
+  s.policy_params.first_bucket_bytes = 2'000'000;
+  s.policy_params.bucket_cap_bytes = 3'000'000;
   EXPECT_EQ(timeline(s), (std::vector<Collective>{{{3}, 5, 12}, {{2, 1, 0}, 14, 21}}));
   // The defaults (1 MiB, 25 MiB): gradient 3 alone, then the other three.
   EXPECT_EQ(timeline(with(OverlapPolicy::kDdp)),
             (std::vector<Collective>{{{3}, 5, 12}, {{2, 1, 0}, 14, 21}}));
   // A cap of one byte: one bucket per gradient, which is WFBP.
-  s.policy.first_bucket_bytes = s.policy.bucket_cap_bytes = 1;
+  s.policy_params.first_bucket_bytes = s.policy_params.bucket_cap_bytes = 1;
   EXPECT_EQ(timeline(s), timeline(with(OverlapPolicy::kWfbp)));
 }
 
@@ -112,15 +113,15 @@ TEST(PolicyGolden, HorovodFusion) {
   // (ready 1 and 3), 4 + 1 = 5 MB <= 5 MB: one buffer, from gradient 2's
   // ready time 7 to 15. At 10: gradients 1 and 0 (6 and 10): 3 MB, 15..21.
   Scenario s = with(OverlapPolicy::kHorovod);
-  s.policy.cycle_time = Duration(5 * kMs);
-  s.policy.fusion_threshold_bytes = 5'000'000;
+  s.policy_params.cycle_time = Duration(5 * kMs);
+  s.policy_params.fusion_threshold_bytes = 5'000'000;
   EXPECT_EQ(timeline(s), (std::vector<Collective>{{{3, 2}, 7, 15}, {{1, 0}, 15, 21}}));
   // A 4.5 MB buffer cannot take gradient 2 after gradient 3: checked before adding.
-  s.policy.fusion_threshold_bytes = 4'500'000;
+  s.policy_params.fusion_threshold_bytes = 4'500'000;
   EXPECT_EQ(timeline(s), (std::vector<Collective>{{{3}, 5, 12}, {{2}, 12, 16}, {{1, 0}, 16, 22}}));
   // A 1 ms cycle sees every gradient on its own tick: WFBP.
-  s.policy.cycle_time = Duration(kMs);
-  s.policy.fusion_threshold_bytes = 128 << 20;
+  s.policy_params.cycle_time = Duration(kMs);
+  s.policy_params.fusion_threshold_bytes = 128 << 20;
   EXPECT_EQ(timeline(s), timeline(with(OverlapPolicy::kWfbp)));
 }
 
@@ -167,9 +168,12 @@ TEST(MgWfbp, NeverSlowerThanWfbpAndEqualWithoutStartup) {
                         : a + Duration(static_cast<std::int64_t>(b * static_cast<double>(bytes)));
     };
     Scenario s = with(OverlapPolicy::kMgWfbp);
-    s.policy.merge_startup = a;  // the exact saving: T is rounded to whole ns
-    const Duration mg = plan_time(p, make_comm_plan(s.overlap, s.policy, p, time), a, b);
-    const Duration wfbp = plan_time(p, make_comm_plan(OverlapPolicy::kWfbp, with(OverlapPolicy::kWfbp).policy, p, time), a, b);
+    s.policy_params.merge_startup = a;  // the exact saving: T is rounded to whole ns
+    const Duration mg =
+        plan_time(p, make_comm_plan(s.overlap_policy, s.policy_params, p, time), a, b);
+    const Duration wfbp = plan_time(
+        p, make_comm_plan(OverlapPolicy::kWfbp, with(OverlapPolicy::kWfbp).policy_params, p, time),
+        a, b);
     ASSERT_LE(mg, wfbp + Duration(layers)) << "trial " << trial;  // within rounding
     if (a == Duration::zero()) {
       ASSERT_NEAR(static_cast<double>(mg.ns()), static_cast<double>(wfbp.ns()), layers)

@@ -46,8 +46,8 @@ TEST(ReplayEstimate, CountsTheTasksTheReplayBuilds) {
         s.nodes = nodes;
         s.gpus_per_node = 2;
         s.iterations = 4;
-        s.overlap = overlap;
-        s.policy.partition_bytes = 1'500'000;  // priority: 3 pieces a layer
+        s.overlap_policy = overlap;
+        s.policy_params.partition_bytes = 1'500'000;  // priority: 3 pieces a layer
         ReplayOptions options;
         options.fold_ranks = fold;
         options.single_worker_baseline = false;
@@ -70,7 +70,7 @@ TEST(ReplayEstimate, CountsTheTasksTheReplayBuilds) {
 TEST(ReplayEstimate, MergingPoliciesAreBoundedAbove) {
   Scenario s;
   s.nodes = 4;
-  s.overlap = OverlapPolicy::kMgWfbp;
+  s.overlap_policy = OverlapPolicy::kMgWfbp;
   ReplayOptions options;
   options.single_worker_baseline = false;
   const ReplayEstimate e = estimate_replay(profile(), s, options);
@@ -119,8 +119,8 @@ TEST(ReplayEstimate, PriorityPiecesAreNamedByThePartitionSize) {
   const AvailableMemory memory("1GiB");
   Scenario s;
   s.nodes = 2;
-  s.overlap = OverlapPolicy::kPriority;
-  s.policy.partition_bytes = 1;  // 4,000,000 pieces a layer
+  s.overlap_policy = OverlapPolicy::kPriority;
+  s.policy_params.partition_bytes = 1;  // 4,000,000 pieces a layer
   const ReplayEstimate e = estimate_replay(profile(), s, {});
   EXPECT_EQ(e.key, "policy.partition_size");
   try {

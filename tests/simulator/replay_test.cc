@@ -38,9 +38,9 @@ TEST(Replay, MoreWorkersAreSlowerPerIterationAndReportIsConsistent) {
   s.nodes = 4;
   s.gpus_per_node = 2;
   s.iterations = 4;
-  s.overlap = OverlapPolicy::kBsp;
+  s.overlap_policy = OverlapPolicy::kBsp;
   const auto bsp = replay(profile(), s);
-  s.overlap = OverlapPolicy::kWfbp;
+  s.overlap_policy = OverlapPolicy::kWfbp;
   const auto wfbp = replay(profile(), s);
   EXPECT_GT(bsp.iteration_time, wfbp.iteration_time);
   EXPECT_LT(wfbp.scaling_efficiency, 1.0);
@@ -69,11 +69,11 @@ TEST(Replay, FoldedRanksGiveTheFullDagsTimes) {
       s.gpus_per_node = 2;
       s.iterations = 3;
       s.network_model = model;
-      s.overlap = policy;
+      s.overlap_policy = policy;
       // Priority: small partitions and a credit, so batches form; prefetch.
-      s.policy.partition_bytes = 1'000'000;
-      s.policy.credit_bytes = 3'000'000;
-      if (policy == OverlapPolicy::kPriority) s.policy.prefetch_depth = 2;
+      s.policy_params.partition_bytes = 1'000'000;
+      s.policy_params.credit_bytes = 3'000'000;
+      if (policy == OverlapPolicy::kPriority) s.policy_params.prefetch_depth = 2;
       s.io_time = Duration(300'000);
       s.update_time = Duration(200'000);
       ReplayOptions full;
@@ -102,15 +102,15 @@ TEST(Replay, PartitionsStartedTogetherAreReportedAsOneCollective) {
   Scenario s;
   s.nodes = 4;
   s.iterations = 2;
-  s.overlap = OverlapPolicy::kPriority;
-  s.policy.partition_bytes = 1'000'000;  // each 4 MB gradient: 4 partitions
-  s.policy.credit_bytes = 0;
+  s.overlap_policy = OverlapPolicy::kPriority;
+  s.policy_params.partition_bytes = 1'000'000;  // each 4 MB gradient: 4 partitions
+  s.policy_params.credit_bytes = 0;
   const auto one_at_a_time = replay(profile(), s);
   std::int64_t bytes = 0;
   for (const auto& c : one_at_a_time.collectives) bytes += c.bytes;
   EXPECT_EQ(one_at_a_time.collectives.size(), 4u * profile().layers.size());
   EXPECT_EQ(bytes, 4'000'000 * static_cast<std::int64_t>(profile().layers.size()));
-  s.policy.credit_bytes = 1LL << 40;  // everything ready at once goes together
+  s.policy_params.credit_bytes = 1LL << 40;  // everything ready at once goes together
   const auto together = replay(profile(), s);
   bytes = 0;
   for (const auto& c : together.collectives) bytes += c.bytes;
@@ -124,7 +124,7 @@ TEST(Replay, MeasuredCommIsReplayedAsGiven) {
   for (auto& row : p.layers) row.comm = Duration(5'000'000);
   Scenario s;
   s.nodes = 2;
-  s.overlap = OverlapPolicy::kBsp;
+  s.overlap_policy = OverlapPolicy::kBsp;
   s.iterations = 2;
   const auto r = replay(p, s);
   EXPECT_TRUE(r.comm_replayed);
@@ -187,7 +187,7 @@ TEST(Replay, APolicyThatModelsCollectivesRefusesOnesWithoutSize) {
   Scenario s;
   s.gpus_per_node = 2;
   s.iterations = 3;
-  s.overlap = OverlapPolicy::kDdp;
+  s.overlap_policy = OverlapPolicy::kDdp;
   try {
     (void)replay(unsized_trace_profile(), s);
     FAIL() << "replayed";

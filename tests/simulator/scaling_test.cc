@@ -261,7 +261,7 @@ TEST(ScalingReplay, WeakScalingOnAZeroCostNetworkIsExactlyEfficient) {
     s.nodes = 4;
     s.gpus_per_node = 2;
     s.iterations = 4;
-    s.overlap = policy;
+    s.overlap_policy = policy;
     s.io_time = Duration(1000);
     const auto r = replay(p, s);
     EXPECT_TRUE(r.comm_replayed);
@@ -282,7 +282,7 @@ TEST(ScalingReplay, StrongScalingOfProportionalComputeOnAZeroCostNetwork) {
   auto p = profile_of(64, {{1'000'000, 2'000'000}, {3'000'000, 1'000'000}}, 1 << 20);
   for (auto& row : p.layers) row.comm = Duration(0);
   Scenario s = strong(4, 256);
-  s.overlap = OverlapPolicy::kBsp;
+  s.overlap_policy = OverlapPolicy::kBsp;
   s.io_time = Duration(400'000);  // at batch 64; 256 on one GPU reads 4 times as long
   const auto r = replay(p, s);
   EXPECT_EQ(r.batch_per_gpu, 64);

@@ -75,7 +75,7 @@ TEST(Scenario, Defaults) {
   EXPECT_EQ(s.inter_node.preset, "10gbe");
   EXPECT_FALSE(s.inter_node.bandwidth_bytes_per_s);
   EXPECT_FALSE(s.inter_node.latency);
-  EXPECT_EQ(s.overlap, OverlapPolicy::kWfbp);
+  EXPECT_EQ(s.overlap_policy, OverlapPolicy::kWfbp);
   EXPECT_FALSE(s.batch_per_gpu);
   EXPECT_EQ(s.io_time, Duration(0));
   EXPECT_EQ(s.h2d_time, Duration(0));
@@ -98,7 +98,7 @@ TEST(Scenario, DocumentedDefaultsMatchTheStruct) {
     EXPECT_EQ(s.gpus_per_node, d.gpus_per_node) << flag;
     EXPECT_EQ(s.intra_node.preset, d.intra_node.preset) << flag;
     EXPECT_EQ(s.inter_node.preset, d.inter_node.preset) << flag;
-    EXPECT_EQ(s.overlap, d.overlap) << flag;
+    EXPECT_EQ(s.overlap_policy, d.overlap_policy) << flag;
     EXPECT_EQ(s.io_time, d.io_time) << flag;
     EXPECT_EQ(s.h2d_time, d.h2d_time) << flag;
     EXPECT_EQ(s.update_time, d.update_time) << flag;
@@ -128,7 +128,7 @@ TEST(Scenario, V100Example) {
   EXPECT_EQ(s.workers(), 16);
   EXPECT_EQ(s.intra_node.preset, "pcie3_x16");
   EXPECT_EQ(s.inter_node.preset, "10gbe");
-  EXPECT_EQ(s.overlap, OverlapPolicy::kWfbp);
+  EXPECT_EQ(s.overlap_policy, OverlapPolicy::kWfbp);
   EXPECT_EQ(s.batch_per_gpu, 64);
 }
 
@@ -140,7 +140,7 @@ TEST(Scenario, Dgx1Example) {
   EXPECT_EQ(s.intra_node.preset, "nvlink2");
   EXPECT_EQ(s.inter_node.preset, "ib_edr100");
   EXPECT_FALSE(s.inter_node.bandwidth_bytes_per_s);
-  EXPECT_EQ(s.overlap, OverlapPolicy::kWfbp);
+  EXPECT_EQ(s.overlap_policy, OverlapPolicy::kWfbp);
 }
 
 TEST(Scenario, BcaffeExample) {
@@ -148,7 +148,7 @@ TEST(Scenario, BcaffeExample) {
   EXPECT_EQ(s.nodes, 4);
   EXPECT_EQ(s.gpus_per_node, 1);
   EXPECT_EQ(s.inter_node.preset, "10gbe");
-  EXPECT_EQ(s.overlap, OverlapPolicy::kWfbp);
+  EXPECT_EQ(s.overlap_policy, OverlapPolicy::kWfbp);
   EXPECT_EQ(s.batch_per_gpu, 64);
 }
 
@@ -183,7 +183,7 @@ workload:
   EXPECT_EQ(s.inter_node.preset, "ib_hdr200");
   EXPECT_EQ(s.inter_node.bandwidth_bytes_per_s, 25e9);
   EXPECT_EQ(s.inter_node.latency, Duration(0));
-  EXPECT_EQ(s.overlap, OverlapPolicy::kBsp);
+  EXPECT_EQ(s.overlap_policy, OverlapPolicy::kBsp);
   EXPECT_EQ(s.batch_per_gpu, 128);
   EXPECT_EQ(s.io_time, Duration(1'500'000));
   EXPECT_EQ(s.h2d_time, Duration(250'000));
@@ -197,7 +197,7 @@ TEST(Scenario, FlowStyleAndQuotedScalars) {
   const Scenario s = load_scenario(file, {});
   EXPECT_EQ(s.nodes, 2);
   EXPECT_EQ(s.gpus_per_node, 4);
-  EXPECT_EQ(s.overlap, OverlapPolicy::kBsp);
+  EXPECT_EQ(s.overlap_policy, OverlapPolicy::kBsp);
 }
 
 TEST(Scenario, EveryKeyWithSet) {
@@ -217,7 +217,7 @@ TEST(Scenario, EveryKeyWithSet) {
   EXPECT_EQ(s.inter_node.preset, "100gbe");
   EXPECT_EQ(s.inter_node.bandwidth_bytes_per_s, 1.25e9);
   EXPECT_EQ(s.inter_node.latency, Duration(20'000));
-  EXPECT_EQ(s.overlap, OverlapPolicy::kBsp);
+  EXPECT_EQ(s.overlap_policy, OverlapPolicy::kBsp);
   EXPECT_EQ(s.batch_per_gpu, 32);
   EXPECT_EQ(s.io_time, Duration(1'000'000));
   EXPECT_EQ(s.h2d_time, Duration(500'000));
@@ -244,7 +244,7 @@ TEST(Scenario, SetAppliesAfterTheFileInOrder) {
                                     " network.inter_node = 25gbe "});
   EXPECT_EQ(s.nodes, 2);
   EXPECT_EQ(s.gpus_per_node, 4);  // from the file
-  EXPECT_EQ(s.overlap, OverlapPolicy::kBsp);
+  EXPECT_EQ(s.overlap_policy, OverlapPolicy::kBsp);
   EXPECT_EQ(s.inter_node.preset, "25gbe");
 }
 

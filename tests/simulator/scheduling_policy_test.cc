@@ -48,10 +48,12 @@ struct Outcome {
 Outcome run(const Scenario& s, std::int64_t iterations, Duration io = {}, Duration h2d = {},
             Duration update = {}) {
   const auto p = four_layer_profile();
-  const dag::CommPlan plan = make_comm_plan(s.overlap, s.policy, p, four_layer_allreduce_time);
+  const dag::CommPlan plan =
+      make_comm_plan(s.overlap_policy, s.policy_params, p, four_layer_allreduce_time);
   dag::DagShape shape{2, iterations, io, h2d, update};
-  shape.update_per_group = effective_update(s.overlap, s.policy) == UpdateMode::kPerLayer;
-  shape.prefetch_depth = s.policy.prefetch_depth;
+  shape.update_per_group =
+      effective_update(s.overlap_policy, s.policy_params) == UpdateMode::kPerLayer;
+  shape.prefetch_depth = s.policy_params.prefetch_depth;
   dag::TaskGraph g = dag::build_profile_dag(p, shape, plan);
   for (dag::TaskId t = 0; t < g.task_count(); ++t) {
     auto& task = g.mutable_task(t);
@@ -83,17 +85,18 @@ Outcome run(const Scenario& s, std::int64_t iterations, Duration io = {}, Durati
 
 Scenario priority(std::int64_t partition, std::int64_t credit) {
   Scenario s;
-  s.overlap = OverlapPolicy::kPriority;
-  s.policy.partition_bytes = partition;
-  s.policy.credit_bytes = credit;
-  s.policy.partition_overhead = Duration::zero();  // SchedulerCostsComeBeforeTheBytes has them
+  s.overlap_policy = OverlapPolicy::kPriority;
+  s.policy_params.partition_bytes = partition;
+  s.policy_params.credit_bytes = credit;
+  s.policy_params.partition_overhead =
+      Duration::zero();  // SchedulerCostsComeBeforeTheBytes has them
   return s;
 }
 
 TEST(PriorityPolicy, PartitionsAreNearlyEqualAndFrontLayersGoFirst) {
   // 4 MB in partitions of 1.5 MB: 3 of 1,333,334 / 1,333,333 / 1,333,333.
-  const auto plan =
-      make_comm_plan(OverlapPolicy::kPriority, priority(1'500'000, 0).policy, four_layer_profile(), four_layer_allreduce_time);
+  const auto plan = make_comm_plan(OverlapPolicy::kPriority, priority(1'500'000, 0).policy_params,
+                                   four_layer_profile(), four_layer_allreduce_time);
   EXPECT_TRUE(plan.prioritized);
   std::vector<std::int64_t> bytes;
   for (const auto& g : plan.groups) bytes.push_back(g.bytes);
@@ -161,8 +164,8 @@ TEST(PriorityPolicy, SchedulerCostsComeBeforeTheBytes) {
   // the network: layer 3's partitions 7..15 (1 + 7); at 15 layers 1 and 2,
   // 2 MB: 15..21 (1 + 5); layer 0 (ready at 19) 21..27.
   Scenario s = priority(2'000'000, 4'000'000);
-  s.policy.partition_overhead = Duration(1'000'000);
-  s.policy.schedule_overhead = Duration(1'000'000);
+  s.policy_params.partition_overhead = Duration(1'000'000);
+  s.policy_params.schedule_overhead = Duration(1'000'000);
   const Outcome r = run(s, 1);
   EXPECT_EQ(r.comm, (std::vector<Collective>{{0, 3, 2'000'000, 7, 15},
                                              {0, 3, 2'000'000, 7, 15},
@@ -171,8 +174,8 @@ TEST(PriorityPolicy, SchedulerCostsComeBeforeTheBytes) {
                                              {0, 0, 2'000'000, 21, 27}}));
   // Without credit every partition is a round of its own: 1 ms, then 5 ms for 2 MB.
   Scenario one = priority(2'000'000, 0);
-  one.policy.partition_overhead = Duration(1'000'000);
-  one.policy.schedule_overhead = Duration(1'000'000);
+  one.policy_params.partition_overhead = Duration(1'000'000);
+  one.policy_params.schedule_overhead = Duration(1'000'000);
   const Outcome o = run(one, 1);
   EXPECT_EQ(o.comm.front().start_ms, 7);
   EXPECT_EQ(o.comm.front().end_ms, 13);
@@ -180,7 +183,7 @@ TEST(PriorityPolicy, SchedulerCostsComeBeforeTheBytes) {
 
 TEST(PriorityPolicy, WithAGlobalUpdateTheStepEndsAfterEveryPartition) {
   Scenario s = priority(2'000'000, 4'000'000);
-  s.policy.update = UpdateMode::kGlobal;
+  s.policy_params.update = UpdateMode::kGlobal;
   const Outcome r = run(s, 2);
   // The same first iteration; the second starts after layer 0's all-reduce at 22.
   EXPECT_EQ(r.end_ms.front(), 22);
@@ -215,13 +218,13 @@ TEST(UpdatePolicy, PerLayerUpdateLetsTheNextForwardStartEarly) {
   // forward waits for u0: 27..31; backward 31..41, all-reduces from 32 to
   // 52, updates 41..45, 45..46, 47..48, 52..54.
   Scenario s;
-  s.overlap = OverlapPolicy::kWfbp;
-  s.policy.update = UpdateMode::kPerLayer;
+  s.overlap_policy = OverlapPolicy::kWfbp;
+  s.policy_params.update = UpdateMode::kPerLayer;
   const Outcome r = run(s, 2, {}, {}, Duration(8 * kMs));
   EXPECT_EQ(r.end_ms, (std::vector<std::int64_t>{27, 54}));
   EXPECT_EQ(r.forward_start_ms, (std::vector<std::int64_t>{27, 28, 29, 30}));
   // The global update: 8 ms after the last all-reduce, 25..33; then 33 more.
-  s.policy.update = UpdateMode::kGlobal;
+  s.policy_params.update = UpdateMode::kGlobal;
   EXPECT_EQ(run(s, 2, {}, {}, Duration(8 * kMs)).end_ms, (std::vector<std::int64_t>{33, 66}));
 }
 
@@ -234,7 +237,7 @@ TEST(PrefetchPolicy, IterationTimesMatchTheClosedForm) {
   //   depth 2: the reader runs back to back, max(30, 1 + 25) = 30 ms.
   // With 3 ms of reading, depth 1 and 2 both give 1 + 25 = 26 ms.
   Scenario s;
-  s.overlap = OverlapPolicy::kWfbp;
+  s.overlap_policy = OverlapPolicy::kWfbp;
   const std::vector<std::vector<std::int64_t>> expected_ends = {
       {56, 112, 168}, {56, 87, 118}, {56, 86, 116}};
   LayerTimes t;
@@ -246,7 +249,7 @@ TEST(PrefetchPolicy, IterationTimesMatchTheClosedForm) {
   t.io = Duration(30 * kMs);
   t.h2d = Duration(kMs);
   for (std::int64_t depth = 0; depth <= 2; ++depth) {
-    s.policy.prefetch_depth = depth;
+    s.policy_params.prefetch_depth = depth;
     const Outcome r = run(s, 3, t.io, t.h2d);
     EXPECT_EQ(r.end_ms, expected_ends[static_cast<std::size_t>(depth)]) << "depth " << depth;
     const auto closed = scenario_closed_form(s, t);
@@ -255,7 +258,7 @@ TEST(PrefetchPolicy, IterationTimesMatchTheClosedForm) {
   }
   t.io = Duration(3 * kMs);
   for (std::int64_t depth = 1; depth <= 2; ++depth) {
-    s.policy.prefetch_depth = depth;
+    s.policy_params.prefetch_depth = depth;
     const Outcome r = run(s, 3, t.io, t.h2d);
     EXPECT_EQ(r.end_ms[2] - r.end_ms[1], 26) << "depth " << depth;
     EXPECT_EQ(scenario_closed_form(s, t), Duration(26 * kMs)) << "depth " << depth;
@@ -267,9 +270,9 @@ TEST(PrefetchPolicy, NoClosedFormUnderPriorityOrAPerLayerUpdate) {
   t.forward = t.backward = t.comm = {Duration(kMs)};
   EXPECT_FALSE(scenario_closed_form(priority(1, 0), t));
   Scenario s;
-  s.policy.update = UpdateMode::kPerLayer;
+  s.policy_params.update = UpdateMode::kPerLayer;
   EXPECT_FALSE(scenario_closed_form(s, t));
-  s.policy.update = UpdateMode::kGlobal;
+  s.policy_params.update = UpdateMode::kGlobal;
   EXPECT_TRUE(scenario_closed_form(s, t));
 }
 

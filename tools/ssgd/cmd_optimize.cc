@@ -57,7 +57,7 @@ void print_curve(const OptimizeArgs& a, const std::string& model, const sim::Sce
   for (const auto& also : a.also) keys += " x " + also.substr(0, also.find('='));
   out << fmt::format("ssgd optimize: {} for {} ({} workers, policy {}), {} settings\n", keys,
                      model.empty() ? a.input : model, base.workers(),
-                     sim::to_string(base.overlap), r.curve.size());
+                     sim::to_string(base.overlap_policy), r.curve.size());
   if (r.gpu_change.applied || !r.gpu_change.notes.empty()) {
     sim::print_gpu_change(r.gpu_change, r.kernel_classes, out);
   }

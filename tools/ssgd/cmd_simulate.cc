@@ -49,7 +49,7 @@ std::string simulated_provenance(const SimulateArgs& a, const sim::Scenario& sce
   std::string s = fmt::format(
       "analytical: simulated by ssgd from {} under {} node(s) x {} GPU(s), policy {}, {}, {} "
       "iteration(s)",
-      a.input, scenario.nodes, scenario.gpus_per_node, sim::to_string(scenario.overlap),
+      a.input, scenario.nodes, scenario.gpus_per_node, sim::to_string(scenario.overlap_policy),
       result.network, scenario.iterations);
   if (!a.scenario.file.empty()) s += ", scenario " + a.scenario.file;
   for (const auto& set : a.scenario.sets) s += ", --set " + set;
