@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_support.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/scenario/scenario.h"
 
 using ssgd::fuzz::finding;

@@ -17,6 +17,7 @@
 #include "simulator/api/optimize.h"
 #include "simulator/api/scale.h"
 #include "simulator/api/simulation.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/report/optimize_report.h"
 #include "simulator/report/scale_report.h"
 #include "simulator/scenario/scenario.h"

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/work_context.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/report/graph_report.h"
 #include "simulator/report/report.h"
 
@@ -78,9 +79,7 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
     const JobSpec& job = scenario.jobs[i];
     if (!job.profile) continue;
     const ScenarioFile named{fmt::format("jobs.{}.profile", i), *job.profile};
-    ReplayInput in = read_named_file(scenario, named, [&] {
-      return load_replay_input(named.path, {options.allow_truncated});
-    });
+    ReplayInput in = read_named_input(scenario, named, {options.allow_truncated});
     for (const auto& w : in.warnings) tell(options.warn, "job '" + job.name + "': " + w);
     job_profiles[i] = std::move(in.profile);
   }

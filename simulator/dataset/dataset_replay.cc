@@ -11,6 +11,7 @@
 #include "common/logging.h"
 #include "common/run_indexed.h"
 #include "common/work_context.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
 #include "traces/dataset/dataset_files.h"
 

@@ -25,7 +25,6 @@
 #include "common/suggest.h"
 #include "common/input_file.h"
 #include "common/utf8.h"
-#include "simulator/input/replay_input.h"
 #include "simulator/scenario/scenario_jobs.h"
 #include "simulator/scenario/scenario_platform.h"
 #include "simulator/scenario/scenario_scaling.h"
@@ -369,8 +368,8 @@ void apply_set(Scenario& scenario, std::string_view flag) {
 
 }  // namespace
 
-Scenario load_scenario(const std::optional<std::filesystem::path>& file,
-                       const std::vector<std::string>& sets) {
+Scenario parse_scenario(const std::optional<std::filesystem::path>& file,
+                        const std::vector<std::string>& sets) {
   Scenario scenario;
   scenario.file = file;
   if (file) load_file(scenario, *file);
@@ -389,19 +388,10 @@ Scenario load_scenario(const std::optional<std::filesystem::path>& file,
                       scenario.workers(), scenario.workers() == 1 ? "" : "s", scenario.workers() - 1));
     }
   }
-  read_scenario_files(scenario);
   return scenario;
 }
 
 namespace {
-
-// Whether the file `named` by a key still has to be read: nothing was read,
-// or what was read came from another path.
-template <typename T>
-bool unread(const std::optional<std::filesystem::path>& named, const std::shared_ptr<const T>& data,
-            const std::filesystem::path& read_from) {
-  return named && (!data || read_from != *named);
-}
 
 // What was read for the file `key` names now; null when it names none.
 template <typename T>
@@ -410,7 +400,7 @@ std::shared_ptr<const T> read_for(const std::string& key,
                                   const std::shared_ptr<const T>& data,
                                   const std::filesystem::path& read_from) {
   if (!named) return nullptr;
-  if (unread(named, data, read_from)) {
+  if (needs_reading(named, data, read_from)) {
     throw std::logic_error(fmt::format(
         "the scenario's {} names {}, which was never read: call read_scenario_files", key,
         named->string()));
@@ -419,43 +409,6 @@ std::shared_ptr<const T> read_for(const std::string& key,
 }
 
 }  // namespace
-
-void read_scenario_files(Scenario& scenario) {
-  ScenarioInputs& files = scenario.files;
-  // A FIFO or a device named by any key would block or never end: refused
-  // first, naming the key. A missing file is refused when it is read
-  // (read_named_file): a job's profile only by the command that runs jobs.
-  for (const ScenarioFile& f : scenario_files(scenario)) {
-    try {
-      require_regular_file(f.path, f.key);
-    } catch (const InputError& e) {
-      throw named_file_error(scenario, f, e);
-    }
-  }
-  if (unread(scenario.calibration, files.calibration, files.calibration_path)) {
-    const ScenarioFile named{"network.calibration", *scenario.calibration};
-    files.calibration = read_named_file(scenario, named, [&] {
-      return std::make_shared<const NetworkCalibration>(read_network_calibration(named.path));
-    });
-    files.calibration_path = *scenario.calibration;
-  }
-  const auto& second_profile = scenario.scaling.second_profile;
-  if (unread(second_profile, files.second_profile, files.second_profile_path)) {
-    const std::filesystem::path& path = *second_profile;
-    const ScenarioFile named{"scaling.second_profile", path};
-    ReplayInput second = read_named_file(scenario, named, [&] { return load_replay_input(path); });
-    if (second.profile.source.empty()) second.profile.source = path.string();
-    if (!second.profile.batch_per_gpu) {
-      throw named_file_error(
-          scenario, named,
-          InputError({path.string(), std::nullopt, std::nullopt, "batch_per_gpu"},
-                     "scaling.second_profile needs the batch this profile was measured at: add "
-                     "a '# batch_per_gpu: N' line"));
-    }
-    files.second_profile = std::make_shared<const trace::LayerProfile>(std::move(second.profile));
-    files.second_profile_path = path;
-  }
-}
 
 InputLocation key_location(const Scenario& scenario, std::string_view key) {
   if (const auto it = scenario.origins.find(key); it != scenario.origins.end()) {

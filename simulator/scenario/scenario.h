@@ -131,16 +131,20 @@ struct Scenario {
 // policy; a --set without '='; jobs that do not fit together (see JobSpec and
 // scenarios/README.md); scaling keys that contradict each other or the GPU
 // count (simulator/scaling/batch_plan.h, check_scaling_keys).
-Scenario load_scenario(const std::optional<std::filesystem::path>& file,
-                       const std::vector<std::string>& sets);
+// It reads no file the keys name: load_scenario
+// (simulator/input/scenario_inputs.h) parses and then reads them, so that
+// the scenario's room reads no input format.
+Scenario parse_scenario(const std::optional<std::filesystem::path>& file,
+                        const std::vector<std::string>& sets);
 
-// Reads the files the scenario names for its models (network.calibration,
-// scaling.second_profile) into `scenario.files`, each once: load_scenario
-// calls it; a scenario built in code that names such a file calls it before
-// a replay. Throws ssgd::InputError for a file that cannot be read or used
-// (a calibration that does not parse; a second profile without
-// '# batch_per_gpu:').
-void read_scenario_files(Scenario& scenario);
+// Whether the file `named` by a key still has to be read into `data`:
+// nothing was read, or what was read came from another path
+// (read_scenario_files, simulator/input/scenario_inputs.h).
+template <typename T>
+bool needs_reading(const std::optional<std::filesystem::path>& named,
+                   const std::shared_ptr<const T>& data, const std::filesystem::path& read_from) {
+  return named && (!data || read_from != *named);
+}
 
 // What the models get of the scenario's files: the calibration and second
 // profile read for the paths its keys name now, null when a key names none.

@@ -10,6 +10,7 @@
 
 #include "common/input_file.h"
 #include "common/json_depth.h"
+#include "simulator/input/scenario_inputs.h"
 
 namespace ssgd::sim {
 namespace {

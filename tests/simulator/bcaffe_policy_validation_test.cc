@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "simulator/calibration/band_fit.h"
+#include "simulator/input/scenario_inputs.h"
 #include "traces/import/measurement_files.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/replay/replay.h"

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "simulator/calibration/bounded_yaml.h"
+#include "simulator/input/scenario_inputs.h"
 #include "traces/import/measurement_files.h"
 #include "simulator/calibration/network_calibration.h"
 #include "presentation/html/report_input.h"

@@ -19,6 +19,7 @@
 
 #include "common/logging.h"
 #include "simulator/api/simulation.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/scenario/scenario.h"
 
 namespace ssgd::sim {

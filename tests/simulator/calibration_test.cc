@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "simulator/calibration/band_fit.h"
+#include "simulator/input/scenario_inputs.h"
 #include "traces/import/measurement_files.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/scenario/scenario.h"

@@ -11,6 +11,7 @@
 
 #include "simulator/dataset/dataset_pack.h"
 #include "simulator/dataset/dataset_replay.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
 #include "simulator/report/dataset_report.h"
 #include "tests/support/dataset_builder.h"

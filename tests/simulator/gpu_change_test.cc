@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/perturb/gpu_change.h"
 #include "simulator/platform/gpu_preset.h"
 #include "simulator/replay/replay.h"

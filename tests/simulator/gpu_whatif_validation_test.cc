@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 
 #include "simulator/input/replay_input.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
 #include "simulator/scenario/scenario.h"
 

@@ -14,6 +14,7 @@
 #include "dag/task_graph.h"
 #include "simulator/engine/engine.h"
 #include "simulator/engine/schedule.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/perturb/interference.h"
 #include "simulator/replay/interference_executor.h"
 #include "simulator/replay/replay.h"

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
 #include "simulator/scenario/scenario.h"
 #include "traces/layer_profile.h"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/nccl/nccl_communicator.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/platform/link_preset.h"

@@ -49,6 +49,7 @@
 #include "simulator/api/nic_fit.h"
 #include "simulator/calibration/fit_error.h"
 #include "simulator/collective/collective.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/scenario/scenario_network.h"
 
 namespace ssgd::sim {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "simulator/engine/engine.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/network/analytical_network.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/network/network_model.h"

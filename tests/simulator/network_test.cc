@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "simulator/engine/engine.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/network/collective_plan.h"
 #include "simulator/network/collective_runner.h"
 #include "simulator/network/comm_model.h"

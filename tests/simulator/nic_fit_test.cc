@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "simulator/api/nic_fit.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/scenario/scenario_network.h"
 
 namespace ssgd::sim {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/perturb/compute_perturbation.h"
 #include "simulator/perturb/jitter.h"

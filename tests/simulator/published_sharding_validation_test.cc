@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
 #include "simulator/scenario/scenario.h"
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
 #include "simulator/report/report.h"
 #include "simulator/scaling/batch_plan.h"

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/platform/link_preset.h"
 #include "simulator/scenario/scenario_schema.h"
 

@@ -14,6 +14,7 @@
 
 #include "dag/profile_dag_builder.h"
 #include "simulator/engine/schedule.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/policy/overlap_policy.h"
 #include "simulator/replay/closed_form.h"
 #include "simulator/replay/job_graph.h"

@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "dag/sharded_dag_builder.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/gradient_buffers.h"
 #include "simulator/replay/replay.h"
 #include "simulator/scenario/scenario.h"

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
 
 namespace ssgd::sim {

@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "simulator/collective/collective.h"
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/scenario/scenario_network.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "simulator/input/scenario_inputs.h"
 #include "walk/trace_profile.h"
 #include "simulator/perturb/tracer_overhead.h"
 #include "simulator/replay/replay.h"

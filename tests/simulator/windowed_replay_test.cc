@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
 #include "simulator/scenario/scenario.h"
 #include "traces/layer_profile.h"

@@ -13,6 +13,7 @@
 #include "common/output_target.h"
 #include "simulator/api/request_error.h"
 #include "simulator/api/simulation.h"
+#include "simulator/input/scenario_inputs.h"
 
 namespace ssgd::tools {
 
