@@ -106,11 +106,10 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
   try {
     const WorkContext stage("simulating the task graph");
     if (!stages::run(*built, options, *run, out)) {
-      // Refused as a list schedule, its source used up: built again, as
-      // events (what the first try held given back first).
+      // Refused as a list schedule, its source used up: the job's graph
+      // made again (the comm model and the rest kept), run as events.
       run.reset();
-      built.reset();
-      built.emplace(stages::build(plan, options, out));
+      stages::rebuild_job(*built, plan, options);
       run.emplace();
       stages::run(*built, options, *run, out);
     }

@@ -70,6 +70,16 @@ Plan plan(const trace::LayerProfile& measured_input, const Scenario& requested,
               std::move(interference)};
 }
 
+JobGraph build_job(const Plan& plan, const CommModel& comm, const ReplayOptions& options) {
+  return build_job_graph(plan.workload.profile, plan.workload.scenario, comm, options.may_fold(),
+                         options.may_fold_classes(), options.windowed());
+}
+
+void rebuild_job(Build& build, const Plan& plan, const ReplayOptions& options) {
+  build.job = JobGraph{};  // what the first try held, given back first
+  build.job = build_job(plan, build.comm, options);
+}
+
 Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
   auto log = logger("sim");
   const trace::LayerProfile& profile = plan.workload.profile;
@@ -96,8 +106,7 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
   }
 
   const bool windowed = options.windowed();
-  JobGraph job = build_job_graph(profile, scenario, comm, options.may_fold(),
-                                 options.may_fold_classes(), windowed);
+  JobGraph job = build_job(plan, comm, options);
   // The strategy as replayed and one GPU's memory under it.
   const StepDtypes dtypes = step_dtypes(scenario.sharding, profile);
   out.sharding = to_string(scenario.sharding.strategy);

@@ -45,6 +45,11 @@ struct Build {
   InterferencePlan interference;  // the scenario's, for this job's profile
 };
 Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out);
+// The job's task graph alone, as build() makes it with `comm`.
+JobGraph build_job(const Plan& plan, const CommModel& comm, const ReplayOptions& options);
+// The job's graph made again, the rest of `build` kept: for a run refused
+// as a list schedule, whose source is used up.
+void rebuild_job(Build& build, const Plan& plan, const ReplayOptions& options);
 
 // The engine and, under a network model where collectives share links, the
 // network they ran on: kept for measuring.
@@ -63,7 +68,7 @@ struct Run {
 };
 // A windowed run is tried as a list schedule first
 // (ReplayOptions::list_schedule): false when it was refused, and then
-// the build's source and `run` are used up: build again and run once more,
+// the build's source and `run` are used up: rebuild_job and run once more,
 // which runs the events.
 bool run(const Build& build, const ReplayOptions& options, Run& run,
          ReplayResult& out);

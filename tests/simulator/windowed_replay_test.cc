@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,12 @@ TEST(WindowedReplay, EveryFigureIsTheWholeGraphs) {
       expect_identical(a, e);
       EXPECT_FALSE(e.list_scheduled);
       EXPECT_FALSE(b.list_scheduled);
+      // Priority scheduling is refused as a list schedule during the run:
+      // the job's graph is made again (rebuild_job) and run as events.
+      if (std::find(c.sets.begin(), c.sets.end(), "policy.overlap=priority") != c.sets.end()) {
+        EXPECT_FALSE(a.list_scheduled);
+        EXPECT_NE(a.list_refused.find("prioritized"), std::string::npos) << a.list_refused;
+      }
       // WFBP with a global update, jittered or not, under either network
       // model: a list schedule.
       if (c.sets.empty() || c.sets == std::vector<std::string>{"perturb.jitter=normal:0.1"} ||

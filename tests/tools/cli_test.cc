@@ -263,6 +263,18 @@ TEST_F(CliTraceTest, CorruptedChunk) {
 
 // ---------------------------------------------------------------- CSV
 
+// A run refused as a list schedule (priority scheduling) runs again as
+// events from the same build: what the build says it says once.
+TEST_F(CliTest, ARunRefusedAsAListScheduleWarnsOnce) {
+  const Result r = ssgd({"simulate", (kProfiles / "with_comm.csv").string(), "--set",
+                         "cluster.nodes=4", "--set", "policy.overlap=priority", "-q"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  const std::string warning = "policy priority merges gradients";
+  const auto first = r.err.find(warning);
+  ASSERT_NE(first, std::string::npos) << r;
+  EXPECT_EQ(r.err.find(warning, first + 1), std::string::npos) << r;
+}
+
 TEST_F(CliTest, CsvMissingColumn) {
   const Result r = simulate_fails({(kProfiles / "missing_column.csv").string()});
   EXPECT_THAT(r.err, HasSubstr("missing_column.csv:2: field 'grad_bytes': missing column"));
