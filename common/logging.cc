@@ -3,16 +3,20 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/run_indexed.h"
 
 namespace ssgd {
 namespace {
@@ -67,8 +71,13 @@ struct FoldedWarnings::Held {
     std::string level;  // as spdlog names it: warning, error, critical
     std::string first;
     std::size_t count = 0;
+    // Where `first` came: (1 + its run_indexed item, or 0 outside one; its
+    // arrival). The least is kept and kinds are printed in its order, so
+    // items run on several threads fold as they would on one.
+    std::pair<std::size_t, std::size_t> order;
   };
-  std::vector<Kind> kinds;                 // in order of first appearance
+  std::vector<Kind> kinds;
+  std::size_t arrivals = 0;
   std::map<std::string, std::size_t> by_key;
 };
 
@@ -91,11 +100,17 @@ class FoldingSink final : public spdlog::sinks::base_sink<std::mutex> {
     }
     std::string text(msg.payload.data(), msg.payload.size());
     const std::string key = component_ + "\n" + FoldedWarnings::kind_of(text);
+    const std::optional<std::size_t> item = current_run_index();
     std::lock_guard lock(held_->mutex);
+    const std::pair<std::size_t, std::size_t> order{item ? *item + 1 : 0, held_->arrivals++};
     auto [it, fresh] = held_->by_key.emplace(key, held_->kinds.size());
     if (fresh) {
       const auto level = spdlog::level::to_string_view(msg.level);
-      held_->kinds.push_back({component_, std::string(level.data(), level.size()), std::move(text), 0});
+      held_->kinds.push_back(
+          {component_, std::string(level.data(), level.size()), std::move(text), 0, order});
+    } else if (order < held_->kinds[it->second].order) {
+      held_->kinds[it->second].first = std::move(text);
+      held_->kinds[it->second].order = order;
     }
     ++held_->kinds[it->second].count;
   }
@@ -149,6 +164,8 @@ void FoldedWarnings::flush() {
   for (auto& [l, sinks] : saved_) l->sinks() = sinks;
   saved_.clear();
   std::lock_guard lock(held_->mutex);
+  std::sort(held_->kinds.begin(), held_->kinds.end(),
+            [](const Held::Kind& a, const Held::Kind& b) { return a.order < b.order; });
   for (const auto& k : held_->kinds) {
     std::cerr << k.level << " [" << k.component << "] " << k.first;
     if (k.count > 1) std::cerr << " (and " << (k.count - 1) << " more like it)";

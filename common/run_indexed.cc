@@ -9,6 +9,26 @@
 #include <vector>
 
 namespace ssgd {
+namespace {
+
+thread_local std::optional<std::size_t> t_run_index;
+
+// Sets this thread's index for the length of one item (nested runs give the
+// outer index back).
+class IndexScope {
+ public:
+  explicit IndexScope(std::size_t i) : saved_(t_run_index) { t_run_index = i; }
+  ~IndexScope() { t_run_index = saved_; }
+  IndexScope(const IndexScope&) = delete;
+  IndexScope& operator=(const IndexScope&) = delete;
+
+ private:
+  std::optional<std::size_t> saved_;
+};
+
+}  // namespace
+
+std::optional<std::size_t> current_run_index() { return t_run_index; }
 
 void run_indexed(std::size_t n, std::size_t jobs, const std::function<void(std::size_t)>& work) {
   std::vector<std::exception_ptr> failures(n);
@@ -19,6 +39,7 @@ void run_indexed(std::size_t n, std::size_t jobs, const std::function<void(std::
   const auto worker = [&] {
     for (std::size_t i = next++; i < n; i = next++) {
       try {
+        const IndexScope scope(i);
         work(i);
       } catch (...) {
         failures[i] = std::current_exception();

@@ -6,9 +6,15 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 
 namespace ssgd {
 
 void run_indexed(std::size_t n, std::size_t jobs, const std::function<void(std::size_t)>& work);
+
+// The index this thread is running work(i) for inside run_indexed; none
+// outside it. Lets what the items say be put back in index order whatever
+// the threads did (FoldedWarnings, common/logging.h).
+std::optional<std::size_t> current_run_index();
 
 }  // namespace ssgd
