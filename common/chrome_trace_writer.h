@@ -2,7 +2,7 @@
 // Chrome trace-event JSON, the format that ui.perfetto.dev and chrome://tracing
 // open, written as a stream: `{"displayTimeUnit":"ns","traceEvents":[`, one
 // event object per line, then `]}`. Shared by the simulator's timeline
-// (simulator/report/timeline.h) and the trace exporter
+// (presentation/report/timeline.h) and the trace exporter
 // (traces/export/perfetto/perfetto_export.h), so that both format times and
 // escape names the same way.
 //

@@ -18,8 +18,9 @@
 #include "simulator/api/scale.h"
 #include "simulator/api/simulation.h"
 #include "simulator/input/scenario_inputs.h"
-#include "simulator/report/optimize_report.h"
-#include "simulator/report/scale_report.h"
+#include "presentation/report/optimize_report.h"
+#include "presentation/report/scale_report.h"
+#include "presentation/report/simulation_report.h"
 #include "simulator/scenario/scenario.h"
 
 namespace py = pybind11;

@@ -1,6 +1,6 @@
 #pragma once
 // A timeline of `ssgd simulate --timeline` (Chrome trace-event JSON,
-// simulator/report/timeline.cc) as `ssgd report` draws it: one iteration,
+// presentation/report/timeline.cc) as `ssgd report` draws it: one iteration,
 // ranks whose tasks in it are identical drawn once as a group. The file is
 // parsed one event at a time (each event is checked and dropped), so only
 // the tasks' compact records are held. Anything that is not such a

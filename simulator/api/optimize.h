@@ -3,7 +3,7 @@
 // the candidate values listed or spaced from one end to the other, each
 // candidate's scenario loaded and checked before anything runs, every one
 // replayed, and the result the optimize report is made of
-// (simulator/report/optimize_report.h). `ssgd optimize` and the Python module
+// (simulator/api/optimize_result.h; the report: presentation/report/optimize_report.h). `ssgd optimize` and the Python module
 // run this code; each parses its own flags or arguments.
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "simulator/api/simulation.h"
-#include "simulator/report/optimize_report.h"
+#include "simulator/api/optimize_result.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/scenario/scenario_schema.h"
 

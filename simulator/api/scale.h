@@ -2,7 +2,7 @@
 // GPU-count sweeps (`ssgd scale`, docs/scaling.md) as a program asks for
 // them: the counts and the scaling mode checked, the scenario at each count
 // and the one-GPU baseline planned, every count replayed, and the result the
-// scale report is made of (simulator/report/scale_report.h). `ssgd scale` and
+// scale report is made of (simulator/api/scale_result.h; the report: presentation/report/scale_report.h). `ssgd scale` and
 // the Python module run this code; each parses its own flags or arguments.
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "simulator/api/simulation.h"
-#include "simulator/report/scale_report.h"
+#include "simulator/api/scale_result.h"
 #include "simulator/scenario/scenario.h"
 
 namespace ssgd::sim {

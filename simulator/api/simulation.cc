@@ -10,24 +10,12 @@
 #include "common/error.h"
 #include "common/work_context.h"
 #include "simulator/input/scenario_inputs.h"
-#include "simulator/report/graph_report.h"
-#include "simulator/report/report.h"
 
 namespace ssgd::sim {
 namespace {
 
 void tell(const std::function<void(const std::string&)>& f, const std::string& line) {
   if (f) f(line);
-}
-
-ReportContext report_context(const Simulation& s) {
-  const ReplayInput& in = s.input->content;
-  return {s.input->path,    to_string(in.kind),  in.profile.model,
-          in.profile.provenance, s.scenario_file, s.shared ? &*s.shared : nullptr};
-}
-
-GraphReportContext graph_context(const Simulation& s) {
-  return {s.input->path, s.input->content.execution_graph->provenance, s.scenario_file};
 }
 
 }  // namespace
@@ -97,21 +85,6 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
          "(set workload.batch_per_gpu)");
   }
   return s;
-}
-
-nlohmann::json simulation_report(const Simulation& s) {
-  const WorkContext context("making the report of", s.input->path);
-  if (s.graph_replay) return graph_report_json(*s.graph_replay, s.scenario, graph_context(s));
-  if (!s.result) throw std::logic_error("simulation_report: nothing was run");
-  return report_json(*s.result, s.scenario, report_context(s));
-}
-
-void print_simulation_summary(const Simulation& s, std::ostream& out) {
-  if (s.graph_replay) {
-    print_graph_summary(*s.graph_replay, s.scenario, graph_context(s), out);
-  } else if (s.result) {
-    print_summary(*s.result, s.scenario, report_context(s), out);
-  }
 }
 
 }  // namespace ssgd::sim

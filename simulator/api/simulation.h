@@ -1,7 +1,7 @@
 #pragma once
 // One simulation as a program asks for it: the input read once
 // (load_simulation_input), a scenario, and the run with everything its report
-// needs (run_simulation, simulation_report). `ssgd simulate` writes its
+// needs (run_simulation; the report: presentation/report/simulation_report.h). `ssgd simulate` writes its
 // outputs from a Simulation; `ssgd sweep` and the Python module run many
 // scenarios over one loaded input and keep the report.
 
@@ -73,10 +73,5 @@ struct Simulation {
 Simulation run_simulation(const SimulationInput& input, const Scenario& scenario,
                           const SimulationOptions& options);
 
-// The JSON report of `simulate --report` (docs/report.md).
-nlohmann::json simulation_report(const Simulation& simulation);
-
-// The summary `simulate` prints.
-void print_simulation_summary(const Simulation& simulation, std::ostream& out);
 
 }  // namespace ssgd::sim

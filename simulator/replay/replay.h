@@ -38,7 +38,7 @@ struct ReplayOptions {
   bool fold_ranks = true;
   // With keep_schedule, the kept graph may be folded (one rank standing for
   // all, ReplayResult::ranks_simulated == 1), as the simulated trace allows
-  // (simulator/report/simulated_trace.h); a timeline needs every rank.
+  // (presentation/report/simulated_trace.h); a timeline needs every rank.
   bool keep_folded_schedule = false;
   // Identical ranks may fold into one.
   [[nodiscard]] bool may_fold() const {

@@ -20,6 +20,7 @@
 #include "common/logging.h"
 #include "simulator/api/simulation.h"
 #include "simulator/input/scenario_inputs.h"
+#include "presentation/report/simulation_report.h"
 #include "simulator/scenario/scenario.h"
 
 namespace ssgd::sim {

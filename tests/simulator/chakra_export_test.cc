@@ -1,8 +1,8 @@
-// The simulated DAG as Chakra ETs (simulator/report/chakra_export.h), checked
+// The simulated DAG as Chakra ETs (presentation/report/chakra_export.h), checked
 // node by node on a two-layer job of two ranks: types and attribute members
 // as ASTRA-sim reads them, dependencies inside each rank's file, the
 // resource order as ctrl_deps, and times in microseconds and nanoseconds.
-#include "simulator/report/chakra_export.h"
+#include "presentation/report/chakra_export.h"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include "simulator/dataset/dataset_replay.h"
 #include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
-#include "simulator/report/dataset_report.h"
+#include "presentation/report/dataset_report.h"
 #include "tests/support/dataset_builder.h"
 #include "tests/support/test_files.h"
 #include "traces/dataset/dataset_check.h"

@@ -20,7 +20,7 @@
 #include "simulator/perturb/repeat_stats.h"
 #include "simulator/platform/platform.h"
 #include "simulator/replay/replay.h"
-#include "simulator/report/report.h"
+#include "presentation/report/report.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/scenario/scenario_network.h"
 #include "simulator/scenario/scenario_platform.h"

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "simulator/report/report.h"
+#include "presentation/report/report.h"
 
 #include <sstream>
 

@@ -12,7 +12,7 @@
 #include "common/error.h"
 #include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
-#include "simulator/report/report.h"
+#include "presentation/report/report.h"
 #include "simulator/scaling/batch_plan.h"
 #include "simulator/scaling/batch_time_model.h"
 #include "simulator/scenario/scenario.h"

@@ -1,11 +1,11 @@
-// A simulated run written as an ssgd trace (simulator/report/simulated_trace.h) and
+// A simulated run written as an ssgd trace (presentation/report/simulated_trace.h) and
 // read back through profile_from_trace gives the layer times the run
 // simulated, and replaying it under the same scenario gives the same
 // iteration time, to the nanosecond: every steady iteration of a
 // deterministic replay without per-rank perturbations is identical, so
 // the profile's averages over ranks and iterations are exact integers, and
 // the collectives, replayed as measured, take the times the model gave them.
-#include "simulator/report/simulated_trace.h"
+#include "presentation/report/simulated_trace.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "simulator/report/timeline.h"
+#include "presentation/report/timeline.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

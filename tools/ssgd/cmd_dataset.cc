@@ -19,7 +19,7 @@
 #include "common/work_context.h"
 #include "simulator/dataset/dataset_pack.h"
 #include "simulator/dataset/dataset_replay.h"
-#include "simulator/report/dataset_report.h"
+#include "presentation/report/dataset_report.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "traces/dataset/dataset_check.h"

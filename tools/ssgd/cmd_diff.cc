@@ -14,7 +14,7 @@
 #include "common/fixed_decimal.h"
 #include "common/logging.h"
 #include "walk/iteration_diff.h"
-#include "simulator/report/diff_report.h"
+#include "presentation/report/diff_report.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 

@@ -9,7 +9,7 @@
 #include "common/logging.h"
 #include "simulator/input/replay_input.h"
 #include "simulator/replay/replay.h"
-#include "simulator/report/chakra_export.h"
+#include "presentation/report/chakra_export.h"
 #include "simulator/scenario/scenario_platform.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"

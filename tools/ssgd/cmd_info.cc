@@ -11,7 +11,7 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "walk/trace_profile.h"
-#include "simulator/report/gpu_report.h"
+#include "presentation/report/gpu_report.h"
 #include "tools/ssgd/cli_options.h"
 #include "tools/ssgd/commands.h"
 #include "traces/trace_dump.h"

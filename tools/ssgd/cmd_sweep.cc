@@ -27,6 +27,7 @@
 #include "common/write_all.h"
 #include "simulator/api/simulation.h"
 #include "simulator/engine/deadlock_error.h"
+#include "presentation/report/simulation_report.h"
 #include "simulator/sweep/sweep_grid.h"
 #include "simulator/sweep/sweep_results.h"
 #include "tools/ssgd/cli_options.h"

@@ -1,7 +1,7 @@
-#include "simulator/report/optimize_report.h"
+#include "presentation/report/optimize_report.h"
 
-#include "simulator/report/gpu_report.h"
-#include "simulator/report/interference_report.h"
+#include "presentation/report/gpu_report.h"
+#include "presentation/report/interference_report.h"
 
 namespace ssgd::sim {
 

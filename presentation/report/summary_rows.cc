@@ -1,4 +1,4 @@
-#include "simulator/report/summary_rows.h"
+#include "presentation/report/summary_rows.h"
 
 #include <ostream>
 

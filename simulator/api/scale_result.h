@@ -1,20 +1,19 @@
 #pragma once
-// The JSON report of `ssgd scale` (docs/report.md, "The scale report"): the
-// sweep's settings, its one-GPU baseline and one row per GPU count.
+// What `ssgd scale` replayed and found (simulator/api/scale.h runs it); its
+// JSON report is presentation/report/scale_report.h.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "simulator/perturb/gpu_change.h"
-#include "simulator/sharding/gpu_memory.h"
-
 #include "common/time.h"
+#include "simulator/perturb/gpu_change.h"
+#include "simulator/perturb/interference.h"
 #include "simulator/scaling/scaling_table.h"
 #include "simulator/scenario/scenario.h"
+#include "simulator/sharding/gpu_memory.h"
+#include "traces/kernel_class.h"
 
 namespace ssgd::sim {
 
@@ -48,11 +47,5 @@ struct ScaleResult {
   GpuChange gpu_change;            // the input moved to the scenario's GPU (every count alike)
   trace::KernelClassTable kernel_classes;
 };
-
-// {input: {path, model}, scenario_file, mode, reference_batch, batch_given,
-//  global_batch (null when weak), compute_model, policy, iterations,
-//  single_gpu, rows[]: scaling_row_json + exposed_comm_ns + memory (as
-//  simulate's report has it)}.
-nlohmann::json scale_report_json(const ScaleResult& result);
 
 }  // namespace ssgd::sim

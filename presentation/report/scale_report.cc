@@ -1,7 +1,7 @@
-#include "simulator/report/scale_report.h"
-#include "simulator/report/gpu_report.h"
-#include "simulator/report/interference_report.h"
-#include "simulator/report/memory_report.h"
+#include "presentation/report/scale_report.h"
+#include "presentation/report/gpu_report.h"
+#include "presentation/report/interference_report.h"
+#include "presentation/report/memory_report.h"
 
 namespace ssgd::sim {
 

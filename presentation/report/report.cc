@@ -1,8 +1,8 @@
-#include "simulator/report/report.h"
-#include "simulator/report/gpu_report.h"
-#include "simulator/report/interference_report.h"
-#include "simulator/report/memory_report.h"
-#include "simulator/report/summary_rows.h"
+#include "presentation/report/report.h"
+#include "presentation/report/gpu_report.h"
+#include "presentation/report/interference_report.h"
+#include "presentation/report/memory_report.h"
+#include "presentation/report/summary_rows.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "simulator/report/interference_report.h"
+#include "presentation/report/interference_report.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "simulator/report/dataset_report.h"
+#include "presentation/report/dataset_report.h"
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
-#include "simulator/report/graph_report.h"
+#include "presentation/report/graph_report.h"
 
 #include <ostream>
 
 #include <fmt/format.h>
 
 #include "common/units.h"
-#include "simulator/report/summary_rows.h"
+#include "presentation/report/summary_rows.h"
 
 namespace ssgd::sim {
 void print_graph_summary(const GraphReplayResult& g, const Scenario& s,

@@ -1,4 +1,4 @@
-#include "simulator/report/chakra_export.h"
+#include "presentation/report/chakra_export.h"
 
 #include <unistd.h>
 

@@ -1,9 +1,9 @@
-#include "simulator/report/memory_report.h"
+#include "presentation/report/memory_report.h"
 
 #include <fmt/format.h>
 
 #include "common/units.h"
-#include "simulator/report/summary_rows.h"
+#include "presentation/report/summary_rows.h"
 
 namespace ssgd::sim {
 

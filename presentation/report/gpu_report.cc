@@ -1,4 +1,4 @@
-#include "simulator/report/gpu_report.h"
+#include "presentation/report/gpu_report.h"
 
 #include <algorithm>
 #include <string>

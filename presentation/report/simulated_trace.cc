@@ -1,4 +1,4 @@
-#include "simulator/report/simulated_trace.h"
+#include "presentation/report/simulated_trace.h"
 
 #include <algorithm>
 #include <limits>

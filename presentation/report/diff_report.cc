@@ -1,4 +1,4 @@
-#include "simulator/report/diff_report.h"
+#include "presentation/report/diff_report.h"
 
 #include <optional>
 

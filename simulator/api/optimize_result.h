@@ -1,6 +1,6 @@
 #pragma once
-// The JSON report of `ssgd optimize` (docs/report.md, "The optimize
-// report"): the curve it searched and the best setting.
+// What `ssgd optimize` searched and found (simulator/api/optimize.h runs
+// it); its JSON report is presentation/report/optimize_report.h.
 
 #include <cstddef>
 #include <cstdint>
@@ -8,11 +8,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "common/time.h"
 #include "simulator/perturb/gpu_change.h"
 #include "simulator/perturb/interference.h"
+#include "traces/kernel_class.h"
 #include "traces/layer_profile.h"
 
 namespace ssgd::sim {
@@ -43,12 +42,5 @@ struct OptimizeResult {
   GpuChange gpu_change;              // the input moved to the scenario's GPU, as given
   trace::KernelClassTable kernel_classes;
 };
-
-// {param, input, scenario_file, curve[]: {value, iteration_time_ns,
-//  throughput_samples_per_s, collectives_per_iteration, exposed_comm_ns,
-//  memory_bytes, activations_known, fits}, best: {value, iteration_time_ns,
-//  fits}, as_given_iteration_time_ns, gpu_memory_bytes, none_fit, gpu (as
-//  simulate's report has it, for the scenario as given)}.
-nlohmann::json optimize_report_json(const OptimizeResult& result);
 
 }  // namespace ssgd::sim
