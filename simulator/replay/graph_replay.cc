@@ -14,6 +14,7 @@
 #include "simulator/network/collective_runner.h"
 #include "simulator/network/flow_network.h"
 #include "simulator/replay/job_graph.h"
+#include "simulator/replay/replay_estimate.h"
 #include "simulator/scenario/scenario_network.h"
 #include "simulator/scenario/scenario_platform.h"
 #include "traces/proto/trace_events.pb.h"
@@ -40,16 +41,45 @@ std::optional<CollectiveOp> modelled_op(std::int32_t op) {
 
 }  // namespace
 
+std::optional<GraphGap> graph_gap(const Scenario& scenario, bool simulated_trace) {
+  for (const auto& [key, origin] : scenario.origins) {
+    if (key == "jobs" || key.starts_with("jobs.")) {
+      return GraphGap{key, false, "other jobs sharing the fabric",
+                      "leave jobs out, or replay the trace the graph came from"};
+    }
+  }
+  if (scenario.interference.active()) {
+    return GraphGap{"interference.model", false,
+                    "interference between compute and communication",
+                    "set interference.model: none, or replay the trace the graph came from"};
+  }
+  // Its nodes' times are replayed as recorded: the what-if to another GPU
+  // (simulator/perturb/gpu_change.h) works on profiles, not on graphs.
+  if (scenario.platform.gpu_model_from_key && scenario.platform.gpu_model != "capture") {
+    return GraphGap{"platform.gpu.model", false, "moving its times to another GPU",
+                    "set platform.gpu.model: capture, or replay the trace the graph came from"};
+  }
+  if (simulated_trace) {
+    return GraphGap{"--trace", true, "a simulated trace", "use --timeline"};
+  }
+  return std::nullopt;
+}
+
+std::string graph_gap_message(const GraphGap& gap) {
+  return fmt::format(
+      "an execution graph replays its own nodes and their recorded times: {} is not yet "
+      "replayed for one; {}",
+      gap.what, gap.instead);
+}
+
 Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& requested) {
   Scenario s = requested;
   return with_located_errors(s, [&]() -> Scenario {
+    if (const auto gap = graph_gap(s, false)) {
+      throw ParameterError(gap->asked_by, graph_gap_message(*gap));
+    }
     std::vector<std::string> ignored;
     for (const auto& [key, origin] : s.origins) {
-      if (key == "jobs" || key.starts_with("jobs.")) {
-        throw ParameterError(key,
-                             "jobs sharing the fabric are not yet replayed beside an "
-                             "execution graph");
-      }
       for (const auto prefix : kTemplateKeys) {
         if (key.starts_with(prefix)) ignored.push_back(key);
       }
@@ -57,19 +87,6 @@ Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& reques
     if (!ignored.empty()) {
       logger("sim")->warn("an execution graph replays its own tasks and times: {} ignored",
                           fmt::join(ignored, ", "));
-    }
-    if (s.interference.active()) {
-      throw ParameterError("interference.model",
-                           "an execution graph replays its nodes' recorded times: interference "
-                           "is modelled on profiles and traces, not yet on graphs");
-    }
-    // Its nodes' times are replayed as recorded: the what-if to another GPU
-    // (simulator/perturb/gpu_change.h) works on profiles, not on graphs.
-    if (s.platform.gpu_model_from_key && s.platform.gpu_model != "capture") {
-      throw ParameterError("platform.gpu.model",
-                           "an execution graph replays its nodes' recorded times: it cannot be "
-                           "moved to another GPU (replay the trace it came from instead, or set "
-                           "platform.gpu.model: capture)");
     }
     if (const std::string gpu = scenario_gpu_model(s); !gpu.empty()) {
       logger("sim")->warn("an execution graph replays its nodes' recorded times, not on the "
@@ -143,6 +160,15 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
   }
   out.recorded_span = last > first ? last - first : Duration::zero();
 
+  // Nothing is built that cannot fit, as replay() refuses (replay_estimate.h);
+  // the graph's size comes from the input, not from a key.
+  if (!options.allow_large) {
+    const ReplayEstimate estimate = estimate_graph_replay(graph, scenario);
+    if (const auto why = too_large(estimate)) {
+      throw InputError({file, std::nullopt, std::nullopt, ""},
+                       *why + "; give --allow-large to run anyway");
+    }
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const dag::GraphCommTime comm_time =
       [&comm](const dag::GraphCommCall& call) -> std::optional<Duration> {

@@ -15,10 +15,12 @@
 // scaling.*) do not apply to a graph and are ignored with a warning, so the
 // scenario a graph was exported under can be given again. Under the flow
 // model (network.model: flow) the modelled collectives run as flows on the
-// platform's links, sharing them with each other. Jobs are not yet
-// supported: a ParameterError at their key.
+// platform's links, sharing them with each other. What a graph's replay
+// does not do yet (graph_gap) is refused before anything runs, in one place
+// with one message.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "dag/execution_dag.h"
@@ -45,8 +47,30 @@ struct GraphReplayResult {
   Scenario scenario;       // as replayed (graph_scenario)
 };
 
+// Something asked of a graph that its replay does not do yet: the scenario
+// key or command-line flag that asks, what it asks, and what to do instead.
+struct GraphGap {
+  std::string asked_by;  // "jobs", "interference.model", "platform.gpu.model", "--trace"
+  bool flag = false;     // asked_by is a flag, not a scenario key
+  std::string what;
+  std::string instead;
+};
+
+// The first thing `scenario` (with `simulated_trace`: a simulated trace too)
+// asks of an execution graph that its replay does not do yet; none when it
+// asks nothing of the kind. The one list of them:
+//   jobs              other jobs sharing the fabric
+//   interference.*    compute slowed by communication (and the reverse)
+//   platform.gpu.model  moving the graph's times to another GPU
+//   --trace           a simulated trace of the run
+std::optional<GraphGap> graph_gap(const Scenario& scenario, bool simulated_trace);
+
+// Its one message: "an execution graph replays its own nodes and their
+// recorded times: <what> is not yet replayed for one; <instead>".
+std::string graph_gap_message(const GraphGap& gap);
+
 // The scenario with the graph's rank count (see above); replay_graph() uses
-// it. Throws InputError located at the key.
+// it. Throws InputError located at the key, graph_gap's first among them.
 Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& requested);
 
 GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario& scenario,

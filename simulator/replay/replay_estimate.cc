@@ -234,6 +234,24 @@ std::string describe_too_large(const ReplayEstimate& e, std::int64_t available) 
       format_bytes(available));
 }
 
+ReplayEstimate estimate_graph_replay(const dag::ExecutionGraph& graph, const Scenario& scenario) {
+  ReplayEstimate e;
+  e.workers = graph.world;
+  e.nodes = scenario.nodes + separate_server_nodes(scenario);
+  e.ranks_built = graph.world;
+  // Every node a task (a collective's nodes on all ranks become one shared
+  // task: an upper bound), each with its dependencies.
+  e.tasks = static_cast<double>(graph.nodes);
+  e.events = e.tasks * kEventsPerTask;
+  const auto workers = static_cast<double>(e.workers);
+  e.bytes = kBaseBytes + e.tasks * kBytesPerTask + static_cast<double>(e.nodes) * kBytesPerNode +
+            workers * kBytesPerWorker;
+  e.seconds = e.tasks * kSecondsPerTask + workers * kSecondsPerWorker;
+  e.shape = fmt::format("an execution graph of {} nodes over {} ranks", count(e.tasks),
+                        e.workers);
+  return e;
+}
+
 std::optional<std::string> too_large(const ReplayEstimate& e) {
   const std::int64_t available = available_memory_bytes();
   if (available <= 0 || e.bytes <= static_cast<double>(available)) return std::nullopt;

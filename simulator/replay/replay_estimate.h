@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "dag/execution_graph.h"
 #include "simulator/replay/replay.h"
 #include "simulator/scenario/scenario.h"
 #include "traces/layer_profile.h"
@@ -37,6 +38,11 @@ struct ReplayEstimate {
 // Builds nothing; cheap.
 ReplayEstimate estimate_replay(const trace::LayerProfile& profile, const Scenario& scenario,
                                const ReplayOptions& options);
+
+// The estimate for an execution graph replayed under `scenario` (as
+// graph_scenario() makes it): its nodes are the tasks, every rank built.
+// `key` is empty: no scenario key drives a graph's size, its input does.
+ReplayEstimate estimate_graph_replay(const dag::ExecutionGraph& graph, const Scenario& scenario);
 
 // The memory this machine has available now: MemAvailable in /proc/meminfo,
 // else the physical memory; 0 when neither can be read.

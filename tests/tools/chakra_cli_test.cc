@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -93,7 +94,7 @@ TEST_F(ChakraCliTest, TheShapeOfTheNodesSurvivesTheRoundTrip) {
   const auto g = ssgd({"simulate", "g.ssgdt", "--set", "platform.gpu.model=h100-sxm"});
   EXPECT_EQ(g.status, 2) << g;
   EXPECT_THAT(g.err, HasSubstr("platform.gpu.model"));
-  EXPECT_THAT(g.err, HasSubstr("cannot be moved to another GPU"));
+  EXPECT_THAT(g.err, HasSubstr("moving its times to another GPU is not yet replayed"));
   // The scenario's own count wins, and it is said.
   const auto o = ssgd({"simulate", "g.ssgdt", "--set", "cluster.gpus_per_node=8"});
   ASSERT_EQ(o.status, 0) << o;
@@ -171,6 +172,56 @@ TEST_F(ChakraCliTest, OnlySimulateTakesAGraph) {
     EXPECT_EQ(r.status, kBadInput) << r;
     EXPECT_THAT(r.err, HasSubstr("g.ssgdt: is an execution graph")) << r;
   }
+}
+
+// What a graph's replay does not do yet comes from one list, with one
+// message, before anything runs: at the key where the scenario gave it, or
+// at the flag.
+TEST_F(ChakraCliTest, WhatAGraphsReplayDoesNotDoYetIsRefusedWithOneMessage) {
+  ASSERT_EQ(ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"}).status, 0);
+  ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
+  const std::string one = "an execution graph replays its own nodes and their recorded times: ";
+  struct Ask {
+    std::vector<std::string> args;
+    std::string where;
+    std::string what;
+  };
+  for (const Ask& ask :
+       {Ask{{"--trace", "t.ssgdt"}, "--trace", "a simulated trace is not yet replayed"},
+        Ask{{"--set", "network.model=flow", "--set", "jobs.0.kind=traffic", "--set",
+             "jobs.0.nodes=2", "--set", "jobs.0.bytes=1MiB"},
+            "field 'jobs", "other jobs sharing the fabric is not yet replayed"},
+        Ask{{"--set", "interference.model=contention", "--set", "interference.gpu.compute=0.1"},
+            "field 'interference.model'", "interference between compute and communication"}}) {
+    std::vector<std::string> args = {"simulate", "g.ssgdt", "--report", "r.json"};
+    args.insert(args.end(), ask.args.begin(), ask.args.end());
+    const auto r = ssgd(args);
+    SCOPED_TRACE(r.err);
+    EXPECT_EQ(r.status, kBadInput) << r;
+    EXPECT_THAT(r.err, HasSubstr(ask.where));
+    EXPECT_THAT(r.err, HasSubstr(one + ask.what));
+    EXPECT_FALSE(fs::exists(dir_ / "r.json"));
+    EXPECT_FALSE(fs::exists(dir_ / "t.ssgdt"));
+  }
+}
+
+// A graph's replay is estimated before it is built, as a profile's is
+// (simulator/replay/replay_estimate.h): too large for the memory at hand,
+// it is refused naming the input, unless --allow-large.
+TEST_F(ChakraCliTest, AGraphTooLargeForTheMemoryIsRefusedUnlessAllowed) {
+  ASSERT_EQ(ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"}).status, 0);
+  ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
+  ::setenv("SSGD_AVAILABLE_MEMORY", "1MiB", 1);
+  const auto r = ssgd({"simulate", "g.ssgdt", "--report", "r.json"});
+  const auto a = ssgd({"simulate", "g.ssgdt", "--allow-large", "-q"});
+  ::unsetenv("SSGD_AVAILABLE_MEMORY");
+  EXPECT_EQ(r.status, kBadInput) << r;
+  EXPECT_THAT(r.err, HasSubstr("g.ssgdt: "));
+  EXPECT_THAT(r.err, HasSubstr("an execution graph of"));
+  EXPECT_THAT(r.err, HasSubstr("more than the 1.0 MiB this machine has available"));
+  EXPECT_THAT(r.err, HasSubstr("--allow-large"));
+  EXPECT_FALSE(fs::exists(dir_ / "r.json"));
+  EXPECT_EQ(a.status, 0) << a;
 }
 
 TEST_F(ChakraCliTest, ExportRefusesStaleRanksOfAnEarlierExport) {
