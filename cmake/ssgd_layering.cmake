@@ -11,6 +11,19 @@
 # The check itself is cmake/check_layering.cmake. docs/architecture.md draws
 # the arrows.
 
+# The target a link names (an alias resolved), or "" for what is not a
+# target (a generator expression, a plain library name).
+function(_ssgd_linked_target link out)
+  set(real "")
+  if(TARGET ${link})
+    get_target_property(real ${link} ALIASED_TARGET)
+    if(NOT real)
+      set(real ${link})
+    endif()
+  endif()
+  set(${out} "${real}" PARENT_SCOPE)
+endfunction()
+
 # The ssgd rooms `target` links, directly or through other rooms, or through
 # the project's INTERFACE libraries that aggregate rooms (ssgd::traces,
 # ssgd::simulator): linking an aggregate links each of its rooms.
@@ -34,12 +47,9 @@ function(_ssgd_room_closure target out)
       continue()
     endif()
     foreach(l IN LISTS links)
-      if(NOT TARGET ${l})
-        continue()
-      endif()
-      get_target_property(real ${l} ALIASED_TARGET)
+      _ssgd_linked_target(${l} real)
       if(NOT real)
-        set(real ${l})
+        continue()
       endif()
       if(real IN_LIST rooms)
         if(NOT real IN_LIST seen)
@@ -119,14 +129,8 @@ function(ssgd_layering_check)
     get_target_property(links ${room} INTERFACE_LINK_LIBRARIES)
     set(direct "")
     foreach(l IN LISTS links)
-      if(NOT TARGET ${l})
-        continue()
-      endif()
-      get_target_property(real ${l} ALIASED_TARGET)
-      if(NOT real)
-        set(real ${l})
-      endif()
-      if(real IN_LIST rooms)
+      _ssgd_linked_target(${l} real)
+      if(real AND real IN_LIST rooms)
         get_target_property(ldir ${real} SSGD_ROOM_DIR)
         list(APPEND direct ${ldir})
       endif()
