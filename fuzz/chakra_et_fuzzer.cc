@@ -21,6 +21,7 @@
 #include "traces/chakra/et_file.h"
 #include "traces/import/chakra/chakra_import.h"
 #include "traces/trace_reader.h"
+#include "walk/execution_graph_reader.h"
 
 namespace {
 

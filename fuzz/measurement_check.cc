@@ -34,7 +34,7 @@ void fuzz_measurements(trace::MeasurementFormat format, std::string_view name,
   plain.format = format;
   trace::MeasurementOptions given = plain;
   given.ranks = 4;
-  given.op = sim::CollectiveOp::kAllReduce;
+  given.op = CollectiveOp::kAllReduce;
   given.in_place = true;
   trace::MeasurementOptions automatic;
 
