@@ -47,6 +47,12 @@ void refuse_scenario_jobs(const Scenario& scenario, const std::string& file,
                   who, simulate));
 }
 
+const ReplayResult& Simulation::replayed() const {
+  if (graph_replay) return graph_replay->run;
+  if (result) return *result;
+  throw std::logic_error("Simulation::replayed: nothing was run");
+}
+
 Simulation run_simulation(const SimulationInput& input, const Scenario& scenario,
                           const SimulationOptions& options) {
   Simulation s;

@@ -66,6 +66,11 @@ struct Simulation {
   std::optional<ReplayResult> result;            // a profile's replay
   std::optional<SharedFabricResult> shared;      // with jobs
   std::optional<GraphReplayResult> graph_replay;  // an execution graph's replay
+
+  // The replay's result, whichever kind of input was run: the profile's, or
+  // the graph's run (its iterations, breakdown, schedule). Throws
+  // std::logic_error before run_simulation.
+  [[nodiscard]] const ReplayResult& replayed() const;
 };
 
 // Runs `input` under `scenario`. Throws InputError (a located one for a bad

@@ -224,6 +224,17 @@ TEST_F(ChakraCliTest, AGraphTooLargeForTheMemoryIsRefusedUnlessAllowed) {
   EXPECT_EQ(a.status, 0) << a;
 }
 
+// A graph's timeline keeps --timeline-ranks ranks, as a profile's does, and
+// says so (it said nothing before).
+TEST_F(ChakraCliTest, AGraphsTimelineSaysWhichRanksItHolds) {
+  ASSERT_EQ(ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"}).status, 0);
+  ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
+  const auto r = ssgd({"simulate", "g.ssgdt", "--timeline", "tl.json", "--timeline-ranks", "4"});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_THAT(r.err, HasSubstr("timeline holds ranks 0-3 of 16"));
+  EXPECT_TRUE(fs::exists(dir_ / "tl.json"));
+}
+
 TEST_F(ChakraCliTest, ExportRefusesStaleRanksOfAnEarlierExport) {
   fs::create_directories(dir_ / "et");
   write_file_bytes(dir_ / "et/ssgd.99.et", "old");

@@ -65,7 +65,6 @@ std::string simulated_provenance(const SimulateArgs& a, const sim::Scenario& sce
 // fails, so a failure leaves none behind.
 void write_report_and_timeline(const SimulateArgs& a, const std::function<nlohmann::json()>& report,
                                const sim::ReplayResult& result,
-                               const std::vector<sim::LinkTrack>* link_tracks,
                                std::vector<std::string>& committed) {
   std::optional<AtomicFile> report_file;
   std::optional<ChromeTraceFile> timeline_file;
@@ -85,7 +84,8 @@ void write_report_and_timeline(const SimulateArgs& a, const std::function<nlohma
       const WorkContext writing("writing the timeline", a.timeline.path);
       timeline_file.emplace(a.timeline.path);
       sim::write_timeline(*result.task_graph, *result.schedule,
-                          {a.timeline_ranks, link_tracks, result.workers}, timeline_file->writer());
+                          {a.timeline_ranks, &result.link_tracks, result.workers},
+                          timeline_file->writer());
     });
   }
   if (report_file) {
@@ -163,7 +163,7 @@ void run_simulate(const SimulateArgs& a) {
   options.warn = [&log](const std::string& line) { log->warn("{}", line); };
   options.info = [&log](const std::string& line) { log->info("{}", line); };
   const sim::Simulation simulation = sim::run_simulation(input, scenario, options);
-  const sim::ReplayResult& result = graph ? simulation.graph_replay->run : *simulation.result;
+  const sim::ReplayResult& result = simulation.replayed();
 
   // The outputs are written under temporary names and renamed only once all
   // are complete (the trace renames itself when it is), so a failure leaves
@@ -171,8 +171,7 @@ void run_simulate(const SimulateArgs& a) {
   std::vector<std::string> committed;
   try {
     write_report_and_timeline(
-        a, [&] { return sim::simulation_report(simulation); }, result,
-        graph ? nullptr : &result.link_tracks, committed);
+        a, [&] { return sim::simulation_report(simulation); }, result, committed);
     if (a.trace.given()) {
       sim::SimulatedTraceOptions trace_options;
       trace_options.max_ranks = a.trace_ranks;
@@ -188,7 +187,7 @@ void run_simulate(const SimulateArgs& a) {
     remove_all(committed);
     throw;
   }
-  if (a.timeline.given() && !graph) {
+  if (a.timeline.given()) {
     const auto shown = a.timeline_ranks <= 0 ? result.workers
                                              : std::min(result.workers, a.timeline_ranks);
     if (shown < result.workers) {
