@@ -18,6 +18,7 @@
 #include "simulator/scenario/scenario_network.h"
 #include "simulator/scenario/scenario_platform.h"
 #include "traces/proto/trace_events.pb.h"
+#include "traces/trace_collectives.h"
 
 namespace ssgd::sim {
 namespace {
@@ -28,42 +29,36 @@ namespace {
 constexpr std::string_view kTemplateKeys[] = {"iterations", "policy.", "workload.", "perturb.",
                                               "scaling."};
 
+// A graph node's op (a trace's Collective::Op, as an integer) in the
+// models' words (traces/trace_collectives.h); none for the ops they do not
+// model.
 std::optional<CollectiveOp> modelled_op(std::int32_t op) {
-  switch (static_cast<trace::v1::Collective::Op>(op)) {
-    case trace::v1::Collective::ALL_REDUCE: return CollectiveOp::kAllReduce;
-    case trace::v1::Collective::REDUCE_SCATTER: return CollectiveOp::kReduceScatter;
-    case trace::v1::Collective::ALL_GATHER: return CollectiveOp::kAllGather;
-    case trace::v1::Collective::BROADCAST: return CollectiveOp::kBroadcast;
-    case trace::v1::Collective::ALL_TO_ALL: return CollectiveOp::kAllToAll;
-    default: return std::nullopt;
-  }
+  return trace::modelled_op(static_cast<trace::v1::Collective::Op>(op));
 }
 
 }  // namespace
 
-std::optional<GraphGap> graph_gap(const Scenario& scenario, bool simulated_trace) {
+std::optional<GraphGap> graph_gap(const Scenario& scenario) {
   for (const auto& [key, origin] : scenario.origins) {
     if (key == "jobs" || key.starts_with("jobs.")) {
-      return GraphGap{key, false, "other jobs sharing the fabric",
+      return GraphGap{key, "other jobs sharing the fabric",
                       "leave jobs out, or replay the trace the graph came from"};
     }
   }
   if (scenario.interference.active()) {
-    return GraphGap{"interference.model", false,
-                    "interference between compute and communication",
+    return GraphGap{"interference.model", "interference between compute and communication",
                     "set interference.model: none, or replay the trace the graph came from"};
   }
   // Its nodes' times are replayed as recorded: the what-if to another GPU
   // (simulator/perturb/gpu_change.h) works on profiles, not on graphs.
   if (scenario.platform.gpu_model_from_key && scenario.platform.gpu_model != "capture") {
-    return GraphGap{"platform.gpu.model", false, "moving its times to another GPU",
+    return GraphGap{"platform.gpu.model", "moving its times to another GPU",
                     "set platform.gpu.model: capture, or replay the trace the graph came from"};
-  }
-  if (simulated_trace) {
-    return GraphGap{"--trace", true, "a simulated trace", "use --timeline"};
   }
   return std::nullopt;
 }
+
+GraphGap graph_trace_gap() { return {"--trace", "a simulated trace", "use --timeline"}; }
 
 std::string graph_gap_message(const GraphGap& gap) {
   return fmt::format(
@@ -75,7 +70,7 @@ std::string graph_gap_message(const GraphGap& gap) {
 Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& requested) {
   Scenario s = requested;
   return with_located_errors(s, [&]() -> Scenario {
-    if (const auto gap = graph_gap(s, false)) {
+    if (const auto gap = graph_gap(s)) {
       throw ParameterError(gap->asked_by, graph_gap_message(*gap));
     }
     std::vector<std::string> ignored;

@@ -51,19 +51,20 @@ struct GraphReplayResult {
 // key or command-line flag that asks, what it asks, and what to do instead.
 struct GraphGap {
   std::string asked_by;  // "jobs", "interference.model", "platform.gpu.model", "--trace"
-  bool flag = false;     // asked_by is a flag, not a scenario key
   std::string what;
   std::string instead;
 };
 
-// The first thing `scenario` (with `simulated_trace`: a simulated trace too)
-// asks of an execution graph that its replay does not do yet; none when it
-// asks nothing of the kind. The one list of them:
+// The one list of what a graph's replay does not do yet:
 //   jobs              other jobs sharing the fabric
 //   interference.*    compute slowed by communication (and the reverse)
 //   platform.gpu.model  moving the graph's times to another GPU
 //   --trace           a simulated trace of the run
-std::optional<GraphGap> graph_gap(const Scenario& scenario, bool simulated_trace);
+// graph_gap: the first key of `scenario` that asks one of the first three
+// (graph_scenario refuses it); graph_trace_gap: the last, for the command
+// that writes simulated traces.
+std::optional<GraphGap> graph_gap(const Scenario& scenario);
+GraphGap graph_trace_gap();
 
 // Its one message: "an execution graph replays its own nodes and their
 // recorded times: <what> is not yet replayed for one; <instead>".
