@@ -1,24 +1,14 @@
 #include "simulator/replay/graph_replay.h"
 
-#include <algorithm>
-#include <chrono>
+// What a graph's replay does and does not take from a scenario: the plan
+// stage's rules (replay_stages::plan_graph); replay.cc runs the stages.
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
 #include "common/logging.h"
-#include "dag/critical_path.h"
-#include "dag/time_breakdown.h"
-#include "simulator/engine/schedule.h"
-#include "simulator/network/collective_runner.h"
-#include "simulator/network/flow_network.h"
-#include "simulator/replay/job_graph.h"
-#include "simulator/replay/replay_estimate.h"
-#include "simulator/scenario/scenario_network.h"
 #include "simulator/scenario/scenario_platform.h"
-#include "traces/proto/trace_events.pb.h"
-#include "traces/trace_collectives.h"
 
 namespace ssgd::sim {
 namespace {
@@ -28,13 +18,6 @@ namespace {
 // ignored with a warning. Jobs (other traffic on the fabric) are refused.
 constexpr std::string_view kTemplateKeys[] = {"iterations", "policy.", "workload.", "perturb.",
                                               "scaling."};
-
-// A graph node's op (a trace's Collective::Op, as an integer) in the
-// models' words (traces/trace_collectives.h); none for the ops they do not
-// model.
-std::optional<CollectiveOp> modelled_op(std::int32_t op) {
-  return trace::modelled_op(static_cast<trace::v1::Collective::Op>(op));
-}
 
 }  // namespace
 
@@ -128,124 +111,6 @@ Scenario graph_scenario(const dag::ExecutionGraph& graph, const Scenario& reques
     }
     return s;
   });
-}
-
-GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario& requested,
-                               const ReplayOptions& options, const std::string& file) {
-  auto log = logger("sim");
-  GraphReplayResult out;
-  out.scenario = graph_scenario(graph, requested);
-  const Scenario& scenario = out.scenario;
-  ReplayResult& r = out.run;
-  r.workers = graph.world;
-  r.iterations = 1;
-  r.ranks_simulated = graph.world;
-  out.nodes = graph.nodes;
-  const CommModel comm =
-      with_located_errors(scenario, [&] { return scenario_comm_model(scenario); });
-  r.network = comm.describe();
-  r.network_model = scenario.network_model;
-  Time first = Time(std::numeric_limits<std::int64_t>::max());
-  Time last = Time::zero();
-  for (const auto& rank : graph.ranks) {
-    for (const auto& n : rank) {
-      if (n.start < first) first = n.start;
-      last = max(last, n.start + n.duration);
-    }
-  }
-  out.recorded_span = last > first ? last - first : Duration::zero();
-
-  // Nothing is built that cannot fit, as replay() refuses (replay_estimate.h);
-  // the graph's size comes from the input, not from a key.
-  if (!options.allow_large) {
-    const ReplayEstimate estimate = estimate_graph_replay(graph, scenario);
-    if (const auto why = too_large(estimate)) {
-      throw InputError({file, std::nullopt, std::nullopt, ""},
-                       *why + "; give --allow-large to run anyway");
-    }
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  const dag::GraphCommTime comm_time =
-      [&comm](const dag::GraphCommCall& call) -> std::optional<Duration> {
-    if (!call.whole_world) return std::nullopt;
-    const auto op = modelled_op(call.op);
-    if (!op) return std::nullopt;
-    return comm.isolated_time(*op, static_cast<double>(call.bytes));
-  };
-  auto dag = std::make_shared<dag::ExecutionDag>(dag::build_execution_dag(graph, comm_time, file));
-  r.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  out.collectives = dag->collectives;
-  out.point_to_point = dag->point_to_point;
-  out.comm_modelled = dag->comm_modelled;
-  out.comm_replayed = dag->comm_replayed;
-  if (dag->comm_replayed > 0) {
-    log->info(
-        "{} of {} collective and point-to-point operations replayed at their recorded "
-        "times (not modelled: another op, a smaller group, or point-to-point)",
-        dag->comm_replayed, dag->comm_replayed + dag->comm_modelled);
-  }
-  const dag::TaskGraph& tasks = dag->graph;
-  r.tasks = tasks.task_count();
-  r.edges = tasks.edge_count();
-
-  Engine engine;
-  ScheduleOptions sched;
-  std::unique_ptr<NetworkRun> network;
-  std::unique_ptr<CollectiveExecutor> executor;
-  if (comm.model().shares_links() && graph.world > 1) {
-    // The modelled collectives run on the model's network, each with its
-    // own operation.
-    network = comm.model().open(engine, comm.platform(), comm.planner(), {});
-    executor = std::make_unique<CollectiveExecutor>(
-        *network, comm, [&dag, &comm](const dag::Task& task) {
-          return comm.call(*modelled_op(dag->comm[static_cast<std::size_t>(task.group)].op),
-                           static_cast<double>(task.bytes));
-        });
-    sched.executor = executor.get();
-  }
-  const auto t1 = std::chrono::steady_clock::now();
-  auto schedule =
-      std::make_shared<Schedule>(std::move(run_schedules(engine, {&tasks}, {sched}).front()));
-  r.simulate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  r.events = schedule->events;
-
-  out.graph_time = schedule->makespan - Time::zero();
-  // A graph ssgd wrote has its S-SGD iterations: measured as replay() does,
-  // from each iteration's last update; any other graph is one iteration.
-  std::int32_t last_iteration = -1;
-  for (dag::TaskId t = 0; t < tasks.task_count(); ++t) {
-    if (tasks.task(t).kind == dag::TaskKind::kUpdate) {
-      last_iteration = std::max(last_iteration, tasks.task(t).iteration);
-    }
-  }
-  if (last_iteration >= 0) {
-    r.iterations = last_iteration + 1;
-    out.iterations_known = true;
-    IterationMeasures m = iteration_measures(tasks, *schedule, r.iterations, graph.world);
-    r.iteration_times = std::move(m.times);
-    r.iteration_time = m.steady;
-    r.breakdown = m.breakdown;
-  } else {
-    r.iteration_time = out.graph_time;
-    r.iteration_times = {r.iteration_time};
-    const std::vector<Time> from(static_cast<std::size_t>(graph.world), Time::zero());
-    const std::vector<Time> to(static_cast<std::size_t>(graph.world), schedule->makespan);
-    r.breakdown = dag::average_breakdown(tasks, schedule->view(), from, to, 1);
-  }
-  r.critical_path = dag::scheduled_critical_path(tasks, schedule->view());
-  for (dag::TaskId t = 0; t < tasks.task_count(); ++t) {
-    const auto& task = tasks.task(t);
-    if (task.kind != dag::TaskKind::kComm || task.rank != dag::kAllRanks) continue;
-    if (task.iteration != std::max(0, last_iteration)) continue;
-    // As it ran: under the flow model, with whatever shared its links.
-    r.comm_per_iteration = r.comm_per_iteration + (schedule->end[t] - schedule->start[t]);
-    ++r.collectives_per_iteration;
-  }
-  if (options.keep_schedule) {
-    r.task_graph = std::shared_ptr<const dag::TaskGraph>(dag, &dag->graph);
-    r.schedule = schedule;
-  }
-  return out;
 }
 
 }  // namespace ssgd::sim

@@ -17,7 +17,9 @@
 // model (network.model: flow) the modelled collectives run as flows on the
 // platform's links, sharing them with each other. What a graph's replay
 // does not do yet (graph_gap) is refused before anything runs, in one place
-// with one message.
+// with one message. replay_graph() runs the stages a profile's replay runs
+// (replay_stages.h: plan_graph, the estimate, build_graph, run,
+// measure_graph).
 
 #include <cstdint>
 #include <optional>

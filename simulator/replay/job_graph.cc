@@ -17,6 +17,8 @@
 #include "simulator/perturb/compute_perturbation.h"
 #include "simulator/perturb/jitter.h"
 #include "simulator/policy/overlap_policy.h"
+#include "traces/proto/trace_events.pb.h"
+#include "traces/trace_collectives.h"
 
 namespace ssgd::sim {
 namespace {
@@ -517,6 +519,17 @@ CollectiveCall CollectiveExecutor::call_of(const dag::Task& task) const {
 
 std::unique_ptr<CollectiveExecutor> job_executor(NetworkRun& network, const JobGraph& job,
                                                  const CommModel& comm) {
+  if (job.execution) {
+    // Only the modelled ones run here (CollectiveExecutor::handles), and a
+    // graph's call is modelled only where its op is (build_graph).
+    return std::make_unique<CollectiveExecutor>(
+        network, comm, [&job, &comm](const dag::Task& task) {
+          const auto& call = job.execution->comm[static_cast<std::size_t>(task.group)];
+          return comm.call(
+              *trace::modelled_op(static_cast<trace::v1::Collective::Op>(call.op)),
+              static_cast<double>(task.bytes));
+        });
+  }
   if (!job.sharded) return std::make_unique<CollectiveExecutor>(network, comm);
   return std::make_unique<CollectiveExecutor>(
       network, comm, [&job, &comm](const dag::Task& task) {

@@ -2,10 +2,11 @@
 // One training job made ready to run on the engine: its S-SGD DAG with the
 // collectives' times from its communication model (built whole, or given as
 // the source of its iterations for a run that builds them as it reaches
-// them), the executor that runs those collectives as flows under the flow
-// model, and the iteration ends read off a finished schedule. replay() and
-// the shared-fabric run (simulator/replay/shared_fabric.h) both build their
-// jobs here.
+// them), or an execution graph's own tasks (replay_stages::build_graph), the
+// executor that runs those collectives as flows under the flow model, and
+// the iteration ends read off a finished schedule. replay(), replay_graph()
+// and the shared-fabric run (simulator/replay/shared_fabric.h) all run their
+// jobs from here.
 //
 // Rank folding: when every rank runs the same tasks with the same times (no
 // per-rank perturbation), one rank stands for all P. The collectives keep
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "dag/comm_plan.h"
+#include "dag/execution_dag.h"
 #include "dag/task_graph.h"
 #include "dag/time_breakdown.h"
 #include "simulator/engine/schedule.h"
@@ -77,6 +79,10 @@ struct JobGraph {
   std::int64_t shard_ranks = 1;
   std::int64_t shard_units = 0;  // units gathered (zero3, hsdp), else 0
   std::optional<Duration> sharded_closed_form;
+  // An execution graph's job (replay_stages::build_graph): the DAG whose
+  // task graph `graph` is, with each collective task's call (by its group);
+  // null for an S-SGD job.
+  std::shared_ptr<const dag::ExecutionDag> execution;
 };
 
 // The simulator's operation for a DAG collective.
@@ -124,8 +130,7 @@ JobGraph build_job_graph(const trace::LayerProfile& profile, const Scenario& sce
 // Runs a job's modelled collectives on a network model's network (a model
 // whose collectives share links: NetworkModel::open): the S-SGD DAG's
 // gradient all-reduces of each task's bytes, or, with `call_of`, each task's
-// own call (a sharded job's, job_executor(); an execution graph's,
-// simulator/replay/graph_replay.h).
+// own call (a sharded job's or an execution graph's, job_executor()).
 class CollectiveExecutor : public TaskExecutor {
  public:
   using CallOf = std::function<CollectiveCall(const dag::Task&)>;
@@ -146,8 +151,9 @@ class CollectiveExecutor : public TaskExecutor {
 };
 
 // The executor of `job`'s collectives on `network`: each a gradient
-// all-reduce, or a sharded job's own call (sharded_call()). `job` and `comm`
-// must outlive it.
+// all-reduce, a sharded job's own call (sharded_call()), or an execution
+// graph's call as recorded (its op and bytes). `job` and `comm` must outlive
+// it.
 std::unique_ptr<CollectiveExecutor> job_executor(NetworkRun& network, const JobGraph& job,
                                                  const CommModel& comm);
 

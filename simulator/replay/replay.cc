@@ -66,16 +66,9 @@ void add_single_worker_baseline(const trace::LayerProfile& captured,
   out.scaling_efficiency = figures.efficiency;
 }
 
-// The stages in order (replay_stages.h), then the experiment around them.
-ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario& requested,
-                             const ReplayOptions& options) {
-  namespace stages = replay_stages;
-  ReplayResult out;
-  const stages::Plan plan = stages::plan(captured, requested, options, out);
-  const Scenario& scenario = plan.workload.scenario;
-  // Nothing is built that cannot fit (replay_estimate.h).
-  const ReplayEstimate estimate = estimate_replay(plan.workload.profile, scenario, options);
-  check_fits(estimate, options.allow_large);
+// Nothing is built that cannot fit (replay_estimate.h); what the estimate
+// says of a long run, said before it.
+void log_estimate(const ReplayEstimate& estimate, const ReplayOptions& options) {
   logger("sim")->debug("estimate: {} tasks, {} events, {} nodes, {} workers: {:.0f} bytes, {:.2f} s",
                        estimate.tasks, estimate.events, estimate.nodes, estimate.workers,
                        estimate.bytes, estimate.seconds);
@@ -84,27 +77,48 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
                         estimate.tasks, estimate.events, bytes_text(estimate.bytes),
                         estimate.seconds);
   }
-  // Out of memory all the same: said as the refusal would have said it, with
-  // the input the stage was working on (common/work_context.h).
-  const auto out_of_memory = [&](const char* what) {
-    const std::string stage = work_context_at_failure();
-    return ParameterError(
-        estimate.key,
-        fmt::format("out of memory while {} ({}; estimate: about {}, {} available); {} drives it",
-                    stage.empty() ? std::string(what) : stage, estimate.shape, bytes_text(estimate.bytes),
-                    format_bytes(available_memory_bytes()), estimate.key));
-  };
+}
+
+// Out of memory all the same: said as the refusal would have said it, with
+// the input the stage was working on (common/work_context.h), at the key
+// that drives the size, or at the input where it drives it (a graph's).
+[[noreturn]] void throw_out_of_memory(const ReplayEstimate& estimate, const char* what,
+                                      const std::string& file) {
+  const std::string stage = work_context_at_failure();
+  const std::string message =
+      fmt::format("out of memory while {} ({}; estimate: about {}, {} available)",
+                  stage.empty() ? std::string(what) : stage, estimate.shape,
+                  bytes_text(estimate.bytes), format_bytes(available_memory_bytes()));
+  if (estimate.key.empty()) {
+    throw InputError({file, std::nullopt, std::nullopt, ""}, message + "; its size drives it");
+  }
+  throw ParameterError(estimate.key, fmt::format("{}; {} drives it", message, estimate.key));
+}
+
+constexpr const char* kBuilding = "building the platform and the task graph";
+constexpr const char* kSimulating = "simulating the task graph";
+
+// The stages in order (replay_stages.h), then the experiment around them.
+ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario& requested,
+                             const ReplayOptions& options) {
+  namespace stages = replay_stages;
+  ReplayResult out;
+  const stages::Plan plan = stages::plan(captured, requested, options, out);
+  const Scenario& scenario = plan.workload.scenario;
+  const ReplayEstimate estimate = estimate_replay(plan.workload.profile, scenario, options);
+  check_fits(estimate, options.allow_large);
+  log_estimate(estimate, options);
   std::optional<stages::Build> built;
   try {
-    const WorkContext stage("building the platform and the task graph");
+    const WorkContext stage(kBuilding);
     built.emplace(stages::build(plan, options, out));
   } catch (const std::bad_alloc&) {
-    throw out_of_memory("building the platform and the task graph");
+    throw_out_of_memory(estimate, kBuilding, {});
   }
   std::optional<stages::Run> run;
   run.emplace();
   try {
-    const WorkContext stage("simulating the task graph");
+    const WorkContext stage(kSimulating);
     if (!stages::run(*built, options, *run, out)) {
       // Refused as a list schedule, its source used up: the job's graph
       // made again (the comm model and the rest kept), run as events.
@@ -115,7 +129,7 @@ ReplayResult replay_scenario(const trace::LayerProfile& captured, const Scenario
     }
     stages::measure(*built, scenario, *run, options, out);
   } catch (const std::bad_alloc&) {
-    throw out_of_memory("simulating the task graph");
+    throw_out_of_memory(estimate, kSimulating, {});
   }
   const WorkContext more("replaying the repeats and the one-GPU baseline");
   if (scenario.perturb.repeats > 1) add_repeats(captured, plan, options, out);
@@ -134,6 +148,44 @@ ReplayResult replay(const trace::LayerProfile& captured, const Scenario& request
   // A model's complaint about a key's value names where the key was set.
   return with_located_errors(requested,
                              [&] { return replay_scenario(captured, requested, options); });
+}
+
+GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario& requested,
+                               const ReplayOptions& options, const std::string& file) {
+  namespace stages = replay_stages;
+  GraphReplayResult out;
+  const stages::GraphPlan plan{graph, file};
+  stages::plan_graph(plan, requested, out);
+  // The graph's size comes from the input, not from a key: refused naming it.
+  const ReplayEstimate estimate = estimate_graph_replay(graph, out.scenario);
+  if (!options.allow_large) {
+    if (const auto why = too_large(estimate)) {
+      throw InputError({file, std::nullopt, std::nullopt, ""},
+                       *why + "; give --allow-large to run anyway");
+    }
+  }
+  log_estimate(estimate, options);
+  std::optional<stages::Build> built;
+  try {
+    const WorkContext stage(kBuilding);
+    built.emplace(stages::build_graph(plan, out));
+  } catch (const std::bad_alloc&) {
+    throw_out_of_memory(estimate, kBuilding, file);
+  }
+  stages::Run run;
+  try {
+    const WorkContext stage(kSimulating);
+    // No source to refuse as a list schedule: the graph is built whole.
+    stages::run(*built, options, run, out.run);
+    stages::measure_graph(*built, run, out);
+  } catch (const std::bad_alloc&) {
+    throw_out_of_memory(estimate, kSimulating, file);
+  }
+  if (options.keep_schedule) {
+    out.run.task_graph = std::move(built->job.graph);
+    out.run.schedule = std::move(run.schedule);
+  }
+  return out;
 }
 
 }  // namespace ssgd::sim

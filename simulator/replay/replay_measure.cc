@@ -300,4 +300,44 @@ void measure(const Build& build, const Scenario& scenario, Run& run, const Repla
   measure_waiting_gradients(build, run, comm, out);
 }
 
+void measure_graph(const Build& build, const Run& run, GraphReplayResult& out) {
+  ReplayResult& r = out.run;
+  const dag::TaskGraph& tasks = *build.job.graph;
+  const Schedule& schedule = *run.schedule;
+  const std::int64_t ranks = build.job.ranks_built;
+  out.graph_time = schedule.makespan - Time::zero();
+  // A graph ssgd wrote has its S-SGD iterations: measured as a profile's
+  // are, from each iteration's last update; any other graph is one
+  // iteration.
+  std::int32_t last_iteration = -1;
+  for (dag::TaskId t = 0; t < tasks.task_count(); ++t) {
+    if (tasks.task(t).kind == dag::TaskKind::kUpdate) {
+      last_iteration = std::max(last_iteration, tasks.task(t).iteration);
+    }
+  }
+  if (last_iteration >= 0) {
+    r.iterations = last_iteration + 1;
+    out.iterations_known = true;
+    IterationMeasures m = iteration_measures(tasks, schedule, r.iterations, ranks);
+    r.iteration_times = std::move(m.times);
+    r.iteration_time = m.steady;
+    r.breakdown = m.breakdown;
+  } else {
+    r.iteration_time = out.graph_time;
+    r.iteration_times = {r.iteration_time};
+    const std::vector<Time> from(static_cast<std::size_t>(ranks), Time::zero());
+    const std::vector<Time> to(static_cast<std::size_t>(ranks), schedule.makespan);
+    r.breakdown = dag::average_breakdown(tasks, schedule.view(), from, to, 1);
+  }
+  r.critical_path = dag::scheduled_critical_path(tasks, schedule.view());
+  for (dag::TaskId t = 0; t < tasks.task_count(); ++t) {
+    const auto& task = tasks.task(t);
+    if (task.kind != dag::TaskKind::kComm || task.rank != dag::kAllRanks) continue;
+    if (task.iteration != std::max(0, last_iteration)) continue;
+    // As it ran: under the flow model, with whatever shared its links.
+    r.comm_per_iteration = r.comm_per_iteration + (schedule.end[t] - schedule.start[t]);
+    ++r.collectives_per_iteration;
+  }
+}
+
 }  // namespace ssgd::sim::replay_stages

@@ -1,8 +1,13 @@
-// The plan and build stages of a replay (replay_stages.h).
+// The plan and build stages of a replay (replay_stages.h), for a profile and
+// for an execution graph.
+#include <chrono>
+#include <limits>
 #include <memory>
 #include <optional>
 
+#include "common/error.h"
 #include "common/logging.h"
+#include "dag/execution_dag.h"
 #include "simulator/policy/overlap_policy.h"
 #include "simulator/perturb/gpu_change.h"
 #include "simulator/perturb/tracer_overhead.h"
@@ -11,6 +16,8 @@
 #include "simulator/scenario/scenario_network.h"
 #include "simulator/sharding/gpu_memory.h"
 #include "simulator/sharding/shard_plan.h"
+#include "traces/proto/trace_events.pb.h"
+#include "traces/trace_collectives.h"
 
 namespace ssgd::sim::replay_stages {
 
@@ -149,6 +156,69 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
   }
   out.interference = plan.interference;
   return Build{std::move(comm), std::move(job), plan.interference};
+}
+
+void plan_graph(const GraphPlan& plan, const Scenario& requested, GraphReplayResult& out) {
+  const dag::ExecutionGraph& graph = plan.graph;
+  out.scenario = graph_scenario(graph, requested);
+  ReplayResult& r = out.run;
+  r.workers = graph.world;
+  r.iterations = 1;
+  r.ranks_simulated = graph.world;
+  out.nodes = graph.nodes;
+  Time first = Time(std::numeric_limits<std::int64_t>::max());
+  Time last = Time::zero();
+  for (const auto& rank : graph.ranks) {
+    for (const auto& n : rank) {
+      if (n.start < first) first = n.start;
+      last = max(last, n.start + n.duration);
+    }
+  }
+  out.recorded_span = last > first ? last - first : Duration::zero();
+}
+
+Build build_graph(const GraphPlan& plan, GraphReplayResult& out) {
+  const Scenario& scenario = out.scenario;
+  ReplayResult& r = out.run;
+  CommModel comm = with_located_errors(scenario, [&] { return scenario_comm_model(scenario); });
+  r.network = comm.describe();
+  r.network_model = scenario.network_model;
+  const auto t0 = std::chrono::steady_clock::now();
+  // A collective over the whole world of an op the models know is timed by
+  // the comm model (and run on its network: job_executor); any other at its
+  // recorded time.
+  const dag::GraphCommTime comm_time =
+      [&comm](const dag::GraphCommCall& call) -> std::optional<Duration> {
+    if (!call.whole_world) return std::nullopt;
+    const auto op = trace::modelled_op(static_cast<trace::v1::Collective::Op>(call.op));
+    if (!op) return std::nullopt;
+    return comm.isolated_time(*op, static_cast<double>(call.bytes));
+  };
+  auto dag = std::make_shared<dag::ExecutionDag>(
+      dag::build_execution_dag(plan.graph, comm_time, plan.file));
+  JobGraph job;
+  job.build_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.collectives = dag->collectives;
+  out.point_to_point = dag->point_to_point;
+  out.comm_modelled = dag->comm_modelled;
+  out.comm_replayed = dag->comm_replayed;
+  if (dag->comm_replayed > 0) {
+    logger("sim")->info(
+        "{} of {} collective and point-to-point operations replayed at their recorded "
+        "times (not modelled: another op, a smaller group, or point-to-point)",
+        dag->comm_replayed, dag->comm_replayed + dag->comm_modelled);
+  }
+  job.tasks = dag->graph.task_count();
+  job.edges = dag->graph.edge_count();
+  job.workers = plan.graph.world;
+  job.ranks_built = plan.graph.world;
+  job.graph = std::shared_ptr<dag::TaskGraph>(dag, &dag->graph);
+  job.execution = std::move(dag);
+  r.build_seconds = job.build_seconds;
+  r.tasks = job.tasks;
+  r.edges = job.edges;
+  return Build{std::move(comm), std::move(job), InterferencePlan{}};
 }
 
 }  // namespace ssgd::sim::replay_stages

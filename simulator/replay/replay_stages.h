@@ -1,13 +1,21 @@
 #pragma once
-// The stages of one replay (replay.cc runs them in this order, and the
-// experiment around them: repeats and the one-GPU baseline):
-//   plan     the scenario the input runs under, the batch plan, the compute
-//            model and one GPU's workload at the planned batch
-//   build    the comm model and the job's task graph
-//   run      the graph on the event engine (with flows under the flow model)
+// The stages of one replay. replay.cc runs them in this order for either
+// kind of input: a layer profile (or the trace it came from), replayed as
+// the S-SGD template (replay()), and an execution graph, replayed as its own
+// tasks (replay_graph(), graph_replay.h):
+//   plan     the scenario the input runs under; for a profile also the
+//            batch plan, the compute model and one GPU's workload at the
+//            planned batch (plan); for a graph, its ranks (plan_graph)
+//   (estimate: nothing is built that cannot fit, replay_estimate.h)
+//   build    the comm model and the job's task graph: the one place an
+//            input becomes a job's tasks (build, build_graph)
+//   run      the graph on the event engine (with flows under the flow
+//            model): one stage for both
 //   measure  the collectives as they ran, the links' traffic, the iteration
-//            times, breakdown, critical path and closed forms
-// Each stage writes what it finds into the ReplayResult as it goes.
+//            times, breakdown, critical path and closed forms (measure); a
+//            graph's iterations, breakdown and critical path (measure_graph)
+// and, for a profile, the experiment around them: repeats and the one-GPU
+// baseline. Each stage writes what it finds into the result as it goes.
 
 #include <memory>
 #include <optional>
@@ -17,6 +25,7 @@
 #include "simulator/engine/schedule.h"
 #include "simulator/network/comm_model.h"
 #include "simulator/network/network_model.h"
+#include "simulator/replay/graph_replay.h"
 #include "simulator/replay/interference_executor.h"
 #include "simulator/replay/iteration_observer.h"
 #include "simulator/replay/job_graph.h"
@@ -75,5 +84,20 @@ bool run(const Build& build, const ReplayOptions& options, Run& run,
 
 void measure(const Build& build, const Scenario& scenario, Run& run, const ReplayOptions& options,
              ReplayResult& out);
+
+// An execution graph's plan: the graph, and the scenario with its ranks
+// (graph_scenario; out.scenario). `file` names the input in messages.
+struct GraphPlan {
+  const dag::ExecutionGraph& graph;
+  const std::string& file;
+};
+void plan_graph(const GraphPlan& plan, const Scenario& requested, GraphReplayResult& out);
+// The graph's own tasks (dag::build_execution_dag): its modelled collectives
+// timed by the scenario's comm model and run on its network, the rest at
+// their recorded times.
+Build build_graph(const GraphPlan& plan, GraphReplayResult& out);
+// Its iterations (a graph ssgd wrote: from each iteration's last update; any
+// other: one, the whole graph), breakdown, critical path and collectives.
+void measure_graph(const Build& build, const Run& run, GraphReplayResult& out);
 
 }  // namespace ssgd::sim::replay_stages
