@@ -73,7 +73,7 @@ std::string simulate(const Input& in, const std::optional<std::string>& scenario
   options.warn = warn;
   options.info = info;
   const sim::Simulation simulation = sim::run_simulation(*in.loaded, scenario, options);
-  return json_text(sim::simulation_report(simulation));
+  return json_text(report::simulation_report(simulation));
 }
 
 std::string scale(const Input& in, const std::optional<std::string>& scenario_file,
@@ -89,7 +89,7 @@ std::string scale(const Input& in, const std::optional<std::string>& scenario_fi
   const sim::Scenario base =
       sim::scale_base_scenario(load_scenario(scenario_file, sets, "scale"), flags, options);
   const sim::ScaleRun run = sim::run_scale(*in.loaded, base, flags, options);
-  return json_text(sim::scale_report_json(run.result));
+  return json_text(report::scale_report_json(run.result));
 }
 
 std::string optimize(const Input& in, const std::optional<std::string>& scenario_file,
@@ -109,7 +109,7 @@ std::string optimize(const Input& in, const std::optional<std::string>& scenario
   options.allow_large = allow_large;
   options.info = info;
   const sim::OptimizeRun run = sim::run_optimize(*in.loaded, plan, options);
-  return json_text(sim::optimize_report_json(run.result));
+  return json_text(report::optimize_report_json(run.result));
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "traces/chakra/chakra_et.h"
 #include "traces/chakra/et_file.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 namespace {
 
 using chakra::Attribute;
@@ -45,7 +45,7 @@ void check_no_stale_ranks(const std::filesystem::path& dir, const ChakraExportOp
 
 }  // namespace
 
-ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& schedule,
+ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const sim::Schedule& schedule,
                                   std::int64_t ranks, const std::filesystem::path& dir,
                                   const ChakraExportOptions& options) {
   ChakraExportSummary summary;
@@ -182,4 +182,4 @@ ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& s
   return summary;
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -27,7 +27,7 @@
 #include "dag/task_graph.h"
 #include "simulator/engine/schedule.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 struct ChakraExportOptions {
   std::string prefix = "ssgd";
@@ -50,8 +50,8 @@ struct ChakraExportSummary {
 };
 
 // `graph` must hold every rank (not folded) and `schedule` be its run.
-ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const Schedule& schedule,
+ChakraExportSummary export_chakra(const dag::TaskGraph& graph, const sim::Schedule& schedule,
                                   std::int64_t ranks, const std::filesystem::path& dir,
                                   const ChakraExportOptions& options);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -9,7 +9,7 @@
 #include "common/units.h"
 #include "common/version.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -21,11 +21,11 @@ std::optional<double> median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-DatasetErrorSummary summarise(const std::vector<const DatasetCase*>& cases) {
+DatasetErrorSummary summarise(const std::vector<const sim::DatasetCase*>& cases) {
   DatasetErrorSummary s;
   s.cases = cases.size();
   std::vector<double> errors;
-  for (const DatasetCase* c : cases) {
+  for (const sim::DatasetCase* c : cases) {
     const double e = std::abs(c->error_percent);
     errors.push_back(e);
     if (!s.worst_abs_error_percent || e > *s.worst_abs_error_percent) {
@@ -63,12 +63,12 @@ std::optional<double> round_spread_percent(const trace::MeasuredTime& m) {
   return static_cast<double>((*hi - *lo).ns()) / static_cast<double>(m.median.ns()) * 100.0;
 }
 
-DatasetSummary summarise_dataset(const std::vector<DatasetCase>& cases,
+DatasetSummary summarise_dataset(const std::vector<sim::DatasetCase>& cases,
                                  const trace::DatasetManifest& manifest) {
-  std::vector<const DatasetCase*> all, replays, what_ifs;
-  for (const DatasetCase& c : cases) {
+  std::vector<const sim::DatasetCase*> all, replays, what_ifs;
+  for (const sim::DatasetCase& c : cases) {
     all.push_back(&c);
-    (c.kind == DatasetCaseKind::kReplay ? replays : what_ifs).push_back(&c);
+    (c.kind == sim::DatasetCaseKind::kReplay ? replays : what_ifs).push_back(&c);
   }
   DatasetSummary s{summarise(replays), summarise(what_ifs), summarise(all), std::nullopt};
   std::vector<double> noise;
@@ -77,13 +77,13 @@ DatasetSummary summarise_dataset(const std::vector<DatasetCase>& cases,
   return s;
 }
 
-void print_dataset_table(const std::vector<DatasetCase>& cases, const DatasetSummary& summary,
+void print_dataset_table(const std::vector<sim::DatasetCase>& cases, const DatasetSummary& summary,
                          std::ostream& out) {
   std::size_t width = 4;
-  for (const DatasetCase& c : cases) width = std::max(width, c.name().size());
+  for (const sim::DatasetCase& c : cases) width = std::max(width, c.name().size());
   out << fmt::format("  {:<{}}  {:<7}  {:>12}  {:>12}  {:>8}  {:>7}  {:>7}\n", "case", width,
                      "kind", "predicted", "measured", "error", "noise", "rounds");
-  for (const DatasetCase& c : cases) {
+  for (const sim::DatasetCase& c : cases) {
     out << fmt::format("  {:<{}}  {:<7}  {:>12}  {:>12}  {:>+7.2f}%  {:>7}  {:>7}\n", c.name(),
                        width, to_string(c.kind), format_duration(c.predicted),
                        format_duration(c.measured.median), c.error_percent,
@@ -110,7 +110,8 @@ void print_dataset_table(const std::vector<DatasetCase>& cases, const DatasetSum
 }
 
 Json dataset_report_json(const std::string& dir, const trace::DatasetManifest& manifest,
-                         const std::vector<DatasetCase>& cases, const DatasetSummary& summary) {
+                         const std::vector<sim::DatasetCase>& cases,
+                         const DatasetSummary& summary) {
   Json j = Json::object();
   j["format"] = "ssgd.dataset.verify";
   j["format_version"] = 1;
@@ -121,7 +122,7 @@ Json dataset_report_json(const std::string& dir, const trace::DatasetManifest& m
                       {"entries", manifest.entries.size()},
                       {"files", manifest.files.size()}};
   Json list = Json::array();
-  for (const DatasetCase& c : cases) {
+  for (const sim::DatasetCase& c : cases) {
     Json k = Json::object();
     k["case"] = c.name();
     k["kind"] = to_string(c.kind);
@@ -149,4 +150,4 @@ Json dataset_report_json(const std::string& dir, const trace::DatasetManifest& m
   return j;
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

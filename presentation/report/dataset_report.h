@@ -13,7 +13,7 @@
 #include "simulator/dataset/dataset_replay.h"
 #include "traces/dataset/dataset_manifest.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 // |error| over a set of cases. The median of an even count is the mean of
 // the two middle values.
@@ -33,7 +33,7 @@ struct DatasetSummary {
   std::optional<double> median_noise_percent;
 };
 
-DatasetSummary summarise_dataset(const std::vector<DatasetCase>& cases,
+DatasetSummary summarise_dataset(const std::vector<sim::DatasetCase>& cases,
                                  const trace::DatasetManifest& manifest);
 
 // (p90 - p10) / median and, when the rounds' medians are given, their
@@ -41,13 +41,13 @@ DatasetSummary summarise_dataset(const std::vector<DatasetCase>& cases,
 double measured_noise_percent(const trace::MeasuredTime& m);
 std::optional<double> round_spread_percent(const trace::MeasuredTime& m);
 
-void print_dataset_table(const std::vector<DatasetCase>& cases, const DatasetSummary& summary,
+void print_dataset_table(const std::vector<sim::DatasetCase>& cases, const DatasetSummary& summary,
                          std::ostream& out);
 
 // The --report JSON. `dir` is the dataset folder as given.
 nlohmann::ordered_json dataset_report_json(const std::string& dir,
                                            const trace::DatasetManifest& manifest,
-                                           const std::vector<DatasetCase>& cases,
+                                           const std::vector<sim::DatasetCase>& cases,
                                            const DatasetSummary& summary);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

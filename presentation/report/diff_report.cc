@@ -2,7 +2,7 @@
 
 #include <optional>
 
-namespace ssgd::sim {
+namespace ssgd::report {
 namespace {
 
 nlohmann::json task_json(const std::optional<walk::IterationTask>& t) {
@@ -53,4 +53,4 @@ nlohmann::json diff_report_json(const std::string& measured_path, const std::str
   return j;
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -8,7 +8,7 @@
 
 #include "walk/iteration_diff.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 // {measured: {path, iteration, chosen, iteration_time_ns}, simulated: the
 //  same, iteration_time_diff_ns, by, matched[], measured_only[],
@@ -18,4 +18,4 @@ namespace ssgd::sim {
 nlohmann::json diff_report_json(const std::string& measured_path, const std::string& simulated_path,
                                 const walk::IterationDiff& diff);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -7,7 +7,7 @@
 
 #include "common/units.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 namespace {
 
 std::string percent_of(std::int64_t part, std::int64_t whole) {
@@ -16,7 +16,7 @@ std::string percent_of(std::int64_t part, std::int64_t whole) {
   return part > 0 && share < 0.05 ? std::string("<0.1%") : fmt::format("{:.1f}%", share);
 }
 
-std::string target_text(const GpuChange& c) {
+std::string target_text(const sim::GpuChange& c) {
   return fmt::format("{} ({})", c.target, c.target_named ? "platform.gpu.model" : "the platform preset's");
 }
 
@@ -36,7 +36,7 @@ std::string kernel_class_shares(const trace::KernelClassTable& classes) {
   return out;
 }
 
-nlohmann::json gpu_change_json(const GpuChange& c, const trace::KernelClassTable& classes) {
+nlohmann::json gpu_change_json(const sim::GpuChange& c, const trace::KernelClassTable& classes) {
   nlohmann::json j;
   j["model"] = c.target.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.target);
   j["model_from"] = c.target.empty() ? "none" : (c.target_named ? "platform.gpu.model" : "platform preset");
@@ -77,7 +77,8 @@ nlohmann::json gpu_change_json(const GpuChange& c, const trace::KernelClassTable
   return j;
 }
 
-void print_gpu_change(const GpuChange& c, const trace::KernelClassTable& classes, std::ostream& out) {
+void print_gpu_change(const sim::GpuChange& c, const trace::KernelClassTable& classes,
+                      std::ostream& out) {
   if (c.target.empty() && c.captured.empty()) return;
   if (!c.applied) {
     if (c.target.empty()) {
@@ -119,4 +120,4 @@ void print_gpu_change(const GpuChange& c, const trace::KernelClassTable& classes
   for (const auto& note : c.notes) out << fmt::format("    note: {}\n", note);
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

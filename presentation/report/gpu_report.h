@@ -13,16 +13,17 @@
 #include "simulator/perturb/gpu_change.h"
 #include "traces/layer_profile.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 // "gemm 83.4%, elementwise 8.6%, ..., other <0.1%": each class's share of the
 // kernels' time, in class order, the classes without kernels left out.
 std::string kernel_class_shares(const trace::KernelClassTable& classes);
 
-nlohmann::json gpu_change_json(const GpuChange& change, const trace::KernelClassTable& classes);
+nlohmann::json gpu_change_json(const sim::GpuChange& change,
+                               const trace::KernelClassTable& classes);
 
 // "  gpu: ..." lines, and the class table when the change was applied.
-void print_gpu_change(const GpuChange& change, const trace::KernelClassTable& classes,
+void print_gpu_change(const sim::GpuChange& change, const trace::KernelClassTable& classes,
                       std::ostream& out);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

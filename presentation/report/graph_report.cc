@@ -7,10 +7,10 @@
 #include "common/units.h"
 #include "presentation/report/summary_rows.h"
 
-namespace ssgd::sim {
-void print_graph_summary(const GraphReplayResult& g, const Scenario& s,
+namespace ssgd::report {
+void print_graph_summary(const sim::GraphReplayResult& g, const sim::Scenario& s,
                          const GraphReportContext& ctx, std::ostream& out) {
-  const ReplayResult& r = g.run;
+  const sim::ReplayResult& r = g.run;
   out << fmt::format("ssgd simulate: execution graph {}\n", ctx.input);
   if (!ctx.provenance.empty()) out << fmt::format("  input: {}\n", ctx.provenance);
   out << fmt::format("  cluster: {} node(s) x {} GPU(s) = {} ranks; the graph's own tasks, once\n",
@@ -48,9 +48,9 @@ void print_graph_summary(const GraphReplayResult& g, const Scenario& s,
                      r.simulate_seconds, r.build_seconds);
 }
 
-nlohmann::json graph_report_json(const GraphReplayResult& g, const Scenario& s,
+nlohmann::json graph_report_json(const sim::GraphReplayResult& g, const sim::Scenario& s,
                                  const GraphReportContext& ctx) {
-  const ReplayResult& r = g.run;
+  const sim::ReplayResult& r = g.run;
   nlohmann::json j;
   j["ssgd_report_version"] = 1;
   j["kind"] = "graph";
@@ -88,4 +88,4 @@ nlohmann::json graph_report_json(const GraphReplayResult& g, const Scenario& s,
   return j;
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

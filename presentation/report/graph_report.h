@@ -11,7 +11,7 @@
 #include "simulator/replay/graph_replay.h"
 #include "simulator/scenario/scenario.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 struct GraphReportContext {
   std::string input;          // the path as given
@@ -19,10 +19,10 @@ struct GraphReportContext {
   std::string scenario_file;  // empty for none
 };
 
-void print_graph_summary(const GraphReplayResult& result, const Scenario& scenario,
+void print_graph_summary(const sim::GraphReplayResult& result, const sim::Scenario& scenario,
                          const GraphReportContext& ctx, std::ostream& out);
 
-nlohmann::json graph_report_json(const GraphReplayResult& result, const Scenario& scenario,
-                                 const GraphReportContext& ctx);
+nlohmann::json graph_report_json(const sim::GraphReplayResult& result,
+                                 const sim::Scenario& scenario, const GraphReportContext& ctx);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace ssgd::sim {
+namespace ssgd::report {
 namespace {
 
 double share(std::int64_t part, std::int64_t whole) {
@@ -13,7 +13,8 @@ double share(std::int64_t part, std::int64_t whole) {
 
 }  // namespace
 
-nlohmann::json interference_json(const InterferencePlan& plan, const InterferenceStats* stats) {
+nlohmann::json interference_json(const sim::InterferencePlan& plan,
+                                 const sim::InterferenceStats* stats) {
   if (!plan.active) return {{"model", "none"}};
   nlohmann::json j = {{"model", "contention"},
                       {"resource", to_string(plan.resource)},
@@ -21,7 +22,7 @@ nlohmann::json interference_json(const InterferencePlan& plan, const Interferenc
                       {"compute_factor", plan.compute},
                       {"comm_factor", plan.comm},
                       {"notes", plan.notes}};
-  if (plan.resource == InterferenceResource::kGpu) j["memory_factor"] = plan.memory;
+  if (plan.resource == sim::InterferenceResource::kGpu) j["memory_factor"] = plan.memory;
   if (stats != nullptr) {
     j["compute_tasks"] = stats->compute_tasks;
     j["compute_ns"] = stats->compute_ns;
@@ -34,11 +35,11 @@ nlohmann::json interference_json(const InterferencePlan& plan, const Interferenc
   return j;
 }
 
-void print_interference(const InterferencePlan& plan, const InterferenceStats* stats,
+void print_interference(const sim::InterferencePlan& plan, const sim::InterferenceStats* stats,
                         std::ostream& out) {
   if (!plan.active) return;
   const std::string factors =
-      plan.resource == InterferenceResource::kGpu
+      plan.resource == sim::InterferenceResource::kGpu
           ? fmt::format("SM-bound work +{:.1f}%, memory-bound +{:.1f}%, collectives +{:.1f}%",
                         100 * plan.compute, 100 * plan.memory, 100 * plan.comm)
           : fmt::format("operators +{:.1f}%, collectives +{:.1f}%", 100 * plan.compute,
@@ -61,4 +62,4 @@ void print_interference(const InterferencePlan& plan, const InterferenceStats* s
   for (const auto& note : plan.notes) out << fmt::format("    note: {}\n", note);
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -11,14 +11,15 @@
 #include "simulator/perturb/interference.h"
 #include "simulator/replay/interference_executor.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 // {"model": "none"} when off. Without `stats` (scale, optimize: many runs)
 // the plan alone.
-nlohmann::json interference_json(const InterferencePlan& plan, const InterferenceStats* stats);
+nlohmann::json interference_json(const sim::InterferencePlan& plan,
+                                 const sim::InterferenceStats* stats);
 
 // "  interference: ..." lines; nothing when off.
-void print_interference(const InterferencePlan& plan, const InterferenceStats* stats,
+void print_interference(const sim::InterferencePlan& plan, const sim::InterferenceStats* stats,
                         std::ostream& out);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -5,14 +5,14 @@
 #include "common/units.h"
 #include "presentation/report/summary_rows.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
-std::optional<bool> memory_fits(const MemoryEstimate& memory, std::int64_t gpu_memory) {
+std::optional<bool> memory_fits(const sim::MemoryEstimate& memory, std::int64_t gpu_memory) {
   if (gpu_memory <= 0) return std::nullopt;
   return memory.total() <= gpu_memory;
 }
 
-nlohmann::json memory_json(const MemoryEstimate& m, std::int64_t gpu_memory) {
+nlohmann::json memory_json(const sim::MemoryEstimate& m, std::int64_t gpu_memory) {
   nlohmann::json j = {{"parameters_bytes", m.parameters},
                       {"gradients_bytes", m.gradients},
                       {"optimizer_state_bytes", m.optimizer_state},
@@ -25,7 +25,7 @@ nlohmann::json memory_json(const MemoryEstimate& m, std::int64_t gpu_memory) {
                       {"waiting_gradients_from_schedule", m.waiting_from_schedule},
                       {"accumulation_bytes", m.accumulation},
                       {"total_bytes", m.total()},
-                      {"left_out", kMemoryLeftOut}};
+                      {"left_out", sim::kMemoryLeftOut}};
   j["activations_bytes"] = m.activations ? nlohmann::json(*m.activations) : nlohmann::json(nullptr);
   j["activations_known"] = m.activations.has_value();
   j["gpu_memory_bytes"] = gpu_memory > 0 ? nlohmann::json(gpu_memory) : nlohmann::json(nullptr);
@@ -34,28 +34,30 @@ nlohmann::json memory_json(const MemoryEstimate& m, std::int64_t gpu_memory) {
   return j;
 }
 
-nlohmann::json sharding_json(const ReplayResult& r, const ShardSettings& s) {
-  return {{"strategy", r.sharding},
-          {"shard_ranks", r.shard_ranks},
-          {"units", r.shard_units},
-          {"forward_prefetch", s.forward_prefetch},
-          {"backward_prefetch", to_string(s.backward_prefetch)},
-          {"reshard_after_forward", s.reshard_after_forward},
-          {"max_gathers_in_flight", s.max_gathers_in_flight},
-          {"separate_streams", s.separate_streams},
-          {"gradient_reduction", r.sharding == "none" ? "all_reduce" : to_string(s.gradient_reduction)},
-          {"accumulation", r.accumulation},
-          {"no_sync", s.no_sync},
-          {"activation_checkpointing", s.activation_checkpointing},
-          {"optimizer", to_string(s.optimizer_or_assumed())},
-          {"optimizer_assumed", !s.optimizer.has_value()},
-          {"precision", r.precision},
-          {"reduce_dtype", r.reduce_dtype},
-          {"gather_dtype", r.gather_dtype}};
+nlohmann::json sharding_json(const sim::ReplayResult& r, const sim::ShardSettings& s) {
+  return {
+      {"strategy", r.sharding},
+      {"shard_ranks", r.shard_ranks},
+      {"units", r.shard_units},
+      {"forward_prefetch", s.forward_prefetch},
+      {"backward_prefetch", sim::to_string(s.backward_prefetch)},
+      {"reshard_after_forward", s.reshard_after_forward},
+      {"max_gathers_in_flight", s.max_gathers_in_flight},
+      {"separate_streams", s.separate_streams},
+      {"gradient_reduction", r.sharding == "none" ? "all_reduce" : to_string(s.gradient_reduction)},
+      {"accumulation", r.accumulation},
+      {"no_sync", s.no_sync},
+      {"activation_checkpointing", s.activation_checkpointing},
+      {"optimizer", to_string(s.optimizer_or_assumed())},
+      {"optimizer_assumed", !s.optimizer.has_value()},
+      {"precision", r.precision},
+      {"reduce_dtype", r.reduce_dtype},
+      {"gather_dtype", r.gather_dtype}};
 }
 
-void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, std::ostream& out) {
-  const MemoryEstimate& m = r.memory;
+void print_sharding_and_memory(const sim::ReplayResult& r, const sim::ShardSettings& s,
+                               std::ostream& out) {
+  const sim::MemoryEstimate& m = r.memory;
   const auto row = [&out](std::string_view name, std::string_view value, std::string_view note) {
     summary_row(out, name, value, note);
   };
@@ -101,7 +103,7 @@ void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, st
       m.activations ? (s.activation_checkpointing ? "checkpointed: units' inputs + one unit"
                                                   : "the input's activation_bytes, one micro-batch")
                     : "the input has no activation_bytes column");
-  row("  left out", "", kMemoryLeftOut);
+  row("  left out", "", sim::kMemoryLeftOut);
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

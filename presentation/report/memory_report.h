@@ -15,17 +15,18 @@
 
 #include "simulator/replay/replay.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 // Whether `memory` fits a GPU of `gpu_memory` bytes; nullopt when the GPU's
 // memory is unknown (0).
-std::optional<bool> memory_fits(const MemoryEstimate& memory, std::int64_t gpu_memory);
+std::optional<bool> memory_fits(const sim::MemoryEstimate& memory, std::int64_t gpu_memory);
 
-nlohmann::json memory_json(const MemoryEstimate& memory, std::int64_t gpu_memory);
+nlohmann::json memory_json(const sim::MemoryEstimate& memory, std::int64_t gpu_memory);
 // The scenario's sharding as replayed (strategy, shard ranks, units, dtypes, knobs).
-nlohmann::json sharding_json(const ReplayResult& r, const ShardSettings& s);
+nlohmann::json sharding_json(const sim::ReplayResult& r, const sim::ShardSettings& s);
 
 // The sharding line and the memory rows of simulate's summary.
-void print_sharding_and_memory(const ReplayResult& r, const ShardSettings& s, std::ostream& out);
+void print_sharding_and_memory(const sim::ReplayResult& r, const sim::ShardSettings& s,
+                               std::ostream& out);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -3,15 +3,15 @@
 #include "presentation/report/gpu_report.h"
 #include "presentation/report/interference_report.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
-nlohmann::json optimize_report_json(const OptimizeResult& r) {
+nlohmann::json optimize_report_json(const sim::OptimizeResult& r) {
   nlohmann::json j;
   j["param"] = r.param;
   j["input"] = r.input;
   j["scenario_file"] = r.scenario_file;
   nlohmann::json points = nlohmann::json::array();
-  for (const OptimizePoint& p : r.curve) {
+  for (const sim::OptimizePoint& p : r.curve) {
     points.push_back({{"value", p.value},
                       {"iteration_time_ns", p.iteration_time.ns()},
                       {"throughput_samples_per_s", p.throughput_samples_per_s},
@@ -22,7 +22,7 @@ nlohmann::json optimize_report_json(const OptimizeResult& r) {
                       {"fits", p.fits ? nlohmann::json(*p.fits) : nlohmann::json(nullptr)}});
   }
   j["curve"] = points;
-  const OptimizePoint& best = r.curve.at(r.best);
+  const sim::OptimizePoint& best = r.curve.at(r.best);
   j["best"] = {{"value", best.value},
                {"iteration_time_ns", best.iteration_time.ns()},
                {"fits", best.fits ? nlohmann::json(*best.fits) : nlohmann::json(nullptr)}};
@@ -34,4 +34,4 @@ nlohmann::json optimize_report_json(const OptimizeResult& r) {
   return j;
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -13,27 +13,28 @@
 #include "simulator/scaling/scaling_table.h"
 #include "simulator/scenario/scenario_network.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 namespace {
 
-nlohmann::json link_json(const LinkChoice& l) {
+nlohmann::json link_json(const sim::LinkChoice& l) {
   nlohmann::json j{{"preset", l.preset}};
   if (l.bandwidth_bytes_per_s) j["bandwidth_bytes_per_s"] = *l.bandwidth_bytes_per_s;
   if (l.latency) j["latency_ns"] = l.latency->ns();
   return j;
 }
 
-nlohmann::json perturb_json(const Perturbation& p) {
+nlohmann::json perturb_json(const sim::Perturbation& p) {
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : p.layer_factors) layers.push_back({{"pattern", l.pattern}, {"factor", l.factor}});
   nlohmann::json classes = nlohmann::json::object();
-  for (int k = 0; k < kKernelClassCount; ++k) {
-    classes[to_string(static_cast<KernelClass>(k))] = p.class_factors[static_cast<std::size_t>(k)];
+  for (int k = 0; k < trace::kKernelClassCount; ++k) {
+    classes[to_string(static_cast<trace::KernelClass>(k))] =
+        p.class_factors[static_cast<std::size_t>(k)];
   }
   nlohmann::json bandwidth = nlohmann::json::object();
   nlohmann::json latency = nlohmann::json::object();
-  for (int k = 0; k < kLinkKindCount; ++k) {
-    const char* kind = to_string(static_cast<LinkKind>(k));
+  for (int k = 0; k < sim::kLinkKindCount; ++k) {
+    const char* kind = to_string(static_cast<sim::LinkKind>(k));
     bandwidth[kind] = p.bandwidth_factors[static_cast<std::size_t>(k)];
     latency[kind] = p.latency_factors[static_cast<std::size_t>(k)];
   }
@@ -54,7 +55,7 @@ nlohmann::json perturb_json(const Perturbation& p) {
           {"repeats", p.repeats}};
 }
 
-nlohmann::json shared_fabric_json(const SharedFabricResult& f) {
+nlohmann::json shared_fabric_json(const sim::SharedFabricResult& f) {
   nlohmann::json jobs = nlohmann::json::array();
   for (const auto& o : f.jobs) {
     jobs.push_back({{"name", o.name},
@@ -72,7 +73,7 @@ nlohmann::json shared_fabric_json(const SharedFabricResult& f) {
   return {{"platform_nodes", f.platform_nodes}, {"events", f.events}, {"jobs", jobs}};
 }
 
-void print_shared_fabric(const SharedFabricResult& f, std::ostream& out) {
+void print_shared_fabric(const sim::SharedFabricResult& f, std::ostream& out) {
   out << fmt::format("\n  shared fabric: {} jobs on {} nodes (alone: the job by itself on the same "
                      "nodes)\n",
                      f.jobs.size(), f.platform_nodes);
@@ -87,7 +88,7 @@ void print_shared_fabric(const SharedFabricResult& f, std::ostream& out) {
   }
 }
 
-nlohmann::json scenario_scaling_json(const ScalingChoice& c) {
+nlohmann::json scenario_scaling_json(const sim::ScalingChoice& c) {
   const auto or_null = [](const auto& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
@@ -98,9 +99,9 @@ nlohmann::json scenario_scaling_json(const ScalingChoice& c) {
 }
 
 // The run and its one-GPU baseline as rows of the scaling table.
-std::vector<ScalingRow> scaling_rows(const ReplayResult& r, const Scenario& s) {
-  std::vector<ScalingRow> rows;
-  ScalingRow run;
+std::vector<sim::ScalingRow> scaling_rows(const sim::ReplayResult& r, const sim::Scenario& s) {
+  std::vector<sim::ScalingRow> rows;
+  sim::ScalingRow run;
   run.label = "this run";
   run.gpus = r.workers;
   run.nodes = s.nodes;
@@ -115,7 +116,7 @@ std::vector<ScalingRow> scaling_rows(const ReplayResult& r, const Scenario& s) {
   }
   rows.push_back(run);
   if (r.single_worker_iteration_time) {
-    ScalingRow one;
+    sim::ScalingRow one;
     one.label = "1 GPU";
     one.per_gpu_batch = one.global_batch = r.single_worker_batch;
     one.iteration_time = *r.single_worker_iteration_time;
@@ -127,9 +128,9 @@ std::vector<ScalingRow> scaling_rows(const ReplayResult& r, const Scenario& s) {
   return rows;
 }
 
-nlohmann::json scaling_json(const ReplayResult& r, const Scenario& s) {
+nlohmann::json scaling_json(const sim::ReplayResult& r, const sim::Scenario& s) {
   const auto rows = scaling_rows(r, s);
-  nlohmann::json j = scaling_row_json(rows.front());
+  nlohmann::json j = sim::scaling_row_json(rows.front());
   j["mode"] = to_string(r.scaling_mode);
   j["reference_batch"] = r.reference_batch;
   j["compute_model"] = r.compute_model;
@@ -137,20 +138,21 @@ nlohmann::json scaling_json(const ReplayResult& r, const Scenario& s) {
   return j;
 }
 
-void print_scaling(const ReplayResult& r, const Scenario& s, std::ostream& out) {
-  if (r.scaling_mode == ScalingMode::kWeak) {
+void print_scaling(const sim::ReplayResult& r, const sim::Scenario& s, std::ostream& out) {
+  if (r.scaling_mode == sim::ScalingMode::kWeak) {
     out << fmt::format("\n  scaling: weak, {} {} per GPU on every GPU count\n", r.batch_per_gpu,
                        r.batch_given ? "samples" : "batch (no batch size given)");
   } else {
     out << fmt::format("\n  scaling: strong, global batch {} fixed; compute model: {}\n",
                        r.global_batch, r.compute_model);
   }
-  print_scaling_table(scaling_rows(r, s), "  ", out);
+  sim::print_scaling_table(scaling_rows(r, s), "  ", out);
 }
 
 }  // namespace
 
-nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const ReportContext& ctx) {
+nlohmann::json report_json(const sim::ReplayResult& r, const sim::Scenario& s,
+                           const ReportContext& ctx) {
   nlohmann::json j;
   j["ssgd_report_version"] = 1;
   j["input"] = {{"path", ctx.input}, {"kind", ctx.input_kind}, {"model", ctx.model},
@@ -163,7 +165,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
        {{"intra_node", link_json(s.intra_node)},
         {"inter_node", link_json(s.inter_node)},
         {"model", s.network_model},
-        {"library", to_string(scenario_library(s, s.algorithm))},
+        {"library", to_string(sim::scenario_library(s, s.algorithm))},
         {"algorithm", to_string(s.algorithm)},
         {"nccl_algo", s.nccl_algo},
         {"nccl_proto", s.nccl_proto},
@@ -209,7 +211,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
   j["memory"] = memory_json(r.memory, r.gpu_memory);
   j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
   j["interference"] = interference_json(r.interference, &r.interference_stats);
-  if (const TracerOverhead& t = r.tracer_overhead; t.window) {
+  if (const sim::TracerOverhead& t = r.tracer_overhead; t.window) {
     j["tracing_window"] = {{"traced_steps", t.steps.traced},
                            {"untraced_steps", t.steps.untraced},
                            {"traced_median_ns", t.steps.traced_median.ns()},
@@ -276,7 +278,7 @@ nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const Repor
   return j;
 }
 
-void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext& ctx,
+void print_summary(const sim::ReplayResult& r, const sim::Scenario& s, const ReportContext& ctx,
                    std::ostream& out) {
   const std::string model = ctx.model.empty() ? ctx.input : ctx.model + " (" + ctx.input + ")";
   out << fmt::format("ssgd simulate: {}\n", model);
@@ -298,7 +300,7 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   }
   print_gpu_change(r.gpu_change, r.kernel_classes, out);
   print_interference(r.interference, &r.interference_stats, out);
-  if (const TracerOverhead& t = r.tracer_overhead; t.window) {
+  if (const sim::TracerOverhead& t = r.tracer_overhead; t.window) {
     const double traced = static_cast<double>(t.steps.traced_median.ns()) / 1e6;
     const double untraced = static_cast<double>(t.steps.untraced_median.ns()) / 1e6;
     out << fmt::format(
@@ -310,20 +312,21 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
                   : std::string("replayed as traced (workload.tracer_overhead: keep)"));
     if (!t.note.empty()) out << fmt::format("    note: {}\n", t.note);
   }
-  if (s.perturb.active()) out << fmt::format("  perturb: {}\n", describe(s.perturb));
+  if (s.perturb.active()) out << fmt::format("  perturb: {}\n", sim::describe(s.perturb));
   if (r.sharding != "none" || r.accumulation > 1) {
-    const ShardSettings& sh = s.sharding;
+    const sim::ShardSettings& sh = s.sharding;
     std::string how = fmt::format("  sharding: {}", r.sharding);
     if (r.sharding != "none") how += fmt::format(" over {} ranks", r.shard_ranks);
-    if (r.sharding != "none" && sh.gradient_reduction != GradientReduction::kReduceScatter) {
-      how += sh.gradient_reduction == GradientReduction::kReduce
+    if (r.sharding != "none" && sh.gradient_reduction != sim::GradientReduction::kReduceScatter) {
+      how += sh.gradient_reduction == sim::GradientReduction::kReduce
                  ? ", gradients reduced to their owners (a reduce per owner)"
                  : ", gradients all-reduced";
     }
     if (r.shard_units > 0) {
-      how += fmt::format(", {} units, forward prefetch {}, backward prefetch {}, {}reshard after forward",
-                         r.shard_units, sh.forward_prefetch, to_string(sh.backward_prefetch),
-                         sh.reshard_after_forward ? "" : "no ");
+      how += fmt::format(
+          ", {} units, forward prefetch {}, backward prefetch {}, {}reshard after forward",
+          r.shard_units, sh.forward_prefetch, sim::to_string(sh.backward_prefetch),
+          sh.reshard_after_forward ? "" : "no ");
     }
     if (r.accumulation > 1) {
       how += fmt::format(", {} micro-batches{}", r.accumulation, sh.no_sync ? " (no_sync)" : "");
@@ -360,12 +363,12 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
   std::string per_iteration;
   if (!r.batch_given) {
     per_iteration = "batches/s (no batch size given: set workload.batch_per_gpu)";
-  } else if (r.scaling_mode == ScalingMode::kWeak) {
+  } else if (r.scaling_mode == sim::ScalingMode::kWeak) {
     per_iteration = fmt::format("samples/s ({} per GPU per iteration)", r.batch_per_gpu);
   } else {
-    per_iteration = fmt::format("samples/s (global batch {}: {} per GPU per iteration)",
-                                r.global_batch,
-                                per_gpu_batch_text(r.batch_per_gpu, r.global_batch, r.workers));
+    per_iteration =
+        fmt::format("samples/s (global batch {}: {} per GPU per iteration)", r.global_batch,
+                    sim::per_gpu_batch_text(r.batch_per_gpu, r.global_batch, r.workers));
   }
   row("throughput", fmt::format("{:.1f}", r.throughput_samples_per_s), per_iteration);
   if (r.single_worker_iteration_time) {
@@ -441,8 +444,9 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
       const double algbw = mean.ns() > 0 ? static_cast<double>(key.bytes) / (static_cast<double>(mean.ns()) * 1e-9) : 0;
       const auto factor = bus_factor.find(key);
       const std::string busbw = format_rate(
-          algbw * (factor != bus_factor.end() ? factor->second
-                                             : bus_bandwidth_factor(CollectiveOp::kAllReduce, r.workers)));
+          algbw * (factor != bus_factor.end()
+                       ? factor->second
+                       : sim::bus_bandwidth_factor(CollectiveOp::kAllReduce, r.workers)));
       if (nccl) {
         out << fmt::format("  {:>12} {:>6} {:<18} {:<8} {:>8} {:>12} {:>12} {:>12}\n",
                            format_bytes(key.bytes), e.first,
@@ -493,4 +497,4 @@ void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext
                          : std::string());
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -11,7 +11,7 @@
 #include "simulator/replay/shared_fabric.h"
 #include "simulator/scenario/scenario.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 struct ReportContext {
   std::string input;        // path of the input
@@ -19,11 +19,12 @@ struct ReportContext {
   std::string model;        // from the profile's metadata, may be empty
   std::string provenance;   // from the profile's metadata, may be empty
   std::string scenario_file;  // empty when none
-  const SharedFabricResult* shared_fabric = nullptr;  // when the scenario has jobs
+  const sim::SharedFabricResult* shared_fabric = nullptr;  // when the scenario has jobs
 };
 
-nlohmann::json report_json(const ReplayResult& r, const Scenario& s, const ReportContext& ctx);
-void print_summary(const ReplayResult& r, const Scenario& s, const ReportContext& ctx,
+nlohmann::json report_json(const sim::ReplayResult& r, const sim::Scenario& s,
+                           const ReportContext& ctx);
+void print_summary(const sim::ReplayResult& r, const sim::Scenario& s, const ReportContext& ctx,
                    std::ostream& out);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -3,9 +3,9 @@
 #include "presentation/report/interference_report.h"
 #include "presentation/report/memory_report.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
-nlohmann::json scale_report_json(const ScaleResult& r) {
+nlohmann::json scale_report_json(const sim::ScaleResult& r) {
   nlohmann::json j;
   j["input"] = {{"path", r.input}, {"model", r.model}};
   j["scenario_file"] = r.scenario_file;
@@ -16,11 +16,11 @@ nlohmann::json scale_report_json(const ScaleResult& r) {
   j["compute_model"] = r.compute_model;
   j["policy"] = to_string(r.overlap);
   j["iterations"] = r.iterations;
-  j["single_gpu"] = scaling_row_json(r.single_gpu);
+  j["single_gpu"] = sim::scaling_row_json(r.single_gpu);
   j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
   j["interference"] = interference_json(r.interference, nullptr);
   nlohmann::json rows = nlohmann::json::array();
-  for (const ScaleRow& row : r.rows) {
+  for (const sim::ScaleRow& row : r.rows) {
     nlohmann::json one = scaling_row_json(row.row);
     one["exposed_comm_ns"] = row.exposed_comm.ns();
     one["memory"] = memory_json(row.memory, row.gpu_memory);
@@ -30,4 +30,4 @@ nlohmann::json scale_report_json(const ScaleResult& r) {
   return j;
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

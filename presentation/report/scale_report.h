@@ -6,12 +6,12 @@
 
 #include "simulator/api/scale_result.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 // {input: {path, model}, scenario_file, mode, reference_batch, batch_given,
 //  global_batch (null when weak), compute_model, policy, iterations,
 //  single_gpu, rows[]: scaling_row_json + exposed_comm_ns + memory (as
 //  simulate's report has it)}.
-nlohmann::json scale_report_json(const ScaleResult& result);
+nlohmann::json scale_report_json(const sim::ScaleResult& result);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

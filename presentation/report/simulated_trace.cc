@@ -10,7 +10,7 @@
 #include "traces/marker_names.h"
 #include "traces/trace_writer.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 namespace {
 
 namespace v1 = trace::v1;
@@ -73,7 +73,7 @@ struct RankTasks {
   }
 };
 
-RankTasks rank_tasks(const dag::TaskGraph& graph, const Schedule& schedule, std::int64_t built,
+RankTasks rank_tasks(const dag::TaskGraph& graph, const sim::Schedule& schedule, std::int64_t built,
                      std::int64_t workers, std::int64_t iterations) {
   RankTasks r;
   r.folded = built < workers;
@@ -130,7 +130,7 @@ RankTasks rank_tasks(const dag::TaskGraph& graph, const Schedule& schedule, std:
 
 // Every written rank's iteration markers and tasks, in start order (then rank,
 // then position).
-std::vector<Item> ordered_items(const dag::TaskGraph& graph, const Schedule& schedule,
+std::vector<Item> ordered_items(const dag::TaskGraph& graph, const sim::Schedule& schedule,
                                 const RankTasks& tasks, std::int64_t written) {
   std::vector<Item> items;
   for (std::int64_t r = 0; r < written; ++r) {
@@ -248,13 +248,13 @@ class EventWriter {
 
 }  // namespace
 
-void write_simulated_trace(const ReplayResult& result, const SimulatedTraceOptions& options,
+void write_simulated_trace(const sim::ReplayResult& result, const SimulatedTraceOptions& options,
                            const std::filesystem::path& path) {
   if (!result.task_graph || !result.schedule) {
     throw std::invalid_argument("write_simulated_trace needs a replay made with keep_schedule");
   }
   const dag::TaskGraph& graph = *result.task_graph;
-  const Schedule& schedule = *result.schedule;
+  const sim::Schedule& schedule = *result.schedule;
   const std::int64_t workers = std::max<std::int64_t>(result.workers, 1);
   const std::int64_t built = std::max<std::int64_t>(result.ranks_simulated, 1);
   const std::int64_t written =
@@ -323,4 +323,4 @@ void write_simulated_trace(const ReplayResult& result, const SimulatedTraceOptio
   writer.close();
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -39,7 +39,7 @@
 
 #include "simulator/replay/replay.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 inline constexpr std::uint64_t kMainThread = 1;
 inline constexpr std::uint64_t kLoaderThread = 2;
@@ -58,7 +58,7 @@ struct SimulatedTraceOptions {
 // Needs a result made with ReplayOptions::keep_schedule. Throws
 // std::invalid_argument without one, std::runtime_error on an I/O error
 // (nothing is left at `path` then).
-void write_simulated_trace(const ReplayResult& result, const SimulatedTraceOptions& options,
+void write_simulated_trace(const sim::ReplayResult& result, const SimulatedTraceOptions& options,
                            const std::filesystem::path& path);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -10,10 +10,10 @@
 
 #include "simulator/api/simulation.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
-nlohmann::json simulation_report(const Simulation& simulation);
+nlohmann::json simulation_report(const sim::Simulation& simulation);
 
-void print_simulation_summary(const Simulation& simulation, std::ostream& out);
+void print_simulation_summary(const sim::Simulation& simulation, std::ostream& out);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

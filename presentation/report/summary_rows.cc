@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 void summary_row(std::ostream& out, std::string_view name, std::string_view value,
                  std::string_view note) {
@@ -16,4 +16,4 @@ double percent_of(Duration part, Duration whole) {
                         : 0.0;
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

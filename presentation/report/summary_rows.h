@@ -7,7 +7,7 @@
 
 #include "common/time.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 // "  <name, 24 wide> <value, 16 wide, right>  <note>", a line.
 void summary_row(std::ostream& out, std::string_view name, std::string_view value,
@@ -16,4 +16,4 @@ void summary_row(std::ostream& out, std::string_view name, std::string_view valu
 // `part` as a percentage of `whole`; 0 when `whole` is not positive.
 double percent_of(Duration part, Duration whole);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -7,7 +7,7 @@
 
 #include "common/chrome_trace_writer.h"
 
-namespace ssgd::sim {
+namespace ssgd::report {
 namespace {
 
 constexpr int kNetworkPid = 0;
@@ -18,7 +18,7 @@ int tid_of(dag::ResourceKind kind) { return static_cast<int>(kind) + 1; }
 
 }  // namespace
 
-void write_timeline(const dag::TaskGraph& graph, const Schedule& schedule,
+void write_timeline(const dag::TaskGraph& graph, const sim::Schedule& schedule,
                     const TimelineOptions& options, ChromeTraceWriter& out) {
   auto shown = [&](std::int32_t rank) {
     return rank == dag::kAllRanks || options.max_ranks <= 0 || rank < options.max_ranks;
@@ -77,18 +77,18 @@ void write_timeline(const dag::TaskGraph& graph, const Schedule& schedule,
   }
 }
 
-void write_timeline(const dag::TaskGraph& graph, const Schedule& schedule,
+void write_timeline(const dag::TaskGraph& graph, const sim::Schedule& schedule,
                     const TimelineOptions& options, std::ostream& out) {
   ChromeTraceWriter writer(out, /*gzip=*/false);
   write_timeline(graph, schedule, options, writer);
   writer.finish();
 }
 
-void write_timeline_file(const dag::TaskGraph& graph, const Schedule& schedule,
+void write_timeline_file(const dag::TaskGraph& graph, const sim::Schedule& schedule,
                          const TimelineOptions& options, const std::filesystem::path& path) {
   ChromeTraceFile file(path);
   write_timeline(graph, schedule, options, file.writer());
   file.commit();
 }
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

@@ -18,13 +18,13 @@ namespace ssgd {
 class ChromeTraceWriter;
 }
 
-namespace ssgd::sim {
+namespace ssgd::report {
 
 struct TimelineOptions {
   std::int64_t max_ranks = 16;  // ranks 0..max_ranks-1 are written; <= 0 means all
   // Link tracks: one "links" process with a track per link, each interval a
   // slice (simulator/replay/replay.h). Optional.
-  const std::vector<LinkTrack>* links = nullptr;
+  const std::vector<sim::LinkTrack>* links = nullptr;
   // The job's ranks (0: not said). Written as the metadata event
   // {"name":"ssgd_ranks","ph":"M","pid":0,"args":{"ranks":R,"shown":S}}, so
   // that a reader of the file (ssgd report) can say when it holds only some.
@@ -32,15 +32,15 @@ struct TimelineOptions {
 };
 
 // The timeline's events, into a document the caller finishes.
-void write_timeline(const dag::TaskGraph& graph, const Schedule& schedule,
+void write_timeline(const dag::TaskGraph& graph, const sim::Schedule& schedule,
                     const TimelineOptions& options, ChromeTraceWriter& out);
 // A whole, uncompressed document.
-void write_timeline(const dag::TaskGraph& graph, const Schedule& schedule,
+void write_timeline(const dag::TaskGraph& graph, const sim::Schedule& schedule,
                     const TimelineOptions& options, std::ostream& out);
 
 // Through an AtomicFile, gzip-compressed when the name ends in ".gz":
 // nothing is left behind on failure.
-void write_timeline_file(const dag::TaskGraph& graph, const Schedule& schedule,
+void write_timeline_file(const dag::TaskGraph& graph, const sim::Schedule& schedule,
                          const TimelineOptions& options, const std::filesystem::path& path);
 
-}  // namespace ssgd::sim
+}  // namespace ssgd::report

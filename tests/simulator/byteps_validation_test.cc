@@ -42,7 +42,7 @@ double iteration_ns(const SimulationInput& input, const std::vector<std::string>
   const Scenario scenario = load_scenario(std::nullopt, sets);
   SimulationOptions options;
   const Simulation s = run_simulation(input, scenario, options);
-  return simulation_report(s).at("iteration_time_ns").get<double>();
+  return report::simulation_report(s).at("iteration_time_ns").get<double>();
 }
 
 TEST(BytepsValidation, SpeedupsOverHorovodAgainstBytepsPublishedFigures) {

@@ -38,7 +38,7 @@ class ChakraExportTest : public ssgd::testing::TempDirTest {
     o.fold_ranks = false;
     o.single_worker_baseline = false;
     result_ = replay(profile_, scenario_, o);
-    summary_ = export_chakra(*result_.task_graph, *result_.schedule, 2, dir_, {});
+    summary_ = report::export_chakra(*result_.task_graph, *result_.schedule, 2, dir_, {});
   }
   // The node of `kind` (and `layer`) in a rank's file.
   static const Node& find(const chakra::ExecutionTrace& et, const std::string& kind,
@@ -55,7 +55,7 @@ class ChakraExportTest : public ssgd::testing::TempDirTest {
   trace::LayerProfile profile_;
   Scenario scenario_;
   ReplayResult result_;
-  ChakraExportSummary summary_;
+  report::ChakraExportSummary summary_;
 };
 
 TEST_F(ChakraExportTest, OneFilePerRankWithItsTasksAndEveryCollective) {
@@ -130,9 +130,11 @@ TEST_F(ChakraExportTest, TimesInMicrosecondsAndNanoseconds) {
 
 TEST_F(ChakraExportTest, StaleRanksOfAnEarlierExportAreRefused) {
   ssgd::testing::write_file_bytes(dir_ / "ssgd.7.et.gz", "x");
-  EXPECT_THROW(export_chakra(*result_.task_graph, *result_.schedule, 2, dir_, {}), InputError);
+  EXPECT_THROW(report::export_chakra(*result_.task_graph, *result_.schedule, 2, dir_, {}),
+               InputError);
   // Another prefix is no concern of this export.
-  EXPECT_NO_THROW(export_chakra(*result_.task_graph, *result_.schedule, 2, dir_, {"other", false}));
+  EXPECT_NO_THROW(
+      report::export_chakra(*result_.task_graph, *result_.schedule, 2, dir_, {"other", false}));
 }
 
 }  // namespace

@@ -146,7 +146,7 @@ TEST_F(Dataset, SummaryTakesMedianAndWorstPerKind) {
     cases[i].kind = i == 3 ? DatasetCaseKind::kWhatIf : DatasetCaseKind::kReplay;
     cases[i].error_percent = errors[i];
   }
-  const DatasetSummary s = summarise_dataset(cases, m);
+  const report::DatasetSummary s = report::summarise_dataset(cases, m);
   EXPECT_EQ(s.replay.cases, 3u);
   EXPECT_DOUBLE_EQ(*s.replay.median_abs_error_percent, 3.0);
   EXPECT_DOUBLE_EQ(*s.replay.worst_abs_error_percent, 8.0);
@@ -155,7 +155,7 @@ TEST_F(Dataset, SummaryTakesMedianAndWorstPerKind) {
   EXPECT_EQ(s.what_if.worst_case, "e3 <- e0");
   // Each entry's p90 - p10 is 300 ns: 300/50000, 300/9000, 300/11000.
   EXPECT_DOUBLE_EQ(*s.median_noise_percent, 300.0 / 11000 * 100);
-  EXPECT_FALSE(summarise_dataset({}, m).all.median_abs_error_percent.has_value());
+  EXPECT_FALSE(report::summarise_dataset({}, m).all.median_abs_error_percent.has_value());
 }
 
 TEST_F(Dataset, PackRefusesBadEntriesNamingFileAndField) {

@@ -402,7 +402,7 @@ TEST(Perturb, JitterIsReproducibleBySeed) {
   const auto r2 = replay(profile(), a);
   const auto r3 = replay(profile(), b);
   EXPECT_EQ(r1.iteration_times, r2.iteration_times);
-  EXPECT_EQ(report_json(r1, a, {}).dump(), report_json(r2, a, {}).dump());
+  EXPECT_EQ(report::report_json(r1, a, {}).dump(), report::report_json(r2, a, {}).dump());
   EXPECT_NE(r1.iteration_times, r3.iteration_times);
   EXPECT_EQ(r1.ranks_simulated, 2);
   for (const char* kind : {"uniform:0.2", "lognormal:0.3"}) {
@@ -453,7 +453,7 @@ TEST(Perturb, RepeatsGiveMeanAndConfidenceInterval) {
   EXPECT_GT(r.repeats->ci95_half_width, Duration::zero());
   EXPECT_LE(r.repeats->min, r.repeats->mean);
   EXPECT_GE(r.repeats->max, r.repeats->mean);
-  const auto j = report_json(r, s, {});
+  const auto j = report::report_json(r, s, {});
   EXPECT_EQ(j["repeats"]["count"], 5);
   EXPECT_EQ(j["repeats"]["iteration_time_mean_ns"].get<std::int64_t>(), r.repeats->mean.ns());
   EXPECT_EQ(j["scenario"]["perturb"]["jitter"]["distribution"], "uniform");
@@ -480,14 +480,14 @@ TEST(Perturb, ReportShowsActivePerturbations) {
   const Scenario s = with(two_workers(), {"perturb.compute_time_factor=1.5", "perturb.stragglers=1:20"});
   const auto r = replay(profile(), s);
   std::ostringstream out;
-  print_summary(r, s, {}, out);
+  report::print_summary(r, s, {}, out);
   EXPECT_THAT(out.str(), HasSubstr("perturb: compute x1.5, rank 1 +20%"));
   EXPECT_THAT(out.str(), HasSubstr("not applicable: perturbed ranks differ"));
-  const auto j = report_json(r, s, {});
+  const auto j = report::report_json(r, s, {});
   EXPECT_EQ(j["scenario"]["perturb"]["active"], true);
   EXPECT_EQ(j["scenario"]["perturb"]["stragglers"][0]["rank"], 1);
   EXPECT_EQ(j["simulation"]["ranks_differ"], true);
-  const auto plain = report_json(replay(profile(), two_workers()), two_workers(), {});
+  const auto plain = report::report_json(replay(profile(), two_workers()), two_workers(), {});
   EXPECT_EQ(plain["scenario"]["perturb"]["active"], false);
 }
 

@@ -47,12 +47,12 @@ class SimulatedTraceTest : public ::testing::Test {
     o.keep_folded_schedule = folded;
     o.single_worker_baseline = false;
     result_ = replay(profile_, scenario_, o);
-    SimulatedTraceOptions t;
+    report::SimulatedTraceOptions t;
     t.gpus_per_node = scenario_.gpus_per_node;
     t.provenance = "analytical: simulated by simulated_trace_test";
     t.max_ranks = max_ranks;
     const fs::path path = dir_ / name;
-    write_simulated_trace(result_, t, path);
+    report::write_simulated_trace(result_, t, path);
     return path;
   }
 

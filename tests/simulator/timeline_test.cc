@@ -26,8 +26,8 @@ TEST(Timeline, ChromeTraceWithTracksPerRankAndResource) {
   o.keep_schedule = true;
   const auto r = replay(p, s, o);
   std::ostringstream a, b;
-  write_timeline(*r.task_graph, *r.schedule, {2}, a);
-  write_timeline(*r.task_graph, *r.schedule, {2}, b);
+  report::write_timeline(*r.task_graph, *r.schedule, {2}, a);
+  report::write_timeline(*r.task_graph, *r.schedule, {2}, b);
   EXPECT_EQ(a.str(), b.str());  // deterministic
   const auto j = nlohmann::json::parse(a.str());
   std::set<int> pids;
@@ -79,7 +79,7 @@ TEST(Timeline, LinkTracksShowWhenEachLinkCarriesTraffic) {
                          static_cast<double>(r.schedule->end[t].ns()) / 1e3);
     }
     std::ostringstream out;
-    write_timeline(*r.task_graph, *r.schedule, {0, &r.link_tracks}, out);
+    report::write_timeline(*r.task_graph, *r.schedule, {0, &r.link_tracks}, out);
     const auto j = nlohmann::json::parse(out.str());
     int links_pid = -1;
     std::set<std::string> track_names;

@@ -117,9 +117,9 @@ void run_verify(const VerifyArgs& a) {
     FoldedWarnings folded({"sim", "dag", "traces"});
     cases = sim::replay_dataset(a.dir, m, options);
   }
-  const sim::DatasetSummary summary = sim::summarise_dataset(cases, m);
+  const report::DatasetSummary summary = report::summarise_dataset(cases, m);
   if (a.report.given()) {
-    nlohmann::json json = sim::dataset_report_json(a.dir, m, cases, summary);
+    nlohmann::json json = report::dataset_report_json(a.dir, m, cases, summary);
     json["scenario_sets"] = a.sets;
     const std::string report = json_report_text(json);
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
@@ -134,7 +134,7 @@ void run_verify(const VerifyArgs& a) {
     std::cout << "  not replayed (--no-replay)\n";
   } else {
     std::cout << "\n";
-    sim::print_dataset_table(cases, summary, std::cout);
+    report::print_dataset_table(cases, summary, std::cout);
   }
   if (a.report.given()) log->info("report written to {}", a.report.path);
   // The tolerance: the flags, else the manifest's (both limits from one

@@ -118,7 +118,8 @@ void run_diff(const DiffArgs& a) {
   options.by = a.by;
   const walk::IterationDiff d = walk::diff_iterations(measured, simulated, options);
   if (a.report.given()) {
-    const std::string report = json_report_text(sim::diff_report_json(a.measured, a.simulated, d));
+    const std::string report =
+        json_report_text(report::diff_report_json(a.measured, a.simulated, d));
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
   print_diff(a, d, std::cout);

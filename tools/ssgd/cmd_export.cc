@@ -111,14 +111,14 @@ void add_export_command(CLI::App& app) {
     // disk, out of memory): a failed export leaves nothing new behind.
     const bool made = std::filesystem::create_directory(dir, ec);
     if (ec) throw flag_path_error("-o", a.dir, "cannot be made: " + ec.message());
-    sim::ChakraExportSummary summary;
+    report::ChakraExportSummary summary;
     OutputFile out;
     out.path = a.dir;
     out.flag = "-o";
     try {
       write_output(out, [&] {
-        summary = sim::export_chakra(*result.task_graph, *result.schedule, result.workers, dir,
-                                     {a.prefix, a.gzip, sim::scenario_gpus_per_node(scenario)});
+        summary = report::export_chakra(*result.task_graph, *result.schedule, result.workers, dir,
+                                        {a.prefix, a.gzip, sim::scenario_gpus_per_node(scenario)});
       });
     } catch (...) {
       if (made) std::filesystem::remove(dir, ec);  // empty again: export_chakra took back its files

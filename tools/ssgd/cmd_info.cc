@@ -43,7 +43,7 @@ void print_profile_summary(const std::string& file, std::ostream& out) {
     const auto& c = p.kernel_classes;
     if (!c.empty()) {
       out << fmt::format("{:<17}kernels on {}: {}\n", "", p.gpu.empty() ? "an unnamed GPU" : p.gpu,
-                         sim::kernel_class_shares(c));
+                         report::kernel_class_shares(c));
       if (!c.unclassified.empty()) {
         out << fmt::format("{:<17}in no class: {} ({}){}\n", "", c.unclassified.front().first,
                            format_duration(Duration(c.unclassified.front().second)),

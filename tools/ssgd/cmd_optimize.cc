@@ -59,9 +59,9 @@ void print_curve(const OptimizeArgs& a, const std::string& model, const sim::Sce
                      model.empty() ? a.input : model, base.workers(),
                      sim::to_string(base.overlap_policy), r.curve.size());
   if (r.gpu_change.applied || !r.gpu_change.notes.empty()) {
-    sim::print_gpu_change(r.gpu_change, r.kernel_classes, out);
+    report::print_gpu_change(r.gpu_change, r.kernel_classes, out);
   }
-  sim::print_interference(r.interference, nullptr, out);
+  report::print_interference(r.interference, nullptr, out);
   std::size_t width = 16;
   for (const auto& p : r.curve) width = std::max(width, p.value.size());
   out << fmt::format("  {:>{}} {:>14} {:>14} {:>12} {:>14} {:>5}\n", "value", width, "iteration",
@@ -120,7 +120,7 @@ void run_optimize(const OptimizeArgs& a) {
   const sim::OptimizeRun run = sim::run_optimize(input, plan, options);
 
   if (a.report.given()) {
-    const std::string report = json_report_text(sim::optimize_report_json(run.result));
+    const std::string report = json_report_text(report::optimize_report_json(run.result));
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
   print_curve(a, input.content.profile.model, plan.base, plan, run.result, run.seconds, std::cout);

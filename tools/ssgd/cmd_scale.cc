@@ -61,11 +61,11 @@ void print_sweep(const sim::ScaleResult& r, double seconds, std::ostream& out) {
       sim::to_string(r.overlap), r.iterations, r.gpus_per_node, r.single_gpu.global_batch,
       format_duration(r.single_gpu.iteration_time));
   if (r.gpu_change.applied || !r.gpu_change.notes.empty()) {
-    sim::print_gpu_change(r.gpu_change, r.kernel_classes, out);
+    report::print_gpu_change(r.gpu_change, r.kernel_classes, out);
     out << "\n";
   }
   if (r.interference.active) {
-    sim::print_interference(r.interference, nullptr, out);
+    report::print_interference(r.interference, nullptr, out);
     out << "\n";
   }
   std::vector<sim::ScalingRow> table;
@@ -112,7 +112,7 @@ void run_scale(const ScaleArgs& a) {
   const sim::ScaleRun run = sim::run_scale(input, base, flags, options);
 
   if (a.report.given()) {
-    const std::string report = json_report_text(sim::scale_report_json(run.result));
+    const std::string report = json_report_text(report::scale_report_json(run.result));
     write_output(a.report, [&] { write_file_atomically(a.report.path, report); });
   }
   print_sweep(run.result, run.seconds, std::cout);

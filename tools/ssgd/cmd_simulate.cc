@@ -83,9 +83,9 @@ void write_report_and_timeline(const SimulateArgs& a, const std::function<nlohma
     write_output(a.timeline, [&] {
       const WorkContext writing("writing the timeline", a.timeline.path);
       timeline_file.emplace(a.timeline.path);
-      sim::write_timeline(*result.task_graph, *result.schedule,
-                          {a.timeline_ranks, &result.link_tracks, result.workers},
-                          timeline_file->writer());
+      report::write_timeline(*result.task_graph, *result.schedule,
+                             {a.timeline_ranks, &result.link_tracks, result.workers},
+                             timeline_file->writer());
     });
   }
   if (report_file) {
@@ -168,16 +168,16 @@ void run_simulate(const SimulateArgs& a) {
   std::vector<std::string> committed;
   try {
     write_report_and_timeline(
-        a, [&] { return sim::simulation_report(simulation); }, result, committed);
+        a, [&] { return report::simulation_report(simulation); }, result, committed);
     if (a.trace.given()) {
-      sim::SimulatedTraceOptions trace_options;
+      report::SimulatedTraceOptions trace_options;
       trace_options.max_ranks = a.trace_ranks;
       trace_options.gpus_per_node = scenario.gpus_per_node;
       trace_options.framework = input.content.profile.model;
       trace_options.provenance = simulated_provenance(a, scenario, result);
       write_output(a.trace, [&] {
         const WorkContext writing("writing the simulated trace", a.trace.path);
-        sim::write_simulated_trace(result, trace_options, a.trace.path);
+        report::write_simulated_trace(result, trace_options, a.trace.path);
       });
     }
   } catch (...) {
@@ -192,7 +192,7 @@ void run_simulate(const SimulateArgs& a) {
                 result.workers);
     }
   }
-  if (!a.quiet) sim::print_simulation_summary(simulation, std::cout);
+  if (!a.quiet) report::print_simulation_summary(simulation, std::cout);
   log_written(a);
 }
 

@@ -87,7 +87,7 @@ std::string run_point(const Prepared& p, const SweepArgs& a, std::int64_t index)
     options.replay.allow_large = a.allow_large;
     options.allow_truncated = a.allow_truncated;
     const sim::Simulation s = sim::run_simulation(p.input, *scenario, options);
-    return sim::record_line(sim::point_record(point, sim::simulation_report(s)));
+    return sim::record_line(sim::point_record(point, report::simulation_report(s)));
   } catch (const InputError& e) {
     const InputError located = sim::locate_point_error(p.grid, point, e);
     return sim::record_line(sim::error_record(point, located.what()));
