@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "traces/event_rules.h"
 
 namespace ssgd::trace {
@@ -133,6 +135,49 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
     return m;
   }
   return UnknownMetadataMark{std::string(key), std::string(value)};
+}
+
+bool IdentityMarks::take(const MetadataMark& mark, std::string_view name, std::string_view at,
+                         const std::function<std::int64_t()>& start_ns) {
+  ++marks;
+  const auto keep = [&](auto& slot, const auto& value, std::string_view key) {
+    if (!slot) {
+      slot = value;
+    } else if (*slot != value) {
+      conflicts.push_back(
+          fmt::format("{} ({}) disagrees with the first ssgd/{}={}", name, at, key, *slot));
+    }
+  };
+  if (const auto* r = std::get_if<RankMark>(&mark)) {
+    keep(rank, r->rank, "rank");
+  } else if (const auto* w = std::get_if<WorldSizeMark>(&mark)) {
+    keep(world_size, w->world_size, "world_size");
+  } else if (const auto* h = std::get_if<HostnameMark>(&mark)) {
+    keep(hostname, h->hostname, "hostname");
+  } else if (const auto* c = std::get_if<ClockRealtimeMark>(&mark)) {
+    const std::int64_t start = start_ns();
+    if (!clock_realtime_ns || start < clock_mark_ns) {
+      clock_realtime_ns = c->realtime_ns;
+      clock_mark_ns = start;
+    }
+  } else if (const auto* u = std::get_if<UnknownMetadataMark>(&mark)) {
+    unknown_keys.insert(u->key);
+    return false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string IdentityMarks::summary(const std::vector<std::string>& more) const {
+  std::vector<std::string> said;
+  if (rank) said.push_back(fmt::format("rank {}", *rank));
+  if (world_size) said.push_back(fmt::format("world size {}", *world_size));
+  if (hostname) said.push_back("host " + *hostname);
+  if (clock_realtime_ns) said.emplace_back("clock");
+  said.insert(said.end(), more.begin(), more.end());
+  if (!unknown_keys.empty()) said.push_back(fmt::format("{} unknown key(s)", unknown_keys.size()));
+  return fmt::format("{} ssgd/ marks: {}", marks, fmt::join(said, ", "));
 }
 
 }  // namespace ssgd::trace

@@ -15,10 +15,13 @@
 //                                        sizes, in launch order
 //
 // Readers: walk/trace_profile.h and walk/iteration_tasks.h (iteration and
-// layer marks, grad_bytes), the PyTorch importers (everything).
+// layer marks, grad_bytes), the PyTorch and Nsight importers (everything;
+// the identity marks through IdentityMarks below).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -95,5 +98,36 @@ bool is_metadata_mark(std::string_view name);
 // world size, bytes, a list entry) or out of range, grad_bytes names no
 // layer, or a hostname is empty. Unknown keys are not an error.
 MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& where);
+
+// What a file's ssgd/ marks said of the capture, as an importer reads them
+// one by one. The capture helper writes them again every iteration: the
+// first rank, world size and host win, and a repeat that says something
+// else is noted; the earliest clock mark in the file sets the clock (events
+// come in any order, and later marks are later samples of the same clock).
+struct IdentityMarks {
+  std::optional<std::int32_t> rank;
+  std::optional<std::int32_t> world_size;
+  std::optional<std::string> hostname;
+  std::optional<std::int64_t> clock_realtime_ns;  // the earliest clock mark's value
+  std::int64_t clock_mark_ns = 0;                 // and its start, in the file's time
+  std::uint64_t marks = 0;                        // all ssgd/ marks read
+  std::set<std::string> unknown_keys;             // the importer keeps them as markers
+  // e.g. "ssgd/rank=1 (event 57) disagrees with the first ssgd/rank=0".
+  std::vector<std::string> conflicts;
+
+  // Counts `mark` (parsed from `name`) and takes it when it says who the
+  // capture is (rank, world size, host, clock; `start_ns` asked only for a
+  // clock mark) or has an unknown key (noted). True when the importer has
+  // nothing more to do with it; false for the rest (grad_bytes,
+  // collective_bytes, an unknown key), which are the importer's. `at` names
+  // the mark in a conflict's note ("row 12", "event 57").
+  bool take(const MetadataMark& mark, std::string_view name, std::string_view at,
+            const std::function<std::int64_t()>& start_ns);
+
+  // "<N> ssgd/ marks: rank 1, world size 2, host h, clock, <more...>, 1
+  // unknown key(s)": the summary's words, `more` (the importer's own marks)
+  // after the identity.
+  [[nodiscard]] std::string summary(const std::vector<std::string>& more = {}) const;
+};
 
 }  // namespace ssgd::trace

@@ -144,5 +144,49 @@ TEST(TorchOpNames, RangesOfTheProfilerOptimizerAndModules) {
   EXPECT_FALSE(is_legacy_annotation("torch.distributed.ddp.reducer::copy_bucket_to_grad"));
 }
 
+// Both importers (pytorch, nsys) read who the capture is through one
+// IdentityMarks: the first rank, world size and host win, a repeat that
+// disagrees is noted, the earliest clock mark sets the clock.
+TEST(IdentityMarks, TheFirstWinsAndTheEarliestClockSetsIt) {
+  const InputLocation at{"rank0.json", std::nullopt, 5, ""};
+  IdentityMarks marks;
+  int starts_asked = 0;
+  auto take = [&](const std::string& name, std::int64_t start) {
+    return marks.take(parse_metadata_mark(name, at), name, "event " + std::to_string(start),
+                      [&starts_asked, start] {
+                        ++starts_asked;
+                        return start;
+                      });
+  };
+  EXPECT_TRUE(take("ssgd/rank=1", 10));
+  EXPECT_TRUE(take("ssgd/rank=1", 20));
+  EXPECT_TRUE(take("ssgd/rank=2", 30));
+  EXPECT_TRUE(take("ssgd/world_size=4", 11));
+  EXPECT_TRUE(take("ssgd/hostname=h1", 12));
+  EXPECT_EQ(starts_asked, 0);  // only a clock mark needs its start
+  EXPECT_TRUE(take("ssgd/clock_realtime_ns=5000", 400));
+  EXPECT_TRUE(take("ssgd/clock_realtime_ns=4000", 300));  // earlier in the file: it wins
+  EXPECT_TRUE(take("ssgd/clock_realtime_ns=9000", 900));
+  EXPECT_EQ(starts_asked, 3);
+  // The rest is the importer's; an unknown key is noted all the same.
+  EXPECT_FALSE(take("ssgd/grad_bytes/fc=64", 13));
+  EXPECT_FALSE(take("ssgd/collective_bytes=8,16", 14));
+  EXPECT_FALSE(take("ssgd/batch_size=32", 15));
+
+  EXPECT_EQ(marks.rank, 1);
+  EXPECT_EQ(marks.world_size, 4);
+  EXPECT_EQ(marks.hostname, "h1");
+  EXPECT_EQ(marks.clock_realtime_ns, 4000);
+  EXPECT_EQ(marks.clock_mark_ns, 300);
+  EXPECT_EQ(marks.marks, 11u);
+  EXPECT_EQ(marks.unknown_keys, (std::set<std::string>{"batch_size"}));
+  ASSERT_EQ(marks.conflicts.size(), 1u);
+  EXPECT_EQ(marks.conflicts[0], "ssgd/rank=2 (event 30) disagrees with the first ssgd/rank=1");
+  EXPECT_EQ(marks.summary({"grad_bytes of 1 layers"}),
+            "11 ssgd/ marks: rank 1, world size 4, host h1, clock, grad_bytes of 1 layers, 1 "
+            "unknown key(s)");
+  EXPECT_EQ(IdentityMarks{}.summary(), "0 ssgd/ marks: ");
+}
+
 }  // namespace
 }  // namespace ssgd::trace

@@ -209,17 +209,12 @@ void print_nsys_import_summary(const NsysImportSummary& s, std::ostream& out) {
   }
   const auto& md = n.metadata;
   if (md.marks > 0) {
-    std::string said;
-    auto put = [&](const std::string& x) { said += (said.empty() ? "" : ", ") + x; };
-    if (md.rank) put(fmt::format("rank {}", *md.rank));
-    if (md.world_size) put(fmt::format("world size {}", *md.world_size));
-    if (md.hostname) put("host " + *md.hostname);
-    if (md.clock_realtime_ns) put("clock");
+    std::vector<std::string> more;
     if (md.collective_bytes_marks > 0) {
-      put(fmt::format("collective_bytes ({} marks, not applied)", md.collective_bytes_marks));
+      more.push_back(
+          fmt::format("collective_bytes ({} marks, not applied)", md.collective_bytes_marks));
     }
-    if (!md.unknown_keys.empty()) put(fmt::format("{} unknown key(s)", md.unknown_keys.size()));
-    out << fmt::format("  metadata     {} ssgd/ marks: {}\n", md.marks, said);
+    out << "  metadata     " << md.summary(more) << "\n";
   }
   std::map<std::string, std::uint64_t> skipped = n.skipped;
   for (const auto& [reason, count] : a.skipped) skipped[reason] += count;

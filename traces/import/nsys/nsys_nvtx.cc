@@ -181,33 +181,11 @@ class NvtxReader {
     const MetadataMark parsed = parse_metadata_mark(
         name, {db_.file(), std::nullopt, r.rowid(), std::string(kNsysNvtx) + ".text"});
     NsysMetadata& md = stats_.metadata;
-    ++md.marks;
-    auto keep = [&](auto& slot, const auto& value, const char* key) {
-      if (!slot) {
-        slot = value;
-      } else if (*slot != value) {
-        md.conflicts.push_back(fmt::format("{} (row {}) disagrees with the first ssgd/{}={}", name,
-                                           r.rowid(), key, *slot));
-      }
-    };
-    if (const auto* k = std::get_if<RankMark>(&parsed)) {
-      keep(md.rank, k->rank, "rank");
-    } else if (const auto* w = std::get_if<WorldSizeMark>(&parsed)) {
-      keep(md.world_size, w->world_size, "world_size");
-    } else if (const auto* h = std::get_if<HostnameMark>(&parsed)) {
-      keep(md.hostname, h->hostname, "hostname");
-    } else if (const auto* c = std::get_if<ClockRealtimeMark>(&parsed)) {
-      if (!md.clock_realtime_ns || start < md.clock_mark_ns) {
-        md.clock_realtime_ns = c->realtime_ns;
-        md.clock_mark_ns = start;
-      }
-    } else if (std::holds_alternative<CollectiveBytesMark>(parsed)) {
+    if (md.take(parsed, name, fmt::format("row {}", r.rowid()), [start] { return start; })) return;
+    if (std::holds_alternative<CollectiveBytesMark>(parsed)) {
       ++md.collective_bytes_marks;
-    } else if (std::holds_alternative<GradBytesMark>(parsed)) {
-      marker(r, name, start, end, tid);
-    } else if (const auto* u = std::get_if<UnknownMetadataMark>(&parsed)) {
-      md.unknown_keys.insert(u->key);
-      marker(r, name, start, end, tid);
+    } else {
+      marker(r, name, start, end, tid);  // grad_bytes, and unknown keys
     }
   }
 

@@ -26,6 +26,7 @@
 #include "traces/import/nsys/nsys_database.h"
 #include "traces/import/nsys/nsys_schema.h"
 #include "traces/import/nsys/nsys_strings.h"
+#include "traces/marker_names.h"
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::trace {
@@ -63,17 +64,11 @@ class NsysNcclRanges {
   std::size_t count_ = 0;
 };
 
-// What the ssgd/<key>=<value> marks said.
-struct NsysMetadata {
-  std::optional<std::int32_t> rank;
-  std::optional<std::int32_t> world_size;
-  std::optional<std::string> hostname;
-  std::optional<std::int64_t> clock_realtime_ns;  // the earliest mark's value
-  std::int64_t clock_mark_ns = 0;                 // and its start in the file
-  std::uint64_t marks = 0;
-  std::uint64_t collective_bytes_marks = 0;  // read, not applied (docs/nsys.md)
-  std::set<std::string> unknown_keys;
-  std::vector<std::string> conflicts;  // repeated marks that disagree with the first
+// What the ssgd/<key>=<value> marks said (traces/marker_names.h): who the
+// capture is, and the collective_bytes marks read but not applied
+// (docs/nsys.md).
+struct NsysMetadata : IdentityMarks {
+  std::uint64_t collective_bytes_marks = 0;
 };
 
 struct NsysNvtxStats {

@@ -441,7 +441,7 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   s.clock = "REALTIME";
   if (legacy) {
     if (md.clock_realtime_ns) {
-      base_ns = *md.clock_realtime_ns - md.clock_mark_ts_ns;
+      base_ns = *md.clock_realtime_ns - md.clock_mark_ns;
     } else {
       s.clock = "UNSPECIFIED";
       s.warnings.push_back(
@@ -629,20 +629,15 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
   }
   const auto& md = m.metadata;
   if (md.marks > 0) {
-    std::string said;
-    auto add = [&](const std::string& x) { said += (said.empty() ? "" : ", ") + x; };
-    if (md.rank) add(fmt::format("rank {}", *md.rank));
-    if (md.world_size) add(fmt::format("world size {}", *md.world_size));
-    if (md.hostname) add("host " + *md.hostname);
-    if (md.clock_realtime_ns) add("clock");
+    std::vector<std::string> more;
     if (!md.collective_bytes.empty()) {
-      add(fmt::format("collective_bytes ({} marks)", md.collective_bytes.size()));
+      more.push_back(fmt::format("collective_bytes ({} marks)", md.collective_bytes.size()));
     }
     if (!md.grad_bytes.empty()) {
-      add(fmt::format("grad_bytes of {} layers (kept as markers)", md.grad_bytes.size()));
+      more.push_back(
+          fmt::format("grad_bytes of {} layers (kept as markers)", md.grad_bytes.size()));
     }
-    if (!md.unknown_keys.empty()) add(fmt::format("{} unknown key(s)", md.unknown_keys.size()));
-    out << fmt::format("  metadata     {} ssgd/ marks: {}\n", md.marks, said);
+    out << "  metadata     " << md.summary(more) << "\n";
   }
   std::uint64_t skipped = 0;
   for (const auto& [reason, n] : m.skipped) skipped += n;

@@ -545,44 +545,21 @@ void KinetoEventMapper::metadata_mark(const KinetoEvent& e, const std::string& n
       name,
       {options_.file, std::nullopt, index, "traceEvents[" + std::to_string(index) + "].name"});
   MetadataMarks& md = stats_.metadata;
-  ++md.marks;
-  // Repeats are normal (one set per iteration); the first mark of a key
-  // wins, and a later one that disagrees is noted.
-  auto keep = [&](auto& slot, const auto& value, const std::string& key) {
-    if (!slot) {
-      slot = value;
-    } else if (*slot != value) {
-      md.conflicts.push_back(fmt::format("{} (event {}) disagrees with the first ssgd/{}={}", name,
-                                         index, key, *slot));
-    }
-  };
-  bool kept_as_marker = false;
-  if (const auto* r = std::get_if<RankMark>(&parsed)) {
-    keep(md.rank, r->rank, "rank");
-  } else if (const auto* w = std::get_if<WorldSizeMark>(&parsed)) {
-    keep(md.world_size, w->world_size, "world_size");
-  } else if (const auto* h = std::get_if<HostnameMark>(&parsed)) {
-    keep(md.hostname, h->hostname, "hostname");
-  } else if (const auto* c = std::get_if<ClockRealtimeMark>(&parsed)) {
-    const std::int64_t at = times(e, "metadata mark").start_ns;
-    // The earliest mark in the file defines the base (events come in any order).
-    if (!md.clock_realtime_ns || at < md.clock_mark_ts_ns) {
-      md.clock_realtime_ns = c->realtime_ns;
-      md.clock_mark_ts_ns = at;
-    }
-  } else if (const auto* b = std::get_if<CollectiveBytesMark>(&parsed)) {
+  if (md.take(parsed, name, fmt::format("event {}", index),
+              [&] { return times(e, "metadata mark").start_ns; })) {
+    return;
+  }
+  if (const auto* b = std::get_if<CollectiveBytesMark>(&parsed)) {
     md.collective_bytes.push_back({times(e, "metadata mark").start_ns, b->sizes_bytes});
-  } else if (const auto* g = std::get_if<GradBytesMark>(&parsed)) {
+    return;
+  }
+  if (const auto* g = std::get_if<GradBytesMark>(&parsed)) {
     // Every one is kept: the helper's first marks may precede a whole
     // iteration (before it knows which modules run), and the walker takes
     // the latest of each layer (walk/trace_walk.h).
     md.grad_bytes.emplace(g->layer, g->bytes);
-    kept_as_marker = true;
-  } else if (const auto* u = std::get_if<UnknownMetadataMark>(&parsed)) {
-    md.unknown_keys.insert(u->key);
-    kept_as_marker = true;
   }
-  if (kept_as_marker) marker(e, name, cat);
+  marker(e, name, cat);  // grad_bytes, and unknown keys
 }
 
 void KinetoEventMapper::cpu_range(const KinetoEvent& e, CpuRange::Kind kind,

@@ -48,6 +48,7 @@
 #include "traces/import/pytorch/kineto_json_reader.h"
 #include "traces/import/pytorch/kineto_layers.h"
 #include "traces/kernel_names.h"
+#include "traces/marker_names.h"
 #include "traces/proto/trace_events.pb.h"
 
 namespace ssgd::trace {
@@ -57,15 +58,9 @@ namespace ssgd::trace {
 inline constexpr std::string_view kLegacyCat = "legacy";
 inline constexpr std::string_view kLegacyMarkDomain = "pytorch:legacy";
 
-// What the file's ssgd/<key>=<value> marks said (traces/marker_names.h).
-struct MetadataMarks {
-  std::optional<std::int32_t> rank;
-  std::optional<std::int32_t> world_size;
-  std::optional<std::string> hostname;
-  // ssgd/clock_realtime_ns: the first mark's value, and the file time of
-  // its start (later marks are later samples of the same clock).
-  std::optional<std::int64_t> clock_realtime_ns;
-  std::int64_t clock_mark_ts_ns = 0;
+// What the file's ssgd/<key>=<value> marks said (traces/marker_names.h): who
+// the capture is (IdentityMarks), and the marks of sizes.
+struct MetadataMarks : IdentityMarks {
   // ssgd/collective_bytes marks, in file order: each applies to the
   // iterations whose first collective is launched at or after its start,
   // until the next one (traces/import/pytorch/host_collectives.h).
@@ -73,12 +68,6 @@ struct MetadataMarks {
   // ssgd/grad_bytes/<layer>: the first mark of each layer, which alone is
   // kept as a MarkerRange (the helper repeats them every iteration).
   std::map<std::string, std::int64_t> grad_bytes;
-  std::set<std::string> unknown_keys;  // kept as markers
-  std::uint64_t marks = 0;             // all ssgd/ marks read
-  // Repeated marks (the helper writes them in every iteration) that said
-  // something else than the first, which is kept, e.g. "ssgd/rank=1
-  // (event 57) disagrees with the first ssgd/rank=0".
-  std::vector<std::string> conflicts;
 };
 
 // Counts of what an import converted, skipped and ignored, for the summary.
