@@ -9,28 +9,15 @@
 #include <string>
 
 #include "common/error.h"
+#include "tests/support/test_files.h"
 
 namespace ssgd {
 namespace {
 
 namespace fs = std::filesystem;
 
-class GzipStreamTest : public ::testing::Test {
+class GzipStreamTest : public ssgd::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ssgd_gzip_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path write(const std::string& name, const std::string& bytes) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << bytes;
-    return p;
-  }
   static std::string gzip(const std::string& plain, int level = 6) {
     std::ostringstream out;
     GzipWriter w(out, level);
@@ -53,7 +40,6 @@ class GzipStreamTest : public ::testing::Test {
     s.resize(n);
     return s;
   }
-  fs::path dir_;
 };
 
 TEST_F(GzipStreamTest, RoundTripsLargeInputInSmallReads) {
@@ -61,7 +47,7 @@ TEST_F(GzipStreamTest, RoundTripsLargeInputInSmallReads) {
   const std::string packed = gzip(plain);
   ASSERT_LT(packed.size(), plain.size() / 3);
   EXPECT_EQ(packed.substr(0, 2), std::string("\x1f\x8b"));
-  GzipReader r(write("a.json.gz", packed));
+  GzipReader r(write_file("a.json.gz", packed));
   EXPECT_TRUE(r.compressed());
   EXPECT_EQ(read_all(r, 4093), plain);
   EXPECT_EQ(r.file_bytes_read(), packed.size());
@@ -70,27 +56,27 @@ TEST_F(GzipStreamTest, RoundTripsLargeInputInSmallReads) {
 
 TEST_F(GzipStreamTest, PlainFilesPassThroughWhateverTheirName) {
   const std::string plain = sample(700'000);
-  GzipReader r(write("plain.json.gz", plain));
+  GzipReader r(write_file("plain.json.gz", plain));
   EXPECT_FALSE(r.compressed());
   EXPECT_EQ(read_all(r, 10'000), plain);
 }
 
 TEST_F(GzipStreamTest, EmptyFilesAreEmpty) {
-  GzipReader r(write("empty.json", ""));
+  GzipReader r(write_file("empty.json", ""));
   EXPECT_EQ(read_all(r, 16), "");
-  GzipReader z(write("empty.json.gz", gzip("")));
+  GzipReader z(write_file("empty.json.gz", gzip("")));
   EXPECT_TRUE(z.compressed());
   EXPECT_EQ(read_all(z, 16), "");
 }
 
 TEST_F(GzipStreamTest, ConcatenatedMembersReadAsOneStream) {
-  GzipReader r(write("cat.gz", gzip("first half, ") + gzip("second half")));
+  GzipReader r(write_file("cat.gz", gzip("first half, ") + gzip("second half")));
   EXPECT_EQ(read_all(r, 5), "first half, second half");
 }
 
 TEST_F(GzipStreamTest, TruncatedFileIsAnErrorNamingTheFile) {
   const std::string packed = gzip(sample(400'000));
-  const fs::path p = write("cut.json.gz", packed.substr(0, packed.size() / 2));
+  const fs::path p = write_file("cut.json.gz", packed.substr(0, packed.size() / 2));
   GzipReader r(p);
   try {
     read_all(r, 65536);
@@ -104,7 +90,7 @@ TEST_F(GzipStreamTest, TruncatedFileIsAnErrorNamingTheFile) {
 TEST_F(GzipStreamTest, CorruptBytesAreAnError) {
   std::string packed = gzip(sample(200'000));
   for (std::size_t i = 100; i < 200; ++i) packed[i] = static_cast<char>(packed[i] ^ 0x5a);
-  GzipReader r(write("bad.gz", packed));
+  GzipReader r(write_file("bad.gz", packed));
   EXPECT_THROW(read_all(r, 65536), InputError);
 }
 

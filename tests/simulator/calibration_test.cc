@@ -164,13 +164,8 @@ TEST(BandFit, PredictUsesTheBandAndTheTerms) {
 
 class CalibrationFile : public ssgd::testing::TempDirTest {
  protected:
-  std::filesystem::path write(const std::string& name, const std::string& text) {
-    auto p = dir_ / name;
-    ssgd::testing::write_file_bytes(p, text);
-    return p;
-  }
   std::string file_error(const std::string& text) {
-    const auto p = write("net.yaml", text);
+    const auto p = write_file("net.yaml", text);
     try {
       read_network_calibration(p);
     } catch (const InputError& e) {
@@ -253,7 +248,7 @@ TEST_F(CalibrationFile, RoundTrip) {
 }
 
 TEST_F(CalibrationFile, ReadsTheDocumentedExample) {
-  const auto cal = read_network_calibration(write("net.yaml", kGoodFile));
+  const auto cal = read_network_calibration(write_file("net.yaml", kGoodFile));
   ASSERT_EQ(cal.collectives.size(), 1u);
   const auto& c = cal.collectives[0];
   EXPECT_EQ(c.band_for(8192).latency, Duration(15'200));

@@ -37,6 +37,13 @@ class TempDirTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // Writes `bytes` to dir_ / name; its path.
+  std::filesystem::path write_file(const std::string& name, const std::string& bytes) const {
+    const auto path = dir_ / name;
+    write_file_bytes(path, bytes);
+    return path;
+  }
+
   std::filesystem::path dir_;
 };
 

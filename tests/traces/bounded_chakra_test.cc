@@ -47,8 +47,7 @@ std::string smallest_node(std::uint64_t id) {
 class BoundedChakra : public TempDirTest {
  protected:
   HeapRun read(const std::string& name, const std::string& bytes, std::size_t limit) {
-    const auto path = dir_ / name;
-    write_file_bytes(path, bytes);
+    const auto path = write_file(name, bytes);
     return run_with_heap_limit(static_cast<std::int64_t>(limit),
                                [&] { read_execution_trace(path); });
   }

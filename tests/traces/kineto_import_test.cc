@@ -71,8 +71,7 @@ class KinetoImportTest : public testing::TempDirTest {
 
   // The InputError an import of `text` throws.
   InputError import_error(const std::string& text, const std::string& name = "bad.json") {
-    const auto json = dir_ / name;
-    write_file_bytes(json, text);
+    const auto json = write_file(name, text);
     try {
       import_kineto(json, dir_ / "bad.ssgdt");
     } catch (const InputError& e) {

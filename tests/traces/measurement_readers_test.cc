@@ -24,16 +24,11 @@ using ::testing::HasSubstr;
 
 class Calibration : public ssgd::testing::TempDirTest {
  protected:
-  std::filesystem::path write(const std::string& name, const std::string& text) {
-    auto p = dir_ / name;
-    ssgd::testing::write_file_bytes(p, text);
-    return p;
-  }
   // The message of the InputError reading `text` as `name` gives, without
   // the temp folder.
   std::string error_of(const std::string& name, const std::string& text,
                        trace::MeasurementOptions o = {}) {
-    const auto p = write(name, text);
+    const auto p = write_file(name, text);
     try {
       trace::read_measurements(p, o);
     } catch (const InputError& e) {
@@ -53,7 +48,7 @@ constexpr const char* kOsuHeader =
 
 TEST_F(Calibration, OsuWithNodePrefix) {
   const auto m = trace::read_measurements(
-      write("a.log", std::string(kOsuHeader) + "2,4    31.92\n2,8    32.20\n"), {});
+      write_file("a.log", std::string(kOsuHeader) + "2,4    31.92\n2,8    32.20\n"), {});
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[0].op, CollectiveOp::kAllReduce);
   EXPECT_EQ(m[0].ranks, 2);
@@ -72,12 +67,13 @@ TEST_F(Calibration, OsuWithoutPrefixTakesRanksFromTheFlag) {
       "number of ranks is unknown");
   trace::MeasurementOptions o;
   o.ranks = 4;
-  const auto m = trace::read_measurements(write("b.log", text), o);
+  const auto m = trace::read_measurements(write_file("b.log", text), o);
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[1].ranks, 4);
   EXPECT_EQ(m[1].time, Duration(50'360));
   // A prefix wins over the flag.
-  const auto p = trace::read_measurements(write("c.log", std::string(kOsuHeader) + "8,4 82.28\n"), o);
+  const auto p =
+      trace::read_measurements(write_file("c.log", std::string(kOsuHeader) + "8,4 82.28\n"), o);
   EXPECT_EQ(p[0].ranks, 8);
 }
 
@@ -85,10 +81,10 @@ TEST_F(Calibration, OsuFullColumnsAndPerRankSizes) {
   // osu_allgather -f: size is one rank's part, so M = size x P; min, max and
   // iterations follow the average.
   const auto m = trace::read_measurements(
-      write("g.log",
-            "# OSU MPI Allgather Latency Test v7.1\n"
-            "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
-            "4,1024        10.50             9.90             11.20        1000\n"),
+      write_file("g.log",
+                 "# OSU MPI Allgather Latency Test v7.1\n"
+                 "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+                 "4,1024        10.50             9.90             11.20        1000\n"),
       {});
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0].op, CollectiveOp::kAllGather);
@@ -109,10 +105,11 @@ TEST_F(Calibration, OsuOpFromHeaderElseFlag) {
               HasSubstr("give --op"));
   trace::MeasurementOptions o;
   o.op = CollectiveOp::kBroadcast;
-  EXPECT_EQ(trace::read_measurements(write("n.log", "# Size Avg Latency(us)\n" + rows), o)[0].op,
-            CollectiveOp::kBroadcast);
+  EXPECT_EQ(
+      trace::read_measurements(write_file("n.log", "# Size Avg Latency(us)\n" + rows), o)[0].op,
+      CollectiveOp::kBroadcast);
   // The header wins over the flag.
-  EXPECT_EQ(trace::read_measurements(write("h.log", std::string(kOsuHeader) + rows), o)[0].op,
+  EXPECT_EQ(trace::read_measurements(write_file("h.log", std::string(kOsuHeader) + rows), o)[0].op,
             CollectiveOp::kAllReduce);
 }
 
@@ -193,7 +190,7 @@ const std::string kNcclText =
     "0: # Collective test concluded: all_reduce_perf\n";
 
 TEST_F(Calibration, NcclTestsText) {
-  const auto m = trace::read_measurements(write("ar.txt", kNcclText), {});
+  const auto m = trace::read_measurements(write_file("ar.txt", kNcclText), {});
   ASSERT_EQ(m.size(), 3u) << "the 0-byte row is skipped";
   EXPECT_EQ(m[0].op, CollectiveOp::kAllReduce);
   EXPECT_EQ(m[0].ranks, 4);
@@ -204,7 +201,8 @@ TEST_F(Calibration, NcclTestsText) {
   EXPECT_EQ(m[2].time, Duration(1'023'400));
   trace::MeasurementOptions in_place;
   in_place.in_place = true;
-  EXPECT_EQ(trace::read_measurements(write("ar.txt", kNcclText), in_place)[2].time, Duration(1'010'200));
+  EXPECT_EQ(trace::read_measurements(write_file("ar.txt", kNcclText), in_place)[2].time,
+            Duration(1'010'200));
 }
 
 TEST_F(Calibration, NcclTestsTextOldFormatNeedsFlags) {
@@ -233,7 +231,7 @@ TEST_F(Calibration, NcclTestsTextOldFormatNeedsFlags) {
             "(nccl-tests before 2.14 print none); give --op");
   trace::MeasurementOptions o;
   o.op = CollectiveOp::kAllGather;
-  const auto m = trace::read_measurements(write("old.txt", old), o);
+  const auto m = trace::read_measurements(write_file("old.txt", old), o);
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[0].op, CollectiveOp::kAllGather);
   EXPECT_EQ(m[0].ranks, 2);
@@ -249,7 +247,7 @@ TEST_F(Calibration, NcclTestsTextOldFormatNeedsFlags) {
             "nr.txt:8: field 'nranks': no '#  Rank N' lines before the table and --ranks was not "
             "given: the number of ranks is unknown");
   o.ranks = 16;
-  EXPECT_EQ(trace::read_measurements(write("nr.txt", no_ranks), o)[0].ranks, 16);
+  EXPECT_EQ(trace::read_measurements(write_file("nr.txt", no_ranks), o)[0].ranks, 16);
 }
 
 TEST_F(Calibration, NcclTestsTextGarbageLines) {
@@ -307,7 +305,7 @@ const std::string kNcclJson = R"({"version":3,"start_time":"2025-06-01 10:00:00"
  "errors":[],"end_time":"2025-06-01 10:00:05"})";
 
 TEST_F(Calibration, NcclTestsJson) {
-  const auto m = trace::read_measurements(write("ag.json", kNcclJson), {});
+  const auto m = trace::read_measurements(write_file("ag.json", kNcclJson), {});
   ASSERT_EQ(m.size(), 1u) << "the 0-byte result is skipped";
   EXPECT_EQ(m[0].op, CollectiveOp::kAllGather);
   EXPECT_EQ(m[0].ranks, 4) << "2 processes x 1 thread x 2 GPUs";
@@ -315,7 +313,8 @@ TEST_F(Calibration, NcclTestsJson) {
   EXPECT_EQ(m[0].time, Duration(50'500));
   trace::MeasurementOptions in_place;
   in_place.in_place = true;
-  EXPECT_EQ(trace::read_measurements(write("ag.json", kNcclJson), in_place)[0].time, Duration(49'000));
+  EXPECT_EQ(trace::read_measurements(write_file("ag.json", kNcclJson), in_place)[0].time,
+            Duration(49'000));
 }
 
 TEST_F(Calibration, NcclTestsJsonErrorsNameThePath) {
@@ -471,7 +470,7 @@ TEST_F(Calibration, FormatFromContentOrFlag) {
   o.format = trace::MeasurementFormat::kOsu;
   o.op = CollectiveOp::kAllReduce;
   o.ranks = 2;
-  EXPECT_EQ(trace::read_measurements(write("bare.log", "4 31.9\n8 32.2\n"), o).size(), 2u);
+  EXPECT_EQ(trace::read_measurements(write_file("bare.log", "4 31.9\n8 32.2\n"), o).size(), 2u);
   EXPECT_EQ(trace::parse_measurement_format("nccl-tests-json"), trace::MeasurementFormat::kNcclJson);
   EXPECT_EQ(trace::parse_measurement_format("csv"), std::nullopt);
   EXPECT_EQ(trace::op_from_benchmark_name("./build/alltoall_perf_mpi"), CollectiveOp::kAllToAll);

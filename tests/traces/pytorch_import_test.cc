@@ -104,8 +104,7 @@ class PytorchImportTest : public testing::TempDirTest {
 
   // The InputError an import of `bytes` throws; checks nothing was written.
   InputError import_error(const std::string& bytes, const std::string& name = "bad.json") {
-    const auto json = dir_ / name;
-    write_file_bytes(json, bytes);
+    const auto json = write_file(name, bytes);
     try {
       import_kineto(json, dir_ / "bad.ssgdt");
     } catch (const InputError& e) {
