@@ -1,41 +1,27 @@
 #include "common/collective_op.h"
 
-#include <array>
+#include "common/enum_names.h"
 
 namespace ssgd {
 namespace {
 
-constexpr std::array kOps = {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter,
-                             CollectiveOp::kAllGather, CollectiveOp::kBroadcast,
-                             CollectiveOp::kAllToAll, CollectiveOp::kReduce};
+constexpr EnumNames<CollectiveOp, 6> kOpNames{{{
+    {CollectiveOp::kAllReduce, "all_reduce"},
+    {CollectiveOp::kReduceScatter, "reduce_scatter"},
+    {CollectiveOp::kAllGather, "all_gather"},
+    {CollectiveOp::kBroadcast, "broadcast"},
+    {CollectiveOp::kAllToAll, "all_to_all"},
+    {CollectiveOp::kReduce, "reduce"},
+}}};
 
 }  // namespace
 
-const char* to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce: return "all_reduce";
-    case CollectiveOp::kReduceScatter: return "reduce_scatter";
-    case CollectiveOp::kAllGather: return "all_gather";
-    case CollectiveOp::kBroadcast: return "broadcast";
-    case CollectiveOp::kAllToAll: return "all_to_all";
-    case CollectiveOp::kReduce: return "reduce";
-  }
-  return "unknown";
-}
+const char* to_string(CollectiveOp op) { return kOpNames.name(op, "unknown"); }
 
 std::optional<CollectiveOp> parse_collective_op(std::string_view name) {
-  for (const CollectiveOp op : kOps) {
-    if (name == to_string(op)) return op;
-  }
-  return std::nullopt;
+  return kOpNames.parse(name);
 }
 
-std::string collective_op_names() {
-  std::string names;
-  for (const CollectiveOp op : kOps) {
-    names += (names.empty() ? "" : ", ") + std::string(to_string(op));
-  }
-  return names;
-}
+std::string collective_op_names() { return kOpNames.list(); }
 
 }  // namespace ssgd

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <initializer_list>
 
+#include "common/enum_names.h"
+
 namespace ssgd::trace {
 namespace {
 
@@ -58,38 +60,26 @@ bool holds_any(const std::string& text, std::initializer_list<std::string_view> 
                      [&](std::string_view p) { return text.find(p) != std::string::npos; });
 }
 
+constexpr EnumNames<KernelClass, kKernelClassCount> kKernelClassNames{{{
+    {KernelClass::kGemm, "gemm"},
+    {KernelClass::kConv, "conv"},
+    {KernelClass::kElementwise, "elementwise"},
+    {KernelClass::kNorm, "norm"},
+    {KernelClass::kReduce, "reduce"},
+    {KernelClass::kCopy, "copy"},
+    {KernelClass::kNccl, "nccl"},
+    {KernelClass::kOther, "other"},
+}}};
+
 }  // namespace
 
-const char* to_string(KernelClass c) {
-  switch (c) {
-    case KernelClass::kGemm: return "gemm";
-    case KernelClass::kConv: return "conv";
-    case KernelClass::kElementwise: return "elementwise";
-    case KernelClass::kNorm: return "norm";
-    case KernelClass::kReduce: return "reduce";
-    case KernelClass::kCopy: return "copy";
-    case KernelClass::kNccl: return "nccl";
-    case KernelClass::kOther: return "other";
-  }
-  return "?";
-}
+const char* to_string(KernelClass c) { return kKernelClassNames.name(c); }
 
 std::optional<KernelClass> parse_kernel_class(std::string_view name) {
-  for (int k = 0; k < kKernelClassCount; ++k) {
-    const auto c = static_cast<KernelClass>(k);
-    if (name == to_string(c)) return c;
-  }
-  return std::nullopt;
+  return kKernelClassNames.parse(name);
 }
 
-std::string kernel_class_names() {
-  std::string out;
-  for (int k = 0; k < kKernelClassCount; ++k) {
-    if (k > 0) out += ", ";
-    out += to_string(static_cast<KernelClass>(k));
-  }
-  return out;
-}
+std::string kernel_class_names() { return kKernelClassNames.list(); }
 
 KernelClass classify_kernel(std::string_view name) {
   const std::string lower = lowered(name);

@@ -11,13 +11,18 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "common/enum_names.h"
 
 namespace ssgd::trace {
 namespace {
 
-constexpr std::array kFormats = {MeasurementFormat::kAuto, MeasurementFormat::kOsu,
-                                 MeasurementFormat::kNcclTests, MeasurementFormat::kNcclJson,
-                                 MeasurementFormat::kTrace};
+constexpr EnumNames<MeasurementFormat, 5> kFormatNames{{{
+    {MeasurementFormat::kAuto, "auto"},
+    {MeasurementFormat::kOsu, "osu"},
+    {MeasurementFormat::kNcclTests, "nccl-tests"},
+    {MeasurementFormat::kNcclJson, "nccl-tests-json"},
+    {MeasurementFormat::kTrace, "trace"},
+}}};
 
 // Words of a benchmark name, lower case, without separators: "OSU MPI
 // Reduce_scatter Latency Test" -> "osumpireducescatterlatencytest".
@@ -35,30 +40,13 @@ bool has(const std::string& s, std::string_view part) { return s.find(part) != s
 
 }  // namespace
 
-const char* to_string(MeasurementFormat format) {
-  switch (format) {
-    case MeasurementFormat::kAuto: return "auto";
-    case MeasurementFormat::kOsu: return "osu";
-    case MeasurementFormat::kNcclTests: return "nccl-tests";
-    case MeasurementFormat::kNcclJson: return "nccl-tests-json";
-    case MeasurementFormat::kTrace: return "trace";
-  }
-  return "?";
-}
+const char* to_string(MeasurementFormat format) { return kFormatNames.name(format); }
 
 std::optional<MeasurementFormat> parse_measurement_format(std::string_view name) {
-  for (const MeasurementFormat f : kFormats) {
-    if (name == to_string(f)) return f;
-  }
-  return std::nullopt;
+  return kFormatNames.parse(name);
 }
 
-std::string measurement_format_names() {
-  std::string names;
-  for (const MeasurementFormat f : kFormats)
-    names += (names.empty() ? "" : ", ") + std::string(to_string(f));
-  return names;
-}
+std::string measurement_format_names() { return kFormatNames.list(); }
 
 std::optional<CollectiveOp> op_from_benchmark_name(std::string_view name) {
   // The program name, not its folder: "./build/all_reduce_perf_mpi".

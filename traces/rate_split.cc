@@ -6,29 +6,30 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
+
 namespace ssgd::trace {
 
-const char* to_string(WorkRate r) {
-  switch (r) {
-    case WorkRate::kFp32: return "fp32";
-    case WorkRate::kTf32: return "tf32";
-    case WorkRate::kFp16: return "fp16";
-    case WorkRate::kBf16: return "bf16";
-    case WorkRate::kFp8: return "fp8";
-    case WorkRate::kMemory: return "memory";
-    case WorkRate::kLatency: return "latency";
-    case WorkRate::kHost: return "host";
-    case WorkRate::kOther: return "other";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumNames<WorkRate, kWorkRateCount> kWorkRateNames{{{
+    {WorkRate::kFp32, "fp32"},
+    {WorkRate::kTf32, "tf32"},
+    {WorkRate::kFp16, "fp16"},
+    {WorkRate::kBf16, "bf16"},
+    {WorkRate::kFp8, "fp8"},
+    {WorkRate::kMemory, "memory"},
+    {WorkRate::kLatency, "latency"},
+    {WorkRate::kHost, "host"},
+    {WorkRate::kOther, "other"},
+}}};
+
+}  // namespace
+
+const char* to_string(WorkRate r) { return kWorkRateNames.name(r); }
 
 std::optional<WorkRate> parse_work_rate(std::string_view name) {
-  for (int k = 0; k < kWorkRateCount; ++k) {
-    const auto r = static_cast<WorkRate>(k);
-    if (name == to_string(r)) return r;
-  }
-  return std::nullopt;
+  return kWorkRateNames.parse(name);
 }
 
 std::int64_t RateSplit::total() const {

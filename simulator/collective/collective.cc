@@ -15,6 +15,7 @@
 // for all-reduce and ring for the other collectives.
 
 #include "simulator/collective/collective.h"
+#include "common/enum_names.h"
 
 #include <fmt/format.h>
 
@@ -32,19 +33,23 @@
 namespace ssgd::sim {
 namespace {
 
-constexpr std::array kAlgorithms = {CollectiveAlgorithm::kAuto,
-                                    CollectiveAlgorithm::kRing,
-                                    CollectiveAlgorithm::kDoubleBinaryTree,
-                                    CollectiveAlgorithm::kHalvingDoubling,
-                                    CollectiveAlgorithm::kHierarchical,
-                                    CollectiveAlgorithm::kTorus2d,
-                                    CollectiveAlgorithm::kParameterServer,
-                                    CollectiveAlgorithm::kBytePS,
-                                    CollectiveAlgorithm::kNvls,
-                                    CollectiveAlgorithm::kNvlsTree,
-                                    CollectiveAlgorithm::kCollNetDirect,
-                                    CollectiveAlgorithm::kCollNetChain,
-                                    CollectiveAlgorithm::kPat};
+constexpr EnumNames<CollectiveAlgorithm, 13, 1> kAlgorithmNames{
+    {{
+        {CollectiveAlgorithm::kAuto, "auto"},
+        {CollectiveAlgorithm::kRing, "ring"},
+        {CollectiveAlgorithm::kDoubleBinaryTree, "double_binary_tree"},
+        {CollectiveAlgorithm::kHalvingDoubling, "halving_doubling"},
+        {CollectiveAlgorithm::kHierarchical, "hierarchical"},
+        {CollectiveAlgorithm::kTorus2d, "torus2d"},
+        {CollectiveAlgorithm::kParameterServer, "parameter_server"},
+        {CollectiveAlgorithm::kBytePS, "byteps"},
+        {CollectiveAlgorithm::kNvls, "nvls"},
+        {CollectiveAlgorithm::kNvlsTree, "nvls_tree"},
+        {CollectiveAlgorithm::kCollNetDirect, "collnet_direct"},
+        {CollectiveAlgorithm::kCollNetChain, "collnet_chain"},
+        {CollectiveAlgorithm::kPat, "pat"},
+    }},
+    {{{CollectiveAlgorithm::kDoubleBinaryTree, "tree"}}}};
 
 bool implements(CollectiveAlgorithm algorithm, CollectiveOp op) {
   using Op = CollectiveOp;
@@ -124,10 +129,10 @@ void check_algorithm(CollectiveOp op, CollectiveAlgorithm algorithm) {
     return;
   }
   std::string those;
-  for (const CollectiveAlgorithm a : kAlgorithms) {
+  for (const auto& [a, name] : kAlgorithmNames.entries()) {
     if (!implements(a, op)) continue;
     if (!those.empty()) those += ", ";
-    those += to_string(a);
+    those += name;
   }
   throw std::invalid_argument(
       fmt::format("collective: algorithm {} does not implement {}; algorithms that do: {}",
@@ -173,22 +178,7 @@ double seconds(Duration d) { return static_cast<double>(d.ns()) * 1e-9; }
 }  // namespace
 
 const char* to_string(CollectiveAlgorithm algorithm) {
-  switch (algorithm) {
-    case CollectiveAlgorithm::kAuto: return "auto";
-    case CollectiveAlgorithm::kRing: return "ring";
-    case CollectiveAlgorithm::kDoubleBinaryTree: return "double_binary_tree";
-    case CollectiveAlgorithm::kHalvingDoubling: return "halving_doubling";
-    case CollectiveAlgorithm::kHierarchical: return "hierarchical";
-    case CollectiveAlgorithm::kTorus2d: return "torus2d";
-    case CollectiveAlgorithm::kParameterServer: return "parameter_server";
-    case CollectiveAlgorithm::kBytePS: return "byteps";
-    case CollectiveAlgorithm::kNvls: return "nvls";
-    case CollectiveAlgorithm::kNvlsTree: return "nvls_tree";
-    case CollectiveAlgorithm::kCollNetDirect: return "collnet_direct";
-    case CollectiveAlgorithm::kCollNetChain: return "collnet_chain";
-    case CollectiveAlgorithm::kPat: return "pat";
-  }
-  return "unknown";
+  return kAlgorithmNames.name(algorithm, "unknown");
 }
 
 const char* to_string(CollectiveLibrary library) {
@@ -215,26 +205,16 @@ bool library_runs(CollectiveLibrary library, CollectiveAlgorithm algorithm) {
 }
 
 std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view name) {
-  if (name == "tree") return CollectiveAlgorithm::kDoubleBinaryTree;
-  for (const CollectiveAlgorithm a : kAlgorithms) {
-    if (name == to_string(a)) return a;
-  }
-  return std::nullopt;
+  return kAlgorithmNames.parse(name);
 }
 
-std::string collective_algorithm_names() {
-  std::string names;
-  for (const CollectiveAlgorithm a : kAlgorithms) {
-    names += (names.empty() ? "" : ", ") + std::string(to_string(a));
-  }
-  return names;
-}
+std::string collective_algorithm_names() { return kAlgorithmNames.list(); }
 
 std::string textbook_algorithm_names() {
   std::string names;
-  for (const CollectiveAlgorithm a : kAlgorithms) {
+  for (const auto& [a, name] : kAlgorithmNames.entries()) {
     if (a == CollectiveAlgorithm::kAuto || !library_runs(CollectiveLibrary::kGeneric, a)) continue;
-    names += (names.empty() ? "" : ", ") + std::string(to_string(a));
+    names += (names.empty() ? "" : ", ") + std::string(name);
   }
   return names;
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
 #include "common/error.h"
 
 namespace ssgd::sim {
@@ -46,30 +47,27 @@ std::pair<InterferenceResource, std::string> resource_of(const InterferenceSpec&
 
 }  // namespace
 
-const char* to_string(InterferenceModel m) {
-  return m == InterferenceModel::kContention ? "contention" : "none";
-}
+namespace {
 
-const char* to_string(InterferenceResource r) {
-  switch (r) {
-    case InterferenceResource::kGpu: return "gpu";
-    case InterferenceResource::kHost: return "host";
-    case InterferenceResource::kAuto: break;
-  }
-  return "auto";
-}
+constexpr EnumNames<InterferenceModel, 2> kModelNames{
+    {{{InterferenceModel::kNone, "none"}, {InterferenceModel::kContention, "contention"}}}};
+constexpr EnumNames<InterferenceResource, 3> kResourceNames{{{
+    {InterferenceResource::kAuto, "auto"},
+    {InterferenceResource::kGpu, "gpu"},
+    {InterferenceResource::kHost, "host"},
+}}};
+
+}  // namespace
+
+const char* to_string(InterferenceModel m) { return kModelNames.name(m); }
+const char* to_string(InterferenceResource r) { return kResourceNames.name(r); }
 
 std::optional<InterferenceModel> parse_interference_model(std::string_view name) {
-  if (name == "none") return InterferenceModel::kNone;
-  if (name == "contention") return InterferenceModel::kContention;
-  return std::nullopt;
+  return kModelNames.parse(name);
 }
 
 std::optional<InterferenceResource> parse_interference_resource(std::string_view name) {
-  if (name == "auto") return InterferenceResource::kAuto;
-  if (name == "gpu") return InterferenceResource::kGpu;
-  if (name == "host") return InterferenceResource::kHost;
-  return std::nullopt;
+  return kResourceNames.parse(name);
 }
 
 double split_factor(const trace::RateSplit& split, double compute, double memory) {

@@ -1,73 +1,56 @@
 #include "simulator/sharding/shard_settings.h"
 
+#include "common/enum_names.h"
+
 namespace ssgd::sim {
 
-const char* to_string(ShardStrategy strategy) {
-  switch (strategy) {
-    case ShardStrategy::kNone: return "none";
-    case ShardStrategy::kZero1: return "zero1";
-    case ShardStrategy::kZero2: return "zero2";
-    case ShardStrategy::kZero3: return "zero3";
-    case ShardStrategy::kHsdp: return "hsdp";
-  }
-  return "?";
-}
+namespace {
 
-const char* to_string(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::kSgd: return "sgd";
-    case Optimizer::kMomentum: return "momentum";
-    case Optimizer::kAdam: return "adam";
-  }
-  return "?";
-}
+// FSDP's and DDP's words are aliases: none is ddp or no_shard, zero3
+// full_shard, hsdp hybrid_shard; adamw is Adam's memory.
+constexpr EnumNames<ShardStrategy, 5, 4> kStrategyNames{{{
+                                                            {ShardStrategy::kNone, "none"},
+                                                            {ShardStrategy::kZero1, "zero1"},
+                                                            {ShardStrategy::kZero2, "zero2"},
+                                                            {ShardStrategy::kZero3, "zero3"},
+                                                            {ShardStrategy::kHsdp, "hsdp"},
+                                                        }},
+                                                        {{
+                                                            {ShardStrategy::kNone, "ddp"},
+                                                            {ShardStrategy::kNone, "no_shard"},
+                                                            {ShardStrategy::kZero3, "full_shard"},
+                                                            {ShardStrategy::kHsdp, "hybrid_shard"},
+                                                        }}};
+constexpr EnumNames<Optimizer, 3, 1> kOptimizerNames{
+    {{{Optimizer::kSgd, "sgd"}, {Optimizer::kMomentum, "momentum"}, {Optimizer::kAdam, "adam"}}},
+    {{{Optimizer::kAdam, "adamw"}}}};
+constexpr EnumNames<Dtype, 3> kDtypeNames{
+    {{{Dtype::kFp32, "fp32"}, {Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}}}};
+constexpr EnumNames<dag::BackwardPrefetch, 3> kPrefetchNames{{{
+    {dag::BackwardPrefetch::kPre, "pre"},
+    {dag::BackwardPrefetch::kPost, "post"},
+    {dag::BackwardPrefetch::kNone, "none"},
+}}};
 
-const char* to_string(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::kFp32: return "fp32";
-    case Dtype::kBf16: return "bf16";
-    case Dtype::kFp16: return "fp16";
-  }
-  return "?";
-}
+}  // namespace
 
-const char* to_string(dag::BackwardPrefetch prefetch) {
-  switch (prefetch) {
-    case dag::BackwardPrefetch::kPre: return "pre";
-    case dag::BackwardPrefetch::kPost: return "post";
-    case dag::BackwardPrefetch::kNone: return "none";
-  }
-  return "?";
-}
+const char* to_string(ShardStrategy strategy) { return kStrategyNames.name(strategy); }
+const char* to_string(Optimizer optimizer) { return kOptimizerNames.name(optimizer); }
+const char* to_string(Dtype dtype) { return kDtypeNames.name(dtype); }
+const char* to_string(dag::BackwardPrefetch prefetch) { return kPrefetchNames.name(prefetch); }
 
 std::optional<ShardStrategy> parse_shard_strategy(std::string_view name) {
-  if (name == "none" || name == "ddp" || name == "no_shard") return ShardStrategy::kNone;
-  if (name == "zero1") return ShardStrategy::kZero1;
-  if (name == "zero2") return ShardStrategy::kZero2;
-  if (name == "zero3" || name == "full_shard") return ShardStrategy::kZero3;
-  if (name == "hsdp" || name == "hybrid_shard") return ShardStrategy::kHsdp;
-  return std::nullopt;
+  return kStrategyNames.parse(name);
 }
 
 std::optional<Optimizer> parse_optimizer(std::string_view name) {
-  if (name == "sgd") return Optimizer::kSgd;
-  if (name == "momentum") return Optimizer::kMomentum;
-  if (name == "adam" || name == "adamw") return Optimizer::kAdam;
-  return std::nullopt;
+  return kOptimizerNames.parse(name);
 }
 
-std::optional<Dtype> parse_dtype(std::string_view name) {
-  if (name == "fp32") return Dtype::kFp32;
-  if (name == "bf16") return Dtype::kBf16;
-  if (name == "fp16") return Dtype::kFp16;
-  return std::nullopt;
-}
+std::optional<Dtype> parse_dtype(std::string_view name) { return kDtypeNames.parse(name); }
 
 std::optional<dag::BackwardPrefetch> parse_backward_prefetch(std::string_view name) {
-  if (name == "pre") return dag::BackwardPrefetch::kPre;
-  if (name == "post") return dag::BackwardPrefetch::kPost;
-  if (name == "none") return dag::BackwardPrefetch::kNone;
-  return std::nullopt;
+  return kPrefetchNames.parse(name);
 }
 
 const char* to_string(GradientReduction reduction) {
