@@ -36,6 +36,9 @@ inline constexpr std::string_view kIterationMarkPrefix = "iteration/";
 inline constexpr std::string_view kForwardMarkPrefix = "forward/";
 inline constexpr std::string_view kBackwardMarkPrefix = "backward/";
 inline constexpr std::string_view kMetadataMarkPrefix = "ssgd/";
+// The domain of a tracing window's own marks (tracer/core/trace_window.h):
+// not the program's, so no walk takes them for its iterations.
+inline constexpr std::string_view kWindowMarkDomain = "ssgd-window";
 
 std::string iteration_mark(std::int64_t n);
 std::string forward_mark(std::string_view layer);

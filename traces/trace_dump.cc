@@ -12,13 +12,14 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "common/checked_math.h"
 #include "common/error.h"
 #include "common/work_context.h"
-#include "common/checked_math.h"
 #include "traces/clock_calibration.h"
 #include "traces/collective_records.h"
 #include "traces/event_rules.h"
 #include "traces/kernel_names.h"
+#include "traces/marker_names.h"
 
 namespace ssgd::trace {
 namespace {
@@ -165,7 +166,7 @@ TraceSummary summarize_trace(TraceReader& reader, std::size_t top_kernels) {
         break;
       case v1::Event::kMarker:
         ++s.markers;
-        if (e.marker().domain() == "ssgd-window") {
+        if (e.marker().domain() == kWindowMarkDomain) {
           const std::string& name = e.marker().name();
           if (name.rfind("step/", 0) == 0) ++s.window_steps;
           if (name == "window/open") ++s.window_opens;

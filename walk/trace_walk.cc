@@ -70,7 +70,8 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
     switch (ev.payload_case()) {
       case v1::Event::kMarker: {
         const auto& m = ev.marker();
-        if (m.domain() == "ssgd-window") {  // a tracing window's: not the program's marks
+        if (m.domain() ==
+            trace::kWindowMarkDomain) {  // a tracing window's: not the program's marks
           WindowMarks& w = window_marks_[ev.rank()];
           if (m.name().rfind("step/", 0) == 0 && m.end_ns() >= m.start_ns()) {
             w.steps.emplace_back(m.start_ns(), m.end_ns());

@@ -37,10 +37,11 @@
 
 #include "tracer/core/activity_record.h"
 #include "tracer/core/rank_env.h"
+#include "traces/marker_names.h"
 
 namespace ssgd::tracer {
 
-inline constexpr std::string_view kWindowDomain = "ssgd-window";
+inline constexpr std::string_view kWindowDomain = trace::kWindowMarkDomain;
 
 struct WindowSettings {
   enum class Kind : std::uint8_t { kNone, kSteps, kTime, kSignal };
