@@ -1,9 +1,9 @@
 // Fuzz target: PyTorch profiler JSON, as `ssgd import pytorch` reads it
-// (traces/import/pytorch/kineto_import.h): Kineto's object and the legacy
+// (traces/import/pytorch/pytorch_import.h): Kineto's object and the legacy
 // profiler's bare array, plain or gzip (the reader recognises gzip by its
 // magic, so gzip seeds exercise the decompressor).
 //
-// Promise: import_kineto writes a trace or throws an InputError naming the
+// Promise: import_pytorch writes a trace or throws an InputError naming the
 // input, leaving nothing behind (no output, no spilled run). An accepted
 // file's trace reads back whole, with the events the summary counts, and
 // summarizes (`ssgd info`); it has no collective of an unknown op or
@@ -16,18 +16,18 @@
 
 #include "fuzz/fuzz_support.h"
 #include "fuzz/import_check.h"
-#include "traces/import/pytorch/kineto_import.h"
+#include "traces/import/pytorch/pytorch_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ssgd::fuzz::clear_scratch();
   const std::string in = ssgd::fuzz::write_scratch("in.json", data, size).string();
   const std::string out = ssgd::fuzz::scratch("out.ssgdt").string();
-  ssgd::trace::KinetoImportOptions options;
+  ssgd::trace::PytorchImportOptions options;
   options.sort_run_bytes = std::size_t{64} << 10;  // small, so that runs spill to disk
   options.progress_seconds = 1e9;
-  ssgd::trace::KinetoImportSummary summary;
-  if (!ssgd::fuzz::accepts("import_kineto", {in},
-                           [&] { summary = ssgd::trace::import_kineto(in, out, options); })) {
+  ssgd::trace::PytorchImportSummary summary;
+  if (!ssgd::fuzz::accepts("import_pytorch", {in},
+                           [&] { summary = ssgd::trace::import_pytorch(in, out, options); })) {
     ssgd::fuzz::expect_scratch_files("a rejected profiler file", {"in.json"});
     return 0;
   }

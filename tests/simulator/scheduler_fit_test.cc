@@ -14,7 +14,7 @@
 #include "simulator/calibration/scheduler_fit.h"
 #include "tests/support/synthetic_trace.h"
 #include "tests/support/test_files.h"
-#include "traces/import/pytorch/kineto_import.h"
+#include "traces/import/pytorch/pytorch_import.h"
 #include "traces/trace_writer.h"
 
 namespace ssgd::sim {
@@ -197,7 +197,7 @@ TEST_F(SchedulerFitTest, ATraceCutShortNeedsAllowTruncated) {
 TEST_F(SchedulerFitTest, RealCaptureOfPartitionsOverGloo) {
   const auto data = std::filesystem::path(SSGD_SOURCE_DIR) / "tests/data/pytorch";
   const auto imported = dir_ / "partitioned.ssgdt";
-  trace::import_kineto(data / "partitioned_mlp_256k_rank0.json.gz", imported);
+  trace::import_pytorch(data / "partitioned_mlp_256k_rank0.json.gz", imported);
   const auto fit = fit_scheduler_costs(imported);
   EXPECT_EQ(fit.collectives, 650);
   EXPECT_EQ(fit.partitions, 650);

@@ -13,7 +13,7 @@
 #include "tests/support/test_files.h"
 #include "traces/dataset/dataset_manifest.h"
 #include "traces/import/bcaffe/bcaffe_log.h"
-#include "traces/import/pytorch/kineto_import.h"
+#include "traces/import/pytorch/pytorch_import.h"
 #include "traces/layer_profile.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
@@ -80,7 +80,7 @@ TEST_F(BoundedTraceReaders, TheBcaffeLogRefusesNewlinesAndEmptyLists) {
 
 TEST_F(BoundedTraceReaders, TheKinetoImportRefusesEmptyEventsDeepNestingAndZeros) {
   const auto import = [this](const std::filesystem::path& p) {
-    import_kineto(p, dir_ / "o.ssgdt");
+    import_pytorch(p, dir_ / "o.ssgdt");
   };
   expect_refused("objs.json", repeated("{\"traceEvents\":[", "{},", 32 * kMiB, "{}]}"), 1,
                  "traceEvents[0]", import);

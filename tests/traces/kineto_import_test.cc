@@ -1,4 +1,4 @@
-// The Kineto importer (traces/import/pytorch/kineto_import.h) on Kineto JSON files written
+// The Kineto importer (traces/import/pytorch/pytorch_import.h) on Kineto JSON files written
 // by tests/support/kineto_json_writer.h: golden text dumps under
 // tests/data/kineto/, byte-identical output across event order, metadata
 // position, gzip and spilled sorting, clear errors on truncated and
@@ -18,12 +18,12 @@
 
 #include "common/error.h"
 #include "common/gzip_stream.h"
-#include "walk/trace_profile.h"
 #include "tests/support/kineto_json_writer.h"
 #include "tests/support/test_files.h"
-#include "traces/import/pytorch/kineto_import.h"
 #include "traces/import/pytorch/kineto_json_reader.h"
+#include "traces/import/pytorch/pytorch_import.h"
 #include "traces/trace_dump.h"
+#include "walk/trace_profile.h"
 
 namespace ssgd::trace {
 namespace {
@@ -39,7 +39,7 @@ class KinetoImportTest : public testing::TempDirTest {
  protected:
   // Writes the generator's file with `o` and imports it; returns the .ssgdt path.
   std::filesystem::path import(const std::string& stem, KinetoJsonOptions o = {},
-                               KinetoImportOptions io = {}, bool plain = false) {
+                               PytorchImportOptions io = {}, bool plain = false) {
     // The same file name in each folder: the provenance names it.
     std::filesystem::create_directories(dir_ / stem);
     const auto json = dir_ / stem / "rank1.json";
@@ -49,7 +49,7 @@ class KinetoImportTest : public testing::TempDirTest {
       write_two_step_training(json, o);
     }
     const auto out = dir_ / stem / "rank1.ssgdt";
-    summary_ = import_kineto(json, out, io);
+    summary_ = import_pytorch(json, out, io);
     return out;
   }
 
@@ -73,7 +73,7 @@ class KinetoImportTest : public testing::TempDirTest {
   InputError import_error(const std::string& text, const std::string& name = "bad.json") {
     const auto json = write_file(name, text);
     try {
-      import_kineto(json, dir_ / "bad.ssgdt");
+      import_pytorch(json, dir_ / "bad.ssgdt");
     } catch (const InputError& e) {
       EXPECT_FALSE(std::filesystem::exists(dir_ / "bad.ssgdt")) << "half-written output left";
       return e;
@@ -84,11 +84,11 @@ class KinetoImportTest : public testing::TempDirTest {
 
   // The default-settings trace of tests/support/kineto_json_writer.h.
   std::filesystem::path import_plain(const std::string& stem, KinetoJsonOptions o = {},
-                                     KinetoImportOptions io = {}) {
+                                     PytorchImportOptions io = {}) {
     return import(stem, o, io, true);
   }
 
-  KinetoImportSummary summary_;
+  PytorchImportSummary summary_;
 };
 
 std::string gzip(const std::string& bytes) {
@@ -191,14 +191,14 @@ TEST_F(KinetoImportTest, GzipInputGivesTheSameTrace) {
   const auto plain = read_file_bytes(import("plain"));
   std::filesystem::create_directories(dir_ / "z");
   write_file_bytes(dir_ / "z" / "rank1.json", gzip(read_file_bytes(dir_ / "plain" / "rank1.json")));
-  const auto s = import_kineto(dir_ / "z" / "rank1.json", dir_ / "z" / "rank1.ssgdt");
+  const auto s = import_pytorch(dir_ / "z" / "rank1.json", dir_ / "z" / "rank1.ssgdt");
   EXPECT_TRUE(s.compressed);  // recognised by its magic bytes, not its name
   EXPECT_EQ(s.json_bytes, read_file_bytes(dir_ / "plain" / "rank1.json").size());
   EXPECT_EQ(plain, read_file_bytes(dir_ / "z" / "rank1.ssgdt"));
 }
 
 TEST_F(KinetoImportTest, SpilledSortRunsGiveTheSameTrace) {
-  KinetoImportOptions tiny;
+  PytorchImportOptions tiny;
   tiny.sort_run_bytes = 2048;
   KinetoJsonOptions shuffled;
   shuffled.shuffle = true;
@@ -215,12 +215,12 @@ TEST_F(KinetoImportTest, SpilledSortRunsGiveTheSameTrace) {
 // An output written through (a FIFO, a device, /dev/fd/N) has no folder of
 // its own to spill beside: the runs go to the temporary folder.
 TEST_F(KinetoImportTest, SortRunsOfAnOutputWrittenThroughSpillToTheTemporaryFolder) {
-  KinetoImportOptions tiny;
+  PytorchImportOptions tiny;
   tiny.sort_run_bytes = 2048;
   const auto in_memory = read_file_bytes(import("memory"));
   const int fd = ::open((dir_ / "sink").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ASSERT_GE(fd, 0);
-  summary_ = import_kineto(dir_ / "memory" / "rank1.json", "/dev/fd/" + std::to_string(fd), tiny);
+  summary_ = import_pytorch(dir_ / "memory" / "rank1.json", "/dev/fd/" + std::to_string(fd), tiny);
   ::close(fd);
   EXPECT_GT(summary_.sort_runs, 2u);
   EXPECT_EQ(read_file_bytes(dir_ / "sink"), in_memory);
@@ -240,7 +240,7 @@ TEST_F(KinetoImportTest, MissingOptionalFieldsMatchGolden) {
 }
 
 TEST_F(KinetoImportTest, RankFlagOverridesDistributedInfo) {
-  KinetoImportOptions io;
+  PytorchImportOptions io;
   io.rank = 0;  // the file says 1 of 2
   auto reader = TraceReader::open(import("override", {}, io));
   EXPECT_EQ(reader.metadata().rank(), 0);
@@ -273,12 +273,12 @@ TEST_F(KinetoImportTest, ImpossibleRankWorldBaseAndSizesAreErrors) {
   e = import_error(text(huge));
   EXPECT_EQ(e.where().field, "distributedInfo.world_size");
 
-  KinetoImportOptions io;
+  PytorchImportOptions io;
   io.rank = 5;
   const auto json = dir_ / "r.json";
   write_file_bytes(json, text({}));
   try {
-    import_kineto(json, dir_ / "r.ssgdt", io);
+    import_pytorch(json, dir_ / "r.ssgdt", io);
     ADD_FAILURE() << "--rank 5 of a world of 2 was accepted";
   } catch (const InputError& bad) {
     EXPECT_EQ(bad.where().file, "--rank");
@@ -309,7 +309,7 @@ TEST_F(KinetoImportTest, ImpossibleRankWorldBaseAndSizesAreErrors) {
 TEST_F(KinetoImportTest, LayersMarksTurnsEveryModuleRangeIntoAForwardMark) {
   KinetoJsonOptions modules;
   modules.module_ranges = true;
-  KinetoImportOptions marks;
+  PytorchImportOptions marks;
   marks.layers = KinetoLayerSource::kMarks;
   auto reader = TraceReader::open(import("modules", modules, marks));
   std::vector<std::string> names;
@@ -330,7 +330,7 @@ TEST_F(KinetoImportTest, LayersMarksTurnsEveryModuleRangeIntoAForwardMark) {
 
 // The annotated file gives the same bytes with --layers marks as with auto.
 TEST_F(KinetoImportTest, LayersMarksOnAnAnnotatedFileIsTheSameAsAuto) {
-  KinetoImportOptions marks;
+  PytorchImportOptions marks;
   marks.layers = KinetoLayerSource::kMarks;
   EXPECT_EQ(read_file_bytes(import("auto")), read_file_bytes(import("marks", {}, marks)));
 }
@@ -409,7 +409,7 @@ TEST_F(KinetoImportTest, WrongTypeOfOptionalArgIsIgnoredAndCounted) {
                    R"( {"ph": "X", "cat": "strange_cat", "name": "y", "ts": 1, "dur": 1},)"
                    // An iteration, so that the file is worth importing.
                    R"( {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "ts": 1.5, "dur": 10}]})");
-  const auto s = import_kineto(dir_ / "t.json", dir_ / "t.ssgdt");
+  const auto s = import_pytorch(dir_ / "t.json", dir_ / "t.ssgdt");
   EXPECT_EQ(s.mapping.ignored_fields.at("kernel args.stream"), 1u);
   EXPECT_EQ(s.mapping.ignored_fields.at("kernel args.grid"), 1u);
   EXPECT_EQ(s.mapping.skipped.at("cat strange_cat"), 2u);
@@ -553,7 +553,7 @@ TEST_F(KinetoImportTest, ModuleRangesGiveLeafModuleLayersWithBackward) {
 // --layers marks keeps the first rules: a plain trace then has no layers,
 // which the summary says and the DAG builder refuses.
 TEST_F(KinetoImportTest, LayersMarksOnAPlainTraceFindsNoLayers) {
-  KinetoImportOptions marks;
+  PytorchImportOptions marks;
   marks.layers = KinetoLayerSource::kMarks;
   auto reader = TraceReader::open(import_plain("marks", {}, marks));
   EXPECT_EQ(summary_.layers.layers, 0u);
@@ -565,11 +565,11 @@ TEST_F(KinetoImportTest, LayersMarksOnAPlainTraceFindsNoLayers) {
 // Forced modes: ops on an annotated file drops its annotations; modules on a
 // file without module ranges finds nothing and says so.
 TEST_F(KinetoImportTest, ForcedLayerSourceIgnoresOtherMarks) {
-  KinetoImportOptions ops;
+  PytorchImportOptions ops;
   ops.layers = KinetoLayerSource::kOps;
   import("ops", {}, ops);
   EXPECT_EQ(summary_.mapping.skipped.at("forward/backward annotation (--layers ops)"), 8u);
-  KinetoImportOptions modules;
+  PytorchImportOptions modules;
   modules.layers = KinetoLayerSource::kModules;
   import_plain("modules", {}, modules);
   EXPECT_EQ(summary_.layers.layers, 0u);
@@ -582,7 +582,7 @@ TEST_F(KinetoImportTest, PlainTraceOrderAndSpillsDoNotChangeTheOutput) {
   KinetoJsonOptions shuffled;
   shuffled.shuffle = true;
   shuffled.module_ranges = false;
-  KinetoImportOptions tiny;
+  PytorchImportOptions tiny;
   tiny.sort_run_bytes = 2048;
   EXPECT_EQ(ordered, read_file_bytes(import_plain("shuffled", shuffled, tiny)));
   EXPECT_GT(summary_.sort_runs, 2u);
@@ -608,7 +608,7 @@ TEST_F(KinetoImportTest, BackwardOpWithAnUnseenSequenceNumberIsCounted) {
   EXPECT_THAT(summary_.warnings,
               ::testing::Contains(HasSubstr("2 backward op(s) had a sequence number")));
   std::ostringstream text;
-  print_kineto_import_summary(summary_, text);
+  print_pytorch_import_summary(summary_, text);
   EXPECT_THAT(text.str(), HasSubstr("2  backward op(s) with a sequence number no forward op had"));
   const auto r = walk::profile_from_trace(reader, "stray.ssgdt");
   ASSERT_EQ(r.profile.layers.size(), 5u);
@@ -639,7 +639,7 @@ TEST_F(KinetoImportTest, ACudaGraphLaunchKeepsEveryKernelAndItsCall) {
  {"ph": "X", "cat": "user_annotation", "name": "forward/relu", "pid": 4242, "tid": 4243, "ts": 20.000, "dur": 20.000, "args": {"External id": 3}},
  {"ph": "X", "cat": "kernel", "name": "relu_k", "pid": 0, "tid": 7, "ts": 25.000, "dur": 2.000, "args": {"device": 0, "stream": 7, "correlation": 7}}
  ]})");
-  import_kineto(json, dir_ / "graph.ssgdt");
+  import_pytorch(json, dir_ / "graph.ssgdt");
   auto reader = TraceReader::open(dir_ / "graph.ssgdt");
   trace::v1::Event e;
   int kernels = 0;

@@ -1,4 +1,4 @@
-// The PyTorch profile importer (traces/import/pytorch/kineto_import.h) on CPU captures: the
+// The PyTorch profile importer (traces/import/pytorch/pytorch_import.h) on CPU captures: the
 // legacy profiler's files (torch <= 1.13 without Kineto) and Kineto files of
 // torch 2.x on CPU, written by tests/support/torch_cpu_profile_writer.h,
 // and real torch 1.13 captures of DDP over gloo (tests/data/pytorch/, made
@@ -18,7 +18,7 @@
 #include "common/gzip_stream.h"
 #include "tests/support/test_files.h"
 #include "tests/support/torch_cpu_profile_writer.h"
-#include "traces/import/pytorch/kineto_import.h"
+#include "traces/import/pytorch/pytorch_import.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
 
@@ -54,12 +54,12 @@ class PytorchImportTest : public testing::TempDirTest {
  protected:
   // Writes the generator's file with `o` and imports it; returns the .ssgdt path.
   std::filesystem::path import(const std::string& stem, TorchCpuProfileOptions o = {},
-                               KinetoImportOptions io = {}) {
+                               PytorchImportOptions io = {}) {
     std::filesystem::create_directories(dir_ / stem);
     const auto json = dir_ / stem / "rank1.json";
     write_torch_cpu_profile(json, o);
     const auto out = dir_ / stem / "rank1.ssgdt";
-    summary_ = import_kineto(json, out, io);
+    summary_ = import_pytorch(json, out, io);
     return out;
   }
 
@@ -70,9 +70,9 @@ class PytorchImportTest : public testing::TempDirTest {
     return s.str();
   }
 
-  static std::string summary_text(const KinetoImportSummary& s) {
+  static std::string summary_text(const PytorchImportSummary& s) {
     std::ostringstream out;
-    print_kineto_import_summary(s, out);
+    print_pytorch_import_summary(s, out);
     return out.str();
   }
 
@@ -106,7 +106,7 @@ class PytorchImportTest : public testing::TempDirTest {
   InputError import_error(const std::string& bytes, const std::string& name = "bad.json") {
     const auto json = write_file(name, bytes);
     try {
-      import_kineto(json, dir_ / "bad.ssgdt");
+      import_pytorch(json, dir_ / "bad.ssgdt");
     } catch (const InputError& e) {
       EXPECT_FALSE(std::filesystem::exists(dir_ / "bad.ssgdt")) << "output left behind";
       for (const auto& f : std::filesystem::directory_iterator(dir_)) {
@@ -120,7 +120,7 @@ class PytorchImportTest : public testing::TempDirTest {
     return InputError({}, "none");
   }
 
-  KinetoImportSummary summary_;
+  PytorchImportSummary summary_;
 };
 
 // --- the legacy profiler -------------------------------------------------
@@ -217,7 +217,7 @@ TEST_F(PytorchImportTest, DisagreeingRepeatedMarksWarnAndTheFirstWins) {
   w.range("ssgd/rank=3", 1, 1050, 1, true);
   w.range("ssgd/grad_bytes/fc1=5", 1, 1051, 1, true);
   w.write(json);
-  const auto s = import_kineto(json, dir_ / "t.ssgdt");
+  const auto s = import_pytorch(json, dir_ / "t.ssgdt");
   EXPECT_EQ(s.rank, 1);
   EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("ssgd/rank=3 (event ")));
   EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr("disagrees with the first ssgd/rank=1")));
@@ -228,7 +228,7 @@ TEST_F(PytorchImportTest, RankFlagAndLayersOpsOverTheMarks) {
   TorchCpuProfileOptions o;
   o.marks = true;
   o.metadata = true;
-  KinetoImportOptions io;
+  PytorchImportOptions io;
   io.rank = 0;
   io.layers = KinetoLayerSource::kOps;
   import("ops", o, io);
@@ -257,10 +257,10 @@ TEST_F(PytorchImportTest, LegacyOutputIsTheSameWhateverTheOrderCompressionAndSpi
   write_torch_cpu_profile(dir_ / "plain.json");
   std::filesystem::create_directories(dir_ / "gz");
   write_file_bytes(dir_ / "gz" / "rank1.json", gzip(read_file_bytes(dir_ / "plain.json")));
-  import_kineto(dir_ / "gz" / "rank1.json", dir_ / "gz" / "rank1.ssgdt");
+  import_pytorch(dir_ / "gz" / "rank1.json", dir_ / "gz" / "rank1.ssgdt");
   EXPECT_EQ(read_file_bytes(dir_ / "gz" / "rank1.ssgdt"), reference);
 
-  KinetoImportOptions tiny;
+  PytorchImportOptions tiny;
   tiny.sort_run_bytes = 2000;
   import("spilled", shuffled, tiny);
   EXPECT_GT(summary_.cpu.sort_runs, 1u);
@@ -278,7 +278,7 @@ TEST_F(PytorchImportTest, LegacyCudaKernelsMakeItAGpuTrace) {
       R"({"name": "volta_sgemm", "ph": "f", "ts": 20, "tid": 1, "pid": "CUDA functions", "id": 0, "cat": "cpu_to_cuda", "args": {}}, )"
       R"({"name": "volta_sgemm", "ph": "X", "ts": 20, "dur": 30, "tid": 1, "pid": "CUDA functions", "args": {}}, )"
       R"({"name": "aten::add", "ph": "X", "ts": 60, "dur": 5, "tid": " node_id:1, thread_id:2 ", "pid": "CPU functions", "args": {}}])");
-  const auto s = import_kineto(dir_ / "cuda.json", dir_ / "cuda.ssgdt");
+  const auto s = import_pytorch(dir_ / "cuda.json", dir_ / "cuda.ssgdt");
   EXPECT_EQ(s.format, ProfilerFormat::kLegacy);
   EXPECT_FALSE(s.cpu_compute);
   EXPECT_EQ(s.mapping.kernels, 1u);
@@ -370,7 +370,7 @@ TEST_F(PytorchImportTest, KinetoCpuOutputIsTheSameWhateverTheOrder) {
 TEST_F(PytorchImportTest, RealCapturesWithoutMarksMatchGolden) {
   for (const std::string rank : {"0", "1"}) {
     const auto out = dir_ / ("rank" + rank + ".ssgdt");
-    const auto s = import_kineto(kData / ("pilot_rank" + rank + ".json.gz"), out);
+    const auto s = import_pytorch(kData / ("pilot_rank" + rank + ".json.gz"), out);
     expect_golden(dump(out), "pilot_rank" + rank + ".dump.txt.gz");
     EXPECT_EQ(s.format, ProfilerFormat::kLegacy);
     EXPECT_GT(s.events_read, 2000u);
@@ -384,7 +384,7 @@ TEST_F(PytorchImportTest, RealCapturesWithoutMarksMatchGolden) {
 
 TEST_F(PytorchImportTest, RealMarkedCaptureMatchesGoldenAndOpsAgreeWithMarks) {
   const auto out = dir_ / "marked.ssgdt";
-  const auto s = import_kineto(kData / "marked_mlp_on_rank0.json.gz", out);
+  const auto s = import_pytorch(kData / "marked_mlp_on_rank0.json.gz", out);
   expect_golden(dump(out), "marked_mlp_on_rank0.dump.txt.gz");
   EXPECT_EQ(s.layer_source, KinetoLayerSource::kMarks);
   EXPECT_EQ(s.layers.layers, 17u);
@@ -395,9 +395,9 @@ TEST_F(PytorchImportTest, RealMarkedCaptureMatchesGoldenAndOpsAgreeWithMarks) {
   EXPECT_EQ(s.cpu.collectives.sized, 32u);
   EXPECT_TRUE(s.mapping.metadata.conflicts.empty());
 
-  KinetoImportOptions ops;
+  PytorchImportOptions ops;
   ops.layers = KinetoLayerSource::kOps;
-  const auto o = import_kineto(kData / "marked_mlp_on_rank0.json.gz", dir_ / "ops.ssgdt", ops);
+  const auto o = import_pytorch(kData / "marked_mlp_on_rank0.json.gz", dir_ / "ops.ssgdt", ops);
   // The 17 marked modules (8 linear + 8 ReLU + head) and the loss.
   EXPECT_EQ(o.cpu.layers.layers, 18u);
   EXPECT_EQ(o.cpu.layers.backward_unmatched, 0u);

@@ -12,7 +12,7 @@
 #include "tests/support/fsdp_kineto_writer.h"
 #include "tests/support/test_files.h"
 #include "traces/collective_names.h"
-#include "traces/import/pytorch/kineto_import.h"
+#include "traces/import/pytorch/pytorch_import.h"
 #include "traces/torch_op_names.h"
 #include "traces/trace_reader.h"
 
@@ -25,8 +25,8 @@ using testing::FsdpTraceOptions;
 
 class ShardedKinetoImportTest : public testing::TempDirTest {
  protected:
-  KinetoImportSummary import(const FsdpTraceOptions& o, const std::string& edit_from = "",
-                             const std::string& edit_to = "") {
+  PytorchImportSummary import(const FsdpTraceOptions& o, const std::string& edit_from = "",
+                              const std::string& edit_to = "") {
     const auto json = dir_ / "rank0.json";
     FsdpKinetoWriter(o).write(json);
     if (!edit_from.empty()) {
@@ -37,7 +37,7 @@ class ShardedKinetoImportTest : public testing::TempDirTest {
       }
       testing::write_file_bytes(json, text);
     }
-    auto s = import_kineto(json, dir_ / "rank0.ssgdt");
+    auto s = import_pytorch(json, dir_ / "rank0.ssgdt");
     auto reader = TraceReader::open(dir_ / "rank0.ssgdt");
     v1::Event ev;
     while (reader.next(ev)) {

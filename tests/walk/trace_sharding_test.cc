@@ -13,10 +13,10 @@
 #include <iostream>
 #include <numeric>
 
-#include "walk/trace_profile.h"
 #include "tests/support/fsdp_kineto_writer.h"
 #include "tests/support/test_files.h"
-#include "traces/import/pytorch/kineto_import.h"
+#include "traces/import/pytorch/pytorch_import.h"
+#include "walk/trace_profile.h"
 
 namespace ssgd::walk {
 namespace {
@@ -32,7 +32,7 @@ class TraceShardingTest : public testing::TempDirTest {
     const auto json = dir_ / "rank0.json";
     FsdpKinetoWriter(o).write(json);
     const auto out = dir_ / "rank0.ssgdt";
-    trace::import_kineto(json, out);
+    trace::import_pytorch(json, out);
     auto reader = trace::TraceReader::open(out);
     return profile_from_trace(reader, out.string());
   }
@@ -161,7 +161,7 @@ TEST_F(TraceShardingTest, WithoutFsdpRangesTheGathersStillNeverCountAsGradients)
   }
   testing::write_file_bytes(json, text);
   const auto out = dir_ / "rank0.ssgdt";
-  trace::import_kineto(json, out);
+  trace::import_pytorch(json, out);
   auto reader = trace::TraceReader::open(out);
   const auto r = profile_from_trace(reader, out.string());
   EXPECT_EQ(r.profile.sharding, "zero3");
@@ -177,7 +177,7 @@ TEST_F(TraceShardingTest, ARealCaptureWhenNamed) {
   const char* capture = std::getenv("SSGD_FSDP_CAPTURE");
   if (capture == nullptr) GTEST_SKIP() << "set SSGD_FSDP_CAPTURE to a Kineto JSON of an FSDP run";
   const auto out = dir_ / "capture.ssgdt";
-  trace::import_kineto(capture, out);
+  trace::import_pytorch(capture, out);
   auto reader = trace::TraceReader::open(out);
   const auto r = profile_from_trace(reader, out.string());
   trace::write_layer_profile_csv(r.profile, std::cout);

@@ -26,7 +26,7 @@
 #include "tools/ssgd/commands.h"
 #include "traces/import/bcaffe/bcaffe_log.h"
 #include "traces/import/chakra/chakra_import.h"
-#include "traces/import/pytorch/kineto_import.h"
+#include "traces/import/pytorch/pytorch_import.h"
 #ifdef SSGD_WITH_NSYS_IMPORT
 #include "traces/import/nsys/nsys_import.h"
 #endif
@@ -163,16 +163,17 @@ void import_rank_folder(const std::string& dir, const std::vector<fs::path>& fil
 }
 
 void import_pytorch_folder(const std::string& dir, const OutputFile& out,
-                           const trace::KinetoImportOptions& base, bool force) {
-  import_rank_folder(dir, rank_files(dir, {".json", ".json.gz"}),
-                     "PyTorch profiler files (*.json, *.json.gz)", out, force,
-                     [&](const fs::path& f, const fs::path& tmp, std::optional<std::int32_t> name_rank) {
-                       trace::KinetoImportOptions options = base;
-                       options.name_rank = name_rank;
-                       options.require_rank = true;
-                       const auto s = trace::import_kineto(f.string(), tmp.string(), options);
-                       return RankImport{s.rank, s.rank_source, s.events_written};
-                     });
+                           const trace::PytorchImportOptions& base, bool force) {
+  import_rank_folder(
+      dir, rank_files(dir, {".json", ".json.gz"}), "PyTorch profiler files (*.json, *.json.gz)",
+      out, force,
+      [&](const fs::path& f, const fs::path& tmp, std::optional<std::int32_t> name_rank) {
+        trace::PytorchImportOptions options = base;
+        options.name_rank = name_rank;
+        options.require_rank = true;
+        const auto s = trace::import_pytorch(f.string(), tmp.string(), options);
+        return RankImport{s.rank, s.rank_source, s.events_written};
+      });
 }
 
 }  // namespace
@@ -234,7 +235,7 @@ void add_import_command(CLI::App& app) {
         ->check(CLI::IsMember({"auto", "marks", "modules", "ops"}))
         ->capture_default_str();
     sub->callback([pargs] {
-      trace::KinetoImportOptions options;
+      trace::PytorchImportOptions options;
       if (pargs->rank >= 0) options.rank = pargs->rank;
       options.layers = *trace::parse_kineto_layer_source(pargs->layers);
       if (std::filesystem::is_directory(pargs->input)) {
@@ -251,10 +252,11 @@ void add_import_command(CLI::App& app) {
       }
       check_outputs({&pargs->out}, {pargs->input});
       check_input(pargs->input, "FILE");
-      std::optional<trace::KinetoImportSummary> summary;
-      write_output(pargs->out,
-                   [&] { summary = trace::import_kineto(pargs->input, pargs->out.path, options); });
-      trace::print_kineto_import_summary(*summary, std::cout);
+      std::optional<trace::PytorchImportSummary> summary;
+      write_output(pargs->out, [&] {
+        summary = trace::import_pytorch(pargs->input, pargs->out.path, options);
+      });
+      trace::print_pytorch_import_summary(*summary, std::cout);
     });
   };
   add_pytorch("pytorch",

@@ -7,6 +7,11 @@
 // built without Kineto, or use_kineto=False). docs/kineto.md says what maps
 // to what, which profiler facts it relies on, and what is left out.
 //
+// Names: this front door is the importer's (pytorch_*); the kineto_* files
+// read and map the profiler's Chrome-trace events, Kineto's and the legacy
+// profiler's alike (named for the form they were written for first),
+// legacy_layers.h the legacy file's layers.
+//
 // Streaming: traces/import/pytorch/kineto_json_reader.h reads one event at a time and
 // traces/import/pytorch/kineto_mapping.h converts it; the converted events go through an
 // EventSorter (traces/event_sorter.h), which keeps at most a bounded run of
@@ -45,7 +50,7 @@
 
 namespace ssgd::trace {
 
-struct KinetoImportOptions {
+struct PytorchImportOptions {
   // The rank of the file's events; default: distributedInfo.rank, else the
   // ssgd/rank mark, else `name_rank`, else 0 (said in a warning).
   std::optional<std::int32_t> rank;
@@ -67,24 +72,25 @@ struct KinetoImportOptions {
 enum class ProfilerFormat { kKineto, kLegacy };
 std::string_view profiler_format_name(ProfilerFormat format);
 
-struct KinetoImportSummary {
+struct PytorchImportSummary {
   ProfilerFormat format = ProfilerFormat::kKineto;
   std::string input;
   std::string output;
-  std::uint64_t file_bytes = 0;   // size of the input file
-  std::uint64_t json_bytes = 0;   // uncompressed JSON bytes
+  std::uint64_t file_bytes = 0;  // size of the input file
+  std::uint64_t json_bytes = 0;  // uncompressed JSON bytes
   bool compressed = false;
   std::uint64_t events_read = 0;  // elements of traceEvents
   std::uint64_t events_written = 0;
   std::int32_t rank = 0;
-  std::string rank_source;        // "--rank", "distributedInfo.rank", "ssgd/rank mark", "file name" or "assumed"
-  std::int32_t world_size = 0;    // 0: unknown
-  std::size_t gpus = 0;           // deviceProperties entries
-  std::size_t sort_runs = 0;      // runs spilled to disk (0: sorted in memory)
+  std::string
+      rank_source;  // "--rank", "distributedInfo.rank", "ssgd/rank mark", "file name" or "assumed"
+  std::int32_t world_size = 0;  // 0: unknown
+  std::size_t gpus = 0;         // deviceProperties entries
+  std::size_t sort_runs = 0;    // runs spilled to disk (0: sorted in memory)
   KinetoMappingStats mapping;
   KinetoLayerSource layer_source = KinetoLayerSource::kMarks;  // the one used
-  std::string layer_source_reason;  // why, with --layers auto
-  KinetoLayerStats layers;          // kModules / kOps: what the derivation found
+  std::string layer_source_reason;                             // why, with --layers auto
+  KinetoLayerStats layers;  // kModules / kOps: what the derivation found
   // The CPU walk: compute, gloo collectives, iterations from
   // Optimizer.step, a legacy file's layers (in cpu.layers).
   CpuWalkStats cpu;
@@ -96,9 +102,9 @@ struct KinetoImportSummary {
 // Converts `input` into `output`. Throws ssgd::InputError for bad input
 // (file, event index and field; a truncated file says so), and
 // std::runtime_error when the output cannot be written.
-KinetoImportSummary import_kineto(const std::filesystem::path& input,
-                                  const std::filesystem::path& output,
-                                  const KinetoImportOptions& options = {});
+PytorchImportSummary import_pytorch(const std::filesystem::path& input,
+                                    const std::filesystem::path& output,
+                                    const PytorchImportOptions& options = {});
 
 // The capture metadata for an imported file, from its top-level keys.
 // Appends what it ignored to `warnings`.
@@ -108,6 +114,6 @@ v1::CaptureMetadata kineto_capture_metadata(const std::map<std::string, nlohmann
                                             std::vector<std::string>& warnings);
 
 // A readable account of what was converted and skipped.
-void print_kineto_import_summary(const KinetoImportSummary& summary, std::ostream& out);
+void print_pytorch_import_summary(const PytorchImportSummary& summary, std::ostream& out);
 
 }  // namespace ssgd::trace

@@ -1,4 +1,4 @@
-#include "traces/import/pytorch/kineto_import.h"
+#include "traces/import/pytorch/pytorch_import.h"
 
 #include <unistd.h>
 
@@ -39,7 +39,7 @@ const json* find(const json& object, const char* key) {
 // Picks the layer source (--layers auto: what the file has) and, for
 // modules and ops, derives the marks into `sorter`.
 void derive_layers(KinetoLayerSource asked, KinetoLayerDeriver& deriver, EventSorter& sorter,
-                   KinetoImportSummary& s) {
+                   PytorchImportSummary& s) {
   const auto& m = s.mapping;
   KinetoLayerSource used = asked;
   if (asked == KinetoLayerSource::kAuto) {
@@ -112,7 +112,8 @@ v1::CaptureMetadata kineto_capture_metadata(const std::map<std::string, json>& t
         }
         auto* gpu = host->add_gpus();
         gpu->set_device_id(static_cast<std::int32_t>(*json_int(*id)));
-        if (const json* v = find(d, "name"); v && v->is_string()) gpu->set_name(v->get<std::string>());
+        if (const json* v = find(d, "name"); v && v->is_string())
+          gpu->set_name(v->get<std::string>());
         auto set_int = [&](const char* key, auto setter) {
           if (const json* v = find(d, key); v) {
             if (auto i = json_int(*v)) setter(*i);
@@ -120,13 +121,16 @@ v1::CaptureMetadata kineto_capture_metadata(const std::map<std::string, json>& t
         };
         set_int("totalGlobalMem", [&](std::int64_t v) { gpu->set_memory_bytes(v); });
         set_int("numSms", [&](std::int64_t v) { gpu->set_sm_count(static_cast<std::int32_t>(v)); });
-        set_int("computeMajor",
-                [&](std::int64_t v) { gpu->set_compute_capability_major(static_cast<std::int32_t>(v)); });
-        set_int("computeMinor",
-                [&](std::int64_t v) { gpu->set_compute_capability_minor(static_cast<std::int32_t>(v)); });
+        set_int("computeMajor", [&](std::int64_t v) {
+          gpu->set_compute_capability_major(static_cast<std::int32_t>(v));
+        });
+        set_int("computeMinor", [&](std::int64_t v) {
+          gpu->set_compute_capability_minor(static_cast<std::int32_t>(v));
+        });
       }
       if (skipped > 0) {
-        warnings.push_back(std::to_string(skipped) + " deviceProperties entries without an integer id; left out");
+        warnings.push_back(std::to_string(skipped) +
+                           " deviceProperties entries without an integer id; left out");
       }
     }
   }
@@ -155,8 +159,8 @@ ProfilerFormat detect_format(const KinetoReadResult& read, const KinetoMappingSt
 }
 
 // Rank, world size and host name: --rank, distributedInfo, ssgd/ marks.
-void identify(const KinetoReadResult& read, const KinetoImportOptions& options,
-              KinetoImportSummary& s) {
+void identify(const KinetoReadResult& read, const PytorchImportOptions& options,
+              PytorchImportSummary& s) {
   const MetadataMarks& md = s.mapping.metadata;
   const json* dist = nullptr;
   if (auto it = read.top_level.find("distributedInfo"); it != read.top_level.end()) {
@@ -206,9 +210,10 @@ void identify(const KinetoReadResult& read, const KinetoImportOptions& options,
     s.rank = *options.name_rank;
     s.rank_source = "file name";
   } else if (options.require_rank) {
-    throw InputError({s.input, std::nullopt, std::nullopt, "distributedInfo.rank"},
-                     "the file does not say its rank (no distributedInfo, no ssgd/rank mark) and its "
-                     "name holds no number: import it alone with --rank");
+    throw InputError(
+        {s.input, std::nullopt, std::nullopt, "distributedInfo.rank"},
+        "the file does not say its rank (no distributedInfo, no ssgd/rank mark) and its "
+        "name holds no number: import it alone with --rank");
   } else {
     s.rank = 0;
     s.rank_source = "assumed";
@@ -234,21 +239,21 @@ void identify(const KinetoReadResult& read, const KinetoImportOptions& options,
   for (const auto& c : md.conflicts) s.warnings.push_back("metadata mark conflict: " + c);
   if (s.world_size > 0 && s.rank >= s.world_size) {
     const bool flag = s.rank_source == "--rank";
-    throw InputError({flag ? "--rank" : s.input, std::nullopt, std::nullopt,
-                      flag ? "" : s.rank_source},
-                     fmt::format("rank {} (from {}) is not a rank of the world of {}", s.rank,
-                                 s.rank_source, s.world_size));
+    throw InputError(
+        {flag ? "--rank" : s.input, std::nullopt, std::nullopt, flag ? "" : s.rank_source},
+        fmt::format("rank {} (from {}) is not a rank of the world of {}", s.rank, s.rank_source,
+                    s.world_size));
   }
 }
 
-std::uint64_t layer_count(const KinetoImportSummary& s) {
+std::uint64_t layer_count(const PytorchImportSummary& s) {
   return s.format == ProfilerFormat::kLegacy && s.layer_source == KinetoLayerSource::kOps
              ? s.cpu.layers.layers
              : s.layers.layers;
 }
 
 // The error for a file that gives no iteration, no layer and no collective.
-InputError nothing_usable(const KinetoImportSummary& s) {
+InputError nothing_usable(const PytorchImportSummary& s) {
   std::uint64_t skipped = 0;
   for (const auto& [reason, n] : s.mapping.skipped) skipped += n;
   return InputError(
@@ -274,10 +279,10 @@ std::string_view profiler_format_name(ProfilerFormat format) {
   return "?";
 }
 
-KinetoImportSummary import_kineto(const std::filesystem::path& input,
-                                  const std::filesystem::path& output,
-                                  const KinetoImportOptions& options) {
-  KinetoImportSummary s;
+PytorchImportSummary import_pytorch(const std::filesystem::path& input,
+                                    const std::filesystem::path& output,
+                                    const PytorchImportOptions& options) {
+  PytorchImportSummary s;
   s.input = input.string();
   s.output = output.string();
   const std::string file = input.string();
@@ -472,10 +477,10 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   if (md.hostname) metadata.mutable_hosts(0)->set_hostname(*md.hostname);
   s.gpus = static_cast<std::size_t>(metadata.hosts(0).gpus_size());
   const std::string base_field = legacy ? "ssgd/clock_realtime_ns" : "baseTimeNanoseconds";
-  const ImportedTrace written = write_imported_trace(
-      sorter, output, metadata, file, s.rank,
-      {base_ns, base_field, base_field + " + ts overflows 64-bit nanoseconds",
-       fmt::format("with {} {} added", base_field, base_ns)});
+  const ImportedTrace written =
+      write_imported_trace(sorter, output, metadata, file, s.rank,
+                           {base_ns, base_field, base_field + " + ts overflows 64-bit nanoseconds",
+                            fmt::format("with {} {} added", base_field, base_ns)});
   s.events_written = written.events_written;
   s.sort_runs = written.sort_runs;
   for (const auto& [field, n] : s.mapping.ignored_fields) {
@@ -504,7 +509,7 @@ KinetoImportSummary import_kineto(const std::filesystem::path& input,
   return s;
 }
 
-void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out) {
+void print_pytorch_import_summary(const PytorchImportSummary& s, std::ostream& out) {
   const auto& m = s.mapping;
   const bool legacy = s.format == ProfilerFormat::kLegacy;
   out << fmt::format("{} -> {}\n", s.input, s.output);
@@ -524,10 +529,10 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
                                              : "UNSPECIFIED: relative to the profiler's start (no "
                                                "ssgd/clock_realtime_ns mark)");
   }
-  out << fmt::format("  written      {} events: {} kernels, {} memcpys, {} memsets, {} API calls, "
-                     "{} collectives, {} marker ranges\n",
-                     s.events_written, m.kernels, m.memcpys, m.memsets, m.api_calls,
-                     m.collectives, m.markers);
+  out << fmt::format(
+      "  written      {} events: {} kernels, {} memcpys, {} memsets, {} API calls, "
+      "{} collectives, {} marker ranges\n",
+      s.events_written, m.kernels, m.memcpys, m.memsets, m.api_calls, m.collectives, m.markers);
   const auto& c = s.cpu;
   if (c.step_iterations > 0) {
     out << fmt::format(
@@ -572,7 +577,8 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
     }
   } else {
     const auto& l = s.layers;
-    out << fmt::format(": {} forward and {} backward ranges\n", l.forward_ranges, l.backward_ranges);
+    out << fmt::format(": {} forward and {} backward ranges\n", l.forward_ranges,
+                       l.backward_ranges);
     if (l.containers > 0) {
       out << fmt::format("    {:>10}  module(s) holding other modules, not layers\n", l.containers);
     }
@@ -590,9 +596,10 @@ void print_kineto_import_summary(const KinetoImportSummary& s, std::ostream& out
     }
   }
   if (m.sharding_ranges > 0) {
-    out << fmt::format("  sharding     {} {} ranges kept as marker ranges (units, gathers, "
-                       "reductions)\n",
-                       m.sharding_ranges, m.fsdp2_ranges > 0 ? "FSDP2 (FSDP::)" : "FSDP1");
+    out << fmt::format(
+        "  sharding     {} {} ranges kept as marker ranges (units, gathers, "
+        "reductions)\n",
+        m.sharding_ranges, m.fsdp2_ranges > 0 ? "FSDP2 (FSDP::)" : "FSDP1");
   }
   if (m.collectives_numbered > 0) {
     out << fmt::format("  collectives  {} without a Seq arg, numbered by start time\n",
