@@ -36,4 +36,11 @@ ImportedTrace write_imported_trace(EventSorter& sorter, const std::filesystem::p
   return {writer.footer().event_count(), sorter.runs_spilled()};
 }
 
+std::optional<ChosenRank> first_rank(std::initializer_list<RankSource> sources) {
+  for (const RankSource& s : sources) {
+    if (s.rank) return ChosenRank{*s.rank, s.source};
+  }
+  return std::nullopt;
+}
+
 }  // namespace ssgd::trace

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
+#include <optional>
 #include <string>
 
 #include "traces/event_sorter.h"
@@ -25,6 +27,21 @@ struct ImportedTrace {
   std::uint64_t events_written = 0;
   std::size_t sort_runs = 0;
 };
+
+// A rank an importer may take, and where it came from as the summary says
+// it ("--rank", "ssgd/rank mark", "file name", a field of the file).
+struct RankSource {
+  std::optional<std::int32_t> rank;
+  const char* source;
+};
+struct ChosenRank {
+  std::int32_t rank = 0;
+  std::string source;
+};
+// The first of `sources` (most trusted first: --rank, the file's own
+// word, the ssgd/rank mark, the file's name) that holds a rank; none when
+// none does, for the importer to refuse or assume.
+std::optional<ChosenRank> first_rank(std::initializer_list<RankSource> sources);
 
 // `file`: the input, as messages name it. Throws InputError for a header or
 // an event the format refuses, and for a time that overflows with the base.

@@ -24,15 +24,11 @@ namespace {
 // Rank and world size: --rank, the ssgd/ marks, the file's name.
 void identify(const NsysImportOptions& options, NsysImportSummary& s) {
   const NsysMetadata& md = s.nvtx.metadata;
-  if (options.rank) {
-    s.rank = *options.rank;
-    s.rank_source = "--rank";
-  } else if (md.rank) {
-    s.rank = *md.rank;
-    s.rank_source = "ssgd/rank mark";
-  } else if (options.name_rank) {
-    s.rank = *options.name_rank;
-    s.rank_source = "file name";
+  if (const auto chosen = first_rank({{options.rank, "--rank"},
+                                      {md.rank, "ssgd/rank mark"},
+                                      {options.name_rank, "file name"}})) {
+    s.rank = chosen->rank;
+    s.rank_source = chosen->source;
   } else if (options.require_rank) {
     throw InputError({s.input, std::nullopt, std::nullopt, "rank"},
                      "no rank: the file has no ssgd/rank NVTX mark and its name has no number");

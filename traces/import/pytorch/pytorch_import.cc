@@ -197,18 +197,14 @@ void identify(const KinetoReadResult& read, const PytorchImportOptions& options,
     }
   }
   const bool dist_rank = file_rank.has_value();
-  if (options.rank) {
-    s.rank = *options.rank;
-    s.rank_source = "--rank";
-  } else if (dist_rank) {
-    s.rank = static_cast<std::int32_t>(*file_rank);
-    s.rank_source = "distributedInfo.rank";
-  } else if (md.rank) {
-    s.rank = *md.rank;
-    s.rank_source = "ssgd/rank mark";
-  } else if (options.name_rank) {
-    s.rank = *options.name_rank;
-    s.rank_source = "file name";
+  const std::optional<std::int32_t> dist_rank32 =
+      file_rank ? std::optional<std::int32_t>(static_cast<std::int32_t>(*file_rank)) : std::nullopt;
+  if (const auto chosen = first_rank({{options.rank, "--rank"},
+                                      {dist_rank32, "distributedInfo.rank"},
+                                      {md.rank, "ssgd/rank mark"},
+                                      {options.name_rank, "file name"}})) {
+    s.rank = chosen->rank;
+    s.rank_source = chosen->source;
   } else if (options.require_rank) {
     throw InputError(
         {s.input, std::nullopt, std::nullopt, "distributedInfo.rank"},
