@@ -15,6 +15,7 @@ import unittest
 
 import assemble
 import cluster
+import collective_waits
 import grid
 import launcher
 import sharded
@@ -365,6 +366,35 @@ class ShardedAgainstDdp(unittest.TestCase):
                 self.assertLess(diff, 1e-6, case)
             for model, moved in result["moved"].items():
                 self.assertGreater(moved, 1e-3, model)  # the steps changed the parameters
+
+
+class CollectiveWaitsTest(unittest.TestCase):
+    DUMP = "\n".join([
+        "events { collective { op: ALL_REDUCE nranks: 2 start_ns: 0 end_ns: 5000000 stream: 11 } }",
+        "events { rank: 1 collective { op: ALL_REDUCE rank: 1 nranks: 2 start_ns: 1000000 "
+        "end_ns: 5000000 stream: 21 } }",
+        "events { collective { op: ALL_REDUCE nranks: 2 sequence_number: 1 start_ns: 100 "
+        "end_ns: 1300000 stream: 12 } }",
+        "events { rank: 1 collective { op: ALL_REDUCE rank: 1 nranks: 2 sequence_number: 1 "
+        "start_ns: 1000000 end_ns: 1200000 stream: 22 } }",
+        "events { rank: 1 collective { op: ALL_REDUCE rank: 1 nranks: 2 sequence_number: 2 "
+        "start_ns: 9000000 end_ns: 9100000 stream: 22 } }",
+    ])
+
+    def test_times_from_the_last_start_and_counts_the_ones_side_by_side(self):
+        by_seq = collective_waits.collectives(self.DUMP)
+        self.assertEqual(by_seq[0], {0: (0, 5000000, 11), 1: (1000000, 5000000, 21)})
+        lines = collective_waits.report(by_seq, 1.0)
+        # sequence 2 ran on one rank only: left out.
+        self.assertEqual(lines[0], "2 collectives on 2 ranks; host threads per rank: rank 0: 2, rank 1: 2")
+        self.assertEqual(lines[1], "  beside another of the same rank: 4 of 4 rank-collectives")
+        # 4 ms and 0.3 ms from the last rank's start.
+        self.assertIn("median 2.150 ms", lines[2])
+        self.assertTrue(lines[3].startswith("     0.0 ms      1"))
+        self.assertTrue(lines[7].startswith("     4.0 ms      1"))
+
+    def test_a_trace_of_one_rank_has_nothing_to_say(self):
+        self.assertIsNone(collective_waits.report(collective_waits.collectives(self.DUMP.splitlines()[0]), 1.0))
 
 
 if __name__ == "__main__":
