@@ -66,6 +66,7 @@ std::string simulate(const Input& in, const std::optional<std::string>& scenario
   const sim::Scenario scenario = load_scenario(scenario_file, sets, nullptr);
   sim::SimulationOptions options;
   options.scenario_file = scenario_file.value_or("");
+  options.scenario_sets = sets;
   options.replay.progress = true;
   options.replay.fold_ranks = fold_ranks;
   options.replay.allow_large = allow_large;
@@ -83,6 +84,7 @@ std::string scale(const Input& in, const std::optional<std::string>& scenario_fi
   const sim::ScaleFlags flags = sim::check_scale_request({gpus, mode, global_batch});
   sim::ScaleOptions options;
   options.scenario_file = scenario_file.value_or("");
+  options.scenario_sets = sets;
   options.allow_large = allow_large;
   options.warn = warn;
   options.info = info;
@@ -106,6 +108,7 @@ std::string optimize(const Input& in, const std::optional<std::string>& scenario
       });
   sim::OptimizeOptions options;
   options.scenario_file = scenario_file.value_or("");
+  options.scenario_sets = sets;
   options.allow_large = allow_large;
   options.info = info;
   const sim::OptimizeRun run = sim::run_optimize(*in.loaded, plan, options);

@@ -78,6 +78,22 @@ Setting scenario_setting(const std::string& path) {
   return s;
 }
 
+// A scale or optimize report records the scenario's file and its --set
+// lines, not the scenario: each KEY=VALUE is a setting of its own, named as
+// a simulate run's scenario key is, except the keys the report records
+// itself under its own name (`reported`).
+void add_set_settings(const std::vector<std::string>& sets, Settings& out,
+                      std::initializer_list<std::string_view> reported = {}) {
+  for (const std::string& set : sets) {
+    const std::size_t eq = set.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string_view key = std::string_view(set).substr(0, eq);
+    if (std::find(reported.begin(), reported.end(), key) != reported.end()) continue;
+    const std::string value = set.substr(eq + 1);
+    out.push_back({set.substr(0, eq), Json(value), setting_text(Json(value))});
+  }
+}
+
 }  // namespace
 
 Settings simulate_settings(const SimulateRun& run) {
@@ -86,6 +102,8 @@ Settings simulate_settings(const SimulateRun& run) {
   Settings scenario;
   flatten_settings(run.scenario, "", scenario);
   for (Setting& s : scenario) {
+    // The values the --set lines gave are in the scenario's own keys.
+    if (s.key == "sets") continue;
     if (s.key == "file") {
       out.push_back(scenario_setting(s.value.is_string() ? s.value.get<std::string>() : ""));
     } else {
@@ -106,6 +124,10 @@ Settings scale_settings(const ScaleReport& scale) {
     }
     if (s.key == "input.path") {
       out.push_back(path_setting("input", scale.input_path));
+    } else if (s.key == "scenario_sets") {
+      // policy.overlap is the report's `policy`, scaling.mode its `mode`.
+      add_set_settings(scale.scenario_sets, out,
+                       {"policy.overlap", "iterations", "scaling.mode", "scaling.global_batch"});
     } else if (s.key == "scenario_file") {
       out.push_back(scenario_setting(scale.scenario_file));
     } else {
@@ -119,6 +141,7 @@ Settings optimize_settings(const OptimizeReport& o) {
   Settings out;
   out.push_back(path_setting("input", o.input));
   out.push_back(scenario_setting(o.scenario_file));
+  add_set_settings(o.scenario_sets, out);
   if (o.gpu_memory_bytes) {
     out.push_back({"gpu_memory_bytes", Json(*o.gpu_memory_bytes),
                    quantity_text({QuantityKind::kSize, static_cast<double>(*o.gpu_memory_bytes)})});

@@ -203,11 +203,29 @@ ScaleRow read_scale_row(const JsonFields& f, const Json& v, const std::string& a
   return row;
 }
 
+// `scenario_sets` of a scale or optimize report: strings, or nothing in a
+// report written before they were recorded.
+std::vector<std::string> read_scenario_sets(const JsonFields& f, const Json& r) {
+  std::vector<std::string> sets;
+  const Json* list = f.opt_array(r, "", "scenario_sets");
+  if (list == nullptr) return sets;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const Json& v = (*list)[i];
+    if (!v.is_string()) {
+      f.fail(JsonFields::element("scenario_sets", i),
+             "expected a string KEY=VALUE, got " + JsonFields::describe(v));
+    }
+    sets.push_back(v.get<std::string>());
+  }
+  return sets;
+}
+
 ScaleReport read_scale(const JsonFields& f, const Json& r) {
   ScaleReport s;
   s.input_path = f.opt_text(r, "", "input.path");
   s.model = f.opt_text(r, "", "input.model");
   s.scenario_file = f.opt_text(r, "", "scenario_file");
+  s.scenario_sets = read_scenario_sets(f, r);
   s.mode = f.opt_text(r, "", "mode");
   s.policy = f.opt_text(r, "", "policy");
   s.iterations = f.opt_count(r, "", "iterations");
@@ -229,6 +247,7 @@ OptimizeReport read_optimize(const JsonFields& f, const Json& r) {
   o.param = f.text(r, "", "param");
   o.input = f.opt_text(r, "", "input");
   o.scenario_file = f.opt_text(r, "", "scenario_file");
+  o.scenario_sets = read_scenario_sets(f, r);
   o.as_given_ns = f.opt_count(r, "", "as_given_iteration_time_ns");
   o.gpu_memory_bytes = f.opt_count(r, "", "gpu_memory_bytes");
   const Json& curve = f.array(r, "", "curve");

@@ -102,6 +102,7 @@ struct ScaleRow {
 
 struct ScaleReport {
   std::string input_path, model, scenario_file, mode, policy;
+  std::vector<std::string> scenario_sets;  // --set KEY=VALUE, as given (absent in older reports)
   std::optional<std::int64_t> iterations;
   ScaleRow single_gpu;
   std::vector<ScaleRow> rows;
@@ -117,6 +118,7 @@ struct OptimizePoint {
 
 struct OptimizeReport {
   std::string param, input, scenario_file;
+  std::vector<std::string> scenario_sets;  // --set KEY=VALUE, as given (absent in older reports)
   std::optional<std::int64_t> gpu_memory_bytes;
   std::vector<OptimizePoint> curve;
   std::size_t best = 0;  // index into curve: the first point with best.value

@@ -12,6 +12,8 @@ void scale_section(Page& page, const ScaleReport& s, bool charts) {
   if (!s.model.empty()) t.rows.push_back({"model", s.model});
   if (!s.input_path.empty()) t.rows.push_back({"input", s.input_path});
   if (!s.scenario_file.empty()) t.rows.push_back({"scenario", s.scenario_file});
+  if (!s.scenario_sets.empty())
+    t.rows.push_back({"--set", fmt::format("{}", fmt::join(s.scenario_sets, ", "))});
   if (!s.mode.empty()) t.rows.push_back({"scaling", s.mode});
   if (!s.policy.empty()) t.rows.push_back({"overlap policy", s.policy});
   t.rows.push_back({"one GPU's iteration time", format_ms(s.single_gpu.iteration_time_ns)});
@@ -45,6 +47,8 @@ void optimize_section(Page& page, const OptimizeReport& o, bool chart) {
   t.rows.push_back({"parameter", o.param});
   if (!o.input.empty()) t.rows.push_back({"input", o.input});
   if (!o.scenario_file.empty()) t.rows.push_back({"scenario", o.scenario_file});
+  if (!o.scenario_sets.empty())
+    t.rows.push_back({"--set", fmt::format("{}", fmt::join(o.scenario_sets, ", "))});
   t.rows.push_back({"values tried", std::to_string(o.curve.size())});
   const std::optional<Quantity> best_q = parse_quantity(best.value);
   t.rows.push_back({"best value", best_q && best_q->kind != QuantityKind::kNumber

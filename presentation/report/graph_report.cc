@@ -55,11 +55,11 @@ nlohmann::json graph_report_json(const sim::GraphReplayResult& g, const sim::Sce
   j["ssgd_report_version"] = 1;
   j["kind"] = "graph";
   j["input"] = {{"path", ctx.input}, {"kind", "graph-trace"}, {"provenance", ctx.provenance}};
-  j["scenario"] = {
-      {"file", ctx.scenario_file},
-      {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
-      {"network", {{"model", s.network_model}, {"algorithm", to_string(s.algorithm)}}},
-      {"platform", {{"preset", s.platform.preset}}}};
+  j["scenario"] = {{"file", ctx.scenario_file},
+                   {"sets", ctx.scenario_sets},
+                   {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
+                   {"network", {{"model", s.network_model}, {"algorithm", to_string(s.algorithm)}}},
+                   {"platform", {{"preset", s.platform.preset}}}};
   j["ranks"] = r.workers;
   j["graph_time_ns"] = g.graph_time.ns();
   if (g.iterations_known) {

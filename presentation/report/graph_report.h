@@ -17,6 +17,7 @@ struct GraphReportContext {
   std::string input;          // the path as given
   std::string provenance;     // the trace's
   std::string scenario_file;  // empty for none
+  std::vector<std::string> scenario_sets;  // --set KEY=VALUE over it, as given
 };
 
 void print_graph_summary(const sim::GraphReplayResult& result, const sim::Scenario& scenario,

@@ -10,6 +10,7 @@ nlohmann::json optimize_report_json(const sim::OptimizeResult& r) {
   j["param"] = r.param;
   j["input"] = r.input;
   j["scenario_file"] = r.scenario_file;
+  j["scenario_sets"] = r.scenario_sets;
   nlohmann::json points = nlohmann::json::array();
   for (const sim::OptimizePoint& p : r.curve) {
     points.push_back({{"value", p.value},

@@ -159,6 +159,7 @@ nlohmann::json report_json(const sim::ReplayResult& r, const sim::Scenario& s,
                 {"provenance", ctx.provenance}};
   j["scenario"] = {
       {"file", ctx.scenario_file},
+      {"sets", ctx.scenario_sets},
       {"iterations", s.iterations},
       {"cluster", {{"nodes", s.nodes}, {"gpus_per_node", s.gpus_per_node}}},
       {"network",

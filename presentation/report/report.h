@@ -19,6 +19,7 @@ struct ReportContext {
   std::string model;        // from the profile's metadata, may be empty
   std::string provenance;   // from the profile's metadata, may be empty
   std::string scenario_file;  // empty when none
+  std::vector<std::string> scenario_sets;                  // --set KEY=VALUE over it, as given
   const sim::SharedFabricResult* shared_fabric = nullptr;  // when the scenario has jobs
 };
 

@@ -9,6 +9,7 @@ nlohmann::json scale_report_json(const sim::ScaleResult& r) {
   nlohmann::json j;
   j["input"] = {{"path", r.input}, {"model", r.model}};
   j["scenario_file"] = r.scenario_file;
+  j["scenario_sets"] = r.scenario_sets;
   j["mode"] = to_string(r.mode);
   j["reference_batch"] = r.reference_batch;
   j["batch_given"] = r.batch_given;

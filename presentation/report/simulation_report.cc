@@ -11,12 +11,18 @@ namespace {
 
 ReportContext report_context(const sim::Simulation& s) {
   const sim::ReplayInput& in = s.input->content;
-  return {s.input->path,    to_string(in.kind),  in.profile.model,
-          in.profile.provenance, s.scenario_file, s.shared ? &*s.shared : nullptr};
+  return {s.input->path,
+          to_string(in.kind),
+          in.profile.model,
+          in.profile.provenance,
+          s.scenario_file,
+          s.scenario_sets,
+          s.shared ? &*s.shared : nullptr};
 }
 
 GraphReportContext graph_context(const sim::Simulation& s) {
-  return {s.input->path, s.input->content.execution_graph->provenance, s.scenario_file};
+  return {s.input->path, s.input->content.execution_graph->provenance, s.scenario_file,
+          s.scenario_sets};
 }
 
 }  // namespace

@@ -275,6 +275,7 @@ OptimizeRun run_optimize(const SimulationInput& input, const OptimizePlan& plan,
   run.result.param = a.param;
   run.result.input = input.path;
   run.result.scenario_file = opts.scenario_file;
+  run.result.scenario_sets = opts.scenario_sets;
   OptimizeResult& result = run.result;
   for (std::size_t i = 0; i < plan.scenarios.size(); ++i) {
     result.curve.push_back(point(plan.values[i], replay(profile, plan.scenarios[i], options)));

@@ -55,6 +55,7 @@ OptimizePlan plan_optimize(const OptimizeRequest& request, const ScenarioLoader&
 
 struct OptimizeOptions {
   std::string scenario_file;                     // for the report; may be empty
+  std::vector<std::string> scenario_sets;        // --set KEY=VALUE, as given, for the report
   bool allow_large = false;                      // run settings the estimate says will not fit
   std::function<void(const std::string&)> info;  // progress of long searches
 };

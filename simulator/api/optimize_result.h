@@ -33,6 +33,7 @@ struct OptimizeResult {
   std::string param;                 // the scenario key searched (--param)
   std::string input;                 // the INPUT argument, as given
   std::string scenario_file;         // --scenario; empty when none
+  std::vector<std::string> scenario_sets;  // --set KEY=VALUE, as given
   std::vector<OptimizePoint> curve;  // in the order tried
   std::size_t best = 0;              // index in curve: the shortest iteration that fits, first of ties
   Duration as_given_iteration_time;  // the scenario without the key set

@@ -288,6 +288,7 @@ ScaleRun run_scale(const SimulationInput& input, const Scenario& base, const Sca
   result.input = input.path;
   result.model = profile.model;
   result.scenario_file = options.scenario_file;
+  result.scenario_sets = options.scenario_sets;
   result.mode = base.scaling.mode;
   result.reference_batch = plan.given_plan.reference_batch;
   result.batch_given = plan.given_plan.batch_known;

@@ -39,6 +39,7 @@ ScaleFlags check_scale_request(const ScaleRequest& request);
 
 struct ScaleOptions {
   std::string scenario_file;  // for the report; may be empty
+  std::vector<std::string> scenario_sets;  // --set KEY=VALUE, as given, for the report
   bool allow_large = false;   // run counts the estimate says will not fit
   std::function<void(const std::string&)> warn;
   std::function<void(const std::string&)> info;  // progress of long sweeps

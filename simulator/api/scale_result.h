@@ -31,6 +31,7 @@ struct ScaleResult {
   std::string input;          // the INPUT argument, as given
   std::string model;          // the input's model name; may be empty
   std::string scenario_file;  // --scenario; empty when none
+  std::vector<std::string> scenario_sets;  // --set KEY=VALUE, as given
   ScalingMode mode = ScalingMode::kWeak;
   std::int64_t reference_batch = 1;  // the batch the input's times were measured at
   bool batch_given = false;          // false: no batch known, 1 assumed

@@ -58,6 +58,7 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
   Simulation s;
   s.input = &input;
   s.scenario_file = options.scenario_file;
+  s.scenario_sets = options.scenario_sets;
   const WorkContext context("replaying", input.path);
 
   if (input.content.kind == InputKind::kGraphTrace) {

@@ -48,6 +48,7 @@ void refuse_scenario_jobs(const Scenario& scenario, const std::string& file,
 
 struct SimulationOptions {
   std::string scenario_file;  // where the scenario came from, for the report; may be empty
+  std::vector<std::string> scenario_sets;  // --set KEY=VALUE over it, as given, for the report
   // Folding, --allow-large, progress and what to keep for a timeline or a
   // simulated trace, as replay() takes them (simulator/replay/replay.h).
   ReplayOptions replay;
@@ -63,6 +64,7 @@ struct Simulation {
   const SimulationInput* input = nullptr;
   Scenario scenario;  // as run (for a graph: with the nodes its ranks need)
   std::string scenario_file;
+  std::vector<std::string> scenario_sets;
   std::optional<ReplayResult> result;            // a profile's replay
   std::optional<SharedFabricResult> shared;      // with jobs
   std::optional<GraphReplayResult> graph_replay;  // an execution graph's replay

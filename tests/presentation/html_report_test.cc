@@ -148,6 +148,12 @@ TEST(HtmlReportInput, RefusesBadScaleAndOptimizeReports) {
   opt = Json::parse(golden("report/optimize.json"));
   opt["curve"][2].erase("iteration_time_ns");
   EXPECT_THAT(error_of(opt.dump()), HasSubstr("field 'curve[2].iteration_time_ns': missing"));
+  opt = Json::parse(golden("report/optimize.json"));
+  opt["scenario_sets"] = Json::array({"policy.overlap=ddp", 3});
+  EXPECT_THAT(error_of(opt.dump()),
+              HasSubstr("field 'scenario_sets[1]': expected a string KEY=VALUE, got the number 3"));
+  opt["scenario_sets"] = "policy.overlap=ddp";
+  EXPECT_THAT(error_of(opt.dump()), HasSubstr("field 'scenario_sets'"));
 }
 
 TEST(HtmlReportInput, RefusesBadSweepLinesByLine) {

@@ -117,6 +117,9 @@ TEST_F(ReportCliTest, TwoWhatIfsOfOneInputAreNamedByTheKeysThatDiffer) {
   EXPECT_THAT(html, HasSubstr("\"run\":\"" + b + "\""));
   EXPECT_THAT(html, HasSubstr("2. " + b + " (simulate report, bsp.json)"));
   EXPECT_THAT(html, HasSubstr("<tr><td>policy.overlap</td><td>wfbp</td><td>bsp</td></tr>"));
+  // Each report records its --set lines; the page names runs by the scenario's keys, not by them.
+  EXPECT_THAT(page("bsp.json"), HasSubstr("\"policy.overlap=bsp\""));
+  EXPECT_THAT(html, Not(HasSubstr("sets=")));
 }
 
 TEST_F(ReportCliTest, ASharedFabricRunShowsEachJobAloneAndShared) {
@@ -156,6 +159,28 @@ TEST_F(ReportCliTest, ScaleAndOptimizeReportsOfOneKindAreOverlaid) {
   EXPECT_THAT(html, HasSubstr("Comparison of the 2 optimize reports of policy.bucket_cap"));
   EXPECT_EQ(count(html, "class=\"chart\""), 1u);
   EXPECT_THAT(html, HasSubstr("\"title\":\"policy.bucket_cap (MiB)\""));
+}
+
+// A scale report records its --set lines (the scenario itself is not in it):
+// reports that differ by one are named by its key, and each lists them.
+TEST_F(ReportCliTest, ScaleReportsThatDifferByASetAreNamedByIt) {
+  for (const std::string net : {"10gbe", "100gbe"}) {
+    const auto r =
+        run_ssgd(SSGD_CLI, {"scale", (kSource / "traces/datasets/resnet50_v100.csv").string(),
+                            "--scenario", (kSource / "scenarios/v100_4x4_10gbe.yaml").string(),
+                            "--set", "network.inter_node=" + net, "--set", "policy.overlap=bsp",
+                            "--gpus", "4,8", "--report", net + ".json", "-q"});
+    ASSERT_TRUE(r.exited && r.status == 0) << r;
+  }
+  EXPECT_THAT(page("100gbe.json"),
+              HasSubstr("\"scenario_sets\": [\n    \"network.inter_node=100gbe\""));
+  ASSERT_EQ(ssgd({"10gbe.json", "100gbe.json", "-o", "out.html"}).status, 0);
+  const std::string html = page();
+  // policy.overlap is the report's own `policy`: the same in both, and not twice.
+  EXPECT_THAT(html, HasSubstr("\"series\":\"network.inter_node=100gbe\""));
+  EXPECT_THAT(
+      html,
+      HasSubstr("<tr><td>--set</td><td>network.inter_node=100gbe, policy.overlap=bsp</td></tr>"));
 }
 
 TEST_F(ReportCliTest, DatasetVerifyAndDiffReportsArePredictedAgainstMeasured) {

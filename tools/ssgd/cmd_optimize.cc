@@ -115,6 +115,7 @@ void run_optimize(const OptimizeArgs& a) {
   for (const auto& w : input.content.warnings) log->warn("{}", w);
   sim::OptimizeOptions options;
   options.scenario_file = a.scenario.file;
+  options.scenario_sets = a.scenario.sets;
   options.allow_large = a.allow_large;
   options.info = [&log](const std::string& line) { log->info("{}", line); };
   const sim::OptimizeRun run = sim::run_optimize(input, plan, options);

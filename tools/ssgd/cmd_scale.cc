@@ -102,6 +102,7 @@ void run_scale(const ScaleArgs& a) {
   const sim::ScaleFlags flags = sim::check_scale_request({a.gpus, a.mode, a.global_batch});
   sim::ScaleOptions options;
   options.scenario_file = a.scenario.file;
+  options.scenario_sets = a.scenario.sets;
   options.allow_large = a.allow_large;
   options.warn = [&log](const std::string& line) { log->warn("{}", line); };
   options.info = [&log](const std::string& line) { log->info("{}", line); };

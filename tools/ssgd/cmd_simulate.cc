@@ -148,6 +148,7 @@ void run_simulate(const SimulateArgs& a) {
 
   sim::SimulationOptions options;
   options.scenario_file = a.scenario.file;
+  options.scenario_sets = a.scenario.sets;
   options.replay.keep_schedule = a.timeline.given() || a.trace.given();
   // A simulated trace can be written from a folded run; a timeline cannot.
   options.replay.keep_folded_schedule = !a.timeline.given();
