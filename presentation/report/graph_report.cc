@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
+#include "presentation/report/link_report.h"
 #include "presentation/report/summary_rows.h"
 
 namespace ssgd::report {
@@ -40,6 +41,7 @@ void print_graph_summary(const sim::GraphReplayResult& g, const sim::Scenario& s
       fmt::format("{:5.1f}%", percent_of(r.breakdown.io, it)));
   row("  idle", format_duration(r.breakdown.idle),
       fmt::format("{:5.1f}%", percent_of(r.breakdown.idle, it)));
+  print_link_utilisation(r, out);
   out << fmt::format(
       "\n  {} nodes -> {} tasks, {} edges; {} collectives, {} point-to-point: {} "
       "timed by the network model, {} at their recorded times\n",
@@ -79,6 +81,7 @@ nlohmann::json graph_report_json(const sim::GraphReplayResult& g, const sim::Sce
                {"modelled", g.comm_modelled},
                {"replayed", g.comm_replayed}};
   j["network"] = r.network;
+  j["links"] = links_json(r);
   j["nodes"] = g.nodes;
   j["tasks"] = r.tasks;
   j["edges"] = r.edges;

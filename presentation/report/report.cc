@@ -1,6 +1,7 @@
 #include "presentation/report/report.h"
 #include "presentation/report/gpu_report.h"
 #include "presentation/report/interference_report.h"
+#include "presentation/report/link_report.h"
 #include "presentation/report/memory_report.h"
 #include "presentation/report/summary_rows.h"
 
@@ -248,19 +249,7 @@ nlohmann::json report_json(const sim::ReplayResult& r, const sim::Scenario& s,
     j["communication"]["collectives_of_other_kinds_replayed"] = r.other_kind_collectives_replayed;
   }
   j["communication"]["collectives_last_iteration"] = coll;
-  nlohmann::json link_kinds = nlohmann::json::array();
-  for (const auto& k : r.link_kinds) {
-    link_kinds.push_back({{"kind", k.kind}, {"links", k.links}, {"bytes", k.bytes},
-                          {"mean_utilisation", k.mean_utilisation},
-                          {"max_utilisation", k.max_utilisation}});
-  }
-  nlohmann::json busiest = nlohmann::json::array();
-  for (const auto& l : r.busiest_links) {
-    busiest.push_back({{"link", l.name}, {"kind", l.kind},
-                       {"capacity_bytes_per_s", l.capacity_bytes_per_s}, {"bytes", l.bytes},
-                       {"utilisation", l.utilisation}});
-  }
-  j["links"] = {{"by_kind", link_kinds}, {"busiest", busiest}};
+  j["links"] = links_json(r);
   nlohmann::json kinds;
   for (int k = 0; k < dag::kTaskKindCount; ++k) {
     kinds[dag::to_string(static_cast<dag::TaskKind>(k))] = r.critical_path.time_by_kind[k].ns();
@@ -462,20 +451,7 @@ void print_summary(const sim::ReplayResult& r, const sim::Scenario& s, const Rep
       }
     }
   }
-  if (!r.link_kinds.empty()) {
-    out << fmt::format("\n  link utilisation over the run ({} model):\n", r.network_model);
-    out << fmt::format("  {:<8} {:>8} {:>14} {:>8} {:>8}\n", "kind", "links", "bytes", "mean", "max");
-    for (const auto& k : r.link_kinds) {
-      out << fmt::format("  {:<8} {:>8} {:>14} {:>7.1f}% {:>7.1f}%\n", k.kind, k.links,
-                         format_bytes(static_cast<std::int64_t>(k.bytes)), 100 * k.mean_utilisation,
-                         100 * k.max_utilisation);
-    }
-    if (!r.busiest_links.empty()) {
-      const auto& b = r.busiest_links.front();
-      out << fmt::format("  busiest: {} ({}, {:.1f}%)\n", b.name, format_rate(b.capacity_bytes_per_s),
-                         100 * b.utilisation);
-    }
-  }
+  print_link_utilisation(r, out);
   if (ctx.shared_fabric) print_shared_fabric(*ctx.shared_fabric, out);
   out << "\n";
   std::string path;

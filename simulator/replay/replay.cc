@@ -177,7 +177,7 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
     const WorkContext stage(kSimulating);
     // No source to refuse as a list schedule: the graph is built whole.
     stages::run(*built, options, run, out.run);
-    stages::measure_graph(*built, run, out);
+    stages::measure_graph(*built, run, options, out);
   } catch (const std::bad_alloc&) {
     throw_out_of_memory(estimate, kSimulating, file);
   }

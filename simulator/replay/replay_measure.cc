@@ -10,6 +10,8 @@
 #include "simulator/replay/closed_form.h"
 #include "simulator/replay/gradient_buffers.h"
 #include "simulator/replay/replay_stages.h"
+#include "traces/proto/trace_events.pb.h"
+#include "traces/trace_collectives.h"
 
 namespace ssgd::sim::replay_stages {
 namespace {
@@ -103,15 +105,25 @@ std::vector<Unit> collective_units(const std::vector<CommRun>& comm, const Run& 
 }
 
 // What a modelled collective runs: a replicated job's all-reduce of its
-// bytes, or a sharded job's collective (sharded_target). Keyed by the sharded
-// collective's index (-1 for a replicated all-reduce) and the bytes.
+// bytes, a sharded job's collective (sharded_target), or an execution
+// graph's call. Keyed by the bytes and by the sharded collective's index,
+// -1 for a replicated all-reduce, or -2 - op for a graph's call of that op
+// (its trace Collective::Op).
 using SizeKey = std::pair<std::int32_t, double>;
 SizeKey size_key(const Build& build, const dag::Task& task, double bytes) {
+  if (build.job.execution) {
+    return {-2 - build.job.execution->comm[static_cast<std::size_t>(task.group)].op, bytes};
+  }
   return {build.job.sharded ? task.group : -1, bytes};
 }
 // The analytical link traffic of `times` such collectives.
 void add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<double>& into,
                         double times) {
+  if (key.first <= -2) {
+    const auto op = trace::modelled_op(static_cast<trace::v1::Collective::Op>(-2 - key.first));
+    if (op) build.comm.add_link_bytes(*op, key.second, into, times);
+    return;
+  }
   if (key.first < 0) {
     build.comm.add_link_bytes(CollectiveOp::kAllReduce, key.second, into, times);
     return;
@@ -300,7 +312,8 @@ void measure(const Build& build, const Scenario& scenario, Run& run, const Repla
   measure_waiting_gradients(build, run, comm, out);
 }
 
-void measure_graph(const Build& build, const Run& run, GraphReplayResult& out) {
+void measure_graph(const Build& build, Run& run, const ReplayOptions& options,
+                   GraphReplayResult& out) {
   ReplayResult& r = out.run;
   const dag::TaskGraph& tasks = *build.job.graph;
   const Schedule& schedule = *run.schedule;
@@ -338,6 +351,19 @@ void measure_graph(const Build& build, const Run& run, GraphReplayResult& out) {
     r.comm_per_iteration = r.comm_per_iteration + (schedule.end[t] - schedule.start[t]);
     ++r.collectives_per_iteration;
   }
+  // The links' traffic over the whole graph, as a profile's is measured:
+  // the modelled collectives' (the others were replayed at their recorded
+  // times and put nothing on the platform's links).
+  const bool flow = run.network != nullptr;
+  const std::vector<CommRun> comm = comm_runs(build, run);
+  std::map<SizeKey, double> sizes;
+  if (!flow) {
+    for (const CommRun& c : comm) {
+      if (!c.task.duration_modelled || c.task.bytes <= 0) continue;
+      sizes[size_key(build, c.task, static_cast<double>(c.task.bytes))] += 1;
+    }
+  }
+  measure_links(build, comm, run, flow, sizes, options, r);
 }
 
 }  // namespace ssgd::sim::replay_stages

@@ -97,7 +97,9 @@ void plan_graph(const GraphPlan& plan, const Scenario& requested, GraphReplayRes
 // their recorded times.
 Build build_graph(const GraphPlan& plan, GraphReplayResult& out);
 // Its iterations (a graph ssgd wrote: from each iteration's last update; any
-// other: one, the whole graph), breakdown, critical path and collectives.
-void measure_graph(const Build& build, const Run& run, GraphReplayResult& out);
+// other: one, the whole graph), breakdown, critical path, collectives, and
+// the links' traffic as measure() finds a profile's.
+void measure_graph(const Build& build, Run& run, const ReplayOptions& options,
+                   GraphReplayResult& out);
 
 }  // namespace ssgd::sim::replay_stages

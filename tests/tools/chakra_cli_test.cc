@@ -143,6 +143,39 @@ TEST_F(ChakraCliTest, TheFlowModelRoundTripsToo) {
   EXPECT_EQ(json("graph.json")["scenario"]["network"]["model"], "flow");
 }
 
+// A graph's replay measures its links as a profile's does: the same
+// collectives put the same bytes on the same links, under either model, and
+// a timeline of the graph shows the links' tracks.
+TEST_F(ChakraCliTest, TheGraphsLinksCarryWhatTheProfilesDo) {
+  for (const std::string model : {"analytical", "flow"}) {
+    const std::vector<std::string> scenario = {"--scenario",   kScenario, "--set",
+                                               "iterations=3", "--set",   "network.model=" + model};
+    std::vector<std::string> sim = {"simulate", kResnet, "--report", "direct-" + model + ".json",
+                                    "-q"};
+    sim.insert(sim.end(), scenario.begin(), scenario.end());
+    ASSERT_EQ(ssgd(sim).status, 0);
+    std::vector<std::string> exp = {"export", "chakra", kResnet, "-o", "et-" + model};
+    exp.insert(exp.end(), scenario.begin(), scenario.end());
+    ASSERT_EQ(ssgd(exp).status, 0);
+    ASSERT_EQ(ssgd({"import", "chakra", "et-" + model, "-o", model + ".ssgdt"}).status, 0);
+    std::vector<std::string> replay = {
+        "simulate", model + ".ssgdt", "--report",        model + ".json",
+        "-q",       "--timeline",     model + "_tl.json"};
+    replay.insert(replay.end(), scenario.begin(), scenario.end());
+    ASSERT_EQ(ssgd(replay).status, 0);
+    const auto direct = json("direct-" + model + ".json")["links"]["by_kind"];
+    const auto graph = json(model + ".json")["links"]["by_kind"];
+    ASSERT_EQ(graph.size(), direct.size()) << model;
+    for (std::size_t k = 0; k < graph.size(); ++k) {
+      EXPECT_EQ(graph[k]["kind"], direct[k]["kind"]) << model;
+      EXPECT_NEAR(graph[k]["bytes"].get<double>(), direct[k]["bytes"].get<double>(),
+                  1e-9 * direct[k]["bytes"].get<double>())
+          << model << " " << graph[k]["kind"];
+    }
+    EXPECT_THAT(read_file_bytes(dir_ / (model + "_tl.json")), HasSubstr("nic0 -> switch")) << model;
+  }
+}
+
 TEST_F(ChakraCliTest, AnotherNetworkChangesTheGraphsCollectivesOnly) {
   ASSERT_EQ(ssgd({"export", "chakra", kResnet, "--scenario", kScenario, "-o", "et"}).status, 0);
   ASSERT_EQ(ssgd({"import", "chakra", "et", "-o", "g.ssgdt"}).status, 0);
