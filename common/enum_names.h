@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -26,9 +27,18 @@ struct EnumName {
 template <class E, std::size_t N, std::size_t Aliases = 0>
 class EnumNames {
  public:
+  // Every entry must be given: a table declared constexpr with fewer than N
+  // names (or aliases) does not compile.
   constexpr explicit EnumNames(std::array<EnumName<E>, N> names,
                                std::array<EnumName<E>, Aliases> aliases = {})
-      : names_(names), aliases_(aliases) {}
+      : names_(names), aliases_(aliases) {
+    for (const auto& n : names_) {
+      if (n.name == nullptr) throw std::logic_error("EnumNames: a name is missing");
+    }
+    for (const auto& a : aliases_) {
+      if (a.name == nullptr) throw std::logic_error("EnumNames: an alias is missing");
+    }
+  }
 
   // The value's name; `unknown` for a value not in the table.
   [[nodiscard]] constexpr const char* name(E value, const char* unknown = "?") const {

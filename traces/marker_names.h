@@ -120,10 +120,10 @@ struct IdentityMarks {
 
   // Counts `mark` (parsed from `name`) and takes it when it says who the
   // capture is (rank, world size, host, clock; `start_ns` asked only for a
-  // clock mark) or has an unknown key (noted). True when the importer has
-  // nothing more to do with it; false for the rest (grad_bytes,
-  // collective_bytes, an unknown key), which are the importer's. `at` names
-  // the mark in a conflict's note ("row 12", "event 57").
+  // clock mark): true, the importer has nothing more to do with it. False
+  // for the rest (grad_bytes, collective_bytes, an unknown key, whose key is
+  // noted in unknown_keys first), which are the importer's. `at` names the
+  // mark in a conflict's note ("row 12", "event 57").
   bool take(const MetadataMark& mark, std::string_view name, std::string_view at,
             const std::function<std::int64_t()>& start_ns);
 

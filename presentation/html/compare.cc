@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "presentation/html/html_text.h"
 #include "presentation/html/quantity.h"
@@ -81,16 +82,25 @@ Setting scenario_setting(const std::string& path) {
 // A scale or optimize report records the scenario's file and its --set
 // lines, not the scenario: each KEY=VALUE is a setting of its own, named as
 // a simulate run's scenario key is, except the keys the report records
-// itself under its own name (`reported`).
+// itself under its own name (`reported`). A key set twice ran with its last
+// value, as the scenario applies them in order: that one is kept, in the
+// place of the first.
 void add_set_settings(const std::vector<std::string>& sets, Settings& out,
                       std::initializer_list<std::string_view> reported = {}) {
+  std::map<std::string, std::size_t> at;  // key -> its place in `out`
   for (const std::string& set : sets) {
     const std::size_t eq = set.find('=');
     if (eq == std::string::npos || eq == 0) continue;
-    const std::string_view key = std::string_view(set).substr(0, eq);
+    std::string key = set.substr(0, eq);
     if (std::find(reported.begin(), reported.end(), key) != reported.end()) continue;
     const std::string value = set.substr(eq + 1);
-    out.push_back({set.substr(0, eq), Json(value), setting_text(Json(value))});
+    Setting setting{key, Json(value), setting_text(Json(value))};
+    if (const auto it = at.find(key); it != at.end()) {
+      out[it->second] = std::move(setting);
+    } else {
+      at.emplace(std::move(key), out.size());
+      out.push_back(std::move(setting));
+    }
   }
 }
 

@@ -44,9 +44,14 @@ void print_link_utilisation(const sim::ReplayResult& r, std::ostream& out) {
     out << fmt::format("  busiest: {} ({}, {:.1f}%)\n", b.name, format_rate(b.capacity_bytes_per_s),
                        100 * b.utilisation);
   }
-  if (over) {
+  if (over && r.network_model == "analytical") {
     out << "  above 100%: collectives that overlapped on a link, each timed alone as the "
            "analytical model does; network.model: flow shares the link between them\n";
+  } else if (over) {
+    out << fmt::format(
+        "  above 100%: more bytes than the link carries in the run's time under "
+        "the {} model, which should not happen: please report it\n",
+        r.network_model);
   }
 }
 

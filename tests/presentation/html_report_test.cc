@@ -21,6 +21,7 @@
 #include "presentation/html/measured_charts.h"
 #include "presentation/html/quantity.h"
 #include "presentation/html/report_input.h"
+#include "presentation/html/sections.h"
 #include "presentation/html/sweep_charts.h"
 #include "presentation/html/timeline_input.h"
 #include "presentation/html/vega_bundle.h"
@@ -429,6 +430,31 @@ TEST(HtmlReportLabels, TheFewestKeysThatTellManyApartFileNamesWhenNoneDiffer) {
   EXPECT_TRUE(has(twins, "\"run\":\"2: r.json\""));
   EXPECT_TRUE(has(twins, "\"run\":\"s.json\""));
   EXPECT_TRUE(has(twins, "No scenario key differs between them"));
+}
+
+// An optimize report's --set lines are settings of their own; a key set
+// twice ran with its last value, and the reports' own keys are not repeated.
+TEST(HtmlReportLabels, ASetTwiceIsItsLastValue) {
+  ssgd::html::OptimizeReport o;
+  o.input = "in.csv";
+  o.scenario_sets = {"network.inter_node=10gbe", "cluster.nodes=4", "network.inter_node=100gbe",
+                     "bad", "=x"};
+  const auto settings = ssgd::html::optimize_settings(o);
+  std::map<std::string, std::string> by_key;
+  std::vector<std::string> keys;
+  for (const auto& x : settings) {
+    keys.push_back(x.key);
+    by_key[x.key] = x.text;
+  }
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"input", "scenario", "network.inter_node", "cluster.nodes"}));
+  EXPECT_EQ(by_key["network.inter_node"], "100gbe");
+  ssgd::html::ScaleReport s;
+  s.scenario_sets = {"policy.overlap=bsp", "network.inter_node=100gbe"};
+  s.settings = {{"policy", "bsp"}, {"scenario_sets", s.scenario_sets}};
+  keys.clear();
+  for (const auto& x : ssgd::html::scale_settings(s)) keys.push_back(x.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"policy", "network.inter_node"}));
 }
 
 TEST(HtmlReportLabels, LabelsAreShortAndUnique) {

@@ -5,10 +5,13 @@ collective of the same rank.
 
   tools/testbed/collective_waits.py TRACE.ssgdt [--ssgd build/bin/ssgd] [--bin-ms 0.5]
 
-Reads `ssgd info --dump` (collective records: rank, sequence_number,
-start_ns, end_ns, stream = the host thread that ran it). Timing from the
-last rank's start leaves out the wait for a late peer: what remains is the
-collective's own time as it ran in the training (docs/validation.md, 8c).
+Reads `ssgd info --dump` (collective records: rank, communicator_id,
+sequence_number, op, start_ns, end_ns, stream = the host thread that ran
+it); the ranks' records of one collective are matched by communicator and
+sequence number, as the simulator matches them, and must agree on the op.
+Timing from the last rank's start leaves out the wait for a late peer: what
+remains is the collective's own time as it ran in the training
+(docs/validation.md, 8c).
 """
 import argparse
 import collections
@@ -17,12 +20,17 @@ import statistics
 import subprocess
 import sys
 
-FIELDS = {k: re.compile(rf"\b{k}: (\d+)") for k in ("rank", "sequence_number", "start_ns", "end_ns", "stream")}
+FIELDS = {k: re.compile(rf"\b{k}: (\d+)")
+          for k in ("rank", "communicator_id", "sequence_number", "start_ns", "end_ns", "stream")}
+OP = re.compile(r"\bop: (\w+)")
 
 
 def collectives(dump):
-    """{sequence_number: {rank: (start_ns, end_ns, thread)}} from `ssgd info --dump` text."""
+    """{(communicator_id, sequence_number): {rank: (start_ns, end_ns, thread)}} from
+    `ssgd info --dump` text. Raises ValueError when two ranks' records of one
+    collective name different ops, or one rank has two records of it."""
     by_seq = collections.defaultdict(dict)
+    ops = {}
     for line in dump.splitlines():
         if "collective {" not in line:
             continue
@@ -31,7 +39,14 @@ def collectives(dump):
         m = FIELDS["rank"].search(head)
         rank = int(m.group(1)) if m else 0
         get = lambda k: int(FIELDS[k].search(body).group(1)) if FIELDS[k].search(body) else 0
-        by_seq[get("sequence_number")][rank] = (get("start_ns"), get("end_ns"), get("stream"))
+        key = (get("communicator_id"), get("sequence_number"))
+        m = OP.search(body)
+        op = m.group(1) if m else "UNKNOWN"
+        if ops.setdefault(key, op) != op:
+            raise ValueError(f"collective {key}: rank {rank} records {op}, another rank {ops[key]}")
+        if rank in by_seq[key]:
+            raise ValueError(f"collective {key}: rank {rank} records it twice")
+        by_seq[key][rank] = (get("start_ns"), get("end_ns"), get("stream"))
     return by_seq
 
 
@@ -45,12 +60,19 @@ def report(by_seq, bin_ms):
     for r in whole.values():
         for rank, (s, e, _) in r.items():
             per_rank[rank].append((s, e))
+    # A rank's collective ran beside another when any other of that rank's
+    # overlaps it: sorted by start, one overlaps an earlier one when it starts
+    # before the latest end so far, and a later one when the next starts
+    # before its own end.
     beside = 0
     for iv in per_rank.values():
         iv.sort()
+        latest_end = None
         for i, (s, e) in enumerate(iv):
-            if (i > 0 and iv[i - 1][1] > s) or (i + 1 < len(iv) and iv[i + 1][0] < e):
-                beside += 1
+            earlier = latest_end is not None and latest_end > s
+            later = i + 1 < len(iv) and iv[i + 1][0] < e
+            beside += earlier or later
+            latest_end = e if latest_end is None else max(latest_end, e)
     own = sorted((max(v[1] for v in r.values()) - max(v[0] for v in r.values())) / 1e6 for r in whole.values())
     threads = collections.defaultdict(set)
     for r in whole.values():
@@ -82,7 +104,11 @@ def main():
                               text=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         sys.exit(f"{a.trace}: ssgd info --dump failed: {getattr(e, 'stderr', '') or e}")
-    lines = report(collectives(dump), a.bin_ms)
+    try:
+        by_seq = collectives(dump)
+    except ValueError as e:
+        sys.exit(f"{a.trace}: {e}")
+    lines = report(by_seq, a.bin_ms)
     if lines is None:
         sys.exit(f"{a.trace}: no collective recorded on two or more ranks")
     print(f"{a.trace}: " + "\n".join(lines))

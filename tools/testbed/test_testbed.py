@@ -383,7 +383,7 @@ class CollectiveWaitsTest(unittest.TestCase):
 
     def test_times_from_the_last_start_and_counts_the_ones_side_by_side(self):
         by_seq = collective_waits.collectives(self.DUMP)
-        self.assertEqual(by_seq[0], {0: (0, 5000000, 11), 1: (1000000, 5000000, 21)})
+        self.assertEqual(by_seq[(0, 0)], {0: (0, 5000000, 11), 1: (1000000, 5000000, 21)})
         lines = collective_waits.report(by_seq, 1.0)
         # sequence 2 ran on one rank only: left out.
         self.assertEqual(lines[0], "2 collectives on 2 ranks; host threads per rank: rank 0: 2, rank 1: 2")
@@ -392,6 +392,12 @@ class CollectiveWaitsTest(unittest.TestCase):
         self.assertIn("median 2.150 ms", lines[2])
         self.assertTrue(lines[3].startswith("     0.0 ms      1"))
         self.assertTrue(lines[7].startswith("     4.0 ms      1"))
+
+    def test_ranks_that_disagree_on_the_op_are_refused(self):
+        bad = self.DUMP.replace("rank: 1 collective { op: ALL_REDUCE rank: 1 nranks: 2 start_ns: 1000000",
+                                "rank: 1 collective { op: BROADCAST rank: 1 nranks: 2 start_ns: 1000000")
+        with self.assertRaisesRegex(ValueError, "rank 1 records BROADCAST, another rank ALL_REDUCE"):
+            collective_waits.collectives(bad)
 
     def test_a_trace_of_one_rank_has_nothing_to_say(self):
         self.assertIsNone(collective_waits.report(collective_waits.collectives(self.DUMP.splitlines()[0]), 1.0))
