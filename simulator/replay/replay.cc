@@ -158,12 +158,7 @@ GraphReplayResult replay_graph(const dag::ExecutionGraph& graph, const Scenario&
   stages::plan_graph(plan, requested, out);
   // The graph's size comes from the input, not from a key: refused naming it.
   const ReplayEstimate estimate = estimate_graph_replay(graph, out.scenario);
-  if (!options.allow_large) {
-    if (const auto why = too_large(estimate)) {
-      throw InputError({file, std::nullopt, std::nullopt, ""},
-                       *why + "; give --allow-large to run anyway");
-    }
-  }
+  check_fits(estimate, options.allow_large, file);
   log_estimate(estimate, options);
   std::optional<stages::Build> built;
   try {

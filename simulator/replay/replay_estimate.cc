@@ -258,10 +258,14 @@ std::optional<std::string> too_large(const ReplayEstimate& e) {
   return describe_too_large(e, available);
 }
 
-void check_fits(const ReplayEstimate& e, bool allow_large) {
+void check_fits(const ReplayEstimate& e, bool allow_large, const std::string& input) {
   if (allow_large) return;
   const std::optional<std::string> why = too_large(e);
   if (!why) return;
+  if (e.key.empty()) {
+    throw InputError({input, std::nullopt, std::nullopt, ""},
+                     *why + "; give --allow-large to run anyway");
+  }
   // Smaller partitions make more pieces; more of anything else makes more.
   const char* direction = e.key == "policy.partition_size" ? "raise" : "lower";
   const bool unfolded_alike =

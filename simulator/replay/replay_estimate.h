@@ -60,7 +60,9 @@ std::string describe_too_large(const ReplayEstimate& estimate, std::int64_t avai
 std::optional<std::string> too_large(const ReplayEstimate& estimate);
 
 // Throws ParameterError(estimate.key, ...) when too_large and `allow_large`
-// is false: the estimate, the key that drives it and what to do.
-void check_fits(const ReplayEstimate& estimate, bool allow_large);
+// is false: the estimate, the key that drives it and what to do. An
+// estimate with no key (a graph's, whose input drives its size) is refused
+// as an InputError naming `input`.
+void check_fits(const ReplayEstimate& estimate, bool allow_large, const std::string& input = {});
 
 }  // namespace ssgd::sim
