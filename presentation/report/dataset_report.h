@@ -1,6 +1,7 @@
 #pragma once
 // The results of `ssgd dataset verify`: predicted against measured iteration
-// time for every case, as a table and summary for people and as JSON for
+// time for every case (and, where an entry measured it, predicted against
+// measured peak memory), as tables and a summary for people and as JSON for
 // programs (docs/datasets.md lists the keys).
 
 #include <cstddef>
@@ -28,6 +29,9 @@ struct DatasetSummary {
   DatasetErrorSummary replay;
   DatasetErrorSummary what_if;
   DatasetErrorSummary all;
+  // The memory estimate's error over the cases whose entry measured its
+  // memory (replays and what-ifs); no cases when none did.
+  DatasetErrorSummary memory;
   // The measurement noise next to the errors: the median over the entries of
   // (p90 - p10) / median, in percent.
   std::optional<double> median_noise_percent;

@@ -88,6 +88,7 @@ std::vector<DatasetCase> replay_dataset(const fs::path& dir, const trace::Datase
     c.trace = entries[p.from].trace;
     c.scenario = entries[p.entry].scenario;
     c.measured = entries[p.entry].iteration;
+    c.measured_memory = entries[p.entry].memory;
     cases.push_back(std::move(c));
   }
 
@@ -98,9 +99,17 @@ std::vector<DatasetCase> replay_dataset(const fs::path& dir, const trace::Datase
     const Plan& p = plans[k];
     DatasetCase& c = cases[k];
     const WorkContext context("replaying", (dir / c.trace).string(), "dataset case");
-    c.predicted = replay(inputs[p.from]->profile, *scenarios[p.entry]).iteration_time;
+    const ReplayResult result = replay(inputs[p.from]->profile, *scenarios[p.entry]);
+    c.predicted = result.iteration_time;
     const double median = static_cast<double>(c.measured.median.ns());
     c.error_percent = (static_cast<double>(c.predicted.ns()) - median) / median * 100.0;
+    if (c.measured_memory) {
+      c.predicted_memory_bytes = result.memory.total();
+      c.memory_activations_known = result.memory.activations.has_value();
+      const double bytes = static_cast<double>(c.measured_memory->median);
+      c.memory_error_percent =
+          (static_cast<double>(c.predicted_memory_bytes) - bytes) / bytes * 100.0;
+    }
     if (options.progress) {
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -3,11 +3,13 @@
 // `ssgd dataset verify`: each entry's trace under its own scenario (a replay
 // case), and for each id X in an entry Y's predict_from, X's trace under Y's
 // scenario (a what-if case), each against Y's measured median iteration time.
-// Every case is what `ssgd simulate TRACE --scenario SCENARIO` computes.
+// Every case is what `ssgd simulate TRACE --scenario SCENARIO` computes; an
+// entry that measured its memory is also set beside the replay's estimate.
 
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,14 @@ struct DatasetCase {
   trace::MeasuredTime measured;  // the entry's measured.iteration_ns
   // (predicted - measured median) / measured median, in percent.
   double error_percent = 0;
+  // Where the entry measured its memory (measured.memory_bytes): that, the
+  // replay's per-GPU memory estimate (MemoryEstimate::total(), what `ssgd
+  // simulate` reports) and their error, as for the time. The estimate holds
+  // activations only where the trace gave them (memory_activations_known).
+  std::optional<trace::MeasuredBytes> measured_memory;
+  std::int64_t predicted_memory_bytes = 0;
+  double memory_error_percent = 0;
+  bool memory_activations_known = false;
 
   // "ID" for a replay, "ID <- FROM" for a what-if case.
   [[nodiscard]] std::string name() const;

@@ -126,6 +126,47 @@ TEST_F(DatasetCli, VerifyPredictsWhatSimulateReports) {
   EXPECT_EQ(read_file_bytes(dir_ / "work/again.json"), read_file_bytes(dir_ / "work/verify.json"));
 }
 
+// An entry that measured its memory: each of its cases sets the replay's
+// memory estimate (simulate's memory.total_bytes) beside it, in a table of
+// its own, a summary line and the report; the profile has no activations, and
+// the output says the estimate leaves them out.
+TEST_F(DatasetCli, VerifySetsTheMemoryEstimateBesideAMeasuredMemory) {
+  std::string entry = read_file_bytes(ds("tiny/w4/entry.json"));
+  const auto at = entry.find("}},");
+  ASSERT_NE(at, std::string::npos);
+  entry.replace(at, 3,
+                "}, \"memory_bytes\": {\"median\": 2000000, \"min\": 1900000, \"p10\": "
+                "1950000, \"p90\": 2100000, \"samples\": 8}},");
+  write_file_bytes(ds("tiny/w4/entry.json"), entry);
+  ok({"dataset", "pack", "ds"});
+  const auto r = ok({"dataset", "verify", "ds", "--report", "verify.json"});
+  EXPECT_THAT(r.out, HasSubstr("memory      measured"));
+  EXPECT_THAT(r.out, HasSubstr("not in the trace"));
+  EXPECT_THAT(r.out, HasSubstr("activations not in the trace: the estimate leaves them out"));
+  EXPECT_THAT(r.out, HasSubstr("  memory:  2 case(s), median |error| "));
+  const auto report = nlohmann::json::parse(read_file_bytes(dir_ / "work/verify.json"));
+  EXPECT_EQ(report["summary"]["memory"]["cases"], 2);
+  int with_memory = 0;
+  for (const auto& c : report["cases"]) {
+    if (!c.contains("memory")) {
+      EXPECT_NE(c["entry"], "tiny-w4") << c["case"];
+      continue;
+    }
+    ++with_memory;
+    EXPECT_EQ(c["entry"], "tiny-w4");
+    EXPECT_EQ(c["memory"]["measured_median_bytes"], 2000000);
+    EXPECT_EQ(c["memory"]["activations_known"], false);
+    const std::string trace = "ds/" + c["trace"].get<std::string>();
+    ok({"simulate", trace, "--scenario", "ds/tiny/w4/scenario.yaml", "--report", "sim.json", "-q"});
+    const auto sim = nlohmann::json::parse(read_file_bytes(dir_ / "work/sim.json"));
+    const auto predicted = c["memory"]["predicted_bytes"].get<std::int64_t>();
+    EXPECT_EQ(predicted, sim["memory"]["total_bytes"]) << c["case"];
+    EXPECT_NEAR(c["memory"]["error_percent"].get<double>(),
+                (static_cast<double>(predicted) - 2e6) / 2e6 * 100, 1e-9);
+  }
+  EXPECT_EQ(with_memory, 2);
+}
+
 // --set: every entry replayed under a key of the user's, as simulate
 // replays it with the same --set; said in the output and the report; a bad
 // key named at --set.

@@ -106,6 +106,40 @@ TEST_F(DatasetFolder, ReadsAnEntryAndKeepsItsConfigAsWritten) {
             entry_manifest_json(e));
 }
 
+// measured.memory_bytes: optional, read with the same rules as the time,
+// kept in the manifest's form.
+TEST_F(DatasetFolder, AnEntryMayCarryItsMeasuredMemory) {
+  const std::string memory =
+      R"("samples": 20, "rounds": 2, "round_medians": [99, 101]},
+                     "memory_bytes": {"median": 4096, "min": 4000, "p10": 4050, "p90": 4200,
+                                      "samples": 6}})";
+  const std::string text =
+      with(kEntry, R"("samples": 20, "rounds": 2, "round_medians": [99, 101]}})", memory);
+  entry("m", text);
+  const DatasetEntry e = read_dataset_entry(dir_, "m/entry.json");
+  ASSERT_TRUE(e.memory.has_value());
+  EXPECT_EQ(e.memory->median, 4096);
+  EXPECT_EQ(e.memory->p90, 4200);
+  EXPECT_EQ(e.memory->samples, 6);
+  const JsonFieldReader r("m.json");
+  const DatasetEntry back = parse_manifest_entry(entry_manifest_json(e), r, "entries[0]");
+  EXPECT_EQ(back.memory, e.memory);
+
+  const std::string f = file("e/entry.json");
+  EXPECT_EQ(read_error(with(text, R"("p10": 4050)", R"("p10": 3000)")),
+            f + ": field 'measured.memory_bytes.p10': 3000 is below min (4000): expected min <= "
+                "p10 <= median <= p90");
+  EXPECT_EQ(read_error(with(text, R"("median": 4096)", R"("median": -1)")),
+            f + ": field 'measured.memory_bytes.median': must be greater than zero, got -1");
+  EXPECT_EQ(read_error(with(text, R"("samples": 6)", R"("samples": 6, "rounds": 3)")),
+            f + ": field 'measured.memory_bytes.rounds': unknown key (known here: median, min, "
+                "p10, p90, samples); free-form values belong under 'config'");
+  EXPECT_EQ(read_error(with(kEntry, R"("round_medians": [99, 101]}})",
+                            R"("round_medians": [99, 101]}, "memory": 5})")),
+            f + ": field 'measured.memory': unknown key (known here: iteration_ns, memory_bytes); "
+                "free-form values belong under 'config'");
+}
+
 TEST_F(DatasetFolder, EntryErrorsNameTheFileAndTheField) {
   const std::string f = file("e/entry.json");
   EXPECT_EQ(read_error(with(kEntry, R"("p10": 95)", R"("p10": 80)")),

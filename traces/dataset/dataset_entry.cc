@@ -26,13 +26,17 @@ Duration positive_ns(const JsonFieldReader& r, const Json& v, const std::string&
   return Duration(r.whole(v, path, /*positive=*/true));
 }
 
-// measured.iteration_ns: the statistics and their order.
-MeasuredTime parse_measured_time(const JsonFieldReader& r, const Json& v, const std::string& path) {
-  r.object(v, path, {"median", "min", "p10", "p90", "samples", "rounds", "round_medians"},
-           kFreeFormHint);
-  MeasuredTime m;
+// A figure as a number, for messages.
+std::int64_t count(Duration d) { return d.ns(); }
+std::int64_t count(std::int64_t bytes) { return bytes; }
+
+// The order statistics both measured figures hold: median, min, p10, p90
+// (each > 0, min <= p10 <= median <= p90) and samples. `value` reads one.
+template <typename Stats, typename Read>
+void parse_order_stats(const JsonFieldReader& r, const Json& v, const std::string& path, Stats& m,
+                       Read value) {
   const auto field = [&](const char* key) {
-    return positive_ns(r, r.required(v, path, key), JsonFieldReader::child(path, key));
+    return value(r.required(v, path, key), JsonFieldReader::child(path, key));
   };
   m.median = field("median");
   m.min = field("min");
@@ -40,6 +44,35 @@ MeasuredTime parse_measured_time(const JsonFieldReader& r, const Json& v, const 
   m.p90 = field("p90");
   m.samples =
       r.whole(r.required(v, path, "samples"), JsonFieldReader::child(path, "samples"), true);
+  const auto not_below = [&](const char* key, auto v_, const char* lower_key, auto lower) {
+    if (v_ < lower) {
+      r.fail(JsonFieldReader::child(path, key),
+             fmt::format("{} is below {} ({}): expected min <= p10 <= median <= p90", count(v_),
+                         lower_key, count(lower)));
+    }
+  };
+  not_below("p10", m.p10, "min", m.min);
+  not_below("median", m.median, "p10", m.p10);
+  not_below("p90", m.p90, "median", m.median);
+}
+
+// measured.memory_bytes.
+MeasuredBytes parse_measured_bytes(const JsonFieldReader& r, const Json& v,
+                                   const std::string& path) {
+  r.object(v, path, {"median", "min", "p10", "p90", "samples"}, kFreeFormHint);
+  MeasuredBytes m;
+  parse_order_stats(r, v, path, m,
+                    [&](const Json& x, const std::string& at) { return r.whole(x, at, true); });
+  return m;
+}
+
+// measured.iteration_ns: the statistics and their order.
+MeasuredTime parse_measured_time(const JsonFieldReader& r, const Json& v, const std::string& path) {
+  r.object(v, path, {"median", "min", "p10", "p90", "samples", "rounds", "round_medians"},
+           kFreeFormHint);
+  MeasuredTime m;
+  parse_order_stats(r, v, path, m,
+                    [&](const Json& x, const std::string& at) { return positive_ns(r, x, at); });
   const auto not_below = [&](const char* key, Duration value, const char* lower_key,
                              Duration lower) {
     if (value < lower) {
@@ -48,9 +81,6 @@ MeasuredTime parse_measured_time(const JsonFieldReader& r, const Json& v, const 
                          lower_key, lower.ns()));
     }
   };
-  not_below("p10", m.p10, "min", m.min);
-  not_below("median", m.median, "p10", m.p10);
-  not_below("p90", m.p90, "median", m.median);
   if (const Json* rounds = JsonFieldReader::optional(v, "rounds")) {
     const std::string at = JsonFieldReader::child(path, "rounds");
     m.rounds = r.whole(*rounds, at, true);
@@ -74,6 +104,11 @@ MeasuredTime parse_measured_time(const JsonFieldReader& r, const Json& v, const 
     }
   }
   return m;
+}
+
+Json measured_bytes_json(const MeasuredBytes& m) {
+  return Json{
+      {"median", m.median}, {"min", m.min}, {"p10", m.p10}, {"p90", m.p90}, {"samples", m.samples}};
 }
 
 Json measured_time_json(const MeasuredTime& m) {
@@ -119,9 +154,13 @@ DatasetEntry parse_entry_fields(const JsonFieldReader& r, const Json& v, const s
   e.trace = file_path("trace");
   e.scenario = file_path("scenario");
   const Json& measured = r.required(v, path, "measured");
-  r.object(measured, at("measured"), {"iteration_ns"}, kFreeFormHint);
+  r.object(measured, at("measured"), {"iteration_ns", "memory_bytes"}, kFreeFormHint);
   e.iteration = parse_measured_time(r, r.required(measured, at("measured"), "iteration_ns"),
                                     JsonFieldReader::child(at("measured"), "iteration_ns"));
+  if (const Json* memory = JsonFieldReader::optional(measured, "memory_bytes")) {
+    e.memory =
+        parse_measured_bytes(r, *memory, JsonFieldReader::child(at("measured"), "memory_bytes"));
+  }
   if (const Json* from = JsonFieldReader::optional(v, "predict_from")) {
     r.array(*from, at("predict_from"));
     for (std::size_t i = 0; i < from->size(); ++i) {
@@ -170,6 +209,7 @@ Json entry_manifest_json(const DatasetEntry& e) {
   j["trace"] = e.trace;
   j["scenario"] = e.scenario;
   j["measured"] = Json{{"iteration_ns", measured_time_json(e.iteration)}};
+  if (e.memory) j["measured"]["memory_bytes"] = measured_bytes_json(*e.memory);
   j["predict_from"] = e.predict_from;
   j["config"] = e.config;
   return j;

@@ -1,7 +1,8 @@
 #pragma once
 // One entry of a dataset (docs/datasets.md): a captured configuration with
 // its trace, the scenario that describes the setting it ran in, and the
-// iteration time measured without the profiler.
+// iteration time measured without the profiler (and, where it was measured,
+// the peak memory of a rank).
 //
 // An entry is written by hand (or by the testbed) as `entry.json` in a folder
 // of its own, with paths relative to that folder; `ssgd dataset pack` keeps
@@ -36,6 +37,22 @@ struct MeasuredTime {
   friend bool operator==(const MeasuredTime&, const MeasuredTime&) = default;
 };
 
+// The statistics of a measured memory figure over its samples (each rank of
+// each round), in bytes: the most a rank's training held at once above what
+// it held before the model was built (model state, buffers, activations): a
+// GPU's peak allocated bytes, or a CPU rank's peak resident set. `ssgd
+// dataset verify` sets it beside the replay's per-GPU memory estimate.
+// min <= p10 <= median <= p90.
+struct MeasuredBytes {
+  std::int64_t median = 0;
+  std::int64_t min = 0;
+  std::int64_t p10 = 0;
+  std::int64_t p90 = 0;
+  std::int64_t samples = 0;  // > 0
+
+  friend bool operator==(const MeasuredBytes&, const MeasuredBytes&) = default;
+};
+
 struct DatasetEntry {
   std::string id;           // unique in the dataset: letters, digits, '.', '_', '-'
   std::string description;  // "" when not given
@@ -43,6 +60,7 @@ struct DatasetEntry {
   std::string trace;        // dataset path of what `ssgd simulate` replays
   std::string scenario;     // dataset path of the scenario YAML
   MeasuredTime iteration;   // measured.iteration_ns
+  std::optional<MeasuredBytes> memory;  // measured.memory_bytes, when it was measured
   // Ids of the entries whose traces predict this entry under its scenario
   // (what-if cases), in the order given.
   std::vector<std::string> predict_from;
