@@ -37,6 +37,11 @@ std::string grad_bytes_mark(std::string_view layer, std::int64_t bytes) {
          std::to_string(bytes);
 }
 
+std::string activation_bytes_mark(std::string_view layer, std::int64_t bytes) {
+  return std::string(kMetadataMarkPrefix) + "activation_bytes/" + std::string(layer) + "=" +
+         std::to_string(bytes);
+}
+
 std::optional<std::int64_t> profiler_step_number(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep#";
   if (!starts_with(name, kPrefix)) return std::nullopt;
@@ -123,6 +128,15 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
     if (layer.empty())
       throw fail("grad_bytes names no layer (expected ssgd/grad_bytes/<layer>=<bytes>)");
     return GradBytesMark{std::string(layer), count(value, "bytes")};
+  }
+  if (key == "activation_bytes" || starts_with(key, "activation_bytes/")) {
+    const std::string_view layer = key.size() > 17 ? key.substr(17) : std::string_view();
+    if (layer.empty()) {
+      throw fail(
+          "activation_bytes names no layer (expected ssgd/activation_bytes/<layer>=<bytes>)");
+    }
+    // The profile's bound on activation_bytes (traces/layer_profile.h).
+    return ActivationBytesMark{std::string(layer), count(value, "bytes", std::int64_t{1} << 50)};
   }
   if (key == "collective_bytes") {
     CollectiveBytesMark m;

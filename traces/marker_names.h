@@ -13,9 +13,11 @@
 //     ssgd/grad_bytes/<layer>=<bytes>    gradient bytes of a layer
 //     ssgd/collective_bytes=<b0>,<b1>,...  each iteration's collectives'
 //                                        sizes, in launch order
+//     ssgd/activation_bytes/<layer>=<bytes>  what a layer's forward saved
+//                                        for its backward (one micro-batch)
 //
 // Readers: walk/trace_profile.h and walk/iteration_tasks.h (iteration and
-// layer marks, grad_bytes), the PyTorch and Nsight importers (everything;
+// layer marks, grad_bytes, activation_bytes), the PyTorch and Nsight importers (everything;
 // the identity marks through IdentityMarks below).
 
 #include <cstdint>
@@ -44,6 +46,7 @@ std::string iteration_mark(std::int64_t n);
 std::string forward_mark(std::string_view layer);
 std::string backward_mark(std::string_view layer);
 std::string grad_bytes_mark(std::string_view layer, std::int64_t bytes);
+std::string activation_bytes_mark(std::string_view layer, std::int64_t bytes);
 
 // PyTorch's step ranges: "ProfilerStep#12" -> 12; nullopt for any other
 // name, "ProfilerStep#" without a number included.
@@ -82,6 +85,10 @@ struct GradBytesMark {
   std::string layer;
   std::int64_t bytes = 0;
 };
+struct ActivationBytesMark {
+  std::string layer;
+  std::int64_t bytes = 0;
+};
 struct CollectiveBytesMark {
   std::vector<std::int64_t> sizes_bytes;  // in launch order within an iteration
 };
@@ -89,8 +96,9 @@ struct UnknownMetadataMark {
   std::string key;  // e.g. "batch_size", "grad_bytes" with no layer is not this
   std::string value;
 };
-using MetadataMark = std::variant<RankMark, WorldSizeMark, HostnameMark, ClockRealtimeMark,
-                                  GradBytesMark, CollectiveBytesMark, UnknownMetadataMark>;
+using MetadataMark =
+    std::variant<RankMark, WorldSizeMark, HostnameMark, ClockRealtimeMark, GradBytesMark,
+                 ActivationBytesMark, CollectiveBytesMark, UnknownMetadataMark>;
 
 // True for names starting with "ssgd/".
 bool is_metadata_mark(std::string_view name);
@@ -98,7 +106,8 @@ bool is_metadata_mark(std::string_view name);
 // Reads "ssgd/<key>=<value>". Throws ssgd::InputError at `where` (its field
 // set to `where.field`, or "name" when empty) naming the mark, when there
 // is no '=', the key is empty, a number is not a non-negative integer (rank,
-// world size, bytes, a list entry) or out of range, grad_bytes names no
+// world size, bytes, a list entry) or out of range (activation bytes: above
+// 2^50, the profile's bound), grad_bytes or activation_bytes names no
 // layer, or a hostname is empty. Unknown keys are not an error.
 MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& where);
 

@@ -300,6 +300,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
                  std::to_string(out.iterations_used) + " steady iteration(s) averaged";
   p.update = Duration(avg(update_ns));
   const auto& marked = walk.marked_grad_bytes();
+  const auto& activations = walk.marked_activation_bytes();
   const bool with_comm = out.collectives > 0;
   for (std::size_t l = 0; l < L; ++l) {
     trace::LayerRow row;
@@ -312,6 +313,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     const std::int64_t all_reduced = sharding.reduce_scatters() > 0 ? 0 : acc[l].all_reduce_bytes;
     row.grad_bytes = marked.empty() ? avg(checked_add(acc[l].bytes, all_reduced).value_or(acc[l].bytes)) : marked[l];
     if (with_comm) row.comm = Duration(avg(acc[l].comm_ns));
+    if (!activations.empty()) row.activation_bytes = activations[l];
     const auto share = [](std::int64_t part, std::int64_t whole) {
       return whole > 0 ? std::min(1.0, static_cast<double>(part) / static_cast<double>(whole)) : 0.0;
     };

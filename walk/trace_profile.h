@@ -24,6 +24,10 @@
 // grad_bytes are its mark's (0 for a layer without one), whether or not the
 // trace has collectives. A collective no backward launched counts for the
 // first layer. NCCL kernels are never compute (walk/trace_walk.h).
+// ssgd/activation_bytes/<layer> marks (tracer/python/ssgd_marks.py: what
+// the layer's forward saved for backward) give every layer activation_bytes
+// (0, with a warning, for a layer without one), which the memory estimate
+// counts; without them the profile has no activations.
 // Only collectives of the whole group on one buffer (all-reduce,
 // reduce-scatter, all-gather, broadcast, reduce) give grad_bytes; send,
 // receive, all-to-all and UNKNOWN, and collectives without a size (unless

@@ -43,13 +43,52 @@ void require_plausible_span(const Span& span, std::string_view payload, const st
 
 }  // namespace
 
+std::vector<std::int64_t> TraceWalk::latest_by_layer(
+    std::vector<LayerBytesMark> marks, const std::map<std::string, std::int32_t>& layer_index,
+    const std::string& key) {
+  if (marks.empty()) return {};
+  // The latest mark of each layer wins (in time, then trace order): the
+  // helper writes them at every iteration, and its first ones may come
+  // before it has seen which modules run.
+  std::stable_sort(marks.begin(), marks.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.start_ns, a.record) < std::tie(b.start_ns, b.record);
+  });
+  std::vector<std::int64_t> bytes(layers_.size(), 0);
+  std::vector<bool> seen(layers_.size(), false);
+  std::vector<bool> changed(layers_.size(), false);
+  std::int64_t unknown = 0;
+  for (const auto& g : marks) {
+    const auto it = layer_index.find(g.layer);
+    if (it == layer_index.end()) {
+      ++unknown;
+      continue;
+    }
+    const auto l = static_cast<std::size_t>(it->second);
+    if (seen[l] && bytes[l] != g.bytes) changed[l] = true;
+    seen[l] = true;
+    bytes[l] = g.bytes;
+  }
+  const auto changes = std::count(changed.begin(), changed.end(), true);
+  if (changes > 0) {
+    warnings_.push_back("the ssgd/" + key + " marks of " + std::to_string(changes) +
+                        " layer(s) changed during the capture; the latest are used");
+  }
+  if (unknown > 0) {
+    warnings_.push_back(std::to_string(unknown) + " ssgd/" + key +
+                        " mark(s) name no layer of the trace; ignored");
+  }
+  const auto unmarked = std::count(seen.begin(), seen.end(), false);
+  if (key == "activation_bytes" && unmarked > 0) {
+    warnings_.push_back(std::to_string(unmarked) + " layer(s) of " +
+                        std::to_string(layers_.size()) +
+                        " have no ssgd/activation_bytes mark; their activations are counted as 0");
+  }
+  return bytes;
+}
+
 TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
                      const Options& options) {
-  struct GradBytes {
-    std::string layer;
-    std::int64_t bytes, start_ns, record;
-  };
-  std::vector<GradBytes> grad_bytes;  // marks
+  std::vector<LayerBytesMark> grad_bytes, activation_bytes;  // marks
   trace::CollectiveRecordSet collectives;  // none twice (traces/collective_records.h)
   // Per rank, each iteration number's record: a number marked twice would
   // count one step twice.
@@ -108,6 +147,8 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
               trace::parse_metadata_mark(m.name(), {source, std::nullopt, record, "marker.name"});
           if (const auto* g = std::get_if<trace::GradBytesMark>(&meta)) {
             grad_bytes.push_back({g->layer, g->bytes, m.start_ns(), record});
+          } else if (const auto* a = std::get_if<trace::ActivationBytesMark>(&meta)) {
+            activation_bytes.push_back({a->layer, a->bytes, m.start_ns(), record});
           }
         }
         break;
@@ -214,38 +255,9 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
   }
 
   const std::map<std::string, std::int32_t> layer_index = order_layers();
-  if (!grad_bytes.empty()) {
-    // The latest mark of each layer wins (in time, then trace order): the
-    // helper writes them at every iteration, and its first ones may come
-    // before it has seen which modules run.
-    std::stable_sort(grad_bytes.begin(), grad_bytes.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.start_ns, a.record) < std::tie(b.start_ns, b.record);
-    });
-    marked_grad_bytes_.assign(layers_.size(), 0);
-    std::vector<bool> seen(layers_.size(), false);
-    std::vector<bool> changed(layers_.size(), false);
-    std::int64_t unknown = 0;
-    for (const auto& g : grad_bytes) {
-      const auto it = layer_index.find(g.layer);
-      if (it == layer_index.end()) {
-        ++unknown;
-        continue;
-      }
-      const auto l = static_cast<std::size_t>(it->second);
-      if (seen[l] && marked_grad_bytes_[l] != g.bytes) changed[l] = true;
-      seen[l] = true;
-      marked_grad_bytes_[l] = g.bytes;
-    }
-    const auto changes = std::count(changed.begin(), changed.end(), true);
-    if (changes > 0) {
-      warnings_.push_back("the ssgd/grad_bytes marks of " + std::to_string(changes) +
-                          " layer(s) changed during the capture; the latest are used");
-    }
-    if (unknown > 0) {
-      warnings_.push_back(std::to_string(unknown) +
-                          " ssgd/grad_bytes mark(s) name no layer of the trace; ignored");
-    }
-  }
+  marked_grad_bytes_ = latest_by_layer(std::move(grad_bytes), layer_index, "grad_bytes");
+  marked_activation_bytes_ =
+      latest_by_layer(std::move(activation_bytes), layer_index, "activation_bytes");
   place_work();
   add_interpreter_time();
   add_launch_gaps();

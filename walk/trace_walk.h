@@ -24,6 +24,8 @@
 //                  midpoint, since the marks' backward ranges open inside
 //                  the autograd operator they mark, just after it began
 //   grad bytes     ssgd/grad_bytes/<layer>=<bytes> marks (traces/marker_names.h)
+//   activations    ssgd/activation_bytes/<layer>=<bytes> marks, likewise: the
+//                  latest of each layer
 //   sharding       FSDP's ranges (FSDP::pre_forward (<unit>), ...,
 //                  traces/torch_op_names.h), handed back with each iteration
 //                  for walk/trace_sharding.h; they give no task
@@ -205,6 +207,11 @@ class TraceWalk {
   [[nodiscard]] const std::vector<std::int64_t>& marked_grad_bytes() const {
     return marked_grad_bytes_;
   }
+  // Per layer, its ssgd/activation_bytes mark (0, with a warning, for a
+  // layer without one); empty when the trace has no such marks.
+  [[nodiscard]] const std::vector<std::int64_t>& marked_activation_bytes() const {
+    return marked_activation_bytes_;
+  }
   // The distinct GPU kernels, indexed by TaskWork::kernel.
   [[nodiscard]] const std::vector<KernelKind>& kernels() const { return kernels_; }
   // The GPU of the trace's first device record (a trace of several models
@@ -271,6 +278,17 @@ class TraceWalk {
   };
 
   std::map<std::string, std::int32_t> order_layers();  // returns each layer's index
+  // An ssgd/<key>/<layer>=<bytes> mark as read, before the layers are known.
+  struct LayerBytesMark {
+    std::string layer;
+    std::int64_t bytes = 0, start_ns = 0, record = 0;
+  };
+  // Per layer, the latest of `marks` (0 for a layer without one; a warning
+  // for activation_bytes); empty without marks. Warns about marks naming no
+  // layer and layers whose marks changed.
+  std::vector<std::int64_t> latest_by_layer(std::vector<LayerBytesMark> marks,
+                                            const std::map<std::string, std::int32_t>& layer_index,
+                                            const std::string& key);
   void place_work();
   void add_interpreter_time();
   void add_launch_gaps();
@@ -286,6 +304,7 @@ class TraceWalk {
   void note_gpu(const trace::v1::Gpu& gpu);
   std::map<std::int32_t, Rank> ranks_;
   std::vector<std::int64_t> marked_grad_bytes_;
+  std::vector<std::int64_t> marked_activation_bytes_;
   std::int64_t nccl_kernels_dropped_ = 0;
   std::vector<std::string> warnings_;
   std::map<std::int32_t, WindowMarks> window_marks_;

@@ -26,6 +26,7 @@ TEST(MarkerNames, WrittenAndReadBack) {
   EXPECT_EQ(forward_mark("conv1"), "forward/conv1");
   EXPECT_EQ(backward_mark("conv1"), "backward/conv1");
   EXPECT_EQ(grad_bytes_mark("fc", 4096), "ssgd/grad_bytes/fc=4096");
+  EXPECT_EQ(activation_bytes_mark("fc", 65536), "ssgd/activation_bytes/fc=65536");
 
   auto it = parse_marker_name(range(iteration_mark(7)), "t.ssgdt", 3);
   EXPECT_EQ(it.kind, MarkerName::Kind::kIteration);
@@ -79,6 +80,10 @@ TEST(MetadataMarks, EveryKeyIsTyped) {
   const auto g = std::get<GradBytesMark>(parse_metadata_mark("ssgd/grad_bytes/0.fc=1050624", at));
   EXPECT_EQ(g.layer, "0.fc");
   EXPECT_EQ(g.bytes, 1050624);
+  const auto a =
+      std::get<ActivationBytesMark>(parse_metadata_mark("ssgd/activation_bytes/0.relu=131072", at));
+  EXPECT_EQ(a.layer, "0.relu");
+  EXPECT_EQ(a.bytes, 131072);
   const auto c = std::get<CollectiveBytesMark>(
       parse_metadata_mark("ssgd/collective_bytes=1048576,2048,40", at));
   EXPECT_EQ(c.sizes_bytes, (std::vector<std::int64_t>{1048576, 2048, 40}));
@@ -108,6 +113,10 @@ TEST(MetadataMarks, MalformedMarksAreInputErrors) {
   EXPECT_THAT(message("ssgd/world_size=0"), HasSubstr("world size 0"));
   EXPECT_THAT(message("ssgd/grad_bytes=12"), HasSubstr("names no layer"));
   EXPECT_THAT(message("ssgd/grad_bytes/fc=1.5"), HasSubstr("bytes '1.5'"));
+  EXPECT_THAT(message("ssgd/activation_bytes=12"), HasSubstr("activation_bytes names no layer"));
+  EXPECT_THAT(message("ssgd/activation_bytes/fc=-3"), HasSubstr("not a non-negative integer"));
+  EXPECT_THAT(message("ssgd/activation_bytes/fc=1125899906842625"),  // 2^50 + 1
+              HasSubstr("out of range"));
   EXPECT_THAT(message("ssgd/collective_bytes=1,,2"), HasSubstr("collective size ''"));
   EXPECT_THAT(message("ssgd/=3"), HasSubstr("no key"));
   EXPECT_THAT(message("ssgd/hostname="), HasSubstr("empty hostname"));

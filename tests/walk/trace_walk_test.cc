@@ -231,5 +231,42 @@ events { rank: 0 kernel { name: "k" start_ns: 101100 end_ns: 101200 } }
                                               "trace; ignored"));
 }
 
+// ssgd/activation_bytes marks give every layer activation_bytes, the latest
+// of each layer as for grad_bytes; a layer without one counts 0, and the
+// walk says so.
+TEST_F(TraceWalkTest, ActivationBytesMarksGiveTheProfileItsActivations) {
+  const TraceProfileResult r = profile_of_text("acts", R"(
+metadata { tool: "hand-written" hosts { hostname: "n" } world_size: 1 }
+events { rank: 0 marker { name: "iteration/0" start_ns: 0 end_ns: 100000 } }
+events { rank: 0 marker { name: "iteration/1" start_ns: 100000 end_ns: 200000 } }
+events { rank: 0 marker { name: "ssgd/activation_bytes/fc=1000" start_ns: 10 end_ns: 10 } }
+events { rank: 0 marker { name: "ssgd/activation_bytes/fc=65536" start_ns: 100000 end_ns: 100000 } }
+events { rank: 0 marker { name: "ssgd/activation_bytes/gone=7" start_ns: 100000 end_ns: 100000 } }
+events { rank: 0 marker { name: "forward/fc" start_ns: 1000 end_ns: 2000 } }
+events { rank: 0 marker { name: "forward/relu" start_ns: 2000 end_ns: 3000 } }
+events { rank: 0 marker { name: "forward/fc" start_ns: 101000 end_ns: 102000 } }
+events { rank: 0 marker { name: "forward/relu" start_ns: 102000 end_ns: 103000 } }
+events { rank: 0 kernel { name: "k" start_ns: 101100 end_ns: 101200 } }
+)");
+  ASSERT_EQ(r.profile.layers.size(), 2u);
+  ASSERT_TRUE(r.profile.has_activations());
+  EXPECT_EQ(r.profile.layers[0].activation_bytes, 65536);
+  EXPECT_EQ(r.profile.layers[1].activation_bytes, 0);
+  EXPECT_THAT(r.warnings, ::testing::Contains("1 layer(s) of 2 have no ssgd/activation_bytes mark; "
+                                              "their activations are counted as 0"));
+  EXPECT_THAT(r.warnings, ::testing::Contains("1 ssgd/activation_bytes mark(s) name no layer of "
+                                              "the trace; ignored"));
+  EXPECT_THAT(r.warnings, ::testing::Contains("the ssgd/activation_bytes marks of 1 layer(s) "
+                                              "changed during the capture; the latest are used"));
+  // Without such marks a trace's profile has no activations.
+  const TraceProfileResult none = profile_of_text("none", R"(
+metadata { tool: "hand-written" hosts { hostname: "n" } world_size: 1 }
+events { rank: 0 marker { name: "iteration/0" start_ns: 0 end_ns: 100000 } }
+events { rank: 0 marker { name: "forward/fc" start_ns: 1000 end_ns: 2000 } }
+events { rank: 0 kernel { name: "k" start_ns: 1100 end_ns: 1200 } }
+)");
+  EXPECT_FALSE(none.profile.has_activations());
+}
+
 }  // namespace
 }  // namespace ssgd::walk

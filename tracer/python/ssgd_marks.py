@@ -24,6 +24,11 @@ window of them), zero-length metadata ranges that the importers read:
                                              gradient all-reduces in launch order:
                                              DDP's bucket layout, or what the
                                              program declared (collective_bytes())
+    ssgd/activation_bytes/<name>=<bytes>     what each marked module's forward
+                                             left for its backward in the previous
+                                             iteration (see "Activations" below);
+                                             from the second marked iteration on
+                                             when marking starts at iteration 0
 
 Usage:
 
@@ -69,6 +74,18 @@ How the ranges are found:
   (`ssgd_tracer_step` of the library CUDA_INJECTION64_PATH names, found
   already loaded; nothing happens when it is not), which records only the
   steps inside the window and the boundaries of all of them.
+
+Activations: in each marked iteration and the one before the first, a
+saved-tensors hook (torch.autograd.graph.saved_tensors_hooks) active during
+the model's forward adds up the bytes of every tensor autograd saves for
+backward, each storage once an iteration, to the innermost marked module
+whose forward is running; the model's parameters are not activations and
+are left out. A module that saved nothing writes 0. Tensors saved inside an
+activation-checkpointed region are not seen (checkpointing installs its own
+hook, or saves nothing), which is what checkpointing keeps. The allocator's
+caching and the temporaries freed during forward are not in it. Its cost is
+one Python call per saved tensor in those iterations (ResNet-50 saves a few
+hundred a forward), none in the others.
 
 Marked modules: by default every module without children (the leaves), named
 by their qualified names in model.named_modules() (inside a DDP wrapper: its
@@ -222,10 +239,11 @@ def grad_bytes_by_layer(own_bytes, ran):
     return [(n, out[n]) for n in names if n in out]
 
 
-def metadata_names(meta, grad_bytes, collective_bytes):
+def metadata_names(meta, grad_bytes, collective_bytes, activation_bytes=()):
     """The metadata range names, in the order they are written: the keys of
     `meta` (rank, world_size, hostname; None values left out), then one
-    ssgd/grad_bytes/<module>=<bytes> per module, then ssgd/collective_bytes.
+    ssgd/grad_bytes/<module>=<bytes> per module, then ssgd/collective_bytes,
+    then one ssgd/activation_bytes/<module>=<bytes> per module.
     clock_realtime_ns is written separately, with the time of its own range.
     Raises ValueError for a value holding '=' or '"' (the legacy writer does
     not escape names)."""
@@ -241,7 +259,59 @@ def metadata_names(meta, grad_bytes, collective_bytes):
         names.append(f"ssgd/grad_bytes/{module}={int(count)}")
     if collective_bytes:
         names.append("ssgd/collective_bytes=" + ",".join(str(int(b)) for b in collective_bytes))
+    for module, count in activation_bytes:
+        names.append(f"ssgd/activation_bytes/{module}={int(count)}")
     return names
+
+
+def storage_key(tensor):
+    """(address, bytes) of the storage a tensor views, or None (a tensor
+    without one: sparse, meta)."""
+    try:
+        storage = tensor.untyped_storage() if hasattr(tensor, "untyped_storage") else tensor.storage()
+        return storage.data_ptr(), storage.nbytes()
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+
+
+class SavedBytes:
+    """Adds up the bytes autograd saves for backward, by the innermost open
+    marked module, each storage once (between reset() calls). The
+    parameters are not counted: a tensor that is one of `parameters` (ids)
+    or a view of one. By identity, not address: a sharded loop may point a
+    parameter's .data at a gathered buffer after the forward started, and
+    a freed buffer's address is soon another tensor's."""
+
+    def __init__(self):
+        self.by_module = {}
+        self._open = []
+        self._seen = set()
+        self.parameters = set()
+
+    def reset(self):
+        """Between iterations, when no forward runs."""
+        self.by_module = {}
+        self._seen = set()
+        self._open = []
+
+    def enter(self, name):
+        self._open.append(name)
+
+    def leave(self, name):
+        for k in range(len(self._open) - 1, -1, -1):
+            if self._open[k] == name:
+                del self._open[k]
+                break
+
+    def pack(self, tensor):
+        base = getattr(tensor, "_base", None)
+        if self._open and id(tensor) not in self.parameters and id(base) not in self.parameters:
+            key = storage_key(tensor)
+            if key is not None and key[0] not in self._seen:
+                self._seen.add(key[0])
+                owner = self._open[-1]
+                self.by_module[owner] = self.by_module.get(owner, 0) + key[1]
+        return tensor
 
 
 class _ProfilerRanges:
@@ -297,9 +367,14 @@ class Marks:
         self._declared_collectives = None
         self._ran = set()       # marked modules whose forward ran in the current iteration
         self._last_ran = set()  # and in the previous one
+        self._saved = SavedBytes()
+        self._saving = None      # the saved-tensors hook while the model's forward runs
+        self._last_saved = None  # {module: bytes} of the previous iteration, when measured
+        self._inner = inner
         for name, module in self._modules:
             self._install(name, module)
         self._handles.append(inner.register_forward_pre_hook(self._model_forward_starts))
+        self._handles.append(inner.register_forward_hook(self._model_forward_ends))
         if optimizer is not None:
             self._hook_optimizer(optimizer)
 
@@ -354,8 +429,12 @@ class Marks:
             [(name, sum(p.numel() * p.element_size() for p in module.parameters(recurse=False)
                         if p.requires_grad)) for name, module in self._modules],
             self._last_ran)
+        activations = []
+        if self._last_saved is not None:
+            activations = [(name, self._last_saved.get(name, 0)) for name, _ in self._modules
+                           if name in self._last_ran]
         names = metadata_names([("rank", rank), ("world_size", world), ("hostname", socket.gethostname())],
-                               grads, self._collectives())
+                               grads, self._collectives(), activations)
         for n in names:
             self._ranges.range_end(self._ranges.range_start(n))
         now = time.time_ns()
@@ -382,8 +461,22 @@ class Marks:
             self._iteration_range = self._ranges.range_start(f"iteration/{self._iteration}")
             self._write_metadata()
 
+    def _measuring(self):
+        """Activations are added up in the marked iterations and the one before."""
+        return self._iteration + 1 >= self._first and (self._end is None or self._iteration < self._end)
+
     def _model_forward_starts(self, module, args):
         self._open_iteration()
+        torch = self._torch
+        if self._saving is None and self._measuring() and torch.is_grad_enabled():
+            self._saved.parameters = {id(p) for p in self._inner.parameters()}
+            self._saving = torch.autograd.graph.saved_tensors_hooks(self._saved.pack, lambda t: t)
+            self._saving.__enter__()
+
+    def _model_forward_ends(self, module, args, output):
+        if self._saving is not None:
+            self._saving.__exit__(None, None, None)
+            self._saving = None
 
     def _step_ended(self, optimizer, args, kwargs):
         self.end_iteration()
@@ -395,6 +488,11 @@ class Marks:
         if self._step_open:
             self._report_step(1)
             self._step_open = False
+        if self._saving is not None:  # a forward that raised: its post-hook never ran
+            self._saving.__exit__(None, None, None)
+            self._saving = None
+        self._last_saved = dict(self._saved.by_module) if self._measuring() else None
+        self._saved.reset()
         self._iteration += 1
         self._last_ran, self._ran = self._ran, set()
         # The next iteration starts here, not at its forward: zero_grad and
@@ -430,6 +528,7 @@ class Marks:
 
         def pre(mod, args):
             self._ran.add(name)  # also unmarked: the first marked iteration's grad bytes need it
+            self._saved.enter(name)
             if not self._marking():
                 return
             self._forward_open[name] = ranges.range_start("forward/" + name)
@@ -445,6 +544,7 @@ class Marks:
                 a.register_hook(lambda g: (tracker.gradient_done(name), None)[1])
 
         def post(mod, args, output):
+            self._saved.leave(name)
             rid = self._forward_open.pop(name, None)
             if rid is not None:
                 ranges.range_end(rid)

@@ -185,7 +185,7 @@ class NvtxReader {
     if (std::holds_alternative<CollectiveBytesMark>(parsed)) {
       ++md.collective_bytes_marks;
     } else {
-      marker(r, name, start, end, tid);  // grad_bytes, and unknown keys
+      marker(r, name, start, end, tid);  // grad_bytes, activation_bytes, unknown keys
     }
   }
 

@@ -559,7 +559,7 @@ void KinetoEventMapper::metadata_mark(const KinetoEvent& e, const std::string& n
     // the latest of each layer (walk/trace_walk.h).
     md.grad_bytes.emplace(g->layer, g->bytes);
   }
-  marker(e, name, cat);  // grad_bytes, and unknown keys
+  marker(e, name, cat);  // grad_bytes, activation_bytes, and unknown keys
 }
 
 void KinetoEventMapper::cpu_range(const KinetoEvent& e, CpuRange::Kind kind,

@@ -16,7 +16,8 @@
 //   FSDP's ranges (FSDP::..., FullyShardedDataParallel._...) -> MarkerRange,
 //     name kept (traces/torch_op_names.h, parse_sharding_range)
 //   ranges named ssgd/<key>=<value> -> metadata (traces/marker_names.h);
-//     ssgd/grad_bytes/<l>=<b> and unknown keys are kept as MarkerRanges
+//     ssgd/grad_bytes/<l>=<b>, ssgd/activation_bytes/<l>=<b> and unknown keys are kept as
+//     MarkerRanges
 // The legacy profiler's events (no `cat`, "pid": "CPU functions") are read
 // as CPU ranges, with the same marks; its "CUDA functions" events are
 // Kernels (device = tid).
