@@ -24,6 +24,7 @@ nlohmann::json memory_json(const sim::MemoryEstimate& m, std::int64_t gpu_memory
                       {"waiting_gradients_bytes", m.waiting_gradients},
                       {"waiting_gradients_from_schedule", m.waiting_from_schedule},
                       {"accumulation_bytes", m.accumulation},
+                      {"comm_buffers_bytes", m.comm_buffers},
                       {"total_bytes", m.total()},
                       {"left_out", sim::kMemoryLeftOut}};
   j["activations_bytes"] = m.activations ? nlohmann::json(*m.activations) : nlohmann::json(nullptr);
@@ -98,6 +99,11 @@ void print_sharding_and_memory(const sim::ReplayResult& r, const sim::ShardSetti
   }
   if (m.accumulation > 0) {
     row("  accumulation", format_bytes(m.accumulation), "unsharded gradients kept by no_sync");
+  }
+  if (m.comm_buffers > 0) {
+    row("  comm buffers", format_bytes(m.comm_buffers),
+        fmt::format("DDP's buckets: a copy of the gradients, {} (policy.bucket_view: false)",
+                    r.precision));
   }
   row("  activations", m.activations ? format_bytes(*m.activations) : std::string("unknown"),
       m.activations ? (s.activation_checkpointing ? "checkpointed: units' inputs + one unit"

@@ -23,6 +23,9 @@ const char* to_string(UpdateMode mode);
 struct PolicyParams {
   std::int64_t bucket_cap_bytes = 25LL << 20;         // policy.bucket_cap (ddp)
   std::int64_t first_bucket_bytes = 1LL << 20;        // policy.first_bucket (ddp)
+  // policy.bucket_view (ddp): the gradients are views into DDP's buckets
+  // (gradient_as_bucket_view=True), so the buckets hold no copy of them.
+  bool bucket_view = false;
   std::int64_t fusion_threshold_bytes = 128LL << 20;  // policy.fusion_threshold (horovod)
   Duration cycle_time = Duration(1'000'000);          // policy.cycle_time (horovod)
   std::optional<Duration> merge_startup;              // policy.merge_startup (mgwfbp's a)

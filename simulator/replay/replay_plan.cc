@@ -131,6 +131,10 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
                                      : 1.0;
   out.memory =
       estimate_memory(profile, scenario.sharding, dtypes, job.shard_ranks, activation_scale);
+  if (scenario.overlap_policy == OverlapPolicy::kDdp &&
+      scenario.sharding.strategy == ShardStrategy::kNone) {
+    out.memory.comm_buffers = ddp_bucket_bytes(out.memory, scenario.policy_params.bucket_view);
+  }
   out.gpu_memory = comm.platform().spec().node.gpu_memory;
   if (job.sharded && scenario.sharding.strategy != ShardStrategy::kNone && out.comm_replayed) {
     out.comm_replayed = false;

@@ -10,6 +10,10 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 }  // namespace
 
+std::int64_t ddp_bucket_bytes(const MemoryEstimate& estimate, bool bucket_view) {
+  return bucket_view ? 0 : estimate.gradients;
+}
+
 MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSettings& settings,
                                const StepDtypes& dtypes, std::int64_t shard_ranks,
                                double activation_scale) {

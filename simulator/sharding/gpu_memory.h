@@ -51,19 +51,30 @@ struct MemoryEstimate {
   std::int64_t waiting_gradients = 0;
   bool waiting_from_schedule = false;
   std::int64_t accumulation = 0;
+  // Buffers the data-parallel library keeps beside the gradients: DDP's
+  // buckets, a copy of every gradient unless they are views into them
+  // (ddp_bucket_bytes); 0 for the other policies and the sharded strategies.
+  std::int64_t comm_buffers = 0;
   std::optional<std::int64_t> activations;  // nullopt: the profile has no activation_bytes
   std::int64_t shard_ranks = 1;
   std::int64_t optimizer_bytes_per_param = 0;  // K
   bool master_weights = false;  // K holds 4 bytes of fp32 master weights (or shard copy)
   [[nodiscard]] std::int64_t total() const {
     return parameters + gradients + optimizer_state + gathered + waiting_gradients + accumulation +
-           activations.value_or(0);
+           comm_buffers + activations.value_or(0);
   }
 };
 
 // What the estimate leaves out, in words, for every output that prints it.
 inline constexpr const char* kMemoryLeftOut =
     "CUDA context, NCCL buffers, allocator reserve and fragmentation, temporary buffers";
+
+// DDP's bucket buffers under `estimate` (replicated, policy ddp): PyTorch's
+// Reducer packs every gradient into a flat bucket buffer of its own dtype
+// for the all-reduce, so they hold a second copy of the gradients, unless
+// gradient_as_bucket_view=True makes the gradients views into them (its
+// documentation: the memory saved is the size of the gradients).
+std::int64_t ddp_bucket_bytes(const MemoryEstimate& estimate, bool bucket_view);
 
 // `activation_scale` multiplies the profile's activations (the batch a GPU
 // computes over the profile's). The parameters are counted in the profile's

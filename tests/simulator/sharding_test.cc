@@ -469,6 +469,27 @@ TEST(WaitingGradients, TheReplayReadsThemOffItsSchedule) {
   EXPECT_EQ(slow, 6 * 4'000'000);  // every layer's: 3.2 ms of backward against 0.3 s of sending
 }
 
+// Replicated DDP keeps its gradients twice: in the parameters' .grad and in
+// its bucket buffers (PyTorch's Reducer), unless the gradients are views into
+// the buckets; no other policy, and no sharded strategy, counts them.
+TEST(DdpBuckets, ACopyOfTheGradientsUnlessTheyAreViews) {
+  const trace::LayerProfile p = uniform_profile(6, 1'000'000, 2'000'000, 4'000'000);
+  const auto memory = [&](std::vector<std::string> sets) {
+    sets.push_back("cluster.nodes=2");
+    sets.push_back("workload.optimizer=momentum");
+    return run(p, sets).memory;
+  };
+  const MemoryEstimate ddp = memory({"policy.overlap=ddp"});
+  EXPECT_EQ(ddp.gradients, 24'000'000);
+  EXPECT_EQ(ddp.comm_buffers, 24'000'000);
+  // fp32, SGD with momentum: 4 + 4 + 4 bytes a parameter, and the buckets' 4.
+  EXPECT_EQ(ddp.total(), 4 * 24'000'000);
+  EXPECT_EQ(memory({"policy.overlap=ddp", "policy.bucket_view=true"}).comm_buffers, 0);
+  EXPECT_EQ(memory({"policy.overlap=wfbp"}).comm_buffers, 0);
+  EXPECT_EQ(memory({"policy.overlap=horovod"}).comm_buffers, 0);
+  EXPECT_EQ(memory({"policy.overlap=wfbp", "sharding.strategy=zero2"}).comm_buffers, 0);
+}
+
 TEST(ShardedUnits, ParameterlessLayersJoinTheNextUnit) {
   trace::LayerProfile p;
   const std::int64_t bytes[] = {0, 40, 0, 0, 80, 40, 0};
