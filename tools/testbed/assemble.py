@@ -64,8 +64,9 @@ def scenario_text(config, calibration_rel, iterations=10, scheduler=None):
     if config.get("accumulation", 1) != 1:
         common.append(f"  accumulation: {config['accumulation']}  # gradients communicated on the last "
                       "micro-batch only")
-    if strategy != "ddp":
-        common.append("  optimizer: momentum  # SGD with momentum, stepping on the rank's shard")
+    # train.py steps SGD with momentum in every configuration (on the rank's
+    # shard when sharded): the memory estimate counts its 4 bytes a parameter.
+    common.append("  optimizer: momentum  # SGD with momentum (train.py)")
     if config["world"] == 1:
         return "\n".join(head + common) + "\n"
     lines = head + ["# Collective costs come from the gloo all-reduce sweep of the same network",
@@ -105,6 +106,10 @@ def scenario_text(config, calibration_rel, iterations=10, scheduler=None):
                       f"  partition_overhead: {overhead}ns", f"  schedule_overhead: {schedule}ns"]
     elif config["overlap"] == "on":
         lines += ["  overlap: ddp", f"  bucket_cap: {_mib(config['bucket_mb'])}", "  first_bucket: 1MiB"]
+        if config.get("strategy") == "ddp":
+            # A grid of strategies predicts DDP from sharded captures too, whose
+            # profiles name their strategy (the replay's default): say none.
+            lines += ["sharding:", "  strategy: none"]
     else:
         lines.append("  overlap: single")
     return "\n".join(lines) + "\n"
@@ -237,6 +242,9 @@ def assemble(out, grid, ssgd):
                  "scenario": "scenario.yaml",
                  "measured": {"iteration_ns": stats.iteration_stats(rounds)},
                  "config": knobs}
+        memory = stats.memory_stats(rounds)
+        if memory:
+            entry["measured"]["memory_bytes"] = memory
         if captures:
             entry["trace"] = "trace.ssgdt"
         if cid in configs:

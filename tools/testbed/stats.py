@@ -37,6 +37,27 @@ def iteration_stats(rounds):
             "round_medians": per_round}
 
 
+def memory_stats(rounds):
+    """rounds: as iteration_stats' -> the measured memory of a rank, in
+    bytes: each rank's peak_rss_kb - rss_before_model_kb of each round (the
+    most its training held at once above what it held before the model was
+    built, train.py), pooled; their median, minimum, 10th and 90th
+    percentiles. None when a rank did not record both, or its peak was not
+    reset before training (then it would be start-up's)."""
+    values = []
+    for r in rounds:
+        for rank in r["ranks"]:
+            if "rss_before_model_kb" not in rank or "peak_rss_kb" not in rank \
+                    or not rank.get("peak_rss_reset"):
+                return None
+            values.append((rank["peak_rss_kb"] - rank["rss_before_model_kb"]) * 1024)
+    if not values or min(values) <= 0:
+        return None
+    return {"median": round(median(values)), "min": min(values),
+            "p10": round(percentile(values, 10)), "p90": round(percentile(values, 90)),
+            "samples": len(values)}
+
+
 def sweep_curve(rounds):
     """rounds: [{"ranks": [{"sizes": [...], "ns": [[...], ...]}]}] -> [(size,
     median ns, min ns, round spread)]: one all-reduce's time is its slowest

@@ -164,6 +164,19 @@ class Statistics(unittest.TestCase):
         self.assertEqual(s["min"], 100)
         self.assertEqual(s["median"], 165)
 
+    def test_memory_is_the_peak_above_the_baseline_pooled_over_ranks_and_rounds(self):
+        def rank(peak, before, reset=True):
+            return {"peak_rss_kb": peak, "rss_before_model_kb": before, "peak_rss_reset": reset}
+        rounds = [{"ranks": [rank(300, 200), rank(310, 200)]}, {"ranks": [rank(320, 200), rank(330, 200)]}]
+        m = stats.memory_stats(rounds)
+        self.assertEqual(m["median"], 115 * 1024)  # of 100, 110, 120, 130 KiB
+        self.assertEqual(m["min"], 100 * 1024)
+        self.assertEqual(m["samples"], 4)
+        self.assertLessEqual(m["p10"], m["median"])
+        # A rank whose peak was not reset, or without a baseline: no figure.
+        self.assertIsNone(stats.memory_stats([{"ranks": [rank(300, 200, reset=False)]}]))
+        self.assertIsNone(stats.memory_stats([{"ranks": [{"peak_rss_kb": 300, "peak_rss_reset": True}]}]))
+
     def test_sweep_takes_the_slowest_rank_then_medians(self):
         rounds = [{"ranks": [{"sizes": [4, 8], "ns": [[10, 30, 20], [5, 5]]},
                              {"sizes": [4, 8], "ns": [[12, 10, 20], [6, 4]]}]},
@@ -239,6 +252,13 @@ class Files(unittest.TestCase):
                       assemble.scenario_text(dict(z2, reduce_op="allreduce"), "c.yaml"))
         self.assertNotIn("forward_prefetch", text)
         self.assertNotIn("accumulation", text)
+        # DDP in a grid of strategies says none, so that a what-if from a
+        # sharded capture (whose profile names its strategy) replays DDP.
+        ddp = dict(z2, strategy="ddp", overlap="on", bucket_mb=25)
+        text = assemble.scenario_text(ddp, "c.yaml")
+        self.assertIn("  overlap: ddp\n", text)
+        self.assertIn("sharding:\n  strategy: none\n", text)
+        self.assertIn("  optimizer: momentum", text)
 
     def test_partitioned_scenario(self):
         knobs = {"model": "mlp", "world": 2, "rate": "unshaped", "rate_bits_per_s": None, "overlap": "on",
