@@ -1,0 +1,136 @@
+// Issue 34's emulated-cluster validation: the bundled dataset
+// traces/datasets/cpu-sharded-mini (tools/testbed/grids/cpu-sharded-mini.toml,
+// docs/testbed.md "Sharded training"): the mlp trained on CPU over gloo
+// between network namespaces at 1 Gbit/s, 2 and 4 ranks at half a core each,
+// by PyTorch DDP (25 MiB buckets) and by ZeRO-2 and ZeRO-3 written by hand
+// (tools/testbed/sharded.py), ZeRO-3 with forward prefetch 0 and 1.
+//   replay    each configuration under its own scenario
+//   what-if   from the capture of a configuration that differs in the
+//             strategy, the prefetch, or 2 -> 4 ranks
+//   memory    each case's per-GPU memory estimate against the rank's peak
+//             resident set above its baseline (measured.memory_bytes)
+// The test prints the tables of docs/validation.md, section 12, and holds
+// each group to today's figures, the misses included (the targets are 3%
+// and 8% for replays, 5% and 15% for what-ifs, 10% for memory): a change
+// that closes a gap shows here, and one that widens it fails.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "tests/support/dataset_validation.h"
+
+namespace ssgd::sim {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kDataset = fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-sharded-mini";
+
+using Group = ssgd::testing::ErrorGroup;
+
+class CpuShardedValidation : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    data_ = new ssgd::testing::ReplayedDataset(ssgd::testing::replay_bundled_dataset(kDataset));
+    for (const DatasetCase& c : data_->cases) {
+      const auto& to = data_->config(c.entry);
+      const auto& from = data_->config(c.from);
+      std::string kind = "replay";
+      if (c.kind == DatasetCaseKind::kWhatIf) {
+        kind = to.at("world") != from.at("world")         ? "what-if: 2 -> 4 ranks"
+               : to.at("strategy") != from.at("strategy") ? "what-if: strategy"
+                                                          : "what-if: prefetch";
+      }
+      auto& groups = data_->groups;
+      groups[kind].add(c);
+      groups[c.kind == DatasetCaseKind::kReplay ? "replays" : "what-ifs"].add(c);
+      if (c.kind == DatasetCaseKind::kReplay && c.measured_memory) {
+        memory_.errors.push_back(c.memory_error_percent);
+        if (std::abs(c.memory_error_percent) > memory_.worst_abs) {
+          memory_.worst_abs = std::abs(c.memory_error_percent);
+          memory_.worst = c.name();
+        }
+      }
+    }
+  }
+  static void TearDownTestSuite() { delete data_; }
+  static const Group& group(const std::string& name) { return data_->groups.at(name); }
+
+  static inline ssgd::testing::ReplayedDataset* data_ = nullptr;
+  static inline Group memory_;  // replays' memory errors
+};
+
+TEST_F(CpuShardedValidation, DatasetIsIntact) {
+  EXPECT_EQ(data_->problems, 0u);
+  EXPECT_EQ(data_->manifest.entries.size(), 8u);
+  EXPECT_EQ(group("replays").errors.size(), 8u);
+  for (const auto& e : data_->manifest.entries) {
+    EXPECT_TRUE(e.memory.has_value()) << e.id << ": the testbed measures every rank's memory";
+  }
+}
+
+TEST_F(CpuShardedValidation, PrintTables) {
+  ssgd::testing::print_validation_tables(*data_);
+  std::printf(
+      "\n| configuration | memory estimate | measured | error | activations |\n"
+      "|---|---|---|---|---|\n");
+  for (const DatasetCase& c : data_->cases) {
+    if (c.kind != DatasetCaseKind::kReplay || !c.measured_memory) continue;
+    std::printf("| %s | %.1f MiB | %.1f MiB | %+.1f%% | %s |\n", c.entry.c_str(),
+                static_cast<double>(c.predicted_memory_bytes) / 1048576.0,
+                static_cast<double>(c.measured_memory->median) / 1048576.0, c.memory_error_percent,
+                c.memory_activations_known ? "from the trace" : "none");
+  }
+  std::printf("\nmemory: median |error| %.1f%%, worst %.1f%% (%s)\n", memory_.median_abs(),
+              memory_.worst_abs, memory_.worst.c_str());
+}
+
+// Every capture carries what its layers saved for backward
+// (ssgd/activation_bytes marks), so every estimate holds its activations.
+TEST_F(CpuShardedValidation, EveryEstimateHoldsItsActivations) {
+  for (const DatasetCase& c : data_->cases) {
+    if (c.measured_memory) EXPECT_TRUE(c.memory_activations_known) << c.name();
+  }
+}
+
+// Not met (3% and 8%), against a measurement whose iterations spread by
+// 12-35% (p90 - p10 over the median, median 18%).
+TEST_F(CpuShardedValidation, Replays) {
+  const Group& g = group("replays");
+  EXPECT_LE(g.median_abs(), 7.0);  // today 5.6%
+  EXPECT_LE(g.worst_abs, 20.0);    // today 17.9%
+}
+
+// Not met (5% and 15%): the captures hold the CPU the loop's own collectives
+// took from the compute, each strategy a different share (section 12).
+TEST_F(CpuShardedValidation, WhatIfs) {
+  const Group& g = group("what-ifs");
+  EXPECT_EQ(g.errors.size(), 28u);
+  EXPECT_LE(g.median_abs(), 17.0);  // today 14.7%
+  EXPECT_LE(g.worst_abs, 45.0);     // today 41.6%
+}
+
+// The estimate is low in every configuration: DDP by 11% (its buckets and
+// activations counted; autograd's temporary gradient not), the sharded
+// loops by 20-36%, about 22 MiB whatever the world size: the reductions
+// the loop polls late (they lag the backward further than the replay has
+// them) and its temporaries. Not met (10%).
+TEST_F(CpuShardedValidation, Memory) {
+  EXPECT_EQ(memory_.errors.size(), 8u);
+  for (double e : memory_.errors) {
+    EXPECT_LT(e, 0.0);
+    EXPECT_GT(e, -40.0);
+  }
+  EXPECT_LE(memory_.median_abs(), 27.0);  // today 25.2%
+  EXPECT_LE(memory_.worst_abs, 38.0);     // today 35.7%
+  for (const DatasetCase& c : data_->cases) {
+    if (c.kind == DatasetCaseKind::kReplay && c.entry.find("-b25-") != std::string::npos) {
+      EXPECT_LE(std::abs(c.memory_error_percent), 12.0) << c.entry;  // today -11.0%, -10.8%
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ssgd::sim
