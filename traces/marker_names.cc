@@ -32,14 +32,22 @@ std::string forward_mark(std::string_view layer) {
 std::string backward_mark(std::string_view layer) {
   return std::string(kBackwardMarkPrefix) + std::string(layer);
 }
-std::string grad_bytes_mark(std::string_view layer, std::int64_t bytes) {
-  return std::string(kMetadataMarkPrefix) + "grad_bytes/" + std::string(layer) + "=" +
+namespace {
+
+// ssgd/<kind>/<layer>=<bytes>
+std::string layer_bytes_mark(std::string_view kind, std::string_view layer, std::int64_t bytes) {
+  return std::string(kMetadataMarkPrefix) + std::string(kind) + "/" + std::string(layer) + "=" +
          std::to_string(bytes);
 }
 
+}  // namespace
+
+std::string grad_bytes_mark(std::string_view layer, std::int64_t bytes) {
+  return layer_bytes_mark("grad_bytes", layer, bytes);
+}
+
 std::string activation_bytes_mark(std::string_view layer, std::int64_t bytes) {
-  return std::string(kMetadataMarkPrefix) + "activation_bytes/" + std::string(layer) + "=" +
-         std::to_string(bytes);
+  return layer_bytes_mark("activation_bytes", layer, bytes);
 }
 
 std::optional<std::int64_t> profiler_step_number(std::string_view name) {
@@ -123,20 +131,23 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
     return HostnameMark{std::string(value)};
   }
   if (key == "clock_realtime_ns") return ClockRealtimeMark{count(value, "clock_realtime_ns")};
-  if (key == "grad_bytes" || starts_with(key, "grad_bytes/")) {
-    const std::string_view layer = key.size() > 11 ? key.substr(11) : std::string_view();
-    if (layer.empty())
-      throw fail("grad_bytes names no layer (expected ssgd/grad_bytes/<layer>=<bytes>)");
-    return GradBytesMark{std::string(layer), count(value, "bytes")};
-  }
-  if (key == "activation_bytes" || starts_with(key, "activation_bytes/")) {
-    const std::string_view layer = key.size() > 17 ? key.substr(17) : std::string_view();
+  // ssgd/<kind>/<layer>: the layer, or nullopt for another key; a key of
+  // this kind without a layer is an error.
+  auto layer_of = [&](std::string_view kind) -> std::optional<std::string> {
+    if (key != kind && !(starts_with(key, kind) && key[kind.size()] == '/')) return std::nullopt;
+    const std::string_view layer =
+        key.size() > kind.size() + 1 ? key.substr(kind.size() + 1) : std::string_view();
     if (layer.empty()) {
-      throw fail(
-          "activation_bytes names no layer (expected ssgd/activation_bytes/<layer>=<bytes>)");
+      throw fail(fmt::format("{0} names no layer (expected ssgd/{0}/<layer>=<bytes>)", kind));
     }
+    return std::string(layer);
+  };
+  if (auto layer = layer_of("grad_bytes")) {
+    return GradBytesMark{std::move(*layer), count(value, "bytes")};
+  }
+  if (auto layer = layer_of("activation_bytes")) {
     // The profile's bound on activation_bytes (traces/layer_profile.h).
-    return ActivationBytesMark{std::string(layer), count(value, "bytes", std::int64_t{1} << 50)};
+    return ActivationBytesMark{std::move(*layer), count(value, "bytes", std::int64_t{1} << 50)};
   }
   if (key == "collective_bytes") {
     CollectiveBytesMark m;

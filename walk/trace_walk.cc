@@ -45,7 +45,7 @@ void require_plausible_span(const Span& span, std::string_view payload, const st
 
 std::vector<std::int64_t> TraceWalk::latest_by_layer(
     std::vector<LayerBytesMark> marks, const std::map<std::string, std::int32_t>& layer_index,
-    const std::string& key) {
+    const std::string& key, const char* unmarked_warning) {
   if (marks.empty()) return {};
   // The latest mark of each layer wins (in time, then trace order): the
   // helper writes them at every iteration, and its first ones may come
@@ -78,10 +78,10 @@ std::vector<std::int64_t> TraceWalk::latest_by_layer(
                         " mark(s) name no layer of the trace; ignored");
   }
   const auto unmarked = std::count(seen.begin(), seen.end(), false);
-  if (key == "activation_bytes" && unmarked > 0) {
+  if (unmarked_warning != nullptr && unmarked > 0) {
     warnings_.push_back(std::to_string(unmarked) + " layer(s) of " +
-                        std::to_string(layers_.size()) +
-                        " have no ssgd/activation_bytes mark; their activations are counted as 0");
+                        std::to_string(layers_.size()) + " have no ssgd/" + key + " mark; " +
+                        unmarked_warning);
   }
   return bytes;
 }
@@ -255,9 +255,13 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
   }
 
   const std::map<std::string, std::int32_t> layer_index = order_layers();
-  marked_grad_bytes_ = latest_by_layer(std::move(grad_bytes), layer_index, "grad_bytes");
+  // A layer without gradients has no grad_bytes mark; every marked module
+  // writes its activation_bytes, 0 included.
+  marked_grad_bytes_ = latest_by_layer(std::move(grad_bytes), layer_index, "grad_bytes",
+                                       /*unmarked_warning=*/nullptr);
   marked_activation_bytes_ =
-      latest_by_layer(std::move(activation_bytes), layer_index, "activation_bytes");
+      latest_by_layer(std::move(activation_bytes), layer_index, "activation_bytes",
+                      "their activations are counted as 0");
   place_work();
   add_interpreter_time();
   add_launch_gaps();

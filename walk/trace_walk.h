@@ -283,12 +283,12 @@ class TraceWalk {
     std::string layer;
     std::int64_t bytes = 0, start_ns = 0, record = 0;
   };
-  // Per layer, the latest of `marks` (0 for a layer without one; a warning
-  // for activation_bytes); empty without marks. Warns about marks naming no
-  // layer and layers whose marks changed.
+  // Per layer, the latest of `marks` (0 for a layer without one, with a
+  // warning ending in `unmarked_warning` unless null); empty without marks.
+  // Warns about marks naming no layer and layers whose marks changed.
   std::vector<std::int64_t> latest_by_layer(std::vector<LayerBytesMark> marks,
                                             const std::map<std::string, std::int32_t>& layer_index,
-                                            const std::string& key);
+                                            const std::string& key, const char* unmarked_warning);
   void place_work();
   void add_interpreter_time();
   void add_launch_gaps();

@@ -62,12 +62,11 @@ void print_memory_table(const std::vector<sim::DatasetCase>& cases, std::size_t 
     if (!c.measured_memory) continue;
     const trace::MeasuredBytes& m = *c.measured_memory;
     unknown = unknown || !c.memory_activations_known;
-    out << fmt::format(
-        "  {:<{}}  {:<7}  {:>12}  {:>12}  {:>+7.2f}%  {:>7}  {}\n", c.name(), width,
-        to_string(c.kind), format_bytes(c.predicted_memory_bytes), format_bytes(m.median),
-        c.memory_error_percent,
-        percent(static_cast<double>(m.p90 - m.p10) / static_cast<double>(m.median) * 100.0),
-        c.memory_activations_known ? "estimated" : "not in the trace");
+    out << fmt::format("  {:<{}}  {:<7}  {:>12}  {:>12}  {:>+7.2f}%  {:>7}  {}\n", c.name(), width,
+                       to_string(c.kind), format_bytes(c.predicted_memory_bytes),
+                       format_bytes(m.median), c.memory_error_percent,
+                       percent(measured_noise_percent(m)),
+                       c.memory_activations_known ? "estimated" : "not in the trace");
   }
   out << "\n  memory: the replay's per-GPU estimate (ssgd simulate's); measured: the median over\n"
          "  ranks and rounds of a rank's peak above what it held before the model was built;\n"
@@ -82,6 +81,10 @@ void print_memory_table(const std::vector<sim::DatasetCase>& cases, std::size_t 
 
 double measured_noise_percent(const trace::MeasuredTime& m) {
   return static_cast<double>((m.p90 - m.p10).ns()) / static_cast<double>(m.median.ns()) * 100.0;
+}
+
+double measured_noise_percent(const trace::MeasuredBytes& m) {
+  return static_cast<double>(m.p90 - m.p10) / static_cast<double>(m.median) * 100.0;
 }
 
 std::optional<double> round_spread_percent(const trace::MeasuredTime& m) {

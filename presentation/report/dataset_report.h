@@ -43,6 +43,7 @@ DatasetSummary summarise_dataset(const std::vector<sim::DatasetCase>& cases,
 // (p90 - p10) / median and, when the rounds' medians are given, their
 // (max - min) / median, in percent.
 double measured_noise_percent(const trace::MeasuredTime& m);
+double measured_noise_percent(const trace::MeasuredBytes& m);
 std::optional<double> round_spread_percent(const trace::MeasuredTime& m);
 
 void print_dataset_table(const std::vector<sim::DatasetCase>& cases, const DatasetSummary& summary,

@@ -101,14 +101,15 @@ std::vector<DatasetCase> replay_dataset(const fs::path& dir, const trace::Datase
     const WorkContext context("replaying", (dir / c.trace).string(), "dataset case");
     const ReplayResult result = replay(inputs[p.from]->profile, *scenarios[p.entry]);
     c.predicted = result.iteration_time;
-    const double median = static_cast<double>(c.measured.median.ns());
-    c.error_percent = (static_cast<double>(c.predicted.ns()) - median) / median * 100.0;
+    const auto error_percent = [](auto predicted, auto measured) {
+      const double m = static_cast<double>(measured);
+      return (static_cast<double>(predicted) - m) / m * 100.0;
+    };
+    c.error_percent = error_percent(c.predicted.ns(), c.measured.median.ns());
     if (c.measured_memory) {
       c.predicted_memory_bytes = result.memory.total();
       c.memory_activations_known = result.memory.activations.has_value();
-      const double bytes = static_cast<double>(c.measured_memory->median);
-      c.memory_error_percent =
-          (static_cast<double>(c.predicted_memory_bytes) - bytes) / bytes * 100.0;
+      c.memory_error_percent = error_percent(c.predicted_memory_bytes, c.measured_memory->median);
     }
     if (options.progress) {
       const double seconds =

@@ -47,11 +47,7 @@ class CpuShardedValidation : public ::testing::Test {
       groups[kind].add(c);
       groups[c.kind == DatasetCaseKind::kReplay ? "replays" : "what-ifs"].add(c);
       if (c.kind == DatasetCaseKind::kReplay && c.measured_memory) {
-        memory_.errors.push_back(c.memory_error_percent);
-        if (std::abs(c.memory_error_percent) > memory_.worst_abs) {
-          memory_.worst_abs = std::abs(c.memory_error_percent);
-          memory_.worst = c.name();
-        }
+        memory_.add(c.name(), c.memory_error_percent);
       }
     }
   }

@@ -23,11 +23,12 @@ struct ErrorGroup {
   std::string worst;
   double worst_abs = -1;
 
-  void add(const sim::DatasetCase& c) {
-    errors.push_back(c.error_percent);
-    if (std::abs(c.error_percent) > worst_abs) {
-      worst_abs = std::abs(c.error_percent);
-      worst = c.name();
+  void add(const sim::DatasetCase& c) { add(c.name(), c.error_percent); }
+  void add(const std::string& name, double error_percent) {
+    errors.push_back(error_percent);
+    if (std::abs(error_percent) > worst_abs) {
+      worst_abs = std::abs(error_percent);
+      worst = name;
     }
   }
   [[nodiscard]] double median_abs() const {

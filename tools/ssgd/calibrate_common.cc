@@ -28,19 +28,24 @@ void refuse_network_flags(const CalibrateArgs& a, const char* mode) {
   if (a.format != "auto" && a.format != "trace") {
     throw flag_error("--format", a.format, fmt::format("{} reads ssgd traces only", mode));
   }
-  const std::pair<bool, const char*> network_flags[] = {{!a.op.empty(), "--op"},
-                                                        {a.ranks != 0, "--ranks"},
-                                                        {!a.bands.empty(), "--bands"},
-                                                        {a.max_bands_given, "--max-bands"},
-                                                        {a.holdout != 0, "--holdout"},
-                                                        {a.per_ranks, "--per-ranks"},
-                                                        {a.in_place, "--in-place"},
-                                                        {!a.tcp_streams.empty(), "--tcp-streams"},
-                                                        {!a.line_rate.empty(), "--line-rate"},
-                                                        {a.level != "inter_node", "--level"},
-                                                        {a.algorithm != "ring", "--algorithm"}};
-  for (const auto& [given, flag] : network_flags) {
-    if (given) throw flag_error(flag, fmt::format("does not apply with {} (no network fit)", mode));
+  refuse_given_flags({{!a.op.empty(), "--op"},
+                      {a.ranks != 0, "--ranks"},
+                      {!a.bands.empty(), "--bands"},
+                      {a.max_bands_given, "--max-bands"},
+                      {a.holdout != 0, "--holdout"},
+                      {a.per_ranks, "--per-ranks"},
+                      {a.in_place, "--in-place"},
+                      {!a.tcp_streams.empty(), "--tcp-streams"},
+                      {!a.line_rate.empty(), "--line-rate"},
+                      {a.level != "inter_node", "--level"},
+                      {a.algorithm != "ring", "--algorithm"}},
+                     fmt::format("does not apply with {} (no network fit)", mode));
+}
+
+void refuse_given_flags(std::initializer_list<std::pair<bool, const char*>> flags,
+                        std::string_view why) {
+  for (const auto& [given, flag] : flags) {
+    if (given) throw flag_error(flag, why);
   }
 }
 

@@ -7,10 +7,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/collective_op.h"
@@ -53,6 +56,10 @@ std::string size_label(double bytes);
 std::string join_ranks(const std::vector<std::int64_t>& ranks);
 // "ssgd calibrate: N measurements from M file(s)".
 void print_read(std::size_t measurements, std::size_t files);
+
+// The flag of the first pair that is given, refused with `why`.
+void refuse_given_flags(std::initializer_list<std::pair<bool, const char*>> flags,
+                        std::string_view why);
 
 // The flags that shape a network fit, refused with `mode` (--scheduler,
 // --interference), whose fit reads ssgd traces.

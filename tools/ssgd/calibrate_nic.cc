@@ -43,22 +43,17 @@ void print_nic_curve(const sim::NicFitCurve& c, std::ostream& out) {
 }  // namespace
 
 void run_nic_fit(const CalibrateArgs& a, const trace::MeasurementOptions& mo) {
-  const std::pair<bool, const char*> band_flags[] = {{!a.bands.empty(), "--bands"},
-                                                     {a.max_bands_given, "--max-bands"},
-                                                     {a.holdout != 0, "--holdout"},
-                                                     {a.per_ranks, "--per-ranks"},
-                                                     {!a.tcp_streams.empty(), "--tcp-streams"},
-                                                     {!a.line_rate.empty(), "--line-rate"},
-                                                     {a.level != "inter_node", "--level"},
-                                                     {a.algorithm != "ring", "--algorithm"}};
-  for (const auto& [given, flag] : band_flags) {
-    if (given) {
-      throw flag_error(flag,
-                       "does not apply with --nic (it fits the platform's NIC through the "
-                       "scenario's model; set the algorithm with --set network.algorithm or "
-                       "network.nccl_algo, and use --predict for curves to check)");
-    }
-  }
+  refuse_given_flags({{!a.bands.empty(), "--bands"},
+                      {a.max_bands_given, "--max-bands"},
+                      {a.holdout != 0, "--holdout"},
+                      {a.per_ranks, "--per-ranks"},
+                      {!a.tcp_streams.empty(), "--tcp-streams"},
+                      {!a.line_rate.empty(), "--line-rate"},
+                      {a.level != "inter_node", "--level"},
+                      {a.algorithm != "ring", "--algorithm"}},
+                     "does not apply with --nic (it fits the platform's NIC through the "
+                     "scenario's model; set the algorithm with --set network.algorithm or "
+                     "network.nccl_algo, and use --predict for curves to check)");
   check_inputs(a.predict, "--predict");
   const sim::Scenario scenario = load_scenario(a.scenario);
   std::vector<trace::Measurement> fit;

@@ -30,6 +30,17 @@ Duration positive_ns(const JsonFieldReader& r, const Json& v, const std::string&
 std::int64_t count(Duration d) { return d.ns(); }
 std::int64_t count(std::int64_t bytes) { return bytes; }
 
+// Fails at `path`.`key` when `value` is below `lower` (`lower_key`'s).
+template <typename T>
+void require_not_below(const JsonFieldReader& r, const std::string& path, const char* key, T value,
+                       const char* lower_key, T lower) {
+  if (value < lower) {
+    r.fail(JsonFieldReader::child(path, key),
+           fmt::format("{} is below {} ({}): expected min <= p10 <= median <= p90", count(value),
+                       lower_key, count(lower)));
+  }
+}
+
 // The order statistics both measured figures hold: median, min, p10, p90
 // (each > 0, min <= p10 <= median <= p90) and samples. `value` reads one.
 template <typename Stats, typename Read>
@@ -44,16 +55,9 @@ void parse_order_stats(const JsonFieldReader& r, const Json& v, const std::strin
   m.p90 = field("p90");
   m.samples =
       r.whole(r.required(v, path, "samples"), JsonFieldReader::child(path, "samples"), true);
-  const auto not_below = [&](const char* key, auto v_, const char* lower_key, auto lower) {
-    if (v_ < lower) {
-      r.fail(JsonFieldReader::child(path, key),
-             fmt::format("{} is below {} ({}): expected min <= p10 <= median <= p90", count(v_),
-                         lower_key, count(lower)));
-    }
-  };
-  not_below("p10", m.p10, "min", m.min);
-  not_below("median", m.median, "p10", m.p10);
-  not_below("p90", m.p90, "median", m.median);
+  require_not_below(r, path, "p10", m.p10, "min", m.min);
+  require_not_below(r, path, "median", m.median, "p10", m.p10);
+  require_not_below(r, path, "p90", m.p90, "median", m.median);
 }
 
 // measured.memory_bytes.
@@ -73,14 +77,6 @@ MeasuredTime parse_measured_time(const JsonFieldReader& r, const Json& v, const 
   MeasuredTime m;
   parse_order_stats(r, v, path, m,
                     [&](const Json& x, const std::string& at) { return positive_ns(r, x, at); });
-  const auto not_below = [&](const char* key, Duration value, const char* lower_key,
-                             Duration lower) {
-    if (value < lower) {
-      r.fail(JsonFieldReader::child(path, key),
-             fmt::format("{} is below {} ({}): expected min <= p10 <= median <= p90", value.ns(),
-                         lower_key, lower.ns()));
-    }
-  };
   if (const Json* rounds = JsonFieldReader::optional(v, "rounds")) {
     const std::string at = JsonFieldReader::child(path, "rounds");
     m.rounds = r.whole(*rounds, at, true);
@@ -99,7 +95,7 @@ MeasuredTime parse_measured_time(const JsonFieldReader& r, const Json& v, const 
     for (std::size_t i = 0; i < medians->size(); ++i) {
       const std::string item = JsonFieldReader::element(at, i);
       const Duration d = positive_ns(r, (*medians)[i], item);
-      not_below("round_medians", d, "min", m.min);
+      require_not_below(r, path, "round_medians", d, "min", m.min);
       m.round_medians->push_back(d);
     }
   }
