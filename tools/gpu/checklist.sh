@@ -11,7 +11,9 @@
 # untraced and traced with each SSGD_TRACER_API_CALLS mode, "fp32_knobs"
 # fp32 ResNet-50 over 6 blocks with the tracer's flush and buffer settings,
 # "window" a tracing window of 10 steps in 1,015 against the same run untraced
-# (issue 38's target: at most 0.5% on the whole job), fp32 and AMP.
+# (issue 38's target: at most 0.5% on the whole job), fp32 and AMP, "graphs"
+# the mlp as CUDA graphs (torch.compile), untraced, traced and profiled;
+# "window_a" and "window_b" the window's first and second round alone.
 #
 # BIN_DIR holds ssgd, libssgd_tracer.so and the tracer's test programs of a
 # build configured with -DSSGD_WITH_CUDA=ON (tools/gpu/carry.sh makes one
@@ -39,9 +41,12 @@ step() {
   local name=$1 limit=$2
   shift 2
   log "$name: $*"
+  local s0 s1
+  s0=$(date +%s%N)
   timeout -k 5 "$limit" "$@" >"$out/$name.log" 2>&1
   local rc=$?
-  log "$name: rc=$rc"
+  s1=$(date +%s%N)
+  log "$name: rc=$rc wall_ms=$(( (s1 - s0) / 1000000 ))"
   return 0
 }
 left() { [ $(( $(date +%s) - t0 )) -lt "$budget" ]; }
@@ -254,21 +259,53 @@ group_fsdp() {
 }
 
 # Issue 38: a tracing window of steps 500-509 in 1,015 (15 warm-up, 10
-# blocks of 100 timed), fp32 and AMP, against the same run with the marks
-# and no tracer; the marks report the steps. Whole-job cost: the median
-# timed iteration of each; the window's own cost: the trace's traced steps
-# against its untraced ones (ssgd simulate prints both).
-group_window() {
-  local long=(--model resnet50 --batch 64 --ddp --warmup 15 --iterations 100 --reps 10)
-  for amp in fp32 amp; do
-    flag=()
-    [ "$amp" = amp ] && flag=(--amp)
-    step "marks_$amp" 240 "$py" "$train" "${long[@]}" "${flag[@]}" --marks \
-      --out "$out/marks_$amp.json"
-    step "window_$amp" 240 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --window steps:500:510 \
-      -o "$out/window_$amp" -- "$py" "$train" "${long[@]}" "${flag[@]}" --marks \
-      --out "$out/window_$amp.json"
+# blocks of 100 timed), fp32 and AMP, against the same run with the same
+# marks and no tracer, in interleaved rounds (A B B A: fp32 and AMP each
+# twice untraced and twice traced, so a partial run still leaves pairs).
+# Both mark only steps 500-509 (SSGD_TRACER_ITERATIONS), as a user of a
+# window would; every step is reported to the tracer. Whole-job cost: the
+# sum of the timed iterations and the process's wall time (steps.log); the
+# window's own cost: the trace's traced steps against its untraced ones
+# (ssgd simulate prints both) and against the untraced runs' same steps.
+window_run() {
+  local kind=$1 amp=$2 n=$3 flag=()
+  [ "$amp" = amp ] && flag=(--amp)
+  local long=(--model resnet50 --batch 64 --ddp --warmup 15 --iterations 100 --reps 10 --marks)
+  if [ "$kind" = marks ]; then
+    step "marks_${amp}_$n" 240 env SSGD_TRACER_ITERATIONS=500:510 "$py" "$train" "${long[@]}" "${flag[@]}" \
+      --out "$out/marks_${amp}_$n.json"
+  else
+    step "window_${amp}_$n" 240 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 500:510 \
+      --window steps:500:510 -o "$out/window_${amp}_$n" -- "$py" "$train" "${long[@]}" "${flag[@]}" \
+      --out "$out/window_${amp}_$n.json"
+  fi
+}
+window_rounds() {
+  local r
+  for r in "$@"; do
+    left || return 0
+    window_run $r
   done
+}
+group_window_a() { window_rounds "marks fp32 1" "window fp32 1" "window amp 1" "marks amp 1"; }
+group_window_b() { window_rounds "window fp32 2" "marks fp32 2" "marks amp 2" "window amp 2"; }
+group_window() { group_window_a; group_window_b; }
+
+# Checklist item 5: CUDA graphs. The mlp's blocks under
+# torch.compile(mode="reduce-overhead") (train_gpu.py --graphs): untraced,
+# under ssgd trace with marks (5 marked iterations after 10 warm-up ones),
+# and under torch.profiler (Kineto's graph records), for the replay.
+group_graphs() {
+  local g=(--model mlp --batch 256 --graphs --warmup 10)
+  left || return 0
+  step graphs_plain 200 "$py" "$train" "${g[@]}" --iterations 20 --reps 3 --out "$out/graphs_plain.json"
+  left || return 0
+  step graphs_cap 200 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 10:15 -o "$out/graphs_cap" -- \
+    "$py" "$train" "${g[@]}" --marks --iterations 20 --reps 1 --out "$out/graphs_cap.json"
+  left || return 0
+  step graphs_kineto 200 "$py" "$train" "${g[@]}" --marks --iterations 20 --reps 1 \
+    --profile "$out/graphs_kineto.json" --out "$out/graphs_kineto_result.json"
+  gzip -f "$out/graphs_kineto.json" 2>/dev/null
 }
 
 # Checklist item 3: is Nsight Systems there?

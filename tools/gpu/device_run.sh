@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # On the lent GPU machine, from the repository root, with .devcarry made by
 # tools/gpu/carry.sh carried along: the tests' compiled-in paths
-# (/work/main/build-gpu/bin/...) are made to point at the carried programs,
+# (/work/main/build-gpu/bin/..., or the build folder SSGD_GPU_BUILT names)
+# are made to point at the carried programs,
 # then tools/gpu/checklist.sh runs, and its output is packed into $OUT as at
 # most 8 tar files of at most 15 MiB each (the device tool's limits), logs
 # first.
 set -u
 root=$(pwd)
-built=/work/main/build-gpu
+built=${SSGD_GPU_BUILT:-/work/main/build-gpu}
 if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$root" /work/main; fi
 mkdir -p "$built"
 [ -e "$built/bin" ] || ln -s "$root/.devcarry/bin" "$built/bin"

@@ -24,11 +24,17 @@ reduce-scattered, with world size 1 as with more.
 `ssgd trace --nvtx`, record_function ranges otherwise); with
 SSGD_TRACER_ITERATIONS=A:B only iterations A <= N < B (counted from the
 first warm-up iteration) are marked.
+--graphs (mlp only): each block's forward runs through one
+torch.compile(mode="reduce-overhead") function, so forward and backward
+are CUDA graph launches (regional compilation, as TorchTitan compiles each
+block), while the marks' hooks stay outside the graphs; the result records
+Inductor's counters (cudagraph skips among them).
 --profile FILE: torch.profiler (CPU and CUDA) records the last
 `--profile-iterations` timed iterations and writes Kineto's JSON to FILE.
 
 Models: resnet50 and vgg16 (torchvision, no weights), bert (a BERT-base-sized
-encoder from torch.nn layers: 12 layers, hidden 768, 12 heads, sequence 128).
+encoder from torch.nn layers: 12 layers, hidden 768, 12 heads, sequence 128),
+mlp (8 blocks of a 4096x4096 linear layer and GELU, then a 10-way head).
 """
 
 import argparse
@@ -44,11 +50,12 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tracer", "python"))
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--model", choices=("resnet50", "vgg16", "bert"), default="resnet50")
+    p.add_argument("--model", choices=("resnet50", "vgg16", "bert", "mlp"), default="resnet50")
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--amp", action="store_true", help="float16 autocast with a GradScaler")
     p.add_argument("--ddp", action="store_true")
     p.add_argument("--fsdp", action="store_true", help="FSDP2 fully_shard instead of DDP")
+    p.add_argument("--graphs", action="store_true", help="mlp: blocks as CUDA graphs (torch.compile)")
     p.add_argument("--marks", action="store_true")
     p.add_argument("--profile", default="")
     p.add_argument("--profile-iterations", type=int, default=5)
@@ -63,6 +70,8 @@ def parse_args(argv):
         p.error("--batch, --iterations, --reps, --profile-iterations >= 1; --warmup >= 0")
     if a.ddp and a.fsdp:
         p.error("--ddp and --fsdp exclude each other")
+    if a.graphs and (a.model != "mlp" or a.fsdp or a.amp):
+        p.error("--graphs is for --model mlp, without --fsdp or --amp")
     if a.profile and a.profile_iterations > a.iterations * a.reps:
         p.error("--profile-iterations must not exceed --iterations x --reps")
     return a
@@ -87,6 +96,36 @@ def build(torch, name, batch, device):
         model = Bert()
         x = torch.randint(0, 30522, (batch, 128), device=device)
         y = torch.randint(0, 2, (batch,), device=device)
+    elif name == "mlp":
+        import torch.nn.functional as F
+
+        def block_fn(x, w, b):
+            return F.gelu(F.linear(x, w, b))
+
+        class Block(torch.nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                lin = torch.nn.Linear(d, d)
+                self.weight, self.bias = lin.weight, lin.bias
+                self.fn = block_fn
+
+            def forward(self, x):
+                return self.fn(x, self.weight, self.bias)
+
+        class Mlp(torch.nn.Module):
+            def __init__(self, d=4096, n=8):
+                super().__init__()
+                self.blocks = torch.nn.ModuleList(Block(d) for _ in range(n))
+                self.head = torch.nn.Linear(d, 10)
+
+            def forward(self, x):
+                for blk in self.blocks:
+                    x = blk(x)
+                return self.head(x)
+
+        model = Mlp()
+        x = torch.randn(batch, 4096, device=device)
+        y = torch.randint(0, 10, (batch,), device=device)
     else:
         import torchvision
         model = getattr(torchvision.models, name)(weights=None)
@@ -134,19 +173,30 @@ def main(argv):
                 fully_shard(unit)
             fully_shard(model)
             net = model
+    if a.graphs:
+        # One function for all blocks; should Dynamo guard on each block's
+        # parameters, let it compile once per block rather than fall back.
+        for knob in ("recompile_limit", "cache_size_limit"):
+            if hasattr(torch._dynamo.config, knob):
+                setattr(torch._dynamo.config, knob, 64)
+        graphed = torch.compile(model.blocks[0].fn, mode="reduce-overhead")
+        for blk in model.blocks:
+            blk.fn = graphed
     optimizer = torch.optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     scaler = torch.amp.GradScaler("cuda") if a.amp else None
     marks = None
     if a.marks:
         import ssgd_marks
-        marks = ssgd_marks.mark(net, optimizer)
+        marks = ssgd_marks.mark(net, optimizer, activations=not a.graphs)
 
     def sync():
         if cuda:
             torch.cuda.synchronize()
 
     def step():
+        if a.graphs:
+            torch.compiler.cudagraph_mark_step_begin()
         optimizer.zero_grad(set_to_none=True)
         if a.amp:
             with torch.autocast("cuda", dtype=torch.float16):
@@ -187,7 +237,7 @@ def main(argv):
 
     blocks = [times[r * a.iterations:(r + 1) * a.iterations] for r in range(a.reps)]
     result = {
-        "model": a.model, "batch": a.batch, "amp": a.amp, "ddp": a.ddp, "fsdp": a.fsdp, "marks": a.marks,
+        "model": a.model, "batch": a.batch, "amp": a.amp, "graphs": a.graphs, "ddp": a.ddp, "fsdp": a.fsdp, "marks": a.marks,
         "profiled_iterations": a.profile_iterations if a.profile else 0,
         "warmup": a.warmup, "first_timed_iteration": a.warmup,
         "iteration_ns": times,
@@ -201,6 +251,9 @@ def main(argv):
         # clock has their kernels inside this window.
         "monotonic_raw_window_ns": [raw_start, raw_end],
     }
+    if a.graphs:
+        from torch._dynamo.utils import counters
+        result["inductor_counters"] = {k: dict(v) for k, v in counters.items() if v}
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
         json.dump(result, f, indent=1)

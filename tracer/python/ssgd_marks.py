@@ -348,8 +348,9 @@ def _ranges(torch, backend):
 class Marks:
     """The hooks one mark() call installed; remove() takes them all out."""
 
-    def __init__(self, torch, model, optimizer, modules, window, backend="auto"):
+    def __init__(self, torch, model, optimizer, modules, window, backend="auto", activations=True):
         self._torch = torch
+        self._activations = activations
         self._ranges = _ranges(torch, backend)
         self._handles = []
         self._first, self._end = window
@@ -468,7 +469,7 @@ class Marks:
     def _model_forward_starts(self, module, args):
         self._open_iteration()
         torch = self._torch
-        if self._saving is None and self._measuring() and torch.is_grad_enabled():
+        if self._activations and self._saving is None and self._measuring() and torch.is_grad_enabled():
             self._saved.parameters = {id(p) for p in self._inner.parameters()}
             self._saving = torch.autograd.graph.saved_tensors_hooks(self._saved.pack, lambda t: t)
             self._saving.__enter__()
@@ -491,7 +492,7 @@ class Marks:
         if self._saving is not None:  # a forward that raised: its post-hook never ran
             self._saving.__exit__(None, None, None)
             self._saving = None
-        self._last_saved = dict(self._saved.by_module) if self._measuring() else None
+        self._last_saved = dict(self._saved.by_module) if self._activations and self._measuring() else None
         self._saved.reset()
         self._iteration += 1
         self._last_ran, self._ran = self._ran, set()
@@ -566,11 +567,13 @@ class Marks:
         self._handles = []
 
 
-def mark(model, optimizer=None, modules="leaves", backend="auto", window=None):
+def mark(model, optimizer=None, modules="leaves", backend="auto", window=None, activations=True):
     """Installs the marks on `model` (a module or a DDP wrapper) and
     `optimizer` (for iteration ends). `window` (first, end): mark only
     iterations first <= N < end, counted from this call (end None: all from
-    first on); default SSGD_TRACER_ITERATIONS, else every iteration."""
+    first on); default SSGD_TRACER_ITERATIONS, else every iteration.
+    `activations=False`: no saved-tensors hook and no activation marks (for
+    forwards that torch.compile runs, whose guards a hook may change)."""
     import torch  # the only dependency
 
     if window is None:
@@ -579,4 +582,4 @@ def mark(model, optimizer=None, modules="leaves", backend="auto", window=None):
             os.environ.get("SSGD_TRACER_NVTX", "0") in ("", "0"):
         import warnings
         warnings.warn("ssgd_marks: the tracer is not recording NVTX ranges; run `ssgd trace --nvtx`")
-    return Marks(torch, model, optimizer, modules, window, backend)
+    return Marks(torch, model, optimizer, modules, window, backend, activations)

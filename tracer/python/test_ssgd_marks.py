@@ -228,6 +228,35 @@ class MarksWithTorch(unittest.TestCase):
     """The hooks on a real model (CPU): the metadata of each marked iteration
     carries what each module saved for backward in the iteration before."""
 
+    def test_no_activation_marks_when_turned_off(self):
+        torch = _torch()
+        model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU())
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        marks = sm.mark(model, opt, backend="profiler", window=(0, None), activations=False)
+        names = []
+
+        class Recorder:
+            def range_start(self, name):
+                names.append(name)
+                return name
+
+            def range_end(self, r):
+                pass
+        marks._ranges = Recorder()
+        seen = []
+        real = torch.autograd.graph.saved_tensors_hooks
+        torch.autograd.graph.saved_tensors_hooks = lambda *a: seen.append(a) or real(*a)
+        try:
+            for _ in range(3):
+                model(torch.randn(4, 16)).sum().backward()
+                opt.step()
+        finally:
+            torch.autograd.graph.saved_tensors_hooks = real
+        marks.remove()
+        self.assertEqual(seen, [])
+        self.assertFalse([n for n in names if n.startswith("ssgd/activation_bytes/")])
+        self.assertIn("ssgd/grad_bytes/0=544", names)
+
     def test_activation_marks(self):
         torch = _torch()
         torch.manual_seed(0)
