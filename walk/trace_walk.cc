@@ -342,8 +342,10 @@ void TraceWalk::place_work() {
   for (auto& [r, rank] : ranks_) {
     // One launch call that started several GPU kernels is a CUDA graph's
     // launch (cudaGraphLaunch: every kernel of the graph carries its
-    // correlation id): its time says nothing of where each kernel belongs,
-    // so they keep their own GPU start times.
+    // correlation id). They are placed as launched together by that call,
+    // in the layer whose range made it: the first to run owns the device's
+    // wait for the host, as an eager kernel does; the others only the short
+    // gaps of a queue (add_launch_gaps).
     std::unordered_map<std::uint64_t, std::int64_t> gpu_kernels_of;
     for (const auto& [correlation, index] : rank.pending) {
       const Work& w = rank.work[index];
@@ -355,13 +357,28 @@ void TraceWalk::place_work() {
       Work& w = rank.work[index];
       if (w.kind == WorkKind::kKernel && w.device >= 0 && gpu_kernels_of[correlation] > 1) {
         ++graph_kernels;
-        continue;
       }
       w.host_ns = it->second;
       w.launch_known = true;
     }
     for (const auto& [correlation, n] : gpu_kernels_of) {
       if (n > 1 && rank.launch_ns.count(correlation) > 0) ++graph_launches;
+    }
+    // Without launch calls the host's part of each iteration is unknown: a
+    // host-bound trace would replay at the GPU's own time, too short.
+    std::int64_t gpu_kernels = 0;
+    bool any_launch = false;
+    for (const Work& w : rank.work) {
+      if (w.kind != WorkKind::kKernel || w.device < 0) continue;
+      ++gpu_kernels;
+      any_launch = any_launch || w.launch_known;
+    }
+    if (gpu_kernels > 0 && !any_launch) {
+      warnings_.push_back(fmt::format(
+          "rank {}: {} GPU kernel(s) and no launch call (the trace holds no CUDA API calls): the "
+          "host's launch gaps are unknown and the replay keeps only the GPU's own time, short "
+          "where the host set the pace",
+          r, gpu_kernels));
     }
     std::stable_sort(rank.work.begin(), rank.work.end(),
                      [](const Work& a, const Work& b) { return a.host_ns < b.host_ns; });
@@ -373,7 +390,7 @@ void TraceWalk::place_work() {
   if (graph_kernels > 0) {
     warnings_.push_back(fmt::format(
         "{} kernel(s) started by {} CUDA graph launch(es) (one launch call, many kernels): each "
-        "placed by its own GPU start time, and no launch gap is taken from the host for them",
+        "graph's kernels are placed as launched together by its call, in the layer that made it",
         graph_kernels, graph_launches));
   }
 }

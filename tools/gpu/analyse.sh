@@ -58,7 +58,7 @@ done
 
 echo
 echo "## replay of each marked capture against the same iterations, measured"
-for d in full_fp32 full_amp bundle full_vgg16 full_bert whatif_cap_* fsdp_cap; do
+for d in full_fp32 full_amp bundle full_vgg16 full_bert whatif_cap_* fsdp_cap graphs_cap; do
   [ -e "$d/rank-0.ssgdt" ] || continue
   line=$("$ssgd" simulate "$d/rank-0.ssgdt" 2>/dev/null | grep 'iteration time' || true)
   [ -n "$line" ] || { echo "  $d: no replay (no marked iterations?)"; continue; }
@@ -80,7 +80,7 @@ done
 
 echo
 echo "## torch.profiler captures: ssgd import kineto, replay"
-for f in kineto_*.json.gz fsdp_kineto.json.gz; do
+for f in kineto_*.json.gz fsdp_kineto.json.gz graphs_kineto.json.gz; do
   [ -e "$f" ] || continue
   m=${f%.json.gz}
   "$ssgd" import kineto "$f" -o "$work/$m.ssgdt" >"$work/import.log" 2>&1 || { echo "  $f: import failed"; cat "$work/import.log"; continue; }
