@@ -13,7 +13,8 @@
 # "window" a tracing window of 10 steps in 1,015 against the same run untraced
 # (issue 38's target: at most 0.5% on the whole job), fp32 and AMP, "graphs"
 # the mlp as CUDA graphs (torch.compile), untraced, traced and profiled;
-# "window_a" and "window_b" the window's first and second round alone.
+# "window_a" and "window_b" the window's first and second round alone,
+# "window_diag" a short window with each way of recording API calls.
 #
 # BIN_DIR holds ssgd, libssgd_tracer.so and the tracer's test programs of a
 # build configured with -DSSGD_WITH_CUDA=ON (tools/gpu/carry.sh makes one
@@ -290,6 +291,22 @@ window_rounds() {
 group_window_a() { window_rounds "marks fp32 1" "window fp32 1" "window amp 1" "marks amp 1"; }
 group_window_b() { window_rounds "window fp32 2" "marks fp32 2" "marks amp 2" "window amp 2"; }
 group_window() { group_window_a; group_window_b; }
+
+# Why the window's traces lack API calls (2026-11-28: api 0 in every
+# window trace, docs/runs/2026-11-28-h200-window-graphs): a short window
+# (steps 100-109 of 315) with the per-call API switches (the default) and
+# with SSGD_TRACER_API_CALLS=all (CUPTI's RUNTIME and DRIVER kinds switched
+# as wholes); each log's summary line gives the API records.
+group_window_diag() {
+  local short=(--model resnet50 --batch 64 --ddp --warmup 15 --iterations 100 --reps 3 --marks)
+  local mode
+  for mode in launches all; do
+    left || return 0
+    step "window_diag_$mode" 120 env SSGD_TRACER_LOG=1 SSGD_TRACER_API_CALLS=$mode "$bin/ssgd" trace --nvtx \
+      --iterations 100:110 --window steps:100:110 -o "$out/window_diag_$mode" -- "$py" "$train" "${short[@]}" \
+      --out "$out/window_diag_$mode.json"
+  done
+}
 
 # Checklist item 5: CUDA graphs. The mlp's blocks under
 # torch.compile(mode="reduce-overhead") (train_gpu.py --graphs): untraced,
