@@ -43,5 +43,16 @@ TEST(ActivitySettings, AnUnknownModeKeepsTheLaunchListAndSaysWhy) {
   EXPECT_NE(s.problems[0].find("recording launches"), std::string::npos);
 }
 
+// SSGD_TRACER_WINDOW_DETACH: off unless 1; anything else is said and left off.
+TEST(ActivitySettings, WindowDetachIsOnlyOnWhenAsked) {
+  EXPECT_FALSE(settings_with({}).window_detach);
+  EXPECT_TRUE(settings_with({{"SSGD_TRACER_WINDOW_DETACH", "1"}}).window_detach);
+  EXPECT_FALSE(settings_with({{"SSGD_TRACER_WINDOW_DETACH", "0"}}).window_detach);
+  const auto s = settings_with({{"SSGD_TRACER_WINDOW_DETACH", "yes"}});
+  EXPECT_FALSE(s.window_detach);
+  ASSERT_EQ(s.problems.size(), 1u);
+  EXPECT_NE(s.problems[0].find("SSGD_TRACER_WINDOW_DETACH='yes'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ssgd::tracer

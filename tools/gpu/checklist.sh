@@ -14,7 +14,9 @@
 # (issue 38's target: at most 0.5% on the whole job), fp32 and AMP, "graphs"
 # the mlp as CUDA graphs (torch.compile), untraced, traced and profiled;
 # "window_a" and "window_b" the window's first and second round alone,
-# "window_diag" a short window with each way of recording API calls.
+# "window_diag" a short window with each way of recording API calls,
+# "window_detach" the window with SSGD_TRACER_WINDOW_DETACH=1 against
+# untraced runs (two interleaved rounds).
 #
 # BIN_DIR holds ssgd, libssgd_tracer.so and the tracer's test programs of a
 # build configured with -DSSGD_WITH_CUDA=ON (tools/gpu/carry.sh makes one
@@ -276,9 +278,13 @@ window_run() {
     step "marks_${amp}_$n" 240 env SSGD_TRACER_ITERATIONS=500:510 "$py" "$train" "${long[@]}" "${flag[@]}" \
       --out "$out/marks_${amp}_$n.json"
   else
-    step "window_${amp}_$n" 240 env SSGD_TRACER_LOG=1 "$bin/ssgd" trace --nvtx --iterations 500:510 \
-      --window steps:500:510 -o "$out/window_${amp}_$n" -- "$py" "$train" "${long[@]}" "${flag[@]}" \
-      --out "$out/window_${amp}_$n.json"
+    # window: CUPTI paused outside the window; detach: attached at its
+    # opening and detached at its close (SSGD_TRACER_WINDOW_DETACH=1).
+    local detach=0
+    [ "$kind" = detach ] && detach=1
+    step "${kind}_${amp}_$n" 240 env SSGD_TRACER_LOG=1 SSGD_TRACER_WINDOW_DETACH=$detach "$bin/ssgd" trace \
+      --nvtx --iterations 500:510 --window steps:500:510 -o "$out/${kind}_${amp}_$n" -- "$py" "$train" \
+      "${long[@]}" "${flag[@]}" --out "$out/${kind}_${amp}_$n.json"
   fi
 }
 window_rounds() {
@@ -291,6 +297,12 @@ window_rounds() {
 group_window_a() { window_rounds "marks fp32 1" "window fp32 1" "window amp 1" "marks amp 1"; }
 group_window_b() { window_rounds "window fp32 2" "marks fp32 2" "marks amp 2" "window amp 2"; }
 group_window() { group_window_a; group_window_b; }
+# The window with CUPTI detached after it (and attached only when it opens),
+# against untraced runs, interleaved: the way to the 0.5% target, if any.
+group_window_detach() {
+  window_rounds "marks fp32 4" "detach fp32 4" "detach amp 4" "marks amp 4" \
+                "detach fp32 5" "marks fp32 5" "marks amp 5" "detach amp 5"
+}
 
 # Why the window's traces lack API calls (2026-11-28: api 0 in every
 # window trace, docs/runs/2026-11-28-h200-window-graphs): a short window

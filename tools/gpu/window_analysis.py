@@ -6,7 +6,8 @@ window groups left, in one or more result folders:
 For each precision: every run's timed iterations (sum, median), the steps
 inside the window (500-509: timed iterations 485-494 after 15 warm-up) and
 the others, before and after the window; then the traced runs (window_*)
-against the untraced ones (marks_*), both marking steps 500-509 only:
+(and detach_*, SSGD_TRACER_WINDOW_DETACH=1) against the untraced ones
+(marks_*), all marking steps 500-509 only:
 the whole job's cost (sum of the timed iterations), and the window's own
 cost as the trace reports it (`ssgd simulate`'s warning) against what the
 untraced runs' same steps measured.
@@ -40,26 +41,35 @@ def reported(ssgd, trace):
 def main(ssgd, dirs):
     runs = {}
     for d in dirs:
-        for p in sorted(glob.glob(os.path.join(d, "marks_*.json")) + glob.glob(os.path.join(d, "window_*.json"))):
+        for p in sorted(glob.glob(os.path.join(d, "marks_*.json")) + glob.glob(os.path.join(d, "window_*.json"))
+                        + glob.glob(os.path.join(d, "detach_*.json"))):
+            if os.path.basename(p).startswith("window_diag"):
+                continue
             name = os.path.basename(p)[:-5]
             runs[name] = (p, load(p))
     for prec in ("fp32", "amp"):
         print(f"## {prec}: timed iterations (1,000 after 15 warm-up), ms unless stated")
         print(f"  {'run':16s} {'sum (s)':>8s} {'median':>8s} {'500-509':>8s} {'others':>8s} {'before':>8s} {'after':>8s}")
-        for kind in ("marks", "window"):
+        for kind in ("marks", "window", "detach"):
             for name in sorted(n for n in runs if n.startswith(f"{kind}_{prec}_")):
                 r = runs[name][1]
                 print(f"  {name:16s} {r['sum']:8.3f} {r['median']:8.3f} {r['window']:8.3f} {r['others']:8.3f}"
                       f" {r['before']:8.3f} {r['after']:8.3f}")
         m = [runs[n][1] for n in runs if n.startswith(f"marks_{prec}_")]
-        w = [runs[n][1] for n in runs if n.startswith(f"window_{prec}_")]
+        for traced in ("window", "detach"):
+            compare(ssgd, runs, m, traced, prec)
+        print()
+
+
+def compare(ssgd, runs, m, traced, prec):
+        w = [runs[n][1] for n in runs if n.startswith(f"{traced}_{prec}_")]
         if m and w:
             ms, ws = st.mean(x["sum"] for x in m), st.mean(x["sum"] for x in w)
             spread = (max(x["sum"] for x in m) - min(x["sum"] for x in m)) / ms * 100
-            print(f"  whole job (sum of timed iterations): traced {ws:.3f} s, untraced {ms:.3f} s: "
+            print(f"  whole job (sum of timed iterations), {traced}: traced {ws:.3f} s, untraced {ms:.3f} s: "
                   f"{100 * (ws - ms) / ms:+.2f}% (untraced runs spread {spread:.1f}%)")
             mw = st.mean(x["window"] for x in m)
-            for name in sorted(n for n in runs if n.startswith(f"window_{prec}_")):
+            for name in sorted(n for n in runs if n.startswith(f"{traced}_{prec}_")):
                 trace = os.path.join(os.path.dirname(runs[name][0]), name, "rank-0.ssgdt")
                 rep = reported(ssgd, trace) if os.path.exists(trace) else None
                 if rep:
@@ -67,7 +77,6 @@ def main(ssgd, dirs):
                     print(f"  {name}: the trace reports {rep[0]:.3f} against {rep[1]:.3f} ms ({rep[2]:+.1f}%);"
                           f" its window against the untraced runs' steps 500-509 ({mw:.3f} ms): "
                           f"{100 * (own - mw) / mw:+.1f}%")
-        print()
 
 
 if __name__ == "__main__":

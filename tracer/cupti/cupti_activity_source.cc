@@ -217,6 +217,12 @@ struct Source {
   std::vector<CUpti_ActivityKind> enabled;
   bool api_calls_one_by_one = false;  // kRuntimeApis and kDriverApis enabled
   std::string reason;  // written before state becomes kStoodDown
+  // SSGD_TRACER_WINDOW_DETACH: started when the window opens; once it has
+  // closed and CUPTI's buffers are flushed, the next runtime API call's exit
+  // detaches CUPTI (detach_or_nothing).
+  bool attach_at_window = false;
+  std::atomic<bool> detach_when_flushed{false};
+  std::atomic<bool> detach_requested{false};
 
   // Buffers complete on CUPTI's thread, and on the thread that flushes;
   // one buffer is decoded at a time (markers pair across buffers).
@@ -239,9 +245,32 @@ std::uint64_t CUPTIAPI event_clock_now() {
   return static_cast<std::uint64_t>(read_clock_ns(trace::v1::ClockDomain::MONOTONIC_RAW));
 }
 
-// Subscribing claims CUPTI's single subscriber slot; the callback itself is
-// never enabled for any domain.
-void CUPTIAPI no_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+void note(std::string_view message);
+
+// Subscribing claims CUPTI's single subscriber slot; the callback is enabled
+// for no domain, but for the runtime API's once a tracing window asks to
+// detach CUPTI (SSGD_TRACER_WINDOW_DETACH): then, at the exit of the first
+// runtime API call, CUPTI is finalized, as its documentation recommends
+// (a callback's exit is where no other CUPTI call of this thread is under
+// way). Once only; nothing else calls CUPTI after it (the state says so).
+void CUPTIAPI detach_or_nothing(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                                const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || data == nullptr) return;
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  if (cb->callbackSite != CUPTI_API_EXIT) return;
+  Source& s = source();
+  if (!s.detach_requested.exchange(false, std::memory_order_acq_rel)) return;
+  s.state.store(SourceState::kDetached, std::memory_order_release);
+  const CUptiResult r = cuptiFinalize();
+  try {
+    note(r == CUPTI_SUCCESS ? "CUPTI detached: the tracing window closed"
+                            : std::string("cuptiFinalize failed after the tracing window: ") +
+                                  result_text(r));
+    log_to_stderr_if_asked(r == CUPTI_SUCCESS ? "CUPTI detached after the tracing window"
+                                              : "cuptiFinalize failed after the tracing window");
+  } catch (...) {
+  }
+}
 
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
                                std::size_t* max_records) {
@@ -312,7 +341,20 @@ void flush_at_exit() { flush_cupti_activity_source(); }
 // not, and buffer_completed appends them on this thread. Nothing more: the
 // process is dying, CUPTI may be stuck behind the dying thread, and the
 // signal handler stops waiting after SSGD_TRACER_SIGNAL_FLUSH_MS.
-void flush_for_signal() noexcept { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
+// A window that closed with SSGD_TRACER_WINDOW_DETACH asks for this flush too:
+// once CUPTI's buffers are in, the runtime API's callbacks are turned on, and
+// the first one to exit detaches CUPTI (detach_or_nothing).
+void flush_for_signal() noexcept {
+  Source& s = source();
+  if (s.state.load(std::memory_order_acquire) != SourceState::kRunning) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (s.detach_when_flushed.exchange(false, std::memory_order_acq_rel)) {
+    s.detach_requested.store(true, std::memory_order_release);
+    if (cuptiEnableDomain(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS) {
+      s.detach_requested.store(false, std::memory_order_release);
+    }
+  }
+}
 
 // Enables one activity kind; false when a required one failed (the
 // source has then stood down).
@@ -366,10 +408,21 @@ bool enable_api_calls(Source& s) {
 // source enabled, and the API calls, off and on again; off, the writer
 // thread is asked to take CUPTI's buffers (the signal flush's path, which
 // does not wait on the program's thread).
+SourceState start(Source& s);
+
 class CuptiWindowControl final : public WindowControl {
  public:
   void set_recording(bool on) noexcept override {
     Source& s = source();
+    if (on && s.attach_at_window &&
+        s.state.load(std::memory_order_acquire) == SourceState::kNotStarted) {
+      try {
+        (void)start(s);  // as a whole-run trace starts: kinds, API calls, NVTX
+      } catch (...) {
+        log_to_stderr_if_asked("CUPTI tracing is off: could not start (out of memory)");
+      }
+      return;
+    }
     if (s.state.load(std::memory_order_acquire) != SourceState::kRunning) return;
     for (const CUpti_ActivityKind k : s.enabled) {
       if (on) {
@@ -386,13 +439,14 @@ class CuptiWindowControl final : public WindowControl {
       }
     }
     if (!on) {
+      if (s.attach_at_window) s.detach_when_flushed.store(true, std::memory_order_release);
       if (TraceSink* sink = ProcessSession::get().sink()) (void)sink->request_signal_flush();
     }
   }
 };
 
 SourceState start(Source& s) {
-  CUptiResult r = cuptiSubscribe(&s.subscriber, no_callback, nullptr);
+  CUptiResult r = cuptiSubscribe(&s.subscriber, detach_or_nothing, nullptr);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     s.subscriber = nullptr;
     stand_down(s, "another CUPTI client holds this process (Nsight Systems, Nsight Compute, "
@@ -459,6 +513,14 @@ ActivitySourceSettings read_activity_settings(const EnvLookup& env) noexcept {
                              "' is not 'launches', 'runtime', 'none' or 'all'; recording launches");
       }
     }
+    if (auto v = env("SSGD_TRACER_WINDOW_DETACH")) {
+      if (*v == "1") {
+        s.window_detach = true;
+      } else if (!v->empty() && *v != "0") {
+        s.problems.push_back("SSGD_TRACER_WINDOW_DETACH='" + *v +
+                             "' is not 0 or 1; a window pauses CUPTI without detaching it");
+      }
+    }
     if (auto v = env("SSGD_TRACER_BUFFER_KB")) {
       std::string why;
       const auto kb = parse_rank_value(*v, why);  // a non-negative int32
@@ -485,7 +547,17 @@ SourceState start_cupti_activity_source(const ActivitySourceSettings& settings) 
       // The session first: its atexit close must be registered before the
       // flush below, so that the flush runs first at exit.
       ProcessSession::get();
-      if (start(s) == SourceState::kRunning) {
+      if (settings.window_detach && process_window().active()) {
+        // Attached when the window opens, detached when it closes: until
+        // then CUPTI is not even subscribed.
+        s.attach_at_window = true;
+        log_to_stderr_if_asked("CUPTI is attached when the tracing window opens and detached "
+                               "when it closes (SSGD_TRACER_WINDOW_DETACH=1)");
+        std::atexit(flush_at_exit);
+        ProcessSession::get().set_signal_flush_hook(flush_for_signal);
+        static CuptiWindowControl window_control;
+        process_window().set_control(&window_control);
+      } else if (start(s) == SourceState::kRunning) {
         std::atexit(flush_at_exit);
         ProcessSession::get().set_signal_flush_hook(flush_for_signal);
         // A tracing window starts closed: recording off until it opens.

@@ -37,6 +37,14 @@ struct ActivitySourceSettings {
   ApiCalls api_calls = ApiCalls::kLaunches;
   // Bytes of each buffer handed to CUPTI (SSGD_TRACER_BUFFER_KB, default 4096).
   std::size_t buffer_bytes = 4u << 20;
+  // SSGD_TRACER_WINDOW_DETACH=1, with a tracing window: CUPTI is attached
+  // when the window opens (not at CUDA's start) and detached when it closes
+  // (cuptiFinalize, at the exit of the next runtime API call, as CUPTI's
+  // documentation asks), so that the steps outside the window run without
+  // it. Without it (0, the default) the window turns CUPTI's activity kinds
+  // off and on, and CUPTI's cost stays after it closes
+  // (docs/runs/2026-11-28-h200-window-graphs). Not yet measured on a GPU.
+  bool window_detach = false;
   std::vector<std::string> problems;  // malformed settings, set aside with why
 };
 
@@ -48,6 +56,7 @@ enum class SourceState : std::uint8_t {
   kNotStarted,
   kRunning,
   kStoodDown,  // CUPTI could not be used; see stand_down_reason()
+  kDetached,   // the tracing window closed and CUPTI was detached: nothing more is recorded
 };
 
 // Starts the source once per process (later calls do nothing and return
