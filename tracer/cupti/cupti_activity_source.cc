@@ -263,9 +263,9 @@ void CUPTIAPI detach_or_nothing(void*, CUpti_CallbackDomain domain, CUpti_Callba
   s.state.store(SourceState::kDetached, std::memory_order_release);
   const CUptiResult r = cuptiFinalize();
   try {
-    note(r == CUPTI_SUCCESS ? "CUPTI detached: the tracing window closed"
-                            : std::string("cuptiFinalize failed after the tracing window: ") +
-                                  result_text(r));
+    note(r == CUPTI_SUCCESS
+             ? "CUPTI detached: the tracing window closed"
+             : std::string("cuptiFinalize failed after the tracing window: ") + result_text(r));
     log_to_stderr_if_asked(r == CUPTI_SUCCESS ? "CUPTI detached after the tracing window"
                                               : "cuptiFinalize failed after the tracing window");
   } catch (...) {
@@ -551,8 +551,9 @@ SourceState start_cupti_activity_source(const ActivitySourceSettings& settings) 
         // Attached when the window opens, detached when it closes: until
         // then CUPTI is not even subscribed.
         s.attach_at_window = true;
-        log_to_stderr_if_asked("CUPTI is attached when the tracing window opens and detached "
-                               "when it closes (SSGD_TRACER_WINDOW_DETACH=1)");
+        log_to_stderr_if_asked(
+            "CUPTI is attached when the tracing window opens and detached "
+            "when it closes (SSGD_TRACER_WINDOW_DETACH=1)");
         std::atexit(flush_at_exit);
         ProcessSession::get().set_signal_flush_hook(flush_for_signal);
         static CuptiWindowControl window_control;
