@@ -141,5 +141,24 @@ TEST(SessionSettingsTest, FatalSignalFlushIsOnByDefaultAndSetByTheEnvironment) {
   EXPECT_NE(bad.problems[0].find("SSGD_TRACER_SIGNALS='no'"), std::string::npos) << bad.problems[0];
 }
 
+// A 0/1 setting: both values set it, empty or unset keeps it, anything else
+// keeps it and says what stays.
+TEST(RankEnvTest, ASwitchIsZeroOrOneAndAnythingElseIsSaid) {
+  std::vector<std::string> problems;
+  bool v = false;
+  read_switch(map_env({{"S", "1"}}), "S", v, "kept", problems);
+  EXPECT_TRUE(v);
+  read_switch(map_env({{"S", ""}}), "S", v, "kept", problems);
+  read_switch(map_env({}), "S", v, "kept", problems);
+  EXPECT_TRUE(v);
+  read_switch(map_env({{"S", "0"}}), "S", v, "kept", problems);
+  EXPECT_FALSE(v);
+  EXPECT_TRUE(problems.empty());
+  read_switch(map_env({{"S", "on"}}), "S", v, "it stays off", problems);
+  EXPECT_FALSE(v);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "S='on' is not 0 or 1; it stays off");
+}
+
 }  // namespace
 }  // namespace ssgd::tracer

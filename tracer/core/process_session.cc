@@ -83,14 +83,7 @@ SessionSettings read_session_settings(const EnvLookup& env) noexcept {
       }
     }
     read_clock_settings(env, s);
-    if (auto on = env("SSGD_TRACER_SIGNALS")) {
-      if (*on == "0") {
-        s.signals = false;
-      } else if (!on->empty() && *on != "1") {
-        s.problems.push_back("SSGD_TRACER_SIGNALS='" + *on +
-                             "' is not 0 or 1; flushing on fatal signals");
-      }
-    }
+    read_switch(env, "SSGD_TRACER_SIGNALS", s.signals, "flushing on fatal signals", s.problems);
     if (auto ms = env("SSGD_TRACER_SIGNAL_FLUSH_MS")) {
       std::string why;
       const auto v = parse_rank_value(*ms, why);  // a non-negative int32

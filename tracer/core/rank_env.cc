@@ -99,4 +99,15 @@ RankEnv detect_rank(const EnvLookup& env) noexcept {
   return r;
 }
 
+void read_switch(const EnvLookup& env, const char* name, bool& value, const char* kept,
+                 std::vector<std::string>& problems) {
+  const auto v = env(name);
+  if (!v || v->empty()) return;
+  if (*v == "1" || *v == "0") {
+    value = *v == "1";
+  } else {
+    problems.push_back(std::string(name) + "='" + *v + "' is not 0 or 1; " + kept);
+  }
+}
+
 }  // namespace ssgd::tracer

@@ -59,4 +59,10 @@ RankEnv detect_rank(const EnvLookup& env) noexcept;
 // sign, at most INT32_MAX. On failure returns nullopt and sets `why`.
 std::optional<std::int32_t> parse_rank_value(const std::string& text, std::string& why);
 
+// A 0/1 setting `name`: "1" sets `value`, "0" clears it, empty or unset
+// keeps it; anything else keeps it and adds "NAME='text' is not 0 or 1;
+// <kept>" to `problems`. May throw std::bad_alloc.
+void read_switch(const EnvLookup& env, const char* name, bool& value, const char* kept,
+                 std::vector<std::string>& problems);
+
 }  // namespace ssgd::tracer

@@ -493,13 +493,7 @@ SourceState start(Source& s) {
 ActivitySourceSettings read_activity_settings(const EnvLookup& env) noexcept {
   ActivitySourceSettings s;
   try {
-    if (auto v = env("SSGD_TRACER_NVTX")) {
-      if (*v == "1") {
-        s.nvtx = true;
-      } else if (!v->empty() && *v != "0") {
-        s.problems.push_back("SSGD_TRACER_NVTX='" + *v + "' is not 0 or 1; NVTX ranges are off");
-      }
-    }
+    read_switch(env, "SSGD_TRACER_NVTX", s.nvtx, "NVTX ranges are off", s.problems);
     if (auto v = env("SSGD_TRACER_API_CALLS")) {
       using ApiCalls = ActivitySourceSettings::ApiCalls;
       if (*v == "all") {
@@ -513,14 +507,8 @@ ActivitySourceSettings read_activity_settings(const EnvLookup& env) noexcept {
                              "' is not 'launches', 'runtime', 'none' or 'all'; recording launches");
       }
     }
-    if (auto v = env("SSGD_TRACER_WINDOW_DETACH")) {
-      if (*v == "1") {
-        s.window_detach = true;
-      } else if (!v->empty() && *v != "0") {
-        s.problems.push_back("SSGD_TRACER_WINDOW_DETACH='" + *v +
-                             "' is not 0 or 1; a window pauses CUPTI without detaching it");
-      }
-    }
+    read_switch(env, "SSGD_TRACER_WINDOW_DETACH", s.window_detach,
+                "a window pauses CUPTI without detaching it", s.problems);
     if (auto v = env("SSGD_TRACER_BUFFER_KB")) {
       std::string why;
       const auto kb = parse_rank_value(*v, why);  // a non-negative int32

@@ -223,6 +223,21 @@ def _torch():
         return None
 
 
+def _record_ranges(marks):
+    """The names of the ranges `marks` opens from now on, in order."""
+    names = []
+
+    class Recorder:
+        def range_start(self, name):
+            names.append(name)
+            return name
+
+        def range_end(self, r):
+            pass
+    marks._ranges = Recorder()
+    return names
+
+
 @unittest.skipIf(_torch() is None, "no torch on this interpreter (Debian's python3-torch)")
 class MarksWithTorch(unittest.TestCase):
     """The hooks on a real model (CPU): the metadata of each marked iteration
@@ -233,16 +248,7 @@ class MarksWithTorch(unittest.TestCase):
         model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU())
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
         marks = sm.mark(model, opt, backend="profiler", window=(0, None), activations=False)
-        names = []
-
-        class Recorder:
-            def range_start(self, name):
-                names.append(name)
-                return name
-
-            def range_end(self, r):
-                pass
-        marks._ranges = Recorder()
+        names = _record_ranges(marks)
         seen = []
         real = torch.autograd.graph.saved_tensors_hooks
         torch.autograd.graph.saved_tensors_hooks = lambda *a: seen.append(a) or real(*a)
@@ -263,16 +269,7 @@ class MarksWithTorch(unittest.TestCase):
         model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
         marks = sm.mark(model, opt, backend="profiler", window=(1, None))
-        names = []
-
-        class Recorder:
-            def range_start(self, name):
-                names.append(name)
-                return name
-
-            def range_end(self, r):
-                pass
-        marks._ranges = Recorder()
+        names = _record_ranges(marks)
         # As a sharded loop does: the weights' data moved to another buffer
         # once the forward started; they are still parameters.
         for layer in (model[0], model[2]):
