@@ -17,12 +17,27 @@ VerifySummary read_summary(const JsonFields& f, const Json& r, const std::string
   return s;
 }
 
-// A time in ns that must be more than 0 (a ratio is made of it).
+// A time in ns, or bytes, that must be more than 0 (a ratio is made of it).
 std::int64_t positive_ns(const JsonFields& f, const Json& v, const std::string& at,
                          std::string_view key) {
   const std::int64_t ns = f.count(v, at, key);
   if (ns == 0) f.fail(JsonFields::join(at, key), "must be greater than zero, got 0");
   return ns;
+}
+
+VerifyMemory read_memory(const JsonFields& f, const Json& m, const std::string& at) {
+  VerifyMemory v;
+  v.predicted_bytes = f.count(m, at, "predicted_bytes");
+  v.measured_bytes = positive_ns(f, m, at, "measured_median_bytes");
+  v.p10_bytes = f.opt_count(m, at, "measured_p10_bytes");
+  v.p90_bytes = f.opt_count(m, at, "measured_p90_bytes");
+  if (v.p10_bytes && v.p90_bytes && *v.p90_bytes < *v.p10_bytes) {
+    f.fail(JsonFields::join(at, "measured_p90_bytes"),
+           fmt::format("less than measured_p10_bytes ({} < {})", *v.p90_bytes, *v.p10_bytes));
+  }
+  v.error_percent = f.number(m, at, "error_percent");
+  v.activations_known = f.opt_flag(m, at, "activations_known").value_or(true);
+  return v;
 }
 
 // ---------------------------------------------------------------- diff
@@ -115,11 +130,17 @@ DatasetVerifyReport read_dataset_verify(const JsonFields& f, const Json& r) {
     }
     v.error_percent = f.number(c, at, "error_percent");
     v.noise_percent = f.opt_number(c, at, "noise_percent");
+    if (const Json* m = f.opt_object(c, at, "memory")) {
+      v.memory = read_memory(f, *m, JsonFields::join(at, "memory"));
+    }
     d.cases.push_back(std::move(v));
   }
   d.replay = read_summary(f, r, "summary.replay");
   d.what_if = read_summary(f, r, "summary.what_if");
   d.all = read_summary(f, r, "summary.all");
+  if (f.opt_object(r, "", "summary.memory") != nullptr) {
+    d.memory = read_summary(f, r, "summary.memory");
+  }
   d.median_noise_percent = f.opt_number(r, "", "summary.median_noise_percent");
   if (d.all.cases != static_cast<std::int64_t>(d.cases.size())) {
     f.fail("summary.all.cases",

@@ -19,12 +19,21 @@ namespace ssgd::html {
 inline constexpr std::string_view kDatasetVerifyFormat = "ssgd.dataset.verify";
 inline constexpr std::int64_t kDatasetVerifyVersion = 1;
 
+// A case's memory, when its entry measured it (cases[].memory).
+struct VerifyMemory {
+  std::int64_t predicted_bytes = 0, measured_bytes = 0;  // measured: the median
+  std::optional<std::int64_t> p10_bytes, p90_bytes;
+  double error_percent = 0;
+  bool activations_known = true;  // false: the estimate counts no activations
+};
+
 struct VerifyCase {
   std::string name, kind;  // case ("ID" or "ID <- FROM"), "replay" or "what-if"
   std::int64_t predicted_ns = 0, measured_ns = 0;  // measured: the median
   std::optional<std::int64_t> p10_ns, p90_ns;
   double error_percent = 0;  // (predicted - measured) / measured, as the report says
   std::optional<double> noise_percent;
+  std::optional<VerifyMemory> memory;
 };
 
 struct VerifySummary {
@@ -38,6 +47,7 @@ struct DatasetVerifyReport {
   std::optional<std::int64_t> entries, files;
   std::vector<VerifyCase> cases;
   VerifySummary replay, what_if, all;
+  std::optional<VerifySummary> memory;  // over the cases with a measured memory
   std::optional<double> median_noise_percent;
 };
 

@@ -20,6 +20,42 @@ std::string change(double measured, double simulated) {
   return measured > 0 ? signed_percent((simulated - measured) / measured * 100, 1) : "-";
 }
 
+// The cases whose entry measured its memory: the replay's per-GPU estimate
+// beside the measured median, as `ssgd dataset verify` prints them.
+void memory_rows(Page& page, const DatasetVerifyReport& r) {
+  Table m{{"case", "kind", "memory estimate", "measured median", "error", "spread", "activations"},
+          {false, false, true, true, true, true, false},
+          {}};
+  for (const VerifyCase& v : r.cases) {
+    if (!v.memory) continue;
+    const VerifyMemory& x = *v.memory;
+    std::optional<double> spread;
+    if (x.p10_bytes && x.p90_bytes) {
+      spread = static_cast<double>(*x.p90_bytes - *x.p10_bytes) /
+               static_cast<double>(x.measured_bytes) * 100;
+    }
+    m.rows.push_back({v.name, v.kind, format_size(static_cast<double>(x.predicted_bytes)),
+                      format_size(static_cast<double>(x.measured_bytes)),
+                      signed_percent(x.error_percent), opt_percent(spread),
+                      x.activations_known ? "in the estimate" : "not in the trace: left out"});
+  }
+  if (m.rows.empty()) return;
+  std::string head =
+      fmt::format("Memory: {} case(s) whose entry measured its peak memory", m.rows.size());
+  if (r.memory) {
+    head += fmt::format(", median |error| {}, worst {}{}",
+                        opt_percent(r.memory->median_abs_error_percent),
+                        opt_percent(r.memory->worst_abs_error_percent),
+                        r.memory->worst_case.empty() ? "" : " (" + r.memory->worst_case + ")");
+  }
+  page.paragraph(head +
+                     ". The estimate is the replay's per-GPU memory (ssgd simulate's memory "
+                     "section); spread: (p90 - p10) / median of the measurement; tolerances "
+                     "apply to the time only.",
+                 "note");
+  page.add(m.html(true));
+}
+
 }  // namespace
 
 void dataset_verify_section(Page& page, const DatasetVerifyReport& r) {
@@ -75,6 +111,7 @@ void dataset_verify_section(Page& page, const DatasetVerifyReport& r) {
                       signed_percent(v.error_percent), opt_percent(v.noise_percent)});
   }
   page.add(c.html(true));
+  memory_rows(page, r);
 }
 
 void diff_section(Page& page, const DiffReport& r) {

@@ -742,6 +742,44 @@ TEST(HtmlReportMeasured, RefusesBadDatasetVerifyFieldsNamingFileAndField) {
   EXPECT_EQ(error_of(bad.dump(), "v.json"), "(accepted)");
 }
 
+// A case whose entry measured its memory: the page sets the estimate beside
+// the measurement, says when the trace gave no activations, and refuses a
+// broken memory field by name.
+TEST(HtmlReportMeasured, AVerifyReportWithMeasuredMemoryShowsItsMemoryTable) {
+  Json j = Json::parse(golden("golden/dataset_verify/cpu-cluster.json"));
+  j["cases"][0]["memory"] = {
+      {"predicted_bytes", 150 << 20},    {"measured_median_bytes", 200 << 20},
+      {"measured_min_bytes", 190 << 20}, {"measured_p10_bytes", 195 << 20},
+      {"measured_p90_bytes", 215 << 20}, {"error_percent", -25.0},
+      {"activations_known", false}};
+  j["summary"]["memory"] = {{"cases", 1},
+                            {"median_abs_error_percent", 25.0},
+                            {"worst_abs_error_percent", 25.0},
+                            {"worst_case", j["cases"][0]["case"]}};
+  const auto in = parse_report_input("v.json", j.dump());
+  const auto& v = std::get<ssgd::html::DatasetVerifyReport>(in.content);
+  ASSERT_TRUE(v.cases[0].memory.has_value());
+  EXPECT_FALSE(v.cases[1].memory.has_value());
+  EXPECT_EQ(v.cases[0].memory->measured_bytes, 200 << 20);
+  ASSERT_TRUE(v.memory.has_value());
+  const std::string page = ssgd::html::html_report({in});
+  EXPECT_TRUE(has(page,
+                  "Memory: 1 case(s) whose entry measured its peak memory, median |error| "
+                  "25.0%, worst 25.0%"));
+  EXPECT_TRUE(has(page,
+                  "<td class=\"num\">150.0 MiB</td><td class=\"num\">200.0 MiB</td>"
+                  "<td class=\"num\">-25.00%</td><td class=\"num\">10.0%</td>"
+                  "<td>not in the trace: left out</td>"));
+  j["cases"][0]["memory"]["measured_p90_bytes"] = 1;
+  EXPECT_THAT(
+      error_of(j.dump(), "v.json"),
+      HasSubstr("field 'cases[0].memory.measured_p90_bytes': less than measured_p10_bytes"));
+  j["cases"][0]["memory"]["measured_median_bytes"] = 0;
+  EXPECT_THAT(
+      error_of(j.dump(), "v.json"),
+      HasSubstr("field 'cases[0].memory.measured_median_bytes': must be greater than zero"));
+}
+
 TEST(HtmlReportMeasured, ADiffReportIsChartedMeasuredAgainstSimulatedWithTheDifference) {
   const auto in = parse_report_input("d.json", golden("report/diff.json"));
   ASSERT_EQ(in.kind, InputKind::kDiff);
