@@ -25,16 +25,26 @@ std::int64_t positive_ns(const JsonFields& f, const Json& v, const std::string& 
   return ns;
 }
 
+// The measured median, p10 and p90 of a case, in `unit` ("ns" or "bytes"):
+// the median above 0, a p90 not below the p10.
+void read_measured(const JsonFields& f, const Json& v, const std::string& at, std::string_view unit,
+                   std::int64_t& median, std::optional<std::int64_t>& p10,
+                   std::optional<std::int64_t>& p90) {
+  const std::string p10_key = fmt::format("measured_p10_{}", unit);
+  const std::string p90_key = fmt::format("measured_p90_{}", unit);
+  median = positive_ns(f, v, at, fmt::format("measured_median_{}", unit));
+  p10 = f.opt_count(v, at, p10_key);
+  p90 = f.opt_count(v, at, p90_key);
+  if (p10 && p90 && *p90 < *p10) {
+    f.fail(JsonFields::join(at, p90_key),
+           fmt::format("less than {} ({} < {})", p10_key, *p90, *p10));
+  }
+}
+
 VerifyMemory read_memory(const JsonFields& f, const Json& m, const std::string& at) {
   VerifyMemory v;
   v.predicted_bytes = f.count(m, at, "predicted_bytes");
-  v.measured_bytes = positive_ns(f, m, at, "measured_median_bytes");
-  v.p10_bytes = f.opt_count(m, at, "measured_p10_bytes");
-  v.p90_bytes = f.opt_count(m, at, "measured_p90_bytes");
-  if (v.p10_bytes && v.p90_bytes && *v.p90_bytes < *v.p10_bytes) {
-    f.fail(JsonFields::join(at, "measured_p90_bytes"),
-           fmt::format("less than measured_p10_bytes ({} < {})", *v.p90_bytes, *v.p10_bytes));
-  }
+  read_measured(f, m, at, "bytes", v.measured_bytes, v.p10_bytes, v.p90_bytes);
   v.error_percent = f.number(m, at, "error_percent");
   v.activations_known = f.opt_flag(m, at, "activations_known").value_or(true);
   return v;
@@ -121,13 +131,7 @@ DatasetVerifyReport read_dataset_verify(const JsonFields& f, const Json& r) {
     v.name = f.text(c, at, "case");
     v.kind = f.text(c, at, "kind");
     v.predicted_ns = f.count(c, at, "predicted_ns");
-    v.measured_ns = positive_ns(f, c, at, "measured_median_ns");
-    v.p10_ns = f.opt_count(c, at, "measured_p10_ns");
-    v.p90_ns = f.opt_count(c, at, "measured_p90_ns");
-    if (v.p10_ns && v.p90_ns && *v.p90_ns < *v.p10_ns) {
-      f.fail(JsonFields::join(at, "measured_p90_ns"),
-             fmt::format("less than measured_p10_ns ({} < {})", *v.p90_ns, *v.p10_ns));
-    }
+    read_measured(f, c, at, "ns", v.measured_ns, v.p10_ns, v.p90_ns);
     v.error_percent = f.number(c, at, "error_percent");
     v.noise_percent = f.opt_number(c, at, "noise_percent");
     if (const Json* m = f.opt_object(c, at, "memory")) {
