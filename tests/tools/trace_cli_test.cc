@@ -137,6 +137,18 @@ TEST_F(TraceCliTracerTest, ReportsWhatEachTraceHolds) {
       << cpu;
 }
 
+// Kernels without their launch calls (a tracing window lost them on a real
+// CUPTI): the replay cannot see the host, and the report says so at once.
+TEST_F(TraceCliTracerTest, KernelsWithoutLaunchCallsAreSaid) {
+  const CliResult r = trace_leaving("no_launch_calls.txtpb", "t");
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_NE(r.err.find("warning: 2 kernel(s) and no CUDA API call: their launch times are unknown"),
+            std::string::npos)
+      << r;
+  const CliResult fine = trace_leaving("small.txtpb", "s");
+  EXPECT_EQ(fine.err.find("no CUDA API call"), std::string::npos) << fine;
+}
+
 TEST_F(TraceCliTracerTest, RefusesAFolderThatAlreadyHoldsTraces) {
   fs::create_directories(dir_ / "t");
   std::ofstream(dir_ / "t" / "rank-3.ssgdt") << "old";

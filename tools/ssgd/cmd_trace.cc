@@ -257,6 +257,12 @@ void report(const fs::path& out_dir, const tracer::ClockServer* clock_server, bo
                 << (s.clock_calibration ? trace::describe_calibration(*s.clock_calibration)
                                         : std::string("not measured"))
                 << "\n";
+      if (s.kernels > 0 && s.api_calls == 0) {
+        std::cerr << "    warning: " << s.kernels
+                  << " kernel(s) and no CUDA API call: their launch times are unknown, and a "
+                     "replay keeps only the GPU's own time (SSGD_TRACER_API_CALLS=none, or a "
+                     "tracing window that lost them: tracer/README.md)\n";
+      }
       if (window) {
         if (s.window_steps == 0) {
           std::cerr << "    window: no step was reported, so nothing was traced (the program "
