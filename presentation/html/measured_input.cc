@@ -18,11 +18,11 @@ VerifySummary read_summary(const JsonFields& f, const Json& r, const std::string
 }
 
 // A time in ns, or bytes, that must be more than 0 (a ratio is made of it).
-std::int64_t positive_ns(const JsonFields& f, const Json& v, const std::string& at,
-                         std::string_view key) {
-  const std::int64_t ns = f.count(v, at, key);
-  if (ns == 0) f.fail(JsonFields::join(at, key), "must be greater than zero, got 0");
-  return ns;
+std::int64_t positive(const JsonFields& f, const Json& v, const std::string& at,
+                      std::string_view key) {
+  const std::int64_t n = f.count(v, at, key);
+  if (n == 0) f.fail(JsonFields::join(at, key), "must be greater than zero, got 0");
+  return n;
 }
 
 // The measured median, p10 and p90 of a case, in `unit` ("ns" or "bytes"):
@@ -32,7 +32,7 @@ void read_measured(const JsonFields& f, const Json& v, const std::string& at, st
                    std::optional<std::int64_t>& p90) {
   const std::string p10_key = fmt::format("measured_p10_{}", unit);
   const std::string p90_key = fmt::format("measured_p90_{}", unit);
-  median = positive_ns(f, v, at, fmt::format("measured_median_{}", unit));
+  median = positive(f, v, at, fmt::format("measured_median_{}", unit));
   p10 = f.opt_count(v, at, p10_key);
   p90 = f.opt_count(v, at, p90_key);
   if (p10 && p90 && *p90 < *p10) {
@@ -46,6 +46,7 @@ VerifyMemory read_memory(const JsonFields& f, const Json& m, const std::string& 
   v.predicted_bytes = f.count(m, at, "predicted_bytes");
   read_measured(f, m, at, "bytes", v.measured_bytes, v.p10_bytes, v.p90_bytes);
   v.error_percent = f.number(m, at, "error_percent");
+  v.noise_percent = f.opt_number(m, at, "noise_percent");
   v.activations_known = f.opt_flag(m, at, "activations_known").value_or(true);
   return v;
 }

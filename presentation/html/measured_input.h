@@ -24,6 +24,7 @@ struct VerifyMemory {
   std::int64_t predicted_bytes = 0, measured_bytes = 0;  // measured: the median
   std::optional<std::int64_t> p10_bytes, p90_bytes;
   double error_percent = 0;
+  std::optional<double> noise_percent;  // (p90 - p10) / median, as the report says
   bool activations_known = true;  // false: the estimate counts no activations
 };
 

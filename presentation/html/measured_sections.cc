@@ -29,14 +29,9 @@ void memory_rows(Page& page, const DatasetVerifyReport& r) {
   for (const VerifyCase& v : r.cases) {
     if (!v.memory) continue;
     const VerifyMemory& x = *v.memory;
-    std::optional<double> spread;
-    if (x.p10_bytes && x.p90_bytes) {
-      spread = static_cast<double>(*x.p90_bytes - *x.p10_bytes) /
-               static_cast<double>(x.measured_bytes) * 100;
-    }
     m.rows.push_back({v.name, v.kind, format_size(static_cast<double>(x.predicted_bytes)),
                       format_size(static_cast<double>(x.measured_bytes)),
-                      signed_percent(x.error_percent), opt_percent(spread),
+                      signed_percent(x.error_percent), opt_percent(x.noise_percent),
                       x.activations_known ? "in the estimate" : "not in the trace: left out"});
   }
   if (m.rows.empty()) return;

@@ -179,6 +179,7 @@ Json dataset_report_json(const std::string& dir, const trace::DatasetManifest& m
                          {"measured_p10_bytes", m->p10},
                          {"measured_p90_bytes", m->p90},
                          {"error_percent", c.memory_error_percent},
+                         {"noise_percent", measured_noise_percent(*m)},
                          {"activations_known", c.memory_activations_known}};
     }
     list.push_back(std::move(k));

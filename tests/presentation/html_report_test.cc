@@ -751,7 +751,7 @@ TEST(HtmlReportMeasured, AVerifyReportWithMeasuredMemoryShowsItsMemoryTable) {
       {"predicted_bytes", 150 << 20},    {"measured_median_bytes", 200 << 20},
       {"measured_min_bytes", 190 << 20}, {"measured_p10_bytes", 195 << 20},
       {"measured_p90_bytes", 215 << 20}, {"error_percent", -25.0},
-      {"activations_known", false}};
+      {"noise_percent", 10.0},           {"activations_known", false}};
   j["summary"]["memory"] = {{"cases", 1},
                             {"median_abs_error_percent", 25.0},
                             {"worst_abs_error_percent", 25.0},

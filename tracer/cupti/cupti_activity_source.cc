@@ -535,18 +535,15 @@ SourceState start_cupti_activity_source(const ActivitySourceSettings& settings) 
       // The session first: its atexit close must be registered before the
       // flush below, so that the flush runs first at exit.
       ProcessSession::get();
-      if (settings.window_detach && process_window().active()) {
-        // Attached when the window opens, detached when it closes: until
-        // then CUPTI is not even subscribed.
-        s.attach_at_window = true;
+      // With SSGD_TRACER_WINDOW_DETACH, attached when the window opens and
+      // detached when it closes: until then CUPTI is not even subscribed.
+      s.attach_at_window = settings.window_detach && process_window().active();
+      if (s.attach_at_window) {
         log_to_stderr_if_asked(
             "CUPTI is attached when the tracing window opens and detached "
             "when it closes (SSGD_TRACER_WINDOW_DETACH=1)");
-        std::atexit(flush_at_exit);
-        ProcessSession::get().set_signal_flush_hook(flush_for_signal);
-        static CuptiWindowControl window_control;
-        process_window().set_control(&window_control);
-      } else if (start(s) == SourceState::kRunning) {
+      }
+      if (s.attach_at_window || start(s) == SourceState::kRunning) {
         std::atexit(flush_at_exit);
         ProcessSession::get().set_signal_flush_hook(flush_for_signal);
         // A tracing window starts closed: recording off until it opens.
