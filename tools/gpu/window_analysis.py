@@ -62,21 +62,21 @@ def main(ssgd, dirs):
 
 
 def compare(ssgd, runs, m, traced, prec):
-        w = [runs[n][1] for n in runs if n.startswith(f"{traced}_{prec}_")]
-        if m and w:
-            ms, ws = st.mean(x["sum"] for x in m), st.mean(x["sum"] for x in w)
-            spread = (max(x["sum"] for x in m) - min(x["sum"] for x in m)) / ms * 100
-            print(f"  whole job (sum of timed iterations), {traced}: traced {ws:.3f} s, untraced {ms:.3f} s: "
-                  f"{100 * (ws - ms) / ms:+.2f}% (untraced runs spread {spread:.1f}%)")
-            mw = st.mean(x["window"] for x in m)
-            for name in sorted(n for n in runs if n.startswith(f"{traced}_{prec}_")):
-                trace = os.path.join(os.path.dirname(runs[name][0]), name, "rank-0.ssgdt")
-                rep = reported(ssgd, trace) if os.path.exists(trace) else None
-                if rep:
-                    own = runs[name][1]["window"]
-                    print(f"  {name}: the trace reports {rep[0]:.3f} against {rep[1]:.3f} ms ({rep[2]:+.1f}%);"
-                          f" its window against the untraced runs' steps 500-509 ({mw:.3f} ms): "
-                          f"{100 * (own - mw) / mw:+.1f}%")
+    w = [runs[n][1] for n in runs if n.startswith(f"{traced}_{prec}_")]
+    if m and w:
+        ms, ws = st.mean(x["sum"] for x in m), st.mean(x["sum"] for x in w)
+        spread = (max(x["sum"] for x in m) - min(x["sum"] for x in m)) / ms * 100
+        print(f"  whole job (sum of timed iterations), {traced}: traced {ws:.3f} s, untraced {ms:.3f} s: "
+              f"{100 * (ws - ms) / ms:+.2f}% (untraced runs spread {spread:.1f}%)")
+        mw = st.mean(x["window"] for x in m)
+        for name in sorted(n for n in runs if n.startswith(f"{traced}_{prec}_")):
+            trace = os.path.join(os.path.dirname(runs[name][0]), name, "rank-0.ssgdt")
+            rep = reported(ssgd, trace) if os.path.exists(trace) else None
+            if rep:
+                own = runs[name][1]["window"]
+                print(f"  {name}: the trace reports {rep[0]:.3f} against {rep[1]:.3f} ms ({rep[2]:+.1f}%);"
+                      f" its window against the untraced runs' steps 500-509 ({mw:.3f} ms): "
+                      f"{100 * (own - mw) / mw:+.1f}%")
 
 
 if __name__ == "__main__":

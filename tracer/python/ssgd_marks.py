@@ -463,13 +463,15 @@ class Marks:
             self._write_metadata()
 
     def _measuring(self):
-        """Activations are added up in the marked iterations and the one before."""
-        return self._iteration + 1 >= self._first and (self._end is None or self._iteration < self._end)
+        """Activations are added up in the marked iterations and the one before
+        (unless mark() was told activations=False)."""
+        return self._activations and self._iteration + 1 >= self._first and \
+            (self._end is None or self._iteration < self._end)
 
     def _model_forward_starts(self, module, args):
         self._open_iteration()
         torch = self._torch
-        if self._activations and self._saving is None and self._measuring() and torch.is_grad_enabled():
+        if self._saving is None and self._measuring() and torch.is_grad_enabled():
             self._saved.parameters = {id(p) for p in self._inner.parameters()}
             self._saving = torch.autograd.graph.saved_tensors_hooks(self._saved.pack, lambda t: t)
             self._saving.__enter__()
@@ -492,7 +494,7 @@ class Marks:
         if self._saving is not None:  # a forward that raised: its post-hook never ran
             self._saving.__exit__(None, None, None)
             self._saving = None
-        self._last_saved = dict(self._saved.by_module) if self._activations and self._measuring() else None
+        self._last_saved = dict(self._saved.by_module) if self._measuring() else None
         self._saved.reset()
         self._iteration += 1
         self._last_ran, self._ran = self._ran, set()
