@@ -87,7 +87,9 @@ TEST_F(CpuShardedValidation, PrintTables) {
 // (ssgd/activation_bytes marks), so every estimate holds its activations.
 TEST_F(CpuShardedValidation, EveryEstimateHoldsItsActivations) {
   for (const DatasetCase& c : data_->cases) {
-    if (c.measured_memory) EXPECT_TRUE(c.memory_activations_known) << c.name();
+    if (c.measured_memory) {
+      EXPECT_TRUE(c.memory_activations_known) << c.name();
+    }
   }
 }
 

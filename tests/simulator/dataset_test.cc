@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "simulator/dataset/dataset_pack.h"
 #include "simulator/dataset/dataset_replay.h"
@@ -26,6 +28,14 @@ using ssgd::testing::read_file_bytes;
 using ssgd::testing::write_file_bytes;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+
+// Pack options with a name (or none) and a description, the tolerance left as it is.
+DatasetPackOptions named(std::optional<std::string> name, std::string description) {
+  DatasetPackOptions o;
+  o.name = std::move(name);
+  o.description = std::move(description);
+  return o;
+}
 
 class Dataset : public testing::TempDirTest {
  protected:
@@ -57,7 +67,7 @@ class Dataset : public testing::TempDirTest {
 };
 
 TEST_F(Dataset, PackListsEntriesByIdAndEveryFile) {
-  const trace::DatasetManifest m = pack_dataset(data_, {std::nullopt, "tests"});
+  const trace::DatasetManifest m = pack_dataset(data_, named(std::nullopt, "tests"));
   EXPECT_EQ(m.name, "ds") << "the folder's name by default";
   EXPECT_EQ(m.description, "tests");
   ASSERT_EQ(m.entries.size(), 3u);
@@ -75,15 +85,12 @@ TEST_F(Dataset, PackListsEntriesByIdAndEveryFile) {
 }
 
 TEST_F(Dataset, PackingTwiceGivesTheSameBytesAndKeepsNameAndDescription) {
-  const std::string first =
-      trace::manifest_text(pack_dataset(data_, {std::string("cpu"), std::string("about")}));
+  const std::string first = trace::manifest_text(pack_dataset(data_, named("cpu", "about")));
   write_file_bytes(data_ / "manifest.json", first);
   EXPECT_EQ(trace::manifest_text(pack_dataset(data_)), first);
   // A copy elsewhere, built again from scratch, packs to the same bytes.
   testing::write_test_dataset(dir_ / "again");
-  EXPECT_EQ(trace::manifest_text(
-                pack_dataset(dir_ / "again", {std::string("cpu"), std::string("about")})),
-            first);
+  EXPECT_EQ(trace::manifest_text(pack_dataset(dir_ / "again", named("cpu", "about"))), first);
 }
 
 TEST_F(Dataset, VerifyReplaysEveryEntryAndWhatIfCaseAsSimulateDoes) {

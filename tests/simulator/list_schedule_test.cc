@@ -239,7 +239,9 @@ TEST(ListSchedule, RunsAnExecutorsTasksOnTheEngine) {
         run_windowed_list(list_engine, source_of(again, salt, coarse), opts, seen, &why);
     const bool collectives = builder.tasks_per_iteration() >
                              static_cast<std::size_t>(builder.ranks()) * builder.tasks_per_rank();
-    if (late && collectives) EXPECT_FALSE(got.has_value());
+    if (late && collectives) {
+      EXPECT_FALSE(got.has_value());
+    }
     if (!got) continue;
     ++accepted;
     expect_same(seen, *got, events_seen, expected);

@@ -290,8 +290,8 @@ TEST(ShardedWhatIf, ReducesToOwnersCostWhatTheyMove) {
     double hi = 0;
     for (const auto& l : reduce_run.busiest_links) {
       if (l.kind != "nic" || l.name.find("-> switch") == std::string::npos) continue;
-      lo = std::min(lo, l.bytes / reduce_run.iterations);
-      hi = std::max(hi, l.bytes / reduce_run.iterations);
+      lo = std::min(lo, static_cast<double>(l.bytes) / static_cast<double>(reduce_run.iterations));
+      hi = std::max(hi, static_cast<double>(l.bytes) / static_cast<double>(reduce_run.iterations));
     }
     ASSERT_GT(hi, 0) << nodes;
     EXPECT_NEAR(lo, expected, 0.001 * expected) << nodes;

@@ -106,7 +106,9 @@ TEST_F(ShardedKinetoImportTest, AnUnknownDtypeIsSaidWithItsEventAndLeavesTheSize
   EXPECT_THAT(all(s.warnings), HasSubstr("dtype of unknown size (first: traceEvents["));
   EXPECT_THAT(all(s.warnings), HasSubstr("].args.dtype: 'Float7')"));
   for (const auto& c : collectives_) {
-    if (c.op() == v1::Collective::ALL_GATHER) EXPECT_EQ(c.size_bytes(), 0);
+    if (c.op() == v1::Collective::ALL_GATHER) {
+      EXPECT_EQ(c.size_bytes(), 0);
+    }
   }
 }
 
