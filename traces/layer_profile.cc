@@ -137,13 +137,13 @@ class Parser {
                        "no layer rows after the header; a profile needs at least one layer");
     }
     if (profile_.update_split) {
-      const std::int64_t line = metadata_lines_.at("update_split");
+      const std::int64_t split_line = metadata_lines_.at("update_split");
       if (!profile_.update) {
-        throw InputError({profile_.source, line, {}, "update_split"},
+        throw InputError({profile_.source, split_line, {}, "update_split"},
                          "an update split without '# update_ns:', the time it splits");
       }
       if (profile_.update_split->total() != profile_.update->ns()) {
-        throw InputError({profile_.source, line, {}, "update_split"},
+        throw InputError({profile_.source, split_line, {}, "update_split"},
                          "the rates add up to " + std::to_string(profile_.update_split->total()) +
                              " ns, not update_ns's " + std::to_string(profile_.update->ns()) + " ns");
       }

@@ -27,6 +27,13 @@ nlohmann::json memory_json(const sim::MemoryEstimate& m, std::int64_t gpu_memory
                       {"comm_buffers_bytes", m.comm_buffers},
                       {"total_bytes", m.total()},
                       {"left_out", sim::kMemoryLeftOut}};
+  // Whose the comm buffers are, where there are some.
+  if (m.comm_buffers_kind == sim::CommBuffers::kDdpBuckets && m.comm_buffers > 0) {
+    j["comm_buffers"] = "ddp_buckets";
+  }
+  if (m.comm_buffers_kind == sim::CommBuffers::kHorovodFusion && m.comm_buffers > 0) {
+    j["comm_buffers"] = "horovod_fusion_buffer";
+  }
   j["activations_bytes"] = m.activations ? nlohmann::json(*m.activations) : nlohmann::json(nullptr);
   j["activations_known"] = m.activations.has_value();
   j["gpu_memory_bytes"] = gpu_memory > 0 ? nlohmann::json(gpu_memory) : nlohmann::json(nullptr);
@@ -102,8 +109,11 @@ void print_sharding_and_memory(const sim::ReplayResult& r, const sim::ShardSetti
   }
   if (m.comm_buffers > 0) {
     row("  comm buffers", format_bytes(m.comm_buffers),
-        fmt::format("DDP's buckets: a copy of the gradients, {} (policy.bucket_view: false)",
-                    r.precision));
+        m.comm_buffers_kind == sim::CommBuffers::kHorovodFusion
+            ? std::string("Horovod's fusion buffer, policy.fusion_threshold, allocated whole "
+                          "once two gradients are fused (assumed: the model has two or more)")
+            : fmt::format("DDP's buckets: a copy of the gradients, {} (policy.bucket_view: false)",
+                          r.precision));
   }
   row("  activations", m.activations ? format_bytes(*m.activations) : std::string("unknown"),
       m.activations ? (s.activation_checkpointing ? "checkpointed: units' inputs + one unit"

@@ -16,8 +16,6 @@
 namespace ssgd::sim::nccl {
 namespace {
 
-constexpr int kArchCount = 4;
-
 // A ring's steps for `f` over `n` ranks (tuning.cc's nsteps).
 double ring_steps(Func f, double n) {
   if (f == Func::kAllReduce) return 2 * (n - 1);

@@ -14,6 +14,16 @@ std::int64_t ddp_bucket_bytes(const MemoryEstimate& estimate, bool bucket_view) 
   return bucket_view ? 0 : estimate.gradients;
 }
 
+std::int64_t horovod_fusion_buffer_bytes(const trace::LayerProfile& profile,
+                                         std::int64_t fusion_threshold_bytes,
+                                         std::int64_t workers) {
+  if (workers <= 1) return 0;
+  const std::vector<std::int64_t> params = layer_params(profile);
+  const auto with_gradients =
+      std::count_if(params.begin(), params.end(), [](std::int64_t p) { return p > 0; });
+  return with_gradients > 1 ? fusion_threshold_bytes : 0;
+}
+
 MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSettings& settings,
                                const StepDtypes& dtypes, std::int64_t shard_ranks,
                                double activation_scale) {

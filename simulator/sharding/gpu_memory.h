@@ -40,6 +40,9 @@
 
 namespace ssgd::sim {
 
+// Whose buffers MemoryEstimate::comm_buffers are.
+enum class CommBuffers { kNone, kDdpBuckets, kHorovodFusion };
+
 struct MemoryEstimate {
   std::int64_t parameters = 0;
   std::int64_t gradients = 0;
@@ -53,8 +56,10 @@ struct MemoryEstimate {
   std::int64_t accumulation = 0;
   // Buffers the data-parallel library keeps beside the gradients: DDP's
   // buckets, a copy of every gradient unless they are views into them
-  // (ddp_bucket_bytes); 0 for the other policies and the sharded strategies.
+  // (ddp_bucket_bytes); Horovod's fusion buffer (horovod_fusion_buffer_bytes);
+  // 0 for the other policies and the sharded strategies.
   std::int64_t comm_buffers = 0;
+  CommBuffers comm_buffers_kind = CommBuffers::kNone;
   std::optional<std::int64_t> activations;  // nullopt: the profile has no activation_bytes
   std::int64_t shard_ranks = 1;
   std::int64_t optimizer_bytes_per_param = 0;  // K
@@ -75,6 +80,16 @@ inline constexpr const char* kMemoryLeftOut =
 // gradient_as_bucket_view=True makes the gradients views into them (its
 // documentation: the memory saved is the size of the gradients).
 std::int64_t ddp_bucket_bytes(const MemoryEstimate& estimate, bool bucket_view);
+
+// Horovod's fusion buffer (policy horovod, replicated): Horovod allocates one
+// persistent buffer of the whole fusion threshold per device the first time
+// a response fuses two or more tensors, and keeps it (horovod/common/
+// fusion_buffer_manager.cc, InitializeBuffer; docs/tensor-fusion.md). Counted
+// when the job has more than one worker and the profile more than one layer
+// with gradients (each a tensor Horovod may fuse: an assumption, said where
+// the figure is printed); else 0.
+std::int64_t horovod_fusion_buffer_bytes(const trace::LayerProfile& profile,
+                                         std::int64_t fusion_threshold_bytes, std::int64_t workers);
 
 // `activation_scale` multiplies the profile's activations (the batch a GPU
 // computes over the profile's). The parameters are counted in the profile's

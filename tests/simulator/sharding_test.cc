@@ -486,8 +486,30 @@ TEST(DdpBuckets, ACopyOfTheGradientsUnlessTheyAreViews) {
   EXPECT_EQ(ddp.total(), 4 * 24'000'000);
   EXPECT_EQ(memory({"policy.overlap=ddp", "policy.bucket_view=true"}).comm_buffers, 0);
   EXPECT_EQ(memory({"policy.overlap=wfbp"}).comm_buffers, 0);
-  EXPECT_EQ(memory({"policy.overlap=horovod"}).comm_buffers, 0);
   EXPECT_EQ(memory({"policy.overlap=wfbp", "sharding.strategy=zero2"}).comm_buffers, 0);
+}
+
+// Horovod keeps one persistent fusion buffer of the whole threshold per GPU
+// once it fuses two tensors (horovod/common/fusion_buffer_manager.cc): 128 MiB
+// by default, whatever the gradients' size; none with one worker (nothing to
+// reduce) or one gradient (nothing to fuse), none when sharded.
+TEST(HorovodFusionBuffer, TheWholeThresholdOnceTwoGradientsCanBeFused) {
+  const trace::LayerProfile p = uniform_profile(6, 1'000'000, 2'000'000, 4'000'000);
+  const auto memory = [&](const trace::LayerProfile& profile, std::vector<std::string> sets) {
+    sets.push_back("workload.optimizer=momentum");
+    sets.push_back("policy.overlap=horovod");
+    return run(profile, sets).memory;
+  };
+  const MemoryEstimate two = memory(p, {"cluster.nodes=2"});
+  EXPECT_EQ(two.comm_buffers, 128LL << 20);
+  EXPECT_EQ(two.comm_buffers_kind, CommBuffers::kHorovodFusion);
+  EXPECT_EQ(two.total(), 3 * 24'000'000 + (128LL << 20));
+  EXPECT_EQ(memory(p, {"cluster.nodes=2", "policy.fusion_threshold=64MiB"}).comm_buffers,
+            64LL << 20);
+  EXPECT_EQ(memory(p, {"cluster.nodes=1", "cluster.gpus_per_node=1"}).comm_buffers, 0);
+  EXPECT_EQ(memory(p, {"cluster.nodes=2", "sharding.strategy=zero2"}).comm_buffers, 0);
+  const trace::LayerProfile one = uniform_profile(1, 1'000'000, 2'000'000, 4'000'000);
+  EXPECT_EQ(memory(one, {"cluster.nodes=2"}).comm_buffers, 0);
 }
 
 TEST(ShardedUnits, ParameterlessLayersJoinTheNextUnit) {
