@@ -28,11 +28,10 @@ nlohmann::json memory_json(const sim::MemoryEstimate& m, std::int64_t gpu_memory
                       {"total_bytes", m.total()},
                       {"left_out", sim::kMemoryLeftOut}};
   // Whose the comm buffers are, where there are some.
-  if (m.comm_buffers_kind == sim::CommBuffers::kDdpBuckets && m.comm_buffers > 0) {
-    j["comm_buffers"] = "ddp_buckets";
-  }
-  if (m.comm_buffers_kind == sim::CommBuffers::kHorovodFusion && m.comm_buffers > 0) {
-    j["comm_buffers"] = "horovod_fusion_buffer";
+  if (m.comm_buffers > 0 && m.comm_buffers_kind != sim::CommBuffers::kNone) {
+    j["comm_buffers"] = m.comm_buffers_kind == sim::CommBuffers::kDdpBuckets
+                            ? "ddp_buckets"
+                            : "horovod_fusion_buffer";
   }
   j["activations_bytes"] = m.activations ? nlohmann::json(*m.activations) : nlohmann::json(nullptr);
   j["activations_known"] = m.activations.has_value();

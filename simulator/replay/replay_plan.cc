@@ -131,16 +131,16 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
                                      : 1.0;
   out.memory =
       estimate_memory(profile, scenario.sharding, dtypes, job.shard_ranks, activation_scale);
-  if (scenario.overlap_policy == OverlapPolicy::kDdp &&
-      scenario.sharding.strategy == ShardStrategy::kNone) {
-    out.memory.comm_buffers = ddp_bucket_bytes(out.memory, scenario.policy_params.bucket_view);
-    out.memory.comm_buffers_kind = CommBuffers::kDdpBuckets;
-  }
-  if (scenario.overlap_policy == OverlapPolicy::kHorovod &&
-      scenario.sharding.strategy == ShardStrategy::kNone) {
-    out.memory.comm_buffers = horovod_fusion_buffer_bytes(
-        profile, scenario.policy_params.fusion_threshold_bytes, out.workers);
-    out.memory.comm_buffers_kind = CommBuffers::kHorovodFusion;
+  // The data-parallel library's own buffers, replicated only.
+  if (scenario.sharding.strategy == ShardStrategy::kNone) {
+    if (scenario.overlap_policy == OverlapPolicy::kDdp) {
+      out.memory.comm_buffers = ddp_bucket_bytes(out.memory, scenario.policy_params.bucket_view);
+      out.memory.comm_buffers_kind = CommBuffers::kDdpBuckets;
+    } else if (scenario.overlap_policy == OverlapPolicy::kHorovod) {
+      out.memory.comm_buffers = horovod_fusion_buffer_bytes(
+          profile, scenario.policy_params.fusion_threshold_bytes, out.workers);
+      out.memory.comm_buffers_kind = CommBuffers::kHorovodFusion;
+    }
   }
   out.gpu_memory = comm.platform().spec().node.gpu_memory;
   if (job.sharded && scenario.sharding.strategy != ShardStrategy::kNone && out.comm_replayed) {

@@ -5,19 +5,12 @@
 
 #include "common/error.h"
 #include "presentation/report/report.h"
+#include "tests/support/report_context.h"
 
 #include <sstream>
 
 namespace ssgd::sim {
 namespace {
-
-// The report's context for an input of KIND at PATH (the rest left empty).
-report::ReportContext context(const std::string& path, const std::string& kind) {
-  report::ReportContext c;
-  c.input = path;
-  c.input_kind = kind;
-  return c;
-}
 
 trace::LayerProfile profile() {
   trace::LayerProfile p;
@@ -57,7 +50,8 @@ TEST(Replay, MoreWorkersAreSlowerPerIterationAndReportIsConsistent) {
   EXPECT_EQ(wfbp.collectives_per_iteration, 4);
   EXPECT_EQ(*wfbp.closed_form, wfbp.iteration_time);
 
-  const auto j = report::report_json(wfbp, s, context("x.csv", "layer-profile-csv"));
+  const auto j =
+      report::report_json(wfbp, s, testing::report_context("x.csv", "layer-profile-csv"));
   for (const char* key : {"iteration_time_ns", "throughput_samples_per_s", "scaling_efficiency"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
@@ -178,16 +172,17 @@ TEST(Replay, CollectivesWithoutSizeReplayAtTheirMeasuredDurationsAndTheOutputSay
   EXPECT_EQ(r.unsized_collectives_replayed, 8);
   EXPECT_EQ(r.comm_per_iteration, Duration(4 * 500'000));
   std::ostringstream text;
-  report::print_summary(r, s, context("run.ssgdt", "ssgd-trace"), text);
+  report::print_summary(r, s, testing::report_context("run.ssgdt", "ssgd-trace"), text);
   EXPECT_NE(text.str().find("note: 8 collectives had no size; replayed at their measured "
                             "durations"),
             std::string::npos)
       << text.str();
-  const auto j = report::report_json(r, s, context("run.ssgdt", "ssgd-trace"));
+  const auto j = report::report_json(r, s, testing::report_context("run.ssgdt", "ssgd-trace"));
   EXPECT_EQ(j["communication"]["collectives_without_size_replayed"].get<std::int64_t>(), 8);
   // A profile without such collectives has no note.
   const auto plain = replay(profile(), s);
-  EXPECT_FALSE(report::report_json(plain, s, context("x.csv", "layer-profile-csv"))["communication"]
+  EXPECT_FALSE(report::report_json(
+                   plain, s, testing::report_context("x.csv", "layer-profile-csv"))["communication"]
                    .contains("collectives_without_size_replayed"));
 }
 

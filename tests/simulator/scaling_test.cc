@@ -10,13 +10,14 @@
 #include <string>
 
 #include "common/error.h"
+#include "presentation/report/report.h"
 #include "simulator/input/scenario_inputs.h"
 #include "simulator/replay/replay.h"
-#include "presentation/report/report.h"
 #include "simulator/scaling/batch_plan.h"
 #include "simulator/scaling/batch_time_model.h"
 #include "simulator/scenario/scenario.h"
 #include "simulator/scenario/scenario_scaling.h"
+#include "tests/support/report_context.h"
 #include "tests/support/test_files.h"
 #include "traces/layer_profile.h"
 
@@ -24,14 +25,6 @@ namespace ssgd::sim {
 namespace {
 
 using ::testing::HasSubstr;
-
-// The report's context for an input of KIND at PATH (the rest left empty).
-report::ReportContext context(const std::string& path, const std::string& kind) {
-  report::ReportContext c;
-  c.input = path;
-  c.input_kind = kind;
-  return c;
-}
 
 trace::LayerProfile profile_of(std::int64_t batch,
                                std::vector<std::pair<std::int64_t, std::int64_t>> times,
@@ -326,7 +319,8 @@ TEST(ScalingReplay, JsonReportMatchesAHandComputation) {
   {
     // Strong, P = 2: batch 64 each, 6 ms + 1.020 ms; one GPU at 128: 6 ms x 1.5 = 9 ms.
     const Scenario s = scenario(2, ScalingMode::kStrong);
-    const auto j = report::report_json(replay(q, s), s, context("q.csv", "layer-profile-csv"));
+    const auto j =
+        report::report_json(replay(q, s), s, testing::report_context("q.csv", "layer-profile-csv"));
     const auto& sc = j.at("scaling");
     EXPECT_EQ(sc["mode"], "strong");
     EXPECT_EQ(sc["gpus"], 2);
@@ -346,7 +340,8 @@ TEST(ScalingReplay, JsonReportMatchesAHandComputation) {
   {
     // Strong, P = 4: batch 32 each, 6 ms x 0.75 = 4.5 ms, + 1.560 ms.
     const Scenario s = scenario(4, ScalingMode::kStrong);
-    const auto j = report::report_json(replay(q, s), s, context("q.csv", "layer-profile-csv"));
+    const auto j =
+        report::report_json(replay(q, s), s, testing::report_context("q.csv", "layer-profile-csv"));
     EXPECT_EQ(j["scaling"]["per_gpu_batch"], 32);
     EXPECT_EQ(j["scaling"]["iteration_time_ns"], 6'060'000);
     EXPECT_DOUBLE_EQ(j["scaling"]["speedup"].get<double>(), 9.0 / 6.06);
@@ -355,7 +350,8 @@ TEST(ScalingReplay, JsonReportMatchesAHandComputation) {
   {
     // Weak, P = 4: batch 64 each, 6 ms + 1.560 ms; one GPU at 64: 6 ms.
     const Scenario s = scenario(4, ScalingMode::kWeak);
-    const auto j = report::report_json(replay(q, s), s, context("q.csv", "layer-profile-csv"));
+    const auto j =
+        report::report_json(replay(q, s), s, testing::report_context("q.csv", "layer-profile-csv"));
     EXPECT_EQ(j["scaling"]["global_batch"], 256);
     EXPECT_EQ(j["scaling"]["iteration_time_ns"], 7'560'000);
     EXPECT_EQ(j["scaling"]["single_gpu"]["iteration_time_ns"], 6'000'000);
