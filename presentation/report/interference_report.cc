@@ -23,6 +23,7 @@ nlohmann::json interference_json(const sim::InterferencePlan& plan,
                       {"comm_factor", plan.comm},
                       {"notes", plan.notes}};
   if (plan.resource == sim::InterferenceResource::kGpu) j["memory_factor"] = plan.memory;
+  if (plan.concurrent > 0) j["concurrent_factor"] = plan.concurrent;
   if (stats != nullptr) {
     j["compute_tasks"] = stats->compute_tasks;
     j["compute_ns"] = stats->compute_ns;
@@ -31,6 +32,10 @@ nlohmann::json interference_json(const sim::InterferencePlan& plan,
     j["comm_tasks"] = stats->comm_tasks;
     j["comm_ns"] = stats->comm_ns;
     j["comm_added_ns"] = stats->comm_added_ns;
+    if (plan.concurrent > 0) {
+      j["comm_queued"] = stats->comm_queued;
+      j["comm_queued_added_ns"] = stats->comm_queued_added_ns;
+    }
   }
   return j;
 }
@@ -42,8 +47,12 @@ void print_interference(const sim::InterferencePlan& plan, const sim::Interferen
       plan.resource == sim::InterferenceResource::kGpu
           ? fmt::format("SM-bound work +{:.1f}%, memory-bound +{:.1f}%, collectives +{:.1f}%",
                         100 * plan.compute, 100 * plan.memory, 100 * plan.comm)
-          : fmt::format("operators +{:.1f}%, collectives +{:.1f}%", 100 * plan.compute,
-                        100 * plan.comm);
+          : fmt::format(
+                "operators +{:.1f}%, collectives +{:.1f}%{}", 100 * plan.compute, 100 * plan.comm,
+                plan.concurrent > 0 ? fmt::format("; a collective that waited behind another of "
+                                                  "its group +{:.1f}%",
+                                                  100 * plan.concurrent)
+                                    : std::string());
   out << fmt::format("  interference: contention, {} factors ({}): {} while overlapped\n",
                      to_string(plan.resource), plan.why, factors);
   if (stats != nullptr) {
@@ -55,6 +64,13 @@ void print_interference(const sim::InterferencePlan& plan, const sim::Interferen
         100 * share(stats->compute_added_ns, stats->compute_ns),
         100 * share(stats->compute_slowed_ns, stats->compute_ns + stats->compute_added_ns),
         100 * share(stats->comm_added_ns, stats->comm_ns));
+    if (plan.concurrent > 0) {
+      out << fmt::format(
+          "    {} of {} collectives waited behind another of their group (the library would "
+          "have run them together): +{:.1f}% of all collectives' time\n",
+          stats->comm_queued, stats->comm_tasks,
+          100 * share(stats->comm_queued_added_ns, stats->comm_ns));
+    }
     if (stats->compute_tasks > 0) {
       out << "    run as events (tasks' ends move): no list schedule, no closed form\n";
     }

@@ -168,6 +168,75 @@ std::optional<FactorFit> fit_comm_against(const std::vector<Work>& comm,
   return summarized(std::move(samples), names.size(), std::move(errors));
 }
 
+// interference.host.concurrent from the busy periods of each rank's
+// collectives (timed from their last arrival) that hold two or more and
+// that compute covers at most half of (interference_fit.h).
+std::optional<FactorFit> fit_concurrent(const std::vector<Work>& comm,
+                                        const std::vector<CollectiveKey>& keys,
+                                        const NetworkCalibration& cal,
+                                        const std::map<RankKey, Intervals>& compute_at,
+                                        std::int64_t& collectives, std::int64_t& beside_compute) {
+  std::vector<const Work*> order;
+  for (const Work& w : comm) order.push_back(&w);
+  std::sort(order.begin(), order.end(), [](const Work* a, const Work* b) {
+    return std::tie(a->file, a->rank, a->start, a->end) <
+           std::tie(b->file, b->rank, b->start, b->end);
+  });
+  std::vector<std::pair<double, double>> samples;
+  std::set<std::size_t> names;
+  std::vector<double> errors;
+  const auto alone_ns = [&](const Work& w) -> std::optional<double> {
+    const CollectiveKey& k = keys[w.name];
+    const auto op = trace::modelled_op(k.op);
+    const CalibratedCollective* fit = op && k.nranks > 1 ? cal.find(*op, k.nranks) : nullptr;
+    if (fit == nullptr || k.bytes <= 0) return std::nullopt;
+    const double bytes = static_cast<double>(k.bytes) *
+                         (*op == CollectiveOp::kAllGather ? static_cast<double>(k.nranks) : 1.0);
+    errors.push_back(fit->band_for(bytes).median_error);
+    return static_cast<double>(predict(*fit, k.nranks, bytes).ns());
+  };
+  const auto period = [&](std::size_t from, std::size_t to, std::int64_t end) {
+    if (to - from < 2) return;
+    const Work& first = *order[from];
+    const std::int64_t start = first.start;
+    const auto it = compute_at.find({first.file, first.rank});
+    if (it != compute_at.end() && 2 * covered_ns(it->second, start, end) > end - start) {
+      beside_compute += static_cast<std::int64_t>(to - from);
+      return;
+    }
+    double sum = 0;
+    double first_a = 0;
+    for (std::size_t i = from; i < to; ++i) {
+      const auto a = alone_ns(*order[i]);
+      if (!a) return;
+      sum += *a;
+      if (i == from) first_a = *a;
+    }
+    const double queued = sum - first_a;
+    if (!(queued > 0)) return;
+    samples.emplace_back((static_cast<double>(end - start) - sum) / queued, queued);
+    for (std::size_t i = from; i < to; ++i) names.insert(order[i]->name);
+    collectives += static_cast<std::int64_t>(to - from);
+  };
+  std::size_t from = 0;
+  std::int64_t end = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const Work& w = *order[i];
+    const bool joins =
+        i > from && w.file == order[from]->file && w.rank == order[from]->rank && w.start <= end;
+    if (!joins) {
+      if (i > 0) period(from, i, end);
+      from = i;
+      end = w.end;
+    } else {
+      end = std::max(end, w.end);
+    }
+  }
+  if (!order.empty()) period(from, order.size(), end);
+  if (samples.empty()) return std::nullopt;
+  return summarized(std::move(samples), names.size(), std::move(errors));
+}
+
 // Operators with another of their thread inside them are wrappers: only
 // the innermost are kept.
 void keep_leaves(std::vector<Work>& host) {
@@ -350,6 +419,22 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
     std::int64_t without_fit = 0;
     fit.comm = fit_comm_against(comm, keys, *alone, without_fit);
     fit.comm_from_calibration = true;
+    if (!fit.gpu) {
+      std::int64_t beside_compute = 0;
+      fit.concurrent = fit_concurrent(comm, keys, *alone, compute_at, fit.concurrent_collectives,
+                                      beside_compute);
+      if (beside_compute > 0) {
+        fit.notes.push_back(fmt::format(
+            "concurrent: {} collective(s) left out, in busy periods that compute covers more "
+            "than half of (their slowdown is interference.host.comm's)",
+            beside_compute));
+      }
+      if (!fit.concurrent) {
+        fit.notes.push_back(
+            "concurrent: no busy period of two or more collectives of a rank "
+            "with compute covering at most half of it");
+      }
+    }
     if (without_fit > 0) {
       fit.notes.push_back(fmt::format(
           "{} overlapped collective(s) left out: the calibration has no fit for their operation "

@@ -20,6 +20,16 @@
 // and size on the same way, alone where no compute record of its rank
 // overlaps it, overlapped where compute covers at least half of it.
 //
+// Concurrent (host only, with a calibration): a host library runs several
+// collectives of a rank at once on its worker threads; the replay runs them
+// one at a time, each that waited behind another taking 1 + f times its
+// calibrated time (interference.host.concurrent). Each busy period of a rank
+// (its collectives' times from their last arrival, merged where they touch)
+// that holds n >= 2 collectives, and that its rank's compute covers at most
+// half of, took B; one at a time they would take the sum of their calibrated
+// times a, plus f times that of the n - 1 that wait behind the first:
+// f = (B - sum a) / (sum a - a_first), weighted by sum a - a_first.
+//
 // Each factor is the median of its samples weighted by their alone time
 // (long work counts more), with the weighted 10th and 90th percentiles. The
 // traces may be one capture (work alone and overlapped within it) or
@@ -56,6 +66,10 @@ struct InterferenceFit {
   std::optional<FactorFit> compute;  // gpu: SM-bound kernels; host: the operators
   std::optional<FactorFit> memory;   // gpu only: memory-bound kernels
   std::optional<FactorFit> comm;
+  // host only, with a calibration: collectives run beside others of their
+  // rank (a busy period of two or more) against running them one at a time.
+  std::optional<FactorFit> concurrent;
+  std::int64_t concurrent_collectives = 0;  // collectives in the periods used
   bool comm_from_calibration = false;  // comm's alone times are the calibration's
   std::vector<std::string> notes;    // why a factor is missing, what was left out
 };

@@ -54,6 +54,16 @@ class TaskExecutor {
   virtual void start_alone(dag::TaskId id, const dag::Task& task, std::function<void()> finished) {
     start(id, task, std::move(finished));
   }
+  // The same as start(), told whether `task` waited for its resource: it was
+  // ready before now and queued behind another task of the resource. The
+  // scheduler runs a resource's tasks one at a time; a library that runs
+  // several collectives at once on its worker threads (gloo) would have run
+  // it beside the one it waited for.
+  virtual void start_waited(dag::TaskId id, const dag::Task& task, bool waited,
+                            std::function<void()> finished) {
+    (void)waited;
+    start(id, task, std::move(finished));
+  }
 };
 
 struct ScheduleOptions {

@@ -156,8 +156,11 @@ class Scheduler {
     std::vector<TaskId> batch;
     std::int64_t left = resource.credit_bytes;
     std::vector<Ref> by;
+    // Whether the batch's first task was ready before this round: it waited.
+    bool waited = false;
     do {
       const ReadyEntry e = pop(r);
+      if (batch.empty()) waited = e.ready_ns < engine_.now().ns();
       batch.push_back(e.task);
       by.push_back(releaser(e, r));
       store_.started(e.task, engine_.now(), by.back());
@@ -168,7 +171,7 @@ class Scheduler {
     // The scheduling round's own cost comes first.
     const Duration overhead = resource.dispatch_overhead;
     if (batch.size() == 1 && overhead == Duration::zero()) {
-      launch(batch.front(), store_.task(batch.front()), by.front());
+      launch(batch.front(), store_.task(batch.front()), by.front(), waited);
       return;
     }
     dag::Task merged = store_.task(batch.front());
@@ -184,9 +187,11 @@ class Scheduler {
     const std::size_t id = batches_.size();
     batches_.push_back(std::move(batch));
     batch_by_.push_back(std::move(by));
+    batch_waited_.push_back(waited);
     if (options_.executor != nullptr && options_.executor->handles(merged)) {
       if (overhead == Duration::zero()) {
-        options_.executor->start(batches_[id].front(), merged, [this, id] { finished_batch(id); });
+        options_.executor->start_waited(batches_[id].front(), merged, waited,
+                                        [this, id] { finished_batch(id); });
         return;
       }
       pending_.emplace(id, std::move(merged));
@@ -201,19 +206,21 @@ class Scheduler {
     const auto it = pending_.find(id);
     const dag::Task merged = std::move(it->second);
     pending_.erase(it);
-    options_.executor->start(batches_[id].front(), merged, [this, id] { finished_batch(id); });
+    options_.executor->start_waited(batches_[id].front(), merged, batch_waited_[id] != 0,
+                                    [this, id] { finished_batch(id); });
   }
 
-  void start(TaskId t, Ref released_by) {
+  // `waited`: t was ready before now and queued for its resource.
+  void start(TaskId t, Ref released_by, bool waited = false) {
     const dag::Task& task = store_.task(t);
     state_[task.resource] |= kBusy;
     store_.started(t, engine_.now(), released_by);
-    launch(t, task, released_by);
+    launch(t, task, released_by, waited);
   }
 
-  void launch(TaskId t, const dag::Task& task, Ref by) {
+  void launch(TaskId t, const dag::Task& task, Ref by, bool waited) {
     if (options_.executor != nullptr && options_.executor->handles(task)) {
-      options_.executor->start(t, task, [this, t, by] { finished(t, by); });
+      options_.executor->start_waited(t, task, waited, [this, t, by] { finished(t, by); });
       return;
     }
     engine_.schedule_after(task.duration, finish_,
@@ -276,7 +283,8 @@ class Scheduler {
     }
     const ReadyEntry next = pop(r);
     // It was ready earlier and waited for the resource: this task released it.
-    start(next.task, next.ready_ns < engine_.now().ns() ? freed_by : next.released_by);
+    const bool waited = next.ready_ns < engine_.now().ns();
+    start(next.task, waited ? freed_by : next.released_by, waited);
     store_.drop(next.released_by);
   }
 
@@ -292,6 +300,7 @@ class Scheduler {
   std::vector<Ref> last_ended_;  // per prioritized resource: the task that last freed it
   std::vector<std::vector<TaskId>> batches_;  // tasks started together on a prioritized resource
   std::vector<std::vector<Ref>> batch_by_;     // and their releasers, until they end
+  std::vector<char> batch_waited_;             // and whether the first of each waited
   std::vector<std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>>> queues_;
   std::size_t done_ = 0;
 };

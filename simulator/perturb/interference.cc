@@ -147,9 +147,9 @@ InterferencePlan plan_interference(const InterferenceSpec& spec,
   plan.why = why;
   const bool gpu = resource == InterferenceResource::kGpu;
   const bool own_set = gpu ? (spec.gpu_compute || spec.gpu_memory || spec.gpu_comm)
-                           : (spec.host_compute || spec.host_comm);
+                           : (spec.host_compute || spec.host_comm || spec.host_concurrent);
   if (!own_set) {
-    const bool other_set = gpu ? (spec.host_compute || spec.host_comm)
+    const bool other_set = gpu ? (spec.host_compute || spec.host_comm || spec.host_concurrent)
                                : (spec.gpu_compute || spec.gpu_memory || spec.gpu_comm);
     throw ParameterError(
         "interference.model",
@@ -170,13 +170,14 @@ InterferencePlan plan_interference(const InterferenceSpec& spec,
       plan.notes.push_back("interference.gpu.memory not set: memory-bound kernels slowed as "
                            "compute-bound ones");
     }
-    if (spec.host_compute || spec.host_comm) {
+    if (spec.host_compute || spec.host_comm || spec.host_concurrent) {
       plan.notes.push_back(fmt::format("interference.host.* set but not applied: {}", why));
     }
   } else {
     plan.compute = spec.host_compute.value_or(0);
     plan.memory = plan.compute;
     plan.comm = spec.host_comm.value_or(0);
+    plan.concurrent = spec.host_concurrent.value_or(0);
     if (spec.gpu_compute || spec.gpu_memory || spec.gpu_comm) {
       plan.notes.push_back(fmt::format("interference.gpu.* set but not applied: {}", why));
     }

@@ -15,7 +15,14 @@
 // beside it: while a collective of a rank runs, the rank's compute runs at
 // 1 / (1 + f), where f mixes the class's factors by the share of the task's
 // time each rate bounds (traces/rate_split.h); while any of a collective's
-// ranks computes, the collective runs at 1 / (1 + comm). Nothing is guessed:
+// ranks computes, the collective runs at 1 / (1 + comm). A host library runs
+// several collectives of one process group at once on its worker threads
+// (gloo: two a process group in PyTorch), which share the rank's cores and
+// wait on each other there; ssgd runs a process group's collectives one at a
+// time, so a collective that waited for its process group behind another
+// takes 1 + host.concurrent times its time alone: the cost, in the group's
+// serial time, of the library having run it beside the other
+// (docs/validation.md, 8c and 14). Nothing is guessed:
 // every factor defaults to 0, and `ssgd calibrate --interference` fits them
 // from captures (simulator/calibration/interference_fit.h).
 //
@@ -51,6 +58,8 @@ struct InterferenceSpec {
   std::optional<double> gpu_comm;     // interference.gpu.comm: the collective itself
   std::optional<double> host_compute; // interference.host.compute: the rank's operators
   std::optional<double> host_comm;    // interference.host.comm: the collective itself
+  std::optional<double> host_concurrent;  // interference.host.concurrent: a collective
+                                          // that waited behind another of its group
 
   [[nodiscard]] bool active() const { return model != InterferenceModel::kNone; }
   friend bool operator==(const InterferenceSpec&, const InterferenceSpec&) = default;
@@ -68,6 +77,7 @@ struct InterferencePlan {
   double compute = 0;                 // the class's factors as applied
   double memory = 0;
   double comm = 0;
+  double concurrent = 0;              // host: a collective that waited behind another
   std::vector<double> forward;        // per profile row
   std::vector<double> backward;
   double update = 0;

@@ -27,6 +27,10 @@ double factor_of(const InterferencePlan& plan, const dag::Task& task) {
 
 }  // namespace
 
+double InterferenceExecutor::queued_extra(std::int64_t nominal_ns) const {
+  return plan_.concurrent * static_cast<double>(nominal_ns);
+}
+
 InterferenceExecutor::InterferenceExecutor(Engine& engine, TaskExecutor* inner,
                                            const InterferencePlan& plan)
     : engine_(engine), inner_(inner), plan_(plan) {
@@ -140,6 +144,11 @@ std::size_t InterferenceExecutor::allocate() {
 
 void InterferenceExecutor::start(dag::TaskId id, const dag::Task& task,
                                  std::function<void()> finished) {
+  start_waited(id, task, false, std::move(finished));
+}
+
+void InterferenceExecutor::start_waited(dag::TaskId id, const dag::Task& task, bool waited,
+                                        std::function<void()> finished) {
   const std::int64_t now = engine_.now().ns();
   const std::size_t slot = allocate();
   Running& r = running_[slot];
@@ -150,9 +159,11 @@ void InterferenceExecutor::start(dag::TaskId id, const dag::Task& task,
   r.rank = task.rank;
   r.factor = factor_of(plan_, task);
   r.delegated = r.comm && inner_ != nullptr && inner_->handles(task);
+  r.queued = r.comm && waited && plan_.concurrent > 0;
   if (!r.delegated) {
     r.left = static_cast<double>(task.duration.ns());
     r.nominal = task.duration.ns();
+    if (r.queued) r.left += queued_extra(r.nominal);
   }
   count(r, +1);
   enlist(slot);
@@ -174,7 +185,7 @@ void InterferenceExecutor::network_done(std::size_t slot) {
   r.nominal = now - r.started;
   r.tail = true;
   r.slowed = false;
-  r.left = r.overlapped * r.factor;
+  r.left = r.overlapped * r.factor + (r.queued ? queued_extra(r.nominal) : 0.0);
   schedule_end(slot, now);
 }
 
@@ -184,6 +195,10 @@ void InterferenceExecutor::finish(std::size_t slot) {
   r.pending = false;
   const std::int64_t took = now - r.started;
   if (r.comm) {
+    if (r.queued) {
+      ++stats_.comm_queued;
+      stats_.comm_queued_added_ns += std::llround(queued_extra(r.nominal));
+    }
     ++stats_.comm_tasks;
     stats_.comm_ns += r.nominal;
     stats_.comm_added_ns += took - r.nominal;

@@ -8,7 +8,11 @@
 //   - a compute task of rank r, while a collective of r (or of all ranks)
 //     runs: f is the task's factor from the plan;
 //   - a collective with a fixed time, while any of its ranks computes: f is
-//     the plan's comm factor.
+//     the plan's comm factor;
+//   - a collective that waited for its resource behind another (the
+//     scheduler says so) has plan.concurrent times its time added to its
+//     work: the cost, in the resource's serial time, of the library having
+//     run it beside the one it waited for.
 // Each change of what runs moves the affected tasks' ends (their events
 // cancelled and scheduled again). A collective the flow network runs (the
 // inner executor) keeps the network's own time; the part of it that
@@ -35,6 +39,8 @@ struct InterferenceStats {
   std::int64_t comm_tasks = 0;
   std::int64_t comm_ns = 0;             // collectives' time without interference
   std::int64_t comm_added_ns = 0;
+  std::int64_t comm_queued = 0;           // collectives that waited behind another
+  std::int64_t comm_queued_added_ns = 0;  // what host.concurrent added to them
 };
 
 class InterferenceExecutor final : public TaskExecutor {
@@ -45,6 +51,8 @@ class InterferenceExecutor final : public TaskExecutor {
 
   [[nodiscard]] bool handles(const dag::Task& task) const override;
   void start(dag::TaskId id, const dag::Task& task, std::function<void()> finished) override;
+  void start_waited(dag::TaskId id, const dag::Task& task, bool waited,
+                    std::function<void()> finished) override;
 
   [[nodiscard]] const InterferenceStats& stats() const { return stats_; }
 
@@ -60,6 +68,7 @@ class InterferenceExecutor final : public TaskExecutor {
     bool delegated = false;     // the inner executor runs it, until `tail`
     bool tail = false;          // delegated, the network done: the stretch left
     double overlapped = 0;      // delegated: ns run beside compute
+    bool queued = false;        // a collective that waited behind another
     std::int64_t nominal = 0;   // ns at full speed (delegated: set at its network end)
     std::int32_t rank = 0;
     EventHandle event{};
@@ -67,6 +76,8 @@ class InterferenceExecutor final : public TaskExecutor {
     std::size_t pos = 0;        // its place in compute_live_ or comm_live_
   };
 
+  // The work a queued collective of `nominal_ns` alone gains: plan.concurrent of it.
+  [[nodiscard]] double queued_extra(std::int64_t nominal_ns) const;
   [[nodiscard]] bool should_slow(const Running& r) const;
   void count(const Running& r, int delta);
   void advance(Running& r, std::int64_t now);

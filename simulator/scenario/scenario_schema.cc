@@ -524,6 +524,9 @@ void set_host_compute(Scenario& s, std::string_view v) {
 void set_host_comm(Scenario& s, std::string_view v) {
   s.interference.host_comm = interference_factor(v);
 }
+void set_host_concurrent(Scenario& s, std::string_view v) {
+  s.interference.host_concurrent = interference_factor(v);
+}
 
 // --- scaling.*: GPU-count scaling and the per-GPU batch (docs/scaling.md) ---
 // The checks that need the whole scenario (a global batch in weak mode, one
@@ -845,6 +848,10 @@ constexpr std::array kKeys = {
     ScenarioKey{"interference.host.comm", "number", "0",
                 "a host collective this much slower while its ranks compute (0..10)",
                 set_host_comm},
+    ScenarioKey{
+        "interference.host.concurrent", "number", "0",
+        "a host collective this much slower when it waited behind another of its group (0..10)",
+        set_host_concurrent},
     // scaling.*
     ScenarioKey{"scaling.mode", "weak|strong", "weak",
                 "weak: each GPU keeps the input's batch; strong: one global batch over the GPUs",

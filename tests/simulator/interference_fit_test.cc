@@ -9,11 +9,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
+#include "simulator/calibration/band_fit.h"
 #include "simulator/calibration/interference_fit.h"
+#include "simulator/calibration/network_calibration.h"
 #include "tests/support/synthetic_trace.h"
 #include "tests/support/test_files.h"
 #include "traces/trace_writer.h"
@@ -194,6 +197,56 @@ TEST_F(InterferenceFitTest, SaysWhatItCouldNotMeasure) {
   EXPECT_FALSE(f.compute);
   EXPECT_FALSE(f.memory);
   EXPECT_THAT(f.notes.front(), HasSubstr("SM-bound compute: no kernel ran both alone"));
+}
+
+// Two ranks, four iterations: an operator, then three 1 MiB all-reduces
+// issued together, which a library with two worker threads runs as two at
+// once (6000 ns each) and the third after them (5000 ns): a busy period of
+// 11,000 ns. The calibration has the all-reduce at a = 2000 ns alone, so one
+// at a time they would take 6000; the two that start with another waiting
+// take 1 + f times their time: 11000 = 3 a + 2 a f, f = 1.25.
+TEST_F(InterferenceFitTest, ConcurrentCollectivesAgainstOneAtATime) {
+  const auto cal_path = dir_ / "cal.yaml";
+  {
+    std::ofstream out(cal_path);
+    out << "ssgd_network_calibration: 1\nlevel: inter_node\ncollectives:\n"
+           "  - op: all_reduce\n    algorithm: ring\n    ranks: [2]\n    bands:\n"
+           "      - {max_bytes: inf, latency: 500ns, bandwidth: 1048.576GB/s}\n";
+  }
+  const NetworkCalibration cal = read_network_calibration(cal_path);
+  const CalibratedCollective* fitted = cal.find(CollectiveOp::kAllReduce, 2);
+  ASSERT_NE(fitted, nullptr);
+  const double a = static_cast<double>(predict(*fitted, 2, 1 << 20).ns());
+  std::vector<v1::Event> ev;
+  for (std::int32_t rank = 0; rank < 2; ++rank) {
+    for (int i = 0; i < 4; ++i) {
+      const std::int64_t t = i * kIteration;
+      ev.push_back(iteration(rank, i, t, t + kIteration));
+      ev.push_back(kernel(rank, "aten::mm", -1, 1, t + 1000, t + 11'000));
+      ev.push_back(collective(rank, t + 20'000, t + 26'000));
+      ev.push_back(collective(rank, t + 20'000, t + 26'000));
+      ev.push_back(collective(rank, t + 26'000, t + 31'000));
+      // Alone, later: a period of one, which says nothing of concurrency.
+      ev.push_back(collective(rank, t + 50'000, t + 52'000));
+    }
+  }
+  const InterferenceFit f = fit_interference({write("queued.ssgdt", ev)}, false, &cal);
+  ASSERT_TRUE(f.concurrent);
+  EXPECT_NEAR(f.concurrent->median, (11'000 - 3 * a) / (2 * a), 1e-9);
+  EXPECT_EQ(f.concurrent->samples, 8);  // a period a rank an iteration
+  EXPECT_EQ(f.concurrent_collectives, 24);
+  // Compute covering a period: left out, and said.
+  std::vector<v1::Event> busy = ev;
+  for (std::int32_t rank = 0; rank < 2; ++rank) {
+    for (int i = 0; i < 4; ++i) {
+      const std::int64_t t = i * kIteration;
+      busy.push_back(kernel(rank, "aten::add", -1, 2, t + 19'000, t + 32'000));
+    }
+  }
+  const InterferenceFit g = fit_interference({write("busy.ssgdt", busy)}, false, &cal);
+  EXPECT_FALSE(g.concurrent);
+  EXPECT_THAT(::testing::PrintToString(g.notes),
+              HasSubstr("concurrent: 24 collective(s) left out"));
 }
 
 // The emulated cluster (traces/datasets/cpu-cluster): the mlp at 1 Gbit/s,

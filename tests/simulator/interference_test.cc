@@ -108,6 +108,45 @@ TEST(InterferenceExecutor, PublishedGemmBesideAnAllGatherOnAnA100) {
   EXPECT_EQ(gather, 5'000'000);
 }
 
+// Three collectives of one process group (one network resource), all ready
+// at 0, each `ns` long alone, with no compute. Returns their ends in order.
+std::vector<std::int64_t> run_three_collectives(double concurrent, std::int64_t ns) {
+  dag::TaskGraph g;
+  const auto net = g.add_resource({dag::ResourceKind::kNetwork, dag::kAllRanks});
+  std::vector<dag::TaskId> ids;
+  for (int k = 0; k < 3; ++k) {
+    dag::Task m;
+    m.kind = dag::TaskKind::kComm;
+    m.rank = dag::kAllRanks;
+    m.duration = Duration(ns);
+    m.resource = net;
+    ids.push_back(g.add_task(m));
+  }
+  g.finalize();
+  Engine engine;
+  InterferencePlan plan = plan_of(0, 0);
+  plan.concurrent = concurrent;
+  InterferenceExecutor executor(engine, nullptr, plan);
+  ScheduleOptions options;
+  options.executor = &executor;
+  const auto s = run_schedules(engine, {&g}, {options}).front();
+  std::vector<std::int64_t> ends;
+  for (const auto id : ids) ends.push_back(s.end[id].ns());
+  const InterferenceStats& st = executor.stats();
+  EXPECT_EQ(st.comm_queued, concurrent > 0 ? 2 : 0);
+  EXPECT_EQ(st.comm_queued_added_ns,
+            concurrent > 0 ? std::llround(2 * concurrent * static_cast<double>(ns)) : 0);
+  return ends;
+}
+
+TEST(InterferenceExecutor, ACollectiveThatWaitedBehindAnotherTakesOnePlusConcurrentTimesItsTime) {
+  // host.concurrent = 1.5: the first starts as it is ready (1000 ns); the
+  // two that waited behind it take 2500 each: 1000, 3500, 6000.
+  EXPECT_EQ(run_three_collectives(1.5, 1000), (std::vector<std::int64_t>{1000, 3500, 6000}));
+  // Off: one at a time at their own time.
+  EXPECT_EQ(run_three_collectives(0, 1000), (std::vector<std::int64_t>{1000, 2000, 3000}));
+}
+
 TEST(InterferenceFactor, HbmContentionIsBoundedAndZeroWithoutTraffic) {
   EXPECT_EQ(hbm_contention_factor(0, 3350e9, 3), 0);
   // The wire's HBM traffic past the HBM's bandwidth: capped at 90% taken.
@@ -242,9 +281,12 @@ TEST(InterferenceScenario, KeysAreCheckedAndNamed) {
   EXPECT_THROW(scenario_of({"interference.gpu.compute=-0.1"}), InputError);
   EXPECT_THROW(scenario_of({"interference.gpu.compute=11"}), InputError);
   EXPECT_THROW(scenario_of({"interference.resource=tpu"}), InputError);
-  const Scenario s = scenario_of({"interference.model=contention", "interference.host.comm=0.4"});
+  const Scenario s = scenario_of({"interference.model=contention", "interference.host.comm=0.4",
+                                  "interference.host.concurrent=2.5"});
   EXPECT_TRUE(s.interference.active());
   EXPECT_DOUBLE_EQ(*s.interference.host_comm, 0.4);
+  EXPECT_DOUBLE_EQ(*s.interference.host_concurrent, 2.5);
+  EXPECT_THROW(scenario_of({"interference.host.concurrent=-1"}), InputError);
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 //   what-ifs  every case of the dataset replayed again with the model on, each
 //             model's factors the median of its three rates' fits, against
 //             the same cases without it; and the partitioned captures of
-//             traces/datasets/cpu-partitions with their own fit
+//             traces/datasets/cpu-partitions with their own fit, and with
+//             host.concurrent fitted on each target's other captures
 // The factors come from the traces' own timings, never from the measured
 // iteration times they are compared with. The test prints the tables and
 // holds the figures stated there.
@@ -178,8 +179,10 @@ TEST_F(InterferenceValidation, TheDatasetStaysWithinItsTargets) {
 
 // The partitioned captures: the fit finds the many small all-reduces run
 // several times their swept time beside compute, but most of them run after
-// backward, beside nothing: the model moves the many-partition cases by a few
-// points and leaves them 50-65% too fast (docs/validation.md, section 14).
+// backward, beside nothing: the compute and comm factors move the
+// many-partition cases by a few points and leave them 50-65% too fast
+// (docs/validation.md, section 14); host.concurrent (the next test) is what
+// closes them.
 TEST(InterferencePartitions, TheManyPartitionGapRemains) {
   set_log_levels("error");
   const fs::path c = kPartitions / "configs";
@@ -211,6 +214,104 @@ TEST(InterferencePartitions, TheManyPartitionGapRemains) {
               p64.median_abs(), p64.worst_abs);
   EXPECT_GT(p64.median_abs(), 40.0);  // not closed: a gap the model does not explain
   EXPECT_LT(p64.worst_abs, 70.0);
+}
+
+// gloo's concurrent collectives (interference.host.concurrent): each entry of
+// traces/datasets/cpu-partitions replayed and predicted with the factor
+// fitted on the captures of the OTHER configurations of its model (leave one
+// out: never the target's own capture), against the same cases without it.
+// Prints every case and the groups (docs/validation.md, 8c and 14).
+struct ConcurrentResult {
+  std::map<std::string, double> factor;   // by entry: the factor its cases ran with
+  std::map<std::string, Group> none, on;  // by group
+};
+
+std::string partition_group(const DatasetCase& c) {
+  const bool cut = c.entry.find("-p") != std::string::npos;
+  const std::string model = c.entry.substr(0, c.entry.find('-'));
+  return model + (cut ? ": partitioned targets" : ": uncut targets");
+}
+
+const ConcurrentResult& concurrent_result() {
+  static const ConcurrentResult result = [] {
+    set_log_levels("error");
+    ConcurrentResult r;
+    const fs::path c = kPartitions / "configs";
+    const NetworkCalibration cal =
+        read_network_calibration(kPartitions / "network/unshaped-w2/calibration.yaml");
+    const trace::DatasetManifest m = trace::check_dataset(kPartitions).manifest;
+    for (const auto& target : m.entries) {
+      std::vector<fs::path> others;
+      for (const auto& e : m.entries) {
+        if (e.id != target.id && e.config.at("model") == target.config.at("model")) {
+          others.push_back(c / e.id / "trace.ssgdt");
+        }
+      }
+      const InterferenceFit f = fit_interference(others, false, &cal);
+      r.factor[target.id] = f.concurrent ? std::max(0.0, f.concurrent->median) : 0.0;
+      std::printf(
+          "%-26s host.concurrent fitted on the %zu other capture(s): %+.1f%% "
+          "(10th-90th %+.1f%% .. %+.1f%%, %lld busy periods)\n",
+          target.id.c_str(), others.size(), 100 * r.factor[target.id],
+          f.concurrent ? 100 * f.concurrent->p10 : 0.0,
+          f.concurrent ? 100 * f.concurrent->p90 : 0.0,
+          static_cast<long long>(f.concurrent ? f.concurrent->samples : 0));
+    }
+    DatasetReplayOptions options;
+    options.jobs = 2;
+    const auto none = replay_dataset(kPartitions, m, options);
+    options.adjust = [&r](Scenario& s, const trace::DatasetEntry& e) {
+      s.interference.model = InterferenceModel::kContention;
+      s.interference.resource = InterferenceResource::kHost;
+      s.interference.host_concurrent = r.factor.at(e.id);
+    };
+    const auto on = replay_dataset(kPartitions, m, options);
+    std::printf("\n| case | measured | without | with |\n|---|---:|---:|---:|\n");
+    for (std::size_t k = 0; k < on.size(); ++k) {
+      std::printf("| `%s` | %.1f ms | %+.1f%% | %+.1f%% |\n", on[k].name().c_str(),
+                  static_cast<double>(on[k].measured.median.ns()) / 1e6, none[k].error_percent,
+                  on[k].error_percent);
+      for (const std::string& g : {partition_group(on[k]), std::string("all")}) {
+        r.none[g].add(none[k]);
+        r.on[g].add(on[k]);
+      }
+    }
+    std::printf(
+        "\n| group | cases | without: median, worst | with: median, worst |\n"
+        "|---|---:|---|---|\n");
+    for (const auto& [g, o] : r.on) {
+      std::printf("| %s | %zu | %.1f%%, %.1f%% | %.1f%%, %.1f%% |\n", g.c_str(), o.errors.size(),
+                  r.none.at(g).median_abs(), r.none.at(g).worst_abs, o.median_abs(), o.worst_abs);
+    }
+    return r;
+  }();
+  return result;
+}
+
+// The mlp's partitioned targets (32 to 513 all-reduces an iteration), 30-70%
+// too fast without the factor, come within issue 13's what-if targets with
+// it (3.0% median, 10.7% worst); the factor, fitted on the other captures
+// each time, is 2.9 to 3.3 for the mlp. The cnn's cases barely move (its
+// partitions rarely wait behind each other in the replay), nor do the uncut
+// mlp's (its gap is its compute's contention, not concurrency).
+TEST(InterferencePartitions, ConcurrentCollectivesFittedLeaveOneOut) {
+  const ConcurrentResult& r = concurrent_result();
+  ASSERT_EQ(r.on.at("all").errors.size(), 32u);
+  for (const auto& [id, f] : r.factor) {
+    if (id.starts_with("mlp")) {
+      EXPECT_GT(f, 2.5) << id;
+      EXPECT_LT(f, 3.5) << id;
+    }
+  }
+  const Group& mlp = r.on.at("mlp: partitioned targets");
+  EXPECT_GT(r.none.at("mlp: partitioned targets").median_abs(), 50.0);
+  EXPECT_LE(mlp.median_abs(), 5.0);
+  EXPECT_LE(mlp.worst_abs, 15.0);
+  for (const std::string g :
+       {"cnn: partitioned targets", "cnn: uncut targets", "mlp: uncut targets"}) {
+    EXPECT_LE(std::abs(r.on.at(g).median_abs() - r.none.at(g).median_abs()), 1.0) << g;
+  }
+  EXPECT_LE(r.on.at("all").median_abs(), 6.0);
 }
 
 }  // namespace

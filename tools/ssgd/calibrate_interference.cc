@@ -45,6 +45,7 @@ void run_interference_fit(const std::vector<std::string>& inputs, const OutputFi
   if (f.compute) keys.emplace_back(cls + ".compute", key_value(f.compute->median));
   if (f.memory) keys.emplace_back(cls + ".memory", key_value(f.memory->median));
   if (f.comm) keys.emplace_back(cls + ".comm", key_value(f.comm->median));
+  if (f.concurrent) keys.emplace_back(cls + ".concurrent", key_value(f.concurrent->median));
   if (keys.empty() && output.given()) {
     throw flag_error(output.flag, output.path,
                      fmt::format("no factor was measured in {} trace(s), so there is no scenario "
@@ -70,6 +71,15 @@ void run_interference_fit(const std::vector<std::string>& inputs, const OutputFi
   } else {
     print_factor(f.gpu ? "interference.gpu.comm" : "interference.host.comm", f.comm,
                  "collectives", out);
+  }
+  if (f.concurrent) {
+    out << fmt::format(
+        "  {:<26} {} (10th-90th percentile {} .. {}; {} busy periods of {} "
+        "collectives of {} size(s) against the calibration; its median error "
+        "{:.1f}%)\n",
+        "interference.host.concurrent", percent(f.concurrent->median), percent(f.concurrent->p10),
+        percent(f.concurrent->p90), f.concurrent->samples, f.concurrent_collectives,
+        f.concurrent->names, 100 * f.concurrent->alone_spread);
   }
   for (const auto& note : f.notes) out << "  note: " << note << "\n";
   if (keys.empty()) {
