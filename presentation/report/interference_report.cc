@@ -47,14 +47,15 @@ void print_interference(const sim::InterferencePlan& plan, const sim::Interferen
       plan.resource == sim::InterferenceResource::kGpu
           ? fmt::format("SM-bound work +{:.1f}%, memory-bound +{:.1f}%, collectives +{:.1f}%",
                         100 * plan.compute, 100 * plan.memory, 100 * plan.comm)
-          : fmt::format(
-                "operators +{:.1f}%, collectives +{:.1f}%{}", 100 * plan.compute, 100 * plan.comm,
-                plan.concurrent > 0 ? fmt::format("; a collective that waited behind another of "
-                                                  "its group +{:.1f}%",
-                                                  100 * plan.concurrent)
-                                    : std::string());
-  out << fmt::format("  interference: contention, {} factors ({}): {} while overlapped\n",
-                     to_string(plan.resource), plan.why, factors);
+          : fmt::format("operators +{:.1f}%, collectives +{:.1f}%", 100 * plan.compute,
+                        100 * plan.comm);
+  const std::string concurrent =
+      plan.concurrent > 0
+          ? fmt::format("; a collective that waited behind another of its group +{:.1f}%",
+                        100 * plan.concurrent)
+          : std::string();
+  out << fmt::format("  interference: contention, {} factors ({}): {} while overlapped{}\n",
+                     to_string(plan.resource), plan.why, factors, concurrent);
   if (stats != nullptr) {
     // Shares of the run's own totals: compute over every compute task,
     // collectives over every collective.

@@ -175,7 +175,8 @@ std::optional<FactorFit> fit_concurrent(const std::vector<Work>& comm,
                                         const std::vector<CollectiveKey>& keys,
                                         const NetworkCalibration& cal,
                                         const std::map<RankKey, Intervals>& compute_at,
-                                        std::int64_t& collectives, std::int64_t& beside_compute) {
+                                        std::int64_t& collectives, std::int64_t& beside_compute,
+                                        std::int64_t& comm_in_company) {
   std::vector<const Work*> order;
   for (const Work& w : comm) order.push_back(&w);
   std::sort(order.begin(), order.end(), [](const Work* a, const Work* b) {
@@ -197,6 +198,9 @@ std::optional<FactorFit> fit_concurrent(const std::vector<Work>& comm,
   };
   const auto period = [&](std::size_t from, std::size_t to, std::int64_t end) {
     if (to - from < 2) return;
+    for (std::size_t i = from; i < to; ++i) {
+      if (order[i]->phi >= kOverlapped) ++comm_in_company;
+    }
     const Work& first = *order[from];
     const std::int64_t start = first.start;
     const auto it = compute_at.find({first.file, first.rank});
@@ -421,13 +425,21 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
     fit.comm_from_calibration = true;
     if (!fit.gpu) {
       std::int64_t beside_compute = 0;
+      std::int64_t in_company = 0;  // host.comm's collectives beside another of their rank
       fit.concurrent = fit_concurrent(comm, keys, *alone, compute_at, fit.concurrent_collectives,
-                                      beside_compute);
+                                      beside_compute, in_company);
       if (beside_compute > 0) {
         fit.notes.push_back(fmt::format(
             "concurrent: {} collective(s) left out, in busy periods that compute covers more "
             "than half of (their slowdown is interference.host.comm's)",
             beside_compute));
+      }
+      if (fit.concurrent && fit.comm && in_company > 0) {
+        fit.notes.push_back(fmt::format(
+            "comm: {} of the collectives beside compute also ran beside another collective of "
+            "their rank: with interference.host.concurrent set too, a replayed collective that "
+            "does both counts both",
+            in_company));
       }
       if (!fit.concurrent) {
         fit.notes.push_back(

@@ -22,11 +22,11 @@ double key_value(double f) { return std::clamp(f, 0.0, 10.0); }
 void print_factor(const char* key, const std::optional<sim::FactorFit>& f, const char* what,
                   std::ostream& out, const char* noise = "alone, the same names vary") {
   if (!f) {
-    out << fmt::format("  {:<26} not measured\n", key);
+    out << fmt::format("  {:<28} not measured\n", key);
     return;
   }
   out << fmt::format(
-      "  {:<26} {} (10th-90th percentile {} .. {}; {} {} of {} name(s); {} {:.1f}%)\n", key,
+      "  {:<28} {} (10th-90th percentile {} .. {}; {} {} of {} name(s); {} {:.1f}%)\n", key,
       percent(f->median), percent(f->p10), percent(f->p90), f->samples, what, f->names, noise,
       100 * f->alone_spread);
 }
@@ -74,7 +74,7 @@ void run_interference_fit(const std::vector<std::string>& inputs, const OutputFi
   }
   if (f.concurrent) {
     out << fmt::format(
-        "  {:<26} {} (10th-90th percentile {} .. {}; {} busy periods of {} "
+        "  {:<28} {} (10th-90th percentile {} .. {}; {} busy periods of {} "
         "collectives of {} size(s) against the calibration; its median error "
         "{:.1f}%)\n",
         "interference.host.concurrent", percent(f.concurrent->median), percent(f.concurrent->p10),
