@@ -372,7 +372,7 @@ TEST_F(CalibrateCli, InterferenceWritesKeysTheSimulatorTakes) {
   const Result r = calibrate({"--interference", on, off, "-o", "intf.yaml"});
   ASSERT_TRUE(r.exited && r.status == 0) << r;
   EXPECT_THAT(r.out, HasSubstr("host operators (no GPU kernel)"));
-  EXPECT_THAT(r.out, HasSubstr("interference.host.compute  +"));
+  EXPECT_THAT(r.out, HasSubstr("interference.host.compute    +"));
   EXPECT_THAT(r.out, HasSubstr("--set interference.model=contention --set interference.host.compute="));
   const std::string yaml = read_file_bytes(work_ / "intf.yaml");
   EXPECT_THAT(yaml, HasSubstr("interference:\n  model: contention\n  host:\n    compute: "));
@@ -387,6 +387,35 @@ TEST_F(CalibrateCli, InterferenceWritesKeysTheSimulatorTakes) {
   EXPECT_THAT(sim.out, HasSubstr("interference: contention, host factors (the input's compute ran "
                                  "on the host (no GPU kernel))"));
   EXPECT_THAT(sim.out, HasSubstr("added: compute +"));
+}
+
+// --interference with --calibration on two partitioned captures (traces/
+// datasets/cpu-partitions): gloo's concurrent all-reduces give
+// host.concurrent, which the simulator takes and applies to the collectives
+// that wait behind another.
+TEST_F(CalibrateCli, InterferenceConcurrentCollectivesWrittenAndReplayed) {
+  const fs::path d = fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-partitions";
+  const std::string cal = (d / "network/unshaped-w2/calibration.yaml").string();
+  const Result r =
+      calibrate({"--interference", (d / "configs/mlp-w2-unshaped-b2-p1024/trace.ssgdt").string(),
+                 (d / "configs/mlp-w2-unshaped-b2-p256/trace.ssgdt").string(), "--calibration", cal,
+                 "-o", "conc.yaml"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("interference.host.concurrent +326.6% (10th-90th percentile"));
+  EXPECT_THAT(r.out, HasSubstr("busy periods of 1853 collectives of 4 size(s)"));
+  EXPECT_THAT(r.out, HasSubstr("counts both"));
+  const std::string yaml = read_file_bytes(work_ / "conc.yaml");
+  EXPECT_THAT(yaml, HasSubstr("    concurrent: 3.266\n"));
+  // Only the concurrent factor, on the 64 KiB capture with its scenario.
+  const fs::path p64 = d / "configs/mlp-w2-unshaped-b2-p64";
+  const Result sim = ssgd::testing::run_cli(
+      SSGD_CLI,
+      {"simulate", (p64 / "trace.ssgdt").string(), "--scenario", (p64 / "scenario.yaml").string(),
+       "--set", "interference.model=contention", "--set", "interference.host.concurrent=3.266"},
+      work_, root_);
+  ASSERT_TRUE(sim.exited && sim.status == 0) << sim;
+  EXPECT_THAT(sim.out, HasSubstr("a collective that waited behind another of its group +326.6%"));
+  EXPECT_THAT(sim.out, HasSubstr("5190 of 5210 collectives waited behind another of their group"));
 }
 
 TEST_F(CalibrateCli, InterferenceBadInputsAndFlags) {
@@ -438,7 +467,7 @@ TEST_F(CalibrateCli, InterferenceBadInputsAndFlags) {
   EXPECT_THAT(r.err, HasSubstr("no factor was measured in 1 trace(s)"));
   r = calibrate({"--interference", "always.ssgdt"});
   ASSERT_TRUE(r.exited && r.status == 0) << r;
-  EXPECT_THAT(r.out, HasSubstr("interference.host.compute  not measured"));
+  EXPECT_THAT(r.out, HasSubstr("interference.host.compute    not measured"));
   EXPECT_THAT(r.out, HasSubstr("no factor measured: no scenario keys"));
 }
 
