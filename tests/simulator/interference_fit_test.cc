@@ -262,5 +262,32 @@ TEST(InterferenceFitCapture, EmulatedClusterMlpAt1Gbit) {
   EXPECT_LT(f.compute->median, 0.35);
 }
 
+// First principles for host.concurrent: collectives that share a link they
+// saturate take together what they take one after the other, so where the
+// link bounds them (200 Mbit/s, traces/datasets/cpu-cluster) the factor is
+// about 0; where the CPU does (the loopback, cpu-partitions, two cores a
+// rank for the training thread and gloo's threads) it is about 3
+// (docs/validation.md, section 14).
+TEST(InterferenceFitCapture, ConcurrentCollectivesCostNothingExtraOnTheLinkThatBoundsThem) {
+  const std::string root = std::string(SSGD_SOURCE_DIR) + "/traces/datasets/";
+  const NetworkCalibration slow =
+      read_network_calibration(root + "cpu-cluster/network/200mbit-w2/calibration.yaml");
+  for (const std::string model : {"mlp", "transformer"}) {
+    SCOPED_TRACE(model);
+    const InterferenceFit f = fit_interference(
+        {root + "cpu-cluster/configs/" + model + "-w2-200mbit-b2/trace.ssgdt"}, false, &slow);
+    ASSERT_TRUE(f.concurrent);
+    EXPECT_GE(f.concurrent->samples, 10);
+    EXPECT_LT(std::abs(f.concurrent->median), 0.05);
+  }
+  const NetworkCalibration loopback =
+      read_network_calibration(root + "cpu-partitions/network/unshaped-w2/calibration.yaml");
+  const InterferenceFit cpu = fit_interference(
+      {root + "cpu-partitions/configs/mlp-w2-unshaped-b2-p64/trace.ssgdt"}, false, &loopback);
+  ASSERT_TRUE(cpu.concurrent);
+  EXPECT_GT(cpu.concurrent->median, 2.0);
+  EXPECT_LT(cpu.concurrent->median, 4.0);
+}
+
 }  // namespace
 }  // namespace ssgd::sim
