@@ -308,7 +308,9 @@ void add_calibrate_command(CLI::App& app) {
                 "with overlap off); -o writes the keys as a scenario");
   cmd->add_option("--calibration", args->alone_calibration,
                   "with --interference: a network calibration of the same network (ssgd "
-                  "calibrate on a sweep) that times the collectives alone, for the comm factor");
+                  "calibrate on a sweep) that times the collectives alone, for the comm factor "
+                  "and, on host traces, interference.host.concurrent (collectives run beside "
+                  "others of their rank against one at a time)");
   cmd->add_flag("--nic", args->nic,
                 "fit the NIC of the scenario's platform (platform.nic.bandwidth, platform.nic.latency) "
                 "to the inputs through the scenario's own model (NCCL's communicator by default), "
