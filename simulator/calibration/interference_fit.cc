@@ -136,6 +136,25 @@ struct CollectiveKey {
   std::int32_t nranks = 0;
 };
 
+// A collective's time alone by the calibration, and the median error of the
+// band it falls in; none where the calibration has no fit for its
+// operation and ranks, or it has no size.
+struct CalibratedTime {
+  double ns = 0;
+  double median_error = 0;
+};
+
+std::optional<CalibratedTime> calibrated_time(const CollectiveKey& k,
+                                              const NetworkCalibration& cal) {
+  const auto op = trace::modelled_op(k.op);
+  const CalibratedCollective* fit = op && k.nranks > 1 ? cal.find(*op, k.nranks) : nullptr;
+  if (fit == nullptr || k.bytes <= 0) return std::nullopt;
+  const double bytes = static_cast<double>(k.bytes) *
+                       (*op == CollectiveOp::kAllGather ? static_cast<double>(k.nranks) : 1.0);
+  return CalibratedTime{static_cast<double>(predict(*fit, k.nranks, bytes).ns()),
+                        fit->band_for(bytes).median_error};
+}
+
 // The comm factor against a calibration's times: every overlapped record of
 // a collective the calibration has a fit for; the spread is the fitted
 // bands' median error.
@@ -148,21 +167,16 @@ std::optional<FactorFit> fit_comm_against(const std::vector<Work>& comm,
   std::vector<double> errors;
   for (const Work& w : comm) {
     if (w.phi < kOverlapped) continue;
-    const CollectiveKey& k = keys[w.name];
-    const auto op = trace::modelled_op(k.op);
-    const CalibratedCollective* fit = op && k.nranks > 1 ? cal.find(*op, k.nranks) : nullptr;
-    if (fit == nullptr || k.bytes <= 0) {
+    const auto alone = calibrated_time(keys[w.name], cal);
+    if (!alone) {
       ++without_fit;
       continue;
     }
-    const double bytes = static_cast<double>(k.bytes) *
-                         (*op == CollectiveOp::kAllGather ? static_cast<double>(k.nranks) : 1.0);
-    const auto a = static_cast<double>(predict(*fit, k.nranks, bytes).ns());
-    const auto f = implied_factor(a, static_cast<double>(w.end - w.start), w.phi);
+    const auto f = implied_factor(alone->ns, static_cast<double>(w.end - w.start), w.phi);
     if (!f) continue;
-    samples.emplace_back(*f, a);
+    samples.emplace_back(*f, alone->ns);
     names.insert(w.name);
-    errors.push_back(fit->band_for(bytes).median_error);
+    errors.push_back(alone->median_error);
   }
   if (samples.empty()) return std::nullopt;
   return summarized(std::move(samples), names.size(), std::move(errors));
@@ -186,16 +200,6 @@ std::optional<FactorFit> fit_concurrent(const std::vector<Work>& comm,
   std::vector<std::pair<double, double>> samples;
   std::set<std::size_t> names;
   std::vector<double> errors;
-  const auto alone_ns = [&](const Work& w) -> std::optional<double> {
-    const CollectiveKey& k = keys[w.name];
-    const auto op = trace::modelled_op(k.op);
-    const CalibratedCollective* fit = op && k.nranks > 1 ? cal.find(*op, k.nranks) : nullptr;
-    if (fit == nullptr || k.bytes <= 0) return std::nullopt;
-    const double bytes = static_cast<double>(k.bytes) *
-                         (*op == CollectiveOp::kAllGather ? static_cast<double>(k.nranks) : 1.0);
-    errors.push_back(fit->band_for(bytes).median_error);
-    return static_cast<double>(predict(*fit, k.nranks, bytes).ns());
-  };
   const auto period = [&](std::size_t from, std::size_t to, std::int64_t end) {
     if (to - from < 2) return;
     for (std::size_t i = from; i < to; ++i) {
@@ -211,10 +215,11 @@ std::optional<FactorFit> fit_concurrent(const std::vector<Work>& comm,
     double sum = 0;
     double first_a = 0;
     for (std::size_t i = from; i < to; ++i) {
-      const auto a = alone_ns(*order[i]);
+      const auto a = calibrated_time(keys[order[i]->name], cal);
       if (!a) return;
-      sum += *a;
-      if (i == from) first_a = *a;
+      errors.push_back(a->median_error);
+      sum += a->ns;
+      if (i == from) first_a = a->ns;
     }
     const double queued = sum - first_a;
     if (!(queued > 0)) return;

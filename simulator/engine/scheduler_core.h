@@ -187,14 +187,13 @@ class Scheduler {
     const std::size_t id = batches_.size();
     batches_.push_back(std::move(batch));
     batch_by_.push_back(std::move(by));
-    batch_waited_.push_back(waited);
     if (options_.executor != nullptr && options_.executor->handles(merged)) {
       if (overhead == Duration::zero()) {
         options_.executor->start_waited(batches_[id].front(), merged, waited,
                                         [this, id] { finished_batch(id); });
         return;
       }
-      pending_.emplace(id, std::move(merged));
+      pending_.emplace(id, Pending{std::move(merged), waited});
       engine_.schedule_after(overhead, launch_batch_, id);
       return;
     }
@@ -204,9 +203,9 @@ class Scheduler {
   // A batch whose round's cost has passed goes to the executor.
   void launch_batch(std::size_t id) {
     const auto it = pending_.find(id);
-    const dag::Task merged = std::move(it->second);
+    const Pending batch = std::move(it->second);
     pending_.erase(it);
-    options_.executor->start_waited(batches_[id].front(), merged, batch_waited_[id] != 0,
+    options_.executor->start_waited(batches_[id].front(), batch.merged, batch.waited,
                                     [this, id] { finished_batch(id); });
   }
 
@@ -295,12 +294,17 @@ class Scheduler {
   HandlerId finish_batch_ = 0;
   HandlerId dispatch_ = 0;
   HandlerId launch_batch_ = 0;
-  std::map<std::size_t, dag::Task> pending_;  // batches waiting out their round's cost
+  // A batch waiting out its round's cost: its merged task, and whether its
+  // first task waited for the resource.
+  struct Pending {
+    dag::Task merged;
+    bool waited = false;
+  };
+  std::map<std::size_t, Pending> pending_;
   std::vector<std::uint8_t> state_;  // per resource: kBusy, kDispatchPending, kPrioritized, kQueued
   std::vector<Ref> last_ended_;  // per prioritized resource: the task that last freed it
   std::vector<std::vector<TaskId>> batches_;  // tasks started together on a prioritized resource
-  std::vector<std::vector<Ref>> batch_by_;     // and their releasers, until they end
-  std::vector<char> batch_waited_;             // and whether the first of each waited
+  std::vector<std::vector<Ref>> batch_by_;    // and their releasers, until they end
   std::vector<std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>>> queues_;
   std::size_t done_ = 0;
 };
