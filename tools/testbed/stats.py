@@ -41,16 +41,22 @@ def memory_stats(rounds):
     """rounds: as iteration_stats' -> the measured memory of a rank, in
     bytes: each rank's peak_rss_kb - rss_before_model_kb of each round (the
     most its training held at once above what it held before the model was
-    built, train.py), pooled; their median, minimum, 10th and 90th
-    percentiles. None when a rank did not record both, or its peak was not
-    reset before training (then it would be start-up's)."""
+    built, train.py), less the growth of its file-backed resident set from
+    before the model to the end (rss_file_end_kb - rss_file_before_model_kb:
+    library code paged in, not training state; where a rank recorded it),
+    pooled; their median, minimum, 10th and 90th percentiles.
+    None when a rank did not record both, or its peak was not reset before
+    training (then it would be start-up's)."""
     values = []
     for r in rounds:
         for rank in r["ranks"]:
             if "rss_before_model_kb" not in rank or "peak_rss_kb" not in rank \
                     or not rank.get("peak_rss_reset"):
                 return None
-            values.append((rank["peak_rss_kb"] - rank["rss_before_model_kb"]) * 1024)
+            grown = 0
+            if "rss_file_before_model_kb" in rank and "rss_file_end_kb" in rank:
+                grown = max(0, rank["rss_file_end_kb"] - rank["rss_file_before_model_kb"])
+            values.append((rank["peak_rss_kb"] - rank["rss_before_model_kb"] - grown) * 1024)
     if not values or min(values) <= 0:
         return None
     return {"median": round(median(values)), "min": min(values),

@@ -177,6 +177,18 @@ class Statistics(unittest.TestCase):
         self.assertIsNone(stats.memory_stats([{"ranks": [rank(300, 200, reset=False)]}]))
         self.assertIsNone(stats.memory_stats([{"ranks": [{"peak_rss_kb": 300, "peak_rss_reset": True}]}]))
 
+    def test_memory_leaves_out_the_library_code_paged_in(self):
+        # 300 - 200 KiB of peak, of which the file-backed set grew by 30 KiB
+        # (code pages): 70 KiB of training state. A shrinking file-backed set
+        # takes nothing away.
+        def rank(file_before, file_end):
+            return {"peak_rss_kb": 300, "rss_before_model_kb": 200, "peak_rss_reset": True,
+                    "rss_file_before_model_kb": file_before, "rss_file_end_kb": file_end}
+        self.assertEqual(stats.memory_stats([{"ranks": [rank(50, 80)]}])["median"], 70 * 1024)
+        self.assertEqual(stats.memory_stats([{"ranks": [rank(80, 50)]}])["median"], 100 * 1024)
+        # Growth as large as the peak leaves nothing: no figure.
+        self.assertIsNone(stats.memory_stats([{"ranks": [rank(0, 100)]}]))
+
     def test_sweep_takes_the_slowest_rank_then_medians(self):
         rounds = [{"ranks": [{"sizes": [4, 8], "ns": [[10, 30, 20], [5, 5]]},
                              {"sizes": [4, 8], "ns": [[12, 10, 20], [6, 4]]}]},

@@ -37,7 +37,12 @@ resident set when the warm-up starts), maxrss_setup_kb (ru_maxrss then: the peak
 model building) and peak_rss_kb: ru_maxrss after the timed iterations, the
 high-water mark having been reset to the resident set when the warm-up
 started (echo 5 > /proc/self/clear_refs; peak_rss_reset says whether it
-was), so that it is the peak of training, not of building the model.
+was), so that it is the peak of training, not of building the model; and
+rss_file_before_model_kb, rss_file_after_warmup_kb and rss_file_end_kb, the
+file-backed part of the resident set then (RssFile: the libraries' code
+pages that building the model and training touch for the first time, about
+10 MiB with torch 1.13, which are not the training's state; stats.py takes
+their growth out of the peak).
 """
 
 import argparse
@@ -133,6 +138,20 @@ def resident_kb():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
+def rss_file_kb():
+    """This process's file-backed resident set now, KiB (RssFile in
+    /proc/self/status: the pages of the libraries' code and data that it has
+    touched); None where the kernel does not say."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("RssFile:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def reset_peak_rss():
     """Resets the peak resident set (VmHWM, which ru_maxrss reads) to the
     current one; False where the kernel does not allow it."""
@@ -173,6 +192,7 @@ def main(argv):
     dist.init_process_group("gloo", init_method=f"tcp://{a.master}:{a.port}", rank=a.rank,
                             world_size=a.world, timeout=datetime.timedelta(seconds=a.timeout_s))
     rss_before_model = resident_kb()
+    file_before_model = rss_file_kb()
     model, x, y = models.build(a.model, a.batch, a.seed)
     loss_fn = torch.nn.CrossEntropyLoss()
     params = [p for p in model.parameters() if p.requires_grad]
@@ -229,6 +249,7 @@ def main(argv):
         step()
     if engine:
         engine.drain()
+    file_after_warmup = rss_file_kb()
     dist.barrier()
     times = []
     last = time.perf_counter_ns()
@@ -247,6 +268,10 @@ def main(argv):
               "rss_before_training_kb": rss_before,
               "maxrss_setup_kb": maxrss_setup, "peak_rss_kb": max_rss_kb(), "peak_rss_reset": peak_reset,
               "mmap_threshold_kb": a.mmap_threshold_kb}
+    file_end = rss_file_kb()
+    if None not in (file_before_model, file_after_warmup, file_end):
+        result.update({"rss_file_before_model_kb": file_before_model,
+                       "rss_file_after_warmup_kb": file_after_warmup, "rss_file_end_kb": file_end})
     if engine:
         result["shard"] = {"strategy": a.shard, "forward_prefetch": a.forward_prefetch,
                            "backward_prefetch": a.backward_prefetch, "reduce_op": a.reduce_op,
