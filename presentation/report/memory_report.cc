@@ -25,6 +25,9 @@ nlohmann::json memory_json(const sim::MemoryEstimate& m, std::int64_t gpu_memory
                       {"waiting_gradients_from_schedule", m.waiting_from_schedule},
                       {"accumulation_bytes", m.accumulation},
                       {"comm_buffers_bytes", m.comm_buffers},
+                      {"temporaries_bytes", m.gradient_temporary + m.gather_output},
+                      {"gradient_temporary_bytes", m.gradient_temporary},
+                      {"gather_output_bytes", m.gather_output},
                       {"total_bytes", m.total()},
                       {"left_out", sim::kMemoryLeftOut}};
   // Whose the comm buffers are, where there are some.
@@ -113,6 +116,15 @@ void print_sharding_and_memory(const sim::ReplayResult& r, const sim::ShardSetti
                           "once two gradients are fused (assumed: the model has two or more)")
             : fmt::format("DDP's buckets: a copy of the gradients, {} (policy.bucket_view: false)",
                           r.precision));
+  }
+  if (m.gradient_temporary > 0) {
+    row("  gradient temporary", format_bytes(m.gradient_temporary),
+        fmt::format("the largest layer's gradients before they join the unit's buffer, {}",
+                    r.precision));
+  }
+  if (m.gather_output > 0) {
+    row("  gather output", format_bytes(m.gather_output),
+        fmt::format("gloo's flat all-gather output beside the unit it fills, {}", r.gather_dtype));
   }
   row("  activations", m.activations ? format_bytes(*m.activations) : std::string("unknown"),
       m.activations ? (s.activation_checkpointing ? "checkpointed: units' inputs + one unit"

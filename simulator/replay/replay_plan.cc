@@ -131,6 +131,10 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
                                      : 1.0;
   out.memory =
       estimate_memory(profile, scenario.sharding, dtypes, job.shard_ranks, activation_scale);
+  // gloo's all-gather holds a gathered unit twice (gpu_memory.h).
+  if (scenario_library(scenario, scenario.algorithm) == CollectiveLibrary::kGeneric) {
+    out.memory.gather_output = generic_gather_output_bytes(profile, scenario.sharding, dtypes);
+  }
   // The data-parallel library's own buffers, replicated only.
   if (scenario.sharding.strategy == ShardStrategy::kNone) {
     if (scenario.overlap_policy == OverlapPolicy::kDdp) {

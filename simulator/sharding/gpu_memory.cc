@@ -8,6 +8,18 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// Each unit's parameters, in unit order.
+std::vector<std::int64_t> unit_params(const std::vector<std::int64_t>& params,
+                                      const std::vector<dag::ShardUnit>& units) {
+  std::vector<std::int64_t> out;
+  for (const auto& u : units) {
+    std::int64_t p = 0;
+    for (std::int32_t l = u.first; l <= u.last; ++l) p += params[static_cast<std::size_t>(l)];
+    out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::int64_t ddp_bucket_bytes(const MemoryEstimate& estimate, bool bucket_view) {
@@ -22,6 +34,15 @@ std::int64_t horovod_fusion_buffer_bytes(const trace::LayerProfile& profile,
   const auto with_gradients =
       std::count_if(params.begin(), params.end(), [](std::int64_t p) { return p > 0; });
   return with_gradients > 1 ? fusion_threshold_bytes : 0;
+}
+
+std::int64_t generic_gather_output_bytes(const trace::LayerProfile& profile,
+                                         const ShardSettings& settings, const StepDtypes& dtypes) {
+  if (!settings.per_unit_gathers()) return 0;
+  const std::vector<std::int64_t> per_unit =
+      unit_params(layer_params(profile), make_units(profile, settings.units));
+  if (per_unit.empty()) return 0;
+  return *std::max_element(per_unit.begin(), per_unit.end()) * dtype_bytes(dtypes.gather);
 }
 
 MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSettings& settings,
@@ -56,14 +77,14 @@ MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSe
   m.optimizer_state = shard_optimizer ? ceil_div(k * psi, n) : k * psi;
 
   const std::vector<dag::ShardUnit> units = make_units(profile, settings.units);
-  std::vector<std::int64_t> unit_params;
-  for (const auto& u : units) {
-    std::int64_t p = 0;
-    for (std::int32_t l = u.first; l <= u.last; ++l) p += params[static_cast<std::size_t>(l)];
-    unit_params.push_back(p);
-  }
-  const std::int64_t largest_unit = *std::max_element(unit_params.begin(), unit_params.end());
+  const std::vector<std::int64_t> per_unit = unit_params(params, units);
+  const std::int64_t largest_unit = *std::max_element(per_unit.begin(), per_unit.end());
   if (shard_grads) {
+    // Autograd computes a layer's gradients into tensors of their own and
+    // then adds them into the unit's flat gradient buffer (FSDP's flat
+    // parameters; FSDP2 copies them into its reduce-scatter input instead):
+    // the largest layer's, once, beside the buffers.
+    m.gradient_temporary = *std::max_element(params.begin(), params.end()) * s;
     // One unit's (or, ZeRO-2, one bucket's) gradients before their
     // reduction: the least there is; the replay puts its schedule's peak in
     // its place (simulator/replay/gradient_buffers.h).
@@ -83,15 +104,15 @@ MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSe
       std::int64_t w = 1 + settings.forward_prefetch;
       if (settings.backward_prefetch != dag::BackwardPrefetch::kNone) w = std::max<std::int64_t>(w, 2);
       if (settings.max_gathers_in_flight > 0) w = std::min(w, settings.max_gathers_in_flight);
-      const auto U = static_cast<std::int64_t>(unit_params.size());
+      const auto U = static_cast<std::int64_t>(per_unit.size());
       w = std::min(w, U);
       std::int64_t window = 0, best = 0;
       for (std::int64_t u = 0; u < U; ++u) {
-        window += unit_params[static_cast<std::size_t>(u)];
-        if (u >= w) window -= unit_params[static_cast<std::size_t>(u - w)];
+        window += per_unit[static_cast<std::size_t>(u)];
+        if (u >= w) window -= per_unit[static_cast<std::size_t>(u - w)];
         // The last unit stays gathered into its backward: count it beside
         // any window that does not hold it.
-        const std::int64_t last = u == U - 1 ? 0 : unit_params.back();
+        const std::int64_t last = u == U - 1 ? 0 : per_unit.back();
         best = std::max(best, window + last);
       }
       m.gathered += best * g;

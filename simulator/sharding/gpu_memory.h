@@ -25,9 +25,18 @@
 //                activation checkpointing, each unit's first layer's plus
 //                the largest unit's (recomputed in its backward); unknown
 //                without the column
+//   temporaries  ZeRO-2 and up: the largest layer's gradients as autograd
+//                computes them, before they are added into the unit's flat
+//                gradient buffer, in the precision; ZeRO-3 and HSDP under
+//                gloo (network.library: generic): the flat output gloo's
+//                all-gather allocates beside the unit it fills (PyTorch,
+//                ProcessGroupGloo's AsyncAllgatherWork: newLikeFlat, then a
+//                copy into the outputs), the largest unit, in the gather
+//                dtype (generic_gather_output_bytes)
 // Left out, and said so wherever the figure is printed: the CUDA context,
-// NCCL's buffers, the caching allocator's reserve and fragmentation, the
-// optimizer's and the collectives' temporary buffers.
+// NCCL's buffers (and FSDP2's all-gather copy-out buffer under NCCL), the
+// caching allocator's reserve and fragmentation, the optimizer's and the
+// replicated policies' temporary buffers.
 
 #include <cstdint>
 #include <optional>
@@ -61,18 +70,24 @@ struct MemoryEstimate {
   std::int64_t comm_buffers = 0;
   CommBuffers comm_buffers_kind = CommBuffers::kNone;
   std::optional<std::int64_t> activations;  // nullopt: the profile has no activation_bytes
+  // Temporaries alive at a sharded step's peak (the formula above): autograd's
+  // gradients of the largest layer before they land in the unit's flat buffer,
+  // and gloo's flat all-gather output (0 unless network.library is generic).
+  std::int64_t gradient_temporary = 0;
+  std::int64_t gather_output = 0;
   std::int64_t shard_ranks = 1;
   std::int64_t optimizer_bytes_per_param = 0;  // K
   bool master_weights = false;  // K holds 4 bytes of fp32 master weights (or shard copy)
   [[nodiscard]] std::int64_t total() const {
     return parameters + gradients + optimizer_state + gathered + waiting_gradients + accumulation +
-           comm_buffers + activations.value_or(0);
+           comm_buffers + gradient_temporary + gather_output + activations.value_or(0);
   }
 };
 
 // What the estimate leaves out, in words, for every output that prints it.
 inline constexpr const char* kMemoryLeftOut =
-    "CUDA context, NCCL buffers, allocator reserve and fragmentation, temporary buffers";
+    "CUDA context, NCCL buffers, allocator reserve and fragmentation, the optimizer's and the "
+    "replicated policies' temporary buffers";
 
 // DDP's bucket buffers under `estimate` (replicated, policy ddp): PyTorch's
 // Reducer packs every gradient into a flat bucket buffer of its own dtype
@@ -90,6 +105,15 @@ std::int64_t ddp_bucket_bytes(const MemoryEstimate& estimate, bool bucket_view);
 // the figure is printed); else 0.
 std::int64_t horovod_fusion_buffer_bytes(const trace::LayerProfile& profile,
                                          std::int64_t fusion_threshold_bytes, std::int64_t workers);
+
+// gloo's all-gather (ProcessGroupGloo's AsyncAllgatherWork) gathers into a
+// flat tensor of its own and then copies it into the output tensors, so one
+// unit's gathered bytes are held twice while a gather runs. Under ZeRO-3 and
+// HSDP (per-unit gathers) a prefetch gather runs beside the backward's peak:
+// the largest unit in the gather dtype; 0 for the other strategies, whose
+// gathers (ZeRO-1 and ZeRO-2's after the step) run past the peak.
+std::int64_t generic_gather_output_bytes(const trace::LayerProfile& profile,
+                                         const ShardSettings& settings, const StepDtypes& dtypes);
 
 // `activation_scale` multiplies the profile's activations (the batch a GPU
 // computes over the profile's). The parameters are counted in the profile's

@@ -408,6 +408,73 @@ TEST(ShardedMemory, GatheredUnitsFollowThePrefetchAndActivationsTheProfile) {
   EXPECT_FALSE(estimate_memory(p, s, step_dtypes(s, p), 4).activations.has_value());
 }
 
+// Two buffers live at a sharded step's peak beside the waiting gradients:
+// autograd's gradients of the largest layer before they are added into the
+// unit's flat buffer (ZeRO-2 and up, in the precision), and, under gloo,
+// the flat output its all-gather copies from (ZeRO-3 and HSDP: the largest
+// unit, in the gather dtype). Replicated and ZeRO-1 count neither; NCCL
+// gathers in place.
+TEST(ShardedMemory, TemporariesTheLargestLayersGradientsAndGlooGatherOutput) {
+  trace::LayerProfile p;
+  const std::int64_t params[] = {100, 400, 300, 200, 50};
+  for (int l = 0; l < 5; ++l) {
+    trace::LayerRow row;
+    row.layer = l;
+    row.name = "l" + std::to_string(l);
+    row.grad_bytes = 4 * params[l];
+    p.layers.push_back(row);
+  }
+  ShardSettings s;
+  s.units.kind = UnitsChoice::Kind::kLayer;
+  const auto temporary = [&](ShardStrategy strategy) {
+    s.strategy = strategy;
+    return estimate_memory(p, s, step_dtypes(s, p), 4).gradient_temporary;
+  };
+  EXPECT_EQ(temporary(ShardStrategy::kNone), 0);
+  EXPECT_EQ(temporary(ShardStrategy::kZero1), 0);
+  EXPECT_EQ(temporary(ShardStrategy::kZero2), 4 * 400);
+  EXPECT_EQ(temporary(ShardStrategy::kZero3), 4 * 400);
+  // The estimate alone leaves the library's output out; the total counts both.
+  s.strategy = ShardStrategy::kZero3;
+  MemoryEstimate m = estimate_memory(p, s, step_dtypes(s, p), 4);
+  EXPECT_EQ(m.gather_output, 0);
+  const std::int64_t without = m.total();
+  m.gather_output = generic_gather_output_bytes(p, s, step_dtypes(s, p));
+  EXPECT_EQ(m.gather_output, 4 * 400);
+  EXPECT_EQ(m.total(), without + 4 * 400);
+  // Units of at least 450 parameters, {100, 400}, {300, 200}, {50}: the
+  // largest unit (500), not the largest layer.
+  s.units.kind = UnitsChoice::Kind::kMinParams;
+  s.units.min_params = 450;
+  EXPECT_EQ(generic_gather_output_bytes(p, s, step_dtypes(s, p)), 4 * 500);
+  EXPECT_EQ(estimate_memory(p, s, step_dtypes(s, p), 4).gradient_temporary, 4 * 400);
+  // ZeRO-2 gathers after the step, past the peak.
+  s.strategy = ShardStrategy::kZero2;
+  EXPECT_EQ(generic_gather_output_bytes(p, s, step_dtypes(s, p)), 0);
+}
+
+// The replay counts gloo's gather output only where the scenario's library
+// is gloo's (network.library: generic).
+TEST(ShardedMemory, GatherOutputOnlyUnderGloo) {
+  const trace::LayerProfile p = uniform_profile(6, 1'000'000, 2'000'000, 4'000'000);
+  const auto memory = [&](std::vector<std::string> sets) {
+    sets.push_back("cluster.nodes=2");
+    sets.push_back("workload.optimizer=momentum");
+    sets.push_back("sharding.units=layer");
+    return run(p, sets).memory;
+  };
+  // 4 MB of fp32 gradients a layer: 1e6 parameters.
+  const MemoryEstimate gloo = memory({"sharding.strategy=zero3", "network.library=generic"});
+  EXPECT_EQ(gloo.gather_output, 4'000'000);
+  EXPECT_EQ(gloo.gradient_temporary, 4'000'000);
+  const MemoryEstimate nccl = memory({"sharding.strategy=zero3", "network.library=nccl"});
+  EXPECT_EQ(nccl.gather_output, 0);
+  EXPECT_EQ(nccl.gradient_temporary, 4'000'000);
+  EXPECT_EQ(gloo.total() - nccl.total(), 4'000'000);
+  EXPECT_EQ(memory({"sharding.strategy=zero2", "network.library=generic"}).gather_output, 0);
+  EXPECT_EQ(memory({"policy.overlap=ddp", "network.library=generic"}).gradient_temporary, 0);
+}
+
 // A unit's gradient buffer lives from its backward's start to its
 // reduction's end: reductions that lag behind the backward hold several at
 // once, reductions that keep up one at a time. Gathers and HSDP's all-reduce
