@@ -8,7 +8,8 @@
 //   what-if   from the capture of a configuration that differs in the
 //             strategy, the prefetch, or 2 -> 4 ranks
 //   memory    each case's per-GPU memory estimate against the rank's peak
-//             resident set above its baseline (measured.memory_bytes)
+//             resident set above its baseline, less the library code paged
+//             in (measured.memory_bytes)
 // The test prints the tables of docs/validation.md, section 12, and holds
 // each group to today's figures, the misses included (the targets are 3%
 // and 8% for replays, 5% and 15% for what-ifs, 10% for memory): a change
@@ -94,11 +95,11 @@ TEST_F(CpuShardedValidation, EveryEstimateHoldsItsActivations) {
 }
 
 // Not met (3% and 8%), against a measurement whose iterations spread by
-// 12-35% (p90 - p10 over the median, median 18%).
+// 7-26% (p90 - p10 over the median, median 11.6%).
 TEST_F(CpuShardedValidation, Replays) {
   const Group& g = group("replays");
-  EXPECT_LE(g.median_abs(), 7.0);  // today 5.6%
-  EXPECT_LE(g.worst_abs, 20.0);    // today 17.9%
+  EXPECT_LE(g.median_abs(), 6.5);  // today 5.2%
+  EXPECT_LE(g.worst_abs, 11.0);    // today 8.1%
 }
 
 // Not met (5% and 15%): the captures hold the CPU the loop's own collectives
@@ -106,26 +107,28 @@ TEST_F(CpuShardedValidation, Replays) {
 TEST_F(CpuShardedValidation, WhatIfs) {
   const Group& g = group("what-ifs");
   EXPECT_EQ(g.errors.size(), 28u);
-  EXPECT_LE(g.median_abs(), 17.0);  // today 14.7%
-  EXPECT_LE(g.worst_abs, 45.0);     // today 41.6%
+  EXPECT_LE(g.median_abs(), 15.0);  // today 12.7%
+  EXPECT_LE(g.worst_abs, 35.0);     // today 31.9%
 }
 
-// The estimate is low in every configuration: DDP by 11% (its buckets and
-// activations counted; autograd's temporary gradient not), the sharded
-// loops by 20-36%, about 22 MiB whatever the world size: the reductions
-// the loop polls late (they lag the backward further than the replay has
-// them) and its temporaries. Not met (10%).
+// The measurement leaves out the libraries' code paged in (10.2-10.8 MiB of
+// file-backed pages); the estimate counts the sharded loops' temporaries
+// (autograd's gradient of a layer, gloo's flat all-gather output). Still low
+// everywhere: DDP by 4% (autograd's temporary gradient under
+// zero_grad(set_to_none=False) is not counted), ZeRO-2 at 4 ranks by 12%
+// (reductions that lag the backward further than the replay has them).
+// Within 10% in 7 of 8 (the target: all).
 TEST_F(CpuShardedValidation, Memory) {
   EXPECT_EQ(memory_.errors.size(), 8u);
   for (double e : memory_.errors) {
     EXPECT_LT(e, 0.0);
-    EXPECT_GT(e, -40.0);
+    EXPECT_GT(e, -14.0);  // today -0.9% to -11.9%
   }
-  EXPECT_LE(memory_.median_abs(), 27.0);  // today 25.2%
-  EXPECT_LE(memory_.worst_abs, 38.0);     // today 35.7%
+  EXPECT_LE(memory_.median_abs(), 7.0);  // today 5.7%
+  EXPECT_LE(memory_.worst_abs, 13.0);    // today 11.9%
   for (const DatasetCase& c : data_->cases) {
     if (c.kind == DatasetCaseKind::kReplay && c.entry.find("-b25-") != std::string::npos) {
-      EXPECT_LE(std::abs(c.memory_error_percent), 12.0) << c.entry;  // today -11.0%, -10.8%
+      EXPECT_LE(std::abs(c.memory_error_percent), 5.0) << c.entry;  // today -3.7%, -3.6%
     }
   }
 }
