@@ -165,7 +165,8 @@ class Parser {
     const std::string_view value = trim(t.substr(colon + 1));
     if (key != "model" && key != "batch_per_gpu" && key != "provenance" && key != "update_ns" &&
         key != "grad_dtype" && key != "sharding" && key != "shard_group" &&
-        key != "gradient_reduction" && key != "gpu" && key != "update_split") {
+        key != "gradient_reduction" && key != "gpu" && key != "update_split" &&
+        key != "micro_batches") {
       return;
     }
     if (auto [it, fresh] = metadata_lines_.emplace(std::string(key), line_); !fresh) {
@@ -198,6 +199,13 @@ class Parser {
       const std::int64_t group = parse_int(value, "shard_group");
       if (group <= 0) fail("shard_group", "must be a positive integer, got " + std::to_string(group));
       profile_.shard_group = group;
+    } else if (key == "micro_batches") {
+      const std::int64_t k = parse_int(value, "micro_batches");
+      if (k < 1 || k > kMaxMicroBatches) {
+        fail("micro_batches",
+             "must be 1 to " + std::to_string(kMaxMicroBatches) + ", got " + std::to_string(k));
+      }
+      profile_.micro_batches = k;
     } else if (key == "gradient_reduction") {
       if (!is_gradient_reduction_name(value)) {
         fail("gradient_reduction", "unknown reduction " + in_quotes(value) +
@@ -512,6 +520,7 @@ void write_layer_profile_csv(const LayerProfile& profile, std::ostream& out) {
   if (!profile.grad_dtype.empty()) out << "# grad_dtype: " << profile.grad_dtype << '\n';
   if (!profile.sharding.empty()) out << "# sharding: " << profile.sharding << '\n';
   if (profile.shard_group) out << "# shard_group: " << *profile.shard_group << '\n';
+  if (profile.micro_batches) out << "# micro_batches: " << *profile.micro_batches << '\n';
   if (!profile.gradient_reduction.empty()) {
     out << "# gradient_reduction: " << profile.gradient_reduction << '\n';
   }

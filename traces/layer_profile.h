@@ -27,6 +27,9 @@
 //   # gradient_reduction: reduce   how the sharded step reduced its gradients
 //                            (reduce_scatter, reduce: one per owner, all_reduce),
 //                            from a trace
+//   # micro_batches: 2       the micro-batches a step of the capture ran
+//                            (gradient accumulation), from a trace: the rows
+//                            hold one micro-batch's times (1 to 1024)
 // and two optional columns, each set on every row or on none:
 //   unit                     the sharding unit (FSDP's wrapped module) the
 //                            layer belongs to: non-decreasing from 0, no gaps
@@ -34,6 +37,7 @@
 //                            backward pass, per micro-batch
 // `ssgd simulate` takes sharding, shard_group and gradient_reduction as the
 // scenario's sharding.strategy, sharding.group and sharding.gradient_reduction,
+// micro_batches as workload.accumulation,
 // and unit as sharding.units, unless the scenario sets those keys.
 //
 // Another GPU (simulator/perturb/gpu_change.h). Two more metadata keys:
@@ -68,6 +72,8 @@ namespace ssgd::trace {
 // profile (CSV, B-Caffe log) refuses more, naming the line.
 inline constexpr std::int64_t kMaxLayerTimeNs = std::int64_t{1} << 42;
 inline constexpr std::int64_t kMaxProfileTimeNs = std::int64_t{1} << 50;
+// The most micro-batches "# micro_batches:" may say a step ran.
+inline constexpr std::int64_t kMaxMicroBatches = 1024;
 
 struct LayerRow {
   std::int64_t layer = 0;      // the 'layer' column: strictly increasing, forward order
@@ -144,6 +150,9 @@ struct LayerProfile {
   std::string grad_dtype;                // "# grad_dtype:" metadata; empty: fp32
   std::string sharding;                  // "# sharding:" metadata; empty: not recorded
   std::optional<std::int64_t> shard_group;  // "# shard_group:" metadata
+  // "# micro_batches:" metadata: the forward and backward passes a step of
+  // the capture ran (gradient accumulation); the rows are one's.
+  std::optional<std::int64_t> micro_batches;
   std::string gradient_reduction;        // "# gradient_reduction:" metadata; empty: not recorded
   std::string gpu;                       // "# gpu:" metadata: the GPU measured on; empty: unknown
   std::optional<RateSplit> update_split;  // "# update_split:" metadata

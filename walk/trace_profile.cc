@@ -21,6 +21,28 @@
 namespace ssgd::walk {
 namespace {
 
+// The micro-batches an iteration ran (gradient accumulation): the fewest
+// forward ranges any layer has outside every backward range (a checkpointed
+// layer's recomputation runs inside its backward); 1 when no layer has one.
+std::int64_t micro_batches_of(const IterationWork& work) {
+  Intervals backward;
+  for (const LayerRange& r : work.ranges) {
+    if (r.kind == dag::TaskKind::kBackward)
+      backward.emplace_back(r.start_ns, std::max(r.end_ns, r.start_ns + 1));
+  }
+  backward = merged_intervals(std::move(backward));
+  std::map<std::int32_t, std::int64_t> forwards;
+  for (const LayerRange& r : work.ranges) {
+    if (r.kind == dag::TaskKind::kForward &&
+        covered_ns(backward, r.start_ns, r.start_ns + 1) == 0) {
+      ++forwards[r.layer];
+    }
+  }
+  std::int64_t fewest = 0;
+  for (const auto& [layer, n] : forwards) fewest = fewest == 0 ? n : std::min(fewest, n);
+  return std::max<std::int64_t>(fewest, 1);
+}
+
 struct LayerAccumulator {
   std::int64_t forward_ns = 0;
   std::int64_t backward_ns = 0;
@@ -146,6 +168,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     kernel_ns[static_cast<std::size_t>(w.kernel)] += w.own_ns;
   };
   std::int64_t samples = 0;  // rank-iterations accumulated
+  std::map<std::int64_t, std::int64_t>
+      micro_batches;  // micro-batches an iteration ran -> iterations
   std::int64_t max_iterations = 0;
   std::int64_t empty_iterations = 0;  // marked, but no kernel or collective launched in them
   trace::MeasuredOnlyCollectives& measured_only = out.profile.measured_only;
@@ -216,6 +240,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     for (std::size_t k = steps.size() > 1 ? 1 : 0; k < steps.size(); ++k) {
       const IterationWork work = walk.iteration_work(rank, iterations[steps[k]]);
       ++samples;
+      ++micro_batches[micro_batches_of(work)];
       sharding.add(work);
       for (const TaskWork& w : work.work) {
         switch (w.kind) {
@@ -299,6 +324,36 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   p.provenance = "trace " + source + ": " + std::to_string(out.ranks) + " rank(s), " +
                  std::to_string(out.iterations_used) + " steady iteration(s) averaged";
   p.update = Duration(avg(update_ns));
+  // Gradient accumulation: every layer ran `micro` forward and backward passes an
+  // iteration. The rows hold one micro-batch's (the replay runs
+  // workload.accumulation of them), the update and the collectives one
+  // step's. `micro` is the most common count; iterations that differ are said.
+  std::int64_t micro = 1, micro_iterations = 0;
+  for (const auto& [n, count] : micro_batches) {
+    if (count > micro_iterations) micro = n, micro_iterations = count;
+  }
+  if (micro > 1) {
+    p.micro_batches = micro;
+    out.warnings.push_back(fmt::format(
+        "every layer ran {} forward passes an iteration (gradient accumulation): the layers' "
+        "times are one micro-batch's, and workload.accumulation is {} unless the scenario sets it",
+        micro, micro));
+  }
+  if (micro_batches.size() > 1) {
+    std::string counts;
+    for (const auto& [n, count] : micro_batches) {
+      counts += fmt::format("{}{} iteration(s) of {}", counts.empty() ? "" : ", ", count, n);
+    }
+    out.warnings.push_back(fmt::format(
+        "the iterations ran different numbers of micro-batches ({}): the layers' times are "
+        "divided by {}",
+        counts, micro));
+  }
+  // The mean of one micro-batch's time, rounded half up.
+  const std::int64_t micro_samples = samples * micro;
+  auto avg_micro = [&](std::int64_t v) {
+    return v / micro_samples + (v % micro_samples >= micro_samples - micro_samples / 2);
+  };
   const auto& marked = walk.marked_grad_bytes();
   const auto& activations = walk.marked_activation_bytes();
   const bool with_comm = out.collectives > 0;
@@ -306,8 +361,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     trace::LayerRow row;
     row.layer = static_cast<std::int64_t>(l);
     row.name = walk.layers()[l];
-    row.forward = Duration(avg(acc[l].forward_ns));
-    row.backward = Duration(avg(acc[l].backward_ns));
+    row.forward = Duration(avg_micro(acc[l].forward_ns));
+    row.backward = Duration(avg_micro(acc[l].backward_ns));
     // HSDP's all-reduces carry the shards its reduce-scatters made: the
     // gradients are counted once, by the reduce-scatters.
     const std::int64_t all_reduced = sharding.reduce_scatters() > 0 ? 0 : acc[l].all_reduce_bytes;
@@ -320,8 +375,10 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     row.forward_beside_comm = share(acc[l].forward_beside_comm_ns, acc[l].forward_ns);
     row.backward_beside_comm = share(acc[l].backward_beside_comm_ns, acc[l].backward_ns);
     if (gpu_work) {
-      row.forward_split = trace::averaged_split(acc[l].forward_split, samples, row.forward.ns());
-      row.backward_split = trace::averaged_split(acc[l].backward_split, samples, row.backward.ns());
+      row.forward_split =
+          trace::averaged_split(acc[l].forward_split, micro_samples, row.forward.ns());
+      row.backward_split =
+          trace::averaged_split(acc[l].backward_split, micro_samples, row.backward.ns());
     }
     p.layers.push_back(std::move(row));
   }

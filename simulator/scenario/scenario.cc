@@ -480,6 +480,10 @@ Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfil
       out.sharding.strategy == ShardStrategy::kHsdp) {
     out.sharding.group = *profile.shard_group;
   }
+  // The micro-batches a step of the capture ran (its rows are one's).
+  if (!scenario.origins.contains("workload.accumulation") && profile.micro_batches) {
+    out.sharding.accumulation = *profile.micro_batches;
+  }
   // How it reduced its gradients, when the step the scenario replays is
   // sharded too (a replicated what-if all-reduces).
   if (!scenario.origins.contains("sharding.gradient_reduction") &&

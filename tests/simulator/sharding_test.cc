@@ -661,6 +661,29 @@ TEST(ShardedProfile, CapturedStrategyIsTheDefault) {
   EXPECT_EQ(z.shard_ranks, 8);
 }
 
+// A capture of k micro-batches a step (its rows one micro-batch's) replays k
+// unless the scenario sets workload.accumulation; the header round-trips
+// and is checked.
+TEST(ShardedProfile, CapturedMicroBatchesAreTheDefaultAccumulation) {
+  const std::string body =
+      "layer,name,forward_ns,backward_ns,grad_bytes\n0,a,1000,2000,4000000\n1,b,1000,2000,"
+      "4000000\n";
+  const trace::LayerProfile p =
+      trace::parse_layer_profile_csv("# micro_batches: 3\n" + body, "p.csv");
+  EXPECT_EQ(p.micro_batches, 3);
+  std::ostringstream written;
+  trace::write_layer_profile_csv(p, written);
+  EXPECT_NE(written.str().find("# micro_batches: 3\n"), std::string::npos);
+  EXPECT_EQ(run(p, {"cluster.nodes=2", "iterations=2"}).accumulation, 3);
+  EXPECT_EQ(run(p, {"cluster.nodes=2", "iterations=2", "workload.accumulation=1"}).accumulation, 1);
+  for (const char* bad : {"0", "1025", "two"}) {
+    EXPECT_THROW(trace::parse_layer_profile_csv(
+                     std::string("# micro_batches: ") + bad + "\n" + body, "p.csv"),
+                 InputError)
+        << bad;
+  }
+}
+
 // A capture that reduced its gradients per owner replays so, under its own
 // strategy or another sharded one; a replicated what-if all-reduces; the
 // scenario's key wins; and the header is checked.

@@ -538,6 +538,50 @@ TEST_F(TraceProfileTest, AnIterationWithoutLayersAmongStepsIsLeftOut) {
   EXPECT_THAT(r.warnings, ::testing::Contains(HasSubstr("ran no layer")));
 }
 
+// Gradient accumulation: every layer runs two forward and backward passes an
+// iteration. The rows hold one micro-batch's times, and the profile says how
+// many a step ran (workload.accumulation's default). A forward range inside
+// a backward range (a checkpointed layer's recomputation) is not another
+// micro-batch.
+TEST_F(TraceProfileTest, MicroBatchesOfAnIterationGiveOneMicroBatchsTimes) {
+  std::vector<v1::Event> ev;
+  for (int it = 0; it < 3; ++it) {
+    const std::int64_t t = it * 1'000'000;
+    ev.push_back(marker("iteration/" + std::to_string(it), t, t + 1'000'000));
+    for (int m = 0; m < 2; ++m) {
+      const std::int64_t u = t + m * 400'000;
+      ev.push_back(marker("forward/a", u + 100, u + 100'000));
+      ev.push_back(kernel(u + 1'000, u + 2'000));
+      ev.push_back(marker("backward/a", u + 200'000, u + 300'000));
+      ev.push_back(kernel(u + 201'000, u + 204'000));
+    }
+  }
+  const fs::path path = write_trace("accumulation.ssgdt", ev);
+  auto reader = trace::TraceReader::open(path);
+  const TraceProfileResult r = profile_from_trace(reader, "accumulation.ssgdt");
+  ASSERT_EQ(r.profile.layers.size(), 1u);
+  EXPECT_EQ(r.profile.layers[0].forward.ns(), 1'000);
+  EXPECT_EQ(r.profile.layers[0].backward.ns(), 3'000);
+  EXPECT_EQ(r.profile.micro_batches, 2);
+  EXPECT_THAT(r.warnings, ::testing::Contains(HasSubstr("ran 2 forward passes an iteration")));
+
+  // One micro-batch whose backward recomputes the layer's forward.
+  std::vector<v1::Event> checkpointed;
+  for (int it = 0; it < 3; ++it) {
+    const std::int64_t t = it * 1'000'000;
+    checkpointed.push_back(marker("iteration/" + std::to_string(it), t, t + 1'000'000));
+    checkpointed.push_back(marker("forward/a", t + 100, t + 100'000));
+    checkpointed.push_back(kernel(t + 1'000, t + 2'000));
+    checkpointed.push_back(marker("backward/a", t + 200'000, t + 400'000));
+    checkpointed.push_back(marker("forward/a", t + 210'000, t + 250'000));
+    checkpointed.push_back(kernel(t + 301'000, t + 304'000));
+  }
+  const fs::path again = write_trace("checkpointed.ssgdt", checkpointed);
+  auto reader2 = trace::TraceReader::open(again);
+  const TraceProfileResult c = profile_from_trace(reader2, "checkpointed.ssgdt");
+  EXPECT_FALSE(c.profile.micro_batches.has_value());
+  EXPECT_EQ(c.profile.layers[0].backward.ns(), 3'000);
+}
 
 // The profiler's closing range is left out before the warm-up step is: a
 // capture of one step and that range replays the step.
