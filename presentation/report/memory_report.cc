@@ -107,7 +107,10 @@ void print_sharding_and_memory(const sim::ReplayResult& r, const sim::ShardSetti
                                             : "one unit or bucket (no schedule: the least there is)"));
   }
   if (m.accumulation > 0) {
-    row("  accumulation", format_bytes(m.accumulation), "unsharded gradients kept by no_sync");
+    row("  accumulation", format_bytes(m.accumulation),
+        m.waiting_gradients == 0
+            ? "unsharded gradients kept by no_sync (those waiting for their reductions among them)"
+            : "unsharded gradients kept by no_sync");
   }
   if (m.comm_buffers > 0) {
     row("  comm buffers", format_bytes(m.comm_buffers),

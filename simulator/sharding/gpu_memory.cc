@@ -118,7 +118,13 @@ MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSe
       m.gathered += best * g;
     }
   }
-  if (shard_grads && settings.accumulation > 1 && settings.no_sync) m.accumulation = s * psi;
+  if (shard_grads && settings.accumulation > 1 && settings.no_sync) {
+    m.accumulation = s * psi;
+    // The gradients waiting for their reductions are those same buffers
+    // (reduced after the last micro-batch), unless they are cast to another
+    // dtype to be reduced.
+    if (dtype_bytes(dtypes.reduce) == s) m.waiting_gradients = 0;
+  }
   if (profile.has_activations()) {
     double kept = 0;
     if (!settings.activation_checkpointing) {

@@ -20,7 +20,9 @@
 //                in the reduce dtype: one unit (or bucket) here, the peak of
 //                the simulated schedule after a replay
 //   accumulation ZeRO-2 and up with no_sync and k > 1: the unsharded
-//                gradients kept across micro-batches, s Ψ
+//                gradients kept across micro-batches, s Ψ; the waiting
+//                gradients are then among them (0 apart, unless the reduce
+//                dtype is another)
 //   activations  the profile's activation_bytes over one micro-batch; with
 //                activation checkpointing, each unit's first layer's plus
 //                the largest unit's (recomputed in its backward); unknown
