@@ -21,26 +21,53 @@
 namespace ssgd::walk {
 namespace {
 
-// The micro-batches an iteration ran (gradient accumulation): the fewest
-// forward ranges any layer has outside every backward range (a checkpointed
-// layer's recomputation runs inside its backward); 1 when no layer has one.
-std::int64_t micro_batches_of(const IterationWork& work) {
+// The micro-batches an iteration ran (gradient accumulation), read off its
+// first layer (the one whose forward range starts first): a micro-batch
+// begins with a forward range of it that starts outside every backward range
+// after its backward range of the micro-batch before has ended. A
+// checkpointed layer's recomputation (before or inside its backward) is not
+// one; a first layer without backward ranges gives 1. `last_start` is when
+// the last micro-batch began.
+struct MicroBatches {
+  std::int64_t count = 1;
+  std::int64_t last_start = 0;
+};
+
+MicroBatches micro_batches_of(const IterationWork& work) {
+  MicroBatches out;
+  const LayerRange* first = nullptr;
   Intervals backward;
   for (const LayerRange& r : work.ranges) {
-    if (r.kind == dag::TaskKind::kBackward)
+    if (r.kind == dag::TaskKind::kBackward) {
       backward.emplace_back(r.start_ns, std::max(r.end_ns, r.start_ns + 1));
-  }
-  backward = merged_intervals(std::move(backward));
-  std::map<std::int32_t, std::int64_t> forwards;
-  for (const LayerRange& r : work.ranges) {
-    if (r.kind == dag::TaskKind::kForward &&
-        covered_ns(backward, r.start_ns, r.start_ns + 1) == 0) {
-      ++forwards[r.layer];
+    } else if (first == nullptr || r.start_ns < first->start_ns) {
+      first = &r;
     }
   }
-  std::int64_t fewest = 0;
-  for (const auto& [layer, n] : forwards) fewest = fewest == 0 ? n : std::min(fewest, n);
-  return std::max<std::int64_t>(fewest, 1);
+  if (first == nullptr) return out;
+  backward = merged_intervals(std::move(backward));
+  std::vector<const LayerRange*> own;  // the first layer's ranges, by start
+  for (const LayerRange& r : work.ranges) {
+    if (r.layer == first->layer) own.push_back(&r);
+  }
+  std::sort(own.begin(), own.end(),
+            [](const LayerRange* x, const LayerRange* y) { return x->start_ns < y->start_ns; });
+  std::int64_t count = 0;
+  std::int64_t backward_ended = -1;  // the end of its backward since the last micro-batch began
+  for (const LayerRange* r : own) {
+    if (r->kind == dag::TaskKind::kBackward) {
+      if (count > 0) backward_ended = std::max(backward_ended, r->end_ns);
+      continue;
+    }
+    if (covered_ns(backward, r->start_ns, r->start_ns + 1) > 0) continue;
+    if (count == 0 || (backward_ended >= 0 && backward_ended <= r->start_ns)) {
+      ++count;
+      out.last_start = r->start_ns;
+      backward_ended = -1;
+    }
+  }
+  out.count = std::max<std::int64_t>(count, 1);
+  return out;
 }
 
 struct LayerAccumulator {
@@ -168,8 +195,10 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     kernel_ns[static_cast<std::size_t>(w.kernel)] += w.own_ns;
   };
   std::int64_t samples = 0;  // rank-iterations accumulated
-  std::map<std::int64_t, std::int64_t>
-      micro_batches;  // micro-batches an iteration ran -> iterations
+  // micro-batches an iteration ran -> iterations
+  std::map<std::int64_t, std::int64_t> micro_batches;
+  std::int64_t micro_total = 0;                // micro-batches over the iterations accumulated
+  std::int64_t reduced_every_micro_batch = 0;  // iterations of several that communicated in each
   std::int64_t max_iterations = 0;
   std::int64_t empty_iterations = 0;  // marked, but no kernel or collective launched in them
   trace::MeasuredOnlyCollectives& measured_only = out.profile.measured_only;
@@ -240,7 +269,20 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     for (std::size_t k = steps.size() > 1 ? 1 : 0; k < steps.size(); ++k) {
       const IterationWork work = walk.iteration_work(rank, iterations[steps[k]]);
       ++samples;
-      ++micro_batches[micro_batches_of(work)];
+      MicroBatches micro = micro_batches_of(work);
+      // Gradients reduced before the last micro-batch began: the capture
+      // communicated on every micro-batch (no no_sync), and its iteration is
+      // replayed as one micro-batch of all of them.
+      if (micro.count > 1 &&
+          std::any_of(work.work.begin(), work.work.end(), [&](const TaskWork& w) {
+            return w.kind == dag::TaskKind::kComm && w.op != trace::v1::Collective::ALL_GATHER &&
+                   w.start_ns < micro.last_start;
+          })) {
+        ++reduced_every_micro_batch;
+        micro.count = 1;
+      }
+      ++micro_batches[micro.count];
+      micro_total += micro.count;
       sharding.add(work);
       for (const TaskWork& w : work.work) {
         switch (w.kind) {
@@ -346,11 +388,18 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     }
     out.warnings.push_back(fmt::format(
         "the iterations ran different numbers of micro-batches ({}): the layers' times are "
-        "divided by {}",
-        counts, micro));
+        "the mean over all {} micro-batches, and workload.accumulation defaults to {}",
+        counts, micro_total, micro));
+  }
+  if (reduced_every_micro_batch > 0) {
+    out.warnings.push_back(fmt::format(
+        "{} iteration(s) ran several micro-batches and reduced gradients before the last (no "
+        "no_sync): each is replayed as one micro-batch of all of them, its collectives "
+        "included; a what-if of another accumulation from it is not meaningful",
+        reduced_every_micro_batch));
   }
   // The mean of one micro-batch's time, rounded half up.
-  const std::int64_t micro_samples = samples * micro;
+  const std::int64_t micro_samples = micro_total;
   auto avg_micro = [&](std::int64_t v) {
     return v / micro_samples + (v % micro_samples >= micro_samples - micro_samples / 2);
   };

@@ -108,7 +108,7 @@ void print_sharding_and_memory(const sim::ReplayResult& r, const sim::ShardSetti
   }
   if (m.accumulation > 0) {
     row("  accumulation", format_bytes(m.accumulation),
-        m.waiting_gradients == 0
+        m.waiting_in_accumulation
             ? "unsharded gradients kept by no_sync (those waiting for their reductions among them)"
             : "unsharded gradients kept by no_sync");
   }

@@ -45,12 +45,15 @@ TracerOverhead plan_tracer_overhead(const trace::LayerProfile& captured, bool re
   }
   trace::LayerProfile& p = *out;
   p = captured;
+  // A step: the rows are one micro-batch's, and a step of the capture ran
+  // `micro` of them (# micro_batches), then the update.
+  const std::int64_t micro = p.micro_batches.value_or(1);
   std::int64_t host = 0;
   std::int64_t total = p.update ? p.update->ns() : 0;
   for (const auto& row : p.layers) {
-    total += row.forward.ns() + row.backward.ns();
-    if (row.forward_split) host += (*row.forward_split)[WorkRate::kHost];
-    if (row.backward_split) host += (*row.backward_split)[WorkRate::kHost];
+    total += micro * (row.forward.ns() + row.backward.ns());
+    if (row.forward_split) host += micro * (*row.forward_split)[WorkRate::kHost];
+    if (row.backward_split) host += micro * (*row.backward_split)[WorkRate::kHost];
   }
   if (p.update_split) host += (*p.update_split)[WorkRate::kHost];
   const bool splits = p.has_splits();
@@ -77,7 +80,7 @@ TracerOverhead plan_tracer_overhead(const trace::LayerProfile& captured, bool re
       row.forward = Duration(std::llround(static_cast<double>(row.forward.ns()) * keep));
       row.backward = Duration(std::llround(static_cast<double>(row.backward.ns()) * keep));
     }
-    after += row.forward.ns() + row.backward.ns();
+    after += micro * (row.forward.ns() + row.backward.ns());
   }
   if (p.update) {
     Duration u = *p.update;

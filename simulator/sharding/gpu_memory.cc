@@ -123,7 +123,10 @@ MemoryEstimate estimate_memory(const trace::LayerProfile& profile, const ShardSe
     // The gradients waiting for their reductions are those same buffers
     // (reduced after the last micro-batch), unless they are cast to another
     // dtype to be reduced.
-    if (dtype_bytes(dtypes.reduce) == s) m.waiting_gradients = 0;
+    if (dtypes.reduce == dtypes.precision) {
+      m.waiting_gradients = 0;
+      m.waiting_in_accumulation = true;
+    }
   }
   if (profile.has_activations()) {
     double kept = 0;

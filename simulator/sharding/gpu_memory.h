@@ -65,6 +65,7 @@ struct MemoryEstimate {
   std::int64_t waiting_gradients = 0;
   bool waiting_from_schedule = false;
   std::int64_t accumulation = 0;
+  bool waiting_in_accumulation = false;  // the waiting gradients are among `accumulation`
   // Buffers the data-parallel library keeps beside the gradients: DDP's
   // buckets, a copy of every gradient unless they are views into them
   // (ddp_bucket_bytes); Horovod's fusion buffer (horovod_fusion_buffer_bytes);

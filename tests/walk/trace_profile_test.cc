@@ -581,6 +581,50 @@ TEST_F(TraceProfileTest, MicroBatchesOfAnIterationGiveOneMicroBatchsTimes) {
   const TraceProfileResult c = profile_from_trace(reader2, "checkpointed.ssgdt");
   EXPECT_FALSE(c.profile.micro_batches.has_value());
   EXPECT_EQ(c.profile.layers[0].backward.ns(), 3'000);
+
+  // Reentrant checkpointing recomputes the forward before the layer's
+  // backward range opens: still one micro-batch.
+  std::vector<v1::Event> reentrant;
+  for (int it = 0; it < 3; ++it) {
+    const std::int64_t t = it * 1'000'000;
+    reentrant.push_back(marker("iteration/" + std::to_string(it), t, t + 1'000'000));
+    reentrant.push_back(marker("forward/a", t + 100, t + 100'000));
+    reentrant.push_back(kernel(t + 1'000, t + 2'000));
+    reentrant.push_back(marker("forward/a", t + 210'000, t + 250'000));
+    reentrant.push_back(marker("backward/a", t + 260'000, t + 400'000));
+    reentrant.push_back(kernel(t + 301'000, t + 304'000));
+  }
+  const fs::path third = write_trace("reentrant.ssgdt", reentrant);
+  auto reader3 = trace::TraceReader::open(third);
+  EXPECT_FALSE(profile_from_trace(reader3, "reentrant.ssgdt").profile.micro_batches.has_value());
+}
+
+// Two micro-batches that each all-reduce their gradients (no no_sync): the
+// iteration is replayed as one micro-batch of both, collectives included,
+// and the output says so.
+TEST_F(TraceProfileTest, MicroBatchesThatEachReduceReplayAsOne) {
+  std::vector<v1::Event> ev;
+  for (int it = 0; it < 3; ++it) {
+    const std::int64_t t = it * 1'000'000;
+    ev.push_back(marker("iteration/" + std::to_string(it), t, t + 1'000'000));
+    for (int m = 0; m < 2; ++m) {
+      const std::int64_t u = t + m * 400'000;
+      ev.push_back(marker("forward/a", u + 100, u + 100'000));
+      ev.push_back(kernel(u + 1'000, u + 2'000));
+      ev.push_back(marker("backward/a", u + 200'000, u + 300'000));
+      ev.push_back(kernel(u + 201'000, u + 204'000));
+      v1::Event reduce = all_reduce(u + 205'000, u + 250'000, 4096);
+      reduce.mutable_collective()->set_sequence_number(static_cast<std::uint64_t>(2 * it + m));
+      ev.push_back(reduce);
+    }
+  }
+  const fs::path path = write_trace("each.ssgdt", ev);
+  auto reader = trace::TraceReader::open(path);
+  const TraceProfileResult r = profile_from_trace(reader, "each.ssgdt");
+  EXPECT_FALSE(r.profile.micro_batches.has_value());
+  EXPECT_EQ(r.profile.layers[0].forward.ns(), 2'000);
+  EXPECT_EQ(r.profile.layers[0].grad_bytes, 2 * 4096);
+  EXPECT_THAT(r.warnings, ::testing::Contains(HasSubstr("reduced gradients before the last")));
 }
 
 // The profiler's closing range is left out before the warm-up step is: a

@@ -31,8 +31,11 @@ void print_profile_summary(const std::string& file, std::ostream& out) {
                        "as a profile", p.layers.size(), r.ranks, r.iterations_used,
                        r.iterations_seen,
                        p.model.empty() ? "" : fmt::format(" ({})", p.model));
-    out << fmt::format("{:<17}forward {}, backward {}, gradients {} an iteration{}\n", "",
+    out << fmt::format("{:<17}forward {}, backward {}{}, gradients {} an iteration{}\n", "",
                        format_duration(p.total_forward()), format_duration(p.total_backward()),
+                       p.micro_batches
+                           ? fmt::format(" a micro-batch ({} an iteration)", *p.micro_batches)
+                           : std::string(),
                        format_bytes(p.total_grad_bytes()),
                        p.batch_per_gpu ? fmt::format(", batch {}", *p.batch_per_gpu) : "");
     if (!p.sharding.empty()) {

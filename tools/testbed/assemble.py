@@ -54,7 +54,7 @@ def write_osu(curve, world, key, path):
             f.write(f"{world},{size} {ns / 1000:.2f}\n")
 
 
-def scenario_text(config, calibration_rel, iterations=10, scheduler=None):
+def scenario_text(config, calibration_rel, iterations=10, scheduler=None, explicit_accumulation=False):
     rate = config["rate_bits_per_s"]
     head = [f"# The testbed configuration {describe(config)}.",
             "# One rank per node; the node's 'GPU' is the rank's CPU core."]
@@ -64,6 +64,10 @@ def scenario_text(config, calibration_rel, iterations=10, scheduler=None):
     if config.get("accumulation", 1) != 1:
         common.append(f"  accumulation: {config['accumulation']}  # gradients communicated on the last "
                       "micro-batch only")
+    elif explicit_accumulation:
+        # In a grid of several accumulations a what-if from a capture of more
+        # micro-batches would replay its count (the profile's # micro_batches).
+        common.append("  accumulation: 1  # one micro-batch a step")
     # train.py steps SGD with momentum in every configuration (on the rank's
     # shard when sharded): the memory estimate counts its 4 bytes a parameter.
     common.append("  optimizer: momentum  # SGD with momentum (train.py)")
@@ -223,6 +227,7 @@ def assemble(out, grid, ssgd):
                       cwd=folder)
         found.append((cid, folder, knobs, rounds, captures))
     knobs_of = {cid: knobs for cid, _, knobs, _, _ in found}
+    varied_accumulation = len({knobs.get("accumulation", 1) for knobs in knobs_of.values()}) > 1
     fitted = {cid: read_scheduler_fit(os.path.join(folder, "scheduler.yaml"))
               for cid, folder, knobs, _, _ in found
               if knobs.get("partition_kb") and os.path.isfile(os.path.join(folder, "scheduler.yaml"))}
@@ -236,7 +241,8 @@ def assemble(out, grid, ssgd):
         if knobs.get("partition_kb"):
             scheduler = leave_one_out(cid, knobs, fitted, knobs_of)
         with open(os.path.join(folder, "scenario.yaml"), "w") as f:
-            f.write(scenario_text(knobs, calibration, scheduler=scheduler))
+            f.write(scenario_text(knobs, calibration, scheduler=scheduler,
+                                  explicit_accumulation=varied_accumulation))
         entry = {"id": cid,
                  "description": describe(knobs),
                  "scenario": "scenario.yaml",

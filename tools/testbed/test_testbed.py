@@ -264,6 +264,10 @@ class Files(unittest.TestCase):
                       assemble.scenario_text(dict(z2, reduce_op="allreduce"), "c.yaml"))
         self.assertNotIn("forward_prefetch", text)
         self.assertNotIn("accumulation", text)
+        # In a grid that varies it, one micro-batch is said (a what-if from a
+        # capture of two would otherwise replay two).
+        self.assertIn("  accumulation: 1  # one micro-batch a step\n",
+                      assemble.scenario_text(z2, "c.yaml", explicit_accumulation=True))
         # DDP in a grid of strategies says none, so that a what-if from a
         # sharded capture (whose profile names its strategy) replays DDP.
         ddp = dict(z2, strategy="ddp", overlap="on", bucket_mb=25)
