@@ -137,6 +137,27 @@ TEST_F(TracerOverheadTest, MoreThanTheHostHoldsIsCappedWithANote) {
   EXPECT_THAT(o.note, HasSubstr("only that removed"));
 }
 
+// A capture of 2 micro-batches a step: its rows are one micro-batch's, and
+// the step's 300 ns of window cost come out of both: 300 of 2 x 1000 ns of
+// compute, so each row keeps 85% (70% if the rows were the whole step).
+TEST_F(TracerOverheadTest, AStepsCostIsSharedByItsMicroBatches) {
+  trace::LayerProfile p;
+  p.source = "micro.csv";
+  p.layers.push_back(
+      {0, "l0", Duration(400), Duration(600), 1000, std::nullopt, std::nullopt, std::nullopt});
+  p.tracing_window = windowed_profile().tracing_window;
+  p.micro_batches = 2;
+  trace::LayerProfile out;
+  const TracerOverhead o = plan_tracer_overhead(p, true, &out);
+  ASSERT_TRUE(o.removed);
+  EXPECT_EQ(out.layers[0].forward, Duration(340));
+  EXPECT_EQ(out.layers[0].backward, Duration(510));
+  EXPECT_EQ(o.removed_per_iteration, Duration(300));
+  p.micro_batches.reset();
+  EXPECT_EQ(plan_tracer_overhead(p, true, &out).removed_per_iteration, Duration(300));
+  EXPECT_EQ(out.layers[0].forward, Duration(280));
+}
+
 TEST(TracerOverhead, RemoveWithoutAWindowIsRefusedAtItsKey) {
   trace::LayerProfile p;
   p.source = "plain.csv";
