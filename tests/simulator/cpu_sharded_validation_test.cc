@@ -47,10 +47,8 @@ class CpuShardedValidation : public ::testing::Test {
       auto& groups = data_->groups;
       groups[kind].add(c);
       groups[c.kind == DatasetCaseKind::kReplay ? "replays" : "what-ifs"].add(c);
-      if (c.kind == DatasetCaseKind::kReplay && c.measured_memory) {
-        memory_.add(c.name(), c.memory_error_percent);
-      }
     }
+    memory_ = ssgd::testing::replay_memory_errors(*data_);
   }
   static void TearDownTestSuite() { delete data_; }
   static const Group& group(const std::string& name) { return data_->groups.at(name); }
@@ -70,18 +68,7 @@ TEST_F(CpuShardedValidation, DatasetIsIntact) {
 
 TEST_F(CpuShardedValidation, PrintTables) {
   ssgd::testing::print_validation_tables(*data_);
-  std::printf(
-      "\n| configuration | memory estimate | measured | error | activations |\n"
-      "|---|---|---|---|---|\n");
-  for (const DatasetCase& c : data_->cases) {
-    if (c.kind != DatasetCaseKind::kReplay || !c.measured_memory) continue;
-    std::printf("| %s | %.1f MiB | %.1f MiB | %+.1f%% | %s |\n", c.entry.c_str(),
-                static_cast<double>(c.predicted_memory_bytes) / 1048576.0,
-                static_cast<double>(c.measured_memory->median) / 1048576.0, c.memory_error_percent,
-                c.memory_activations_known ? "from the trace" : "none");
-  }
-  std::printf("\nmemory: median |error| %.1f%%, worst %.1f%% (%s)\n", memory_.median_abs(),
-              memory_.worst_abs, memory_.worst.c_str());
+  ssgd::testing::print_memory_table(*data_, memory_);
 }
 
 // Every capture carries what its layers saved for backward

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <random>
@@ -368,17 +369,22 @@ TEST(ShardedMemory, MatchesTheZeroPaper) {
   EXPECT_EQ(estimate_memory(p, fp32, step_dtypes(fp32, p), n).optimizer_bytes_per_param, 4);
 }
 
-TEST(ShardedMemory, GatheredUnitsFollowThePrefetchAndActivationsTheProfile) {
+// Layers of these parameter counts, fp32 gradients, nothing else.
+trace::LayerProfile fp32_layers(std::initializer_list<std::int64_t> params) {
   trace::LayerProfile p;
-  const std::int64_t params[] = {100, 400, 300, 200, 50};
-  for (int l = 0; l < 5; ++l) {
+  for (const std::int64_t n : params) {
     trace::LayerRow row;
-    row.layer = l;
-    row.name = "l" + std::to_string(l);
-    row.grad_bytes = 4 * params[l];
-    row.activation_bytes = 1000 * (l + 1);
+    row.layer = static_cast<std::int64_t>(p.layers.size());
+    row.name = "l" + std::to_string(row.layer);
+    row.grad_bytes = 4 * n;
     p.layers.push_back(row);
   }
+  return p;
+}
+
+TEST(ShardedMemory, GatheredUnitsFollowThePrefetchAndActivationsTheProfile) {
+  trace::LayerProfile p = fp32_layers({100, 400, 300, 200, 50});
+  for (auto& row : p.layers) row.activation_bytes = 1000 * (row.layer + 1);
   ShardSettings s;
   s.strategy = ShardStrategy::kZero3;
   s.units.kind = UnitsChoice::Kind::kLayer;
@@ -415,15 +421,7 @@ TEST(ShardedMemory, GatheredUnitsFollowThePrefetchAndActivationsTheProfile) {
 // unit, in the gather dtype). Replicated and ZeRO-1 count neither; NCCL
 // gathers in place.
 TEST(ShardedMemory, TemporariesTheLargestLayersGradientsAndGlooGatherOutput) {
-  trace::LayerProfile p;
-  const std::int64_t params[] = {100, 400, 300, 200, 50};
-  for (int l = 0; l < 5; ++l) {
-    trace::LayerRow row;
-    row.layer = l;
-    row.name = "l" + std::to_string(l);
-    row.grad_bytes = 4 * params[l];
-    p.layers.push_back(row);
-  }
+  const trace::LayerProfile p = fp32_layers({100, 400, 300, 200, 50});
   ShardSettings s;
   s.units.kind = UnitsChoice::Kind::kLayer;
   const auto temporary = [&](ShardStrategy strategy) {

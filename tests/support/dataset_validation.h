@@ -92,4 +92,32 @@ inline void print_validation_tables(const ReplayedDataset& d) {
   }
 }
 
+// The replays' memory errors: each configuration's per-GPU estimate against
+// its measured peak (the cases with measured.memory_bytes).
+inline ErrorGroup replay_memory_errors(const ReplayedDataset& d) {
+  ErrorGroup g;
+  for (const sim::DatasetCase& c : d.cases) {
+    if (c.kind == sim::DatasetCaseKind::kReplay && c.measured_memory) {
+      g.add(c.name(), c.memory_error_percent);
+    }
+  }
+  return g;
+}
+
+// The memory table docs/validation.md shows, and its summary line.
+inline void print_memory_table(const ReplayedDataset& d, const ErrorGroup& memory) {
+  std::printf(
+      "\n| configuration | memory estimate | measured | error | activations |\n"
+      "|---|---|---|---|---|\n");
+  for (const sim::DatasetCase& c : d.cases) {
+    if (c.kind != sim::DatasetCaseKind::kReplay || !c.measured_memory) continue;
+    std::printf("| %s | %.1f MiB | %.1f MiB | %+.1f%% | %s |\n", c.entry.c_str(),
+                static_cast<double>(c.predicted_memory_bytes) / 1048576.0,
+                static_cast<double>(c.measured_memory->median) / 1048576.0, c.memory_error_percent,
+                c.memory_activations_known ? "from the trace" : "none");
+  }
+  std::printf("\nmemory: median |error| %.1f%%, worst %.1f%% (%s)\n", memory.median_abs(),
+              memory.worst_abs, memory.worst.c_str());
+}
+
 }  // namespace ssgd::testing

@@ -565,38 +565,26 @@ TEST_F(TraceProfileTest, MicroBatchesOfAnIterationGiveOneMicroBatchsTimes) {
   EXPECT_EQ(r.profile.micro_batches, 2);
   EXPECT_THAT(r.warnings, ::testing::Contains(HasSubstr("ran 2 forward passes an iteration")));
 
-  // One micro-batch whose backward recomputes the layer's forward.
-  std::vector<v1::Event> checkpointed;
-  for (int it = 0; it < 3; ++it) {
-    const std::int64_t t = it * 1'000'000;
-    checkpointed.push_back(marker("iteration/" + std::to_string(it), t, t + 1'000'000));
-    checkpointed.push_back(marker("forward/a", t + 100, t + 100'000));
-    checkpointed.push_back(kernel(t + 1'000, t + 2'000));
-    checkpointed.push_back(marker("backward/a", t + 200'000, t + 400'000));
-    checkpointed.push_back(marker("forward/a", t + 210'000, t + 250'000));
-    checkpointed.push_back(kernel(t + 301'000, t + 304'000));
+  // One micro-batch whose layer's forward is recomputed at 210 us: inside its
+  // backward range (opened at 200 us), or before that opens (reentrant
+  // checkpointing: at 260 us). Neither is a second micro-batch.
+  for (const std::int64_t backward_opens : {200'000, 260'000}) {
+    std::vector<v1::Event> recomputed;
+    for (int it = 0; it < 3; ++it) {
+      const std::int64_t t = it * 1'000'000;
+      recomputed.push_back(marker("iteration/" + std::to_string(it), t, t + 1'000'000));
+      recomputed.push_back(marker("forward/a", t + 100, t + 100'000));
+      recomputed.push_back(kernel(t + 1'000, t + 2'000));
+      recomputed.push_back(marker("backward/a", t + backward_opens, t + 400'000));
+      recomputed.push_back(marker("forward/a", t + 210'000, t + 250'000));
+      recomputed.push_back(kernel(t + 301'000, t + 304'000));
+    }
+    const std::string name = "recomputed-" + std::to_string(backward_opens) + ".ssgdt";
+    auto again = trace::TraceReader::open(write_trace(name, recomputed));
+    const TraceProfileResult c = profile_from_trace(again, name);
+    EXPECT_FALSE(c.profile.micro_batches.has_value()) << backward_opens;
+    EXPECT_EQ(c.profile.layers[0].backward.ns(), 3'000) << backward_opens;
   }
-  const fs::path again = write_trace("checkpointed.ssgdt", checkpointed);
-  auto reader2 = trace::TraceReader::open(again);
-  const TraceProfileResult c = profile_from_trace(reader2, "checkpointed.ssgdt");
-  EXPECT_FALSE(c.profile.micro_batches.has_value());
-  EXPECT_EQ(c.profile.layers[0].backward.ns(), 3'000);
-
-  // Reentrant checkpointing recomputes the forward before the layer's
-  // backward range opens: still one micro-batch.
-  std::vector<v1::Event> reentrant;
-  for (int it = 0; it < 3; ++it) {
-    const std::int64_t t = it * 1'000'000;
-    reentrant.push_back(marker("iteration/" + std::to_string(it), t, t + 1'000'000));
-    reentrant.push_back(marker("forward/a", t + 100, t + 100'000));
-    reentrant.push_back(kernel(t + 1'000, t + 2'000));
-    reentrant.push_back(marker("forward/a", t + 210'000, t + 250'000));
-    reentrant.push_back(marker("backward/a", t + 260'000, t + 400'000));
-    reentrant.push_back(kernel(t + 301'000, t + 304'000));
-  }
-  const fs::path third = write_trace("reentrant.ssgdt", reentrant);
-  auto reader3 = trace::TraceReader::open(third);
-  EXPECT_FALSE(profile_from_trace(reader3, "reentrant.ssgdt").profile.micro_batches.has_value());
 }
 
 // Two micro-batches that each all-reduce their gradients (no no_sync): the
