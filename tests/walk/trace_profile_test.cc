@@ -538,12 +538,10 @@ TEST_F(TraceProfileTest, AnIterationWithoutLayersAmongStepsIsLeftOut) {
   EXPECT_THAT(r.warnings, ::testing::Contains(HasSubstr("ran no layer")));
 }
 
-// Gradient accumulation: every layer runs two forward and backward passes an
-// iteration. The rows hold one micro-batch's times, and the profile says how
-// many a step ran (workload.accumulation's default). A forward range inside
-// a backward range (a checkpointed layer's recomputation) is not another
-// micro-batch.
-TEST_F(TraceProfileTest, MicroBatchesOfAnIterationGiveOneMicroBatchsTimes) {
+// Three iterations of two micro-batches of one layer: a 1,000 ns forward
+// kernel and a 3,000 ns backward one each; with `reduce_each`, each
+// micro-batch all-reduces 4 KiB after its backward.
+std::vector<v1::Event> two_micro_batches(bool reduce_each) {
   std::vector<v1::Event> ev;
   for (int it = 0; it < 3; ++it) {
     const std::int64_t t = it * 1'000'000;
@@ -554,9 +552,23 @@ TEST_F(TraceProfileTest, MicroBatchesOfAnIterationGiveOneMicroBatchsTimes) {
       ev.push_back(kernel(u + 1'000, u + 2'000));
       ev.push_back(marker("backward/a", u + 200'000, u + 300'000));
       ev.push_back(kernel(u + 201'000, u + 204'000));
+      if (reduce_each) {
+        v1::Event reduce = all_reduce(u + 205'000, u + 250'000, 4096);
+        reduce.mutable_collective()->set_sequence_number(static_cast<std::uint64_t>(2 * it + m));
+        ev.push_back(reduce);
+      }
     }
   }
-  const fs::path path = write_trace("accumulation.ssgdt", ev);
+  return ev;
+}
+
+// Gradient accumulation: every layer runs two forward and backward passes an
+// iteration. The rows hold one micro-batch's times, and the profile says how
+// many a step ran (workload.accumulation's default). A forward range inside
+// a backward range (a checkpointed layer's recomputation) is not another
+// micro-batch.
+TEST_F(TraceProfileTest, MicroBatchesOfAnIterationGiveOneMicroBatchsTimes) {
+  const fs::path path = write_trace("accumulation.ssgdt", two_micro_batches(false));
   auto reader = trace::TraceReader::open(path);
   const TraceProfileResult r = profile_from_trace(reader, "accumulation.ssgdt");
   ASSERT_EQ(r.profile.layers.size(), 1u);
@@ -591,22 +603,7 @@ TEST_F(TraceProfileTest, MicroBatchesOfAnIterationGiveOneMicroBatchsTimes) {
 // iteration is replayed as one micro-batch of both, collectives included,
 // and the output says so.
 TEST_F(TraceProfileTest, MicroBatchesThatEachReduceReplayAsOne) {
-  std::vector<v1::Event> ev;
-  for (int it = 0; it < 3; ++it) {
-    const std::int64_t t = it * 1'000'000;
-    ev.push_back(marker("iteration/" + std::to_string(it), t, t + 1'000'000));
-    for (int m = 0; m < 2; ++m) {
-      const std::int64_t u = t + m * 400'000;
-      ev.push_back(marker("forward/a", u + 100, u + 100'000));
-      ev.push_back(kernel(u + 1'000, u + 2'000));
-      ev.push_back(marker("backward/a", u + 200'000, u + 300'000));
-      ev.push_back(kernel(u + 201'000, u + 204'000));
-      v1::Event reduce = all_reduce(u + 205'000, u + 250'000, 4096);
-      reduce.mutable_collective()->set_sequence_number(static_cast<std::uint64_t>(2 * it + m));
-      ev.push_back(reduce);
-    }
-  }
-  const fs::path path = write_trace("each.ssgdt", ev);
+  const fs::path path = write_trace("each.ssgdt", two_micro_batches(true));
   auto reader = trace::TraceReader::open(path);
   const TraceProfileResult r = profile_from_trace(reader, "each.ssgdt");
   EXPECT_FALSE(r.profile.micro_batches.has_value());
