@@ -176,10 +176,16 @@ void check_sharded_policy(const Scenario& scenario, const dag::CommPlan& plan) {
     throw ParameterError(
         "policy.overlap",
         fmt::format("policy {} schedules by priority or updates per layer, which {} {} does not "
-                    "model; use wfbp, bsp, mgwfbp, ddp, horovod or single",
+                    "model; use wfbp, bsp, mgwfbp, ddp, horovod or single{}",
                     to_string(scenario.overlap_policy), what,
                     sh.strategy != ShardStrategy::kNone ? to_string(sh.strategy)
-                                                        : std::to_string(sh.accumulation)));
+                                                        : std::to_string(sh.accumulation),
+                    // The count a capture's '# micro_batches:' gave, not the user.
+                    sh.strategy == ShardStrategy::kNone &&
+                            !scenario.origins.contains("workload.accumulation")
+                        ? " (the input ran that many micro-batches a step; "
+                          "workload.accumulation: 1 replays the step as one)"
+                        : ""));
   }
 }
 

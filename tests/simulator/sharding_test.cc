@@ -674,6 +674,15 @@ TEST(ShardedProfile, CapturedMicroBatchesAreTheDefaultAccumulation) {
   EXPECT_NE(written.str().find("# micro_batches: 3\n"), std::string::npos);
   EXPECT_EQ(run(p, {"cluster.nodes=2", "iterations=2"}).accumulation, 3);
   EXPECT_EQ(run(p, {"cluster.nodes=2", "iterations=2", "workload.accumulation=1"}).accumulation, 1);
+  // A policy that cannot accumulate names where the count came from.
+  try {
+    (void)run(p, {"cluster.nodes=2", "iterations=2", "policy.overlap=priority"});
+    ADD_FAILURE() << "expected a refusal";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the input ran that many micro-batches"),
+              std::string::npos)
+        << e.what();
+  }
   for (const char* bad : {"0", "1025", "two"}) {
     EXPECT_THROW(trace::parse_layer_profile_csv(
                      std::string("# micro_batches: ") + bad + "\n" + body, "p.csv"),
