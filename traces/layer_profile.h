@@ -72,7 +72,8 @@ namespace ssgd::trace {
 // profile (CSV, B-Caffe log) refuses more, naming the line.
 inline constexpr std::int64_t kMaxLayerTimeNs = std::int64_t{1} << 42;
 inline constexpr std::int64_t kMaxProfileTimeNs = std::int64_t{1} << 50;
-// The most micro-batches "# micro_batches:" may say a step ran.
+// The most micro-batches a step may run: "# micro_batches:" and
+// workload.accumulation.
 inline constexpr std::int64_t kMaxMicroBatches = 1024;
 
 struct LayerRow {

@@ -28,6 +28,10 @@ namespace {
 // checkpointed layer's recomputation (before or inside its backward) is not
 // one; a first layer without backward ranges gives 1. `last_start` is when
 // the last micro-batch began.
+// The mean of n values adding up to v (>= 0), rounded half up, without
+// forming v + n / 2.
+std::int64_t mean_half_up(std::int64_t v, std::int64_t n) { return v / n + (v % n >= n - n / 2); }
+
 struct MicroBatches {
   std::int64_t count = 1;
   std::int64_t last_start = 0;
@@ -197,7 +201,6 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   std::int64_t samples = 0;  // rank-iterations accumulated
   // micro-batches an iteration ran -> iterations
   std::map<std::int64_t, std::int64_t> micro_batches;
-  std::int64_t micro_total = 0;                // micro-batches over the iterations accumulated
   std::int64_t reduced_every_micro_batch = 0;  // iterations of several that communicated in each
   std::int64_t max_iterations = 0;
   std::int64_t empty_iterations = 0;  // marked, but no kernel or collective launched in them
@@ -282,7 +285,6 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
         micro.count = 1;
       }
       ++micro_batches[micro.count];
-      micro_total += micro.count;
       sharding.add(work);
       for (const TaskWork& w : work.work) {
         switch (w.kind) {
@@ -358,8 +360,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   // Steady iterations per rank, rounded up: ranks may have kept different counts.
   const std::int64_t ranks = std::max<std::int64_t>(out.ranks, 1);
   out.iterations_used = (samples + ranks - 1) / ranks;
-  // The mean, rounded half up, without forming v + samples / 2 (v >= 0).
-  auto avg = [&](std::int64_t v) { return v / samples + (v % samples >= samples - samples / 2); };
+  auto avg = [&](std::int64_t v) { return mean_half_up(v, samples); };
   trace::LayerProfile& p = out.profile;
   p.source = source;
   p.model = reader.metadata().framework();
@@ -371,8 +372,10 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   // workload.accumulation of them), the update and the collectives one
   // step's. `micro` is the most common count; iterations that differ are said.
   std::int64_t micro = 1, micro_iterations = 0;
+  std::int64_t micro_total = 0;  // micro-batches over the iterations accumulated
   for (const auto& [n, count] : micro_batches) {
     if (count > micro_iterations) micro = n, micro_iterations = count;
+    micro_total += n * count;
   }
   if (micro > 1) {
     p.micro_batches = micro;
@@ -398,11 +401,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
         "included; a what-if of another accumulation from it is not meaningful",
         reduced_every_micro_batch));
   }
-  // The mean of one micro-batch's time, rounded half up.
-  const std::int64_t micro_samples = micro_total;
-  auto avg_micro = [&](std::int64_t v) {
-    return v / micro_samples + (v % micro_samples >= micro_samples - micro_samples / 2);
-  };
+  // One micro-batch's mean time.
+  auto avg_micro = [&](std::int64_t v) { return mean_half_up(v, micro_total); };
   const auto& marked = walk.marked_grad_bytes();
   const auto& activations = walk.marked_activation_bytes();
   const bool with_comm = out.collectives > 0;
@@ -425,9 +425,9 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     row.backward_beside_comm = share(acc[l].backward_beside_comm_ns, acc[l].backward_ns);
     if (gpu_work) {
       row.forward_split =
-          trace::averaged_split(acc[l].forward_split, micro_samples, row.forward.ns());
+          trace::averaged_split(acc[l].forward_split, micro_total, row.forward.ns());
       row.backward_split =
-          trace::averaged_split(acc[l].backward_split, micro_samples, row.backward.ns());
+          trace::averaged_split(acc[l].backward_split, micro_total, row.backward.ns());
     }
     p.layers.push_back(std::move(row));
   }

@@ -23,6 +23,7 @@
 #include "simulator/platform/platform_preset.h"
 #include "simulator/platform/tcp_stream_preset.h"
 #include "simulator/policy/overlap_policy.h"
+#include "traces/layer_profile.h"
 
 namespace ssgd::sim {
 namespace {
@@ -445,7 +446,9 @@ void set_gather_dtype(Scenario& s, std::string_view v) {
 void set_optimizer(Scenario& s, std::string_view v) {
   s.sharding.optimizer = parse_named(parse_optimizer(v), v, "optimizer", "sgd, momentum, adam (adamw)");
 }
-void set_accumulation(Scenario& s, std::string_view v) { s.sharding.accumulation = parse_int(v, 1, 1024); }
+void set_accumulation(Scenario& s, std::string_view v) {
+  s.sharding.accumulation = parse_int(v, 1, trace::kMaxMicroBatches);
+}
 void set_no_sync(Scenario& s, std::string_view v) { s.sharding.no_sync = parse_bool(v); }
 void set_checkpointing(Scenario& s, std::string_view v) {
   s.sharding.activation_checkpointing = parse_bool(v);
