@@ -31,23 +31,27 @@ const fs::path kDataset = fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-shard
 
 using Group = ssgd::testing::ErrorGroup;
 
+// Each case in its group: replays, what-ifs, and each kind of what-if.
+void group_cases(ssgd::testing::ReplayedDataset& data) {
+  for (const DatasetCase& c : data.cases) {
+    const auto& to = data.config(c.entry);
+    const auto& from = data.config(c.from);
+    std::string kind = "replay";
+    if (c.kind == DatasetCaseKind::kWhatIf) {
+      kind = to.at("world") != from.at("world")         ? "what-if: 2 -> 4 ranks"
+             : to.at("strategy") != from.at("strategy") ? "what-if: strategy"
+                                                        : "what-if: prefetch";
+    }
+    data.groups[kind].add(c);
+    data.groups[c.kind == DatasetCaseKind::kReplay ? "replays" : "what-ifs"].add(c);
+  }
+}
+
 class CpuShardedValidation : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     data_ = new ssgd::testing::ReplayedDataset(ssgd::testing::replay_bundled_dataset(kDataset));
-    for (const DatasetCase& c : data_->cases) {
-      const auto& to = data_->config(c.entry);
-      const auto& from = data_->config(c.from);
-      std::string kind = "replay";
-      if (c.kind == DatasetCaseKind::kWhatIf) {
-        kind = to.at("world") != from.at("world")         ? "what-if: 2 -> 4 ranks"
-               : to.at("strategy") != from.at("strategy") ? "what-if: strategy"
-                                                          : "what-if: prefetch";
-      }
-      auto& groups = data_->groups;
-      groups[kind].add(c);
-      groups[c.kind == DatasetCaseKind::kReplay ? "replays" : "what-ifs"].add(c);
-    }
+    group_cases(*data_);
     memory_ = ssgd::testing::replay_memory_errors(*data_);
   }
   static void TearDownTestSuite() { delete data_; }
@@ -118,6 +122,65 @@ TEST_F(CpuShardedValidation, Memory) {
       EXPECT_LE(std::abs(c.memory_error_percent), 5.0) << c.entry;  // today -3.7%, -3.6%
     }
   }
+}
+
+// The same cases with the interference model on (docs/validation.md,
+// section 12, "With interference"): `interference.model: contention` with the
+// host's factors fitted by `ssgd calibrate --interference` on the other
+// dataset of this machine and CPU share, traces/datasets/cpu-sharded-accum
+// (its 6 captures against its gloo sweep), never on these captures or their
+// measured times. A rank's half core runs its compute and gloo's threads, so
+// each slows the other while they overlap; the captures hold each strategy's
+// own share of that (taken out), the target's is added.
+class CpuShardedInterference : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const fs::path accum = fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-sharded-accum";
+    factors_ = ssgd::testing::fit_host_factors(
+        accum,
+        {"mlp-w2-1gbit-b25-cpu0p5", "mlp-w2-1gbit-b25-k2-cpu0p5", "mlp-w2-1gbit-zero2-cpu0p5",
+         "mlp-w2-1gbit-zero2-k2-cpu0p5", "mlp-w2-1gbit-zero3-f1-cpu0p5",
+         "mlp-w2-1gbit-zero3-f1-k2-cpu0p5"},
+        "network/1gbit-w2-cpu0p5/calibration.yaml");
+    std::printf("\nfitted on cpu-sharded-accum: interference.host.compute %.3f, host.comm %.3f\n",
+                factors_.compute, factors_.comm);
+    data_ = new ssgd::testing::ReplayedDataset(ssgd::testing::replay_bundled_dataset(
+        kDataset, ssgd::testing::with_host_contention(factors_)));
+    group_cases(*data_);
+  }
+  static void TearDownTestSuite() { delete data_; }
+  static const Group& group(const std::string& name) { return data_->groups.at(name); }
+
+  static inline ssgd::testing::HostFactors factors_;
+  static inline ssgd::testing::ReplayedDataset* data_ = nullptr;
+};
+
+TEST_F(CpuShardedInterference, PrintTables) { ssgd::testing::print_validation_tables(*data_); }
+
+// The fit finds both kinds of work much slower beside the other than alone
+// (the operators by 41%, gloo's all-reduces by 50%), an order of magnitude
+// more than section 6's captures, whose ranks were not held to half a core.
+TEST_F(CpuShardedInterference, TheFitFindsTheHalfCoreShared) {
+  EXPECT_GT(factors_.compute, 0.2);  // today 0.406
+  EXPECT_LT(factors_.compute, 0.8);
+  EXPECT_GT(factors_.comm, 0.2);  // today 0.495
+  EXPECT_LT(factors_.comm, 1.0);
+}
+
+// The what-ifs close from 12.7% and 31.9% to 6.9% and 16.9% (targets 5% and
+// 15%: not met), the strategy what-ifs most (from 18.3% and 31.9% to 7.6%
+// and 16.9%). The replays barely move (5.2% and 8.1% without).
+TEST_F(CpuShardedInterference, WhatIfs) {
+  const Group& g = group("what-ifs");
+  EXPECT_EQ(g.errors.size(), 28u);
+  EXPECT_LE(g.median_abs(), 8.5);  // today 6.9%
+  EXPECT_LE(g.worst_abs, 19.0);    // today 16.9%
+  const Group& strategy = group("what-if: strategy");
+  EXPECT_LE(strategy.median_abs(), 9.0);  // today 7.6%
+  EXPECT_LE(strategy.worst_abs, 19.0);    // today 16.9%
+  const Group& replays = group("replays");
+  EXPECT_LE(replays.median_abs(), 7.0);  // today 5.6%
+  EXPECT_LE(replays.worst_abs, 11.0);    // today 9.2%
 }
 
 }  // namespace

@@ -8,11 +8,14 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "common/logging.h"
+#include "simulator/calibration/interference_fit.h"
+#include "simulator/calibration/network_calibration.h"
 #include "simulator/dataset/dataset_replay.h"
 #include "traces/dataset/dataset_check.h"
 
@@ -61,8 +64,11 @@ struct ReplayedDataset {
 };
 
 // Checks `dir` and replays every case on 2 threads, logging errors only (the
-// replays' warnings are the dataset's, known).
-inline ReplayedDataset replay_bundled_dataset(const std::filesystem::path& dir) {
+// replays' warnings are the dataset's, known). `adjust`, if set, changes every
+// entry's scenario (DatasetReplayOptions::adjust).
+inline ReplayedDataset replay_bundled_dataset(
+    const std::filesystem::path& dir,
+    std::function<void(sim::Scenario&, const trace::DatasetEntry&)> adjust = {}) {
   set_log_levels("error");
   const trace::DatasetCheck check = trace::check_dataset(dir);
   ReplayedDataset d;
@@ -70,8 +76,42 @@ inline ReplayedDataset replay_bundled_dataset(const std::filesystem::path& dir) 
   d.manifest = check.manifest;
   sim::DatasetReplayOptions options;
   options.jobs = 2;
+  options.adjust = std::move(adjust);
   d.cases = sim::replay_dataset(dir, d.manifest, options);
   return d;
+}
+
+// The host's interference factors (interference.host.compute and .comm,
+// simulator/calibration/interference_fit.h) fitted on the captures of
+// `dir`'s entries `ids` against the network calibration `calibration`
+// (relative to `dir`), as `ssgd calibrate --interference` fits them; a factor
+// that is not measured, or below 0, is 0.
+struct HostFactors {
+  double compute = 0;
+  double comm = 0;
+};
+inline HostFactors fit_host_factors(const std::filesystem::path& dir,
+                                    const std::vector<std::string>& ids,
+                                    const std::filesystem::path& calibration) {
+  std::vector<std::filesystem::path> traces;
+  for (const std::string& id : ids) traces.push_back(dir / "configs" / id / "trace.ssgdt");
+  const sim::NetworkCalibration cal = sim::read_network_calibration(dir / calibration);
+  const sim::InterferenceFit fit = sim::fit_interference(traces, false, &cal);
+  HostFactors f;
+  if (fit.compute) f.compute = std::max(0.0, fit.compute->median);
+  if (fit.comm) f.comm = std::max(0.0, fit.comm->median);
+  return f;
+}
+
+// An adjust (replay_bundled_dataset) that turns the contention model on with
+// the host's factors `f`.
+inline std::function<void(sim::Scenario&, const trace::DatasetEntry&)> with_host_contention(
+    HostFactors f) {
+  return [f](sim::Scenario& s, const trace::DatasetEntry&) {
+    s.interference.model = sim::InterferenceModel::kContention;
+    s.interference.host_compute = f.compute;
+    s.interference.host_comm = f.comm;
+  };
 }
 
 // Every case, then every group, as Markdown tables.
