@@ -32,28 +32,11 @@ const fs::path kDataset = fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-shard
 
 using Group = ssgd::testing::ErrorGroup;
 
-// Each case in its group: replays, what-ifs, and each kind of what-if.
-void group_cases(ssgd::testing::ReplayedDataset& data) {
-  for (const DatasetCase& c : data.cases) {
-    const auto& to = data.config(c.entry);
-    const auto& from = data.config(c.from);
-    const auto micro = [](const auto& config) {
-      return config.contains("accumulation") ? config.at("accumulation").template get<int>() : 1;
-    };
-    std::string kind = "replay";
-    if (c.kind == DatasetCaseKind::kWhatIf) {
-      kind = micro(to) != micro(from) ? "what-if: 1 -> 2 micro-batches" : "what-if: strategy";
-    }
-    data.groups[kind].add(c);
-    data.groups[c.kind == DatasetCaseKind::kReplay ? "replays" : "what-ifs"].add(c);
-  }
-}
-
 class CpuShardedAccumValidation : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     data_ = new ssgd::testing::ReplayedDataset(ssgd::testing::replay_bundled_dataset(kDataset));
-    group_cases(*data_);
+    ssgd::testing::group_sharded_cases(*data_);
     memory_ = ssgd::testing::replay_memory_errors(*data_);
   }
   static void TearDownTestSuite() { delete data_; }
@@ -112,57 +95,46 @@ TEST_F(CpuShardedAccumValidation, Memory) {
   EXPECT_LE(memory_.median_abs(), 4.5);  // today 3.2%
   EXPECT_LE(memory_.worst_abs, 10.0);    // today 9.1%
 }
-// The same cases with the interference model on (docs/validation.md,
-// section 12, "With interference"): the host's factors fitted by `ssgd
-// calibrate --interference` on the other dataset of this machine, CPU share
-// and rank count, traces/datasets/cpu-sharded-mini's four 2-rank captures
-// against their gloo sweep, never on these captures or their measured times.
-class CpuShardedAccumInterference : public ::testing::Test {
+// The same grid run again later that day (traces/datasets/cpu-sharded-accum-2),
+// when every configuration ran 19-29% slower ((p90 - p10) / median 13-16%),
+// with gloo's all-gather and reduce swept alone as well.
+class CpuShardedAccumRepeat : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const fs::path mini = fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-sharded-mini";
-    factors_ = ssgd::testing::fit_host_factors(
-        mini,
-        {"mlp-w2-1gbit-b25-cpu0p5", "mlp-w2-1gbit-zero2-cpu0p5", "mlp-w2-1gbit-zero3-f0-cpu0p5",
-         "mlp-w2-1gbit-zero3-f1-cpu0p5"},
-        "network/1gbit-w2-cpu0p5/calibration.yaml");
-    std::printf("\nfitted on cpu-sharded-mini: interference.host.compute %.3f, host.comm %.3f\n",
-                factors_.compute, factors_.comm);
     data_ = new ssgd::testing::ReplayedDataset(ssgd::testing::replay_bundled_dataset(
-        kDataset, ssgd::testing::with_host_contention(factors_)));
-    group_cases(*data_);
+        fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-sharded-accum-2"));
+    ssgd::testing::group_sharded_cases(*data_);
+    memory_ = ssgd::testing::replay_memory_errors(*data_);
   }
   static void TearDownTestSuite() { delete data_; }
   static const Group& group(const std::string& name) { return data_->groups.at(name); }
 
-  static inline ssgd::testing::HostFactors factors_;
   static inline ssgd::testing::ReplayedDataset* data_ = nullptr;
+  static inline Group memory_;
 };
 
-TEST_F(CpuShardedAccumInterference, PrintTables) { ssgd::testing::print_validation_tables(*data_); }
-
-TEST_F(CpuShardedAccumInterference, TheFitFindsTheHalfCoreShared) {
-  EXPECT_GT(factors_.compute, 0.2);  // today 0.565
-  EXPECT_LT(factors_.compute, 0.9);
-  EXPECT_GT(factors_.comm, 0.4);  // today 0.888
-  EXPECT_LT(factors_.comm, 1.3);
+TEST_F(CpuShardedAccumRepeat, PrintTables) {
+  ssgd::testing::print_validation_tables(*data_);
+  ssgd::testing::print_memory_table(*data_, memory_);
 }
 
-// With the fitted factors every target is met: replays 1.4% and 6.3% (3%
-// and 8%; without: 3.4% and 6.7%), what-ifs 3.6% and 10.4% (5% and 15%;
-// without: 15.6% and 29.9%). The strategy what-ifs among them: 6.0% and
-// 10.4% (without: 20.3% and 29.9%).
-TEST_F(CpuShardedAccumInterference, MeetsTheTargets) {
+// Replays 3.8% and 11.6% (first run 3.4%, 6.7%); 1 -> 2 micro-batches still
+// within the targets; the strategy what-ifs as far off as in the first run;
+// memory within 10% in all 6 again.
+TEST_F(CpuShardedAccumRepeat, AsTheFirstRun) {
+  EXPECT_EQ(data_->problems, 0u);
   const Group& replays = group("replays");
-  EXPECT_LE(replays.median_abs(), 3.0);  // today 1.4%
-  EXPECT_LE(replays.worst_abs, 8.0);     // today 6.3%
-  const Group& whatifs = group("what-ifs");
-  EXPECT_EQ(whatifs.errors.size(), 15u);
-  EXPECT_LE(whatifs.median_abs(), 5.0);  // today 3.6%
-  EXPECT_LE(whatifs.worst_abs, 15.0);    // today 10.4%
+  EXPECT_EQ(replays.errors.size(), 6u);
+  EXPECT_LE(replays.median_abs(), 4.5);
+  EXPECT_LE(replays.worst_abs, 13.0);
+  const Group& micro = group("what-if: 1 -> 2 micro-batches");
+  EXPECT_EQ(micro.errors.size(), 3u);
+  EXPECT_LE(micro.worst_abs, 8.0);
   const Group& strategy = group("what-if: strategy");
-  EXPECT_LE(strategy.median_abs(), 7.5);  // today 6.0%
-  EXPECT_LE(strategy.worst_abs, 12.5);    // today 10.4%
+  EXPECT_EQ(strategy.errors.size(), 12u);
+  EXPECT_LE(strategy.worst_abs, 30.0);
+  EXPECT_EQ(memory_.errors.size(), 6u);
+  EXPECT_LE(memory_.worst_abs, 10.0);
 }
 
 }  // namespace

@@ -114,6 +114,29 @@ inline std::function<void(sim::Scenario&, const trace::DatasetEntry&)> with_host
   };
 }
 
+// Each case of a sharded testbed grid (tools/testbed/grids/cpu-sharded*.toml)
+// in its groups: "replays" or "what-ifs", and "replay" or the knob its what-if
+// changes ("what-if: 2 -> 4 ranks", "what-if: 1 -> 2 micro-batches", "what-if:
+// strategy", else "what-if: prefetch").
+inline void group_sharded_cases(ReplayedDataset& data) {
+  for (const sim::DatasetCase& c : data.cases) {
+    const auto& to = data.config(c.entry);
+    const auto& from = data.config(c.from);
+    const auto micro = [](const auto& config) {
+      return config.contains("accumulation") ? config.at("accumulation").template get<int>() : 1;
+    };
+    std::string kind = "replay";
+    if (c.kind == sim::DatasetCaseKind::kWhatIf) {
+      kind = to.at("world") != from.at("world")         ? "what-if: 2 -> 4 ranks"
+             : micro(to) != micro(from)                 ? "what-if: 1 -> 2 micro-batches"
+             : to.at("strategy") != from.at("strategy") ? "what-if: strategy"
+                                                        : "what-if: prefetch";
+    }
+    data.groups[kind].add(c);
+    data.groups[c.kind == sim::DatasetCaseKind::kReplay ? "replays" : "what-ifs"].add(c);
+  }
+}
+
 // Every case, then every group, as Markdown tables.
 inline void print_validation_tables(const ReplayedDataset& d) {
   std::printf(

@@ -1,9 +1,10 @@
 """A testbed run's raw results -> an ssgd dataset (docs/datasets.md):
 
     DIR/machine.json, DIR/grid.toml                      written by the run
-    DIR/network/<key>/round<k>.json                      raw all-reduce sweeps
-    DIR/network/<key>/allreduce.osu                      their curve, OSU format
-    DIR/network/<key>/calibration.yaml                   ssgd calibrate's fit of it
+    DIR/network/<key>/round<k>.json                      raw collective sweeps
+    DIR/network/<key>/allreduce.osu, curve.json          the all-reduce's curve, OSU format and JSON
+    DIR/network/<key>/<op>.osu, curve-<op>.json          the other swept collectives' (allgather, reduce)
+    DIR/network/<key>/calibration.yaml                   ssgd calibrate's fit of them all
     DIR/configs/<id>/config.json, round<k>.json          knobs, raw iteration times
     DIR/configs/<id>/rank<r>.json.gz                     each rank's profiler trace
     DIR/configs/<id>/trace.ssgdt                         imported and merged (ssgd import pytorch, merge)
@@ -44,14 +45,22 @@ def _load_rounds(folder):
     return rounds
 
 
-def write_osu(curve, world, key, path):
+# sweep.py's collectives: OSU's benchmark name and what the testbed ran.
+OSU_NAMES = {"allreduce": ("Allreduce", "all-reduce"), "allgather": ("Allgather", "all-gather"),
+             "reduce": ("Reduce", "reduce to rank 0")}
+
+
+def write_osu(curve, world, key, path, op="allreduce"):
+    """The curve in OSU's latency format. OSU's all-gather size is what each
+    rank sends: the whole buffer (sweep.py's size) / world."""
+    name, what = OSU_NAMES[op]
     with open(path, "w") as f:
-        f.write("# OSU MPI Allreduce Latency Test\n")
-        f.write(f"# gloo all-reduce (torch.distributed, float32) on the ssgd testbed, network {key}: "
+        f.write(f"# OSU MPI {name} Latency Test\n")
+        f.write(f"# gloo {what} (torch.distributed, float32) on the ssgd testbed, network {key}: "
                 "the slowest rank's time after a barrier, median over repeats, then over rounds\n")
         f.write("# Size       Avg Latency(us)\n")
         for size, ns, _, _ in curve:
-            f.write(f"{world},{size} {ns / 1000:.2f}\n")
+            f.write(f"{world},{size // world if op == 'allgather' else size} {ns / 1000:.2f}\n")
 
 
 def scenario_text(config, calibration_rel, iterations=10, scheduler=None, explicit_accumulation=False):
@@ -73,8 +82,8 @@ def scenario_text(config, calibration_rel, iterations=10, scheduler=None, explic
     common.append("  optimizer: momentum  # SGD with momentum (train.py)")
     if config["world"] == 1:
         return "\n".join(head + common) + "\n"
-    lines = head + ["# Collective costs come from the gloo all-reduce sweep of the same network",
-                    "# (network.calibration)."] + common + ["network:"]
+    lines = head + ["# Collective costs come from the gloo sweep of the same network (network.calibration:",
+                    "# the collectives it swept; any other at the link's rate)."] + common + ["network:"]
     if rate is not None:
         lines.append(f"  inter_node_bandwidth: {rate // 10**6}Mb/s")
     lines += [f"  calibration: {calibration_rel}", "  algorithm: ring"]
@@ -194,15 +203,18 @@ def assemble(out, grid, ssgd):
         if not rounds:
             continue
         key = os.path.basename(folder)
-        curve = stats.sweep_curve(rounds)
         world = rounds[0]["world"]
-        osu = os.path.join(folder, "allreduce.osu")
-        write_osu(curve, world, key, osu)
-        with open(os.path.join(folder, "curve.json"), "w") as f:
-            json.dump([{"bytes": s, "median_ns": m, "min_ns": lo, "round_spread": sp}
-                       for s, m, lo, sp in curve], f, indent=1)
-            f.write("\n")
-        _ssgd(ssgd, ["calibrate", osu, "-o", os.path.join(folder, "calibration.yaml")], f"network {key}")
+        osus = []
+        for op in stats.sweep_ops(rounds):
+            curve = stats.sweep_curve(rounds, op)
+            osus.append(os.path.join(folder, f"{op}.osu"))
+            write_osu(curve, world, key, osus[-1], op)
+            name = "curve.json" if op == "allreduce" else f"curve-{op}.json"
+            with open(os.path.join(folder, name), "w") as f:
+                json.dump([{"bytes": s, "median_ns": m, "min_ns": lo, "round_spread": sp}
+                           for s, m, lo, sp in curve], f, indent=1)
+                f.write("\n")
+        _ssgd(ssgd, ["calibrate"] + osus + ["-o", os.path.join(folder, "calibration.yaml")], f"network {key}")
     # 2. Configurations: captures imported and merged, partitioned ones' scheduler
     # costs fitted, then scenarios and entries.
     configs = {c.id: c for c in grid.configs}

@@ -17,10 +17,12 @@
     [batch]               # samples per rank per iteration, by model
     mlp = 32
 
-    [sweep]               # the gloo all-reduce sweep, one per (rate, world, cpu_per_rank)
-    sizes = [1024, 4096, ...]   # bytes
+    [sweep]               # the gloo collective sweep, one per (rate, world, cpu_per_rank)
+    sizes = [1024, 4096, ...]   # bytes (the whole buffer: an all-gather's output)
     repeats = 10
     large_repeats = 5           # above 4 MiB
+    ops = ["allreduce"]         # and "allgather", "reduce" (root rank 0): the collectives
+                                # the sharded loops issue; allreduce is always swept
 
     [[configs]]           # one table = a cartesian product: a list is an axis
     model = ["mlp", "cnn"]
@@ -56,6 +58,7 @@ DEFAULTS = {"world": 2, "cpu_per_rank": 1.0, "rate": "unshaped", "bucket_mb": 25
             "partition_kb": 0, "accumulation": 1, "strategy": "ddp", "forward_prefetch": 1,
             "backward_prefetch": "pre", "reduce_op": "reduce"}
 STRATEGIES = ("ddp", "zero2", "zero3")
+SWEEP_OPS = ("allreduce", "allgather", "reduce")  # sweep.py's collectives
 TOP_KEYS = {"name", "description", "rounds", "warmup", "iterations", "capture", "profiler_warmup", "seed",
             "whatif", "mmap_threshold_kb",
             "batch", "sweep", "configs"}
@@ -173,6 +176,11 @@ class Grid:
         self.sweep_large_repeats = sweep.get("large_repeats", 5)
         if not self.sweep_sizes or any(not isinstance(s, int) or s < 4 or s % 4 for s in self.sweep_sizes):
             raise GridError(f"{path}: sweep.sizes: expected byte counts, positive multiples of 4")
+        self.sweep_ops = sweep.get("ops", ["allreduce"])
+        if not isinstance(self.sweep_ops, list) or "allreduce" not in self.sweep_ops \
+                or any(o not in SWEEP_OPS for o in self.sweep_ops) or len(set(self.sweep_ops)) != len(self.sweep_ops):
+            raise GridError(f"{path}: sweep.ops: expected a list of distinct names among "
+                            f"{', '.join(SWEEP_OPS)}, allreduce among them")
         self.whatif = data.get("whatif", [])
         for w in self.whatif:
             knob = w.split(":")[0]
@@ -188,6 +196,11 @@ class Grid:
                 if c.id not in seen:
                     seen.add(c.id)
                     self.configs.append(c)
+        if "allgather" in self.sweep_ops:
+            for w in sorted({c.world for c in self.configs if c.world > 1}):
+                if any(s % (4 * w) for s in self.sweep_sizes):
+                    raise GridError(f"{path}: sweep.sizes: with allgather each size must be a multiple of "
+                                    f"4 x {w} bytes (world {w}: every rank sends a whole number of floats)")
 
     def _str(self, data, key, default):
         v = data.get(key, default)

@@ -64,17 +64,32 @@ def memory_stats(rounds):
             "samples": len(values)}
 
 
-def sweep_curve(rounds):
-    """rounds: [{"ranks": [{"sizes": [...], "ns": [[...], ...]}]}] -> [(size,
-    median ns, min ns, round spread)]: one all-reduce's time is its slowest
-    rank's; a round's value for a size is the median over its repeats; the
-    curve is the median over rounds."""
+def sweep_ops(rounds):
+    """The collectives every round's every rank swept (sweep.py): allreduce,
+    then the others in name order."""
+    ops = None
+    for r in rounds:
+        for rank in r["ranks"]:
+            have = ({"allreduce"} if "ns" in rank else set()) | set(rank.get("ops", {}))
+            ops = have if ops is None else ops & have
+    return sorted(ops or (), key=lambda o: (o != "allreduce", o))
+
+
+def _sweep_times(rank, op):
+    return rank["ns"] if op == "allreduce" else rank["ops"][op]
+
+
+def sweep_curve(rounds, op="allreduce"):
+    """rounds: [{"ranks": [{"sizes": [...], "ns": [[...], ...], "ops": {op:
+    [[...], ...]}}]}] -> [(size, median ns, min ns, round spread)] of `op`:
+    one collective's time is its slowest rank's; a round's value for a size
+    is the median over its repeats; the curve is the median over rounds."""
     sizes = rounds[0]["ranks"][0]["sizes"]
     out = []
     for i, size in enumerate(sizes):
         values = []
         for r in rounds:
-            reps = zip(*[rank["ns"][i] for rank in r["ranks"]])
+            reps = zip(*[_sweep_times(rank, op)[i] for rank in r["ranks"]])
             values.append(median([max(rep) for rep in reps]))
         med = median(values)
         out.append((size, round(med), round(min(values)),

@@ -125,7 +125,12 @@ class Grids(unittest.TestCase):
                              ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nforward_prefetch=2", "forward_prefetch 2"),
                              ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\naccumulation=0", "accumulation 0"),
                              ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nstrategy='zero3'\npartition_kb=64",
-                              "partition_kb 64")):
+                              "partition_kb 64"),
+                             ("[sweep]\nops=['reduce']\n[batch]\nmlp=1\n[[configs]]\nmodel='mlp'", "sweep.ops"),
+                             ("[sweep]\nops=['allreduce','scatter']\n[batch]\nmlp=1\n[[configs]]\nmodel='mlp'",
+                              "sweep.ops"),
+                             ("[sweep]\nsizes=[8]\nops=['allreduce','allgather']\n[batch]\nmlp=1\n[[configs]]\n"
+                              "model='mlp'\nworld=4", "multiple of 4 x 4")):
             with self.assertRaises(grid.GridError) as e:
                 grid.Grid("g.toml", text)
             self.assertIn("g.toml", str(e.exception))
@@ -134,7 +139,7 @@ class Grids(unittest.TestCase):
     def test_the_bundled_grids_load(self):
         here = os.path.dirname(os.path.abspath(__file__))
         for name in ("cpu-cluster.toml", "smoke.toml", "cpu-partitions.toml", "cpu-sharded.toml",
-                     "cpu-sharded-smoke.toml"):
+                     "cpu-sharded-smoke.toml", "cpu-sharded-mini.toml", "cpu-sharded-accum.toml"):
             g = grid.Grid(os.path.join(here, "grids", name))
             self.assertTrue(g.configs)
 
@@ -197,6 +202,18 @@ class Statistics(unittest.TestCase):
         curve = stats.sweep_curve(rounds)
         self.assertEqual(curve[0][:3], (4, 30, 20))  # round values 20 and 40
         self.assertEqual(curve[1][:3], (8, 5, 5))  # round values 5.5 and 5
+
+    def test_sweep_of_several_collectives(self):
+        def rank(ar, ag):
+            return {"sizes": [16], "ns": [ar], "ops": {"allgather": [ag]}}
+        rounds = [{"ranks": [rank([10], [30]), rank([12], [20])]},
+                  {"ranks": [rank([14], [50]), rank([10], [40])]}]
+        self.assertEqual(stats.sweep_ops(rounds), ["allreduce", "allgather"])
+        self.assertEqual(stats.sweep_curve(rounds)[0][:3], (16, 13, 12))
+        self.assertEqual(stats.sweep_curve(rounds, "allgather")[0][:3], (16, 40, 30))
+        # an op one rank lacks is not swept
+        rounds[1]["ranks"][1] = {"sizes": [16], "ns": [[10]]}
+        self.assertEqual(stats.sweep_ops(rounds), ["allreduce"])
 
 
 class Launching(unittest.TestCase):
@@ -315,6 +332,14 @@ class Files(unittest.TestCase):
         self.assertTrue(text.startswith("# OSU MPI Allreduce Latency Test\n"))
         self.assertIn("\n4,1024 123.46\n", text)
 
+    def test_osu_all_gather_size_is_per_rank(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "g.osu")
+            assemble.write_osu([(4096, 2000000, 1900000, 0.1)], 4, "1gbit-w4", path, "allgather")
+            text = open(path).read()
+        self.assertTrue(text.startswith("# OSU MPI Allgather Latency Test\n"))
+        self.assertIn("\n4,1024 2000.00\n", text)  # OSU's size: what each of the 4 ranks sends
+
 
 class ShardedPlan(unittest.TestCase):
     def test_zero3_prefetch_and_reshard(self):
@@ -365,6 +390,53 @@ def _torch_python():
         if r.returncode == 0:
             return exe
     return None
+
+
+class SweepRuns(unittest.TestCase):
+    """sweep.py's three collectives, 2 ranks over gloo on localhost."""
+
+    def test_all_three_collectives(self):
+        exe = _torch_python()
+        if exe is None:
+            self.skipTest("no interpreter with torch and gloo (apt-get install python3-torch)")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep.py")
+        env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
+        with tempfile.TemporaryDirectory() as d:
+            procs = [subprocess.Popen([exe, script, "--rank", str(r), "--world", "2", "--master", "127.0.0.1",
+                                       "--port", str(port), "--sizes", "64,4096", "--repeats", "2",
+                                       "--ops", "allreduce,allgather,reduce", "--out", d],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                     for r in range(2)]
+            try:
+                for p in procs:
+                    _, err = p.communicate(timeout=300)
+                    self.assertEqual(p.returncode, 0, err[-2000:])
+            finally:
+                for p in procs:
+                    if p.poll() is None:
+                        p.kill()
+                        p.wait()
+            ranks = []
+            for r in range(2):
+                with open(os.path.join(d, f"sweep-rank{r}.json")) as f:
+                    ranks.append(json.load(f))
+        rounds = [{"ranks": ranks}]
+        self.assertEqual(stats.sweep_ops(rounds), ["allreduce", "allgather", "reduce"])
+        for op in ("allreduce", "allgather", "reduce"):
+            curve = stats.sweep_curve(rounds, op)
+            self.assertEqual([c[0] for c in curve], [64, 4096])
+            self.assertTrue(all(c[1] > 0 for c in curve), op)
+
+    def test_an_all_gather_needs_whole_floats_per_rank(self):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep.py")
+        r = subprocess.run([sys.executable, script, "--rank", "0", "--world", "4", "--master", "x", "--port", "1",
+                            "--sizes", "8", "--ops", "allgather", "--out", "/nonexistent"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("multiple of 4 x 4", r.stderr)
 
 
 class ShardedAgainstDdp(unittest.TestCase):

@@ -218,7 +218,7 @@ class Run:
         raw = os.path.join(d, f".round{round_index}")
         g = self.grid
         args = ["--sizes", ",".join(str(s) for s in g.sweep_sizes), "--repeats", str(g.sweep_repeats),
-                "--large-repeats", str(g.sweep_large_repeats)]
+                "--large-repeats", str(g.sweep_large_repeats), "--ops", ",".join(g.sweep_ops)]
         ranks = self.run_task("sweep.py", args, world, cpu, raw, 1800,
                               f"sweep {key}, round {round_index + 1}", "sweep-rank{}.json")
         os.makedirs(d, exist_ok=True)

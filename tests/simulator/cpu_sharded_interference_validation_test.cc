@@ -1,0 +1,164 @@
+// Issue 34's emulated-cluster what-ifs between sharding strategies, with the
+// interference model of issue 37 on (docs/validation.md, section 12, "With
+// interference"). Each rank of the sharded testbed grids has half a core for
+// its training thread and gloo's two workers, so compute and communication
+// that overlap slow each other; a capture holds its own strategy's share of
+// that, and a what-if to another strategy needs the target's.
+//
+// Four datasets, two runs of two grids on one machine:
+//   cpu-sharded-mini, cpu-sharded-accum       (the first run of each grid)
+//   cpu-sharded-mini-2, cpu-sharded-accum-2   (both again later that day)
+// each replayed three ways:
+//   none                the model off (the datasets' own tests hold these)
+//   processor sharing   interference.host.compute = host.comm = 1, from first
+//                       principles: the training thread and a busy gloo
+//                       worker on one CPU budget each run at half speed, so
+//                       overlapped work takes twice as long (docs/validation.md
+//                       says where that does not hold); nothing fitted
+//   fitted              the factors `ssgd calibrate --interference` fits on
+//                       the other grid of the same run (mini's 2-rank
+//                       captures for accum, accum's captures for mini),
+//                       against that dataset's own gloo sweep; never on the
+//                       captures replayed or their measured times
+// The test prints every group and holds today's figures.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/support/dataset_validation.h"
+
+namespace ssgd::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using Group = ssgd::testing::ErrorGroup;
+using ssgd::testing::HostFactors;
+using ssgd::testing::ReplayedDataset;
+
+fs::path dataset(const std::string& name) {
+  return fs::path(SSGD_SOURCE_DIR) / "traces/datasets" / name;
+}
+
+const std::vector<std::string> kMiniTwoRanks = {
+    "mlp-w2-1gbit-b25-cpu0p5", "mlp-w2-1gbit-zero2-cpu0p5", "mlp-w2-1gbit-zero3-f0-cpu0p5",
+    "mlp-w2-1gbit-zero3-f1-cpu0p5"};
+const std::vector<std::string> kAccum = {
+    "mlp-w2-1gbit-b25-cpu0p5",      "mlp-w2-1gbit-b25-k2-cpu0p5",
+    "mlp-w2-1gbit-zero2-cpu0p5",    "mlp-w2-1gbit-zero2-k2-cpu0p5",
+    "mlp-w2-1gbit-zero3-f1-cpu0p5", "mlp-w2-1gbit-zero3-f1-k2-cpu0p5"};
+const char* kCalibration = "network/1gbit-w2-cpu0p5/calibration.yaml";
+
+class CpuShardedInterference : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    fitted_ = new std::map<std::string, HostFactors>{
+        {"cpu-sharded-mini",
+         ssgd::testing::fit_host_factors(dataset("cpu-sharded-accum"), kAccum, kCalibration)},
+        {"cpu-sharded-accum",
+         ssgd::testing::fit_host_factors(dataset("cpu-sharded-mini"), kMiniTwoRanks, kCalibration)},
+        {"cpu-sharded-mini-2",
+         ssgd::testing::fit_host_factors(dataset("cpu-sharded-accum-2"), kAccum, kCalibration)},
+        {"cpu-sharded-accum-2", ssgd::testing::fit_host_factors(dataset("cpu-sharded-mini-2"),
+                                                                kMiniTwoRanks, kCalibration)},
+    };
+    runs_ = new std::map<std::string, ReplayedDataset>;
+    std::printf("\n| dataset | factors | host.compute | host.comm |\n|---|---|---|---|\n");
+    for (const auto& [name, fit] : *fitted_) {
+      const HostFactors sharing{1.0, 1.0};
+      for (const auto& [how, f] : {std::pair{std::string("processor sharing"), sharing},
+                                   std::pair{std::string("fitted"), fit}}) {
+        std::printf("| %s | %s | %.3f | %.3f |\n", name.c_str(), how.c_str(), f.compute, f.comm);
+        ReplayedDataset d = ssgd::testing::replay_bundled_dataset(
+            dataset(name), ssgd::testing::with_host_contention(f));
+        ssgd::testing::group_sharded_cases(d);
+        runs_->emplace(name + " / " + how, std::move(d));
+      }
+    }
+  }
+  static void TearDownTestSuite() {
+    delete runs_;
+    delete fitted_;
+  }
+  static const Group& group(const std::string& run, const std::string& name) {
+    return runs_->at(run).groups.at(name);
+  }
+
+  static inline std::map<std::string, HostFactors>* fitted_ = nullptr;
+  static inline std::map<std::string, ReplayedDataset>* runs_ = nullptr;
+};
+
+TEST_F(CpuShardedInterference, PrintGroups) {
+  std::printf(
+      "\n| dataset / factors | group | cases | median abs error | worst abs error | worst case |\n"
+      "|---|---|---|---|---|---|\n");
+  for (const auto& [run, d] : *runs_) {
+    EXPECT_EQ(d.problems, 0u) << run;
+    for (const auto& [name, g] : d.groups) {
+      if (name == "replay") continue;  // the same as "replays"
+      std::printf("| %s | %s | %zu | %.1f%% | %.1f%% | %s |\n", run.c_str(), name.c_str(),
+                  g.errors.size(), g.median_abs(), g.worst_abs, g.worst.c_str());
+    }
+  }
+}
+
+// The fits: the operators beside gloo's collectives ran 37-57% slower than
+// alone, below processor sharing's 100% (gloo's workers wait on the link part
+// of the time, and then take no CPU);
+// gloo's collectives beside compute, against the sweep of the same network,
+// 50-89% slower where the sweep held the all-reduce only (the first run: the
+// fit then sees DDP's few all-reduces), about as fast as alone (negative:
+// written 0) where it held the all-gathers and reduces too (the repeat).
+TEST_F(CpuShardedInterference, TheFits) {
+  for (const auto& [name, f] : *fitted_) {
+    EXPECT_GT(f.compute, 0.3) << name;  // today 0.374 to 0.565
+    EXPECT_LT(f.compute, 1.0) << name;
+  }
+  EXPECT_GT(fitted_->at("cpu-sharded-mini").comm, 0.3);   // today 0.495
+  EXPECT_GT(fitted_->at("cpu-sharded-accum").comm, 0.6);  // today 0.888
+  EXPECT_EQ(fitted_->at("cpu-sharded-mini-2").comm, 0.0);
+  EXPECT_EQ(fitted_->at("cpu-sharded-accum-2").comm, 0.0);
+}
+
+// Processor sharing, nothing fitted: the accumulation grid meets every target
+// in its first run (replays 1.2% and 6.1%, what-ifs 2.6% and 5.7%; without:
+// 3.4% and 6.7%, 15.6% and 29.9%) and its what-ifs' in the repeat (3.5% and
+// 12.2%; replays 2.9% and 9.7%); the mini grid's what-ifs close from 12.7%
+// and 31.9% to 5.0% and 20.9% (repeat: 13.2% and 36.0% to 9.4% and 29.7%),
+// what is left mostly 2 -> 4 ranks.
+TEST_F(CpuShardedInterference, ProcessorSharing) {
+  const auto held = [](const std::string& run, double replay_median, double replay_worst,
+                       double whatif_median, double whatif_worst) {
+    EXPECT_LE(group(run, "replays").median_abs(), replay_median) << run;
+    EXPECT_LE(group(run, "replays").worst_abs, replay_worst) << run;
+    EXPECT_LE(group(run, "what-ifs").median_abs(), whatif_median) << run;
+    EXPECT_LE(group(run, "what-ifs").worst_abs, whatif_worst) << run;
+  };
+  held("cpu-sharded-accum / processor sharing", 3.0, 8.0, 5.0, 15.0);     // the targets
+  held("cpu-sharded-accum-2 / processor sharing", 3.5, 11.0, 5.0, 15.0);  // what-ifs: the targets
+  held("cpu-sharded-mini / processor sharing", 4.5, 12.0, 6.0, 23.0);     // 3.6, 10.6, 5.0, 20.9
+  held("cpu-sharded-mini-2 / processor sharing", 9.0, 15.0, 11.0, 32.0);  // 7.7, 13.5, 9.4, 29.7
+  EXPECT_LE(group("cpu-sharded-mini / processor sharing", "what-if: strategy").median_abs(), 6.0);
+}
+
+// Fitted on the other grid of the same run: the first run's fits (with the
+// comm factor DDP's all-reduces give) close the what-ifs about as far as
+// processor sharing (mini 6.9% and 16.9%, accum 3.6% and 10.4%); the repeat's
+// (no comm factor) close less (mini-2 11.9% and 24.3%, accum-2 8.6% and
+// 22.4%).
+TEST_F(CpuShardedInterference, FittedOnTheOtherGrid) {
+  const auto held = [](const std::string& run, double whatif_median, double whatif_worst) {
+    EXPECT_LE(group(run, "what-ifs").median_abs(), whatif_median) << run;
+    EXPECT_LE(group(run, "what-ifs").worst_abs, whatif_worst) << run;
+  };
+  held("cpu-sharded-mini / fitted", 8.5, 19.0);
+  held("cpu-sharded-accum / fitted", 5.0, 15.0);
+  held("cpu-sharded-mini-2 / fitted", 14.0, 27.0);
+  held("cpu-sharded-accum-2 / fitted", 10.5, 25.0);
+}
+
+}  // namespace
+}  // namespace ssgd::sim
