@@ -95,47 +95,5 @@ TEST_F(CpuShardedAccumValidation, Memory) {
   EXPECT_LE(memory_.median_abs(), 4.5);  // today 3.2%
   EXPECT_LE(memory_.worst_abs, 10.0);    // today 9.1%
 }
-// The same grid run again later that day (traces/datasets/cpu-sharded-accum-2),
-// when every configuration ran 19-29% slower ((p90 - p10) / median 13-16%),
-// with gloo's all-gather and reduce swept alone as well.
-class CpuShardedAccumRepeat : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    data_ = new ssgd::testing::ReplayedDataset(ssgd::testing::replay_bundled_dataset(
-        fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-sharded-accum-2"));
-    ssgd::testing::group_sharded_cases(*data_);
-    memory_ = ssgd::testing::replay_memory_errors(*data_);
-  }
-  static void TearDownTestSuite() { delete data_; }
-  static const Group& group(const std::string& name) { return data_->groups.at(name); }
-
-  static inline ssgd::testing::ReplayedDataset* data_ = nullptr;
-  static inline Group memory_;
-};
-
-TEST_F(CpuShardedAccumRepeat, PrintTables) {
-  ssgd::testing::print_validation_tables(*data_);
-  ssgd::testing::print_memory_table(*data_, memory_);
-}
-
-// Replays 3.8% and 11.6% (first run 3.4%, 6.7%); 1 -> 2 micro-batches still
-// within the targets; the strategy what-ifs as far off as in the first run;
-// memory within 10% in all 6 again.
-TEST_F(CpuShardedAccumRepeat, AsTheFirstRun) {
-  EXPECT_EQ(data_->problems, 0u);
-  const Group& replays = group("replays");
-  EXPECT_EQ(replays.errors.size(), 6u);
-  EXPECT_LE(replays.median_abs(), 4.5);
-  EXPECT_LE(replays.worst_abs, 13.0);
-  const Group& micro = group("what-if: 1 -> 2 micro-batches");
-  EXPECT_EQ(micro.errors.size(), 3u);
-  EXPECT_LE(micro.worst_abs, 8.0);
-  const Group& strategy = group("what-if: strategy");
-  EXPECT_EQ(strategy.errors.size(), 12u);
-  EXPECT_LE(strategy.worst_abs, 30.0);
-  EXPECT_EQ(memory_.errors.size(), 6u);
-  EXPECT_LE(memory_.worst_abs, 10.0);
-}
-
 }  // namespace
 }  // namespace ssgd::sim

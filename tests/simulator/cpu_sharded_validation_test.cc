@@ -108,47 +108,5 @@ TEST_F(CpuShardedValidation, Memory) {
   }
 }
 
-// The same grid run again later that day (traces/datasets/cpu-sharded-mini-2),
-// when the machine ran 1-20% slower and noisier ((p90 - p10) / median 10-25%,
-// median 18.9%), with gloo's all-gather and reduce swept alone as well, so
-// that the replay times them by the sweep and not by the link's rate. How
-// much the validation moves between two runs of one grid.
-class CpuShardedRepeat : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    data_ = new ssgd::testing::ReplayedDataset(ssgd::testing::replay_bundled_dataset(
-        fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-sharded-mini-2"));
-    ssgd::testing::group_sharded_cases(*data_);
-    memory_ = ssgd::testing::replay_memory_errors(*data_);
-  }
-  static void TearDownTestSuite() { delete data_; }
-  static const Group& group(const std::string& name) { return data_->groups.at(name); }
-
-  static inline ssgd::testing::ReplayedDataset* data_ = nullptr;
-  static inline Group memory_;
-};
-
-TEST_F(CpuShardedRepeat, PrintTables) {
-  ssgd::testing::print_validation_tables(*data_);
-  ssgd::testing::print_memory_table(*data_, memory_);
-}
-
-// As the first run: replays 5.6% and 10.5% (first run 5.2%, 8.1%), what-ifs
-// 13.2% and 36.0% (12.7%, 31.9%), memory 7.6% and 12.2% (5.7%, 11.9%).
-TEST_F(CpuShardedRepeat, AsTheFirstRun) {
-  EXPECT_EQ(data_->problems, 0u);
-  const Group& replays = group("replays");
-  EXPECT_EQ(replays.errors.size(), 8u);
-  EXPECT_LE(replays.median_abs(), 7.0);
-  EXPECT_LE(replays.worst_abs, 12.5);
-  const Group& whatifs = group("what-ifs");
-  EXPECT_EQ(whatifs.errors.size(), 28u);
-  EXPECT_LE(whatifs.median_abs(), 15.5);
-  EXPECT_LE(whatifs.worst_abs, 39.0);
-  EXPECT_EQ(memory_.errors.size(), 8u);
-  EXPECT_LE(memory_.median_abs(), 9.0);
-  EXPECT_LE(memory_.worst_abs, 14.0);
-}
-
 }  // namespace
 }  // namespace ssgd::sim

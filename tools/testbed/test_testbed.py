@@ -392,6 +392,31 @@ def _torch_python():
     return None
 
 
+def _two_ranks(test, exe, script, args, timeout):
+    """Runs `script` as ranks 0 and 1 over gloo on localhost (a free port),
+    each with `args`; fails `test` unless both exit 0; returns their stdouts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
+    env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
+    procs = [subprocess.Popen([exe, path, "--rank", str(r), "--world", "2", "--port", str(port)] + args,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for r in range(2)]
+    outs = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=timeout)
+            test.assertEqual(p.returncode, 0, err[-2000:])
+            outs.append(out)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return outs
+
+
 class SweepRuns(unittest.TestCase):
     """sweep.py's three collectives, 2 ranks over gloo on localhost."""
 
@@ -399,26 +424,9 @@ class SweepRuns(unittest.TestCase):
         exe = _torch_python()
         if exe is None:
             self.skipTest("no interpreter with torch and gloo (apt-get install python3-torch)")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep.py")
-        env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
         with tempfile.TemporaryDirectory() as d:
-            procs = [subprocess.Popen([exe, script, "--rank", str(r), "--world", "2", "--master", "127.0.0.1",
-                                       "--port", str(port), "--sizes", "64,4096", "--repeats", "2",
-                                       "--ops", "allreduce,allgather,reduce", "--out", d],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-                     for r in range(2)]
-            try:
-                for p in procs:
-                    _, err = p.communicate(timeout=300)
-                    self.assertEqual(p.returncode, 0, err[-2000:])
-            finally:
-                for p in procs:
-                    if p.poll() is None:
-                        p.kill()
-                        p.wait()
+            _two_ranks(self, exe, "sweep.py", ["--master", "127.0.0.1", "--sizes", "64,4096", "--repeats", "2",
+                                               "--ops", "allreduce,allgather,reduce", "--out", d], 300)
             ranks = []
             for r in range(2):
                 with open(os.path.join(d, f"sweep-rank{r}.json")) as f:
@@ -448,25 +456,7 @@ class ShardedAgainstDdp(unittest.TestCase):
         exe = _torch_python()
         if exe is None:
             self.skipTest("no interpreter with torch and gloo (apt-get install python3-torch)")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sharded.py")
-        env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
-        procs = [subprocess.Popen([exe, script, "--rank", str(r), "--world", "2", "--port", str(port)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-                 for r in range(2)]
-        outs = []
-        try:
-            for p in procs:
-                out, err = p.communicate(timeout=600)
-                self.assertEqual(p.returncode, 0, err[-2000:])
-                outs.append(json.loads(out))
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+        outs = [json.loads(out) for out in _two_ranks(self, exe, "sharded.py", [], 600)]
         for result in outs:
             self.assertEqual(result["plan_mismatch"], [])
             self.assertEqual(len(result["max_abs_diff"]), 15)
