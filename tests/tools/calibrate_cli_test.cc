@@ -374,6 +374,9 @@ TEST_F(CalibrateCli, InterferenceWritesKeysTheSimulatorTakes) {
   EXPECT_THAT(r.out, HasSubstr("host operators (no GPU kernel)"));
   EXPECT_THAT(r.out, HasSubstr("interference.host.compute    +"));
   EXPECT_THAT(r.out, HasSubstr("--set interference.model=contention --set interference.host.compute="));
+  // Host traces: the first-principles alternative to the fit, once.
+  EXPECT_THAT(r.out, HasSubstr("first principles: where a rank's training thread and the "
+                               "library's workers share one CPU budget"));
   const std::string yaml = read_file_bytes(work_ / "intf.yaml");
   EXPECT_THAT(yaml, HasSubstr("interference:\n  model: contention\n  host:\n    compute: "));
   write_file_bytes(work_ / "s.yaml", yaml + "cluster:\n  nodes: 2\n");

@@ -82,6 +82,12 @@ void run_interference_fit(const std::vector<std::string>& inputs, const OutputFi
         f.concurrent->names, 100 * f.concurrent->alone_spread);
   }
   for (const auto& note : f.notes) out << "  note: " << note << "\n";
+  if (!f.gpu) {
+    out << "  first principles: where a rank's training thread and the library's workers share "
+           "one CPU budget (a rank held to a core or less), each runs at half speed while both "
+           "do: host.compute = host.comm = 1 (processor sharing; docs/validation.md, section "
+           "12)\n";
+  }
   if (keys.empty()) {
     out << "\nno factor measured: no scenario keys\n";
     out.flush();
