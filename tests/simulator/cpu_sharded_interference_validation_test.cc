@@ -26,6 +26,7 @@
 // The test prints every group and holds today's figures.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -79,12 +80,13 @@ class CpuShardedInterference : public ::testing::Test {
         ReplayedDataset d = ssgd::testing::replay_bundled_dataset(
             dataset(name), ssgd::testing::with_host_contention(f));
         ssgd::testing::group_sharded_cases(d);
+        (*memory_)[name + " / " + how] = ssgd::testing::replay_memory_errors(d);
         runs_->emplace(name + " / " + how, std::move(d));
       }
       if (name.ends_with("-2")) {  // the repeats, with the model off
         ReplayedDataset d = ssgd::testing::replay_bundled_dataset(dataset(name));
         ssgd::testing::group_sharded_cases(d);
-        (*memory_)[name] = ssgd::testing::replay_memory_errors(d);
+        (*memory_)[name + " / none"] = ssgd::testing::replay_memory_errors(d);
         runs_->emplace(name + " / none", std::move(d));
       }
     }
@@ -100,7 +102,7 @@ class CpuShardedInterference : public ::testing::Test {
 
   static inline std::map<std::string, HostFactors>* fitted_ = nullptr;
   static inline std::map<std::string, ReplayedDataset>* runs_ = nullptr;
-  static inline std::map<std::string, Group>* memory_ = nullptr;  // the repeats' replays
+  static inline std::map<std::string, Group>* memory_ = nullptr;  // each run's replays
 };
 
 TEST_F(CpuShardedInterference, PrintGroups) {
@@ -130,9 +132,9 @@ TEST_F(CpuShardedInterference, TheRepeatsAsTheFirstRuns) {
   EXPECT_EQ(mini.at("what-ifs").errors.size(), 28u);
   EXPECT_LE(mini.at("what-ifs").median_abs(), 15.5);  // 13.2% (12.7%)
   EXPECT_LE(mini.at("what-ifs").worst_abs, 39.0);     // 36.0% (31.9%)
-  EXPECT_EQ(memory_->at("cpu-sharded-mini-2").errors.size(), 8u);
-  EXPECT_LE(memory_->at("cpu-sharded-mini-2").median_abs(), 9.0);  // 7.6% (5.7%)
-  EXPECT_LE(memory_->at("cpu-sharded-mini-2").worst_abs, 14.0);    // 12.2% (11.9%)
+  EXPECT_EQ(memory_->at("cpu-sharded-mini-2 / none").errors.size(), 8u);
+  EXPECT_LE(memory_->at("cpu-sharded-mini-2 / none").median_abs(), 9.0);  // 7.6% (5.7%)
+  EXPECT_LE(memory_->at("cpu-sharded-mini-2 / none").worst_abs, 14.0);    // 12.2% (11.9%)
 
   const auto& accum = runs_->at("cpu-sharded-accum-2 / none").groups;
   EXPECT_EQ(accum.at("replays").errors.size(), 6u);
@@ -142,8 +144,8 @@ TEST_F(CpuShardedInterference, TheRepeatsAsTheFirstRuns) {
   EXPECT_LE(accum.at("what-if: 1 -> 2 micro-batches").worst_abs, 8.0);  // 4.3% (6.3%)
   EXPECT_EQ(accum.at("what-if: strategy").errors.size(), 12u);
   EXPECT_LE(accum.at("what-if: strategy").worst_abs, 30.0);  // 27.5% (29.9%)
-  EXPECT_EQ(memory_->at("cpu-sharded-accum-2").errors.size(), 6u);
-  EXPECT_LE(memory_->at("cpu-sharded-accum-2").worst_abs, 10.0);  // 8.6% (9.1%)
+  EXPECT_EQ(memory_->at("cpu-sharded-accum-2 / none").errors.size(), 6u);
+  EXPECT_LE(memory_->at("cpu-sharded-accum-2 / none").worst_abs, 10.0);  // 8.6% (9.1%)
 }
 
 // The fits: the operators beside gloo's collectives ran 37-57% slower than
@@ -183,6 +185,30 @@ TEST_F(CpuShardedInterference, ProcessorSharing) {
   held("cpu-sharded-mini / processor sharing", 4.5, 12.0, 6.0, 23.0);     // 3.6, 10.6, 5.0, 20.9
   held("cpu-sharded-mini-2 / processor sharing", 9.0, 15.0, 11.0, 32.0);  // 7.7, 13.5, 9.4, 29.7
   EXPECT_LE(group("cpu-sharded-mini / processor sharing", "what-if: strategy").median_abs(), 6.0);
+}
+
+// The memory estimate follows the simulated schedule (the gradients waiting
+// for their reductions, docs/sharding.md). With processor sharing the
+// reductions lag the backward as far as they did on the testbed, and
+// ZeRO-2 at 4 ranks, 11.9% and 12.2% low without the model, comes out -1.7%
+// and -7.1%: every configuration of the first runs within 10% (worst -9.2%),
+// the repeat's mini 7 of 8 (ZeRO-2 at 2 ranks -10.7%).
+TEST_F(CpuShardedInterference, MemoryWithProcessorSharing) {
+  const auto worst = [](const std::string& run) {
+    return memory_->at(run + " / processor sharing").worst_abs;
+  };
+  EXPECT_LE(worst("cpu-sharded-mini"), 10.0);     // today 9.2% (without: 11.9%)
+  EXPECT_LE(worst("cpu-sharded-accum"), 10.0);    // 9.1%
+  EXPECT_LE(worst("cpu-sharded-mini-2"), 11.5);   // 10.7% (without: 12.2%)
+  EXPECT_LE(worst("cpu-sharded-accum-2"), 10.0);  // 8.6%
+  for (const auto& [run, d] : *runs_) {
+    if (!run.ends_with("processor sharing")) continue;
+    for (const DatasetCase& c : d.cases) {
+      if (c.kind == DatasetCaseKind::kReplay && c.entry == "mlp-w4-1gbit-zero2-cpu0p5") {
+        EXPECT_LE(std::abs(c.memory_error_percent), 8.0) << run;  // -1.7%, -7.1%
+      }
+    }
+  }
 }
 
 // Fitted on the other grid of the same run: the first run's fits (with the
