@@ -21,6 +21,10 @@
 namespace ssgd::walk {
 namespace {
 
+// The mean of n values adding up to v (>= 0), rounded half up, without
+// forming v + n / 2.
+std::int64_t mean_half_up(std::int64_t v, std::int64_t n) { return v / n + (v % n >= n - n / 2); }
+
 // The micro-batches an iteration ran (gradient accumulation), read off its
 // first layer (the one whose forward range starts first): a micro-batch
 // begins with a forward range of it that starts outside every backward range
@@ -28,10 +32,6 @@ namespace {
 // checkpointed layer's recomputation (before or inside its backward) is not
 // one; a first layer without backward ranges gives 1. `last_start` is when
 // the last micro-batch began.
-// The mean of n values adding up to v (>= 0), rounded half up, without
-// forming v + n / 2.
-std::int64_t mean_half_up(std::int64_t v, std::int64_t n) { return v / n + (v % n >= n - n / 2); }
-
 struct MicroBatches {
   std::int64_t count = 1;
   std::int64_t last_start = 0;
