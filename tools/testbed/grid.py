@@ -50,6 +50,8 @@ import itertools
 import tomllib
 
 import cluster
+import sweep as sweepmod
+from sweep import OPS as SWEEP_OPS  # sweep.py's collectives
 
 MODELS = ("mlp", "cnn", "transformer")  # models.py builds them
 KNOBS = ("model", "world", "cpu_per_rank", "rate", "bucket_mb", "overlap", "partition_kb", "accumulation",
@@ -58,7 +60,6 @@ DEFAULTS = {"world": 2, "cpu_per_rank": 1.0, "rate": "unshaped", "bucket_mb": 25
             "partition_kb": 0, "accumulation": 1, "strategy": "ddp", "forward_prefetch": 1,
             "backward_prefetch": "pre", "reduce_op": "reduce"}
 STRATEGIES = ("ddp", "zero2", "zero3")
-SWEEP_OPS = ("allreduce", "allgather", "reduce")  # sweep.py's collectives
 TOP_KEYS = {"name", "description", "rounds", "warmup", "iterations", "capture", "profiler_warmup", "seed",
             "whatif", "mmap_threshold_kb",
             "batch", "sweep", "configs"}
@@ -198,9 +199,9 @@ class Grid:
                     self.configs.append(c)
         if "allgather" in self.sweep_ops:
             for w in sorted({c.world for c in self.configs if c.world > 1}):
-                if any(s % (4 * w) for s in self.sweep_sizes):
-                    raise GridError(f"{path}: sweep.sizes: with allgather each size must be a multiple of "
-                                    f"4 x {w} bytes (world {w}: every rank sends a whole number of floats)")
+                problem = sweepmod.allgather_size_problem(self.sweep_sizes, w)
+                if problem:
+                    raise GridError(f"{path}: sweep.sizes: {problem}")
 
     def _str(self, data, key, default):
         v = data.get(key, default)

@@ -29,6 +29,15 @@ from worker_args import add_worker_arguments, check_worker_arguments  # noqa: E4
 OPS = ("allreduce", "allgather", "reduce")
 
 
+def allgather_size_problem(sizes, world):
+    """Why `sizes` cannot be all-gathered among `world` ranks (each rank sends
+    size / world of a float32 buffer: a whole number of floats), or None."""
+    if any(s % (4 * world) for s in sizes):
+        return (f"an all-gather's size must be a multiple of 4 x {world} bytes "
+                f"(world {world}: each rank sends a whole number of floats)")
+    return None
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_worker_arguments(p)
@@ -48,9 +57,9 @@ def parse_args(argv):
     a.ops = [o.strip() for o in a.ops.split(",") if o.strip()]
     if not a.ops or any(o not in OPS for o in a.ops) or len(set(a.ops)) != len(a.ops):
         p.error(f"--ops '{','.join(a.ops)}': expected distinct names among {', '.join(OPS)}")
-    if "allgather" in a.ops and any(s % (4 * a.world) for s in a.sizes):
-        p.error(f"--sizes: an all-gather's size must be a multiple of 4 x {a.world} bytes "
-                "(each rank sends a whole number of floats)")
+    problem = allgather_size_problem(a.sizes, a.world) if "allgather" in a.ops else None
+    if problem:
+        p.error(f"--sizes: {problem}")
     return a
 
 
