@@ -295,8 +295,12 @@ ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::in
       const auto p = static_cast<double>(comm.workers());
       const auto shards = static_cast<double>(job.shard_ranks);
       const double replicas = p / shards;
-      // S G (R - 1) / (P - 1) with S = G x one shard's bytes: see job_graph.h.
-      return {job.replica_comm.get(), op, bytes * shards * shards * (replicas - 1) / (p - 1),
+      // The group's ranks on one node (a group is one or several whole
+      // nodes): each all-reduces its shard through the node's NICs.
+      const auto on_node =
+          static_cast<double>(std::min(job.shard_ranks, job.replica_comm->shape().ranks_per_node));
+      // S n (R - 1) / (P - 1) with S = G x one shard's bytes: see job_graph.h.
+      return {job.replica_comm.get(), op, bytes * shards * on_node * (replicas - 1) / (p - 1),
               comm.workers() / job.shard_ranks};
     }
   }

@@ -92,12 +92,13 @@ CollectiveOp collective_op(dag::CommOp op);
 // scope's communicator, on the bytes that put its traffic on the links.
 // HSDP's all-reduce across the R = P / G shard groups (G of them at once, one
 // shard of S / G bytes each) runs as a ring all-reduce over all P ranks of
-// S G (R - 1) / (P - 1) bytes: a ring over P ranks puts 2 (P - 1) / P of its
-// bytes on every node's NICs, so this one puts 2 (R - 1) / R x S there, as
-// the G rings of R ranks do together; its latency terms are those of P ranks
-// (docs/sharding.md). A group reduced to its owners (dag::CommOp::kReduce)
-// is `calls` reduces of bytes / calls, one to each rank of its scope, one
-// after the other.
+// S n (R - 1) / (P - 1) bytes, n the group's ranks on one node (the GPUs a
+// node has; a group is one or several whole nodes): a ring over P ranks puts
+// 2 (P - 1) / P of its bytes on every node's NICs, so this one puts
+// 2 (R - 1) / R x S n / G there, as the node's n rings of R ranks do
+// together; its latency terms are those of P ranks (docs/sharding.md). A
+// group reduced to its owners (dag::CommOp::kReduce) is `calls` reduces of
+// bytes / calls, one to each rank of its scope, one after the other.
 struct ShardedTarget {
   const CommModel* comm = nullptr;  // the job's, the shard group's or the rings across groups
   CollectiveOp op = CollectiveOp::kAllReduce;

@@ -254,6 +254,42 @@ TEST(ShardedWhatIf, HsdpAcrossGroupsUsesEveryNic) {
   }
 }
 
+// Groups of several whole nodes: a node's n = gpus_per_node ranks each
+// all-reduce their S / G bytes with R - 1 other nodes, so 2 (R - 1) / R x
+// S n / G crosses its NICs, not 2 (R - 1) / R x S (the reading of one-node
+// groups, which gave G / n times the bytes). 16-GPU groups of 8-GPU nodes
+// with 8 NICs and with 1, and the testbed's 2-rank groups of one-GPU nodes.
+TEST(ShardedWhatIf, HsdpAcrossGroupsOfSeveralNodesCarriesTheNodesShards) {
+  const trace::LayerProfile p = one_big_layer();
+  const double s = static_cast<double>(p.layers.front().grad_bytes);
+  const double nic_rate = 400e9 / 8 * 0.95;  // NDR400, as in HsdpAcrossGroupsUsesEveryNic
+  struct Case {
+    int gpus_per_node, group, nodes, nics;
+  };
+  for (const Case c : {Case{8, 16, 4, 8}, Case{8, 16, 4, 1}, Case{1, 2, 4, 1}}) {
+    const std::string what = std::to_string(c.gpus_per_node) + " GPUs a node, groups of " +
+                             std::to_string(c.group) + ", " + std::to_string(c.nodes) + " nodes, " +
+                             std::to_string(c.nics) + " NICs";
+    const ReplayResult r = run(p, {"sharding.strategy=hsdp", "platform.preset=hgx_h100",
+                                   "cluster.nodes=" + std::to_string(c.nodes),
+                                   "cluster.gpus_per_node=" + std::to_string(c.gpus_per_node),
+                                   "sharding.group=" + std::to_string(c.group),
+                                   "platform.nic.count=" + std::to_string(c.nics), "iterations=2"});
+    std::optional<Duration> across;
+    for (const auto& col : r.collectives) {
+      if (col.scope == "replicas") across = col.time;
+    }
+    ASSERT_TRUE(across.has_value()) << what;
+    const double ranks = static_cast<double>(c.gpus_per_node) * c.nodes;
+    const double replicas = ranks / c.group;
+    const double node_bytes = c.gpus_per_node * 2 * (replicas - 1) / replicas * s / c.group;
+    const double floor = node_bytes / (c.nics * nic_rate);
+    const double t = static_cast<double>(across->ns()) * 1e-9;
+    EXPECT_GE(t, floor * 0.98) << what;
+    EXPECT_LE(t, floor * 1.35) << what;
+  }
+}
+
 // Gradients reduced to their owners (DeepSpeed's ZeRO-2, the testbed's loop
 // over gloo): P reduces of S / P, each a ring reduce-scatter and a gather to
 // its root, cost 2 (P - 1) / P S / B in all, twice the reduce-scatter's
