@@ -102,7 +102,11 @@ def scenario_text(config, calibration_rel, iterations=10, scheduler=None, explic
         reduction = {"reduce": "reduce", "allreduce": "all_reduce"}[config.get("reduce_op", "reduce")]
         lines += ["  overlap: wfbp", "sharding:", f"  strategy: {strategy}", "  units: layer",
                   "  separate_streams: false", f"  gradient_reduction: {reduction}"]
-        if strategy == "zero3":
+        if strategy == "hsdp":
+            # shard groups of G consecutive ranks, one rank a node: groups of G
+            # whole nodes; each shard all-reduced across the groups.
+            lines.append(f"  group: {config['shard_group']}")
+        if strategy in ("zero3", "hsdp"):
             lines += [f"  forward_prefetch: {config['forward_prefetch']}",
                       f"  backward_prefetch: {config['backward_prefetch']}", "  reshard_after_forward: true",
                       "  max_gathers_in_flight: 2"]
@@ -134,7 +138,9 @@ def describe(config):
     strategy = config.get("strategy", "ddp")
     if config["world"] > 1 and strategy != "ddp":
         text += f", link {config['rate']}, {strategy} by hand over gloo"
-        if strategy == "zero3":
+        if strategy == "hsdp":
+            text += f" (shard groups of {config['shard_group']} ranks)"
+        if strategy in ("zero3", "hsdp"):
             text += (f" (forward prefetch {config['forward_prefetch']}, backward prefetch "
                      f"{config['backward_prefetch']})")
         text += f", gradients by {config['reduce_op']}"

@@ -35,11 +35,13 @@
     cpu_per_rank = 1.0    # < 1: a cgroup CPU quota per rank
     accumulation = 1      # micro-batches a step; gradients communicated on the last only
     strategy = "ddp"      # "ddp" (bucket_mb, overlap, partition_kb apply), or sharded by
-                          # hand over gloo (sharded.py): "zero2", "zero3"
-    forward_prefetch = 1  # zero3: 0 or 1 (the next unit's all-gather before this one's forward)
-    backward_prefetch = "pre"  # zero3: "pre" or "post" (the unit's gradient)
+                          # hand over gloo (sharded.py): "zero2", "zero3", "hsdp"
+    forward_prefetch = 1  # zero3, hsdp: 0 or 1 (the next unit's all-gather before this one's forward)
+    backward_prefetch = "pre"  # zero3, hsdp: "pre" or "post" (the unit's gradient)
     reduce_op = "reduce"  # zero2, zero3: "reduce" (P gloo reduces, one to each shard's owner)
-                          # or "allreduce" (one all-reduce, each rank keeps its shard)
+                          # or "allreduce" (one all-reduce, each rank keeps its shard); hsdp: "reduce"
+    shard_group = 2       # hsdp: the ranks of a shard group (2 <= G < world, dividing it);
+                          # ignored by the other strategies
 
 `whatif` names the knobs along which one configuration is predicted from the
 capture of another with the same model: a knob name (every pair of values),
@@ -55,11 +57,11 @@ from sweep import OPS as SWEEP_OPS  # sweep.py's collectives
 
 MODELS = ("mlp", "cnn", "transformer")  # models.py builds them
 KNOBS = ("model", "world", "cpu_per_rank", "rate", "bucket_mb", "overlap", "partition_kb", "accumulation",
-         "strategy", "forward_prefetch", "backward_prefetch", "reduce_op")
+         "strategy", "forward_prefetch", "backward_prefetch", "reduce_op", "shard_group")
 DEFAULTS = {"world": 2, "cpu_per_rank": 1.0, "rate": "unshaped", "bucket_mb": 25, "overlap": "on",
             "partition_kb": 0, "accumulation": 1, "strategy": "ddp", "forward_prefetch": 1,
-            "backward_prefetch": "pre", "reduce_op": "reduce"}
-STRATEGIES = ("ddp", "zero2", "zero3")
+            "backward_prefetch": "pre", "reduce_op": "reduce", "shard_group": 0}
+STRATEGIES = ("ddp", "zero2", "zero3", "hsdp")
 TOP_KEYS = {"name", "description", "rounds", "warmup", "iterations", "capture", "profiler_warmup", "seed",
             "whatif", "mmap_threshold_kb",
             "batch", "sweep", "configs"}
@@ -85,8 +87,10 @@ class Config:
     """One configuration of the testbed."""
 
     def __init__(self, model, batch, world, cpu_per_rank, rate_bits, bucket_mb, overlap, partition_kb=0,
-                 accumulation=1, strategy="ddp", forward_prefetch=None, backward_prefetch=None, reduce_op=None):
+                 accumulation=1, strategy="ddp", forward_prefetch=None, backward_prefetch=None, reduce_op=None,
+                 shard_group=None):
         self.model = model
+        self.shard_group = shard_group
         self.accumulation = accumulation
         self.strategy = strategy
         self.forward_prefetch = forward_prefetch
@@ -114,7 +118,9 @@ class Config:
             parts.append(f"b{_fmt_number(self.bucket_mb)}" if self.overlap == "on" else "nooverlap")
         else:
             parts.append(self.strategy)
-            if self.strategy == "zero3":
+            if self.strategy == "hsdp":
+                parts.append(f"g{self.shard_group}")
+            if self.strategy in ("zero3", "hsdp"):
                 parts.append(f"f{self.forward_prefetch}")
                 if self.backward_prefetch != "pre":
                     parts.append(f"b{self.backward_prefetch}")
@@ -139,7 +145,7 @@ class Config:
                 "rate_bits_per_s": self.rate_bits, "bucket_mb": self.bucket_mb, "overlap": self.overlap,
                 "partition_kb": self.partition_kb, "accumulation": self.accumulation, "strategy": self.strategy,
                 "forward_prefetch": self.forward_prefetch, "backward_prefetch": self.backward_prefetch,
-                "reduce_op": self.reduce_op}
+                "reduce_op": self.reduce_op, "shard_group": self.shard_group}
 
     def knob(self, name):
         return {"rate": self.rate_bits}.get(name, getattr(self, name, None))
@@ -228,7 +234,7 @@ class Grid:
             axes.append(v if isinstance(v, list) else [v])
         out = []
         for model, world, cpu, rate, bucket, overlap, partition, accumulation, strategy, fprefetch, bprefetch, \
-                reduce_op in itertools.product(*axes):
+                reduce_op, group in itertools.product(*axes):
             if model not in MODELS:
                 raise GridError(f"{where}: model '{model}': expected one of {', '.join(MODELS)}")
             if model not in self.batch:
@@ -260,12 +266,23 @@ class Grid:
                 raise GridError(f"{where}: backward_prefetch {bprefetch!r}: expected \"pre\" or \"post\"")
             if reduce_op not in ("reduce", "allreduce"):
                 raise GridError(f"{where}: reduce_op {reduce_op!r}: expected \"reduce\" or \"allreduce\"")
+            if strategy == "hsdp":
+                if not isinstance(group, int) or isinstance(group, bool) or not 2 <= group < world \
+                        or world % group:
+                    raise GridError(f"{where}: shard_group {group!r}: strategy \"hsdp\" needs an integer G, "
+                                    f"2 <= G < world ({world}), dividing it")
+                if reduce_op != "reduce":
+                    raise GridError(f"{where}: reduce_op {reduce_op!r}: strategy \"hsdp\" reduces by \"reduce\"")
+            elif not isinstance(group, int) or isinstance(group, bool) or group < 0:
+                raise GridError(f"{where}: shard_group {group!r}: expected an integer (strategy \"hsdp\")")
+            if strategy != "hsdp":
+                group = None  # the world
             if strategy != "ddp" and partition:
                 raise GridError(f"{where}: partition_kb {partition!r}: partitions cut DDP's buckets "
                                 "(strategy \"ddp\")")
             if world == 1:  # one rank: no network, no collective
                 rate_bits, bucket, overlap, strategy = None, None, "none", "ddp"
-            elif strategy != "ddp":  # sharded: no DDP buckets; prefetch knobs for zero3 only
+            elif strategy != "ddp":  # sharded: no DDP buckets; prefetch knobs for zero3 and hsdp only
                 bucket, overlap = None, "sharded"
                 if strategy == "zero2":
                     fprefetch = bprefetch = None
@@ -274,7 +291,7 @@ class Grid:
             if strategy == "ddp":
                 fprefetch = bprefetch = reduce_op = None
             out.append(Config(model, self.batch[model], world, float(cpu), rate_bits, bucket, overlap,
-                              partition, accumulation, strategy, fprefetch, bprefetch, reduce_op))
+                              partition, accumulation, strategy, fprefetch, bprefetch, reduce_op, group))
         return out
 
     def network_keys(self):
@@ -305,7 +322,7 @@ class Grid:
                 # a strategy change changes its own knobs (buckets, prefetch) with it
                 if "strategy" in differs:
                     differs = [k for k in differs if k not in ("bucket_mb", "overlap", "forward_prefetch",
-                                                               "backward_prefetch", "reduce_op")]
+                                                               "backward_prefetch", "reduce_op", "shard_group")]
                 if differs != [knob]:
                     continue
                 if arrow:

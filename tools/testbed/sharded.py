@@ -1,5 +1,5 @@
-"""Sharded data parallelism by hand over torch.distributed with gloo (ZeRO-2
-and ZeRO-3, FSDP's FULL_SHARD), for the testbed: Debian's torch 1.13 cannot
+"""Sharded data parallelism by hand over torch.distributed with gloo (ZeRO-2,
+ZeRO-3 or FSDP's FULL_SHARD, and HSDP or FSDP's HYBRID_SHARD), for the testbed: Debian's torch 1.13 cannot
 import FSDP on Python 3.11, and its gloo has all_gather, reduce, broadcast and
 all_reduce but no reduce-scatter.
 
@@ -33,8 +33,21 @@ Per step of k micro-batches (`plan()` lists the collectives in issue order;
     gradients as ZeRO-3's; after optimizer.step() every unit's all-gather is
     issued (async, in unit order) and the next step's first forward waits for
     all of them.
-  Both: optimizer.step() first waits for every gradient reduction, in issue
-  order; each owner's shard gradient is its slice of the reduced `grad` / P.
+  HSDP (group G): ZeRO-3 within shard groups of G consecutive ranks
+    ({0..G-1}, {G..2G-1}, ...: a unit padded to a multiple of G, rank r
+    owning the slice r mod G of its group's), every all-gather and reduce on
+    the shard group's process group; then each owner's reduced slice (S
+    elements) is all-reduced over its replica group (the ranks with the same
+    r mod G, one in each of the R = P / G shard groups). gloo matches a
+    process group's collectives by issue order, so the all-reduces are
+    issued in unit order on every rank: a unit's all-reduce is issued, at a
+    later unit's reduction (polled, never waited for) or at the final wait,
+    once its reduces are completed and every earlier unit's all-reduce is
+    issued. Where it falls among the shard group's collectives depends on
+    timing; each process group's own order does not.
+  All: optimizer.step() first waits for every gradient reduction, in issue
+  order; each owner's shard gradient is its slice of the reduced `grad` / P
+  (HSDP: of the all-reduced slice).
 
 reduce_op: gloo has no reduce-scatter, so it is built from
   "reduce"     P dist.reduce calls on the slices of `grad`, slice i (S
@@ -47,12 +60,13 @@ reduced buffer is dropped as soon as its work is seen completed (polled at
 each later unit's reduction) or at the final wait.
 
 gloo runs a process group's works on two threads, in issue order, so two
-collectives may be on the wire at once.
+collectives may be on the wire at once (HSDP: two on each of its two
+process groups).
 """
 
 import math
 
-STRATEGIES = ("zero2", "zero3")
+STRATEGIES = ("zero2", "zero3", "hsdp")
 REDUCE_OPS = ("reduce", "allreduce")
 BACKWARD_PREFETCH = ("pre", "post")
 
@@ -62,38 +76,62 @@ def padded(numel, world):
     return math.ceil(numel / world) * world
 
 
+def shard_ranks(world, strategy, group=None):
+    """The ranks one shard spans: the world, or HSDP's group G (2 <= G < world,
+    dividing it; gradients reduced by "reduce" only, so that each of its
+    process groups runs one kind of collective per op). Raises ValueError."""
+    if strategy != "hsdp":
+        if group is not None and group != world:
+            raise ValueError(f"group {group}: only hsdp shards over a group smaller than the world")
+        return world
+    if group is None or group < 2 or group >= world or world % group != 0:
+        raise ValueError(f"hsdp: group {group}: expected 2 <= group < world ({world}), dividing it")
+    return group
+
+
 def plan(unit_numels, world, strategy, forward_prefetch=1, backward_prefetch="pre", accumulation=1,
-         reduce_op="reduce"):
+         reduce_op="reduce", group=None):
     """The collectives of one step, in issue order: dicts with phase
     (forward, backward, step), micro (micro-batch), unit, op (all_gather,
     reduce, all_reduce), bytes (the whole buffer: N_pad x 4, or the slice
-    for reduce), dst (reduce's root) and sync (the issuing thread waits for
-    it at once). Pure logic: no torch. ZeRO-2's step gathers are those after
-    this step's update (the very first step starts from the model's own,
-    full, parameters: no gather before it)."""
+    for reduce), dst (reduce's root: its index in the shard group) and sync
+    (the issuing thread waits for it at once); under hsdp each also has
+    group: "shard" or "replica" (the cross-group all-reduce, placed right
+    after its unit's reduces: the Engine issues it later, at a time that
+    varies, so only each group's own order is fixed). Pure logic: no torch.
+    ZeRO-2's step gathers are those after this step's update (the very first
+    step starts from the model's own, full, parameters: no gather before
+    it)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
+    G = shard_ranks(world, strategy, group)
+    if strategy == "hsdp" and reduce_op != "reduce":
+        raise ValueError("hsdp: reduce_op must be reduce")
     U = len(unit_numels)
-    pad = [padded(n, world) for n in unit_numels]
+    pad = [padded(n, G) for n in unit_numels]
+    tag = {"group": "shard"} if strategy == "hsdp" else {}
     out = []
 
     def gather(phase, m, u, sync):
         out.append({"phase": phase, "micro": m, "unit": u, "op": "all_gather", "bytes": 4 * pad[u],
-                    "sync": sync})
+                    "sync": sync, **tag})
 
     def reduce(m, u):
         if reduce_op == "reduce":
-            shard = pad[u] // world
-            for i in range(world):
+            shard = pad[u] // G
+            for i in range(G):
                 out.append({"phase": "backward", "micro": m, "unit": u, "op": "reduce", "bytes": 4 * shard,
-                            "dst": i, "sync": False})
+                            "dst": i, "sync": False, **tag})
+            if strategy == "hsdp":
+                out.append({"phase": "backward", "micro": m, "unit": u, "op": "all_reduce",
+                            "bytes": 4 * shard, "sync": False, "group": "replica"})
         else:
             out.append({"phase": "backward", "micro": m, "unit": u, "op": "all_reduce", "bytes": 4 * pad[u],
                         "sync": False})
 
     for m in range(accumulation):
         last_micro = m == accumulation - 1
-        if strategy == "zero3":
+        if strategy in ("zero3", "hsdp"):
             gathered = set()   # gathered or in flight
             for u in range(U):
                 if u not in gathered:
@@ -126,6 +164,24 @@ def plan(unit_numels, world, strategy, forward_prefetch=1, backward_prefetch="pr
     return out
 
 
+def by_group(log):
+    """{group: the entries of that process group, in order} (HSDP's "shard"
+    and "replica"; None for the others' one group)."""
+    out = {}
+    for e in log:
+        out.setdefault(e.get("group"), []).append(e)
+    return out
+
+
+def op_order_bytes(log):
+    """{op: that op's sizes in issue order}: HSDP's marks (each op runs on one
+    process group, whose order is fixed)."""
+    out = {}
+    for e in log:
+        out.setdefault(e["op"], []).append(e["bytes"])
+    return out
+
+
 def range_order_bytes(log):
     """A step's collective sizes in the order they fall in one iteration's
     range (ssgd_marks' iteration N runs from the end of step N-1's
@@ -137,7 +193,9 @@ def range_order_bytes(log):
 
 class Engine:
     """Shards `model` (already built, the same on every rank) over the
-    default process group. Use:
+    default process group (hsdp: over shard groups of `group` ranks, made
+    here with dist.new_group, which every rank calls for every group in
+    one order). Use:
 
         engine = Engine(torch, dist, models.units(name, model), "zero3", forward_prefetch=1)
         optimizer = torch.optim.SGD(engine.shards, lr=..., momentum=...)
@@ -154,9 +212,11 @@ class Engine:
     first micro_batch of a step clears it), in plan()'s form."""
 
     def __init__(self, torch, dist, units, strategy, forward_prefetch=1, backward_prefetch="pre",
-                 reduce_op="reduce"):
+                 reduce_op="reduce", group=None):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
+        if strategy == "hsdp" and reduce_op != "reduce":
+            raise ValueError("hsdp: reduce_op must be reduce")
         if forward_prefetch not in (0, 1):
             raise ValueError("forward_prefetch: expected 0 or 1")
         if backward_prefetch not in BACKWARD_PREFETCH:
@@ -169,6 +229,18 @@ class Engine:
         self.backward_prefetch = backward_prefetch
         self.reduce_op = reduce_op
         self.world, self.rank = dist.get_world_size(), dist.get_rank()
+        self.hsdp = strategy == "hsdp"
+        self.gathers_per_unit = strategy in ("zero3", "hsdp")
+        self.shard_size = shard_ranks(self.world, strategy, group)
+        self.local = self.rank % self.shard_size        # the rank's place in its shard group
+        self.group_base = self.rank - self.local        # its shard group's first rank
+        self.shard_group = self.replica_group = None    # None: the default group
+        if self.hsdp:
+            G, R = self.shard_size, self.world // self.shard_size
+            shard_groups = [dist.new_group(list(range(g * G, (g + 1) * G))) for g in range(R)]
+            replica_groups = [dist.new_group(list(range(i, self.world, G))) for i in range(G)]
+            self.shard_group = shard_groups[self.rank // G]
+            self.replica_group = replica_groups[self.local]
         self.units = [_Unit(self, i, name, module) for i, (name, module) in enumerate(units)]
         if not self.units:
             raise ValueError("sharded: the model has no unit with parameters")
@@ -182,7 +254,7 @@ class Engine:
         self._post_hooks = []   # AccumulateGrad nodes must stay alive for their hooks
         for u in self.units:
             u.install()
-        if strategy == "zero3":
+        if self.gathers_per_unit:
             for u in self.units:
                 u.free()
 
@@ -198,8 +270,23 @@ class Engine:
             self._micro += 1
         self.last_micro = last
 
+    def op_ranks(self):
+        """{op: the ranks of its process group}, for the marks (hsdp)."""
+        if not self.hsdp:
+            return {}
+        return {"all_gather": self.shard_size, "reduce": self.shard_size,
+                "all_reduce": self.world // self.shard_size}
+
     def before_step(self):
-        for unit, works in self._reductions:
+        # hsdp: every all-reduce left is issued (in unit order) before any is
+        # waited for, so that they run together as in the backward.
+        if self.hsdp:
+            for entry in self._reductions:
+                if entry[2] == "shard":
+                    for w in entry[1]:
+                        w.wait()
+                    entry[1], entry[2] = [entry[0].replicate()], "replica"
+        for unit, works, _ in self._reductions:
             for w in works:
                 w.wait()
             unit.finish_reduction()
@@ -223,21 +310,36 @@ class Engine:
             w.wait()
         self._step_gathers = []
 
-    def _record(self, phase, unit, op, numel, sync, dst=None):
+    def _record(self, phase, unit, op, numel, sync, dst=None, group="shard"):
         entry = {"phase": phase, "micro": self._micro, "unit": unit, "op": op, "bytes": 4 * numel, "sync": sync}
         if dst is not None:
             entry["dst"] = dst
+        if self.hsdp:
+            entry["group"] = group
         self.log.append(entry)
 
     def _poll_reductions(self):
+        """Finishes the reductions seen completed, oldest first; hsdp: issues
+        the all-reduce of each unit whose reduces are completed, in unit
+        order (none after a unit whose reduces are still running)."""
         keep = []
-        for unit, works in self._reductions:
-            if not keep and all(w.is_completed() for w in works):
+        issuing = True
+        for entry in self._reductions:
+            unit, works, stage = entry
+            if self.hsdp and stage == "shard":
+                if issuing and all(w.is_completed() for w in works):
+                    for w in works:
+                        w.wait()
+                    works, stage = [unit.replicate()], "replica"
+                else:
+                    issuing = False
+            final = stage == "replica" or not self.hsdp
+            if not keep and final and all(w.is_completed() for w in works):
                 for w in works:
                     w.wait()
                 unit.finish_reduction()
             else:
-                keep.append((unit, works))
+                keep.append([unit, works, stage])
         self._reductions = keep
 
     def full_parameters(self):
@@ -246,7 +348,7 @@ class Engine:
         out = []
         for u in self.units:
             buf = self.torch.empty(u.padded)
-            self.dist.all_gather(list(buf.split(u.shard_numel)), u.shard.detach())
+            self.dist.all_gather(list(buf.split(u.shard_numel)), u.shard.detach(), group=self.shard_group)
             out.append(buf[:u.numel])
         return out
 
@@ -277,8 +379,8 @@ class _Unit:
         self.engine, self.index, self.name, self.module = engine, index, name, module
         self.params = [p for p in module.parameters() if p.requires_grad]
         self.numel = sum(p.numel() for p in self.params)
-        self.padded = padded(self.numel, engine.world)
-        self.shard_numel = self.padded // engine.world
+        self.padded = padded(self.numel, engine.shard_size)
+        self.shard_numel = self.padded // engine.shard_size
         self.full = torch.zeros(self.padded)
         offset = 0
         with torch.no_grad():
@@ -287,7 +389,7 @@ class _Unit:
                 self.full[offset:offset + n].copy_(p.data.reshape(-1))
                 p.data = self.full[offset:offset + n].view_as(p.data)
                 offset += n
-        r = engine.rank
+        r = engine.local
         self.shard = torch.nn.Parameter(self.full[r * self.shard_numel:(r + 1) * self.shard_numel].clone())
         self.grad = None
         self.gathered = True
@@ -315,7 +417,8 @@ class _Unit:
         if self.full.storage().size() != self.padded:
             self.full.storage().resize_(self.padded)
         e._record(phase, self.index, "all_gather", self.padded, sync)
-        work = e.dist.all_gather(list(self.full.split(self.shard_numel)), self.shard.detach(), async_op=True)
+        work = e.dist.all_gather(list(self.full.split(self.shard_numel)), self.shard.detach(),
+                                 group=e.shard_group, async_op=True)
         self.gathered = True
         if sync:
             work.wait()
@@ -340,7 +443,7 @@ class _Unit:
         e = self.engine
         if self.index == 0 and e.strategy == "zero2":
             e._wait_step_gathers()
-        if e.strategy != "zero3":
+        if not e.gathers_per_unit:
             return
         self.ensure_gathered("forward")
         if e.forward_prefetch and self.index + 1 < len(e.units):
@@ -349,7 +452,7 @@ class _Unit:
     def post_forward(self, out):
         e = self.engine
         torch = e.torch
-        if e.strategy == "zero3" and self.index != len(e.units) - 1:
+        if e.gathers_per_unit and self.index != len(e.units) - 1:
             self.free()
         if not torch.is_grad_enabled() or not torch.is_tensor(out) or not out.requires_grad:
             return None
@@ -359,7 +462,7 @@ class _Unit:
 
     def pre_backward(self):
         e = self.engine
-        if e.strategy == "zero3":
+        if e.gathers_per_unit:
             self.ensure_gathered("backward")
             if e.backward_prefetch == "pre" and self.index > 0:
                 e.units[self.index - 1].prefetch("backward")
@@ -379,7 +482,7 @@ class _Unit:
 
     def post_backward(self):
         e = self.engine
-        if e.strategy == "zero3":
+        if e.gathers_per_unit:
             self.free()
             if e.backward_prefetch == "post" and self.index > 0:
                 e.units[self.index - 1].prefetch("backward")
@@ -389,9 +492,10 @@ class _Unit:
         grad, S = self.grad, self.shard_numel
         if e.reduce_op == "reduce":
             works = []
-            for i in range(e.world):
+            for i in range(e.shard_size):
                 e._record("backward", self.index, "reduce", S, False, dst=i)
-                works.append(e.dist.reduce(grad[i * S:(i + 1) * S], dst=i, async_op=True))
+                works.append(e.dist.reduce(grad[i * S:(i + 1) * S], dst=e.group_base + i, group=e.shard_group,
+                                           async_op=True))
         else:
             e._record("backward", self.index, "all_reduce", self.padded, False)
             works = [e.dist.all_reduce(grad, async_op=True)]
@@ -399,23 +503,35 @@ class _Unit:
             p.grad = None
         self.grad = None
         self.reduced_buffer = grad
-        e._reductions.append((self, works))
+        e._reductions.append([self, works, "shard"])
+
+    def owned(self):
+        """This rank's slice of the reduced buffer."""
+        r, S = self.engine.local, self.shard_numel
+        return self.reduced_buffer[r * S:(r + 1) * S]
+
+    def replicate(self):
+        """hsdp: issues the all-reduce of this rank's reduced slice over its
+        replica group; returns the work."""
+        e = self.engine
+        e._record("backward", self.index, "all_reduce", self.shard_numel, False, group="replica")
+        return e.dist.all_reduce(self.owned(), group=e.replica_group, async_op=True)
 
     def finish_reduction(self):
-        e = self.engine
-        r, S = e.rank, self.shard_numel
-        self.shard.grad = self.reduced_buffer[r * S:(r + 1) * S].div(e.world)
+        self.shard.grad = self.owned().div(self.engine.world)
         self.reduced_buffer = None
 
 
 def check_equivalence(rank, world, master, port, models_to_check=("mlp", "cnn", "transformer"), steps=3,
-                      accumulation=2):
-    """Trains DDP, ZeRO-2 and ZeRO-3 (both prefetch settings, both reduce
-    ops) from the same seed on rank-dependent data for `steps` steps and
-    returns max_abs_diff {case: max |param - DDP's param|} over every
-    parameter, moved {model: max |DDP's param - initial param|} (that the
-    steps changed the parameters at all), and plan_mismatch: the cases whose
-    last step's log differs from plan(). For the unit test (two processes).""" 
+                      accumulation=2, strategies=("zero2", "zero3")):
+    """Trains DDP, and ZeRO-2 and ZeRO-3 (both prefetch settings, both reduce
+    ops) or HSDP (shard groups of world / 2; both prefetch settings), from
+    the same seed on rank-dependent data for `steps` steps and returns
+    max_abs_diff {case: max |param - DDP's param|} over every parameter,
+    moved {model: max |DDP's param - initial param|} (that the steps changed
+    the parameters at all), and plan_mismatch: the cases whose last step's
+    log differs from plan() (each process group's entries in its order).
+    For the unit test (two processes; HSDP four)."""
     import datetime
 
     import torch
@@ -457,7 +573,7 @@ def check_equivalence(rank, world, master, port, models_to_check=("mlp", "cnn", 
                 engine.after_step()
             engine.drain()
             expected = plan([u.numel for u in engine.units], world, strategy, accumulation=accumulation, **kw)
-            return engine.full_parameters(), (engine.log, expected)
+            return engine.full_parameters(), (by_group(engine.log), by_group(expected))
 
         reference, _ = train("ddp")
         model0, _, _ = models.build(name, 1, seed=7)
@@ -467,8 +583,12 @@ def check_equivalence(rank, world, master, port, models_to_check=("mlp", "cnn", 
         cases = [("zero2", {}), ("zero3", {"forward_prefetch": 0, "backward_prefetch": "pre"}),
                  ("zero3", {"forward_prefetch": 1, "backward_prefetch": "post"}),
                  ("zero3", {"forward_prefetch": 1, "backward_prefetch": "pre", "reduce_op": "allreduce"}),
-                 ("zero2", {"reduce_op": "allreduce"})]
+                 ("zero2", {"reduce_op": "allreduce"}),
+                 ("hsdp", {"group": world // 2, "forward_prefetch": 1, "backward_prefetch": "pre"}),
+                 ("hsdp", {"group": world // 2, "forward_prefetch": 0, "backward_prefetch": "post"})]
         for strategy, kw in cases:
+            if strategy not in strategies:
+                continue
             params, (log, expected) = train(strategy, **kw)
             case = f"{name}-{strategy}-" + "-".join(f"{k}={v}" for k, v in sorted(kw.items()))
             out["max_abs_diff"][case] = max(float((a - b).abs().max()) for a, b in zip(params, reference))
@@ -497,8 +617,10 @@ if __name__ == "__main__":
     p.add_argument("--world", type=int, required=True)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--models", default="mlp,cnn,transformer")
+    p.add_argument("--strategies", default="zero2,zero3", help="zero2, zero3, hsdp (world / 2 ranks a group)")
     a = p.parse_args()
-    result = check_equivalence(a.rank, a.world, "127.0.0.1", a.port, a.models.split(","))
+    result = check_equivalence(a.rank, a.world, "127.0.0.1", a.port, a.models.split(","),
+                               strategies=a.strategies.split(","))
     print(json.dumps(result))
     sys.stdout.flush()
     os._exit(0)

@@ -109,6 +109,14 @@ class Grids(unittest.TestCase):
                                    "backward_prefetch = 'post'\nreduce_op = 'allreduce'\n")
         self.assertEqual(post.configs[0].id, "mlp-w2-unshaped-zero3-f1-bpost-ar")
 
+    def test_hsdp_has_its_group_and_is_a_strategy_what_if(self):
+        g = grid.Grid("h.toml", "whatif = ['strategy']\n[batch]\nmlp = 1\n[[configs]]\nmodel = 'mlp'\n"
+                                "strategy = ['zero3', 'hsdp']\nshard_group = 2\nworld = 4\n")
+        self.assertEqual([c.id for c in g.configs], ["mlp-w4-unshaped-zero3-f1", "mlp-w4-unshaped-hsdp-g2-f1"])
+        self.assertIsNone(g.configs[0].shard_group)  # zero3 shards over the world
+        self.assertEqual(g.configs[1].knobs()["shard_group"], 2)
+        self.assertEqual(g.whatif_sources(g.configs[1]), ["mlp-w4-unshaped-zero3-f1"])
+
     def test_errors_name_the_file_and_key(self):
         for text, needle in (("[[configs]]\nmodel='x'\n[batch]\nx=1", "model 'x'"),
                              ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nrate='fast'", "link rate 'fast'"),
@@ -127,6 +135,14 @@ class Grids(unittest.TestCase):
                              ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nstrategy='zero3'\npartition_kb=64",
                               "partition_kb 64"),
                              ("[sweep]\nops=['reduce']\n[batch]\nmlp=1\n[[configs]]\nmodel='mlp'", "sweep.ops"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nstrategy='hsdp'\nworld=4",
+                              "shard_group 0"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nstrategy='hsdp'\nworld=4\nshard_group=3",
+                              "shard_group 3"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nstrategy='hsdp'\nworld=2\nshard_group=2",
+                              "shard_group 2"),
+                             ("[batch]\nmlp=1\n[[configs]]\nmodel='mlp'\nstrategy='hsdp'\nworld=4\nshard_group=2\n"
+                              "reduce_op='allreduce'", "reduce_op 'allreduce'"),
                              ("[sweep]\nops=['allreduce','scatter']\n[batch]\nmlp=1\n[[configs]]\nmodel='mlp'",
                               "sweep.ops"),
                              ("[sweep]\nsizes=[8]\nops=['allreduce','allgather']\n[batch]\nmlp=1\n[[configs]]\n"
@@ -272,6 +288,11 @@ class Files(unittest.TestCase):
         self.assertIn("  forward_prefetch: 0\n  backward_prefetch: pre\n", text)
         self.assertNotIn("bucket_cap", text)
         self.assertIn("zero3 by hand over gloo", assemble.describe(knobs))
+        hsdp = assemble.scenario_text(dict(knobs, strategy="hsdp", shard_group=2), "c.yaml")
+        self.assertIn("  strategy: hsdp\n", hsdp)
+        self.assertIn("  group: 2\n  forward_prefetch: 0\n", hsdp)
+        self.assertIn("hsdp by hand over gloo (shard groups of 2 ranks)",
+                      assemble.describe(dict(knobs, strategy="hsdp", shard_group=2)))
         z2 = dict(knobs, strategy="zero2", forward_prefetch=None, backward_prefetch=None, accumulation=1)
         text = assemble.scenario_text(z2, "c.yaml")
         self.assertIn("  strategy: zero2\n", text)
@@ -374,9 +395,31 @@ class ShardedPlan(unittest.TestCase):
                                ("backward", 2, 0, "reduce", 16), ("backward", 2, 0, "reduce", 16),
                                ("step", 2, 0, "all_gather", 32), ("step", 2, 1, "all_gather", 16)])
 
+    def test_hsdp_shards_over_the_group_and_all_reduces_each_shard_across_the_groups(self):
+        steps = sharded.plan([10, 6], 4, "hsdp", forward_prefetch=0, backward_prefetch="pre", group=2)
+        seq = [(s["phase"], s["unit"], s["op"], s["bytes"], s["group"]) for s in steps]
+        # units padded to multiples of 2 ranks, not 4: 10 and 6 elements
+        self.assertEqual(seq, [("forward", 0, "all_gather", 40, "shard"), ("forward", 1, "all_gather", 24, "shard"),
+                               ("backward", 0, "all_gather", 40, "shard"),
+                               ("backward", 1, "reduce", 12, "shard"), ("backward", 1, "reduce", 12, "shard"),
+                               ("backward", 1, "all_reduce", 12, "replica"),
+                               ("backward", 0, "reduce", 20, "shard"), ("backward", 0, "reduce", 20, "shard"),
+                               ("backward", 0, "all_reduce", 20, "replica")])
+        self.assertEqual([s["dst"] for s in steps if s["op"] == "reduce"], [0, 1, 0, 1])
+        by_op = sharded.op_order_bytes(steps)
+        self.assertEqual(by_op["all_reduce"], [12, 20])
+        self.assertEqual(by_op["reduce"], [12, 12, 20, 20])
+
     def test_refusals(self):
         with self.assertRaises(ValueError):
             sharded.plan([4], 2, "zero1")
+        for group in (None, 1, 3, 4):
+            with self.assertRaises(ValueError):
+                sharded.plan([4], 4, "hsdp", group=group)
+        with self.assertRaises(ValueError):
+            sharded.plan([4], 4, "hsdp", group=2, reduce_op="allreduce")
+        with self.assertRaises(ValueError):
+            sharded.plan([4], 4, "zero3", group=2)
 
 
 def _torch_python():
@@ -392,17 +435,18 @@ def _torch_python():
     return None
 
 
-def _two_ranks(test, exe, script, args, timeout):
-    """Runs `script` as ranks 0 and 1 over gloo on localhost (a free port),
-    each with `args`; fails `test` unless both exit 0; returns their stdouts."""
+def _two_ranks(test, exe, script, args, timeout, world=2):
+    """Runs `script` as ranks 0 .. world-1 (0 and 1 by default) over gloo on
+    localhost (a free port), each with `args`; fails `test` unless every one
+    exits 0; returns their stdouts."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
     env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
-    procs = [subprocess.Popen([exe, path, "--rank", str(r), "--world", "2", "--port", str(port)] + args,
+    procs = [subprocess.Popen([exe, path, "--rank", str(r), "--world", str(world), "--port", str(port)] + args,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for r in range(2)]
+             for r in range(world)]
     outs = []
     try:
         for p in procs:
@@ -464,6 +508,26 @@ class ShardedAgainstDdp(unittest.TestCase):
                 self.assertLess(diff, 1e-6, case)
             for model, moved in result["moved"].items():
                 self.assertGreater(moved, 1e-3, model)  # the steps changed the parameters
+
+    def test_hsdp_at_four_ranks(self):
+        """HSDP, shard groups of 2 of 4 ranks (forward prefetch 0 and 1,
+        backward prefetch pre and post), against DDP on the mlp and the
+        transformer; each process group's log equal to the plan's."""
+        exe = _torch_python()
+        if exe is None:
+            self.skipTest("no interpreter with torch and gloo (apt-get install python3-torch)")
+        outs = [json.loads(out) for out in _two_ranks(self, exe, "sharded.py", ["--models", "mlp,transformer",
+                                                                                  "--strategies", "hsdp"], 600,
+                                                      world=4)]
+        for result in outs:
+            self.assertEqual(result["plan_mismatch"], [])
+            self.assertEqual(sorted(result["max_abs_diff"]), [
+                "mlp-hsdp-backward_prefetch=post-forward_prefetch=0-group=2",
+                "mlp-hsdp-backward_prefetch=pre-forward_prefetch=1-group=2",
+                "transformer-hsdp-backward_prefetch=post-forward_prefetch=0-group=2",
+                "transformer-hsdp-backward_prefetch=pre-forward_prefetch=1-group=2"])
+            for case, diff in result["max_abs_diff"].items():
+                self.assertLess(diff, 1e-6, case)
 
 
 class CollectiveWaitsTest(unittest.TestCase):

@@ -197,8 +197,10 @@ class Run:
             args += ["--overlap", c.overlap]
         else:
             args += ["--shard", c.strategy, "--reduce-op", c.reduce_op]
-            if c.strategy == "zero3":
+            if c.strategy in ("zero3", "hsdp"):
                 args += ["--forward-prefetch", str(c.forward_prefetch), "--backward-prefetch", c.backward_prefetch]
+            if c.strategy == "hsdp":
+                args += ["--shard-group", str(c.shard_group)]
         ranks = self.run_task("train.py", args, c.world, c.cpu_per_rank, raw, 900,
                               f"{c.id}, round {round_index + 1}", "rank{}.result.json")
         os.makedirs(d, exist_ok=True)

@@ -3,8 +3,8 @@ sharded data parallelism (ZeRO-2, ZeRO-3) by hand over gloo (sharded.py).
 
     /usr/bin/python3 train.py --rank R --world W --master ADDR --port P \
         --model mlp --batch 32 --bucket-mb 25 --overlap on [--partition-kb K] \
-        [--accumulation K] [--shard zero2|zero3 --forward-prefetch 0|1 \
-         --backward-prefetch pre|post --reduce-op reduce|allreduce] \
+        [--accumulation K] [--shard zero2|zero3|hsdp --forward-prefetch 0|1 \
+         --backward-prefetch pre|post --reduce-op reduce|allreduce --shard-group G] \
         --warmup 5 --iterations 20 --capture 6 --out DIR
 
 1. Measure: `warmup` untimed iterations, then `iterations` timed ones, with
@@ -25,8 +25,13 @@ buffer, all-reduced once and copied back (what DDP's no_sync() followed by a
 single all-reduce does). One rank (--world 1): the model alone, no
 collective, whatever --overlap says: the compute of one iteration.
 
---shard zero2|zero3: sharded.Engine over models.units() (--overlap is then
-ignored); the optimizer steps on each rank's shards. --accumulation K: K
+--shard zero2|zero3|hsdp: sharded.Engine over models.units() (--overlap is
+then ignored); the optimizer steps on each rank's shards. hsdp shards over
+groups of --shard-group G ranks (2 <= G < world, dividing it; --reduce-op
+reduce) and all-reduces each shard across the groups; its marks give each
+op's sizes and process-group size (ssgd/collective_bytes/<op>,
+ssgd/collective_ranks/<op>), since when its all-reduces are issued among
+the shard group's collectives varies. --accumulation K: K
 micro-batches a step, gradients communicated on the last one only (DDP:
 no_sync() before; overlap off and sharded: their collectives after the last).
 
@@ -73,7 +78,8 @@ def parse_args(argv):
                         "its own all-reduce (ByteScheduler's partitioning); 0: one per bucket")
     p.add_argument("--overlap", choices=("on", "off", "none"), default="on")
     p.add_argument("--accumulation", type=int, default=1, help="micro-batches a step")
-    p.add_argument("--shard", choices=("none", "zero2", "zero3"), default="none")
+    p.add_argument("--shard", choices=("none", "zero2", "zero3", "hsdp"), default="none")
+    p.add_argument("--shard-group", type=int, default=0, help="hsdp: the ranks of a shard group")
     p.add_argument("--forward-prefetch", type=int, choices=(0, 1), default=1)
     p.add_argument("--backward-prefetch", choices=("pre", "post"), default="pre")
     p.add_argument("--reduce-op", choices=("reduce", "allreduce"), default="reduce")
@@ -94,6 +100,13 @@ def parse_args(argv):
                 "--bucket-mb > 0; --partition-kb >= 0")
     if a.partition_kb > 0 and (a.overlap != "on" or a.shard != "none"):
         p.error("--partition-kb needs --overlap on and no --shard (it partitions DDP's buckets)")
+    if a.shard == "hsdp":
+        if not (2 <= a.shard_group < a.world and a.world % a.shard_group == 0):
+            p.error(f"--shard-group {a.shard_group}: --shard hsdp needs 2 <= G < --world ({a.world}), dividing it")
+        if a.reduce_op != "reduce":
+            p.error("--shard hsdp needs --reduce-op reduce")
+    elif a.shard_group:
+        p.error("--shard-group needs --shard hsdp")
     return a
 
 
@@ -204,7 +217,7 @@ def main(argv):
         a.overlap = "sharded"
         net = model
         engine = sharded.Engine(torch, dist, models.units(a.model, model), a.shard, a.forward_prefetch,
-                                a.backward_prefetch, a.reduce_op)
+                                a.backward_prefetch, a.reduce_op, a.shard_group or None)
     elif a.overlap == "none":
         net = model
     elif a.overlap == "on":
@@ -275,6 +288,7 @@ def main(argv):
     if engine:
         result["shard"] = {"strategy": a.shard, "forward_prefetch": a.forward_prefetch,
                            "backward_prefetch": a.backward_prefetch, "reduce_op": a.reduce_op,
+                           "group": engine.shard_size,
                            "units": [{"name": u.name, "params": u.numel, "padded": u.padded,
                                       "shard": u.shard_numel} for u in engine.units],
                            "step_collectives": engine.log}
@@ -290,7 +304,9 @@ def main(argv):
         # importer and the walker use marked iterations only.
         warm = a.profiler_warmup
         marks = ssgd_marks.mark(net, optimizer, backend="profiler", window=(warm, warm + a.capture))
-        if engine:
+        if engine and engine.hsdp:
+            marks.collective_ops(sharded.op_order_bytes(engine.log), ranks=engine.op_ranks())
+        elif engine:
             marks.collective_bytes(sharded.range_order_bytes(engine.log))
         elif a.overlap == "off":
             marks.collective_bytes([sum(p.numel() * p.element_size() for p in params)])

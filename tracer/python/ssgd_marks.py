@@ -24,6 +24,14 @@ window of them), zero-length metadata ranges that the importers read:
                                              gradient all-reduces in launch order:
                                              DDP's bucket layout, or what the
                                              program declared (collective_bytes())
+    ssgd/collective_bytes/<op>=<b0>,...      one op's sizes in its launch order, and
+    ssgd/collective_ranks/<op>=<n>           the ranks of its process group, where
+                                             the program declared them
+                                             (collective_ops(): collectives of
+                                             several process groups, whose
+                                             interleaving varies; <op> is
+                                             all_reduce, all_gather, reduce,
+                                             broadcast or reduce_scatter)
     ssgd/activation_bytes/<name>=<bytes>     what each marked module's forward
                                              left for its backward in the previous
                                              iteration (see "Activations" below);
@@ -239,11 +247,17 @@ def grad_bytes_by_layer(own_bytes, ran):
     return [(n, out[n]) for n in names if n in out]
 
 
-def metadata_names(meta, grad_bytes, collective_bytes, activation_bytes=()):
+COLLECTIVE_OPS = ("all_reduce", "all_gather", "reduce", "broadcast", "reduce_scatter")
+
+
+def metadata_names(meta, grad_bytes, collective_bytes, activation_bytes=(), collective_ops=()):
     """The metadata range names, in the order they are written: the keys of
     `meta` (rank, world_size, hostname; None values left out), then one
     ssgd/grad_bytes/<module>=<bytes> per module, then ssgd/collective_bytes,
-    then one ssgd/activation_bytes/<module>=<bytes> per module.
+    then for each (op, sizes, ranks) of `collective_ops`
+    ssgd/collective_bytes/<op> and, where ranks is not None,
+    ssgd/collective_ranks/<op>, then one ssgd/activation_bytes/<module>=<bytes>
+    per module.
     clock_realtime_ns is written separately, with the time of its own range.
     Raises ValueError for a value holding '=' or '"' (the legacy writer does
     not escape names)."""
@@ -259,6 +273,12 @@ def metadata_names(meta, grad_bytes, collective_bytes, activation_bytes=()):
         names.append(f"ssgd/grad_bytes/{module}={int(count)}")
     if collective_bytes:
         names.append("ssgd/collective_bytes=" + ",".join(str(int(b)) for b in collective_bytes))
+    for op, sizes, ranks in collective_ops:
+        if op not in COLLECTIVE_OPS:
+            raise ValueError(f"ssgd_marks: collective op '{op}': expected one of {', '.join(COLLECTIVE_OPS)}")
+        names.append(f"ssgd/collective_bytes/{op}=" + ",".join(str(int(b)) for b in sizes))
+        if ranks is not None:
+            names.append(f"ssgd/collective_ranks/{op}={int(ranks)}")
     for module, count in activation_bytes:
         names.append(f"ssgd/activation_bytes/{module}={int(count)}")
     return names
@@ -366,6 +386,7 @@ class Marks:
         self._forward_open = {}
         self._backward = {}
         self._declared_collectives = None
+        self._declared_ops = []
         self._ran = set()       # marked modules whose forward ran in the current iteration
         self._last_ran = set()  # and in the previous one
         self._saved = SavedBytes()
@@ -405,6 +426,19 @@ class Marks:
         order (for programs that all-reduce by hand instead of through DDP)."""
         self._declared_collectives = [int(s) for s in sizes]
 
+    def collective_ops(self, sizes_by_op, ranks=None):
+        """Declares one iteration's collectives op by op: {op: sizes in that
+        op's launch order}, and {op: the ranks of its process group} where
+        it is not the world (for programs whose collectives run on several
+        process groups, so that their interleaving varies from one iteration
+        to the next while each op's order does not). Raises ValueError for
+        an unknown op."""
+        ranks = ranks or {}
+        for op in list(sizes_by_op) + list(ranks):
+            if op not in COLLECTIVE_OPS:
+                raise ValueError(f"ssgd_marks: collective op '{op}': expected one of {', '.join(COLLECTIVE_OPS)}")
+        self._declared_ops = [(op, [int(s) for s in sizes], ranks.get(op)) for op, sizes in sizes_by_op.items()]
+
     def _collectives(self):
         if self._declared_collectives is not None:
             return self._declared_collectives
@@ -435,7 +469,7 @@ class Marks:
             activations = [(name, self._last_saved.get(name, 0)) for name, _ in self._modules
                            if name in self._last_ran]
         names = metadata_names([("rank", rank), ("world_size", world), ("hostname", socket.gethostname())],
-                               grads, self._collectives(), activations)
+                               grads, self._collectives(), activations, self._declared_ops)
         for n in names:
             self._ranges.range_end(self._ranges.range_start(n))
         now = time.time_ns()

@@ -121,6 +121,15 @@ class Metadata(unittest.TestCase):
         names = sm.metadata_names([("rank", 0)], [("fc", 8)], [8], [("fc", 4096), ("relu", 0)])
         self.assertEqual(names[-2:], ["ssgd/activation_bytes/fc=4096", "ssgd/activation_bytes/relu=0"])
 
+    def test_collectives_op_by_op_after_the_plain_list(self):
+        names = sm.metadata_names([("rank", 0)], [], [8], [("fc", 16)],
+                                  [("all_gather", [64, 32], 2), ("all_reduce", [16], None)])
+        self.assertEqual(names, ["ssgd/rank=0", "ssgd/collective_bytes=8", "ssgd/collective_bytes/all_gather=64,32",
+                                 "ssgd/collective_ranks/all_gather=2", "ssgd/collective_bytes/all_reduce=16",
+                                 "ssgd/activation_bytes/fc=16"])
+        with self.assertRaisesRegex(ValueError, "collective op 'allreduce'"):
+            sm.metadata_names([], [], [], [], [("allreduce", [8], None)])
+
     def test_values_the_legacy_writer_cannot_hold_are_refused(self):
         for bad in ('a"b', "a=b", "a\\b", ""):
             with self.assertRaises(ValueError):
