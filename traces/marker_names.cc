@@ -4,6 +4,7 @@
 #include <charconv>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -149,8 +150,30 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
     // The profile's bound on activation_bytes (traces/layer_profile.h).
     return ActivationBytesMark{std::move(*layer), count(value, "bytes", std::int64_t{1} << 50)};
   }
-  if (key == "collective_bytes") {
+  // ssgd/<kind>/<op>: the op, or nullopt for another key.
+  auto op_of = [&](std::string_view kind) -> std::optional<v1::Collective::Op> {
+    if (!(starts_with(key, kind) && key.size() > kind.size() && key[kind.size()] == '/')) {
+      if (key == kind && kind == "collective_ranks") {
+        throw fail("collective_ranks names no op (expected ssgd/collective_ranks/<op>=<ranks>)");
+      }
+      return std::nullopt;
+    }
+    const std::string_view op = key.substr(kind.size() + 1);
+    if (auto known = metadata_mark_op(op)) return known;
+    throw fail(
+        fmt::format("{} op '{}' is not one of all_reduce, all_gather, reduce, broadcast, "
+                    "reduce_scatter",
+                    kind, op));
+  };
+  if (auto op = op_of("collective_ranks")) {
+    const auto n = count(value, "ranks", kMaxRanks);
+    if (n == 0) throw fail("ranks 0");
+    return CollectiveRanksMark{*op, static_cast<std::int32_t>(n)};
+  }
+  const auto sized_op = op_of("collective_bytes");
+  if (key == "collective_bytes" || sized_op) {
     CollectiveBytesMark m;
+    m.op = sized_op;
     if (value.empty()) return m;
     for (std::size_t start = 0; start <= value.size();) {
       const auto end = std::min(value.find(',', start), value.size());
@@ -160,6 +183,32 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
     return m;
   }
   return UnknownMetadataMark{std::string(key), std::string(value)};
+}
+
+namespace {
+
+constexpr std::pair<std::string_view, v1::Collective::Op> kMarkOps[] = {
+    {"all_reduce", v1::Collective::ALL_REDUCE},
+    {"all_gather", v1::Collective::ALL_GATHER},
+    {"reduce", v1::Collective::REDUCE},
+    {"broadcast", v1::Collective::BROADCAST},
+    {"reduce_scatter", v1::Collective::REDUCE_SCATTER},
+};
+
+}  // namespace
+
+std::optional<v1::Collective::Op> metadata_mark_op(std::string_view name) {
+  for (const auto& [n, op] : kMarkOps) {
+    if (n == name) return op;
+  }
+  return std::nullopt;
+}
+
+std::string_view metadata_mark_op_name(v1::Collective::Op op) {
+  for (const auto& [n, o] : kMarkOps) {
+    if (o == op) return n;
+  }
+  return {};
 }
 
 bool IdentityMarks::take(const MetadataMark& mark, std::string_view name, std::string_view at,

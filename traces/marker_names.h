@@ -13,6 +13,12 @@
 //     ssgd/grad_bytes/<layer>=<bytes>    gradient bytes of a layer
 //     ssgd/collective_bytes=<b0>,<b1>,...  each iteration's collectives'
 //                                        sizes, in launch order
+//     ssgd/collective_bytes/<op>=<b0>,...  the sizes of one op's collectives
+//                                        of an iteration, in that op's launch
+//                                        order (<op>: all_reduce, all_gather,
+//                                        reduce, broadcast, reduce_scatter)
+//     ssgd/collective_ranks/<op>=<n>     the ranks of the process group that
+//                                        op's collectives run on
 //     ssgd/activation_bytes/<layer>=<bytes>  what a layer's forward saved
 //                                        for its backward (one micro-batch)
 //
@@ -91,14 +97,29 @@ struct ActivationBytesMark {
 };
 struct CollectiveBytesMark {
   std::vector<std::int64_t> sizes_bytes;  // in launch order within an iteration
+  // ssgd/collective_bytes/<op>: the sizes of that op's collectives alone;
+  // none for ssgd/collective_bytes, every collective's.
+  std::optional<v1::Collective::Op> op;
+};
+// ssgd/collective_ranks/<op>=<n>: the ranks of that op's process group.
+struct CollectiveRanksMark {
+  v1::Collective::Op op = v1::Collective::UNKNOWN;
+  std::int32_t ranks = 0;  // 1..2^24
 };
 struct UnknownMetadataMark {
   std::string key;  // e.g. "batch_size", "grad_bytes" with no layer is not this
   std::string value;
 };
-using MetadataMark =
-    std::variant<RankMark, WorldSizeMark, HostnameMark, ClockRealtimeMark, GradBytesMark,
-                 ActivationBytesMark, CollectiveBytesMark, UnknownMetadataMark>;
+using MetadataMark = std::variant<RankMark, WorldSizeMark, HostnameMark, ClockRealtimeMark,
+                                  GradBytesMark, ActivationBytesMark, CollectiveBytesMark,
+                                  CollectiveRanksMark, UnknownMetadataMark>;
+
+// The op of ssgd/collective_bytes/<op> and ssgd/collective_ranks/<op>, as
+// torch.distributed names it: all_reduce, all_gather, reduce, broadcast,
+// reduce_scatter; nullopt for any other name.
+std::optional<v1::Collective::Op> metadata_mark_op(std::string_view name);
+// The name of such an op ("all_reduce"); empty for another op.
+std::string_view metadata_mark_op_name(v1::Collective::Op op);
 
 // True for names starting with "ssgd/".
 bool is_metadata_mark(std::string_view name);
@@ -108,7 +129,10 @@ bool is_metadata_mark(std::string_view name);
 // is no '=', the key is empty, a number is not a non-negative integer (rank,
 // world size, bytes, a list entry) or out of range (activation bytes: above
 // 2^50, the profile's bound), grad_bytes or activation_bytes names no
-// layer, or a hostname is empty. Unknown keys are not an error.
+// layer, a hostname is empty, collective_bytes/<op> or collective_ranks/<op>
+// names no op or an unknown one, or collective_ranks is 0 or above 2^24
+// (ranks above the file's world size are the importer's to refuse). Unknown
+// keys are not an error.
 MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& where);
 
 // What a file's ssgd/ marks said of the capture, as an importer reads them

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -162,7 +163,7 @@ TEST(HostCollectives, RecordedShapesComeBeforeTheMarks) {
   Collected out;
   HostCollectiveOptions o;
   o.iterations = {{0, 100, "iteration/0"}};
-  o.size_marks = {{0, {3, 4}}};
+  o.size_marks = {{0, {3, 4}, std::nullopt}};
   auto run = comm("gloo:all_reduce", 12, 20, 2);
   run.size_bytes = 1024;
   run.count = 256;
@@ -185,7 +186,7 @@ TEST(HostCollectives, SizesFromTheLatestMarkBeforeEachIterationsFirstCollective)
   Collected out;
   HostCollectiveOptions o;
   o.iterations = {{0, 100, "iteration/0"}, {100, 200, "iteration/1"}, {200, 300, "iteration/2"}};
-  o.size_marks = {{150, {7, 8}}, {1, {3, 4}}};  // any order
+  o.size_marks = {{150, {7, 8}, std::nullopt}, {1, {3, 4}, std::nullopt}};  // any order
   const auto s = match({comm("c10d::allreduce_", 10, 11), comm("gloo:all_reduce", 12, 20, 2),
                         comm("c10d::allreduce_", 30, 31), comm("gloo:all_reduce", 32, 40, 2),
                         // iteration 1: first collective before the second mark -> {3, 4}
@@ -209,11 +210,51 @@ TEST(HostCollectives, IterationsBeforeEveryMarkStayUnsized) {
   Collected out;
   HostCollectiveOptions o;
   o.iterations = {{0, 100, "iteration/0"}};
-  o.size_marks = {{50, {3}}};
+  o.size_marks = {{50, {3}, std::nullopt}};
   const auto s =
       match({comm("c10d::allreduce_", 10, 11), comm("gloo:all_reduce", 12, 20, 2)}, out, o);
   EXPECT_EQ(s.iterations_without_size_mark, 1u);
   EXPECT_EQ(s.sized, 0u);
+}
+
+// Two process groups: the all-reduce on its own group (an
+// ssgd/collective_ranks/all_reduce mark of 2 ranks in a world of 4) runs
+// before the all-gather queued ahead of it on the world; each op pairs
+// among its own, and gets its group's ranks and a communicator of its own.
+TEST(HostCollectives, AnOpOnAGroupOfItsOwnPairsInItsOwnQueue) {
+  Collected out;
+  HostCollectiveOptions o;
+  o.rank = 3;
+  o.world_size = 4;
+  o.iterations = {{0, 100, "iteration/0"}};
+  o.group_marks = {{1, v1::Collective::ALL_REDUCE, 2}};
+  const auto s = match({comm("c10d::allgather_", 10, 11), comm("c10d::allreduce_", 20, 21),
+                        comm("gloo:all_reduce", 22, 30, 3), comm("gloo:all_gather", 31, 40, 2)},
+                       out, o);
+  EXPECT_EQ(s.linked, 2u);
+  EXPECT_EQ(s.kind_mismatches, 0u);
+  std::map<int, v1::Collective> by_op;
+  for (const auto& e : out.events) {
+    if (e.has_collective()) by_op[e.collective().op()] = e.collective();
+  }
+  const auto& gather = by_op.at(v1::Collective::ALL_GATHER);
+  const auto& reduce = by_op.at(v1::Collective::ALL_REDUCE);
+  EXPECT_EQ(gather.nranks(), 4);
+  EXPECT_EQ(gather.rank(), 3);
+  EXPECT_EQ(reduce.nranks(), 2);
+  EXPECT_EQ(reduce.rank(), 1);
+  EXPECT_NE(gather.communicator_id(), reduce.communicator_id());
+  EXPECT_EQ(gather.sequence_number(), 0u);
+  EXPECT_EQ(reduce.sequence_number(), 0u);
+  EXPECT_EQ(s.grouped.at("all_reduce over 2 ranks"), 1u);
+  // Without the mark, one queue: the all-gather's call takes the all-reduce's run.
+  Collected one;
+  o.group_marks.clear();
+  EXPECT_EQ(match({comm("c10d::allgather_", 10, 11), comm("c10d::allreduce_", 20, 21),
+                   comm("gloo:all_reduce", 22, 30, 3), comm("gloo:all_gather", 31, 40, 2)},
+                  one, o)
+                .kind_mismatches,
+            2u);
 }
 
 // One iteration of a legacy file's forward thread: fc (linear > t, addmm),

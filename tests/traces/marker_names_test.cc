@@ -87,6 +87,15 @@ TEST(MetadataMarks, EveryKeyIsTyped) {
   const auto c = std::get<CollectiveBytesMark>(
       parse_metadata_mark("ssgd/collective_bytes=1048576,2048,40", at));
   EXPECT_EQ(c.sizes_bytes, (std::vector<std::int64_t>{1048576, 2048, 40}));
+  EXPECT_EQ(c.op, std::nullopt);
+  const auto per_op = std::get<CollectiveBytesMark>(
+      parse_metadata_mark("ssgd/collective_bytes/reduce_scatter=8,16", at));
+  EXPECT_EQ(per_op.sizes_bytes, (std::vector<std::int64_t>{8, 16}));
+  EXPECT_EQ(per_op.op, v1::Collective::REDUCE_SCATTER);
+  const auto ranks =
+      std::get<CollectiveRanksMark>(parse_metadata_mark("ssgd/collective_ranks/reduce=2", at));
+  EXPECT_EQ(ranks.op, v1::Collective::REDUCE);
+  EXPECT_EQ(ranks.ranks, 2);
   const auto u = std::get<UnknownMetadataMark>(parse_metadata_mark("ssgd/batch_size=64", at));
   EXPECT_EQ(u.key, "batch_size");
   EXPECT_EQ(u.value, "64");

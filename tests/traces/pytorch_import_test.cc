@@ -11,13 +11,20 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "common/gzip_stream.h"
 #include "tests/support/test_files.h"
 #include "tests/support/torch_cpu_profile_writer.h"
+#include "traces/import/pytorch/kineto_mapping.h"
 #include "traces/import/pytorch/pytorch_import.h"
 #include "traces/trace_dump.h"
 #include "traces/trace_reader.h"
@@ -452,6 +459,166 @@ TEST_F(PytorchImportTest, MalformedMetadataMarkNamesTheEventAndTheMark) {
   EXPECT_EQ(e.where().field, "traceEvents[1].name");
   EXPECT_THAT(e.what(), HasSubstr("metadata mark 'ssgd/world_size=two': world size 'two' is not a "
                                   "non-negative integer"));
+}
+
+// --- per-op marks: collectives of several process groups ------------------
+
+// A legacy profile (torch 1.13, export_chrome_trace) of rank 1 of 4 running
+// HSDP by hand over gloo: all-gathers on its shard group of 2 (gloo's
+// worker thread 2) and all-reduces on its replica group of 2 (thread 3),
+// which interleave one way in iteration 0 and another in iteration 1, and a
+// broadcast on the world in iteration 0. Each iteration starts with
+// `marks` (ssgd/ and the rest of the name).
+std::string hsdp_legacy_json(const std::vector<std::string>& marks) {
+  std::vector<std::string> events;
+  auto range = [&](const std::string& name, int tid, std::int64_t ts, std::int64_t dur) {
+    events.push_back("{\"name\": \"" + name + "\", \"ph\": \"X\", \"ts\": " + std::to_string(ts) +
+                     ", \"dur\": " + std::to_string(dur) + ", \"tid\": " + std::to_string(tid) +
+                     ", \"pid\": \"CPU functions\", \"args\": {}}");
+  };
+  auto collective = [&](const char* call, const char* run, int tid, std::int64_t ts) {
+    range(call, 1, ts, 2);
+    range(run, tid, ts + 3, 40);
+  };
+  auto all_gather = [&](std::int64_t ts) {
+    collective("c10d::allgather_", "gloo:all_gather", 2, ts);
+  };
+  auto all_reduce = [&](std::int64_t ts) {
+    collective("c10d::allreduce_", "gloo:all_reduce", 3, ts);
+  };
+  for (int i = 0; i < 2; ++i) {
+    const std::int64_t S = 1000 * i;
+    range("iteration/" + std::to_string(i), 1, S, 1000);
+    for (std::size_t k = 0; k < marks.size(); ++k) {
+      range("ssgd/" + marks[k], 1, S + 1 + static_cast<std::int64_t>(k), 1);
+    }
+    if (i == 0) {  // AG AG AR AR, then a broadcast
+      all_gather(S + 100);
+      all_gather(S + 200);
+      all_reduce(S + 300);
+      all_reduce(S + 400);
+      collective("c10d::broadcast_", "gloo:broadcast", 2, S + 500);
+    } else {  // AG AR AG AR
+      all_gather(S + 100);
+      all_reduce(S + 200);
+      all_gather(S + 300);
+      all_reduce(S + 400);
+    }
+  }
+  std::string out = "[";
+  for (std::size_t i = 0; i < events.size(); ++i)
+    out += events[i] + (i + 1 < events.size() ? ", " : "");
+  return out + "]";
+}
+
+const std::vector<std::string> kHsdpMarks = {"rank=1",
+                                             "world_size=4",
+                                             "collective_bytes=7",
+                                             "collective_bytes/all_gather=100,200",
+                                             "collective_bytes/all_reduce=50,60",
+                                             "collective_ranks/all_gather=2",
+                                             "collective_ranks/all_reduce=2"};
+
+std::vector<v1::Collective> collectives_of(const std::filesystem::path& trace) {
+  auto reader = TraceReader::open(trace);
+  std::vector<v1::Collective> out;
+  v1::Event e;
+  while (reader.next(e)) {
+    if (e.has_collective()) out.push_back(e.collective());
+  }
+  std::sort(out.begin(), out.end(), [](const v1::Collective& a, const v1::Collective& b) {
+    return a.start_ns() < b.start_ns();
+  });
+  return out;
+}
+
+TEST_F(PytorchImportTest, PerOpMarksSizeEachOpInItsOwnOrderWhateverTheInterleaving) {
+  const auto json = write_file("hsdp.json", hsdp_legacy_json(kHsdpMarks));
+  const auto out = dir_ / "hsdp.ssgdt";
+  const PytorchImportSummary s = import_pytorch(json, out);
+  const auto c = collectives_of(out);
+  ASSERT_EQ(c.size(), 9u);
+  std::vector<std::int64_t> sizes;
+  std::vector<v1::Collective::Op> ops;
+  for (const auto& x : c) {
+    sizes.push_back(x.size_bytes());
+    ops.push_back(x.op());
+  }
+  const auto AG = v1::Collective::ALL_GATHER, AR = v1::Collective::ALL_REDUCE,
+             B = v1::Collective::BROADCAST;
+  EXPECT_EQ(ops, (std::vector<v1::Collective::Op>{AG, AG, AR, AR, B, AG, AR, AG, AR}));
+  // Iteration 0: AG AG AR AR B; iteration 1: AG AR AG AR. The broadcast has
+  // no per-op mark: the plain list sizes it.
+  EXPECT_EQ(sizes, (std::vector<std::int64_t>{100, 200, 50, 60, 7, 100, 50, 200, 60}));
+  EXPECT_EQ(s.cpu.collectives.sized, 9u);
+  EXPECT_EQ(s.cpu.collectives.sized_per_op.at("all_gather"), 4u);
+  EXPECT_EQ(s.cpu.collectives.sized_per_op.at("all_reduce"), 4u);
+  EXPECT_TRUE(s.cpu.collectives.size_mismatches.empty())
+      << ::testing::PrintToString(s.cpu.collectives.size_mismatches);
+  // Each call paired with its own op's execution: the two groups' queues.
+  EXPECT_EQ(s.cpu.collectives.linked, 9u);
+  EXPECT_EQ(s.cpu.collectives.kind_mismatches, 0u);
+  const std::string text = summary_text(s);
+  EXPECT_THAT(text, HasSubstr("9 from ssgd/collective_bytes marks (of them by op, "
+                              "ssgd/collective_bytes/<op>: 4 all_gather, 4 all_reduce)"));
+  EXPECT_THAT(text, HasSubstr("collective_bytes (2 marks), collective_bytes/<op> (4 marks), "
+                              "collective_ranks/<op> (4 marks)"));
+}
+
+TEST_F(PytorchImportTest, PerOpRanksMarksGiveTheGroupAndACommunicatorOfItsOwn) {
+  const auto json = write_file("hsdp.json", hsdp_legacy_json(kHsdpMarks));
+  const auto out = dir_ / "hsdp.ssgdt";
+  const PytorchImportSummary s = import_pytorch(json, out);
+  std::map<v1::Collective::Op, std::set<std::uint64_t>> communicators;
+  std::map<v1::Collective::Op, std::vector<std::uint64_t>> sequences;
+  for (const auto& x : collectives_of(out)) {
+    EXPECT_EQ(x.nranks(), x.op() == v1::Collective::BROADCAST ? 4 : 2) << x.DebugString();
+    EXPECT_EQ(x.rank(), 1) << x.DebugString();  // 1 of the world; 1 % 2 in a group of 2
+    communicators[x.op()].insert(x.communicator_id());
+    sequences[x.op()].push_back(x.sequence_number());
+  }
+  ASSERT_EQ(communicators.size(), 3u);
+  for (const auto& [op, ids] : communicators) EXPECT_EQ(ids.size(), 1u) << op;
+  std::set<std::uint64_t> all;
+  for (const auto& [op, ids] : communicators) all.insert(*ids.begin());
+  EXPECT_EQ(all.size(), 3u);  // world, the all-gathers', the all-reduces'
+  EXPECT_TRUE(all.count(kineto_communicator_id("world")));
+  EXPECT_EQ(sequences[v1::Collective::ALL_REDUCE], (std::vector<std::uint64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(sequences[v1::Collective::ALL_GATHER], (std::vector<std::uint64_t>{0, 1, 2, 3}));
+  EXPECT_THAT(summary_text(s), HasSubstr("all_reduce over 2 ranks (ssgd/collective_ranks)"));
+}
+
+TEST_F(PytorchImportTest, PerOpMarksThatDisagreeWithTheCollectivesWarnNamingTheOp) {
+  std::vector<std::string> marks = kHsdpMarks;
+  marks[4] = "collective_bytes/all_reduce=50";  // two all-reduces an iteration
+  const auto json = write_file("hsdp.json", hsdp_legacy_json(marks));
+  const PytorchImportSummary s = import_pytorch(json, dir_ / "hsdp.ssgdt");
+  EXPECT_THAT(s.warnings, ::testing::Contains(
+                              "collective sizes left 0 for iteration/0: 2 all_reduce "
+                              "collective(s), its ssgd/collective_bytes/all_reduce mark lists 1"));
+  EXPECT_EQ(s.cpu.collectives.sized, 5u);  // the all-gathers and the broadcast
+}
+
+TEST_F(PytorchImportTest, BadPerOpMarksAreInputErrorsNamingTheMark) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"collective_bytes/allreduce=1",
+       "collective_bytes op 'allreduce' is not one of all_reduce, all_gather, reduce, broadcast, "
+       "reduce_scatter"},
+      {"collective_bytes/all_gather=100,x", "collective size 'x' is not a non-negative integer"},
+      {"collective_ranks/all_reduce=0", "ranks 0"},
+      {"collective_ranks/all_reduce=-2", "ranks '-2' is not a non-negative integer"},
+      {"collective_ranks/all_reduce=two", "ranks 'two' is not a non-negative integer"},
+      {"collective_ranks/gather=2", "collective_ranks op 'gather' is not one of"},
+      {"collective_ranks=2", "collective_ranks names no op"},
+      {"collective_ranks/all_reduce=8", "8 ranks, above the world size 4"},
+  };
+  for (const auto& [mark, problem] : cases) {
+    const InputError e =
+        import_error(hsdp_legacy_json({"rank=1", "world_size=4", mark}), "bad.json");
+    EXPECT_THAT(e.what(), HasSubstr("metadata mark 'ssgd/" + mark + "': " + problem)) << mark;
+    EXPECT_EQ(e.where().field, "traceEvents[" + std::to_string(*e.where().record) + "].name")
+        << mark;
+  }
 }
 
 }  // namespace

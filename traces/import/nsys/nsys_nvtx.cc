@@ -182,7 +182,8 @@ class NvtxReader {
         name, {db_.file(), std::nullopt, r.rowid(), std::string(kNsysNvtx) + ".text"});
     NsysMetadata& md = stats_.metadata;
     if (md.take(parsed, name, fmt::format("row {}", r.rowid()), [start] { return start; })) return;
-    if (std::holds_alternative<CollectiveBytesMark>(parsed)) {
+    if (std::holds_alternative<CollectiveBytesMark>(parsed) ||
+        std::holds_alternative<CollectiveRanksMark>(parsed)) {
       ++md.collective_bytes_marks;
     } else {
       marker(r, name, start, end, tid);  // grad_bytes, activation_bytes, unknown keys

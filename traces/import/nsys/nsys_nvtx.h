@@ -65,7 +65,8 @@ class NsysNcclRanges {
 };
 
 // What the ssgd/<key>=<value> marks said (traces/marker_names.h): who the
-// capture is, and the collective_bytes marks read but not applied
+// capture is, and the collective_bytes marks (collective_bytes/<op> and
+// collective_ranks/<op> too) read but not applied
 // (docs/nsys.md).
 struct NsysMetadata : IdentityMarks {
   std::uint64_t collective_bytes_marks = 0;

@@ -15,20 +15,36 @@
 // with none waiting (the profile started after its call) and calls never
 // run (it stopped before) stay unpaired. A pair of different kinds is a
 // warning and is not linked; a barrier pair takes its place in the queue
-// but is no collective. One gloo process group is assumed: two would each
-// have their own queue.
+// but is no collective. One gloo process group is assumed, but for the ops
+// that an ssgd/collective_ranks/<op> mark puts on a group of their own
+// (below): each such op's calls and executions pair among themselves.
 //
 // Sizes, in this order: the execution's recorded tensors (Kineto with
 // record_shapes: "Input Dims" and "Input type" of the gloo range); else
-// `ssgd/collective_bytes=b0,b1,...` marks, the latest one that starts at or
-// before an iteration's first collective applying to that iteration: its
-// k-th collective gets b_k when it has exactly that many; else 0 (a
-// warning).
+// the marks, the latest one of each kind that starts at or before an
+// iteration's first collective applying to that iteration:
+// `ssgd/collective_bytes/<op>=b0,b1,...` sizes that op's collectives, the
+// k-th of them in launch order getting b_k when the iteration has exactly
+// that many; `ssgd/collective_bytes=b0,b1,...` sizes the collectives of the
+// ops without such a mark, the same way; else 0 (a warning). (With two
+// process groups the interleaving of their collectives varies from one
+// iteration to the next, each op's own order does not.)
+//
+// Groups: every collective runs on the world (nranks = world_size, one
+// communicator) unless an `ssgd/collective_ranks/<op>=n` mark (the latest at
+// or before its iteration's first collective, or before its launch outside
+// every iteration) gives its op n ranks other than the world's: it then has
+// nranks n and a communicator of its own, per op and per rank (the marks say
+// how many ranks the group has, not which: two ranks' groups cannot be told
+// apart, so no two ranks share one), with sequence numbers of its own, and
+// rank = rank % n (a rank of a group of consecutive ranks, as FSDP's shard
+// groups are; a placeholder otherwise).
 //
 // Memory: one small record per collective, until finish().
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,21 +62,32 @@ struct IterationSpan {
   std::string label;  // for messages: "iteration/3", "ProfilerStep#3"
 };
 
-// An ssgd/collective_bytes mark: where it starts (file time) and its list.
+// An ssgd/collective_bytes mark: where it starts (file time), its list,
+// and its op for ssgd/collective_bytes/<op> (none: every op's).
 struct CollectiveSizesMark {
   std::int64_t start_ns = 0;
   std::vector<std::int64_t> sizes_bytes;
+  std::optional<v1::Collective::Op> op;
+};
+
+// An ssgd/collective_ranks/<op> mark: where it starts, its op, its ranks.
+struct CollectiveGroupMark {
+  std::int64_t start_ns = 0;
+  v1::Collective::Op op = v1::Collective::UNKNOWN;
+  std::int32_t ranks = 0;
 };
 
 struct HostCollectiveOptions {
   std::int32_t rank = 0;
-  std::int32_t world_size = 0;  // nranks of every collective (one process group)
+  std::int32_t world_size = 0;  // nranks of every collective without a group mark
   // Correlation ids are given from here up.
   std::uint64_t first_correlation_id = 1;
   // The iterations, in time order, for the sizes below.
   std::vector<IterationSpan> iterations;
-  // ssgd/collective_bytes marks, in any order.
+  // ssgd/collective_bytes and ssgd/collective_bytes/<op> marks, in any order.
   std::vector<CollectiveSizesMark> size_marks;
+  // ssgd/collective_ranks/<op> marks, in any order.
+  std::vector<CollectiveGroupMark> group_marks;
 };
 
 struct HostCollectiveStats {
@@ -74,11 +101,19 @@ struct HostCollectiveStats {
   std::uint64_t unknown_ops = 0;          // gather, scatter, ...: written with op UNKNOWN
   std::uint64_t other_backend_calls = 0;  // c10d calls of kinds gloo never ran: left out
   std::uint64_t sized_from_shapes = 0;    // size_bytes from the recorded tensors
-  std::uint64_t sized = 0;                // size_bytes from ssgd/collective_bytes
+  std::uint64_t sized = 0;                // size_bytes from ssgd/collective_bytes marks
+  // Of them, from ssgd/collective_bytes/<op> marks, by op name.
+  std::map<std::string, std::uint64_t> sized_per_op;
+  // Collectives given a group other than the world by ssgd/collective_ranks,
+  // by "<op> over <n> ranks".
+  std::map<std::string, std::uint64_t> grouped;
   // Iterations whose collective count differs from their mark's list, e.g.
-  // "iteration/0: 1 collective(s), its ssgd/collective_bytes mark lists 4".
+  // "iteration/0: 1 collective(s), its ssgd/collective_bytes mark lists 4",
+  // "iteration/0: 3 all_reduce collective(s), its
+  // ssgd/collective_bytes/all_reduce mark lists 2".
   std::vector<std::string> size_mismatches;
-  // Iterations with collectives but no size mark before their first one.
+  // Iterations with collectives that no size mark before their first one
+  // covers.
   std::uint64_t iterations_without_size_mark = 0;
   std::uint64_t outside_iterations = 0;  // launched outside every iteration
 };

@@ -550,7 +550,14 @@ void KinetoEventMapper::metadata_mark(const KinetoEvent& e, const std::string& n
     return;
   }
   if (const auto* b = std::get_if<CollectiveBytesMark>(&parsed)) {
-    md.collective_bytes.push_back({times(e, "metadata mark").start_ns, b->sizes_bytes});
+    md.collective_bytes.push_back({times(e, "metadata mark").start_ns, b->sizes_bytes, b->op});
+    return;
+  }
+  if (const auto* r = std::get_if<CollectiveRanksMark>(&parsed)) {
+    md.collective_ranks.push_back(
+        {{times(e, "metadata mark").start_ns, r->op, r->ranks},
+         name,
+         {options_.file, std::nullopt, index, "traceEvents[" + std::to_string(index) + "].name"}});
     return;
   }
   if (const auto* g = std::get_if<GradBytesMark>(&parsed)) {

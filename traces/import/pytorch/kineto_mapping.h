@@ -65,7 +65,15 @@ struct MetadataMarks : IdentityMarks {
   // ssgd/collective_bytes marks, in file order: each applies to the
   // iterations whose first collective is launched at or after its start,
   // until the next one (traces/import/pytorch/host_collectives.h).
-  std::vector<CollectiveSizesMark> collective_bytes;
+  std::vector<CollectiveSizesMark> collective_bytes;  // ssgd/collective_bytes/<op> too
+  // ssgd/collective_ranks/<op> marks, in file order, each with its name and
+  // where it is (the import refuses one above the world size, known later).
+  struct RanksMark {
+    CollectiveGroupMark mark;
+    std::string name;
+    InputLocation where;
+  };
+  std::vector<RanksMark> collective_ranks;
   // ssgd/grad_bytes/<layer>: the first mark of each layer, which alone is
   // kept as a MarkerRange (the helper repeats them every iteration).
   std::map<std::string, std::int64_t> grad_bytes;

@@ -353,6 +353,13 @@ PytorchImportSummary import_pytorch(const std::filesystem::path& input,
   // CUDA calls take ids above them.
   walk.collectives.first_correlation_id = s.mapping.api_calls == 0 ? 1 : (std::uint64_t{1} << 32);
   walk.collectives.size_marks = md.collective_bytes;
+  for (const auto& r : md.collective_ranks) {
+    if (s.world_size > 0 && r.mark.ranks > s.world_size) {
+      throw InputError(r.where, fmt::format("metadata mark '{}': {} ranks, above the world size {}",
+                                            r.name, r.mark.ranks, s.world_size));
+    }
+    walk.collectives.group_marks.push_back(r.mark);
+  }
   s.cpu = cpu.walk(walk, [&](const v1::Event& e) { sorter.add(e); });
   s.mapping.markers +=
       s.cpu.step_iterations + s.cpu.layers.forward_ranges + s.cpu.layers.backward_ranges;
@@ -609,6 +616,12 @@ void print_pytorch_import_summary(const PytorchImportSummary& s, std::ostream& o
     if (h.sized > 0 || !m.metadata.collective_bytes.empty()) {
       sizes +=
           fmt::format("{}{} from ssgd/collective_bytes marks", sizes.empty() ? "" : ", ", h.sized);
+      std::vector<std::string> per_op;
+      for (const auto& [op, n] : h.sized_per_op) per_op.push_back(fmt::format("{} {}", n, op));
+      if (!per_op.empty()) {
+        sizes += fmt::format(" (of them by op, ssgd/collective_bytes/<op>: {})",
+                             fmt::join(per_op, ", "));
+      }
     }
     if (sizes.empty()) sizes = "none (no recorded shapes or ssgd/collective_bytes mark)";
     out << fmt::format(
@@ -623,6 +636,9 @@ void print_pytorch_import_summary(const PytorchImportSummary& s, std::ostream& o
     line(h.calls_without_execution, "c10d call(s) without a gloo op (the profile stopped first)");
     line(h.executions_without_call, "gloo op(s) without a c10d call (the profile started later)");
     line(h.unknown_ops, "collective(s) of an op the trace has no name for (gather, scatter)");
+    for (const auto& [what, n] : h.grouped) {
+      line(n, fmt::format("{} (ssgd/collective_ranks): a communicator of their own", what).c_str());
+    }
   }
   if (h.other_backend_calls > 0) {
     out << fmt::format(
@@ -633,8 +649,16 @@ void print_pytorch_import_summary(const PytorchImportSummary& s, std::ostream& o
   const auto& md = m.metadata;
   if (md.marks > 0) {
     std::vector<std::string> more;
-    if (!md.collective_bytes.empty()) {
-      more.push_back(fmt::format("collective_bytes ({} marks)", md.collective_bytes.size()));
+    const auto per_op = static_cast<std::size_t>(
+        std::count_if(md.collective_bytes.begin(), md.collective_bytes.end(),
+                      [](const CollectiveSizesMark& b) { return b.op.has_value(); }));
+    if (per_op < md.collective_bytes.size()) {
+      more.push_back(
+          fmt::format("collective_bytes ({} marks)", md.collective_bytes.size() - per_op));
+    }
+    if (per_op > 0) more.push_back(fmt::format("collective_bytes/<op> ({} marks)", per_op));
+    if (!md.collective_ranks.empty()) {
+      more.push_back(fmt::format("collective_ranks/<op> ({} marks)", md.collective_ranks.size()));
     }
     if (!md.grad_bytes.empty()) {
       more.push_back(
