@@ -412,9 +412,10 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     row.name = walk.layers()[l];
     row.forward = Duration(avg_micro(acc[l].forward_ns));
     row.backward = Duration(avg_micro(acc[l].backward_ns));
-    // HSDP's all-reduces carry the shards its reduce-scatters made: the
-    // gradients are counted once, by the reduce-scatters.
-    const std::int64_t all_reduced = sharding.reduce_scatters() > 0 ? 0 : acc[l].all_reduce_bytes;
+    // HSDP's all-reduces carry the shards its reduce-scatters (or reduces)
+    // made: the gradients are counted once, by those.
+    const std::int64_t all_reduced =
+        sharding.all_reduces_carry_shards() ? 0 : acc[l].all_reduce_bytes;
     row.grad_bytes = marked.empty() ? avg(checked_add(acc[l].bytes, all_reduced).value_or(acc[l].bytes)) : marked[l];
     if (with_comm) row.comm = Duration(avg(acc[l].comm_ns));
     if (!activations.empty()) row.activation_bytes = activations[l];

@@ -214,6 +214,7 @@ void TraceSharding::add(const IterationWork& work) {
     } else if (op == v1::Collective::REDUCE) {
       ++reduces_;
       if (!w.datatype.empty()) ++gradient_dtypes_[w.datatype];
+      if (world_size_ > 1 && w.nranks > 1 && w.nranks < world_size_) ++small_group_reduces_;
     } else if (op == v1::Collective::ALL_REDUCE) {
       ++all_reduces_;
       if (!w.datatype.empty()) ++all_reduce_dtypes_[w.datatype];
@@ -279,7 +280,7 @@ void TraceSharding::fill(trace::LayerProfile& p, std::int64_t samples,
       std::any_of(unit_stats_.begin(), unit_stats_.end(),
                   [](const Unit& u) { return u.gathered_backward; });
   // The strategy.
-  if (reduce_scatters_ > 0 && small_group_all_reduces_ > 0) {
+  if (hsdp()) {
     p.sharding = "hsdp";
   } else if (gathers_backward_ > 0 || (gathers_ == 0 && any_backward_gather)) {
     p.sharding = "zero3";

@@ -29,7 +29,11 @@
 // end of the last (layer, FSDP post_backward), else in the backward.
 //
 // The strategy, over every steady iteration used:
-//   hsdp   reduce-scatters and all-reduces over fewer ranks than the world
+//   hsdp   all-reduces over fewer ranks than the world (across the shard
+//          groups) after reduce-scatters, or after reduces over fewer ranks
+//          than the world (the gradients sent to their owners in the shard
+//          group by dist.reduce: gradient_reduction "reduce", as the
+//          testbed's HSDP loop over gloo)
 //   zero3  some unit's parameters gathered again in the backward: an
 //          all-gather there, or, with no all-gather in the trace at all (FSDP2
 //          on one GPU issues none), GPU work launched in a unit's
@@ -47,8 +51,10 @@
 // default).
 //
 // grad_bytes. A unit's gradient bytes are its reduce-scatters' whole buffers
-// (the all-reduces' when it has none), averaged over the iterations used;
-// all-gathers never count. A unit with several rows has them split over its
+// (without any, its reduces'; without those either, its all-reduces'),
+// averaged over the iterations used; all-gathers never count, nor do HSDP's
+// all-reduces across the groups, which carry the shards the reduce-scatters
+// or reduces made (all_reduces_carry_shards()). A unit with several rows has them split over its
 // rows in proportion to each row's backward time (a layer's gradient work
 // grows with its parameters; rows without backward get none), evenly when
 // none has any, the rounding left on the unit's last row. A unit with
@@ -77,6 +83,15 @@ class TraceSharding {
   // The trace shows sharding: an all-gather, or FSDP ranges.
   [[nodiscard]] bool sharded() const { return gathers_ > 0 || framework_seen_; }
   [[nodiscard]] std::int64_t reduce_scatters() const { return reduce_scatters_; }
+  // HSDP: all-reduces over fewer ranks than the world after reduce-scatters
+  // or after reduces over fewer ranks than the world.
+  [[nodiscard]] bool hsdp() const {
+    return small_group_all_reduces_ > 0 && (reduce_scatters_ > 0 || small_group_reduces_ > 0);
+  }
+  // The all-reduces only carry the shards of gradients another collective
+  // already counted (reduce-scatters, or HSDP's reduces): they never count
+  // as gradient bytes.
+  [[nodiscard]] bool all_reduces_carry_shards() const { return reduce_scatters_ > 0 || hsdp(); }
   // Units by first forward.
   [[nodiscard]] const std::vector<std::string>& units() const { return units_; }
 
@@ -110,6 +125,7 @@ class TraceSharding {
   std::int64_t first_unsized_reduce_scatter_ = -1;
   std::int64_t all_reduces_ = 0, small_group_all_reduces_ = 0;
   std::int64_t reduces_ = 0;                   // reduces to one rank (ZeRO-1/2's per-owner reduces)
+  std::int64_t small_group_reduces_ = 0;       // of them, over fewer ranks than the world (HSDP's)
   std::int64_t unplaced_gradients_ = 0;        // reduce-scatters no unit took
   std::int64_t backward_copy_ins_ = 0;         // GPU work in pre_backward ranges
   std::int64_t gradient_bytes_unplaced_ = 0;   // bytes of those

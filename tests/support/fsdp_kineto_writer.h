@@ -44,6 +44,7 @@ struct FsdpTraceOptions {
   int steps = 2;
   bool reshard_after_forward = true;  // false: zero2 (no gather before the backward)
   bool hsdp = false;                  // shard group 4, all-reduce over 2 after each reduce-scatter
+                                      // (or, with reduce_per_owner, after the reduces)
   bool collectives = true;            // false: world size 1 (FSDP2 issues none)
   bool layer_marks = true;            // forward/<l>, backward/<l> annotations
   std::string grad_dtype = "BFloat16";
@@ -141,11 +142,12 @@ class FsdpKinetoWriter {
         collective("reduce", "ncclDevKernel_Reduce_Sum_" + type + "_RING_LL", elems / g, elems / g,
                    o_.grad_dtype, g, at + 100 * owner);
       }
-      return;
+    } else {
+      collective(
+          "reduce_scatter_tensor_coalesced",
+          "ncclDevKernel_ReduceScatter_Sum_" + type + "_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+          elems, elems / g, o_.grad_dtype, g, at);
     }
-    collective("reduce_scatter_tensor_coalesced",
-               "ncclDevKernel_ReduceScatter_Sum_" + type + "_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-               elems, elems / g, o_.grad_dtype, g, at);
     if (o_.hsdp) {
       const int replicas = o_.world_size / g;
       collective("allreduce", "ncclDevKernel_AllReduce_Sum_" + type + "_RING_LL", elems / g,

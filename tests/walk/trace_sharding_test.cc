@@ -125,6 +125,46 @@ TEST_F(TraceShardingTest, HybridShardIsHsdpAndItsAllReducesAreNotCountedAgain) {
   expect_unit_bytes(p, 2);
 }
 
+// HSDP without reduce-scatters (the testbed's loop over gloo): each unit's
+// gradients sent to their owners by G reduces over the shard group, then
+// the owner's shard all-reduced across the groups. Still hsdp, reduced by
+// "reduce"; the reduces give the units' bytes, the all-reduces never count,
+// with FSDP ranges naming the units and without.
+TEST_F(TraceShardingTest, HybridShardByReducesIsHsdpAndItsAllReducesAreNotCounted) {
+  const FsdpTraceOptions o{.hsdp = true, .reduce_per_owner = true};
+  const auto r = profile(o);
+  const auto& p = r.profile;
+  EXPECT_EQ(p.sharding, "hsdp");
+  EXPECT_EQ(p.gradient_reduction, "reduce");
+  EXPECT_EQ(p.shard_group, 4);
+  EXPECT_EQ(p.grad_dtype, "bf16");
+  expect_unit_bytes(p, 2);
+  // Without the FSDP ranges: the layers' own collectives, the reduces alone.
+  const auto json = dir_ / "rank0.json";
+  FsdpKinetoWriter(FsdpTraceOptions{.fsdp1 = true, .hsdp = true, .reduce_per_owner = true})
+      .write(json);
+  std::string text = testing::read_file_bytes(json);
+  for (std::size_t at = 0;
+       (at = text.find("FullyShardedDataParallel.", at)) != std::string::npos;) {
+    text.replace(at, 25, "Other.");
+  }
+  testing::write_file_bytes(json, text);
+  const auto out = dir_ / "rank0.ssgdt";
+  trace::import_pytorch(json, out);
+  auto reader = trace::TraceReader::open(out);
+  const auto bare = profile_from_trace(reader, out.string());
+  EXPECT_EQ(bare.profile.sharding, "hsdp");
+  EXPECT_EQ(bare.profile.gradient_reduction, "reduce");
+  EXPECT_FALSE(bare.profile.has_units());
+  std::int64_t total = 0;
+  for (const auto& row : bare.profile.layers) total += row.grad_bytes;
+  EXPECT_EQ(total, (FsdpKinetoWriter::kRootElems + FsdpKinetoWriter::kUnitElems[0] +
+                    FsdpKinetoWriter::kUnitElems[1]) *
+                       2);
+  // World-wide reduces (DeepSpeed's ZeRO-1/2) with no all-reduce stay zero3.
+  EXPECT_EQ(profile({.reduce_per_owner = true}).profile.sharding, "zero3");
+}
+
 TEST_F(TraceShardingTest, Fp32GradientsCountFourBytesAnElement) {
   const auto r = profile({.grad_dtype = "Float", .gather_dtype = "Float"});
   EXPECT_EQ(r.profile.grad_dtype, "fp32");
