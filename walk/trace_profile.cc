@@ -481,6 +481,25 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   }
   sharding.fill(p, samples, out.warnings);
   out.units = sharding.units();
+  // A sharded step's optimizer stepped on one shard of the N ranks a shard
+  // spans; a profile's update is the whole model's, which the replay divides
+  // by the scenario's N (docs/sharding.md), so the measured one is N times.
+  if (p.update && p.update->ns() > 0 && !p.sharding.empty() && p.sharding != "none") {
+    const std::int64_t n = p.shard_group.value_or(reader.metadata().world_size());
+    if (n > 1) {
+      const Duration shard = *p.update;
+      p.update = shard * n;
+      if (p.update_split) {
+        for (auto& v : p.update_split->ns) v *= n;
+      }
+      out.warnings.push_back(fmt::format(
+          "sharding {}: the optimizer stepped on one shard of {} ranks ({:.3f} ms); the profile's "
+          "update is the whole model's, {} times that ({:.3f} ms), which the replay divides by "
+          "the ranks a shard spans",
+          p.sharding, n, static_cast<double>(shard.ns()) / 1e6, n,
+          static_cast<double>(p.update->ns()) / 1e6));
+    }
+  }
   if (measured_only.without_size > 0) {
     out.warnings.push_back(fmt::format(
         "{} collective(s) had no size; replayed at their measured durations (first: record {}). "

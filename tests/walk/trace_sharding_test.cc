@@ -6,6 +6,7 @@
 // recovered. SSGD_FSDP_CAPTURE=<Kineto JSON> also imports a real capture and
 // prints its profile (not run otherwise).
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -22,9 +23,10 @@ namespace ssgd::walk {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::FsdpKinetoWriter;
 using testing::FsdpTraceOptions;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 class TraceShardingTest : public testing::TempDirTest {
  protected:
@@ -96,6 +98,27 @@ TEST_F(TraceShardingTest, Fsdp2FullShardIsZero3WithUnitsAndReduceScatterBytes) {
   // The all-gathers' time is no layer's gradient communication.
   ASSERT_TRUE(p.layers[1].comm.has_value());
   EXPECT_EQ(p.layers[1].comm->ns(), 2000);  // the reduce-scatter's kernel alone
+}
+
+// The optimizer stepped on one shard: the profile's update is the whole
+// model's, the shard's times the ranks a shard spans (the replay divides it
+// by its own), and the profile says so. The same trace at 8 and 4 ranks.
+TEST_F(TraceShardingTest, TheUpdateIsTheWholeModelsTheShardsTimesTheRanksAShardSpans) {
+  const auto eight = profile({});
+  const auto four = profile({.world_size = 4});
+  ASSERT_TRUE(eight.profile.update.has_value() && four.profile.update.has_value());
+  EXPECT_EQ(eight.profile.update->ns(), 2 * four.profile.update->ns());
+  EXPECT_EQ(eight.profile.update->ns() % 8, 0);
+  EXPECT_THAT(
+      all(eight.warnings),
+      HasSubstr(fmt::format("the optimizer stepped on one shard of 8 ranks ({:.3f} ms); the "
+                            "profile's update is the whole model's, 8 times that ({:.3f} ms)",
+                            static_cast<double>(eight.profile.update->ns()) / 8e6,
+                            static_cast<double>(eight.profile.update->ns()) / 1e6)));
+  // HSDP: the shard group's 4 ranks.
+  EXPECT_THAT(all(profile({.hsdp = true}).warnings), HasSubstr("one shard of 4 ranks"));
+  // One GPU, no collective: its shard is the model, nothing said.
+  EXPECT_THAT(all(profile({.collectives = false}).warnings), Not(HasSubstr("one shard of")));
 }
 
 TEST_F(TraceShardingTest, Fsdp1FullShardNamesUnitsByPositionAndPlacesReductionsByOrder) {
