@@ -45,6 +45,9 @@ Per step of k micro-batches (`plan()` lists the collectives in issue order;
     once its reduces are completed and every earlier unit's all-reduce is
     issued. Where it falls among the shard group's collectives depends on
     timing; each process group's own order does not.
+    Once its reduces are complete, a unit keeps a copy of the rank's slice
+    and drops its whole gradient buffer (FSDP keeps the reduce-scatter's
+    output only), and the all-reduce runs on the copy.
   All: optimizer.step() first waits for every gradient reduction, in issue
   order; each owner's shard gradient is its slice of the reduced `grad` / P
   (HSDP: of the all-reduced slice).
@@ -396,6 +399,7 @@ class _Unit:
         self.in_flight = None      # the async all-gather's work
         self.pending = 0           # gradients still to be accumulated in this backward
         self.reduced_buffer = None
+        self.replicating = False   # hsdp: reduced_buffer holds the owned slice only
 
     # -- parameters
     def install(self):
@@ -506,20 +510,26 @@ class _Unit:
         e._reductions.append([self, works, "shard"])
 
     def owned(self):
-        """This rank's slice of the reduced buffer."""
+        """This rank's slice of the reduced (whole) buffer."""
         r, S = self.engine.local, self.shard_numel
         return self.reduced_buffer[r * S:(r + 1) * S]
 
     def replicate(self):
-        """hsdp: issues the all-reduce of this rank's reduced slice over its
-        replica group; returns the work."""
+        """hsdp: keeps this rank's reduced slice and drops the rest of the
+        unit's gradient buffer (as FSDP keeps the reduce-scatter's output
+        only), then issues the slice's all-reduce over the replica group;
+        returns the work."""
         e = self.engine
+        self.reduced_buffer = self.owned().clone()
+        self.replicating = True
         e._record("backward", self.index, "all_reduce", self.shard_numel, False, group="replica")
-        return e.dist.all_reduce(self.owned(), group=e.replica_group, async_op=True)
+        return e.dist.all_reduce(self.reduced_buffer, group=e.replica_group, async_op=True)
 
     def finish_reduction(self):
-        self.shard.grad = self.owned().div(self.engine.world)
+        mine = self.reduced_buffer if self.replicating else self.owned()
+        self.shard.grad = mine.div(self.engine.world)
         self.reduced_buffer = None
+        self.replicating = False
 
 
 def check_equivalence(rank, world, master, port, models_to_check=("mlp", "cnn", "transformer"), steps=3,
