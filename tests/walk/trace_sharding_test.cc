@@ -39,6 +39,23 @@ class TraceShardingTest : public testing::TempDirTest {
     return profile_from_trace(reader, out.string());
   }
 
+  // The same trace with FSDP1's range names stripped: the layer marks and
+  // the collectives alone.
+  TraceProfileResult profile_without_fsdp_ranges(const FsdpTraceOptions& o) {
+    const auto json = dir_ / "rank0.json";
+    FsdpKinetoWriter(o).write(json);
+    std::string text = testing::read_file_bytes(json);
+    for (std::size_t at = 0;
+         (at = text.find("FullyShardedDataParallel.", at)) != std::string::npos;) {
+      text.replace(at, 25, "Other.");
+    }
+    testing::write_file_bytes(json, text);
+    const auto out = dir_ / "rank0.ssgdt";
+    trace::import_pytorch(json, out);
+    auto reader = trace::TraceReader::open(out);
+    return profile_from_trace(reader, out.string());
+  }
+
   static std::vector<std::string> names(const trace::LayerProfile& p) {
     std::vector<std::string> out;
     for (const auto& row : p.layers) out.push_back(row.name);
@@ -163,19 +180,8 @@ TEST_F(TraceShardingTest, HybridShardByReducesIsHsdpAndItsAllReducesAreNotCounte
   EXPECT_EQ(p.grad_dtype, "bf16");
   expect_unit_bytes(p, 2);
   // Without the FSDP ranges: the layers' own collectives, the reduces alone.
-  const auto json = dir_ / "rank0.json";
-  FsdpKinetoWriter(FsdpTraceOptions{.fsdp1 = true, .hsdp = true, .reduce_per_owner = true})
-      .write(json);
-  std::string text = testing::read_file_bytes(json);
-  for (std::size_t at = 0;
-       (at = text.find("FullyShardedDataParallel.", at)) != std::string::npos;) {
-    text.replace(at, 25, "Other.");
-  }
-  testing::write_file_bytes(json, text);
-  const auto out = dir_ / "rank0.ssgdt";
-  trace::import_pytorch(json, out);
-  auto reader = trace::TraceReader::open(out);
-  const auto bare = profile_from_trace(reader, out.string());
+  const auto bare =
+      profile_without_fsdp_ranges({.fsdp1 = true, .hsdp = true, .reduce_per_owner = true});
   EXPECT_EQ(bare.profile.sharding, "hsdp");
   EXPECT_EQ(bare.profile.gradient_reduction, "reduce");
   EXPECT_FALSE(bare.profile.has_units());
@@ -215,18 +221,8 @@ TEST_F(TraceShardingTest, AllGathersWithoutSizesAreSaidAndNeverGradients) {
 }
 
 TEST_F(TraceShardingTest, WithoutFsdpRangesTheGathersStillNeverCountAsGradients) {
-  // The layer marks alone (no unit ranges): FSDP1's names stripped.
-  const auto json = dir_ / "rank0.json";
-  FsdpKinetoWriter(FsdpTraceOptions{.fsdp1 = true}).write(json);
-  std::string text = testing::read_file_bytes(json);
-  for (std::size_t at = 0; (at = text.find("FullyShardedDataParallel.", at)) != std::string::npos;) {
-    text.replace(at, 25, "Other.");
-  }
-  testing::write_file_bytes(json, text);
-  const auto out = dir_ / "rank0.ssgdt";
-  trace::import_pytorch(json, out);
-  auto reader = trace::TraceReader::open(out);
-  const auto r = profile_from_trace(reader, out.string());
+  // The layer marks alone (no unit ranges).
+  const auto r = profile_without_fsdp_ranges({.fsdp1 = true});
   EXPECT_EQ(r.profile.sharding, "zero3");
   EXPECT_FALSE(r.profile.has_units());
   EXPECT_THAT(all(r.warnings), HasSubstr("no FSDP ranges naming its units: no unit column"));
