@@ -5,6 +5,8 @@ the sharded loop against DDP over gloo on localhost (no root needed). The
 testbed itself needs root and torch (tools/testbed/build_dataset.sh); these
 run in CI."""
 
+import contextlib
+import io
 import json
 import os
 import socket
@@ -20,6 +22,7 @@ import grid
 import launcher
 import sharded
 import stats
+import train
 
 GRID = """
 name = "t"
@@ -420,6 +423,28 @@ class ShardedPlan(unittest.TestCase):
             sharded.plan([4], 4, "hsdp", group=2, reduce_op="allreduce")
         with self.assertRaises(ValueError):
             sharded.plan([4], 4, "zero3", group=2)
+
+
+class TrainArguments(unittest.TestCase):
+    """train.py's command line: HSDP's group is checked before anything starts."""
+    BASE = ["--rank", "0", "--world", "4", "--master", "127.0.0.1", "--port", "1", "--out", "/tmp",
+            "--model", "mlp", "--batch", "2"]
+
+    def refused(self, extra):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+            train.parse_args(self.BASE + extra)
+        self.assertEqual(e.exception.code, 2)
+        return err.getvalue()
+
+    def test_hsdp_group(self):
+        a = train.parse_args(self.BASE + ["--shard", "hsdp", "--shard-group", "2"])
+        self.assertEqual((a.shard, a.shard_group), ("hsdp", 2))
+        for group in ("0", "1", "3", "4"):
+            self.assertIn(f"--shard-group {group}", self.refused(["--shard", "hsdp", "--shard-group", group]))
+        self.assertIn("--reduce-op reduce",
+                      self.refused(["--shard", "hsdp", "--shard-group", "2", "--reduce-op", "allreduce"]))
+        self.assertIn("--shard-group needs --shard hsdp", self.refused(["--shard", "zero3", "--shard-group", "2"]))
 
 
 def _torch_python():
