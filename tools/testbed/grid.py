@@ -52,6 +52,7 @@ import itertools
 import tomllib
 
 import cluster
+import sharded
 import sweep as sweepmod
 from sweep import OPS as SWEEP_OPS  # sweep.py's collectives
 
@@ -267,8 +268,7 @@ class Grid:
             if reduce_op not in ("reduce", "allreduce"):
                 raise GridError(f"{where}: reduce_op {reduce_op!r}: expected \"reduce\" or \"allreduce\"")
             if strategy == "hsdp":
-                if not isinstance(group, int) or isinstance(group, bool) or not 2 <= group < world \
-                        or world % group:
+                if not sharded.hsdp_group_ok(world, group):
                     raise GridError(f"{where}: shard_group {group!r}: strategy \"hsdp\" needs an integer G, "
                                     f"2 <= G < world ({world}), dividing it")
                 if reduce_op != "reduce":

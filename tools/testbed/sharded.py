@@ -79,16 +79,23 @@ def padded(numel, world):
     return math.ceil(numel / world) * world
 
 
-def shard_ranks(world, strategy, group=None):
-    """The ranks one shard spans: the world, or HSDP's group G (2 <= G < world,
-    dividing it; gradients reduced by "reduce" only, so that each of its
-    process groups runs one kind of collective per op). Raises ValueError."""
+def hsdp_group_ok(world, group):
+    """HSDP's shard group: an integer G, 2 <= G < world, dividing it."""
+    return isinstance(group, int) and not isinstance(group, bool) and 2 <= group < world and world % group == 0
+
+
+def shard_ranks(world, strategy, group=None, reduce_op="reduce"):
+    """The ranks one shard spans: the world, or HSDP's group G (hsdp_group_ok;
+    gradients reduced by "reduce" only, so that each of its process groups
+    runs one kind of collective per op). Raises ValueError."""
     if strategy != "hsdp":
         if group is not None and group != world:
             raise ValueError(f"group {group}: only hsdp shards over a group smaller than the world")
         return world
-    if group is None or group < 2 or group >= world or world % group != 0:
+    if not hsdp_group_ok(world, group):
         raise ValueError(f"hsdp: group {group}: expected 2 <= group < world ({world}), dividing it")
+    if reduce_op != "reduce":
+        raise ValueError("hsdp: reduce_op must be reduce")
     return group
 
 
@@ -107,9 +114,7 @@ def plan(unit_numels, world, strategy, forward_prefetch=1, backward_prefetch="pr
     it)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
-    G = shard_ranks(world, strategy, group)
-    if strategy == "hsdp" and reduce_op != "reduce":
-        raise ValueError("hsdp: reduce_op must be reduce")
+    G = shard_ranks(world, strategy, group, reduce_op)
     U = len(unit_numels)
     pad = [padded(n, G) for n in unit_numels]
     tag = {"group": "shard"} if strategy == "hsdp" else {}
@@ -218,8 +223,6 @@ class Engine:
                  reduce_op="reduce", group=None):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
-        if strategy == "hsdp" and reduce_op != "reduce":
-            raise ValueError("hsdp: reduce_op must be reduce")
         if forward_prefetch not in (0, 1):
             raise ValueError("forward_prefetch: expected 0 or 1")
         if backward_prefetch not in BACKWARD_PREFETCH:
@@ -234,7 +237,7 @@ class Engine:
         self.world, self.rank = dist.get_world_size(), dist.get_rank()
         self.hsdp = strategy == "hsdp"
         self.gathers_per_unit = strategy in ("zero3", "hsdp")
-        self.shard_size = shard_ranks(self.world, strategy, group)
+        self.shard_size = shard_ranks(self.world, strategy, group, reduce_op)
         self.local = self.rank % self.shard_size        # the rank's place in its shard group
         self.group_base = self.rank - self.local        # its shard group's first rank
         self.shard_group = self.replica_group = None    # None: the default group
@@ -251,7 +254,7 @@ class Engine:
         self.last_micro = True
         self._micro = 0
         self.log = []
-        self._reductions = []   # (unit, [works]) in issue order
+        self._reductions = []   # [unit, [works], stage: "shard" or (hsdp) "replica"] in issue order
         self._step_gathers = []
         self._new_step = True
         self._post_hooks = []   # AccumulateGrad nodes must stay alive for their hooks

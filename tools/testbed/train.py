@@ -64,6 +64,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tracer", "python"))
 
+import sharded  # noqa: E402  (pure logic: no torch)
 from worker_args import add_worker_arguments, check_worker_arguments  # noqa: E402
 
 
@@ -101,7 +102,7 @@ def parse_args(argv):
     if a.partition_kb > 0 and (a.overlap != "on" or a.shard != "none"):
         p.error("--partition-kb needs --overlap on and no --shard (it partitions DDP's buckets)")
     if a.shard == "hsdp":
-        if not (2 <= a.shard_group < a.world and a.world % a.shard_group == 0):
+        if not sharded.hsdp_group_ok(a.world, a.shard_group):
             p.error(f"--shard-group {a.shard_group}: --shard hsdp needs 2 <= G < --world ({a.world}), dividing it")
         if a.reduce_op != "reduce":
             p.error("--shard hsdp needs --reduce-op reduce")
@@ -213,7 +214,6 @@ def main(argv):
     if a.world == 1 and a.shard == "none":
         a.overlap = "none"
     if a.shard != "none":
-        import sharded
         a.overlap = "sharded"
         net = model
         engine = sharded.Engine(torch, dist, models.units(a.model, model), a.shard, a.forward_prefetch,

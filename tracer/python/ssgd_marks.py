@@ -250,6 +250,11 @@ def grad_bytes_by_layer(own_bytes, ran):
 COLLECTIVE_OPS = ("all_reduce", "all_gather", "reduce", "broadcast", "reduce_scatter")
 
 
+def _check_op(op):
+    if op not in COLLECTIVE_OPS:
+        raise ValueError(f"ssgd_marks: collective op '{op}': expected one of {', '.join(COLLECTIVE_OPS)}")
+
+
 def metadata_names(meta, grad_bytes, collective_bytes, activation_bytes=(), collective_ops=()):
     """The metadata range names, in the order they are written: the keys of
     `meta` (rank, world_size, hostname; None values left out), then one
@@ -274,8 +279,7 @@ def metadata_names(meta, grad_bytes, collective_bytes, activation_bytes=(), coll
     if collective_bytes:
         names.append("ssgd/collective_bytes=" + ",".join(str(int(b)) for b in collective_bytes))
     for op, sizes, ranks in collective_ops:
-        if op not in COLLECTIVE_OPS:
-            raise ValueError(f"ssgd_marks: collective op '{op}': expected one of {', '.join(COLLECTIVE_OPS)}")
+        _check_op(op)
         names.append(f"ssgd/collective_bytes/{op}=" + ",".join(str(int(b)) for b in sizes))
         if ranks is not None:
             names.append(f"ssgd/collective_ranks/{op}={int(ranks)}")
@@ -435,8 +439,7 @@ class Marks:
         an unknown op."""
         ranks = ranks or {}
         for op in list(sizes_by_op) + list(ranks):
-            if op not in COLLECTIVE_OPS:
-                raise ValueError(f"ssgd_marks: collective op '{op}': expected one of {', '.join(COLLECTIVE_OPS)}")
+            _check_op(op)
         self._declared_ops = [(op, [int(s) for s in sizes], ranks.get(op)) for op, sizes in sizes_by_op.items()]
 
     def _collectives(self):
