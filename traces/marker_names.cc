@@ -35,6 +35,21 @@ std::string backward_mark(std::string_view layer) {
 }
 namespace {
 
+constexpr std::pair<std::string_view, v1::Collective::Op> kMarkOps[] = {
+    {"all_reduce", v1::Collective::ALL_REDUCE},
+    {"all_gather", v1::Collective::ALL_GATHER},
+    {"reduce", v1::Collective::REDUCE},
+    {"broadcast", v1::Collective::BROADCAST},
+    {"reduce_scatter", v1::Collective::REDUCE_SCATTER},
+};
+
+// "all_reduce, all_gather, ...": the names kMarkOps knows, for messages.
+std::string mark_op_names() {
+  std::string out;
+  for (const auto& [n, op] : kMarkOps) out += fmt::format("{}{}", out.empty() ? "" : ", ", n);
+  return out;
+}
+
 // ssgd/<kind>/<layer>=<bytes>
 std::string layer_bytes_mark(std::string_view kind, std::string_view layer, std::int64_t bytes) {
   return std::string(kMetadataMarkPrefix) + std::string(kind) + "/" + std::string(layer) + "=" +
@@ -160,10 +175,7 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
     }
     const std::string_view op = key.substr(kind.size() + 1);
     if (auto known = metadata_mark_op(op)) return known;
-    throw fail(
-        fmt::format("{} op '{}' is not one of all_reduce, all_gather, reduce, broadcast, "
-                    "reduce_scatter",
-                    kind, op));
+    throw fail(fmt::format("{} op '{}' is not one of {}", kind, op, mark_op_names()));
   };
   if (auto op = op_of("collective_ranks")) {
     const auto n = count(value, "ranks", kMaxRanks);
@@ -184,18 +196,6 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
   }
   return UnknownMetadataMark{std::string(key), std::string(value)};
 }
-
-namespace {
-
-constexpr std::pair<std::string_view, v1::Collective::Op> kMarkOps[] = {
-    {"all_reduce", v1::Collective::ALL_REDUCE},
-    {"all_gather", v1::Collective::ALL_GATHER},
-    {"reduce", v1::Collective::REDUCE},
-    {"broadcast", v1::Collective::BROADCAST},
-    {"reduce_scatter", v1::Collective::REDUCE_SCATTER},
-};
-
-}  // namespace
 
 std::optional<v1::Collective::Op> metadata_mark_op(std::string_view name) {
   for (const auto& [n, op] : kMarkOps) {
