@@ -82,4 +82,12 @@ NodeSpec partial_node(const NodeSpec& full, std::int64_t gpus, std::int64_t node
   return n;
 }
 
+NodeSpec rail_node(const NodeSpec& full) {
+  if (full.gpus == 1) return full;
+  NodeSpec n = partial_node(full, 1, 1);
+  n.nic.bandwidth_bytes_per_s = full.nic.bandwidth_bytes_per_s * static_cast<double>(full.nics) /
+                                static_cast<double>(full.gpus);
+  return n;
+}
+
 }  // namespace ssgd::sim

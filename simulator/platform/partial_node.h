@@ -19,4 +19,12 @@ namespace ssgd::sim {
 // one node), a ParameterError on cluster.gpus_per_node says so.
 NodeSpec partial_node(const NodeSpec& full, std::int64_t gpus, std::int64_t nodes);
 
+// One rail of `full`: its GPU 0 alone, sending through the NIC it uses, at
+// the node's NIC bandwidth split evenly over its GPUs (a NIC's line x nics /
+// gpus). A communicator of one GPU a node on this node stands for one of the
+// node's `gpus` communicators that run at once over the same nodes, each GPU
+// on its own rail, sharing the NICs as they do: HSDP's all-reduces across
+// the shard groups (docs/sharding.md). Everything else is the node's.
+NodeSpec rail_node(const NodeSpec& full);
+
 }  // namespace ssgd::sim

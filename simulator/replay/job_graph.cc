@@ -12,11 +12,12 @@
 #include "common/logging.h"
 #include "dag/profile_dag_builder.h"
 #include "dag/sharded_dag_builder.h"
-#include "simulator/scenario/scenario_network.h"
-#include "simulator/sharding/shard_plan.h"
 #include "simulator/perturb/compute_perturbation.h"
 #include "simulator/perturb/jitter.h"
+#include "simulator/platform/partial_node.h"
 #include "simulator/policy/overlap_policy.h"
+#include "simulator/scenario/scenario_network.h"
+#include "simulator/sharding/shard_plan.h"
 #include "traces/proto/trace_events.pb.h"
 #include "traces/trace_collectives.h"
 
@@ -221,6 +222,59 @@ std::shared_ptr<const CommModel> shard_group_comm(const Scenario& scenario, cons
                                            first_node_of(comm), shards / g);
 }
 
+// HSDP's all-reduces across the R = P / G shard groups: G all-reduces of R
+// ranks at once, rank i of every group in communicator i, each GPU on its
+// own rail. Under the analytical model one of them runs on a platform of
+// one rail a node (rail_node: the node's NIC bandwidth split over its GPUs),
+// with the traffic of G rings on the job's links worked out once
+// (rail_ring_link_share; a double binary tree's NIC bytes are a ring's
+// within 1 / R on average). Under a model that runs calls on the job's
+// links, one ring over all P ranks stands for them (job_graph.h), with a
+// warning.
+std::vector<double> rail_ring_link_share(const CommModel& comm, std::int64_t shards) {
+  const Platform& platform = comm.platform();
+  const std::vector<VertexId>& ranks = comm.endpoints();
+  const auto p = static_cast<std::int64_t>(ranks.size());
+  const double replicas = static_cast<double>(p / shards);
+  // A ring all-reduce sends 2 (R - 1) / R of its bytes from each rank to the
+  // next: rank i of group m to rank i of group m + 1.
+  const double sent = 2 * (replicas - 1) / replicas;
+  std::vector<double> share(platform.links().size(), 0.0);
+  for (std::int64_t r = 0; r < p; ++r) {
+    const Route route = platform.route(ranks[static_cast<std::size_t>(r)],
+                                       ranks[static_cast<std::size_t>((r + shards) % p)]);
+    for (const LinkId l : route.links) share[l] += sent;
+  }
+  return share;
+}
+
+void set_replica_comm(JobGraph& job, const CommModel& comm, std::int64_t gpus_per_node) {
+  const std::int64_t replicas = job.workers / job.shard_ranks;
+  if (replicas > 1 && !comm.model().shares_links()) {
+    // The scenario's algorithm: NCCL's choice for R ranks on R nodes (trees
+    // at scale for all but the largest shards).
+    PlatformSpec rail = comm.platform().spec();
+    rail.node = rail_node(rail.node);
+    job.replica_comm = std::make_shared<const CommModel>(
+        std::make_shared<const Platform>(std::move(rail), replicas), comm.settings(), 0, replicas);
+    job.replica_link_share =
+        std::make_shared<const std::vector<double>>(rail_ring_link_share(comm, job.shard_ranks));
+    return;
+  }
+  if (replicas > 1) {
+    logger("sim")->warn(
+        "sharding.strategy hsdp under network.model {}: the all-reduces across the shard groups "
+        "(one ring of {} ranks on each of a node's rails) run as one ring over all {} ranks, "
+        "with their bytes over the NICs but a ring of {} ranks' latencies; network.model "
+        "analytical runs the rails' rings (docs/sharding.md)",
+        comm.model().name(), replicas, job.workers, job.workers);
+  }
+  CommSettings rings = comm.settings();
+  rings.algorithm = CollectiveAlgorithm::kRing;
+  job.replica_comm = std::make_shared<const CommModel>(
+      comm.shared_platform(), rings, first_node_of(comm), comm.workers() / gpus_per_node);
+}
+
 // The closed forms of a sharded or accumulating step (docs/sharding.md),
 // where it has one; `t` holds the step's layer times (comm left zero) and the
 // update on one shard.
@@ -292,6 +346,13 @@ ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::in
     case dag::CommScope::kJob: return {&comm, op, bytes, comm.workers()};
     case dag::CommScope::kShardGroup: return {job.shard_comm.get(), op, bytes, job.shard_ranks};
     case dag::CommScope::kReplicas: {
+      const std::int64_t replicas_n = comm.workers() / job.shard_ranks;
+      if (job.replica_link_share) {
+        // One rail's ring of R ranks on its shard (set_replica_comm).
+        ShardedTarget t{job.replica_comm.get(), op, bytes, replicas_n};
+        t.link_share = job.replica_link_share.get();
+        return t;
+      }
       const auto p = static_cast<double>(comm.workers());
       const auto shards = static_cast<double>(job.shard_ranks);
       const double replicas = p / shards;
@@ -301,7 +362,7 @@ ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::in
           static_cast<double>(std::min(job.shard_ranks, job.replica_comm->shape().ranks_per_node));
       // S n (R - 1) / (P - 1) with S = G x one shard's bytes: see job_graph.h.
       return {job.replica_comm.get(), op, bytes * shards * on_node * (replicas - 1) / (p - 1),
-              comm.workers() / job.shard_ranks};
+              replicas_n};
     }
   }
   return {&comm, op, bytes, comm.workers()};
@@ -395,10 +456,7 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
     }
     job.shard_ranks = shard_ranks(sh, job.workers, scenario.gpus_per_node);
     job.shard_comm = shard_group_comm(scenario, comm, job.shard_ranks);
-    CommSettings rings = comm.settings();
-    rings.algorithm = CollectiveAlgorithm::kRing;
-    job.replica_comm = std::make_shared<const CommModel>(
-        comm.shared_platform(), rings, first_node_of(comm), comm.workers() / scenario.gpus_per_node);
+    set_replica_comm(job, comm, scenario.gpus_per_node);
     if (sh.gradient_reduction == GradientReduction::kReduce && comm.model().shares_links() &&
         job.workers > 1) {
       throw ParameterError("sharding.gradient_reduction",

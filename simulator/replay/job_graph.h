@@ -75,7 +75,12 @@ struct JobGraph {
   bool sharded = false;
   std::vector<dag::CommGroup> collectives;
   std::shared_ptr<const CommModel> shard_comm;
-  std::shared_ptr<const CommModel> replica_comm;  // HSDP's all-reduce across the groups: rings
+  // HSDP's all-reduces across the groups: one rail's ring of R ranks on a
+  // platform of its own (analytical), with what the G rings put on each of
+  // the job's links per byte of shard; or (a model that runs calls on the
+  // job's links) a ring over all P ranks, and no share.
+  std::shared_ptr<const CommModel> replica_comm;
+  std::shared_ptr<const std::vector<double>> replica_link_share;
   std::int64_t shard_ranks = 1;
   std::int64_t shard_units = 0;  // units gathered (zero3, hsdp), else 0
   std::optional<Duration> sharded_closed_form;
@@ -90,21 +95,29 @@ CollectiveOp collective_op(dag::CommOp op);
 
 // What a sharded job's collective of group `c` runs: its operation over its
 // scope's communicator, on the bytes that put its traffic on the links.
-// HSDP's all-reduce across the R = P / G shard groups (G of them at once, one
-// shard of S / G bytes each) runs as a ring all-reduce over all P ranks of
-// S n (R - 1) / (P - 1) bytes, n the group's ranks on one node (the GPUs a
-// node has; a group is one or several whole nodes): a ring over P ranks puts
-// 2 (P - 1) / P of its bytes on every node's NICs, so this one puts
-// 2 (R - 1) / R x S n / G there, as the node's n rings of R ranks do
-// together; its latency terms are those of P ranks (docs/sharding.md). A
-// group reduced to its owners (dag::CommOp::kReduce) is `calls` reduces of
-// bytes / calls, one to each rank of its scope, one after the other.
+// HSDP's all-reduce across the R = P / G shard groups is G ring all-reduces
+// of one shard (S / G bytes) at once, each over R ranks on R nodes, one on
+// each of a node's rails. Under the analytical model it runs as one of them,
+// on a platform of one GPU a node whose NIC has the node's NIC bandwidth over
+// its GPUs (partial_node.h, rail_node), its link traffic on the job's links
+// `link_share` x bytes. Under a model that runs calls on the job's links it
+// runs as a ring all-reduce over all P ranks of S n (R - 1) / (P - 1) bytes,
+// n the group's ranks on one node (the GPUs a node has; a group is one or
+// several whole nodes): a ring over P ranks puts 2 (P - 1) / P of its bytes
+// on every node's NICs, so this one puts 2 (R - 1) / R x S n / G there, as
+// the node's n rings of R ranks do together, with the latency terms of P
+// ranks (docs/sharding.md). A group reduced to its owners
+// (dag::CommOp::kReduce) is `calls` reduces of bytes / calls, one to each
+// rank of its scope, one after the other.
 struct ShardedTarget {
   const CommModel* comm = nullptr;  // the job's, the shard group's or the rings across groups
   CollectiveOp op = CollectiveOp::kAllReduce;
   double bytes = 0;                 // what the call carries (HSDP across groups: see above)
   std::int64_t ranks = 1;           // the ranks one such collective spans, for its bus factor
   std::int64_t calls = 1;           // how many such collectives the group is
+  // Non-null: the traffic on each of the job's links per byte, in place of
+  // comm's own (comm is not on the job's platform).
+  const std::vector<double>* link_share = nullptr;
 };
 ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::int32_t c);
 CollectiveCall sharded_call(const JobGraph& job, const CommModel& comm, std::int32_t c);

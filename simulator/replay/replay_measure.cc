@@ -129,6 +129,11 @@ void add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<doub
     return;
   }
   const ShardedTarget t = sharded_target(build.job, build.comm, key.first);
+  if (t.link_share != nullptr) {
+    const double carried = t.bytes * times * static_cast<double>(t.calls);
+    for (std::size_t l = 0; l < into.size(); ++l) into[l] += (*t.link_share)[l] * carried;
+    return;
+  }
   if (t.op == CollectiveOp::kReduce && t.calls > 1 && !t.comm->nccl_runs(t.op)) {
     // One reduce to each rank in turn (a ring reduce-scatter, then a gather to
     // the root): the gathers of all the roots together send every rank's

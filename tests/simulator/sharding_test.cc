@@ -290,6 +290,73 @@ TEST(ShardedWhatIf, HsdpAcrossGroupsOfSeveralNodesCarriesTheNodesShards) {
   }
 }
 
+// At scale the G all-reduces across the groups are over R ranks, one on
+// each rail, not one ring over all P ranks: the time of the all-reduce
+// across one-node groups of an 8-GPU, 8-NIC node is that of a replicated
+// job's all-reduce of one shard on R nodes of one GPU and one NIC (NCCL's
+// choice for R ranks on R nodes: a tree at 128), whatever R. The P-rank ring
+// it replaced was up to twice as slow (docs/sharding.md). Per iteration every
+// NIC carries 2 (R - 1) / R of its GPU's shard each way, and the rings add
+// nothing on NVLink: HSDP's NVLink bytes are those of the first group's
+// ZeRO-3 inside one node.
+TEST(ShardedWhatIf, HsdpAcrossGroupsRunsOneRingARail) {
+  const trace::LayerProfile p = one_big_layer();
+  const double s = static_cast<double>(p.layers.front().grad_bytes);
+  trace::LayerProfile shard = p;
+  shard.layers.front().grad_bytes /= 8;
+  const double nic_rate = 400e9 / 8 * 0.95;  // NDR400, as in HsdpAcrossGroupsUsesEveryNic
+  const auto kind_bytes = [](const ReplayResult& r, const std::string& kind) {
+    for (const auto& k : r.link_kinds) {
+      if (k.kind == kind) return k.bytes / static_cast<double>(r.iterations);
+    }
+    return 0.0;
+  };
+  for (const int nodes : {4, 16, 128}) {
+    const std::string n = "cluster.nodes=" + std::to_string(nodes);
+    const ReplayResult hsdp =
+        run(p, {"sharding.strategy=hsdp", "platform.preset=hgx_h100", n, "iterations=2"});
+    std::optional<Duration> across;
+    for (const auto& c : hsdp.collectives) {
+      if (c.scope == "replicas") across = c.time;
+    }
+    ASSERT_TRUE(across.has_value()) << nodes;
+    const ReplayResult rail = run(shard, {"platform.preset=hgx_h100", n, "cluster.gpus_per_node=1",
+                                          "platform.nic.count=1", "iterations=2"});
+    ASSERT_EQ(rail.collectives.size(), 1U) << nodes;
+    EXPECT_EQ(across->ns(), rail.collectives.front().time.ns()) << nodes;
+    const double r = nodes;
+    const double floor = 2 * (r - 1) / r * (s / 8) / nic_rate;
+    const double t = static_cast<double>(across->ns()) * 1e-9;
+    EXPECT_GE(t, floor * 0.98) << nodes;
+    EXPECT_LE(t, floor * 1.35) << nodes;
+    // Every NIC's line out and in: 2 (R - 1) / R x S / 8, for 8 P GPUs.
+    EXPECT_NEAR(kind_bytes(hsdp, "nic"), 2 * 8 * r * 2 * (r - 1) / r * s / 8, s * 1e-6) << nodes;
+    if (nodes == 4) {
+      const ReplayResult one_node = run(p, {"sharding.strategy=zero3", "platform.preset=hgx_h100",
+                                            "cluster.nodes=1", "iterations=2"});
+      EXPECT_NEAR(kind_bytes(hsdp, "nvlink"), kind_bytes(one_node, "nvlink"), s * 1e-6);
+    }
+  }
+}
+
+// Under the flow model, where collectives are flows on the job's links, the
+// rails' all-reduces still run as one ring over all P ranks: the run says so.
+TEST(ShardedWhatIf, HsdpUnderTheFlowModelSaysItRunsOneRingOverAllRanks) {
+  const trace::LayerProfile p = one_big_layer();
+  testing::internal::CaptureStderr();
+  const ReplayResult r = run(p, {"sharding.strategy=hsdp", "platform.preset=hgx_h100",
+                                 "cluster.nodes=2", "network.model=flow", "iterations=1"});
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("run as one ring over all 16 ranks"), std::string::npos) << err;
+  testing::internal::CaptureStderr();
+  (void)run(
+      p, {"sharding.strategy=hsdp", "platform.preset=hgx_h100", "cluster.nodes=2", "iterations=1"});
+  EXPECT_EQ(testing::internal::GetCapturedStderr().find("one ring over all"), std::string::npos);
+  bool across = false;
+  for (const auto& c : r.collectives) across = across || c.scope == "replicas";
+  EXPECT_TRUE(across);
+}
+
 // Gradients reduced to their owners (DeepSpeed's ZeRO-2, the testbed's loop
 // over gloo): P reduces of S / P, each a ring reduce-scatter and a gather to
 // its root, cost 2 (P - 1) / P S / B in all, twice the reduce-scatter's
