@@ -18,7 +18,16 @@
 //                  A100 (8x A100 80GB)", 1 GPU, pytorch-21.03 container):
 //                  938 img/s at batch 256 with DALI; predicted from the H200
 //                  fp32 capture at batch 64. Within 10%: the setups differ
-//                  (batch, data loading, the software of 2021).
+//                  (batch, data loading, the software of 2021). And BERT-base
+//                  fine-tuning (SQuAD) in FP32 on one V100 16GB, Lambda's
+//                  PyTorch benchmarks (lambdal/deeplearning-benchmark,
+//                  pytorch/results/LambdaCloud_V100_16GB_v1/
+//                  PyTorch_bert_base_squad_FP32/16-12-2022_03-05-07.txt:
+//                  DeepLearningExamples' run_squad.py, batch 24, sequence
+//                  384, no AMP), predicted from the H200 fp32 capture of a
+//                  BERT-base-sized encoder at batch 32, sequence 128: compared
+//                  per FLOP (below). Within 10%: model code, batch, sequence
+//                  and optimizer differ.
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -130,6 +139,33 @@ TEST(GpuWhatIfValidation, PublishedA100ResNet50Tf32) {
   std::printf("resnet50-fp32  H200 -> A100 80GB: %.0f img/s (DeepLearningExamples: 938, %+.1f%%)\n",
               images_per_s, percent(images_per_s, 938));
   EXPECT_LE(std::abs(percent(images_per_s, 938)), 10.0);
+}
+
+// BERT-base on a V100 in FP32: no TF32 on either side (the capture's GEMMs
+// are FP32 SIMT and FFMA kernels: PyTorch 2 leaves TF32 off for matmuls;
+// the V100 has none). The published run's steady rate: iterations 51 to 101
+// of 24 sequences of 384 tokens, logged at 03:06:05.348948 and
+// 03:06:33.218695. Sequences of 384 tokens cost more per token than 128
+// (attention): per layer and token, 24 d^2 + 4 s d FLOPs with d = 768, so
+// the published rate is converted to sequences of 128 by 3 x that ratio.
+TEST(GpuWhatIfValidation, PublishedV100BertBaseFp32) {
+  const ReplayInput input = load_replay_input(capture("h200", "bert-base"));
+  const ReplayResult r =
+      replay(input.profile, load_scenario(std::nullopt, {"platform.gpu.model=v100-sxm2-16gb",
+                                                         "workload.batch_per_gpu=32"}));
+  ASSERT_TRUE(r.gpu_change.applied);
+  const double seconds_per_step = (33.218695 - 5.348948) / 50;
+  const double published_384 = 24 / seconds_per_step;  // sequences of 384 a second
+  const double d = 768;
+  const auto per_token = [d](double seq) { return 24 * d * d + 4 * seq * d; };
+  const double published_128 = published_384 * 3 * per_token(384) / per_token(128);
+  const double predicted = r.throughput_samples_per_s;
+  std::printf(
+      "bert-base      H200 -> V100 16GB: %.1f seq/s of 128 (Lambda: %.1f of 384, %.1f of "
+      "128 by FLOPs, %+.1f%%; by tokens %+.1f%%)\n",
+      predicted, published_384, published_128, percent(predicted, published_128),
+      percent(predicted * 128, published_384 * 384));
+  EXPECT_LE(std::abs(percent(predicted, published_128)), 10.0);
 }
 
 }  // namespace
