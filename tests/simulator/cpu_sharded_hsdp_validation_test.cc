@@ -18,13 +18,18 @@
 // what-ifs, 10% for memory).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "simulator/api/collectives.h"
 #include "simulator/input/replay_input.h"
+#include "simulator/input/scenario_inputs.h"
 #include "tests/support/dataset_validation.h"
+#include "traces/import/measurement_files.h"
 
 namespace ssgd::sim {
 namespace {
@@ -167,6 +172,52 @@ TEST_F(CpuShardedHsdp, Memory) {
   }
   const double state = 3.0 * (0.5 - 0.25) * 8'407'050.0 * 4;  // the mlp's parameters, fp32
   EXPECT_NEAR(static_cast<double>(hsdp - zero3), state, 0.02 * state);
+}
+
+// The shard and replica groups' collectives run over 2 of the 4 ranks, and
+// the replay times them by the 4-rank sweep's fits through the ring's
+// alpha-beta terms (docs/testbed.md, "HSDP"): no 2-rank sweep is in this
+// dataset. Another dataset has one of the same network and CPU share
+// (traces/datasets/cpu-sharded-mini-2, network 1gbit-w2-cpu0p5: gloo's
+// all-reduce, all-gather and reduce at 2 ranks, 1 Gbit/s, half a core,
+// measured on another day). Against it, every size from 1 MiB (the loop's
+// are 2 MiB all-reduces, 4 MiB all-gathers and 2 MiB reduces): median 4.7%,
+// worst 33% (today's). Different days of this machine differ by 13-18% (the
+// rounds' medians, above), so no more is claimed than that.
+TEST_F(CpuShardedHsdp, TwoRankCollectivesFromTheFourRankSweep) {
+  const fs::path scenario = kDataset / "configs/mlp-w4-1gbit-hsdp-g2-f1-cpu0p5/scenario.yaml";
+  const Scenario two = load_scenario(scenario, {"cluster.nodes=2"});
+  const fs::path sweep =
+      fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-sharded-mini-2/network/1gbit-w2-cpu0p5";
+  std::vector<double> errors;
+  std::printf(
+      "\n| op | bytes | predicted from 4 ranks (us) | measured at 2 ranks (us) | error |\n"
+      "|---|---:|---:|---:|---:|\n");
+  for (const char* file : {"allreduce.osu", "allgather.osu", "reduce.osu"}) {
+    trace::MeasurementOptions o;
+    for (const trace::Measurement& m : trace::read_measurements(sweep / file, o)) {
+      ASSERT_EQ(m.ranks, 2) << file;
+      if (m.bytes < 1048576) continue;
+      CollectivesFlags flags;
+      flags.op = m.op;
+      flags.sizes = {static_cast<std::int64_t>(m.bytes)};
+      const CollectivesResult r = run_collectives(two, flags);
+      ASSERT_EQ(r.ranks, 2);
+      ASSERT_EQ(r.rows.size(), 1u);
+      const double predicted = static_cast<double>(r.rows.front().time.ns());
+      const double measured = static_cast<double>(m.time.ns());
+      const double error = 100 * (predicted / measured - 1);
+      errors.push_back(std::abs(error));
+      std::printf("| %s | %.0f | %.0f | %.0f | %+.1f%% |\n", r.op.c_str(), m.bytes, predicted / 1e3,
+                  measured / 1e3, error);
+    }
+  }
+  ASSERT_EQ(errors.size(), 12u);
+  std::sort(errors.begin(), errors.end());
+  const double median = (errors[5] + errors[6]) / 2;
+  std::printf("median |error| %.1f%%, worst %.1f%%\n", median, errors.back());
+  EXPECT_LE(median, 7.0);          // today 4.7%
+  EXPECT_LE(errors.back(), 40.0);  // today 33.3% (the 1 MiB all-gather)
 }
 
 }  // namespace
