@@ -117,7 +117,7 @@ inline std::function<void(sim::Scenario&, const trace::DatasetEntry&)> with_host
 // Each case of a sharded testbed grid (tools/testbed/grids/cpu-sharded*.toml)
 // in its groups: "replays" or "what-ifs", and "replay" or the knob its what-if
 // changes ("what-if: 2 -> 4 ranks", "what-if: 1 -> 2 micro-batches", "what-if:
-// strategy", else "what-if: prefetch").
+// link rate", "what-if: strategy", else "what-if: prefetch").
 inline void group_sharded_cases(ReplayedDataset& data) {
   for (const sim::DatasetCase& c : data.cases) {
     const auto& to = data.config(c.entry);
@@ -125,10 +125,15 @@ inline void group_sharded_cases(ReplayedDataset& data) {
     const auto micro = [](const auto& config) {
       return config.contains("accumulation") ? config.at("accumulation").template get<int>() : 1;
     };
+    const auto rate = [](const auto& config) {
+      return config.contains("rate") ? config.at("rate").template get<std::string>()
+                                     : std::string();
+    };
     std::string kind = "replay";
     if (c.kind == sim::DatasetCaseKind::kWhatIf) {
       kind = to.at("world") != from.at("world")         ? "what-if: 2 -> 4 ranks"
              : micro(to) != micro(from)                 ? "what-if: 1 -> 2 micro-batches"
+             : rate(to) != rate(from)                   ? "what-if: link rate"
              : to.at("strategy") != from.at("strategy") ? "what-if: strategy"
                                                         : "what-if: prefetch";
     }
