@@ -452,6 +452,29 @@ void Platform::build_fabric() {
   }
 }
 
+std::optional<LinkId> Platform::shifted_link(LinkId link, std::int64_t nodes) const {
+  if (nodes <= 0) return std::nullopt;
+  const auto local = static_cast<std::int64_t>(local_links_.size());
+  const auto l = static_cast<std::int64_t>(link);
+  if (l < nodes_ * local) {  // a node's own link
+    if (l / local + nodes >= nodes_) return std::nullopt;
+    return static_cast<LinkId>(l + nodes * local);
+  }
+  const std::int64_t nics = spec_.node.nics;
+  const std::int64_t f = l - static_cast<std::int64_t>(first_fabric_link_);
+  if (f < 2 * nodes_ * nics) {  // a NIC's line, up or down
+    if (f / (2 * nics) + nodes >= nodes_) return std::nullopt;
+    return static_cast<LinkId>(l + 2 * nodes * nics);
+  }
+  const FabricSpec& fab = spec_.fabric;
+  if (fab.kind != FabricKind::kFatTree || nodes % fab.nodes_per_leaf != 0) return std::nullopt;
+  const std::int64_t leaf = (f - 2 * nodes_ * nics) / 2;
+  const std::int64_t per_group = fab.rail_optimized ? nics : 1;
+  const std::int64_t shifted = leaf + nodes / fab.nodes_per_leaf * per_group;
+  if (shifted >= leaves_) return std::nullopt;
+  return static_cast<LinkId>(l + 2 * (shifted - leaf));
+}
+
 VertexId Platform::leaf_of(std::int64_t node, std::int64_t nic_index) const {
   const FabricSpec& f = spec_.fabric;
   if (f.kind == FabricKind::kSwitch) return first_fabric_vertex_;

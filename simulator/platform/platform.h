@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -105,6 +106,13 @@ class Platform {
   // The local GPU index of a GPU vertex (its position in the node, not in
   // the ring order), or -1 for another vertex.
   [[nodiscard]] std::int64_t local_gpu(VertexId v) const;
+
+  // The link that plays `link`'s part `nodes` nodes further on (nodes > 0):
+  // a node's own links and NIC lines shift by whole nodes; a fat tree's leaf
+  // uplinks by whole leaves when `nodes` is a multiple of nodes_per_leaf.
+  // Null when there is none: past the last node, a leaf link under another
+  // shift, or the spine (shared by all).
+  [[nodiscard]] std::optional<LinkId> shifted_link(LinkId link, std::int64_t nodes) const;
 
   // Every link's capacity, indexed by link id: what a FlowNetwork shares.
   [[nodiscard]] std::vector<double> link_capacities() const;

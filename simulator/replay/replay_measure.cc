@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "common/logging.h"
 #include "dag/critical_path.h"
 #include "dag/time_breakdown.h"
 #include "simulator/replay/closed_form.h"
@@ -116,19 +117,9 @@ SizeKey size_key(const Build& build, const dag::Task& task, double bytes) {
   }
   return {build.job.sharded ? task.group : -1, bytes};
 }
-// The analytical link traffic of `times` such collectives.
-void add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<double>& into,
-                        double times) {
-  if (key.first <= -2) {
-    const auto op = trace::modelled_op(static_cast<trace::v1::Collective::Op>(-2 - key.first));
-    if (op) build.comm.add_link_bytes(*op, key.second, into, times);
-    return;
-  }
-  if (key.first < 0) {
-    build.comm.add_link_bytes(CollectiveOp::kAllReduce, key.second, into, times);
-    return;
-  }
-  const ShardedTarget t = sharded_target(build.job, build.comm, key.first);
+// A sharded collective's analytical link traffic, on its own communicator's
+// links (the first shard group's, for HSDP's shard groups).
+void add_target_link_bytes(const ShardedTarget& t, std::vector<double>& into, double times) {
   if (t.link_share != nullptr) {
     const double carried = t.bytes * times * static_cast<double>(t.calls);
     for (std::size_t l = 0; l < into.size(); ++l) into[l] += (*t.link_share)[l] * carried;
@@ -145,6 +136,49 @@ void add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<doub
     return;
   }
   t.comm->add_link_bytes(t.op, t.bytes, into, times * static_cast<double>(t.calls));
+}
+
+// The analytical link traffic of `times` such collectives. An HSDP shard
+// group's collective runs in every group at once: the first group's traffic
+// (its communicator's), and the same on each other group's nodes. Returns
+// the bytes no other group's link could be found for (leaf uplinks of groups
+// that are not whole leaves), left out.
+double add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<double>& into,
+                          double times) {
+  if (key.first <= -2) {
+    const auto op = trace::modelled_op(static_cast<trace::v1::Collective::Op>(-2 - key.first));
+    if (op) build.comm.add_link_bytes(*op, key.second, into, times);
+    return 0;
+  }
+  if (key.first < 0) {
+    build.comm.add_link_bytes(CollectiveOp::kAllReduce, key.second, into, times);
+    return 0;
+  }
+  const ShardedTarget t = sharded_target(build.job, build.comm, key.first);
+  const JobGraph& job = build.job;
+  const std::int64_t groups = job.workers / job.shard_ranks;
+  if (job.collectives[static_cast<std::size_t>(key.first)].scope != dag::CommScope::kShardGroup ||
+      groups < 2) {
+    add_target_link_bytes(t, into, times);
+    return 0;
+  }
+  std::vector<double> first(into.size(), 0.0);
+  add_target_link_bytes(t, first, times);
+  const Platform& platform = build.comm.platform();
+  const std::int64_t group_nodes = job.shard_ranks / platform.gpus_per_node();
+  double unplaced = 0;
+  for (LinkId l = 0; l < first.size(); ++l) {
+    if (first[l] == 0) continue;
+    into[l] += first[l];
+    for (std::int64_t g = 1; g < groups; ++g) {
+      if (const auto s = platform.shifted_link(l, g * group_nodes)) {
+        into[*s] += first[l];
+      } else {
+        unplaced += first[l];
+      }
+    }
+  }
+  return unplaced;
 }
 
 // The collectives of the first iteration (count and isolated time) and of the
@@ -213,8 +247,9 @@ void measure_links(const Build& build, const std::vector<CommRun>& comm, Run& ru
   } else {
     link_bytes.assign(platform.links().size(), 0.0);
     std::vector<double> one;
+    double unplaced = 0;
     for (const auto& [key, count] : sizes) {
-      add_key_link_bytes(build, key, link_bytes, count);
+      unplaced += add_key_link_bytes(build, key, link_bytes, count);
       if (run.tracked.empty()) continue;
       one.assign(platform.links().size(), 0.0);
       add_key_link_bytes(build, key, one, 1);
@@ -222,6 +257,13 @@ void measure_links(const Build& build, const std::vector<CommRun>& comm, Run& ru
       for (LinkId l = 0; l < one.size(); ++l) {
         if (run.tracked[l] && one[l] > 0) shown.push_back(l);
       }
+    }
+    if (unplaced > 0) {
+      logger("sim")->warn(
+          "sharding.strategy hsdp: {:.0f} bytes of the other shard groups' collectives cross "
+          "fat-tree leaf uplinks of groups that are not whole leaves; the link utilisation "
+          "leaves them out",
+          unplaced);
     }
   }
   const Time makespan = run.windowed ? run.windowed->makespan : run.schedule->makespan;

@@ -91,6 +91,46 @@ TEST(Platform, Dgx1RingFollowsDoubleNvlinksAndOthersCrossPcie) {
   EXPECT_DOUBLE_EQ(r.bandwidth_bytes_per_s, find_link_preset("pcie3_x16")->bandwidth_bytes_per_s);
 }
 
+// shifted_link: the link that plays a link's part some nodes further on (an
+// HSDP shard group's traffic copied to the other groups): every link of node
+// 0 and its NICs maps to node 2's of the same name; past the last node there
+// is none; a fat tree's leaf uplinks shift by whole leaves only.
+TEST(Platform, ShiftedLinkIsTheSameLinkOnAnotherNode) {
+  const Platform p(find_platform_preset("hgx_h100")->make(), 4);
+  std::size_t node0 = 0;
+  for (LinkId l = 0; l < p.links().size(); ++l) {
+    const std::string name = p.link_name(l);
+    if (name.find("node0/") == std::string::npos) continue;
+    ++node0;
+    const auto two = p.shifted_link(l, 2);
+    ASSERT_TRUE(two.has_value()) << name;
+    std::string expected = name;
+    for (auto at = expected.find("node0/"); at != std::string::npos;
+         at = expected.find("node0/", at)) {
+      expected.replace(at, 6, "node2/");
+    }
+    EXPECT_EQ(p.link_name(*two), expected);
+    EXPECT_FALSE(p.shifted_link(l, 4).has_value()) << name;  // past node 3
+  }
+  EXPECT_GT(node0, 40u);
+  // 32 nodes a leaf: 4 nodes are one leaf group, and its uplinks go nowhere.
+  for (LinkId l = 0; l < p.links().size(); ++l) {
+    if (p.links()[l].kind == LinkKind::kFabric) EXPECT_FALSE(p.shifted_link(l, 1).has_value());
+  }
+  // 64 nodes: two leaf groups of 8 rail leaves; 32 nodes on is the next group's.
+  const Platform big(find_platform_preset("hgx_h100")->make(), 64);
+  std::size_t uplinks = 0;
+  for (LinkId l = 0; l < big.links().size(); ++l) {
+    if (big.links()[l].kind != LinkKind::kFabric) continue;
+    const auto next = big.shifted_link(l, 32);
+    if (!next) continue;
+    ++uplinks;
+    EXPECT_EQ(big.link_name(*next).substr(0, 4), big.link_name(l).substr(0, 4));
+    EXPECT_NE(big.link_name(*next), big.link_name(l));
+  }
+  EXPECT_EQ(uplinks, 16u);  // the first group's 8 leaves, up and down
+}
+
 // The generic platform of two link presets: its PCIe is a free hop between
 // GPU and NIC, said to be not modelled and left out of the link figures; GPUs
 // that NVLink joins talk over NVLink, whichever of the two is faster.

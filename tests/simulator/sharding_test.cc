@@ -297,8 +297,8 @@ TEST(ShardedWhatIf, HsdpAcrossGroupsOfSeveralNodesCarriesTheNodesShards) {
 // choice for R ranks on R nodes: a tree at 128), whatever R. The P-rank ring
 // it replaced was up to twice as slow (docs/sharding.md). Per iteration every
 // NIC carries 2 (R - 1) / R of its GPU's shard each way, and the rings add
-// nothing on NVLink: HSDP's NVLink bytes are those of the first group's
-// ZeRO-3 inside one node.
+// nothing on NVLink: HSDP's NVLink bytes are those of ZeRO-3 inside one
+// node, once in each of the R groups.
 TEST(ShardedWhatIf, HsdpAcrossGroupsRunsOneRingARail) {
   const trace::LayerProfile p = one_big_layer();
   const double s = static_cast<double>(p.layers.front().grad_bytes);
@@ -334,7 +334,11 @@ TEST(ShardedWhatIf, HsdpAcrossGroupsRunsOneRingARail) {
     if (nodes == 4) {
       const ReplayResult one_node = run(p, {"sharding.strategy=zero3", "platform.preset=hgx_h100",
                                             "cluster.nodes=1", "iterations=2"});
-      EXPECT_NEAR(kind_bytes(hsdp, "nvlink"), kind_bytes(one_node, "nvlink"), s * 1e-6);
+      EXPECT_NEAR(kind_bytes(hsdp, "nvlink"), r * kind_bytes(one_node, "nvlink"), s * 1e-6);
+      for (const auto& k : hsdp.link_kinds) {
+        if (k.kind == "nvlink")
+          EXPECT_EQ(k.links, 16 * nodes);  // each GPU to and from the NVSwitch
+      }
     }
   }
 }
