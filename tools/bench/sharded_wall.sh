@@ -5,10 +5,17 @@
 # 16,384 GPUs (2,048 HGX H100 nodes), 10 iterations, 5% normal jitter per
 # task, so that no rank folds into another: every rank is simulated, with the
 # single-GPU baseline. Prints a table of RUNS runs (default 3), their median
-# wall time and the largest peak RSS. Usage: tools/bench/sharded_wall.sh [RUNS]
+# wall time and the largest peak RSS. STRATEGY (default zero3) is
+# sharding.strategy: hsdp runs one-node shard groups, 2,048 of them.
+# Usage: tools/bench/sharded_wall.sh [RUNS] [STRATEGY]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-3}
+strategy=${2:-zero3}
+case "$strategy" in
+  zero1 | zero2 | zero3 | hsdp) ;;
+  *) echo "STRATEGY must be zero1, zero2, zero3 or hsdp, got '$strategy'" >&2; exit 2 ;;
+esac
 ssgd=build/bin/ssgd
 [ -x "$ssgd" ] || { echo "build first: tools/build.sh" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs GNU time (apt-get install time)" >&2; exit 1; }
@@ -23,7 +30,7 @@ profile=$work/l80.csv
   for l in $(seq 0 79); do echo "$l,block$l,4000000,8000000,400000000,$l"; done
 } > "$profile"
 args=(simulate "$profile" --set platform.preset=hgx_h100 --set cluster.nodes=2048
-      --set sharding.strategy=zero3 --set perturb.jitter=normal:0.05 --set iterations=10
+      --set sharding.strategy="$strategy" --set perturb.jitter=normal:0.05 --set iterations=10
       --quiet --log warn)
 times=()
 peak=0
