@@ -249,7 +249,7 @@ std::vector<double> rail_ring_link_share(const CommModel& comm, std::int64_t sha
 }
 
 void set_replica_comm(JobGraph& job, const CommModel& comm, std::int64_t gpus_per_node) {
-  const std::int64_t replicas = job.workers / job.shard_ranks;
+  const std::int64_t replicas = job.shard_groups();
   if (replicas > 1 && !comm.model().shares_links()) {
     // The scenario's algorithm: NCCL's choice for R ranks on R nodes (trees
     // at scale for all but the largest shards).
@@ -346,10 +346,9 @@ ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::in
     case dag::CommScope::kJob: return {&comm, op, bytes, comm.workers()};
     case dag::CommScope::kShardGroup: return {job.shard_comm.get(), op, bytes, job.shard_ranks};
     case dag::CommScope::kReplicas: {
-      const std::int64_t replicas_n = comm.workers() / job.shard_ranks;
       if (job.replica_link_share) {
         // One rail's ring of R ranks on its shard (set_replica_comm).
-        ShardedTarget t{job.replica_comm.get(), op, bytes, replicas_n};
+        ShardedTarget t{job.replica_comm.get(), op, bytes, job.shard_groups()};
         t.link_share = job.replica_link_share.get();
         return t;
       }
@@ -362,7 +361,7 @@ ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::in
           static_cast<double>(std::min(job.shard_ranks, job.replica_comm->shape().ranks_per_node));
       // S n (R - 1) / (P - 1) with S = G x one shard's bytes: see job_graph.h.
       return {job.replica_comm.get(), op, bytes * shards * on_node * (replicas - 1) / (p - 1),
-              replicas_n};
+              job.shard_groups()};
     }
   }
   return {&comm, op, bytes, comm.workers()};

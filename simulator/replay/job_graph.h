@@ -83,6 +83,8 @@ struct JobGraph {
   std::shared_ptr<const std::vector<double>> replica_link_share;
   std::int64_t shard_ranks = 1;
   std::int64_t shard_units = 0;  // units gathered (zero3, hsdp), else 0
+  // The shard groups, R = P / G: HSDP's replicas; 1 when a shard spans the job.
+  [[nodiscard]] std::int64_t shard_groups() const { return workers / shard_ranks; }
   std::optional<Duration> sharded_closed_form;
   // An execution graph's job (replay_stages::build_graph): the DAG whose
   // task graph `graph` is, with each collective task's call (by its group);

@@ -156,7 +156,7 @@ double add_key_link_bytes(const Build& build, const SizeKey& key, std::vector<do
   }
   const ShardedTarget t = sharded_target(build.job, build.comm, key.first);
   const JobGraph& job = build.job;
-  const std::int64_t groups = job.workers / job.shard_ranks;
+  const std::int64_t groups = job.shard_groups();
   if (job.collectives[static_cast<std::size_t>(key.first)].scope != dag::CommScope::kShardGroup ||
       groups < 2) {
     add_target_link_bytes(t, into, times);

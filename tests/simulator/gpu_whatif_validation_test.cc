@@ -48,10 +48,11 @@ std::filesystem::path capture(const std::string& gpu, const std::string& id) {
          "trace.ssgdt";
 }
 
-ReplayResult on(const std::filesystem::path& trace, const std::string& gpu) {
+ReplayResult on(const std::filesystem::path& trace, const std::string& gpu, int batch = 64) {
   const ReplayInput input = load_replay_input(trace);
-  return replay(input.profile, load_scenario(std::nullopt, {"platform.gpu.model=" + gpu,
-                                                            "workload.batch_per_gpu=64"}));
+  return replay(input.profile,
+                load_scenario(std::nullopt, {"platform.gpu.model=" + gpu,
+                                             "workload.batch_per_gpu=" + std::to_string(batch)}));
 }
 
 double kernel_ratio(const ReplayResult& r) {
@@ -149,10 +150,7 @@ TEST(GpuWhatIfValidation, PublishedA100ResNet50Tf32) {
 // (attention): per layer and token, 24 d^2 + 4 s d FLOPs with d = 768, so
 // the published rate is converted to sequences of 128 by 3 x that ratio.
 TEST(GpuWhatIfValidation, PublishedV100BertBaseFp32) {
-  const ReplayInput input = load_replay_input(capture("h200", "bert-base"));
-  const ReplayResult r =
-      replay(input.profile, load_scenario(std::nullopt, {"platform.gpu.model=v100-sxm2-16gb",
-                                                         "workload.batch_per_gpu=32"}));
+  const ReplayResult r = on(capture("h200", "bert-base"), "v100-sxm2-16gb", 32);
   ASSERT_TRUE(r.gpu_change.applied);
   const double seconds_per_step = (33.218695 - 5.348948) / 50;
   const double published_384 = 24 / seconds_per_step;  // sequences of 384 a second
