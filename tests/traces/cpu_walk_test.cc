@@ -59,6 +59,7 @@ TEST(CpuCompute, OneKernelPerOutermostOperatorOfEachThread) {
                         comm("c10d::allreduce_", 86, 88)}) {
     c.add(r);
   }
+  c.finish();
   std::vector<std::string> names;
   for (const auto& e : out.events) {
     ASSERT_TRUE(e.has_kernel());
@@ -73,6 +74,77 @@ TEST(CpuCompute, OneKernelPerOutermostOperatorOfEachThread) {
   EXPECT_EQ(c.stats().kernels, 4u);
   EXPECT_EQ(c.stats().nested_operators, 2u);     // t, addmm
   EXPECT_EQ(c.stats().under_communication, 1u);  // copy_ inside c10d::allreduce_
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> spans(const Collected& out) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> v;
+  for (const auto& e : out.events) v.emplace_back(e.kernel().start_ns(), e.kernel().end_ns());
+  return v;
+}
+
+constexpr std::int64_t kMs = 1'000'000;
+
+// ZeRO-3's backward pre-hook, as the legacy profiler recorded it on the
+// emulated cluster (cpu-sharded-w2, mlp-w2-1gbit-zero3-f1, rank 0): the
+// autograd node's range holds 22 ms of the thread waiting for the unit's
+// all-gather, which ran on gloo's worker thread, then the hook's own work.
+TEST(CpuCompute, AWaitForACollectiveInsideAnOperatorIsCutOut) {
+  Collected out;
+  CpuComputeExtractor c(out.emit());
+  for (const auto& r :
+       {comm("gloo:all_gather", -5 * kMs, 22 * kMs, 2),  // prefetched before the node
+        op("autograd::engine::evaluate_function: IdentityBackward", 0, 24 * kMs),
+        op("aten::zeros", 22 * kMs + kMs / 5, 23 * kMs + kMs / 2),
+        op("IdentityBackward", 23 * kMs + 4 * kMs / 5, 24 * kMs)}) {
+    c.add(r);
+  }
+  c.finish();
+  EXPECT_EQ(spans(out), (std::vector<std::pair<std::int64_t, std::int64_t>>{{22 * kMs, 24 * kMs}}));
+  EXPECT_EQ(c.stats().waits, 1u);
+  EXPECT_EQ(c.stats().wait_ns, 22 * kMs);
+  EXPECT_EQ(c.stats().operators_cut, 1u);
+}
+
+TEST(CpuCompute, AWaitInTheMiddleLeavesThePiecesAroundIt) {
+  Collected out;
+  CpuComputeExtractor c(out.emit());
+  for (const auto& r :
+       {op("outer", 0, 20 * kMs), op("aten::mm", 0, 5 * kMs),
+        comm("gloo:reduce", 3 * kMs, 14 * kMs, 3), comm("gloo:all_gather", 4 * kMs, 15 * kMs, 2),
+        op("aten::add_", 15 * kMs + kMs / 2, 20 * kMs)}) {
+    c.add(r);
+  }
+  c.finish();
+  // Waited from the end of aten::mm to the later collective's end.
+  EXPECT_EQ(spans(out), (std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 5 * kMs},
+                                                                            {15 * kMs, 20 * kMs}}));
+  EXPECT_EQ(c.stats().kernels, 2u);
+  EXPECT_EQ(c.stats().wait_ns, 10 * kMs);
+}
+
+TEST(CpuCompute, WorkThatACollectiveEndsBesideIsNoWait) {
+  Collected out;
+  CpuComputeExtractor c(out.emit());
+  for (const auto& r :
+       {// A leaf: its own time is its work, whatever ends inside it.
+        op("aten::mm", 0, 30 * kMs), comm("gloo:all_gather", 1 * kMs, 29 * kMs, 2),
+        // A stretch no range covers, but the thread goes on long after the end.
+        op("outer", 40 * kMs, 70 * kMs), op("aten::t", 40 * kMs, 41 * kMs),
+        comm("gloo:reduce", 41 * kMs, 50 * kMs, 3), op("aten::addmm", 60 * kMs, 70 * kMs),
+        // Uncovered, but shorter than a wait.
+        comm("gloo:reduce", 70 * kMs, 81 * kMs + kMs / 4, 3), op("outer2", 80 * kMs, 90 * kMs),
+        op("aten::t", 80 * kMs, 81 * kMs), op("aten::addmm", 81 * kMs + kMs / 3, 90 * kMs),
+        // No collective ends in the stretch.
+        op("outer3", 100 * kMs, 110 * kMs), op("aten::t", 100 * kMs, 101 * kMs),
+        op("aten::addmm", 109 * kMs, 110 * kMs)}) {
+    c.add(r);
+  }
+  c.finish();
+  EXPECT_EQ(
+      spans(out),
+      (std::vector<std::pair<std::int64_t, std::int64_t>>{
+          {0, 30 * kMs}, {40 * kMs, 70 * kMs}, {80 * kMs, 90 * kMs}, {100 * kMs, 110 * kMs}}));
+  EXPECT_EQ(c.stats().waits, 0u);
 }
 
 // Calls and executions in time order, as the walk hands them over.

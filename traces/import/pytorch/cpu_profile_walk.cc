@@ -117,6 +117,7 @@ CpuWalkStats CpuProfileWalk::walk(const CpuWalkOptions& o, const Emit& emit) {
   HostCollectiveOptions co = o.collectives;
   co.iterations = std::move(spans);
   s.collectives = collectives.finish(co, emit);
+  if (o.compute) compute.finish();
   s.compute = compute.stats();
   s.layers = aligner.stats();
   s.sort_runs = sorter_.runs_spilled();

@@ -553,6 +553,12 @@ void print_pytorch_import_summary(const PytorchImportSummary& s, std::ostream& o
         "  CPU compute  {} kernels on device -1, one per outermost operator of a "
         "thread; not written: {} nested operators, {} inside communication\n",
         c.compute.kernels, c.compute.nested_operators, c.compute.under_communication);
+    if (c.compute.waits > 0) {
+      out << fmt::format(
+          "               {} wait(s) for a collective inside {} operator(s) cut out, {:.3f} ms "
+          "in all (not compute: the thread waited, docs/kineto.md)\n",
+          c.compute.waits, c.compute.operators_cut, static_cast<double>(c.compute.wait_ns) / 1e6);
+    }
   }
   const std::uint64_t layers =
       legacy && s.layer_source == KinetoLayerSource::kOps ? c.layers.layers : s.layers.layers;
