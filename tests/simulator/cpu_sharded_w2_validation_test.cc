@@ -15,14 +15,18 @@
 //             resident set above its baseline (measured.memory_bytes)
 // The test prints the tables of docs/validation.md, section 12 ("Two ranks
 // of a core each"), and holds each group to today's figures: the replay
-// and memory targets (3% and 8%; 10%) met, the what-if targets (5% and 15%)
-// met by the link-rate and prefetch what-ifs, not by the strategy ones.
+// targets (3% and 8%) met in the first run, the worst in the repeat; memory
+// (10%) met; the what-if targets (5% and 15%) met at the median by the
+// link-rate and prefetch what-ifs, not by the strategy ones, which the
+// interference model fitted on the other run brings to 5-7% and 14-18%.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "tests/support/dataset_validation.h"
 
@@ -41,26 +45,62 @@ struct GridRun {
   [[nodiscard]] const Group& group(const std::string& name) const { return data.groups.at(name); }
 };
 
-GridRun* replayed(const char* name) {
-  auto* r = new GridRun{ssgd::testing::replay_bundled_dataset(kDatasets / name), {}};
+GridRun* replayed(const char* name,
+                  std::function<void(Scenario&, const trace::DatasetEntry&)> adjust = {}) {
+  auto* r =
+      new GridRun{ssgd::testing::replay_bundled_dataset(kDatasets / name, std::move(adjust)), {}};
   ssgd::testing::group_sharded_cases(r->data);
   r->memory = ssgd::testing::replay_memory_errors(r->data);
   return r;
 }
 
-// The grid and its repeat minutes later (cpu-sharded-w2-2), held alike.
+// The host's interference factors of each network (`ssgd calibrate
+// --interference` on the four captures of that network of the run `name`,
+// against its gloo sweep), and an adjust that applies to each entry those of
+// its own network. A link-rate what-if's capture ran on the other network:
+// its own share is taken out by the target's factors too.
+struct NetworkFactors {
+  ssgd::testing::HostFactors unshaped, gbit;
+};
+NetworkFactors fit_networks(const char* name) {
+  const fs::path dir = kDatasets / name;
+  const auto fit = [&](const std::string& rate) {
+    std::vector<std::string> ids;
+    for (const char* c : {"b25", "zero2", "zero3-f0", "zero3-f1"}) {
+      ids.push_back("mlp-w2-" + rate + "-" + c);
+    }
+    return ssgd::testing::fit_host_factors(dir, ids, "network/" + rate + "-w2/calibration.yaml");
+  };
+  return {fit("unshaped"), fit("1gbit")};
+}
+std::function<void(Scenario&, const trace::DatasetEntry&)> with_network_contention(
+    NetworkFactors f) {
+  return [f](Scenario& s, const trace::DatasetEntry& e) {
+    const bool gbit = e.config.at("rate").get<std::string>() == "1gbit";
+    ssgd::testing::with_host_contention(gbit ? f.gbit : f.unshaped)(s, e);
+  };
+}
+
+// The grid and its repeat minutes later (cpu-sharded-w2-2), held alike; and
+// each replayed with the interference factors fitted on the other run.
 class CpuShardedW2 : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     first_ = replayed("cpu-sharded-w2");
     repeat_ = replayed("cpu-sharded-w2-2");
+    first_fit_ = fit_networks("cpu-sharded-w2");
+    repeat_fit_ = fit_networks("cpu-sharded-w2-2");
+    first_fitted_ = replayed("cpu-sharded-w2", with_network_contention(repeat_fit_));
+    repeat_fitted_ = replayed("cpu-sharded-w2-2", with_network_contention(first_fit_));
   }
   static void TearDownTestSuite() {
-    delete first_;
-    delete repeat_;
+    for (GridRun* r : {first_, repeat_, first_fitted_, repeat_fitted_}) delete r;
   }
   static inline GridRun* first_ = nullptr;
   static inline GridRun* repeat_ = nullptr;
+  static inline NetworkFactors first_fit_, repeat_fit_;
+  static inline GridRun* first_fitted_ = nullptr;   // with the repeat's factors
+  static inline GridRun* repeat_fitted_ = nullptr;  // with the first run's
 };
 
 TEST_F(CpuShardedW2, DatasetsAreIntact) {
@@ -80,32 +120,69 @@ TEST_F(CpuShardedW2, PrintTables) {
   }
 }
 
-// Met in both runs: median 3% or less, worst 8% or less.
-TEST_F(CpuShardedW2, ReplaysMeetTheTargets) {
-  for (const GridRun* r : {first_, repeat_}) {
-    SCOPED_TRACE(r->data.manifest.name);
-    const Group& g = r->group("replays");
-    EXPECT_LE(g.median_abs(), 3.0);  // today 1.1% and 2.9%
-    EXPECT_LE(g.worst_abs, 8.0);     // today 4.9% and 7.1% (unshaped ZeRO-3 f0 in both)
-  }
+// The targets, median 3% or less and worst 8% or less: met in the first run,
+// the worst in the repeat (its median 3.8%). The waits a ZeRO-3 capture's
+// backward pre-hooks held (22 ms at 1 Gbit/s) are no longer counted as
+// compute (docs/kineto.md): before that, 1.1% and 2.9%, 4.9% and 7.1%.
+TEST_F(CpuShardedW2, Replays) {
+  const Group& first = first_->group("replays");
+  EXPECT_LE(first.median_abs(), 3.0);  // today 2.1%
+  EXPECT_LE(first.worst_abs, 8.0);     // today 5.8% (unshaped ZeRO-3 f0)
+  const Group& repeat = repeat_->group("replays");
+  EXPECT_LE(repeat.median_abs(), 4.0);  // today 3.8%
+  EXPECT_LE(repeat.worst_abs, 8.0);     // today 7.8% (unshaped ZeRO-3 f0)
 }
 
 // Another link rate and another prefetch: met at the median (5%). Another
 // strategy: not met. A sharded capture holds compute slowed by the loop's
 // gloo threads on the rank's one core (its gathers and reduces overlap the
 // compute), and DDP's by its own all-reduces' threads, each a different
-// share: DDP predicted from ZeRO-3 at 1 Gbit/s comes out 32-37% slow,
-// ZeRO-3 from DDP up to 25% fast (section 12).
+// share: DDP predicted from ZeRO-3 comes out 11-35% slow, ZeRO-3 from DDP up
+// to 25% fast (section 12).
 TEST_F(CpuShardedW2, WhatIfs) {
   for (const GridRun* r : {first_, repeat_}) {
     SCOPED_TRACE(r->data.manifest.name);
-    EXPECT_LE(r->group("what-if: link rate").median_abs(), 5.0);  // today 3.1%, 4.4%
-    EXPECT_LE(r->group("what-if: link rate").worst_abs, 22.0);    // today 18.2%, 16.7%
-    EXPECT_LE(r->group("what-if: prefetch").median_abs(), 5.0);   // today 2.6%, 1.9%
-    EXPECT_LE(r->group("what-if: prefetch").worst_abs, 12.0);     // today 9.2%, 10.1%
-    EXPECT_LE(r->group("what-if: strategy").median_abs(), 18.0);  // today 12.5%, 15.7%
-    EXPECT_LE(r->group("what-if: strategy").worst_abs, 40.0);     // today 36.6%, 37.3%
-    EXPECT_LE(r->group("what-ifs").median_abs(), 10.0);           // today 8.6%, 9.1%
+    EXPECT_LE(r->group("what-if: link rate").median_abs(), 5.0);  // today 1.6%, 4.4%
+    EXPECT_LE(r->group("what-if: link rate").worst_abs, 12.0);    // today 3.9%, 10.6%
+    EXPECT_LE(r->group("what-if: prefetch").median_abs(), 5.0);   // today 3.4%, 3.7%
+    EXPECT_LE(r->group("what-if: prefetch").worst_abs, 12.0);     // today 10.1%, 10.8%
+    EXPECT_LE(r->group("what-if: strategy").median_abs(), 14.0);  // today 11.4%, 12.0%
+    EXPECT_LE(r->group("what-if: strategy").worst_abs, 38.0);     // today 25.6%, 35.3%
+    EXPECT_LE(r->group("what-ifs").median_abs(), 9.0);            // today 7.5%, 7.9%
+  }
+}
+
+// With interference.model: contention, each network's host factors fitted
+// on the other run's captures of that network (docs/validation.md, section
+// 12, "Two ranks of a core each"). At 1 Gbit/s every case of both runs,
+// replays and what-ifs alike, comes within 8.3%; the strategy what-ifs close
+// from 11-12% and 26-35% to 5-7% and 14-18% over both networks. On the
+// unshaped network the ZeRO-3 replays go from -4% to -6% to -8% to -12%: a
+// factor for as long as a collective runs overcounts there (section 12).
+TEST_F(CpuShardedW2, WithInterferenceFittedOnTheOtherRun) {
+  std::printf(
+      "\nfactors (compute, comm): cpu-sharded-w2 unshaped %.3f %.3f, 1gbit %.3f %.3f; "
+      "cpu-sharded-w2-2 unshaped %.3f %.3f, 1gbit %.3f %.3f\n",
+      first_fit_.unshaped.compute, first_fit_.unshaped.comm, first_fit_.gbit.compute,
+      first_fit_.gbit.comm, repeat_fit_.unshaped.compute, repeat_fit_.unshaped.comm,
+      repeat_fit_.gbit.compute, repeat_fit_.gbit.comm);
+  // The fits agree across the runs: the machine's, not one run's.
+  EXPECT_NEAR(first_fit_.gbit.compute, repeat_fit_.gbit.compute, 0.1);
+  EXPECT_NEAR(first_fit_.unshaped.compute, repeat_fit_.unshaped.compute, 0.1);
+  for (const GridRun* r : {first_fitted_, repeat_fitted_}) {
+    SCOPED_TRACE(r->data.manifest.name);
+    std::printf("\n### %s, with the other run's factors\n", r->data.manifest.name.c_str());
+    ssgd::testing::print_validation_tables(r->data);
+    for (const DatasetCase& c : r->data.cases) {
+      if (r->data.config(c.entry).at("rate") == "1gbit" &&
+          r->data.config(c.from).at("rate") == "1gbit") {
+        EXPECT_LE(std::abs(c.error_percent), 9.0) << c.name();  // today within 8.3%
+      }
+    }
+    EXPECT_LE(r->group("what-if: strategy").median_abs(), 8.0);  // today 7.0%, 5.4%
+    EXPECT_LE(r->group("what-if: strategy").worst_abs, 20.0);    // today 14.2%, 17.8%
+    EXPECT_LE(r->group("what-ifs").median_abs(), 7.0);           // today 5.9%, 5.4%
+    EXPECT_LE(r->group("replays").worst_abs, 13.0);              // today 8.9%, 11.5%
   }
 }
 
