@@ -93,6 +93,13 @@ struct LayerRow {
   // capture already holds (simulator/perturb/interference.h).
   double forward_beside_comm = 0;
   double backward_beside_comm = 0;
+  // From a trace, the same way: the bytes a ns the rank's collectives moved
+  // through its network stack while that time ran (each collective's bytes
+  // through the rank, ssgd::bytes_through_rank, over its measured time, times
+  // its overlap), averaged over forward_ns and backward_ns: the CPU the
+  // capture's collectives took from its compute under the model demand.
+  double forward_beside_comm_rate = 0;
+  double backward_beside_comm_rate = 0;
 };
 
 // The dtypes a profile's gradient bytes may be counted in, and their sizes.
@@ -163,6 +170,7 @@ struct LayerProfile {
   // (simulator/perturb/interference.h).
   bool host_compute = false;
   double update_beside_comm = 0;  // the update's share beside a collective (LayerRow's)
+  double update_beside_comm_rate = 0;  // bytes a ns through the rank meanwhile (LayerRow's)
   std::optional<TracingWindowSteps> tracing_window;  // from a trace with a window
   std::vector<LayerRow> layers;
   MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form

@@ -24,6 +24,22 @@ std::optional<CollectiveOp> modelled_op(trace::v1::Collective::Op op) {
   }
 }
 
+double trace_bytes_through(trace::v1::Collective::Op op, std::int64_t size_bytes,
+                           std::int32_t nranks) {
+  const auto bytes = static_cast<double>(size_bytes);
+  switch (op) {
+    case trace::v1::Collective::SEND:
+    case trace::v1::Collective::RECV: return bytes;
+    case trace::v1::Collective::REDUCE:
+      return bytes_through_rank(CollectiveOp::kReduce, bytes, nranks);
+    case trace::v1::Collective::ALL_GATHER:
+      return bytes_through_rank(CollectiveOp::kAllGather, bytes * std::max(nranks, 0), nranks);
+    default: break;
+  }
+  const std::optional<CollectiveOp> m = modelled_op(op);
+  return m ? bytes_through_rank(*m, bytes, nranks) : 0.0;
+}
+
 namespace {
 
 namespace v1 = trace::v1;

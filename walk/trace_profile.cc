@@ -12,11 +12,12 @@
 #include "common/checked_math.h"
 #include "common/error.h"
 #include "common/intervals.h"
-#include "walk/trace_sharding.h"
-#include "walk/trace_walk.h"
 #include "traces/collective_names.h"
 #include "traces/collective_records.h"
 #include "traces/kernel_names.h"
+#include "traces/trace_collectives.h"
+#include "walk/trace_sharding.h"
+#include "walk/trace_walk.h"
 
 namespace ssgd::walk {
 namespace {
@@ -84,6 +85,8 @@ struct LayerAccumulator {
   trace::RateSplit backward_split;
   std::int64_t forward_beside_comm_ns = 0;   // of forward_ns, beside a collective of the rank
   std::int64_t backward_beside_comm_ns = 0;
+  double forward_beside_comm_bytes = 0;  // bytes the rank's collectives moved through it meanwhile
+  double backward_beside_comm_bytes = 0;
 };
 
 // A tracing window's steps (TraceWalk::window_marks): those inside a span
@@ -116,12 +119,39 @@ std::optional<trace::TracingWindowSteps> window_steps(const TraceWalk& walk) {
                                    median(untraced)};
 }
 
-// The part of a compute work item's own time (a kernel's execution; a host
-// operator's whole time) that ran beside one of `comm`.
+// Where a compute work item's own time starts (a kernel's execution; a host
+// operator's whole time).
+std::int64_t own_start(const TaskWork& w) {
+  return w.host_op || w.kernel < 0 ? w.start_ns : w.end_ns - w.own_ns;
+}
+
+// The part of a compute work item's own time that ran beside one of `comm`.
 std::int64_t beside(const Intervals& comm, const TaskWork& w) {
   if (comm.empty()) return 0;
-  const std::int64_t from = w.host_op || w.kernel < 0 ? w.start_ns : w.end_ns - w.own_ns;
-  return covered_ns(comm, from, w.end_ns);
+  return covered_ns(comm, own_start(w), w.end_ns);
+}
+
+// A collective of a rank as its network stack saw it: its time, and the
+// bytes a ns it moved through the rank (trace::trace_bytes_through over its
+// measured time).
+struct CommFlow {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  double rate = 0;
+};
+
+// The bytes `flows` (sorted by start) moved through the rank during the
+// compute item's own time: each flow's rate times its overlap with it.
+double beside_bytes(const std::vector<CommFlow>& flows, std::int64_t longest, const TaskWork& w) {
+  const std::int64_t from = own_start(w);
+  double bytes = 0;
+  auto it = std::lower_bound(flows.begin(), flows.end(), from - longest,
+                             [](const CommFlow& f, std::int64_t t) { return f.start < t; });
+  for (; it != flows.end() && it->start < w.end_ns; ++it) {
+    const std::int64_t overlap = std::min(it->end, w.end_ns) - std::max(it->start, from);
+    if (overlap > 0) bytes += it->rate * static_cast<double>(overlap);
+  }
+  return bytes;
 }
 
 // The threads one wave of `gpu` holds: its SMs times the threads an SM
@@ -172,6 +202,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   std::vector<LayerAccumulator> acc(L);
   std::int64_t update_ns = 0;
   std::int64_t update_beside_comm_ns = 0;  // of update_ns, beside a collective of the rank
+  double update_beside_comm_bytes = 0;
   trace::RateSplit update_split;
   // The kernels by class and rate (traces/kernel_class.h, traces/rate_split.h).
   const std::int64_t wave = wave_threads(walk.gpu());
@@ -251,16 +282,27 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     std::vector<char> has_ranges(iterations.size()), has_work(iterations.size());
     bool rank_has_ranges = false;
     Intervals comm;  // the rank's collectives, whichever iteration launched them
+    std::vector<CommFlow> flows;  // and the bytes a ns each moved through the rank
+    std::int64_t longest = 0;
     for (std::size_t i = 0; i < iterations.size(); ++i) {
       const IterationWork work = walk.iteration_work(rank, iterations[i]);
       for (const TaskWork& w : work.work) {
-        if (w.kind == dag::TaskKind::kComm && w.end_ns > w.start_ns) comm.emplace_back(w.start_ns, w.end_ns);
+        if (w.kind == dag::TaskKind::kComm && w.end_ns > w.start_ns) {
+          comm.emplace_back(w.start_ns, w.end_ns);
+          flows.push_back({w.start_ns, w.end_ns,
+                           trace::trace_bytes_through(static_cast<trace::v1::Collective::Op>(w.op),
+                                                      w.bytes, w.nranks) /
+                               static_cast<double>(w.duration_ns())});
+          longest = std::max(longest, w.duration_ns());
+        }
       }
       has_ranges[i] = !work.ranges.empty();
       has_work[i] = launched(work);
       rank_has_ranges = rank_has_ranges || has_ranges[i];
     }
     comm = merged_intervals(std::move(comm));
+    std::sort(flows.begin(), flows.end(),
+              [](const CommFlow& a, const CommFlow& b) { return a.start < b.start; });
     std::vector<std::size_t> steps;
     for (std::size_t i = 0; i < iterations.size(); ++i) {
       if (has_work[i] && (has_ranges[i] || !rank_has_ranges)) {
@@ -324,6 +366,9 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
                        w.duration_ns(), "compute time of a layer");
             (w.kind == dag::TaskKind::kForward ? a.forward_beside_comm_ns : a.backward_beside_comm_ns) +=
                 beside(comm, w);
+            (w.kind == dag::TaskKind::kForward ? a.forward_beside_comm_bytes
+                                               : a.backward_beside_comm_bytes) +=
+                beside_bytes(flows, longest, w);
             split_into(w.kind == dag::TaskKind::kForward ? a.forward_split : a.backward_split, w);
             break;
           }
@@ -332,6 +377,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
             ++out.kernels_update;
             accumulate(update_ns, w.duration_ns(), "update time");
             update_beside_comm_ns += beside(comm, w);
+            update_beside_comm_bytes += beside_bytes(flows, longest, w);
             split_into(update_split, w);
             break;
           default:  // io and h2d are the scenario's
@@ -422,8 +468,13 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     const auto share = [](std::int64_t part, std::int64_t whole) {
       return whole > 0 ? std::min(1.0, static_cast<double>(part) / static_cast<double>(whole)) : 0.0;
     };
+    const auto rate = [](double bytes, std::int64_t ns) {
+      return ns > 0 ? bytes / static_cast<double>(ns) : 0.0;
+    };
     row.forward_beside_comm = share(acc[l].forward_beside_comm_ns, acc[l].forward_ns);
     row.backward_beside_comm = share(acc[l].backward_beside_comm_ns, acc[l].backward_ns);
+    row.forward_beside_comm_rate = rate(acc[l].forward_beside_comm_bytes, acc[l].forward_ns);
+    row.backward_beside_comm_rate = rate(acc[l].backward_beside_comm_bytes, acc[l].backward_ns);
     if (gpu_work) {
       row.forward_split =
           trace::averaged_split(acc[l].forward_split, micro_total, row.forward.ns());
@@ -454,6 +505,8 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
       update_ns > 0 ? std::min(1.0, static_cast<double>(update_beside_comm_ns) /
                                         static_cast<double>(update_ns))
                     : 0.0;
+  p.update_beside_comm_rate =
+      update_ns > 0 ? update_beside_comm_bytes / static_cast<double>(update_ns) : 0.0;
   if (gpu_work) {
     // Every part of the split was also added to its total, whose overflow
     // was checked: none of these sums overflows.

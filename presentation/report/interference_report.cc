@@ -16,12 +16,16 @@ double share(std::int64_t part, std::int64_t whole) {
 nlohmann::json interference_json(const sim::InterferencePlan& plan,
                                  const sim::InterferenceStats* stats) {
   if (!plan.active) return {{"model", "none"}};
-  nlohmann::json j = {{"model", "contention"},
+  nlohmann::json j = {{"model", plan.demand ? "demand" : "contention"},
                       {"resource", to_string(plan.resource)},
                       {"resource_reason", plan.why},
-                      {"compute_factor", plan.compute},
-                      {"comm_factor", plan.comm},
                       {"notes", plan.notes}};
+  if (plan.demand) {
+    j["cpu_per_byte_ns"] = plan.cpu_per_byte;
+  } else {
+    j["compute_factor"] = plan.compute;
+    j["comm_factor"] = plan.comm;
+  }
   if (plan.resource == sim::InterferenceResource::kGpu) j["memory_factor"] = plan.memory;
   if (plan.concurrent > 0) j["concurrent_factor"] = plan.concurrent;
   if (stats != nullptr) {
@@ -44,7 +48,11 @@ void print_interference(const sim::InterferencePlan& plan, const sim::Interferen
                         std::ostream& out) {
   if (!plan.active) return;
   const std::string factors =
-      plan.resource == sim::InterferenceResource::kGpu
+      plan.demand ? fmt::format(
+                        "{:.3f} ns of the rank's CPU a byte a collective moves through it, "
+                        "the CPU shared by demand",
+                        plan.cpu_per_byte)
+      : plan.resource == sim::InterferenceResource::kGpu
           ? fmt::format("SM-bound work +{:.1f}%, memory-bound +{:.1f}%, collectives +{:.1f}%",
                         100 * plan.compute, 100 * plan.memory, 100 * plan.comm)
           : fmt::format("operators +{:.1f}%, collectives +{:.1f}%", 100 * plan.compute,
@@ -54,8 +62,10 @@ void print_interference(const sim::InterferencePlan& plan, const sim::Interferen
           ? fmt::format("; a collective that waited behind another of its group +{:.1f}%",
                         100 * plan.concurrent)
           : std::string();
-  out << fmt::format("  interference: contention, {} factors ({}): {} while overlapped{}\n",
-                     to_string(plan.resource), plan.why, factors, concurrent);
+  out << fmt::format("  interference: {}, {} {} ({}): {}{}{}\n",
+                     plan.demand ? "demand" : "contention", to_string(plan.resource),
+                     plan.demand ? "class" : "factors", plan.why, factors,
+                     plan.demand ? "" : " while overlapped", concurrent);
   if (stats != nullptr) {
     // Shares of the run's own totals: compute over every compute task,
     // collectives over every collective.

@@ -87,9 +87,13 @@ FactorFit summarized(std::vector<std::pair<double, double>> samples, std::size_t
   return f;
 }
 
+// What an overlapped record's factor stands for: the factor itself, or
+// (the CPU a byte) a value derived from it; none where it says nothing.
+using SampleOf = std::function<std::optional<double>(const Work&, double)>;
+
 // The factor of one kind over every name that has alone and overlapped records.
-std::optional<FactorFit> fit_kind(const std::vector<Work>& works, int kind,
-                                  std::int64_t& skipped) {
+std::optional<FactorFit> fit_kind(const std::vector<Work>& works, int kind, std::int64_t& skipped,
+                                  const SampleOf& sample_of = {}) {
   std::map<std::size_t, std::vector<const Work*>> by_name;
   for (const Work& w : works) {
     if (w.kind == kind) by_name[w.name].push_back(&w);
@@ -115,7 +119,8 @@ std::optional<FactorFit> fit_kind(const std::vector<Work>& works, int kind,
     bool used = false;
     for (const Work* w : list) {
       if (w->phi < kOverlapped) continue;
-      const auto f = implied_factor(a, static_cast<double>(w->end - w->start), w->phi);
+      auto f = implied_factor(a, static_cast<double>(w->end - w->start), w->phi);
+      if (f && sample_of) f = sample_of(*w, *f);
       if (!f) continue;
       samples.emplace_back(*f, a);
       used = true;
@@ -423,6 +428,43 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
   fit.ranks = static_cast<std::int64_t>(ranks.size());
   std::int64_t skipped = 0;
   fit.compute = fit_kind(compute, 0, skipped);
+  if (!fit.gpu) {
+    // The bytes a ns each rank's collectives moved through it, from their
+    // last arrival, sorted by start.
+    struct Flow {
+      std::int64_t start, end;
+      double rate;
+    };
+    std::map<RankKey, std::vector<Flow>> flows;
+    std::int64_t longest = 0;
+    for (const Work& w : comm) {
+      const CollectiveKey& k = keys[w.name];
+      const double through = trace::trace_bytes_through(k.op, k.bytes, k.nranks);
+      if (through <= 0) continue;
+      flows[{w.file, w.rank}].push_back(
+          {w.start, w.end, through / static_cast<double>(w.end - w.start)});
+      longest = std::max(longest, w.end - w.start);
+    }
+    for (auto& [key, v] : flows) {
+      std::sort(v.begin(), v.end(), [](const Flow& a, const Flow& b) { return a.start < b.start; });
+    }
+    const SampleOf cpu_per_byte = [&](const Work& w, double f) -> std::optional<double> {
+      const auto it = flows.find({w.file, w.rank});
+      if (it == flows.end() || f <= 0) return std::nullopt;
+      double bytes = 0;
+      auto flow = std::lower_bound(it->second.begin(), it->second.end(), w.start - longest,
+                                   [](const Flow& x, std::int64_t t) { return x.start < t; });
+      for (; flow != it->second.end() && flow->start < w.end; ++flow) {
+        const std::int64_t overlap = std::min(flow->end, w.end) - std::max(flow->start, w.start);
+        if (overlap > 0) bytes += flow->rate * static_cast<double>(overlap);
+      }
+      const double overlapped = w.phi * static_cast<double>(w.end - w.start);
+      if (bytes <= 0 || overlapped <= 0) return std::nullopt;
+      return f / (1 + f) / (bytes / overlapped);
+    };
+    std::int64_t unused = 0;
+    fit.cpu_per_byte = fit_kind(compute, 0, unused, cpu_per_byte);
+  }
   if (fit.gpu) fit.memory = fit_kind(compute, kMemory, skipped);
   if (alone != nullptr) {
     std::int64_t without_fit = 0;

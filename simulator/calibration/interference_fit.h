@@ -30,6 +30,13 @@
 // times a, plus f times that of the n - 1 that wait behind the first:
 // f = (B - sum a) / (sum a - a_first), weighted by sum a - a_first.
 //
+// CPU a byte (host only; the model demand's interference.host.cpu_per_byte):
+// each overlapped operator record's factor f says its thread lost
+// u = f / (1 + f) of the CPU while overlapped; the collectives of its rank
+// moved R bytes a ns through it meanwhile (each one's bytes through the rank,
+// trace::trace_bytes_through, over its time from its last arrival, times its
+// overlap with the record, over the overlapped time): c = u / R ns a byte.
+//
 // Each factor is the median of its samples weighted by their alone time
 // (long work counts more), with the weighted 10th and 90th percentiles. The
 // traces may be one capture (work alone and overlapped within it) or
@@ -69,6 +76,9 @@ struct InterferenceFit {
   // host only, with a calibration: collectives run beside others of their
   // rank (a busy period of two or more) against running them one at a time.
   std::optional<FactorFit> concurrent;
+  // host only: the CPU ns a byte through the rank takes (model demand); its
+  // median and percentiles are ns, not a factor.
+  std::optional<FactorFit> cpu_per_byte;
   std::int64_t concurrent_collectives = 0;  // collectives in the periods used
   bool comm_from_calibration = false;  // comm's alone times are the calibration's
   std::vector<std::string> notes;    // why a factor is missing, what was left out

@@ -49,8 +49,11 @@ std::pair<InterferenceResource, std::string> resource_of(const InterferenceSpec&
 
 namespace {
 
-constexpr EnumNames<InterferenceModel, 2> kModelNames{
-    {{{InterferenceModel::kNone, "none"}, {InterferenceModel::kContention, "contention"}}}};
+constexpr EnumNames<InterferenceModel, 3> kModelNames{{{
+    {InterferenceModel::kNone, "none"},
+    {InterferenceModel::kContention, "contention"},
+    {InterferenceModel::kDemand, "demand"},
+}}};
 constexpr EnumNames<InterferenceResource, 3> kResourceNames{{{
     {InterferenceResource::kAuto, "auto"},
     {InterferenceResource::kGpu, "gpu"},
@@ -90,10 +93,12 @@ trace::LayerProfile profile_without_interference(const trace::LayerProfile& capt
   std::int64_t before = 0;
   std::int64_t after = 0;
   const auto strip = [&](Duration& t, std::optional<trace::RateSplit>& split, double share,
-                         double f) {
+                         double f, double rate) {
     before += t.ns();
-    if (share > 0 && f > 0) {
-      const double keep = 1 - share * f / (1 + f);
+    const double lost = plan.demand ? std::min(plan.cpu_per_byte * rate, share / 2)
+                                    : (f > 0 ? share * f / (1 + f) : 0.0);
+    if (share > 0 && lost > 0) {
+      const double keep = 1 - lost;
       t = Duration(std::llround(static_cast<double>(t.ns()) * keep));
       if (split) {
         // Scaled alike, the parts adding up to the new time again.
@@ -106,16 +111,19 @@ trace::LayerProfile profile_without_interference(const trace::LayerProfile& capt
   for (std::size_t l = 0; l < p.layers.size(); ++l) {
     auto& row = p.layers[l];
     strip(row.forward, row.forward_split, row.forward_beside_comm,
-          l < plan.forward.size() ? plan.forward[l] : plan.compute);
+          l < plan.forward.size() ? plan.forward[l] : plan.compute, row.forward_beside_comm_rate);
     strip(row.backward, row.backward_split, row.backward_beside_comm,
-          l < plan.backward.size() ? plan.backward[l] : plan.compute);
+          l < plan.backward.size() ? plan.backward[l] : plan.compute,
+          row.backward_beside_comm_rate);
     row.forward_beside_comm = row.backward_beside_comm = 0;
+    row.forward_beside_comm_rate = row.backward_beside_comm_rate = 0;
   }
   if (p.update) {
     Duration u = *p.update;
-    strip(u, p.update_split, p.update_beside_comm, plan.update);
+    strip(u, p.update_split, p.update_beside_comm, plan.update, p.update_beside_comm_rate);
     p.update = u;
     p.update_beside_comm = 0;
+    p.update_beside_comm_rate = 0;
   }
   if (after < before) {
     plan.notes.push_back(fmt::format(
@@ -146,6 +154,34 @@ InterferencePlan plan_interference(const InterferenceSpec& spec,
   plan.resource = resource;
   plan.why = why;
   const bool gpu = resource == InterferenceResource::kGpu;
+  if (spec.model == InterferenceModel::kDemand) {
+    if (gpu) {
+      throw ParameterError(
+          "interference.model",
+          fmt::format("demand models the CPU a host-side library's collectives take from the "
+                      "rank's operators, and the class here is gpu ({}): use contention with "
+                      "interference.gpu.*, or interference.resource: host",
+                      why));
+    }
+    if (!spec.host_cpu_per_byte) {
+      throw ParameterError("interference.host.cpu_per_byte",
+                           "the model demand needs the CPU time a byte through the rank takes "
+                           "(ssgd calibrate --interference fits it)");
+    }
+    plan.active = true;
+    plan.demand = true;
+    plan.cpu_per_byte = *spec.host_cpu_per_byte;
+    plan.concurrent = spec.host_concurrent.value_or(0);
+    if (spec.host_compute || spec.host_comm) {
+      plan.notes.push_back(
+          "interference.host.compute and .comm set but not applied: the model "
+          "demand derives each collective's share of the CPU from its bytes");
+    }
+    if (spec.gpu_compute || spec.gpu_memory || spec.gpu_comm) {
+      plan.notes.push_back(fmt::format("interference.gpu.* set but not applied: {}", why));
+    }
+    return plan;
+  }
   const bool own_set = gpu ? (spec.gpu_compute || spec.gpu_memory || spec.gpu_comm)
                            : (spec.host_compute || spec.host_comm || spec.host_concurrent);
   if (!own_set) {
@@ -181,6 +217,11 @@ InterferencePlan plan_interference(const InterferenceSpec& spec,
     if (spec.gpu_compute || spec.gpu_memory || spec.gpu_comm) {
       plan.notes.push_back(fmt::format("interference.gpu.* set but not applied: {}", why));
     }
+  }
+  if (spec.host_cpu_per_byte) {
+    plan.notes.push_back(
+        "interference.host.cpu_per_byte set but not applied: it is the model "
+        "demand's (interference.model: demand)");
   }
   const bool splits = gpu && profile.has_splits();
   if (gpu && !splits && plan.memory != plan.compute) {

@@ -26,6 +26,24 @@
 // every factor defaults to 0, and `ssgd calibrate --interference` fits them
 // from captures (simulator/calibration/interference_fit.h).
 //
+// The model `demand` (host class only) follows the CPU a host-side
+// library's collectives take rather than a factor for as long as they run.
+// A rank's operators and its library's worker threads share one CPU budget
+// (a core, or a quota). A collective that moves b bytes through the rank
+// (sent plus received, ssgd::bytes_through_rank) in its time alone T takes
+// c b of that CPU (c = interference.host.cpu_per_byte: the network stack,
+// the library's copies and reductions), a demand u = min(1, c b / T) while
+// it runs. The budget is shared max-min fairly, as Linux's fair scheduler
+// shares a core among runnable threads: a compute task wants all of it, a
+// collective u; a thread that wants less than an equal share gets what it
+// wants, the others split the rest. A compute task runs at its share, a
+// collective at its share over u. One of each: compute at 1 - min(u, 1/2),
+// the collective at min(u, 1/2) / u. So a collective the CPU bounds alone
+// (u = 1) and the compute beside it each run at half speed (processor
+// sharing), and on a slow link (small u) the compute loses u and the
+// collective nothing: one constant c gives both, where `contention`'s
+// factor must be fitted per network (docs/validation.md, section 12).
+//
 // Which class applies (interference.resource): gpu, host, or auto: gpu when
 // the input's compute ran on a GPU (it names one, or its rate splits hold GPU
 // kernels), host when it comes from a trace without GPU kernels or its
@@ -42,7 +60,7 @@
 
 namespace ssgd::sim {
 
-enum class InterferenceModel { kNone, kContention };
+enum class InterferenceModel { kNone, kContention, kDemand };
 enum class InterferenceResource { kAuto, kGpu, kHost };
 const char* to_string(InterferenceModel m);
 const char* to_string(InterferenceResource r);
@@ -60,6 +78,7 @@ struct InterferenceSpec {
   std::optional<double> host_comm;    // interference.host.comm: the collective itself
   std::optional<double> host_concurrent;  // interference.host.concurrent: a collective
                                           // that waited behind another of its group
+  std::optional<double> host_cpu_per_byte;  // interference.host.cpu_per_byte (model demand), ns
 
   [[nodiscard]] bool active() const { return model != InterferenceModel::kNone; }
   friend bool operator==(const InterferenceSpec&, const InterferenceSpec&) = default;
@@ -67,6 +86,8 @@ struct InterferenceSpec {
 
 // The largest factor a key takes: 10 (eleven times as slow).
 inline constexpr double kMaxInterferenceFactor = 10;
+// The largest interference.host.cpu_per_byte: 100 ns a byte (10 MB/s of a core).
+inline constexpr double kMaxCpuPerByteNs = 100;
 
 // How one replay applies the spec: the class, why, and each compute task's
 // factor by layer (forward, backward) and for the update.
@@ -78,6 +99,12 @@ struct InterferencePlan {
   double memory = 0;
   double comm = 0;
   double concurrent = 0;              // host: a collective that waited behind another
+  // Model demand (host only): the CPU ns a byte through the rank takes, and
+  // each comm group's bytes through a rank (ssgd::bytes_through_rank of its
+  // operation, buffer and ranks; by dag::Task::group), which the replay fills.
+  bool demand = false;
+  double cpu_per_byte = 0;
+  std::vector<double> comm_through;
   std::vector<double> forward;        // per profile row
   std::vector<double> backward;
   double update = 0;
@@ -86,7 +113,9 @@ struct InterferencePlan {
 
 // Throws std::invalid_argument naming the key when the model is on and no
 // factor of its class is set (it would change nothing), or when factors of
-// the class that does not apply are set and none of the one that does.
+// the class that does not apply are set and none of the one that does;
+// under demand, when the class is gpu or interference.host.cpu_per_byte is
+// not set.
 InterferencePlan plan_interference(const InterferenceSpec& spec,
                                    const trace::LayerProfile& profile);
 
@@ -102,9 +131,14 @@ double split_factor(const trace::RateSplit& split, double compute, double memory
 // compute times hold the slowdown the plan's factors stand for. Replayed as
 // they are, that slowdown would count twice; this takes it out: a part p of
 // a time t that ran beside a collective, slowed by f, took p t, of which the
-// work alone takes p t / (1 + f), so t becomes t (1 - p f / (1 + f)). Rate
-// splits are scaled alike. Returns the profile unchanged when nothing ran
-// beside a collective; adds a note saying how much was taken out otherwise.
+// work alone takes p t / (1 + f), so t becomes t (1 - p f / (1 + f)). Under
+// the model demand the compute lost the CPU the capture's collectives used
+// while they overlapped it: c times the bytes they moved through the rank
+// meanwhile (LayerRow::forward_beside_comm_rate r, a ns of t), at most half
+// the overlapped time (one collective beside it), so t becomes
+// t (1 - min(c r, p / 2)). Rate splits are scaled alike. Returns the profile
+// unchanged when nothing ran beside a collective; adds a note saying how
+// much was taken out otherwise.
 trace::LayerProfile profile_without_interference(const trace::LayerProfile& captured,
                                                  InterferencePlan& plan);
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "common/collective_op.h"
 
 namespace ssgd::sim {
 namespace {
@@ -27,13 +30,26 @@ double factor_of(const InterferencePlan& plan, const dag::Task& task) {
 
 }  // namespace
 
+double InterferenceExecutor::demand_of(const dag::Task& task) const {
+  const bool grouped =
+      task.group >= 0 && static_cast<std::size_t>(task.group) < plan_.comm_through.size();
+  const double through = grouped ? plan_.comm_through[static_cast<std::size_t>(task.group)]
+                                 : bytes_through_rank(CollectiveOp::kAllReduce,
+                                                      static_cast<double>(task.bytes), workers_);
+  // A collective whose time is not known ahead (the flow network's) is
+  // taken as bound by the CPU.
+  if (task.duration.ns() <= 0) return 1;
+  const double u = plan_.cpu_per_byte * through / static_cast<double>(task.duration.ns());
+  return std::clamp(u, 1e-9, 1.0);
+}
+
 double InterferenceExecutor::queued_extra(std::int64_t nominal_ns) const {
   return plan_.concurrent * static_cast<double>(nominal_ns);
 }
 
 InterferenceExecutor::InterferenceExecutor(Engine& engine, TaskExecutor* inner,
-                                           const InterferencePlan& plan)
-    : engine_(engine), inner_(inner), plan_(plan) {
+                                           const InterferencePlan& plan, std::int64_t workers)
+    : engine_(engine), inner_(inner), plan_(plan), workers_(std::max<std::int64_t>(workers, 1)) {
   end_ = engine_.register_handler(
       [this](Engine&, std::uint64_t slot) { finish(static_cast<std::size_t>(slot)); });
 }
@@ -54,14 +70,63 @@ int& InterferenceExecutor::comm_on(std::int32_t rank) {
   return comm_on_[r];
 }
 
-bool InterferenceExecutor::should_slow(const Running& r) const {
-  if (r.tail) return false;
+double InterferenceExecutor::level_on(std::int32_t rank) const {
+  // Max-min sharing of one CPU: the collectives on the rank in ascending
+  // demand take what they want while it is below an equal share of what is
+  // left; the rest (every compute task, wanting all) split the remainder.
+  std::vector<double> all;
+  for (const std::size_t slot : comm_live_) {
+    const Running& c = running_[slot];
+    if (c.tail || (c.rank != dag::kAllRanks && c.rank != rank)) continue;
+    all.push_back(c.demand);
+  }
+  std::sort(all.begin(), all.end());
+  const auto k = static_cast<std::size_t>(std::max(rank, 0));
+  const int computing = rank == dag::kAllRanks || k >= compute_on_.size() ? 0 : compute_on_[k];
+  double left = 1;
+  auto threads = static_cast<double>(all.size()) + computing;
+  for (const double d : all) {
+    if (d * threads > left) break;
+    left -= d;
+    threads -= 1;
+  }
+  return threads > 0 ? left / threads : 1.0;
+}
+
+double InterferenceExecutor::comm_rate_on(const Running& r, std::int32_t rank) const {
+  return std::min(1.0, level_on(rank) / r.demand);
+}
+
+double InterferenceExecutor::stretch_of(const Running& r) const {
+  if (r.tail) return 1;
   const auto at = [](const std::vector<int>& v, std::int32_t rank) {
     const auto k = static_cast<std::size_t>(std::max(rank, 0));
     return k < v.size() ? v[k] : 0;
   };
-  if (r.comm) return r.rank == dag::kAllRanks ? compute_total_ > 0 : at(compute_on_, r.rank) > 0;
-  return comm_all_ > 0 || at(comm_on_, r.rank) > 0;
+  if (!plan_.demand) {
+    const bool beside =
+        r.comm ? (r.rank == dag::kAllRanks ? compute_total_ > 0 : at(compute_on_, r.rank) > 0)
+               : comm_all_ > 0 || at(comm_on_, r.rank) > 0;
+    return beside && r.factor > 0 ? 1 + r.factor : 1;
+  }
+  double rate = 1;
+  if (!r.comm) {
+    rate = std::min(1.0, level_on(r.rank));
+  } else if (r.rank != dag::kAllRanks) {
+    rate = comm_rate_on(r, r.rank);
+  } else {
+    // The slowest of the ranks: those with compute or collectives of their
+    // own, and any other (only the collectives of all ranks on it).
+    rate = comm_rate_on(r, dag::kAllRanks);
+    const std::size_t ranks = std::max(compute_on_.size(), comm_on_.size());
+    for (std::size_t k = 0; k < ranks; ++k) {
+      if (at(compute_on_, static_cast<std::int32_t>(k)) > 0 ||
+          at(comm_on_, static_cast<std::int32_t>(k)) > 0) {
+        rate = std::min(rate, comm_rate_on(r, static_cast<std::int32_t>(k)));
+      }
+    }
+  }
+  return rate > 0 ? 1 / rate : 1;
 }
 
 void InterferenceExecutor::count(const Running& r, int delta) {
@@ -81,34 +146,50 @@ void InterferenceExecutor::advance(Running& r, std::int64_t now) {
   const std::int64_t elapsed = now - r.since;
   r.since = now;
   if (elapsed <= 0) return;
-  if (!r.comm && r.slowed) stats_.compute_slowed_ns += elapsed;
+  const bool slowed = r.stretch != 1;
+  if (!r.comm && slowed) stats_.compute_slowed_ns += elapsed;
   const auto dt = static_cast<double>(elapsed);
   if (r.delegated && !r.tail) {
-    if (r.slowed) r.overlapped += dt;
+    if (slowed) {
+      r.overlapped += dt;
+      r.lag += dt * (1 - 1 / r.stretch);
+    }
     return;
   }
-  r.left = std::max(0.0, r.left - (r.slowed ? dt / (1 + r.factor) : dt));
+  r.left = std::max(0.0, r.left - (slowed ? dt / r.stretch : dt));
 }
 
 void InterferenceExecutor::schedule_end(std::size_t slot, std::int64_t now) {
   Running& r = running_[slot];
   if (r.pending) engine_.cancel(r.event);
   r.pending = true;
-  const double rate = r.slowed ? 1 + r.factor : 1;
-  const auto ns = static_cast<std::int64_t>(std::llround(r.left * rate));
+  const auto ns = static_cast<std::int64_t>(std::llround(r.left * r.stretch));
   r.event = engine_.schedule(Time(now + std::max<std::int64_t>(ns, 0)), end_, slot);
 }
 
 void InterferenceExecutor::update(std::size_t slot, std::int64_t now) {
   Running& r = running_[slot];
   advance(r, now);
-  const bool slow = should_slow(r) && r.factor > 0;
-  if (slow == r.slowed) return;
-  r.slowed = slow;
+  const double stretch = stretch_of(r);
+  if (stretch == r.stretch) return;
+  r.stretch = stretch;
   if (!r.delegated || r.tail) schedule_end(slot, now);
 }
 
 void InterferenceExecutor::refresh(const Running& changed, std::int64_t now) {
+  if (plan_.demand) {
+    // A rank's shares change for every task on it, of either kind.
+    const auto on = [&](const Running& r) {
+      return changed.rank == dag::kAllRanks || r.rank == dag::kAllRanks || r.rank == changed.rank;
+    };
+    for (const std::size_t slot : compute_live_) {
+      if (on(running_[slot])) update(slot, now);
+    }
+    for (const std::size_t slot : comm_live_) {
+      if (&running_[slot] != &changed && on(running_[slot])) update(slot, now);
+    }
+    return;
+  }
   if (changed.comm) {
     for (const std::size_t slot : compute_live_) {
       if (changed.rank == dag::kAllRanks || running_[slot].rank == changed.rank) update(slot, now);
@@ -160,6 +241,7 @@ void InterferenceExecutor::start_waited(dag::TaskId id, const dag::Task& task, b
   r.factor = factor_of(plan_, task);
   r.delegated = r.comm && inner_ != nullptr && inner_->handles(task);
   r.queued = r.comm && waited && plan_.concurrent > 0;
+  if (r.comm && plan_.demand) r.demand = demand_of(task);
   if (!r.delegated) {
     r.left = static_cast<double>(task.duration.ns());
     r.nominal = task.duration.ns();
@@ -184,8 +266,9 @@ void InterferenceExecutor::network_done(std::size_t slot) {
   advance(r, now);
   r.nominal = now - r.started;
   r.tail = true;
-  r.slowed = false;
-  r.left = r.overlapped * r.factor + (r.queued ? queued_extra(r.nominal) : 0.0);
+  r.stretch = 1;
+  r.left =
+      (plan_.demand ? r.lag : r.overlapped * r.factor) + (r.queued ? queued_extra(r.nominal) : 0.0);
   schedule_end(slot, now);
 }
 

@@ -1,14 +1,22 @@
 #pragma once
 // Runs a replay's compute and communication tasks under the interference
-// model `contention` (simulator/perturb/interference.h) on the event engine.
+// models `contention` and `demand` (simulator/perturb/interference.h) on the
+// event engine.
 //
 // It takes over every compute task (forward, backward, update) and every
-// collective. A task's work is its duration at full speed; it progresses at
-// 1 / (1 + f) while the other kind runs beside it:
+// collective. A task's work is its duration at full speed. Under
+// `contention` it progresses at 1 / (1 + f) while the other kind runs
+// beside it:
 //   - a compute task of rank r, while a collective of r (or of all ranks)
 //     runs: f is the task's factor from the plan;
 //   - a collective with a fixed time, while any of its ranks computes: f is
-//     the plan's comm factor;
+//     the plan's comm factor.
+// Under `demand` each rank's CPU budget is shared max-min fairly among its
+// compute tasks (each wanting all of it) and the collectives on it (its own
+// and those of all ranks, each wanting u = min(1, c b / T): c the plan's CPU
+// a byte, b the collective's bytes through a rank, T its time alone); a
+// compute task runs at its share, a collective at its share over u (a
+// collective of all ranks at the least over the ranks). Under both:
 //   - a collective that waited for its resource behind another (the
 //     scheduler says so) has plan.concurrent times its time added to its
 //     work: the cost, in the resource's serial time, of the library having
@@ -46,8 +54,11 @@ struct InterferenceStats {
 class InterferenceExecutor final : public TaskExecutor {
  public:
   // `inner` (may be null) runs the collectives it handles; the plan must be
-  // active and outlive the executor.
-  InterferenceExecutor(Engine& engine, TaskExecutor* inner, const InterferencePlan& plan);
+  // active and outlive the executor. Under demand, `workers` is the job's
+  // ranks (a collective task without a group in plan.comm_through is an
+  // all-reduce of its bytes over them).
+  InterferenceExecutor(Engine& engine, TaskExecutor* inner, const InterferencePlan& plan,
+                       std::int64_t workers = 1);
 
   [[nodiscard]] bool handles(const dag::Task& task) const override;
   void start(dag::TaskId id, const dag::Task& task, std::function<void()> finished) override;
@@ -62,12 +73,14 @@ class InterferenceExecutor final : public TaskExecutor {
     std::int64_t started = 0;   // ns
     std::int64_t since = 0;     // ns: the last time `left` was brought up to date
     double left = 0;            // work left at full speed, ns
-    double factor = 0;          // f of this task (compute) or the comm factor
-    bool slowed = false;        // progressing at 1 / (1 + factor) now
+    double factor = 0;          // contention: f of this task (compute) or the comm factor
+    double demand = 1;          // demand: a collective's share of the CPU alone, u
+    double stretch = 1;         // its time per unit of work now: 1 at full speed
     bool comm = false;
     bool delegated = false;     // the inner executor runs it, until `tail`
     bool tail = false;          // delegated, the network done: the stretch left
-    double overlapped = 0;      // delegated: ns run beside compute
+    double overlapped = 0;      // delegated, contention: ns run slowed
+    double lag = 0;             // delegated, demand: ns of work the CPU held back
     bool queued = false;        // a collective that waited behind another
     std::int64_t nominal = 0;   // ns at full speed (delegated: set at its network end)
     std::int32_t rank = 0;
@@ -76,9 +89,17 @@ class InterferenceExecutor final : public TaskExecutor {
     std::size_t pos = 0;        // its place in compute_live_ or comm_live_
   };
 
+  // demand: a collective's share of the CPU alone, u = min(1, c b / T).
+  [[nodiscard]] double demand_of(const dag::Task& task) const;
   // The work a queued collective of `nominal_ns` alone gains: plan.concurrent of it.
   [[nodiscard]] double queued_extra(std::int64_t nominal_ns) const;
-  [[nodiscard]] bool should_slow(const Running& r) const;
+  // The time per unit of work `r` runs at now (1: full speed).
+  [[nodiscard]] double stretch_of(const Running& r) const;
+  // demand: the share of rank's CPU each thread wanting all of it gets (the
+  // level of the max-min sharing); `rank` kAllRanks: a rank with no compute
+  // and no collective of its own.
+  [[nodiscard]] double level_on(std::int32_t rank) const;
+  [[nodiscard]] double comm_rate_on(const Running& r, std::int32_t rank) const;
   void count(const Running& r, int delta);
   void advance(Running& r, std::int64_t now);
   void schedule_end(std::size_t slot, std::int64_t now);
@@ -98,6 +119,7 @@ class InterferenceExecutor final : public TaskExecutor {
   Engine& engine_;
   TaskExecutor* inner_;
   const InterferencePlan& plan_;
+  std::int64_t workers_ = 1;
   HandlerId end_ = 0;
   std::vector<Running> running_;
   std::vector<std::size_t> free_;

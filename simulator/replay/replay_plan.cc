@@ -170,7 +170,19 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
     for (const auto& note : plan.interference.notes) log->warn("interference: {}", note);
   }
   out.interference = plan.interference;
-  return Build{std::move(comm), std::move(job), plan.interference};
+  InterferencePlan interference = plan.interference;
+  if (interference.demand) {
+    // Each collective's bytes through a rank, by its group's operation and
+    // ranks (the replicated DAG's are all-reduces over the job: the executor's).
+    for (const dag::CommGroup& g : job.collectives) {
+      const std::int64_t ranks = g.scope == dag::CommScope::kShardGroup ? job.shard_ranks
+                                 : g.scope == dag::CommScope::kReplicas ? job.shard_groups()
+                                                                        : job.workers;
+      interference.comm_through.push_back(
+          bytes_through_rank(collective_op(g.op), static_cast<double>(g.bytes), ranks));
+    }
+  }
+  return Build{std::move(comm), std::move(job), std::move(interference)};
 }
 
 void plan_graph(const GraphPlan& plan, const Scenario& requested, GraphReplayResult& out) {

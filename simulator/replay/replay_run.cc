@@ -62,11 +62,12 @@ bool run(const Build& build, const ReplayOptions& options, Run& run,
     sched_opts.executor = run.executor.get();
   }
   if (build.interference.active && out.workers > 1) {
-    run.interference =
-        std::make_unique<InterferenceExecutor>(run.engine, run.executor.get(), build.interference);
+    run.interference = std::make_unique<InterferenceExecutor>(
+        run.engine, run.executor.get(), build.interference, build.job.workers);
     sched_opts.executor = run.interference.get();
     if (out.list_refused.empty()) {
-      out.list_refused = "interference.model: contention runs as events (tasks' ends move)";
+      out.list_refused = fmt::format("interference.model: {} runs as events (tasks' ends move)",
+                                     build.interference.demand ? "demand" : "contention");
     }
   }
   const JobGraph& job = build.job;

@@ -498,8 +498,8 @@ void set_repeats(Scenario& s, std::string_view v) { s.perturb.repeats = parse_in
 void set_interference_model(Scenario& s, std::string_view v) {
   const auto m = parse_interference_model(v);
   if (!m) {
-    throw std::invalid_argument(
-        fmt::format("unknown interference model '{}' (expected none or contention)", bounded(v)));
+    throw std::invalid_argument(fmt::format(
+        "unknown interference model '{}' (expected none, contention or demand)", bounded(v)));
   }
   s.interference.model = *m;
 }
@@ -529,6 +529,9 @@ void set_host_comm(Scenario& s, std::string_view v) {
 }
 void set_host_concurrent(Scenario& s, std::string_view v) {
   s.interference.host_concurrent = interference_factor(v);
+}
+void set_host_cpu_per_byte(Scenario& s, std::string_view v) {
+  s.interference.host_cpu_per_byte = parse_factor(v, 0, kMaxCpuPerByteNs, false);
 }
 
 // --- scaling.*: GPU-count scaling and the per-GPU batch (docs/scaling.md) ---
@@ -829,9 +832,10 @@ constexpr std::array kKeys = {
     ScenarioKey{"perturb.repeats", "int", "1",
                 "runs with seeds seed, seed+1, ...: mean and 95% CI (1..10000)", set_repeats},
     // interference.* (simulator/perturb/interference.h)
-    ScenarioKey{"interference.model", "none|contention", "none",
+    ScenarioKey{"interference.model", "none|contention|demand", "none",
                 "contention: compute slowed while a collective runs beside it, and the collective "
-                "while compute runs",
+                "while compute runs; demand: a host library's collectives take CPU by their bytes "
+                "from the rank's one CPU budget",
                 set_interference_model},
     ScenarioKey{
         "interference.resource", "auto|gpu|host", "auto",
@@ -855,6 +859,10 @@ constexpr std::array kKeys = {
         "interference.host.concurrent", "number", "0",
         "a host collective this much slower when it waited behind another of its group (0..10)",
         set_host_concurrent},
+    ScenarioKey{"interference.host.cpu_per_byte", "ns", "(none)",
+                "model demand: the rank's CPU time a byte a host collective moves through it "
+                "(sent or received) takes, ns (0..100)",
+                set_host_cpu_per_byte},
     // scaling.*
     ScenarioKey{"scaling.mode", "weak|strong", "weak",
                 "weak: each GPU keeps the input's batch; strong: one global batch over the GPUs",

@@ -142,6 +142,11 @@ TEST_F(InterferenceFitTest, HostOperatorsAcrossTwoCapturesInnermostOnly) {
   EXPECT_NEAR(f.compute->median, 0.3, 1e-9);
   EXPECT_EQ(f.compute->samples, 4);
   EXPECT_EQ(f.compute_records, 8);  // aten::mm in 2 x 4 iterations
+  // The CPU a byte (model demand): mm lost 0.3 / 1.3 of the CPU while the
+  // all-reduce moved 4 (2 - 1) / 2 MiB through the rank in 29,500 ns.
+  ASSERT_TRUE(f.cpu_per_byte);
+  EXPECT_NEAR(f.cpu_per_byte->median, (0.3 / 1.3) / (2.0 * (1 << 20) / 29'500), 1e-12);
+  EXPECT_EQ(f.cpu_per_byte->samples, 4);
   EXPECT_FALSE(f.memory);
   // No all-reduce of the size ran both alone and beside compute.
   EXPECT_FALSE(f.comm);

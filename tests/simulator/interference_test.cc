@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/collective_op.h"
 #include "common/error.h"
 #include "dag/task_graph.h"
 #include "simulator/engine/engine.h"
@@ -62,6 +63,128 @@ std::pair<std::int64_t, std::int64_t> run_pair(const InterferencePlan& plan,
   options.executor = &executor;
   const auto s = run_schedules(engine, {&g}, {options}).front();
   return {s.end[tc].ns(), s.end[tm].ns()};
+}
+
+InterferencePlan demand_plan(double cpu_per_byte) {
+  InterferencePlan p;
+  p.active = true;
+  p.demand = true;
+  p.resource = InterferenceResource::kHost;
+  p.cpu_per_byte = cpu_per_byte;
+  return p;
+}
+
+// run_pair's tasks under the model demand, the collective an all-reduce of
+// `bytes` over 2 ranks (2 x bytes through a rank).
+std::pair<std::int64_t, std::int64_t> run_demand_pair(double cpu_per_byte, std::int64_t bytes,
+                                                      std::int64_t compute_ns,
+                                                      std::int64_t comm_ns) {
+  dag::TaskGraph g;
+  const auto cpu = g.add_resource({dag::ResourceKind::kCompute, 0});
+  const auto net = g.add_resource({dag::ResourceKind::kNetwork, dag::kAllRanks});
+  dag::Task c;
+  c.kind = dag::TaskKind::kBackward;
+  c.duration = Duration(compute_ns);
+  c.resource = cpu;
+  c.layer = 0;
+  dag::Task m;
+  m.kind = dag::TaskKind::kComm;
+  m.rank = dag::kAllRanks;
+  m.duration = Duration(comm_ns);
+  m.bytes = bytes;
+  m.resource = net;
+  const auto tc = g.add_task(c);
+  const auto tm = g.add_task(m);
+  g.finalize();
+  Engine engine;
+  const InterferencePlan plan = demand_plan(cpu_per_byte);
+  InterferenceExecutor executor(engine, nullptr, plan, 2);
+  ScheduleOptions options;
+  options.executor = &executor;
+  const auto s = run_schedules(engine, {&g}, {options}).front();
+  return {s.end[tc].ns(), s.end[tm].ns()};
+}
+
+TEST(InterferenceExecutorDemand, ACollectiveTheCpuBoundsSharesItHalfAndHalf) {
+  // 500 bytes all-reduced over 2 ranks: 1000 through the rank, 1 ns each:
+  // the collective's 1000 ns alone are all CPU (u = 1). Beside compute each
+  // gets half: both do 1000 of work at 1/2 and end at 2000, as processor
+  // sharing (contention with factors 1 and 1) has them.
+  EXPECT_EQ(run_demand_pair(1.0, 500, 1000, 1000),
+            (std::pair<std::int64_t, std::int64_t>{2000, 2000}));
+  EXPECT_EQ(run_pair(plan_of(1, 1), 1000, 1000),
+            (std::pair<std::int64_t, std::int64_t>{2000, 2000}));
+}
+
+TEST(InterferenceExecutorDemand, ALinkBoundCollectiveTakesItsBytesCpuAndLosesNothing) {
+  // 250 bytes through the rank in 1000 ns: u = 0.25. The collective keeps
+  // what it wants and ends at 1000; compute runs at 0.75 meanwhile (750 of
+  // work), its 250 left at full speed: 1250.
+  EXPECT_EQ(run_demand_pair(1.0, 125, 1000, 1000),
+            (std::pair<std::int64_t, std::int64_t>{1250, 1000}));
+  // Ten times the CPU a byte: u = 1 again, processor sharing.
+  EXPECT_EQ(run_demand_pair(10.0, 125, 1000, 1000),
+            (std::pair<std::int64_t, std::int64_t>{2000, 2000}));
+  // No CPU a byte: nothing shared.
+  EXPECT_EQ(run_demand_pair(0.0, 125, 1000, 1000),
+            (std::pair<std::int64_t, std::int64_t>{1000, 1000}));
+}
+
+TEST(InterferenceDemand, BytesThroughARankAsRingsMoveThem) {
+  EXPECT_DOUBLE_EQ(bytes_through_rank(CollectiveOp::kAllReduce, 1000, 4), 3000);  // 4 x 3/4
+  EXPECT_DOUBLE_EQ(bytes_through_rank(CollectiveOp::kAllGather, 1000, 4), 1500);  // 2 x 3/4
+  EXPECT_DOUBLE_EQ(bytes_through_rank(CollectiveOp::kReduceScatter, 1000, 4), 1500);
+  EXPECT_DOUBLE_EQ(bytes_through_rank(CollectiveOp::kReduce, 1000, 4), 1875);  // 1500 x 5/4
+  EXPECT_DOUBLE_EQ(bytes_through_rank(CollectiveOp::kAllReduce, 1000, 1), 0);
+}
+
+TEST(InterferenceDemand, TheCaptureLosesTheCpuItsCollectivesTookAtMostHalf) {
+  trace::LayerProfile profile;
+  trace::LayerRow row;
+  row.forward = Duration(1000);
+  row.backward = Duration(1000);
+  row.forward_beside_comm = 0.5;
+  row.forward_beside_comm_rate = 0.2;  // 200 bytes through the rank over the 1000 ns
+  row.backward_beside_comm = 0.5;
+  row.backward_beside_comm_rate = 0.4;  // 400: more than half the overlapped 500 ns
+  profile.layers.push_back(row);
+  InterferencePlan plan = demand_plan(1.0);
+  const trace::LayerProfile alone = profile_without_interference(profile, plan);
+  EXPECT_EQ(alone.layers[0].forward.ns(), 800);
+  EXPECT_EQ(alone.layers[0].backward.ns(), 750);
+  EXPECT_EQ(alone.layers[0].forward_beside_comm_rate, 0);
+  ASSERT_FALSE(plan.notes.empty());
+  EXPECT_THAT(plan.notes.back(), HasSubstr("22.5% of its compute time"));
+}
+
+TEST(InterferenceDemand, RefusedOnAGpuAndWithoutItsConstantNamingTheKey) {
+  trace::LayerProfile host;
+  host.host_compute = true;
+  host.layers.push_back(trace::LayerRow{});
+  InterferenceSpec spec;
+  spec.model = InterferenceModel::kDemand;
+  try {
+    (void)plan_interference(spec, host);
+    FAIL() << "no constant";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.key(), "interference.host.cpu_per_byte");
+  }
+  spec.host_cpu_per_byte = 0.8;
+  spec.resource = InterferenceResource::kGpu;
+  try {
+    (void)plan_interference(spec, host);
+    FAIL() << "gpu class";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.key(), "interference.model");
+    EXPECT_THAT(e.what(), HasSubstr("host-side library"));
+  }
+  spec.resource = InterferenceResource::kAuto;
+  spec.host_compute = 0.3;
+  const InterferencePlan plan = plan_interference(spec, host);
+  EXPECT_TRUE(plan.demand);
+  EXPECT_DOUBLE_EQ(plan.cpu_per_byte, 0.8);
+  ASSERT_FALSE(plan.notes.empty());
+  EXPECT_THAT(plan.notes.front(), HasSubstr("not applied"));
 }
 
 TEST(InterferenceExecutor, ComputeBesideACollectiveRunsAtOneOverOnePlusF) {

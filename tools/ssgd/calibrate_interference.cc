@@ -8,6 +8,7 @@
 #include "common/atomic_file.h"
 #include "simulator/calibration/interference_fit.h"
 #include "simulator/calibration/network_calibration.h"
+#include "simulator/perturb/interference.h"
 
 namespace ssgd::tools {
 namespace {
@@ -81,6 +82,14 @@ void run_interference_fit(const std::vector<std::string>& inputs, const OutputFi
         percent(f.concurrent->p90), f.concurrent->samples, f.concurrent_collectives,
         f.concurrent->names, 100 * f.concurrent->alone_spread);
   }
+  if (f.cpu_per_byte) {
+    out << fmt::format(
+        "  {:<28} {:.3f} ns a byte (10th-90th percentile {:.3f} .. {:.3f}; {} operators of {} "
+        "name(s), each's slowdown over the bytes a ns its rank's collectives moved through "
+        "it meanwhile)\n",
+        "interference.host.cpu_per_byte", f.cpu_per_byte->median, f.cpu_per_byte->p10,
+        f.cpu_per_byte->p90, f.cpu_per_byte->samples, f.cpu_per_byte->names);
+  }
   for (const auto& note : f.notes) out << "  note: " << note << "\n";
   if (!f.gpu) {
     out << "  first principles: where a rank's training thread and the library's workers share "
@@ -96,6 +105,15 @@ void run_interference_fit(const std::vector<std::string>& inputs, const OutputFi
   std::string line = "--set interference.model=contention";
   for (const auto& [k, v] : keys) line += fmt::format(" --set interference.{}={:.3f}", k, v);
   out << "\nscenario keys: " << line << "\n";
+  if (f.cpu_per_byte && f.cpu_per_byte->median > 0) {
+    out << fmt::format(
+        "  or, the CPU shared by demand (one constant for any link rate): --set "
+        "interference.model=demand --set interference.host.cpu_per_byte={:.3f}{}\n",
+        std::min(f.cpu_per_byte->median, sim::kMaxCpuPerByteNs),
+        f.concurrent ? fmt::format(" --set interference.host.concurrent={:.3f}",
+                                   key_value(f.concurrent->median))
+                     : std::string());
+  }
   if (output.given()) {
     write_output(output, [&] {
       AtomicFile file(output.path);
@@ -110,6 +128,12 @@ void run_interference_fit(const std::vector<std::string>& inputs, const OutputFi
       y << "interference:\n  model: contention\n  " << cls << ":\n";
       for (const auto& [k, v] : keys) {
         y << fmt::format("    {}: {:.3f}\n", k.substr(cls.size() + 1), v);
+      }
+      if (f.cpu_per_byte && f.cpu_per_byte->median > 0) {
+        y << fmt::format(
+            "    # for model: demand, the CPU ns a byte through the rank takes\n"
+            "    cpu_per_byte: {:.3f}\n",
+            std::min(f.cpu_per_byte->median, sim::kMaxCpuPerByteNs));
       }
       file.commit();
     });
