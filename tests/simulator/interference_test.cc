@@ -37,10 +37,12 @@ InterferencePlan plan_of(double compute, double comm) {
   return p;
 }
 
-// One compute task on rank 0 and one collective of all ranks, both ready at
-// 0, each `ns` long at full speed. Returns their ends.
+// One compute task on rank 0 and one collective of all ranks (of `bytes`, of
+// a job of `workers`), both ready at 0, each `ns` long at full speed.
+// Returns their ends.
 std::pair<std::int64_t, std::int64_t> run_pair(const InterferencePlan& plan,
-                                               std::int64_t compute_ns, std::int64_t comm_ns) {
+                                               std::int64_t compute_ns, std::int64_t comm_ns,
+                                               std::int64_t bytes = 0, std::int64_t workers = 1) {
   dag::TaskGraph g;
   const auto cpu = g.add_resource({dag::ResourceKind::kCompute, 0});
   const auto net = g.add_resource({dag::ResourceKind::kNetwork, dag::kAllRanks});
@@ -53,12 +55,13 @@ std::pair<std::int64_t, std::int64_t> run_pair(const InterferencePlan& plan,
   m.kind = dag::TaskKind::kComm;
   m.rank = dag::kAllRanks;
   m.duration = Duration(comm_ns);
+  m.bytes = bytes;
   m.resource = net;
   const auto tc = g.add_task(c);
   const auto tm = g.add_task(m);
   g.finalize();
   Engine engine;
-  InterferenceExecutor executor(engine, nullptr, plan);
+  InterferenceExecutor executor(engine, nullptr, plan, workers);
   ScheduleOptions options;
   options.executor = &executor;
   const auto s = run_schedules(engine, {&g}, {options}).front();
@@ -79,30 +82,7 @@ InterferencePlan demand_plan(double cpu_per_byte) {
 std::pair<std::int64_t, std::int64_t> run_demand_pair(double cpu_per_byte, std::int64_t bytes,
                                                       std::int64_t compute_ns,
                                                       std::int64_t comm_ns) {
-  dag::TaskGraph g;
-  const auto cpu = g.add_resource({dag::ResourceKind::kCompute, 0});
-  const auto net = g.add_resource({dag::ResourceKind::kNetwork, dag::kAllRanks});
-  dag::Task c;
-  c.kind = dag::TaskKind::kBackward;
-  c.duration = Duration(compute_ns);
-  c.resource = cpu;
-  c.layer = 0;
-  dag::Task m;
-  m.kind = dag::TaskKind::kComm;
-  m.rank = dag::kAllRanks;
-  m.duration = Duration(comm_ns);
-  m.bytes = bytes;
-  m.resource = net;
-  const auto tc = g.add_task(c);
-  const auto tm = g.add_task(m);
-  g.finalize();
-  Engine engine;
-  const InterferencePlan plan = demand_plan(cpu_per_byte);
-  InterferenceExecutor executor(engine, nullptr, plan, 2);
-  ScheduleOptions options;
-  options.executor = &executor;
-  const auto s = run_schedules(engine, {&g}, {options}).front();
-  return {s.end[tc].ns(), s.end[tm].ns()};
+  return run_pair(demand_plan(cpu_per_byte), compute_ns, comm_ns, bytes, 2);
 }
 
 TEST(InterferenceExecutorDemand, ACollectiveTheCpuBoundsSharesItHalfAndHalf) {
