@@ -32,8 +32,6 @@ double trace_bytes_through(trace::v1::Collective::Op op, std::int64_t size_bytes
     case trace::v1::Collective::RECV: return bytes;
     case trace::v1::Collective::REDUCE:
       return bytes_through_rank(CollectiveOp::kReduce, bytes, nranks);
-    case trace::v1::Collective::ALL_GATHER:
-      return bytes_through_rank(CollectiveOp::kAllGather, bytes * std::max(nranks, 0), nranks);
     default: break;
   }
   const std::optional<CollectiveOp> m = modelled_op(op);

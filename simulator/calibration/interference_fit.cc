@@ -450,7 +450,7 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
     }
     const SampleOf cpu_per_byte = [&](const Work& w, double f) -> std::optional<double> {
       const auto it = flows.find({w.file, w.rank});
-      if (it == flows.end() || f <= 0) return std::nullopt;
+      if (it == flows.end()) return std::nullopt;
       double bytes = 0;
       auto flow = std::lower_bound(it->second.begin(), it->second.end(), w.start - longest,
                                    [](const Flow& x, std::int64_t t) { return x.start < t; });
@@ -460,6 +460,9 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
       }
       const double overlapped = w.phi * static_cast<double>(w.end - w.start);
       if (bytes <= 0 || overlapped <= 0) return std::nullopt;
+      // No slowdown (or a speed-up: noise) is a sample of no CPU, kept so
+      // that the median is not pushed up.
+      if (f <= 0) return 0.0;
       return f / (1 + f) / (bytes / overlapped);
     };
     std::int64_t unused = 0;

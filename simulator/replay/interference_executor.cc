@@ -36,11 +36,11 @@ double InterferenceExecutor::demand_of(const dag::Task& task) const {
   const double through = grouped ? plan_.comm_through[static_cast<std::size_t>(task.group)]
                                  : bytes_through_rank(CollectiveOp::kAllReduce,
                                                       static_cast<double>(task.bytes), workers_);
-  // A collective whose time is not known ahead (the flow network's) is
-  // taken as bound by the CPU.
+  // A collective with no time of its own is taken as bound by the CPU; one
+  // the flow network runs by its time alone on the network (isolated_time).
   if (task.duration.ns() <= 0) return 1;
   const double u = plan_.cpu_per_byte * through / static_cast<double>(task.duration.ns());
-  return std::clamp(u, 1e-9, 1.0);
+  return std::min(u, 1.0);
 }
 
 double InterferenceExecutor::queued_extra(std::int64_t nominal_ns) const {
@@ -71,18 +71,22 @@ int& InterferenceExecutor::comm_on(std::int32_t rank) {
 }
 
 double InterferenceExecutor::level_on(std::int32_t rank) const {
+  const auto k = static_cast<std::size_t>(std::max(rank, 0));
+  return level_with(rank == dag::kAllRanks || k >= compute_on_.size() ? 0 : compute_on_[k], rank);
+}
+
+double InterferenceExecutor::level_with(int computing, std::int32_t rank) const {
   // Max-min sharing of one CPU: the collectives on the rank in ascending
   // demand take what they want while it is below an equal share of what is
   // left; the rest (every compute task, wanting all) split the remainder.
-  std::vector<double> all;
+  std::vector<double>& all = demands_;
+  all.clear();
   for (const std::size_t slot : comm_live_) {
     const Running& c = running_[slot];
     if (c.tail || (c.rank != dag::kAllRanks && c.rank != rank)) continue;
     all.push_back(c.demand);
   }
   std::sort(all.begin(), all.end());
-  const auto k = static_cast<std::size_t>(std::max(rank, 0));
-  const int computing = rank == dag::kAllRanks || k >= compute_on_.size() ? 0 : compute_on_[k];
   double left = 1;
   auto threads = static_cast<double>(all.size()) + computing;
   for (const double d : all) {
@@ -114,6 +118,9 @@ double InterferenceExecutor::stretch_of(const Running& r) const {
     rate = std::min(1.0, level_on(r.rank));
   } else if (r.rank != dag::kAllRanks) {
     rate = comm_rate_on(r, r.rank);
+  } else if (comm_ranked_ == 0) {
+    // Only collectives of all ranks: the slowest rank is one that computes most.
+    rate = std::min(1.0, level_with(most_computing_, dag::kAllRanks) / r.demand);
   } else {
     // The slowest of the ranks: those with compute or collectives of their
     // own, and any other (only the collectives of all ranks on it).
@@ -135,10 +142,22 @@ void InterferenceExecutor::count(const Running& r, int delta) {
       comm_all_ += delta;
     } else {
       comm_on(r.rank) += delta;
+      comm_ranked_ += delta;
     }
   } else {
-    compute_on(r.rank) += delta;
+    int& on = compute_on(r.rank);
+    const int before = on;
+    on += delta;
     compute_total_ += delta;
+    // Ranks by how many compute tasks they run (ranks at 0 not counted).
+    const auto need = static_cast<std::size_t>(std::max(before, on)) + 1;
+    if (compute_ranks_.size() < need) compute_ranks_.resize(need, 0);
+    if (before > 0) --compute_ranks_[static_cast<std::size_t>(before)];
+    if (on > 0) ++compute_ranks_[static_cast<std::size_t>(on)];
+    most_computing_ = std::max(most_computing_, on);
+    while (most_computing_ > 0 && compute_ranks_[static_cast<std::size_t>(most_computing_)] == 0) {
+      --most_computing_;
+    }
   }
 }
 
@@ -267,6 +286,8 @@ void InterferenceExecutor::network_done(std::size_t slot) {
   r.nominal = now - r.started;
   r.tail = true;
   r.stretch = 1;
+  // demand: its CPU is no longer shared (its tail is the work the CPU held back).
+  if (plan_.demand) refresh(r, now);
   r.left =
       (plan_.demand ? r.lag : r.overlapped * r.factor) + (r.queued ? queued_extra(r.nominal) : 0.0);
   schedule_end(slot, now);

@@ -99,6 +99,9 @@ class InterferenceExecutor final : public TaskExecutor {
   // level of the max-min sharing); `rank` kAllRanks: a rank with no compute
   // and no collective of its own.
   [[nodiscard]] double level_on(std::int32_t rank) const;
+  // The same with `computing` compute tasks and the collectives of `rank`
+  // (kAllRanks: those of all ranks only).
+  [[nodiscard]] double level_with(int computing, std::int32_t rank) const;
   [[nodiscard]] double comm_rate_on(const Running& r, std::int32_t rank) const;
   void count(const Running& r, int delta);
   void advance(Running& r, std::int64_t now);
@@ -129,6 +132,13 @@ class InterferenceExecutor final : public TaskExecutor {
   std::vector<int> comm_on_;     // per rank: collectives of that rank alone running
   int compute_total_ = 0;
   int comm_all_ = 0;             // collectives of all ranks running
+  int comm_ranked_ = 0;          // collectives of one rank running
+  // demand: ranks by their running compute tasks (index: how many), and the
+  // most any rank runs, so that a collective of all ranks finds its slowest
+  // rank without visiting every rank.
+  std::vector<std::int64_t> compute_ranks_;
+  int most_computing_ = 0;
+  mutable std::vector<double> demands_;  // level_with's scratch
   InterferenceStats stats_;
 };
 

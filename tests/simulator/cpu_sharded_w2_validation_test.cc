@@ -219,26 +219,26 @@ TEST_F(CpuShardedW2, WithInterferenceFittedOnTheOtherRun) {
 }
 
 // The model demand with one constant for both networks, fitted on the other
-// run's eight captures (0.785 and 0.728 ns a byte): every what-if of both
+// run's eight captures (1.119 and 1.016 ns a byte): every what-if of both
 // runs within 15% (the target), link-rate ones included, which a factor per
 // network cannot give (20% and 26% above); the replays' worst, the unshaped
-// ZeRO-3 ones, about 10% fast (docs/validation.md, section 12).
+// ZeRO-3 ones, 8-11% fast (docs/validation.md, section 12).
 TEST_F(CpuShardedW2, WithTheCpuByDemandFittedOnTheOtherRun) {
   std::printf("\ninterference.host.cpu_per_byte: cpu-sharded-w2 %.3f, cpu-sharded-w2-2 %.3f ns\n",
               first_c_, repeat_c_);
   EXPECT_NEAR(first_c_, repeat_c_, 0.15);  // the machine's, not one run's
-  EXPECT_GT(first_c_, 0.5);
-  EXPECT_LT(first_c_, 1.0);
+  EXPECT_GT(first_c_, 0.7);
+  EXPECT_LT(first_c_, 1.3);
   for (const GridRun* r : {first_demand_, repeat_demand_}) {
     SCOPED_TRACE(r->data.manifest.name);
     std::printf("\n### %s, demand with the other run's constant\n",
                 r->data.manifest.name.c_str());
     ssgd::testing::print_validation_tables(r->data);
-    EXPECT_LE(r->group("what-ifs").worst_abs, 15.0);            // today 13.7%, 14.5%
-    EXPECT_LE(r->group("what-ifs").median_abs(), 5.5);          // today 4.7%, 5.2%
-    EXPECT_LE(r->group("what-if: link rate").worst_abs, 11.0);  // today 5.2%, 9.6%
-    EXPECT_LE(r->group("what-if: strategy").median_abs(), 6.0);  // today 5.2%, 5.2%
-    EXPECT_LE(r->group("replays").worst_abs, 12.0);             // today 10.1%, 11.0%
+    EXPECT_LE(r->group("what-ifs").worst_abs, 15.0);             // today 12.5%, 14.6%
+    EXPECT_LE(r->group("what-ifs").median_abs(), 5.5);           // today 4.2%, 5.4%
+    EXPECT_LE(r->group("what-if: link rate").worst_abs, 11.5);   // today 4.3%, 10.4%
+    EXPECT_LE(r->group("what-if: strategy").median_abs(), 6.0);  // today 5.6%, 5.5%
+    EXPECT_LE(r->group("replays").worst_abs, 12.5);              // today 8.6%, 11.3%
   }
 }
 

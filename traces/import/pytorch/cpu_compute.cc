@@ -19,6 +19,12 @@ void CpuComputeExtractor::add(const CpuRange& r) {
   const bool outermost = r.kind == CpuRange::Kind::kOperator && !covered;
   if (r.kind == CpuRange::Kind::kOperator) {
     if (outermost) {
+      // The thread's previous outermost operator, if still open (cut short
+      // by an annotation it ran past), is written first.
+      if (const auto open = outer_.find(r.thread_id); open != outer_.end()) {
+        write(open->second);
+        outer_.erase(open);
+      }
       Outer& outer = outer_[r.thread_id];
       outer = Outer{};
       outer.range = r;

@@ -12,8 +12,8 @@
 // range for the wait. Such a wait is not compute. Inside an outermost
 // operator that holds other ranges, a stretch no range of its thread covers,
 // at least kOperatorWaitMinNs long, in which a communication range of the
-// file ends, and after whose last such end the thread resumes within
-// kOperatorWaitResumeNs (its next range starts, or the operator ends), is
+// file ends (annotations are transparent: they cover nothing), and after whose last such end the
+// thread resumes within kOperatorWaitResumeNs (its next range starts, or the operator ends), is
 // taken as the thread waiting from the stretch's start to that end: the
 // operator is written as the pieces around it (each a Kernel of its name),
 // and the cut is counted. An operator that holds no range (a leaf, whose

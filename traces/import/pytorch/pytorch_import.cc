@@ -551,7 +551,8 @@ void print_pytorch_import_summary(const PytorchImportSummary& s, std::ostream& o
   if (s.cpu_compute && m.cpu_ranges > 0) {
     out << fmt::format(
         "  CPU compute  {} kernels on device -1, one per outermost operator of a "
-        "thread; not written: {} nested operators, {} inside communication\n",
+        "thread (or its pieces around a wait); not written: {} nested operators, {} inside "
+        "communication\n",
         c.compute.kernels, c.compute.nested_operators, c.compute.under_communication);
     if (c.compute.waits > 0) {
       out << fmt::format(
