@@ -147,6 +147,20 @@ TEST(CpuCompute, WorkThatACollectiveEndsBesideIsNoWait) {
   EXPECT_EQ(c.stats().waits, 0u);
 }
 
+// An operator that runs past the annotation holding it (the legacy
+// profiler's rounding) and the next one, starting before its end: both written.
+TEST(CpuCompute, AnOperatorPastItsAnnotationIsWrittenBeforeTheNext) {
+  Collected out;
+  CpuComputeExtractor c(out.emit());
+  for (const auto& r :
+       {note("forward/l1", 0, 100), op("aten::linear", 90, 101), op("aten::relu", 100, 120)}) {
+    c.add(r);
+  }
+  c.finish();
+  EXPECT_EQ(spans(out),
+            (std::vector<std::pair<std::int64_t, std::int64_t>>{{90, 101}, {100, 120}}));
+}
+
 // Calls and executions in time order, as the walk hands them over.
 HostCollectiveStats match(const std::vector<CpuRange>& ranges, Collected& out,
                           HostCollectiveOptions o = {}) {
