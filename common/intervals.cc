@@ -29,4 +29,25 @@ std::int64_t covered_ns(const Intervals& merged, std::int64_t start, std::int64_
   return sum;
 }
 
+void RatedIntervals::add(std::int64_t start, std::int64_t end, double rate) {
+  spans_.push_back({start, end, rate});
+  longest_ = std::max(longest_, end - start);
+}
+
+void RatedIntervals::seal() {
+  std::sort(spans_.begin(), spans_.end(),
+            [](const Span& a, const Span& b) { return a.start < b.start; });
+}
+
+double RatedIntervals::amount(std::int64_t start, std::int64_t end) const {
+  auto it = std::lower_bound(spans_.begin(), spans_.end(), start - longest_,
+                             [](const Span& s, std::int64_t t) { return s.start < t; });
+  double sum = 0;
+  for (; it != spans_.end() && it->start < end; ++it) {
+    const std::int64_t overlap = std::min(it->end, end) - std::max(it->start, start);
+    if (overlap > 0) sum += it->rate * static_cast<double>(overlap);
+  }
+  return sum;
+}
+
 }  // namespace ssgd

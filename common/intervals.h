@@ -18,4 +18,26 @@ Intervals merged_intervals(Intervals v);
 // The nanoseconds of [start, end) that `merged` (merged_intervals' result) covers.
 std::int64_t covered_ns(const Intervals& merged, std::int64_t start, std::int64_t end);
 
+// Intervals that each deliver something at a rate (a quantity a ns), which
+// may overlap one another: what they deliver during another interval, each
+// its rate times its overlap with it. Add them all, then seal() once before
+// amount() (the bytes a rank's collectives moved through it beside a piece
+// of compute: walk/trace_profile.cc, simulator/calibration/interference_fit.cc).
+class RatedIntervals {
+ public:
+  void add(std::int64_t start, std::int64_t end, double rate);
+  void seal();  // sorts them by start
+  [[nodiscard]] double amount(std::int64_t start, std::int64_t end) const;
+  [[nodiscard]] bool empty() const { return spans_.empty(); }
+
+ private:
+  struct Span {
+    std::int64_t start;
+    std::int64_t end;
+    double rate;
+  };
+  std::vector<Span> spans_;
+  std::int64_t longest_ = 0;  // where amount's search starts: this before its start
+};
+
 }  // namespace ssgd

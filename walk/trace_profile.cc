@@ -131,29 +131,6 @@ std::int64_t beside(const Intervals& comm, const TaskWork& w) {
   return covered_ns(comm, own_start(w), w.end_ns);
 }
 
-// A collective of a rank as its network stack saw it: its time, and the
-// bytes a ns it moved through the rank (trace::trace_bytes_through over its
-// measured time).
-struct CommFlow {
-  std::int64_t start = 0;
-  std::int64_t end = 0;
-  double rate = 0;
-};
-
-// The bytes `flows` (sorted by start) moved through the rank during the
-// compute item's own time: each flow's rate times its overlap with it.
-double beside_bytes(const std::vector<CommFlow>& flows, std::int64_t longest, const TaskWork& w) {
-  const std::int64_t from = own_start(w);
-  double bytes = 0;
-  auto it = std::lower_bound(flows.begin(), flows.end(), from - longest,
-                             [](const CommFlow& f, std::int64_t t) { return f.start < t; });
-  for (; it != flows.end() && it->start < w.end_ns; ++it) {
-    const std::int64_t overlap = std::min(it->end, w.end_ns) - std::max(it->start, from);
-    if (overlap > 0) bytes += it->rate * static_cast<double>(overlap);
-  }
-  return bytes;
-}
-
 // The threads one wave of `gpu` holds: its SMs times the threads an SM
 // keeps resident (2048 on Volta, Ampere's and Hopper's data-centre parts and
 // Blackwell; 1536 on sm_86, sm_87 and sm_89; 1024 on Turing: CUDA C++
@@ -282,18 +259,16 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     std::vector<char> has_ranges(iterations.size()), has_work(iterations.size());
     bool rank_has_ranges = false;
     Intervals comm;  // the rank's collectives, whichever iteration launched them
-    std::vector<CommFlow> flows;  // and the bytes a ns each moved through the rank
-    std::int64_t longest = 0;
+    RatedIntervals flows;  // and the bytes a ns each moved through the rank
     for (std::size_t i = 0; i < iterations.size(); ++i) {
       const IterationWork work = walk.iteration_work(rank, iterations[i]);
       for (const TaskWork& w : work.work) {
         if (w.kind == dag::TaskKind::kComm && w.end_ns > w.start_ns) {
           comm.emplace_back(w.start_ns, w.end_ns);
-          flows.push_back({w.start_ns, w.end_ns,
-                           trace::trace_bytes_through(static_cast<trace::v1::Collective::Op>(w.op),
-                                                      w.bytes, w.nranks) /
-                               static_cast<double>(w.duration_ns())});
-          longest = std::max(longest, w.duration_ns());
+          flows.add(w.start_ns, w.end_ns,
+                    trace::trace_bytes_through(static_cast<trace::v1::Collective::Op>(w.op),
+                                               w.bytes, w.nranks) /
+                        static_cast<double>(w.duration_ns()));
         }
       }
       has_ranges[i] = !work.ranges.empty();
@@ -301,8 +276,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
       rank_has_ranges = rank_has_ranges || has_ranges[i];
     }
     comm = merged_intervals(std::move(comm));
-    std::sort(flows.begin(), flows.end(),
-              [](const CommFlow& a, const CommFlow& b) { return a.start < b.start; });
+    flows.seal();
     std::vector<std::size_t> steps;
     for (std::size_t i = 0; i < iterations.size(); ++i) {
       if (has_work[i] && (has_ranges[i] || !rank_has_ranges)) {
@@ -368,7 +342,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
                 beside(comm, w);
             (w.kind == dag::TaskKind::kForward ? a.forward_beside_comm_bytes
                                                : a.backward_beside_comm_bytes) +=
-                beside_bytes(flows, longest, w);
+                flows.amount(own_start(w), w.end_ns);
             split_into(w.kind == dag::TaskKind::kForward ? a.forward_split : a.backward_split, w);
             break;
           }
@@ -377,7 +351,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
             ++out.kernels_update;
             accumulate(update_ns, w.duration_ns(), "update time");
             update_beside_comm_ns += beside(comm, w);
-            update_beside_comm_bytes += beside_bytes(flows, longest, w);
+            update_beside_comm_bytes += flows.amount(own_start(w), w.end_ns);
             split_into(update_split, w);
             break;
           default:  // io and h2d are the scenario's

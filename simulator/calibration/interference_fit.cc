@@ -430,34 +430,20 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
   fit.compute = fit_kind(compute, 0, skipped);
   if (!fit.gpu) {
     // The bytes a ns each rank's collectives moved through it, from their
-    // last arrival, sorted by start.
-    struct Flow {
-      std::int64_t start, end;
-      double rate;
-    };
-    std::map<RankKey, std::vector<Flow>> flows;
-    std::int64_t longest = 0;
+    // last arrival.
+    std::map<RankKey, RatedIntervals> flows;
     for (const Work& w : comm) {
       const CollectiveKey& k = keys[w.name];
       const double through = trace::trace_bytes_through(k.op, k.bytes, k.nranks);
-      if (through <= 0) continue;
-      flows[{w.file, w.rank}].push_back(
-          {w.start, w.end, through / static_cast<double>(w.end - w.start)});
-      longest = std::max(longest, w.end - w.start);
+      if (through > 0) {
+        flows[{w.file, w.rank}].add(w.start, w.end, through / static_cast<double>(w.end - w.start));
+      }
     }
-    for (auto& [key, v] : flows) {
-      std::sort(v.begin(), v.end(), [](const Flow& a, const Flow& b) { return a.start < b.start; });
-    }
+    for (auto& [key, f] : flows) f.seal();
     const SampleOf cpu_per_byte = [&](const Work& w, double f) -> std::optional<double> {
       const auto it = flows.find({w.file, w.rank});
       if (it == flows.end()) return std::nullopt;
-      double bytes = 0;
-      auto flow = std::lower_bound(it->second.begin(), it->second.end(), w.start - longest,
-                                   [](const Flow& x, std::int64_t t) { return x.start < t; });
-      for (; flow != it->second.end() && flow->start < w.end; ++flow) {
-        const std::int64_t overlap = std::min(flow->end, w.end) - std::max(flow->start, w.start);
-        if (overlap > 0) bytes += flow->rate * static_cast<double>(overlap);
-      }
+      const double bytes = it->second.amount(w.start, w.end);
       const double overlapped = w.phi * static_cast<double>(w.end - w.start);
       if (bytes <= 0 || overlapped <= 0) return std::nullopt;
       // No slowdown (or a speed-up: noise) is a sample of no CPU, kept so

@@ -173,11 +173,11 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
   InterferencePlan interference = plan.interference;
   if (interference.demand) {
     // Each collective's bytes through a rank, by its group's operation and
-    // ranks (the replicated DAG's are all-reduces over the job: the executor's).
-    for (const dag::CommGroup& g : job.collectives) {
-      const std::int64_t ranks = g.scope == dag::CommScope::kShardGroup ? job.shard_ranks
-                                 : g.scope == dag::CommScope::kReplicas ? job.shard_groups()
-                                                                        : job.workers;
+    // the ranks one such collective spans (the replicated DAG's are
+    // all-reduces over the job: the executor's).
+    for (std::size_t c = 0; c < job.collectives.size(); ++c) {
+      const dag::CommGroup& g = job.collectives[c];
+      const std::int64_t ranks = sharded_target(job, comm, static_cast<std::int32_t>(c)).ranks;
       interference.comm_through.push_back(
           bytes_through_rank(collective_op(g.op), static_cast<double>(g.bytes), ranks));
     }

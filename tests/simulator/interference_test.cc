@@ -137,27 +137,29 @@ TEST(InterferenceDemand, TheCaptureLosesTheCpuItsCollectivesTookAtMostHalf) {
   EXPECT_THAT(plan.notes.back(), HasSubstr("22.5% of its compute time"));
 }
 
+// The refusal plan_interference gives `spec` on `profile` (a failure if none).
+ParameterError refusal(const InterferenceSpec& spec, const trace::LayerProfile& profile) {
+  try {
+    (void)plan_interference(spec, profile);
+  } catch (const ParameterError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "plan_interference accepted the spec";
+  return ParameterError("", "");
+}
+
 TEST(InterferenceDemand, RefusedOnAGpuAndWithoutItsConstantNamingTheKey) {
   trace::LayerProfile host;
   host.host_compute = true;
   host.layers.push_back(trace::LayerRow{});
   InterferenceSpec spec;
   spec.model = InterferenceModel::kDemand;
-  try {
-    (void)plan_interference(spec, host);
-    FAIL() << "no constant";
-  } catch (const ParameterError& e) {
-    EXPECT_EQ(e.key(), "interference.host.cpu_per_byte");
-  }
+  EXPECT_EQ(refusal(spec, host).key(), "interference.host.cpu_per_byte");
   spec.host_cpu_per_byte = 0.8;
   spec.resource = InterferenceResource::kGpu;
-  try {
-    (void)plan_interference(spec, host);
-    FAIL() << "gpu class";
-  } catch (const ParameterError& e) {
-    EXPECT_EQ(e.key(), "interference.model");
-    EXPECT_THAT(e.what(), HasSubstr("host-side library"));
-  }
+  const ParameterError gpu = refusal(spec, host);
+  EXPECT_EQ(gpu.key(), "interference.model");
+  EXPECT_THAT(gpu.what(), HasSubstr("host-side library"));
   spec.resource = InterferenceResource::kAuto;
   spec.host_compute = 0.3;
   const InterferencePlan plan = plan_interference(spec, host);
@@ -317,14 +319,10 @@ TEST(InterferencePlan, OnWithoutFactorsOfItsClassIsRefusedAtTheModelKey) {
   InterferenceSpec spec;
   spec.model = InterferenceModel::kContention;
   spec.host_compute = 0.3;
-  try {
-    (void)plan_interference(spec, gpu_profile());
-    FAIL() << "expected a refusal";
-  } catch (const ParameterError& e) {
-    EXPECT_EQ(e.key(), "interference.model");
-    EXPECT_THAT(std::string(e.what()), HasSubstr("none of interference.gpu.* is set"));
-    EXPECT_THAT(std::string(e.what()), HasSubstr("only interference.host.* is"));
-  }
+  const ParameterError e = refusal(spec, gpu_profile());
+  EXPECT_EQ(e.key(), "interference.model");
+  EXPECT_THAT(std::string(e.what()), HasSubstr("none of interference.gpu.* is set"));
+  EXPECT_THAT(std::string(e.what()), HasSubstr("only interference.host.* is"));
 }
 
 Scenario scenario_of(std::vector<std::string> sets) {
