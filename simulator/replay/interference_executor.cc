@@ -171,7 +171,7 @@ void InterferenceExecutor::advance(Running& r, std::int64_t now) {
   if (r.delegated && !r.tail) {
     if (slowed) {
       r.overlapped += dt;
-      r.lag += dt * (1 - 1 / r.stretch);
+      r.lag += dt * (r.stretch - 1);
     }
     return;
   }

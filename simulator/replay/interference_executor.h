@@ -24,7 +24,8 @@
 // Each change of what runs moves the affected tasks' ends (their events
 // cancelled and scheduled again). A collective the flow network runs (the
 // inner executor) keeps the network's own time; the part of it that
-// overlapped compute is then stretched by the comm factor after the network
+// overlapped compute is then stretched by the comm factor (demand: each
+// stretch of it by its own, time x (1 / rate - 1) more) after the network
 // is done with it, before its successors may start.
 
 #include <cstdint>
@@ -80,7 +81,8 @@ class InterferenceExecutor final : public TaskExecutor {
     bool delegated = false;     // the inner executor runs it, until `tail`
     bool tail = false;          // delegated, the network done: the stretch left
     double overlapped = 0;      // delegated, contention: ns run slowed
-    double lag = 0;             // delegated, demand: ns of work the CPU held back
+    double lag = 0;             // delegated, demand: what the time run slowed costs more,
+                                // sum of dt (stretch - 1) (contention's overlapped x factor)
     bool queued = false;        // a collective that waited behind another
     std::int64_t nominal = 0;   // ns at full speed (delegated: set at its network end)
     std::int32_t rank = 0;
