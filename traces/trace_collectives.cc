@@ -137,8 +137,7 @@ std::vector<Measurement> read_trace_collectives(const std::filesystem::path& pat
     Measurement m;
     m.op = in.op;
     m.ranks = in.nranks;
-    m.bytes = static_cast<double>(in.size_bytes) *
-              (in.op == CollectiveOp::kAllGather ? static_cast<double>(in.nranks) : 1.0);
+    m.bytes = static_cast<double>(in.size_bytes);  // both the whole buffer
     m.time = Duration(time_ns);
     m.source = file;
     out.push_back(std::move(m));

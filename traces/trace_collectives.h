@@ -42,10 +42,8 @@ std::vector<Measurement> read_trace_collectives(const std::filesystem::path& pat
 std::optional<CollectiveOp> modelled_op(trace::v1::Collective::Op op);
 
 // The bytes a rank moves through its network stack in a trace's collective
-// (ssgd::bytes_through_rank; its size the whole buffer, an all-gather's the
-// gathered output, as the PyTorch importers and the sharded replay take it,
-// docs/kineto.md; ssgd's NCCL plugin writes an all-gather's send count,
-// 1 / n of that); a send or a receive its own bytes; 0 for an unknown
+// (ssgd::bytes_through_rank of the record's size, the whole buffer:
+// trace_events.proto); a send or a receive its own bytes; 0 for an unknown
 // operation or group size.
 double trace_bytes_through(trace::v1::Collective::Op op, std::int64_t size_bytes,
                            std::int32_t nranks);

@@ -154,8 +154,8 @@ std::optional<CalibratedTime> calibrated_time(const CollectiveKey& k,
   const auto op = trace::modelled_op(k.op);
   const CalibratedCollective* fit = op && k.nranks > 1 ? cal.find(*op, k.nranks) : nullptr;
   if (fit == nullptr || k.bytes <= 0) return std::nullopt;
-  const double bytes = static_cast<double>(k.bytes) *
-                       (*op == CollectiveOp::kAllGather ? static_cast<double>(k.nranks) : 1.0);
+  // A trace's size and a calibration's are both the whole buffer.
+  const auto bytes = static_cast<double>(k.bytes);
   return CalibratedTime{static_cast<double>(predict(*fit, k.nranks, bytes).ns()),
                         fit->band_for(bytes).median_error};
 }

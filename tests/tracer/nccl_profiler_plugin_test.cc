@@ -265,13 +265,32 @@ TEST_F(NcclPluginTest, V4RecordsCollectivesWithoutExternalIds) {
   EXPECT_EQ(g_records[0].communicator_id, 77u);
   EXPECT_EQ(g_records[0].rank, 2);
   EXPECT_EQ(g_records[0].nranks, 4);
-  EXPECT_EQ(g_records[0].size_bytes, 80);
+  // NCCL's count is one rank's share (recvcount); the trace holds the whole
+  // unreduced buffer, 4 ranks x 10 x 8 bytes.
+  EXPECT_EQ(g_records[0].count, 40);
+  EXPECT_EQ(g_records[0].size_bytes, 320);
   EXPECT_EQ(g_records[0].sequence_number, 9u);
   EXPECT_EQ(g_records[0].protocol.view(), "Simple");
   EXPECT_EQ(g_records[0].start_ns, 50);
   EXPECT_EQ(g_records[0].end_ns, 70);
   EXPECT_EQ(g_records[0].correlation_id, 0u);
   EXPECT_TRUE(g_calls.empty());
+
+  // An all-gather likewise: NCCL's sendcount, the trace's gathered buffer.
+  coll.coll.seq_number = 10;
+  coll.coll.func = "AllGather";
+  coll.coll.count = 3;
+  coll.coll.datatype = "ncclFloat16";
+  coll.coll.n_channels = 0;  // no channel events: the task's stop ends it
+  task = nullptr;
+  ASSERT_EQ(ncclProfiler_v4.start_event(ctx, &task, &coll), abi::kNcclSuccess);
+  ASSERT_NE(task, nullptr);
+  g_now = 90;
+  ncclProfiler_v4.stop_event(task);
+  ASSERT_EQ(g_records.size(), 2u);
+  EXPECT_EQ(g_records[1].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(g_records[1].count, 12);
+  EXPECT_EQ(g_records[1].size_bytes, 24);
   EXPECT_EQ(ncclProfiler_v4.finalize(ctx), abi::kNcclSuccess);
 }
 

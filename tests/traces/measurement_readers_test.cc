@@ -400,10 +400,10 @@ TEST_F(CalibrationTrace, InstancesTakeTheTimeAfterTheLastArrival) {
           collective(kAr, 7, 0, 2, 3, 4096, 120, 405),
           collective(kAr, 7, 1, 1, 3, 8192, 1000, 1600),
           collective(kAr, 7, 1, 2, 3, 8192, 1100, 1550),
-          // all-gather: records hold one rank's part, M = 3 x 1000.
-          collective(kAg, 7, 2, 0, 3, 1000, 2000, 2100),
-          collective(kAg, 7, 2, 1, 3, 1000, 2000, 2100),
-          collective(kAg, 7, 2, 2, 3, 1000, 2010, 2100),
+          // all-gather: records hold the gathered buffer (trace_events.proto), M.
+          collective(kAg, 7, 2, 0, 3, 3000, 2000, 2100),
+          collective(kAg, 7, 2, 1, 3, 3000, 2000, 2100),
+          collective(kAg, 7, 2, 2, 3, 3000, 2010, 2100),
           // incomplete (rank 1 missing) and a send: left out.
           collective(kAr, 7, 3, 0, 3, 64, 3000, 3100),
           collective(kAr, 7, 3, 2, 3, 64, 3000, 3100),

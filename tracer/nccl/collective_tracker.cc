@@ -32,6 +32,20 @@ constexpr std::uint32_t kOpenMask = kOwnStopped - 1;
 
 constexpr std::size_t kChannelWords = 4;  // channel ids are one byte
 
+// NCCL counts an all-gather by its send buffer and a reduce-scatter by its
+// receive buffer, one rank's share (sendcount, recvcount); a trace counts
+// both by their whole buffer (trace_events.proto, nccl-tests' convention).
+// A count too large for that (over 2^50 bytes anyway) is written as 0,
+// unknown, rather than wrapped.
+std::int64_t whole_buffer_count(CollectiveOp op, std::size_t count, int nranks) noexcept {
+  constexpr std::uint64_t kMax = std::uint64_t{1} << 50;
+  std::uint64_t n = count;
+  if ((op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter) && nranks > 1) {
+    n = n > kMax / static_cast<std::uint64_t>(nranks) ? 0 : n * static_cast<std::uint64_t>(nranks);
+  }
+  return n > kMax ? 0 : static_cast<std::int64_t>(n);
+}
+
 }  // namespace
 
 struct CollectiveTracker::Communicator {
@@ -240,8 +254,8 @@ void* CollectiveTracker::start_task(Communicator& comm, const NcclEventStart& ev
   a.communicator_id = comm.comm_id;
   a.rank = event.rank;
   a.nranks = comm.nranks;
-  a.count = static_cast<std::int64_t>(event.count);
   a.datatype = trace::datatype_from_nccl(event.datatype != nullptr ? event.datatype : "");
+  a.count = whole_buffer_count(a.op, event.count, comm.nranks);
   a.size_bytes = a.count * trace::datatype_size_bytes(a.datatype.view());
   a.sequence_number = event.seq_number;
   if (event.algo != nullptr) a.algorithm = event.algo;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 
+#include "common/checked_math.h"
 #include "common/error.h"
 #include "traces/collective_records.h"
 #include "traces/datatype_names.h"
@@ -305,6 +306,17 @@ void NsysActivityReader::finish(std::int32_t rank, std::int32_t world_size) {
     c.set_sequence_number(n++);
     c.set_rank(rank);
     c.set_nranks(world_size);
+    // NCCL's range gives an all-gather's and a reduce-scatter's size as one
+    // rank's share (sendcount, recvcount); a trace holds the whole buffer.
+    // An overflow is left to check_event below, which refuses the size.
+    if ((c.op() == v1::Collective::ALL_GATHER || c.op() == v1::Collective::REDUCE_SCATTER) &&
+        world_size > 1) {
+      const auto scaled = [&](std::int64_t v) {
+        return checked_mul(v, std::int64_t{world_size}).value_or(-1);
+      };
+      c.set_size_bytes(scaled(c.size_bytes()));
+      c.set_count(scaled(c.count()));
+    }
     numbered.add(c, {db_.file(), std::nullopt, p.rowid, std::string(kNsysKernels)});
     event_.Clear();
     *event_.mutable_collective() = std::move(c);
