@@ -200,6 +200,7 @@ struct NsysTrainingOptions {
   bool rank_mark = true;
   bool nccl_ranges = true;  // NCCL's NVTX ranges, with a JSON payload
   bool nccl_payload = true;
+  bool all_gather = false;  // the collective an all-gather of a 4 MiB share instead
   bool target_info = true;
   std::string hostname = "node0";
   std::int64_t iterations = 2;
@@ -253,9 +254,13 @@ inline NsysExportSpec nsys_two_layer_training(const NsysTrainingOptions& o = {})
       if (o.nccl_payload) {
         json = "{\"Message size [bytes]\": 4194304, \"Reduction operation\": \"Sum\"}";
       }
-      s.nvtx(n0, n0 + 100'000, 59, "ncclAllReduce", main_tid, 1, json);
+      s.nvtx(n0, n0 + 100'000, 59, o.all_gather ? "ncclAllGather" : "ncclAllReduce", main_tid, 1,
+             json);
     }
-    launch(n0 + 50'000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+    launch(n0 + 50'000,
+           o.all_gather
+               ? "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+               : "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
            n0 + 100'000, n0 + 1'800'000, 13, "cuLaunchKernelEx");
     launch(t0 + 7'500'000, "void multi_tensor_apply_kernel<float>(float*)", t0 + 7'600'000,
            t0 + 8'000'000);

@@ -142,6 +142,24 @@ TEST_F(NsysImportTest, TwoIterationsWithLayersAndAnAllReduce) {
   EXPECT_EQ(r.profile.layers[0].grad_bytes, 4 << 20);
 }
 
+// NCCL's range gives an all-gather's size as one rank's share (sendcount);
+// the trace holds the gathered buffer, world_size times that.
+TEST_F(NsysImportTest, AnAllGathersSizeIsItsGatheredBuffer) {
+  NsysTrainingOptions o;
+  o.all_gather = true;
+  o.world_size = 4;
+  const auto out = import(nsys_two_layer_training(o));
+  std::vector<v1::Collective> collectives;
+  for (const auto& e : events(out)) {
+    if (e.has_collective()) collectives.push_back(e.collective());
+  }
+  ASSERT_EQ(collectives.size(), 2u);
+  for (const auto& c : collectives) {
+    EXPECT_EQ(c.op(), v1::Collective::ALL_GATHER);
+    EXPECT_EQ(c.nranks(), 4);
+    EXPECT_EQ(c.size_bytes(), 4 * (4 << 20));
+  }
+}
 TEST_F(NsysImportTest, SpilledRunsGiveTheSameBytes) {
   const auto whole = read_file_bytes(import(nsys_two_layer_training(), "whole"));
   NsysImportOptions tiny;
