@@ -17,7 +17,10 @@ std::string percent_of(std::int64_t part, std::int64_t whole) {
 }
 
 std::string target_text(const sim::GpuChange& c) {
-  return fmt::format("{} ({})", c.target, c.target_named ? "platform.gpu.model" : "the platform preset's");
+  return fmt::format("{} ({})", c.target,
+                     c.target_captured ? "the capture's"
+                     : c.target_named  ? "platform.gpu.model"
+                                       : "the platform preset's");
 }
 
 }  // namespace
@@ -39,7 +42,13 @@ std::string kernel_class_shares(const trace::KernelClassTable& classes) {
 nlohmann::json gpu_change_json(const sim::GpuChange& c, const trace::KernelClassTable& classes) {
   nlohmann::json j;
   j["model"] = c.target.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.target);
-  j["model_from"] = c.target.empty() ? "none" : (c.target_named ? "platform.gpu.model" : "platform preset");
+  j["model_from"] = c.target.empty()    ? "none"
+                    : c.target_captured ? "capture"
+                    : c.target_named    ? "platform.gpu.model"
+                                        : "platform preset";
+  // Only where workload.fp32_matmul moved the work: reports of runs as
+  // captured keep the form they had.
+  if (c.fp32_matmul != sim::Fp32Matmul::kCapture) j["fp32_matmul"] = sim::to_string(c.fp32_matmul);
   j["measured_on"] = c.captured.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.captured);
   j["measured_on_preset"] =
       c.captured_preset.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.captured_preset);
@@ -101,8 +110,12 @@ void print_gpu_change(const sim::GpuChange& c, const trace::KernelClassTable& cl
   for (int k = 0; k < trace::kWorkRateCount; ++k) {
     const auto r = static_cast<trace::WorkRate>(k);
     if (r == trace::WorkRate::kHost || c.split[r] == 0) continue;
-    rates += fmt::format("{}{} {} x{:.3f}", rates.empty() ? "" : ", ", trace::to_string(r),
-                         percent_of(c.split[r], c.kernel_ns_before), c.factor[static_cast<std::size_t>(k)]);
+    const bool moved = (c.fp32_matmul == sim::Fp32Matmul::kTf32 && r == trace::WorkRate::kFp32) ||
+                       (c.fp32_matmul == sim::Fp32Matmul::kFp32 && r == trace::WorkRate::kTf32);
+    rates += fmt::format("{}{} {} x{:.3f}{}", rates.empty() ? "" : ", ", trace::to_string(r),
+                         percent_of(c.split[r], c.kernel_ns_before),
+                         c.factor[static_cast<std::size_t>(k)],
+                         moved ? fmt::format(" (as {})", sim::to_string(c.fp32_matmul)) : "");
   }
   out << fmt::format("    by rate: {}\n", rates);
   if (!classes.empty()) {

@@ -26,7 +26,23 @@ void cannot(GpuChange& c, bool named, const std::string& why) {
                                 c.target, why));
 }
 
+// The rate a capture's part bounded by `r` runs at on the target.
+WorkRate rate_on_target(WorkRate r, Fp32Matmul math) {
+  if (math == Fp32Matmul::kTf32 && r == WorkRate::kFp32) return WorkRate::kTf32;
+  if (math == Fp32Matmul::kFp32 && r == WorkRate::kTf32) return WorkRate::kFp32;
+  return r;
+}
+
 }  // namespace
+
+const char* to_string(Fp32Matmul m) {
+  switch (m) {
+    case Fp32Matmul::kCapture: return "capture";
+    case Fp32Matmul::kFp32: return "fp32";
+    case Fp32Matmul::kTf32: return "tf32";
+  }
+  return "capture";
+}
 
 std::int64_t time_on_gpu(const trace::RateSplit& split,
                          const std::array<double, trace::kWorkRateCount>& factor,
@@ -52,38 +68,60 @@ std::int64_t time_on_gpu(const trace::RateSplit& split,
   return total;
 }
 
-GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string& target,
-                          bool named) {
+GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string& target, bool named,
+                          Fp32Matmul fp32_matmul) {
   GpuChange c;
   c.target = target;
   c.target_named = named;
   c.captured = profile.gpu;
-  if (target.empty()) return c;
-  const GpuSpec* to = find_gpu_preset(target);
-  if (to == nullptr) {  // the scenario key checks names; a preset's are the table's
-    throw ParameterError("platform.gpu.model", fmt::format("unknown GPU '{}'", target));
+  c.fp32_matmul = fp32_matmul;
+  const bool moves_math = fp32_matmul != Fp32Matmul::kCapture;
+  // Where the FP32 matrix work cannot move, the key that asked is refused.
+  const auto refuse_math = [&](const std::string& why) {
+    throw ParameterError("workload.fp32_matmul",
+                         fmt::format("cannot run the input's FP32 matrix work as {}: {}; set "
+                                     "workload.fp32_matmul: capture to replay it as measured",
+                                     to_string(fp32_matmul), why));
+  };
+  if (target.empty() && !moves_math) return c;
+  const GpuSpec* to = nullptr;
+  if (!target.empty()) {
+    to = find_gpu_preset(target);
+    if (to == nullptr) {  // the scenario key checks names; a preset's are the table's
+      throw ParameterError("platform.gpu.model", fmt::format("unknown GPU '{}'", target));
+    }
   }
   if (profile.gpu.empty()) {
-    cannot(c, named,
-           fmt::format("{} does not say which GPU it was measured on (a trace's device record, "
-                       "a profile's '# gpu:' line)",
-                       bounded(profile.source_name())));
+    const std::string why = fmt::format(
+        "{} does not say which GPU it was measured on (a trace's device record, "
+        "a profile's '# gpu:' line)",
+        bounded(profile.source_name()));
+    if (moves_math && (to == nullptr || !named)) refuse_math(why);
+    cannot(c, named, why);
     return c;
   }
   const GpuSpec* from = gpu_preset_for_device(profile.gpu);
   if (from == nullptr) {
-    cannot(c, named,
-           fmt::format("its GPU, '{}', is not one ssgd knows the rates of ({})",
-                       bounded(profile.gpu), gpu_preset_names()));
+    const std::string why = fmt::format("its GPU, '{}', is not one ssgd knows the rates of ({})",
+                                        bounded(profile.gpu), gpu_preset_names());
+    if (moves_math && (to == nullptr || !named)) refuse_math(why);
+    cannot(c, named, why);
     return c;
   }
   c.captured_preset = std::string(from->name);
-  if (from == to) return c;  // the same GPU: nothing to scale
+  if (to == nullptr) {  // no GPU named: the arithmetic changes on the capture's own
+    to = from;
+    c.target = std::string(from->name);
+    c.target_captured = true;
+  }
+  if (from == to && !moves_math) return c;  // the same GPU: nothing to scale
   if (!profile.has_splits() || !profile.update_split) {
-    cannot(c, named,
-           fmt::format("{} does not split its times by what bounds them (forward_split and "
-                       "backward_split columns, '# update_split:'; a trace's profile has them)",
-                       bounded(profile.source_name())));
+    const std::string why = fmt::format(
+        "{} does not split its times by what bounds them (forward_split and "
+        "backward_split columns, '# update_split:'; a trace's profile has them)",
+        bounded(profile.source_name()));
+    if (moves_math && (from == to || !named)) refuse_math(why);
+    cannot(c, named, why);
     return c;
   }
   c.factor.fill(1.0);
@@ -92,7 +130,7 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
     const auto r = static_cast<WorkRate>(k);
     if (r == WorkRate::kHost || r == WorkRate::kOther) continue;
     auto a = gpu_rate(*from, r);
-    auto b = gpu_rate(*to, r);
+    auto b = gpu_rate(*to, rate_on_target(r, fp32_matmul));
     if (r == WorkRate::kLatency && (!a || !b)) {
       // A clock not published: one wave of memory-bound work scales as the rest of it.
       latency_as_memory = true;
@@ -121,8 +159,34 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
   }
   c.applied = true;
   // What was assumed, said where it matters.
+  if (moves_math) {
+    const WorkRate moved = fp32_matmul == Fp32Matmul::kTf32 ? WorkRate::kFp32 : WorkRate::kTf32;
+    const WorkRate as = rate_on_target(moved, fp32_matmul);
+    const auto b = gpu_rate(*to, as);
+    if (c.split[moved] == 0) {
+      c.notes.push_back(
+          fmt::format("workload.fp32_matmul {}: the input has no {} matrix work; "
+                      "nothing moves",
+                      to_string(fp32_matmul), to_string(moved)));
+    } else if (b && b->as != as) {
+      c.notes.push_back(fmt::format(
+          "workload.fp32_matmul {}: {} has no {} units; its {} matrix "
+          "work runs at its {} rate",
+          to_string(fp32_matmul), to->name, to_string(as), to_string(moved), to_string(b->as)));
+    } else {
+      c.notes.push_back(fmt::format(
+          "workload.fp32_matmul {}: the {} matrix work ({:.1f}% of the GPU time) runs on {}'s "
+          "{} units, by the ratio of the peak rates (a kernel of the other arithmetic may reach "
+          "another share of its peak: docs/validation.md, section 13)",
+          to_string(fp32_matmul), to_string(moved),
+          100.0 * static_cast<double>(c.split[moved]) /
+              static_cast<double>(std::max<std::int64_t>(1, c.kernel_ns_before)),
+          to->name, to_string(as)));
+    }
+  }
   for (const auto r : {WorkRate::kTf32, WorkRate::kBf16, WorkRate::kFp16, WorkRate::kFp8}) {
     if (c.split[r] == 0) continue;
+    if (r == WorkRate::kTf32 && fp32_matmul == Fp32Matmul::kFp32) continue;  // said above
     const auto b = gpu_rate(*to, r);
     if (b && b->as != r) {
       c.notes.push_back(fmt::format("{} has no {} units: that work runs at its {} rate",
@@ -154,6 +218,24 @@ trace::LayerProfile profile_on_gpu(const trace::LayerProfile& profile, const Gpu
     row.backward = Duration(time_on_gpu(*row.backward_split, change.factor, &*row.backward_split));
   }
   out.update = Duration(time_on_gpu(*out.update_split, change.factor, &*out.update_split));
+  // FP32 matrix work moved to the other unit is that unit's work from now on.
+  if (change.fp32_matmul != Fp32Matmul::kCapture) {
+    const WorkRate moved =
+        change.fp32_matmul == Fp32Matmul::kTf32 ? WorkRate::kFp32 : WorkRate::kTf32;
+    const GpuSpec* to = find_gpu_preset(change.target);
+    const auto as = to ? gpu_rate(*to, rate_on_target(moved, change.fp32_matmul)) : std::nullopt;
+    if (as && as->as != moved) {
+      const auto move = [&](trace::RateSplit& s) {
+        s[as->as] += s[moved];
+        s[moved] = 0;
+      };
+      for (auto& row : out.layers) {
+        move(*row.forward_split);
+        move(*row.backward_split);
+      }
+      move(*out.update_split);
+    }
+  }
   if (const GpuSpec* to = find_gpu_preset(change.target)) out.gpu = std::string(to->description);
   return out;
 }

@@ -37,10 +37,23 @@
 
 namespace ssgd::sim {
 
+// The arithmetic FP32 matrix and convolution work runs in on the target
+// (key workload.fp32_matmul): as each kernel ran in the capture; on TF32
+// tensor cores (PyTorch's allow_tf32, set_float32_matmul_precision("high"));
+// or on the FP32 cores (TF32 off). A capture's fp32 and tf32 parts both hold
+// FP32 tensors; only the unit that multiplies them changes. The time moves
+// by the ratio of the two units' peak rates, which a kernel of the other
+// arithmetic need not reach the same share of (docs/validation.md, section
+// 13).
+enum class Fp32Matmul { kCapture, kFp32, kTf32 };
+const char* to_string(Fp32Matmul m);
+
 // Whether and how a profile's compute moves to another GPU.
 struct GpuChange {
   std::string target;      // the scenario's GPU preset ("h100-sxm"); empty: none named
   bool target_named = false;  // by platform.gpu.model (else by the platform preset)
+  bool target_captured = false;  // none named: the capture's own GPU, for fp32_matmul
+  Fp32Matmul fp32_matmul = Fp32Matmul::kCapture;
   std::string captured;    // the profile's GPU as measured ("NVIDIA H200"); empty: unknown
   std::string captured_preset;  // its preset ("h200"); empty: none
   bool applied = false;    // times were scaled
@@ -61,8 +74,12 @@ struct GpuChange {
 // none). `named` is true when the user named it (platform.gpu.model): then a
 // profile that cannot be moved to it (no '# gpu:', a GPU the table lacks, no
 // split by rate) is refused with a ParameterError naming platform.gpu.model;
-// a preset's GPU only gets a note.
-GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string& target, bool named);
+// a preset's GPU only gets a note. `fp32_matmul` other than kCapture moves
+// the FP32 matrix work to the other unit, on the target or, with none, on
+// the capture's own GPU; a profile it cannot apply to is refused with a
+// ParameterError naming workload.fp32_matmul.
+GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string& target, bool named,
+                          Fp32Matmul fp32_matmul = Fp32Matmul::kCapture);
 
 // The profile on the target GPU (profile itself when !change.applied); its
 // '# gpu:' becomes the target's description.

@@ -30,7 +30,7 @@ Plan plan(const trace::LayerProfile& measured_input, const Scenario& requested,
       plan_tracer_overhead(measured_input, requested.remove_tracer_overhead, &untraced);
   const trace::LayerProfile& measured = out.tracer_overhead.removed ? untraced : measured_input;
   out.gpu_change = plan_gpu_change(measured, scenario_gpu_model(requested),
-                                   requested.platform.gpu_model_from_key);
+                                   requested.platform.gpu_model_from_key, requested.fp32_matmul);
   out.kernel_classes = measured.kernel_classes;
   if (options.single_worker_baseline) {
     auto log = logger("sim");

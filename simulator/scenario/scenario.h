@@ -21,6 +21,7 @@
 #include "common/time.h"
 #include "simulator/calibration/network_calibration.h"
 #include "simulator/collective/collective.h"
+#include "simulator/perturb/gpu_change.h"
 #include "simulator/perturb/interference.h"
 #include "simulator/perturb/perturbation.h"
 #include "simulator/platform/link_preset.h"
@@ -109,6 +110,7 @@ struct Scenario {
   Duration update_time;                      // key: workload.update_time (>= 0): optimizer step
   bool update_time_given = false;            // workload.update_time was set (else the input's)
   bool remove_tracer_overhead = false;       // key: workload.tracer_overhead (keep | remove)
+  Fp32Matmul fp32_matmul = Fp32Matmul::kCapture;  // key: workload.fp32_matmul
   std::vector<JobSpec> jobs;                 // key: jobs (a sequence; file or --set jobs.<i>.<key>)
   ShardSettings sharding;                     // keys: sharding.* and the step's workload.*
   Perturbation perturb;                      // keys: perturb.* (simulator/perturb/perturbation.h)

@@ -461,6 +461,18 @@ void set_gpu_model(Scenario& s, std::string_view v) {
   s.platform.gpu_model = std::string(v);
   s.platform.gpu_model_from_key = true;
 }
+void set_fp32_matmul(Scenario& s, std::string_view v) {
+  if (v == "capture") {
+    s.fp32_matmul = Fp32Matmul::kCapture;
+  } else if (v == "fp32") {
+    s.fp32_matmul = Fp32Matmul::kFp32;
+  } else if (v == "tf32") {
+    s.fp32_matmul = Fp32Matmul::kTf32;
+  } else {
+    throw std::invalid_argument(
+        fmt::format("expected capture, fp32 or tf32, got '{}'", bounded(v)));
+  }
+}
 void set_gpu_memory(Scenario& s, std::string_view v) { s.platform.gpu_memory = parse_positive_size(v); }
 
 void set_compute_time_factor(Scenario& s, std::string_view v) {
@@ -743,6 +755,11 @@ constexpr std::array kKeys = {
                 "a capture with a tracing window: remove takes the window's own cost (traced "
                 "against untraced steps) out of the host's time",
                 set_tracer_overhead},
+    ScenarioKey{"workload.fp32_matmul", "capture|fp32|tf32", "capture",
+                "the unit FP32 matrix and convolution kernels run on: capture: as each ran; "
+                "tf32: TF32 tensor cores (PyTorch's allow_tf32); fp32: FP32 cores (TF32 off); "
+                "scaled by the peak rates, on platform.gpu.model or the capture's GPU",
+                set_fp32_matmul},
     ScenarioKey{"workload.precision", "fp32|bf16|fp16", "(input)",
                 "dtype of the parameters and gradients the step computes with; default: the "
                 "input's grad_dtype, else fp32; not fp32: fp32 master weights in the optimizer",

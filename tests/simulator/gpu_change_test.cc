@@ -180,6 +180,80 @@ TEST(GpuChange, AScenarioKeyOfAnUnknownGpuNamesTheKnownOnes) {
   }
 }
 
+// workload.fp32_matmul: FP32 matrix work moves between the FP32 cores and
+// the TF32 tensor cores by the ratio of their peak rates (FLOPs / rate), on
+// the capture's GPU when none is named, else on the one named.
+TEST(GpuChange, Fp32MatrixWorkMovesToTheOtherUnitByThePeakRates) {
+  const auto p = profile_on("NVIDIA A100-SXM4-80GB", split({{WorkRate::kFp32, 1'950'000}}),
+                            split({{WorkRate::kTf32, 1'560'000}}));
+  const GpuChange same = plan_gpu_change(p, "", false, Fp32Matmul::kTf32);
+  ASSERT_TRUE(same.applied);
+  EXPECT_TRUE(same.target_captured);
+  EXPECT_EQ(same.target, "a100-sxm4-80gb");
+  const auto on_tf32 = profile_on_gpu(p, same);
+  EXPECT_EQ(on_tf32.layers[0].forward.ns(), 243'750);  // 1.95 ms x 19.5 / 156
+  EXPECT_EQ(on_tf32.layers[0].backward.ns(), 1'560'000);
+  // The moved work is TF32 work from now on.
+  EXPECT_EQ((*on_tf32.layers[0].forward_split)[WorkRate::kTf32], 243'750);
+  EXPECT_EQ((*on_tf32.layers[0].forward_split)[WorkRate::kFp32], 0);
+  ASSERT_EQ(same.notes.size(), 1u);
+  EXPECT_THAT(same.notes[0], HasSubstr("workload.fp32_matmul tf32: the fp32 matrix work (48.6%"));
+
+  // TF32 off on an H100: the FP32 work at 19.5 / 67, the TF32 work at 156 / 67.
+  const GpuChange off = plan_gpu_change(p, "h100-sxm", true, Fp32Matmul::kFp32);
+  const auto on_fp32 = profile_on_gpu(p, off);
+  EXPECT_EQ(on_fp32.layers[0].forward.ns(), 567'537);     // 567,537.3
+  EXPECT_EQ(on_fp32.layers[0].backward.ns(), 3'632'239);  // 3,632,238.8
+  EXPECT_EQ((*on_fp32.layers[0].backward_split)[WorkRate::kFp32], 3'632'239);
+
+  // A V100 has no TF32 units: the work stays on its FP32 cores, and it says so.
+  const GpuChange v100 = plan_gpu_change(p, "v100-sxm2-16gb", true, Fp32Matmul::kTf32);
+  EXPECT_NEAR(static_cast<double>(profile_on_gpu(p, v100).layers[0].forward.ns()),
+              1.95e6 * 19.5 / 15.7, 1);
+  EXPECT_THAT(v100.notes[0], HasSubstr("v100-sxm2-16gb has no tf32 units"));
+
+  // Nothing to move: said.
+  const auto tf32_only = profile_on("NVIDIA H200", split({{WorkRate::kTf32, 1000}}),
+                                    split({{WorkRate::kMemory, 1000}}));
+  const GpuChange nothing = plan_gpu_change(tf32_only, "", false, Fp32Matmul::kTf32);
+  EXPECT_THAT(nothing.notes[0], HasSubstr("the input has no fp32 matrix work; nothing moves"));
+
+  // Through the scenario key and the replay.
+  const ReplayResult r =
+      replay(p, load_scenario(std::nullopt, {"workload.fp32_matmul=tf32", "iterations=3"}));
+  EXPECT_TRUE(r.gpu_change.applied);
+  EXPECT_EQ(r.gpu_change.fp32_matmul, Fp32Matmul::kTf32);
+}
+
+TEST(GpuChange, Fp32MatmulThatCannotApplyIsRefusedNamingItsKey) {
+  auto no_gpu = profile_on("", split({{WorkRate::kFp32, 1000}}), split({{WorkRate::kFp32, 1000}}));
+  no_gpu.source = "model.csv";
+  try {
+    (void)plan_gpu_change(no_gpu, "", false, Fp32Matmul::kTf32);
+    FAIL() << "expected a refusal";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.key(), "workload.fp32_matmul");
+    EXPECT_THAT(e.what(), HasSubstr("model.csv does not say which GPU"));
+    EXPECT_THAT(e.what(), HasSubstr("workload.fp32_matmul: capture"));
+  }
+  auto unsplit = no_gpu;
+  unsplit.gpu = "NVIDIA H200";
+  for (auto& row : unsplit.layers) row.forward_split.reset(), row.backward_split.reset();
+  try {
+    (void)plan_gpu_change(unsplit, "h200", false, Fp32Matmul::kFp32);
+    FAIL() << "expected a refusal";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.key(), "workload.fp32_matmul");
+  }
+  try {
+    (void)load_scenario(std::nullopt, {"workload.fp32_matmul=tf16"});
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("workload.fp32_matmul"));
+    EXPECT_THAT(e.what(), HasSubstr("expected capture, fp32 or tf32"));
+  }
+}
+
 // The one-GPU baseline of the speedup computes on the run's GPU.
 TEST(GpuChange, TheSingleGpuBaselineRunsOnTheSameGpu) {
   const auto p = profile_on("NVIDIA H200", split({{WorkRate::kMemory, 4'800'000}}),

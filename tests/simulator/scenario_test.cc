@@ -706,10 +706,11 @@ TEST(ScenarioKeys, SchemaCoversTheDocumentedKeys) {
                            "interference.host.comm",
                            "interference.host.concurrent",
                            "interference.host.cpu_per_byte",
-                           "workload.tracer_overhead"}) {
+                           "workload.tracer_overhead",
+                           "workload.fp32_matmul"}) {
     EXPECT_NE(find_scenario_key(path), nullptr) << path;
   }
-  EXPECT_EQ(scenario_keys().size(), 110U);
+  EXPECT_EQ(scenario_keys().size(), 111U);
   EXPECT_TRUE(is_scenario_section("platform.fabric"));
   EXPECT_EQ(find_scenario_key("cluster"), nullptr);
   EXPECT_TRUE(is_scenario_section("network"));
