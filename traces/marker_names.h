@@ -47,6 +47,9 @@ inline constexpr std::string_view kMetadataMarkPrefix = "ssgd/";
 // The domain of a tracing window's own marks (tracer/core/trace_window.h):
 // not the program's, so no walk takes them for its iterations.
 inline constexpr std::string_view kWindowMarkDomain = "ssgd-window";
+// The metadata's tool of a replay's own trace (ssgd simulate --trace): its
+// tasks are written as kernels, without launch calls.
+inline constexpr std::string_view kSimulatedTraceTool = "ssgd simulate";
 
 std::string iteration_mark(std::int64_t n);
 std::string forward_mark(std::string_view layer);

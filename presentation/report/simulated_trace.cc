@@ -28,7 +28,7 @@ v1::CaptureMetadata simulated_metadata(std::int64_t workers, std::int64_t writte
                                        std::int64_t gpus_per_node,
                                        const SimulatedTraceOptions& options) {
   v1::CaptureMetadata m;
-  m.set_tool("ssgd simulate");
+  m.set_tool(std::string(trace::kSimulatedTraceTool));
   m.set_tool_version(std::string(ssgd_version()));
   m.set_rank(0);
   m.set_world_size(static_cast<std::int32_t>(workers));

@@ -39,10 +39,11 @@ class TraceProfileTest : public ssgd::testing::TempDirTest {
   }
 
   // Writes a one-rank trace of `events` and returns its path.
-  fs::path write_trace(const std::string& name, const std::vector<v1::Event>& events) {
+  fs::path write_trace(const std::string& name, const std::vector<v1::Event>& events,
+                       const std::string& tool = "trace_profile_test") {
     const fs::path path = dir_ / name;
     v1::CaptureMetadata meta;
-    meta.set_tool("trace_profile_test");
+    meta.set_tool(tool);
     meta.set_provenance("synthetic");
     trace::TraceWriter writer(path, meta);
     for (const auto& e : events) writer.append(e);
@@ -187,6 +188,16 @@ TEST_F(TraceProfileTest, NoCollectivesWarns) {
   // Its kernels have no launch calls either: the replay cannot see the host.
   EXPECT_THAT(r.warnings, ElementsAre(HasSubstr("rank 0: 2 GPU kernel(s) and no launch call"),
                                       HasSubstr("no collectives")));
+  // A replay's own trace (ssgd simulate --trace) has no launch calls by
+  // construction: nothing to say about them.
+  const fs::path simulated =
+      write_trace("simulated.ssgdt",
+                  {marker("iteration/0", 100, 1000), marker("forward/a", 100, 500),
+                   marker("backward/a", 500, 900), kernel(200, 300), kernel(600, 800)},
+                  "ssgd simulate");
+  auto sim_reader = trace::TraceReader::open(simulated);
+  EXPECT_THAT(profile_from_trace(sim_reader, "simulated.ssgdt").warnings,
+              ElementsAre(HasSubstr("no collectives")));
 }
 
 v1::Event named_kernel(const std::string& name, std::int64_t start, std::int64_t end) {
