@@ -220,7 +220,6 @@ class TraceWalk {
   // NCCL kernels left out because their rank has Collective records.
   [[nodiscard]] std::int64_t nccl_kernels_dropped() const { return nccl_kernels_dropped_; }
   // What the reader of the result should know, one line each.
-  bool simulated_ = false;  // a replay's own trace (trace::kSimulatedTraceTool)
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 
   // A tracing window's marks (domain "ssgd-window", tracer/core/trace_window.h)
@@ -308,6 +307,7 @@ class TraceWalk {
   std::vector<std::int64_t> marked_activation_bytes_;
   std::int64_t nccl_kernels_dropped_ = 0;
   std::vector<std::string> warnings_;
+  bool simulated_ = false;  // a replay's own trace (trace::kSimulatedTraceTool)
   std::map<std::int32_t, WindowMarks> window_marks_;
 };
 
