@@ -106,6 +106,24 @@ TEST_F(CalibrateCli, WritesAFileTheSimulatorReads) {
   EXPECT_NEAR(c.bands[0].bandwidth_bytes_per_s, 1e9, 1e6);
 }
 
+// A point far off its band (a 3.5 ms scheduler slice in a 0.3 ms
+// all-reduce) is named by file and line; a clean curve names none.
+TEST_F(CalibrateCli, APointFarOffItsBandIsNamed) {
+  const Result clean = calibrate({"ar2.log"});
+  ASSERT_TRUE(clean.exited && clean.status == 0) << clean;
+  EXPECT_THAT(clean.out, Not(HasSubstr("note:")));
+  std::string log = osu_log(2, 20, 1000);
+  const std::string line = "2,8192   ";
+  const auto at = log.find(line);
+  ASSERT_NE(at, std::string::npos);
+  log.replace(at, log.find('\n', at) - at, "2,8192   3500.0");  // line 6
+  write_file_bytes(work_ / "spiked.log", log);
+  const Result r = calibrate({"spiked.log"});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("note: spiked.log:6: 8.0 KiB over 2 ranks measured 3.500 ms"));
+  EXPECT_THAT(r.out, HasSubstr("check it, or fit without it"));
+}
+
 TEST_F(CalibrateCli, PerRanksWritesTheJointFitFirst) {
   const Result r =
       calibrate({"ar2.log", "ar4.log", "--per-ranks", "--bands", "64KiB", "-o", "net.yaml"});

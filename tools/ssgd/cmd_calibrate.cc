@@ -6,6 +6,7 @@
 // each in a file of their own (calibrate_fits.h).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -55,7 +56,12 @@ std::string band_range(const sim::CalibratedCollective& c, std::size_t b) {
   return size_label(bands[b - 1].max_bytes) + " - " + size_label(bands[b].max_bytes);
 }
 
-void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::ostream& out) {
+// A fitted point this far off its band is named: a spike in the benchmark
+// (a scheduler's slice, another job) or another regime the bands do not have.
+constexpr double kNamedPointError = 0.5;
+
+void print_fit(const sim::FitResult& fit, const sim::FitOptions& options,
+               const std::vector<trace::Measurement>& points, std::ostream& out) {
   const sim::CalibratedCollective& c = fit.collective;
   const std::string how =
       options.boundaries.empty()
@@ -87,6 +93,28 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options, std::o
   for (const sim::HoldoutError& h : fit.holdout) {
     out << fmt::format("  held back, {} ranks: {} sizes predicted, median error {}, max {}\n",
                        h.ranks, h.points, percent(h.median_error), percent(h.max_error));
+  }
+  // The worst point, where it is far off: a reader should look at it.
+  const trace::Measurement* worst = nullptr;
+  double worst_error = 0;
+  for (const auto& m : points) {
+    const double measured = static_cast<double>(m.time.ns());
+    if (measured <= 0) continue;
+    const double fitted = static_cast<double>(sim::predict(c, m.ranks, m.bytes).ns());
+    const double error = (fitted - measured) / measured;
+    if (std::abs(error) > std::abs(worst_error)) {
+      worst = &m;
+      worst_error = error;
+    }
+  }
+  if (worst != nullptr && std::abs(worst_error) > kNamedPointError) {
+    const std::string where =
+        worst->line > 0 ? fmt::format("{}:{}", worst->source, worst->line) : worst->source;
+    out << fmt::format(
+        "  note: {}: {} over {} ranks measured {}, the fit gives {} ({:+.0f}%): a spike in the "
+        "benchmark or a regime the bands do not follow; check it, or fit without it\n",
+        where, size_label(worst->bytes), worst->ranks, format_duration(worst->time),
+        format_duration(sim::predict(c, worst->ranks, worst->bytes)), 100 * worst_error);
   }
 }
 
@@ -237,9 +265,9 @@ void run_calibrate(const CalibrateArgs& a) {
   print_read(total, a.inputs.size());
   sim::NetworkCalibration cal;
   cal.level = a.level;
-  for (auto& fit : fits) {
-    print_fit(fit, fo, std::cout);
-    cal.collectives.push_back(std::move(fit.collective));
+  for (std::size_t i = 0; i < fits.size(); ++i) {
+    print_fit(fits[i], fo, groups[i], std::cout);
+    cal.collectives.push_back(std::move(fits[i].collective));
   }
   if (a.output.given()) {
     write_output(a.output, [&] { sim::write_network_calibration(cal, a.output.path); });
