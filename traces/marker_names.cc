@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -178,9 +179,23 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
     throw fail(fmt::format("{} op '{}' is not one of {}", kind, op, mark_op_names()));
   };
   if (auto op = op_of("collective_ranks")) {
-    const auto n = count(value, "ranks", kMaxRanks);
-    if (n == 0) throw fail("ranks 0");
-    return CollectiveRanksMark{*op, static_cast<std::int32_t>(n)};
+    if (value.find(',') == std::string_view::npos) {
+      const auto n = count(value, "ranks", kMaxRanks);
+      if (n == 0) throw fail("ranks 0");
+      return CollectiveRanksMark{*op, static_cast<std::int32_t>(n), {}};
+    }
+    // The members of this rank's group, in the group's order.
+    CollectiveRanksMark m{*op, 0, {}};
+    std::set<std::int64_t> seen;
+    for (std::size_t start = 0; start <= value.size();) {
+      const auto end = std::min(value.find(',', start), value.size());
+      const auto r = count(value.substr(start, end - start), "rank", kMaxRanks - 1);
+      if (!seen.insert(r).second) throw fail(fmt::format("rank {} is listed twice", r));
+      m.members.push_back(static_cast<std::int32_t>(r));
+      start = end + 1;
+    }
+    m.ranks = static_cast<std::int32_t>(m.members.size());
+    return m;
   }
   const auto sized_op = op_of("collective_bytes");
   if (key == "collective_bytes" || sized_op) {

@@ -104,10 +104,14 @@ struct CollectiveBytesMark {
   // none for ssgd/collective_bytes, every collective's.
   std::optional<v1::Collective::Op> op;
 };
-// ssgd/collective_ranks/<op>=<n>: the ranks of that op's process group.
+// ssgd/collective_ranks/<op>=<n>: the ranks of that op's process group, n of
+// them (taken as consecutive: this rank's is rank mod n); or
+// ssgd/collective_ranks/<op>=<r0>,<r1>,...: this rank's group by its
+// members, in their group order (HSDP's replicas: every G-th rank).
 struct CollectiveRanksMark {
   v1::Collective::Op op = v1::Collective::UNKNOWN;
-  std::int32_t ranks = 0;  // 1..2^24
+  std::int32_t ranks = 0;             // 1..2^24
+  std::vector<std::int32_t> members;  // empty: the count form
 };
 struct UnknownMetadataMark {
   std::string key;  // e.g. "batch_size", "grad_bytes" with no layer is not this
@@ -133,8 +137,9 @@ bool is_metadata_mark(std::string_view name);
 // world size, bytes, a list entry) or out of range (activation bytes: above
 // 2^50, the profile's bound), grad_bytes or activation_bytes names no
 // layer, a hostname is empty, collective_bytes/<op> or collective_ranks/<op>
-// names no op or an unknown one, or collective_ranks is 0 or above 2^24
-// (ranks above the file's world size are the importer's to refuse). Unknown
+// names no op or an unknown one, or collective_ranks is 0 or above 2^24, or
+// its member list repeats a rank (ranks above the file's world size, and a
+// list without the file's own rank, are the importer's to refuse). Unknown
 // keys are not an error.
 MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& where);
 

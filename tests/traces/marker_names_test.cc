@@ -96,6 +96,11 @@ TEST(MetadataMarks, EveryKeyIsTyped) {
       std::get<CollectiveRanksMark>(parse_metadata_mark("ssgd/collective_ranks/reduce=2", at));
   EXPECT_EQ(ranks.op, v1::Collective::REDUCE);
   EXPECT_EQ(ranks.ranks, 2);
+  EXPECT_TRUE(ranks.members.empty());
+  const auto members = std::get<CollectiveRanksMark>(
+      parse_metadata_mark("ssgd/collective_ranks/all_reduce=1,5,9", at));
+  EXPECT_EQ(members.ranks, 3);
+  EXPECT_EQ(members.members, (std::vector<std::int32_t>{1, 5, 9}));
   const auto u = std::get<UnknownMetadataMark>(parse_metadata_mark("ssgd/batch_size=64", at));
   EXPECT_EQ(u.key, "batch_size");
   EXPECT_EQ(u.value, "64");

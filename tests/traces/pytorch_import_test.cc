@@ -586,6 +586,36 @@ TEST_F(PytorchImportTest, PerOpRanksMarksGiveTheGroupAndACommunicatorOfItsOwn) {
   EXPECT_EQ(sequences[v1::Collective::ALL_REDUCE], (std::vector<std::uint64_t>{0, 1, 2, 3}));
   EXPECT_EQ(sequences[v1::Collective::ALL_GATHER], (std::vector<std::uint64_t>{0, 1, 2, 3}));
   EXPECT_THAT(summary_text(s), HasSubstr("all_reduce over 2 ranks (ssgd/collective_ranks)"));
+  // A count alone is taken as consecutive ranks, and said once per op.
+  EXPECT_THAT(s.warnings, ::testing::Contains(HasSubstr(
+                              "metadata mark 'ssgd/collective_ranks/all_reduce=2' gives its "
+                              "group's size only: its ranks are taken as consecutive (this rank 1 "
+                              "of 2")));
+}
+
+// HSDP's groups by their members (rank 1 of 4, shard groups {0,1} and
+// {2,3}, replicas {0,2} and {1,3}): rank 1 is 1 of its shard group and 0 of
+// its replicas, and each group's communicator is the one its other member
+// names too.
+TEST_F(PytorchImportTest, PerOpRanksMarksByTheirMembersGiveEachRanksPlace) {
+  std::vector<std::string> marks = kHsdpMarks;
+  marks[5] = "collective_ranks/all_gather=0,1";
+  marks[6] = "collective_ranks/all_reduce=1,3";
+  const auto out = dir_ / "hsdp.ssgdt";
+  const PytorchImportSummary s =
+      import_pytorch(write_file("hsdp.json", hsdp_legacy_json(marks)), out);
+  for (const auto& x : collectives_of(out)) {
+    if (x.op() == v1::Collective::ALL_GATHER) {
+      EXPECT_EQ(x.rank(), 1);
+      EXPECT_EQ(x.communicator_id(), kineto_communicator_id("ranks/all_gather/0,1"));
+    } else if (x.op() == v1::Collective::ALL_REDUCE) {
+      EXPECT_EQ(x.rank(), 0);  // rank mod 2 would say 1
+      EXPECT_EQ(x.nranks(), 2);
+      EXPECT_EQ(x.communicator_id(), kineto_communicator_id("ranks/all_reduce/1,3"));
+    }
+  }
+  for (const auto& w : s.warnings)
+    EXPECT_THAT(w, ::testing::Not(HasSubstr("taken as consecutive")));
 }
 
 TEST_F(PytorchImportTest, PerOpMarksThatDisagreeWithTheCollectivesWarnNamingTheOp) {
@@ -611,6 +641,10 @@ TEST_F(PytorchImportTest, BadPerOpMarksAreInputErrorsNamingTheMark) {
       {"collective_ranks/gather=2", "collective_ranks op 'gather' is not one of"},
       {"collective_ranks=2", "collective_ranks names no op"},
       {"collective_ranks/all_reduce=8", "8 ranks, above the world size 4"},
+      {"collective_ranks/all_reduce=1,1", "rank 1 is listed twice"},
+      {"collective_ranks/all_reduce=1,x", "rank 'x' is not a non-negative integer"},
+      {"collective_ranks/all_reduce=1,5", "rank 5 is not below the world size 4"},
+      {"collective_ranks/all_reduce=0,2", "the group does not hold this file's rank 1"},
   };
   for (const auto& [mark, problem] : cases) {
     const InputError e =

@@ -277,11 +277,16 @@ class Engine:
         self.last_micro = last
 
     def op_ranks(self):
-        """{op: the ranks of its process group}, for the marks (hsdp)."""
+        """{op: the members of this rank's process group for it, in the group's
+        order}, for the marks (hsdp): the shard group's consecutive ranks for
+        the gathers and reduces, the replicas' every G-th rank for the
+        all-reduces."""
         if not self.hsdp:
             return {}
-        return {"all_gather": self.shard_size, "reduce": self.shard_size,
-                "all_reduce": self.world // self.shard_size}
+        G = self.shard_size
+        shard = list(range(self.group_base, self.group_base + G))
+        return {"all_gather": shard, "reduce": shard,
+                "all_reduce": list(range(self.local, self.world, G))}
 
     def before_step(self):
         # hsdp: every all-reduce left is issued (in unit order) before any is

@@ -413,6 +413,16 @@ class ShardedPlan(unittest.TestCase):
         self.assertEqual(by_op["all_reduce"], [12, 20])
         self.assertEqual(by_op["reduce"], [12, 12, 20, 20])
 
+    def test_hsdp_marks_name_each_groups_members(self):
+        # Rank 3 of 4 in shard groups of 2: its shard group is {2, 3}, its
+        # replicas every 2nd rank from 1, {1, 3} (the groups Engine makes).
+        e = sharded.Engine.__new__(sharded.Engine)
+        e.hsdp, e.shard_size, e.world, e.rank = True, 2, 4, 3
+        e.local, e.group_base = e.rank % e.shard_size, e.rank - e.rank % e.shard_size
+        self.assertEqual(e.op_ranks(), {"all_gather": [2, 3], "reduce": [2, 3], "all_reduce": [1, 3]})
+        e.hsdp = False
+        self.assertEqual(e.op_ranks(), {})
+
     def test_refusals(self):
         with self.assertRaises(ValueError):
             sharded.plan([4], 2, "zero1")

@@ -26,7 +26,10 @@ window of them), zero-length metadata ranges that the importers read:
                                              program declared (collective_bytes())
     ssgd/collective_bytes/<op>=<b0>,...      one op's sizes in its launch order, and
     ssgd/collective_ranks/<op>=<n>           the ranks of its process group, where
-                                             the program declared them
+    ssgd/collective_ranks/<op>=<r0>,<r1>,... the program declared them: how many
+                                             (consecutive ranks), or which, in
+                                             the group's order (a strided group,
+                                             HSDP's replicas)
                                              (collective_ops(): collectives of
                                              several process groups, whose
                                              interleaving varies; <op> is
@@ -281,8 +284,16 @@ def metadata_names(meta, grad_bytes, collective_bytes, activation_bytes=(), coll
     for op, sizes, ranks in collective_ops:
         _check_op(op)
         names.append(f"ssgd/collective_bytes/{op}=" + ",".join(str(int(b)) for b in sizes))
-        if ranks is not None:
+        if ranks is None:
+            continue
+        if isinstance(ranks, int):
             names.append(f"ssgd/collective_ranks/{op}={int(ranks)}")
+        else:
+            members = [int(r) for r in ranks]
+            if len(members) < 2 or len(set(members)) != len(members) or min(members) < 0:
+                raise ValueError(f"ssgd_marks: collective_ranks of {op}: {members} is not a list of "
+                                 "two or more distinct ranks")
+            names.append(f"ssgd/collective_ranks/{op}=" + ",".join(str(r) for r in members))
     for module, count in activation_bytes:
         names.append(f"ssgd/activation_bytes/{module}={int(count)}")
     return names
@@ -433,10 +444,12 @@ class Marks:
     def collective_ops(self, sizes_by_op, ranks=None):
         """Declares one iteration's collectives op by op: {op: sizes in that
         op's launch order}, and {op: the ranks of its process group} where
-        it is not the world (for programs whose collectives run on several
-        process groups, so that their interleaving varies from one iteration
-        to the next while each op's order does not). Raises ValueError for
-        an unknown op."""
+        it is not the world: a count (a group of consecutive ranks), or this
+        rank's group's members in the group's order (a strided group: HSDP's
+        replicas, every G-th rank). For programs whose collectives run on
+        several process groups, so that their interleaving varies from one
+        iteration to the next while each op's order does not. Raises
+        ValueError for an unknown op."""
         ranks = ranks or {}
         for op in list(sizes_by_op) + list(ranks):
             _check_op(op)

@@ -130,6 +130,13 @@ class Metadata(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "collective op 'allreduce'"):
             sm.metadata_names([], [], [], [], [("allreduce", [8], None)])
 
+    def test_a_group_by_its_members(self):
+        names = sm.metadata_names([], [], [], [], [("all_reduce", [16], [1, 3])])
+        self.assertEqual(names, ["ssgd/collective_bytes/all_reduce=16", "ssgd/collective_ranks/all_reduce=1,3"])
+        for bad in ([1], [1, 1], [-1, 2]):
+            with self.assertRaisesRegex(ValueError, "two or more distinct ranks"):
+                sm.metadata_names([], [], [], [], [("all_reduce", [16], bad)])
+
     def test_values_the_legacy_writer_cannot_hold_are_refused(self):
         for bad in ('a"b', "a=b", "a\\b", ""):
             with self.assertRaises(ValueError):

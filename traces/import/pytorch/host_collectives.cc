@@ -213,6 +213,15 @@ HostCollectiveStats HostCollectiveMatcher::finish(const HostCollectiveOptions& o
     if (m == nullptr || m->ranks == o.world_size) return world;
     const std::string name = op_name(m->op);
     ++s.grouped[fmt::format("{} over {} ranks", name, m->ranks)];
+    if (!m->members.empty()) {
+      // The members named: the group's own communicator, one for all of
+      // them, and this rank's place in it (the importer checked it is there).
+      const auto at = std::find(m->members.begin(), m->members.end(), o.rank);
+      return {kineto_communicator_id(fmt::format("ranks/{}/{}", name, fmt::join(m->members, ","))),
+              static_cast<std::int32_t>(at - m->members.begin()), m->ranks};
+    }
+    // A count alone: the group taken as consecutive ranks, and a
+    // communicator per rank, since which ranks share it is not known.
     return {kineto_communicator_id(fmt::format("ranks/{}/{}/rank{}", name, m->ranks, o.rank)),
             o.rank % m->ranks, m->ranks};
   };

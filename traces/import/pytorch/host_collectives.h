@@ -70,11 +70,14 @@ struct CollectiveSizesMark {
   std::optional<v1::Collective::Op> op;
 };
 
-// An ssgd/collective_ranks/<op> mark: where it starts, its op, its ranks.
+// An ssgd/collective_ranks/<op> mark: where it starts, its op, its ranks
+// (how many, and, where the mark lists them, which: this rank's group in
+// the group's order; the importer has checked that it holds this rank).
 struct CollectiveGroupMark {
   std::int64_t start_ns = 0;
   v1::Collective::Op op = v1::Collective::UNKNOWN;
   std::int32_t ranks = 0;
+  std::vector<std::int32_t> members;
 };
 
 struct HostCollectiveOptions {

@@ -555,7 +555,7 @@ void KinetoEventMapper::metadata_mark(const KinetoEvent& e, const std::string& n
   }
   if (const auto* r = std::get_if<CollectiveRanksMark>(&parsed)) {
     md.collective_ranks.push_back(
-        {{times(e, "metadata mark").start_ns, r->op, r->ranks},
+        {{times(e, "metadata mark").start_ns, r->op, r->ranks, r->members},
          name,
          {options_.file, std::nullopt, index, "traceEvents[" + std::to_string(index) + "].name"}});
     return;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <set>
 
 #include "common/error.h"
 #include "common/logging.h"
@@ -353,10 +354,35 @@ PytorchImportSummary import_pytorch(const std::filesystem::path& input,
   // CUDA calls take ids above them.
   walk.collectives.first_correlation_id = s.mapping.api_calls == 0 ? 1 : (std::uint64_t{1} << 32);
   walk.collectives.size_marks = md.collective_bytes;
+  std::set<v1::Collective::Op> counted_groups;  // ops said to be taken as consecutive
   for (const auto& r : md.collective_ranks) {
     if (s.world_size > 0 && r.mark.ranks > s.world_size) {
       throw InputError(r.where, fmt::format("metadata mark '{}': {} ranks, above the world size {}",
                                             r.name, r.mark.ranks, s.world_size));
+    }
+    const auto& members = r.mark.members;
+    if (!members.empty()) {
+      const auto beyond = std::find_if(members.begin(), members.end(),
+                                       [&](std::int32_t m) { return m >= s.world_size; });
+      if (s.world_size > 0 && beyond != members.end()) {
+        throw InputError(r.where, fmt::format("metadata mark '{}': rank {} is not below the world "
+                                              "size {}",
+                                              r.name, *beyond, s.world_size));
+      }
+      if (std::find(members.begin(), members.end(), s.rank) == members.end()) {
+        throw InputError(r.where, fmt::format("metadata mark '{}': the group does not hold this "
+                                              "file's rank {} (the mark lists the members of the "
+                                              "rank's own group)",
+                                              r.name, s.rank));
+      }
+    } else if (r.mark.ranks > 1 && r.mark.ranks < s.world_size &&
+               counted_groups.insert(r.mark.op).second) {
+      s.warnings.push_back(fmt::format(
+          "metadata mark '{}' gives its group's size only: its ranks are taken as consecutive "
+          "(this rank {} of {}: the rank mod {}) and each rank's records get a communicator of "
+          "their own; where the group is strided (HSDP's replicas) list its members instead "
+          "(ssgd/collective_ranks/<op>=<r0>,<r1>,...)",
+          r.name, s.rank % r.mark.ranks, r.mark.ranks, r.mark.ranks));
     }
     walk.collectives.group_marks.push_back(r.mark);
   }
