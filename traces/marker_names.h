@@ -18,7 +18,8 @@
 //                                        order (<op>: all_reduce, all_gather,
 //                                        reduce, broadcast, reduce_scatter)
 //     ssgd/collective_ranks/<op>=<n>     the ranks of the process group that
-//                                        op's collectives run on
+//                                        op's collectives run on: how many,
+//     ssgd/collective_ranks/<op>=<r0>,<r1>,...  or which (this rank's group)
 //     ssgd/activation_bytes/<layer>=<bytes>  what a layer's forward saved
 //                                        for its backward (one micro-batch)
 //

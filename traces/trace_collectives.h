@@ -13,7 +13,7 @@
 // load imbalance, not network. (The traces' clocks must be aligned across
 // hosts, as `ssgd merge` leaves them.) nranks and size_bytes come from the
 // records and must agree between the ranks of an instance; M is size_bytes,
-// times nranks for all-gather, whose records hold one rank's send buffer.
+// the whole buffer (trace_events.proto: an all-gather's gathered output).
 //
 // Skipped, with a warning giving their number: instances missing some rank's
 // record (a trace of part of the job, or cut short), 0-byte or 1-rank

@@ -17,10 +17,12 @@ bool is_gpu_rate(WorkRate r) { return r != WorkRate::kHost; }
 // A refusal when the user named the GPU, else a note.
 void cannot(GpuChange& c, bool named, const std::string& why) {
   if (named) {
-    throw ParameterError("platform.gpu.model",
-                         fmt::format("cannot move the input's compute to {}: {}; set "
-                                     "platform.gpu.model: capture to replay its times as measured",
-                                     c.target, why));
+    const bool math = c.fp32_matmul != Fp32Matmul::kCapture;
+    throw ParameterError(
+        "platform.gpu.model",
+        fmt::format("cannot move the input's compute to {}: {}; set "
+                    "platform.gpu.model: capture{} to replay its times as measured",
+                    c.target, why, math ? " and workload.fp32_matmul: capture" : ""));
   }
   c.notes.push_back(fmt::format("compute replayed as measured, not on the preset's {}: {}",
                                 c.target, why));
@@ -163,6 +165,7 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
     const WorkRate moved = fp32_matmul == Fp32Matmul::kTf32 ? WorkRate::kFp32 : WorkRate::kTf32;
     const WorkRate as = rate_on_target(moved, fp32_matmul);
     const auto b = gpu_rate(*to, as);
+    c.moved_as = b ? b->as : moved;
     if (c.split[moved] == 0) {
       c.notes.push_back(
           fmt::format("workload.fp32_matmul {}: the input has no {} matrix work; "
@@ -182,6 +185,17 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
           100.0 * static_cast<double>(c.split[moved]) /
               static_cast<double>(std::max<std::int64_t>(1, c.kernel_ns_before)),
           to->name, to_string(as)));
+    }
+    // Matrix kernels whose names state no arithmetic were split as fp32
+    // (traces/rate_split.h): they may be BF16 or TF32 work already.
+    const std::int64_t unknown = profile.kernel_classes.math_unknown_ns;
+    if (fp32_matmul == Fp32Matmul::kTf32 && c.split[moved] > 0 && unknown > 0) {
+      c.notes.push_back(fmt::format(
+          "workload.fp32_matmul tf32: {:.1f}% of the GPU time is matrix kernels whose names state "
+          "no arithmetic, counted as fp32 and moved too; where they already ran on tensor cores "
+          "(bf16, fp16, tf32) the move overstates their speed-up",
+          100.0 * static_cast<double>(unknown) /
+              static_cast<double>(std::max<std::int64_t>(1, c.kernel_ns_before))));
     }
   }
   for (const auto r : {WorkRate::kTf32, WorkRate::kBf16, WorkRate::kFp16, WorkRate::kFp8}) {

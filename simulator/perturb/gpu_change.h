@@ -50,10 +50,14 @@ const char* to_string(Fp32Matmul m);
 
 // Whether and how a profile's compute moves to another GPU.
 struct GpuChange {
-  std::string target;      // the scenario's GPU preset ("h100-sxm"); empty: none named
+  std::string target;         // the scenario's GPU preset ("h100-sxm"), or the capture's
+                              // (target_captured); empty: none
   bool target_named = false;  // by platform.gpu.model (else by the platform preset)
   bool target_captured = false;  // none named: the capture's own GPU, for fp32_matmul
   Fp32Matmul fp32_matmul = Fp32Matmul::kCapture;
+  // With fp32_matmul: the rate the moved part (fp32 for tf32, tf32 for fp32)
+  // runs at on the target; its own where the target lacks the other unit.
+  std::optional<trace::WorkRate> moved_as;
   std::string captured;    // the profile's GPU as measured ("NVIDIA H200"); empty: unknown
   std::string captured_preset;  // its preset ("h200"); empty: none
   bool applied = false;    // times were scaled

@@ -758,7 +758,8 @@ constexpr std::array kKeys = {
     ScenarioKey{"workload.fp32_matmul", "capture|fp32|tf32", "capture",
                 "the unit FP32 matrix and convolution kernels run on: capture: as each ran; "
                 "tf32: TF32 tensor cores (PyTorch's allow_tf32); fp32: FP32 cores (TF32 off); "
-                "scaled by the peak rates, on platform.gpu.model or the capture's GPU",
+                "scaled by the peak rates, on the scenario's GPU (platform.gpu.model, or the "
+                "preset's) or else the capture's",
                 set_fp32_matmul},
     ScenarioKey{"workload.precision", "fp32|bf16|fp16", "(input)",
                 "dtype of the parameters and gradients the step computes with; default: the "

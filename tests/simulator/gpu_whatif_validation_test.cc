@@ -139,8 +139,8 @@ TEST(GpuWhatIfValidation, TheTracerAndTorchProfilerSplitAlike) {
 
 // The published run's matmuls were TF32 too (PyTorch of 2021 allowed TF32
 // for matmuls by default; 1.12 turned it off), the capture's FC layer's
-// GEMMs FP32: workload.fp32_matmul tf32 moves them (today 877 img/s,
-// -6.5%; as captured 856, -8.7%).
+// GEMMs FP32: workload.fp32_matmul tf32 moves them (today 876 img/s,
+// -6.6%; as captured 856, -8.7%).
 TEST(GpuWhatIfValidation, PublishedA100ResNet50Tf32) {
   const ReplayResult r = on(capture("h200", "resnet50-fp32"), "a100-sxm4-80gb", 64, "tf32");
   ASSERT_TRUE(r.gpu_change.applied);

@@ -202,6 +202,33 @@ TEST_F(CliTraceTest, InfoSummarisesTheProfile) {
   EXPECT_THAT(h200.out, HasSubstr("norm "));
 }
 
+// workload.fp32_matmul through simulate: the moved part is labelled with the
+// unit it runs on, where the GPU has it, and the JSON report says the key.
+TEST_F(CliTraceTest, Fp32MatmulIsShownWhereTheWorkRuns) {
+  const std::string bert =
+      (kSource / "traces/datasets/h200-pytorch/bert-base/trace.ssgdt").string();
+  const Result a100 = ssgd({"simulate", bert, "--set", "platform.gpu.model=a100-sxm4-80gb", "--set",
+                            "workload.fp32_matmul=tf32", "--report", "a100.json"});
+  ASSERT_EQ(a100.status, 0) << a100;
+  EXPECT_THAT(a100.out, HasSubstr("by rate: fp32 83.4% x0.429 (as tf32)"));
+  const auto report = nlohmann::json::parse(read_file_bytes(work_ / "a100.json"));
+  EXPECT_EQ(report.at("gpu").at("fp32_matmul"), "tf32");
+  EXPECT_EQ(report.at("gpu").at("model_from"), "platform.gpu.model");
+  // A V100 has no TF32 units: no label, and a note.
+  const Result v100 = ssgd({"simulate", bert, "--set", "platform.gpu.model=v100-sxm2-16gb", "--set",
+                            "workload.fp32_matmul=tf32"});
+  ASSERT_EQ(v100.status, 0) << v100;
+  EXPECT_THAT(v100.out, Not(HasSubstr("(as tf32)")));
+  EXPECT_THAT(v100.out, HasSubstr("v100-sxm2-16gb has no tf32 units"));
+  // No GPU named: the capture's own.
+  const Result own =
+      ssgd({"simulate", bert, "--set", "workload.fp32_matmul=tf32", "--report", "own.json"});
+  ASSERT_EQ(own.status, 0) << own;
+  EXPECT_THAT(own.out, HasSubstr("gpu: h200 (the capture's), measured on NVIDIA H200"));
+  EXPECT_EQ(nlohmann::json::parse(read_file_bytes(work_ / "own.json")).at("gpu").at("model_from"),
+            "capture");
+}
+
 TEST_F(CliTraceTest, InfoOnTruncatedTraceWarns) {
   write_cut_trace();
   const Result r = ssgd({"info", "cut.ssgdt"});

@@ -291,6 +291,19 @@ TEST_F(NcclPluginTest, V4RecordsCollectivesWithoutExternalIds) {
   EXPECT_EQ(g_records[1].op, CollectiveOp::kAllGather);
   EXPECT_EQ(g_records[1].count, 12);
   EXPECT_EQ(g_records[1].size_bytes, 24);
+
+  // A whole buffer past the trace's 2^50 bytes is written as unknown (0),
+  // not wrapped, and not left for the writer to refuse.
+  coll.coll.seq_number = 11;
+  coll.coll.count = std::size_t{1} << 48;  // x 4 ranks x 4 bytes = 2^52
+  coll.coll.datatype = "ncclFloat32";
+  task = nullptr;
+  ASSERT_EQ(ncclProfiler_v4.start_event(ctx, &task, &coll), abi::kNcclSuccess);
+  ASSERT_NE(task, nullptr);
+  ncclProfiler_v4.stop_event(task);
+  ASSERT_EQ(g_records.size(), 3u);
+  EXPECT_EQ(g_records[2].count, 0);
+  EXPECT_EQ(g_records[2].size_bytes, 0);
   EXPECT_EQ(ncclProfiler_v4.finalize(ctx), abi::kNcclSuccess);
 }
 

@@ -159,6 +159,18 @@ TEST_F(NsysImportTest, AnAllGathersSizeIsItsGatheredBuffer) {
     EXPECT_EQ(c.nranks(), 4);
     EXPECT_EQ(c.size_bytes(), 4 * (4 << 20));
   }
+
+  // Without a world size the share stays, and the import says so.
+  o.rank_mark = false;  // no ssgd/rank, no ssgd/world_size
+  name_ = "unknown_world";
+  const auto unknown = import(nsys_two_layer_training(o), "unknown");
+  for (const auto& e : events(unknown)) {
+    if (e.has_collective()) EXPECT_EQ(e.collective().size_bytes(), 4 << 20);
+  }
+  EXPECT_EQ(summary_.activity.shares_unscaled, 2u);
+  EXPECT_THAT(summary_.warnings,
+              ::testing::Contains(HasSubstr("2 all-gather(s) and reduce-scatter(s) keep one "
+                                            "rank's share as their size")));
 }
 TEST_F(NsysImportTest, SpilledRunsGiveTheSameBytes) {
   const auto whole = read_file_bytes(import(nsys_two_layer_training(), "whole"));

@@ -604,16 +604,21 @@ TEST_F(PytorchImportTest, PerOpRanksMarksByTheirMembersGiveEachRanksPlace) {
   const auto out = dir_ / "hsdp.ssgdt";
   const PytorchImportSummary s =
       import_pytorch(write_file("hsdp.json", hsdp_legacy_json(marks)), out);
+  int gathers = 0, reduces = 0;
   for (const auto& x : collectives_of(out)) {
     if (x.op() == v1::Collective::ALL_GATHER) {
+      ++gathers;
       EXPECT_EQ(x.rank(), 1);
       EXPECT_EQ(x.communicator_id(), kineto_communicator_id("ranks/all_gather/0,1"));
     } else if (x.op() == v1::Collective::ALL_REDUCE) {
+      ++reduces;
       EXPECT_EQ(x.rank(), 0);  // rank mod 2 would say 1
       EXPECT_EQ(x.nranks(), 2);
       EXPECT_EQ(x.communicator_id(), kineto_communicator_id("ranks/all_reduce/1,3"));
     }
   }
+  EXPECT_EQ(gathers, 4);
+  EXPECT_EQ(reduces, 4);
   for (const auto& w : s.warnings)
     EXPECT_THAT(w, ::testing::Not(HasSubstr("taken as consecutive")));
 }

@@ -81,6 +81,19 @@ TEST_F(ShardedKinetoImportTest, GathersAndReduceScattersKeepTheirWholeBufferDtyp
   EXPECT_NE(std::find(markers_.begin(), markers_.end(), "FSDP::pre_forward"), markers_.end());
 }
 
+// Without c10d's output count an all-gather's input is its shard: the whole
+// buffer is that times the group (8 here), the same sizes as above.
+TEST_F(ShardedKinetoImportTest, AnAllGatherWithItsShardsCountAloneIsTheShardTimesTheGroup) {
+  import({.steps = 1}, "\"Out msg nelems\"", "\"Out msg count (not c10d's)\"");
+  std::vector<std::int64_t> gathers, reductions;
+  for (const auto& c : collectives_) {
+    if (c.op() == v1::Collective::ALL_GATHER) gathers.push_back(c.size_bytes());
+    if (c.op() == v1::Collective::REDUCE_SCATTER) reductions.push_back(c.size_bytes());
+  }
+  EXPECT_THAT(gathers, ::testing::ElementsAre(2000, 8000, 16000, 16000, 8000));
+  EXPECT_THAT(reductions, ::testing::ElementsAre(16000, 8000, 2000));  // their input: whole
+}
+
 TEST_F(ShardedKinetoImportTest, Fsdp1RangesAreKeptToo) {
   const auto s = import({.fsdp1 = true, .steps = 1});
   EXPECT_EQ(s.mapping.fsdp2_ranges, 0u);

@@ -111,10 +111,11 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options,
     const std::string where =
         worst->line > 0 ? fmt::format("{}:{}", worst->source, worst->line) : worst->source;
     out << fmt::format(
-        "  note: {}: {} over {} ranks measured {}, the fit gives {} ({:+.0f}%): a spike in the "
-        "benchmark or a regime the bands do not follow; check it, or fit without it\n",
+        "  note: {}: {} over {} ranks measured {}, the fit gives {} ({:+.0f}%{}): a spike in the "
+        "benchmark or a regime the bands do not follow; check it\n",
         where, size_label(worst->bytes), worst->ranks, format_duration(worst->time),
-        format_duration(sim::predict(c, worst->ranks, worst->bytes)), 100 * worst_error);
+        format_duration(sim::predict(c, worst->ranks, worst->bytes)), 100 * worst_error,
+        options.holdout > 0 ? ", fitted or held back" : "");
   }
 }
 

@@ -413,15 +413,37 @@ class ShardedPlan(unittest.TestCase):
         self.assertEqual(by_op["all_reduce"], [12, 20])
         self.assertEqual(by_op["reduce"], [12, 12, 20, 20])
 
-    def test_hsdp_marks_name_each_groups_members(self):
-        # Rank 3 of 4 in shard groups of 2: its shard group is {2, 3}, its
-        # replicas every 2nd rank from 1, {1, 3} (the groups Engine makes).
-        e = sharded.Engine.__new__(sharded.Engine)
-        e.hsdp, e.shard_size, e.world, e.rank = True, 2, 4, 3
-        e.local, e.group_base = e.rank % e.shard_size, e.rank - e.rank % e.shard_size
-        self.assertEqual(e.op_ranks(), {"all_gather": [2, 3], "reduce": [2, 3], "all_reduce": [1, 3]})
-        e.hsdp = False
-        self.assertEqual(e.op_ranks(), {})
+    def test_hsdp_marks_name_the_groups_the_engine_makes(self):
+        # Engine's own groups, from a dist that hands back each new_group's
+        # ranks: the marks must name the groups this rank joined (its shard
+        # group, every G-th rank for its replicas), whatever formulas made them.
+        class FakeDist:
+            def __init__(self, rank, world):
+                self.rank, self.world, self.groups = rank, world, []
+
+            def get_world_size(self):
+                return self.world
+
+            def get_rank(self):
+                return self.rank
+
+            def new_group(self, ranks):
+                self.groups.append(list(ranks))
+                return list(ranks)
+
+        for rank in range(4):
+            dist = FakeDist(rank, 4)
+            e = sharded.Engine.__new__(sharded.Engine)
+            with self.assertRaises(ValueError):  # no units: after the groups are made
+                sharded.Engine.__init__(e, None, dist, [], "hsdp", group=2)
+            self.assertEqual(len(dist.groups), 4)
+            ranks = e.op_ranks()
+            self.assertEqual(ranks["all_gather"], e.shard_group)
+            self.assertEqual(ranks["reduce"], e.shard_group)
+            self.assertEqual(ranks["all_reduce"], e.replica_group)
+            self.assertIn(rank, e.shard_group)
+            self.assertIn(rank, e.replica_group)
+        self.assertEqual(ranks, {"all_gather": [2, 3], "reduce": [2, 3], "all_reduce": [1, 3]})
 
     def test_refusals(self):
         with self.assertRaises(ValueError):

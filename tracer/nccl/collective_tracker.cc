@@ -1,6 +1,7 @@
 #include "tracer/nccl/collective_tracker.h"
 
 #include <bit>
+#include <utility>
 
 #include "tracer/core/event_conversion.h"
 #include "tracer/core/host_clock.h"
@@ -32,18 +33,24 @@ constexpr std::uint32_t kOpenMask = kOwnStopped - 1;
 
 constexpr std::size_t kChannelWords = 4;  // channel ids are one byte
 
+// The most bytes a trace's size may hold (kMaxSizeBytes, traces/event_rules.h).
+constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 50;
+
 // NCCL counts an all-gather by its send buffer and a reduce-scatter by its
 // receive buffer, one rank's share (sendcount, recvcount); a trace counts
 // both by their whole buffer (trace_events.proto, nccl-tests' convention).
-// A count too large for that (over 2^50 bytes anyway) is written as 0,
-// unknown, rather than wrapped.
-std::int64_t whole_buffer_count(CollectiveOp op, std::size_t count, int nranks) noexcept {
-  constexpr std::uint64_t kMax = std::uint64_t{1} << 50;
+// Elements and bytes of the whole buffer; both 0, unknown, where the bytes
+// would pass the trace's bound (a record the writer would refuse, and drop).
+std::pair<std::int64_t, std::int64_t> whole_buffer(CollectiveOp op, std::size_t count, int nranks,
+                                                   std::uint64_t element_bytes) noexcept {
   std::uint64_t n = count;
   if ((op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter) && nranks > 1) {
-    n = n > kMax / static_cast<std::uint64_t>(nranks) ? 0 : n * static_cast<std::uint64_t>(nranks);
+    const auto r = static_cast<std::uint64_t>(nranks);
+    if (n > kMaxBytes / r) return {0, 0};
+    n *= r;
   }
-  return n > kMax ? 0 : static_cast<std::int64_t>(n);
+  if (n > kMaxBytes || (element_bytes > 0 && n > kMaxBytes / element_bytes)) return {0, 0};
+  return {static_cast<std::int64_t>(n), static_cast<std::int64_t>(n * element_bytes)};
 }
 
 }  // namespace
@@ -255,8 +262,11 @@ void* CollectiveTracker::start_task(Communicator& comm, const NcclEventStart& ev
   a.rank = event.rank;
   a.nranks = comm.nranks;
   a.datatype = trace::datatype_from_nccl(event.datatype != nullptr ? event.datatype : "");
-  a.count = whole_buffer_count(a.op, event.count, comm.nranks);
-  a.size_bytes = a.count * trace::datatype_size_bytes(a.datatype.view());
+  const auto [count, bytes] =
+      whole_buffer(a.op, event.count, comm.nranks,
+                   static_cast<std::uint64_t>(trace::datatype_size_bytes(a.datatype.view())));
+  a.count = count;
+  a.size_bytes = bytes;
   a.sequence_number = event.seq_number;
   if (event.algo != nullptr) a.algorithm = event.algo;
   if (event.proto != nullptr) a.protocol = event.proto;

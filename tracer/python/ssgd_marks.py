@@ -108,6 +108,7 @@ Requires torch >= 1.13. No other dependency.
 
 import contextlib
 import ctypes
+import numbers
 import os
 
 __all__ = ["mark", "Marks", "parse_iteration_window", "select_modules", "BackwardTracker",
@@ -286,7 +287,7 @@ def metadata_names(meta, grad_bytes, collective_bytes, activation_bytes=(), coll
         names.append(f"ssgd/collective_bytes/{op}=" + ",".join(str(int(b)) for b in sizes))
         if ranks is None:
             continue
-        if isinstance(ranks, int):
+        if isinstance(ranks, numbers.Integral):
             names.append(f"ssgd/collective_ranks/{op}={int(ranks)}")
         else:
             members = [int(r) for r in ranks]

@@ -307,15 +307,26 @@ void NsysActivityReader::finish(std::int32_t rank, std::int32_t world_size) {
     c.set_rank(rank);
     c.set_nranks(world_size);
     // NCCL's range gives an all-gather's and a reduce-scatter's size as one
-    // rank's share (sendcount, recvcount); a trace holds the whole buffer.
-    // An overflow is left to check_event below, which refuses the size.
+    // rank's share (sendcount, recvcount); a trace holds the whole buffer:
+    // the share times the communicator's ranks, taken as the world's (the
+    // only communicator the ranges let this tell apart).
     if ((c.op() == v1::Collective::ALL_GATHER || c.op() == v1::Collective::REDUCE_SCATTER) &&
-        world_size > 1) {
-      const auto scaled = [&](std::int64_t v) {
-        return checked_mul(v, std::int64_t{world_size}).value_or(-1);
-      };
-      c.set_size_bytes(scaled(c.size_bytes()));
-      c.set_count(scaled(c.count()));
+        c.size_bytes() > 0) {
+      if (world_size <= 0) {
+        ++stats_.shares_unscaled;
+      } else {
+        const auto bytes = checked_mul(c.size_bytes(), std::int64_t{world_size});
+        if (!bytes || *bytes > kMaxSizeBytes) {
+          throw InputError(
+              {db_.file(), std::nullopt, p.rowid, std::string(kNsysKernels)},
+              fmt::format("table {}, row (rowid) {}: the NCCL range's \"Message size [bytes]\" {} "
+                          "times the world size {} (the {}'s whole buffer) passes 2^50 bytes",
+                          kNsysKernels, p.rowid, c.size_bytes(), world_size,
+                          c.op() == v1::Collective::ALL_GATHER ? "all-gather" : "reduce-scatter"));
+        }
+        c.set_size_bytes(*bytes);
+        c.set_count(c.count() * world_size);  // count <= size: within bounds too
+      }
     }
     numbered.add(c, {db_.file(), std::nullopt, p.rowid, std::string(kNsysKernels)});
     event_.Clear();

@@ -42,6 +42,9 @@ struct NsysActivityStats {
   // Collectives without a size, and why (the first row, as "table row N").
   std::uint64_t collectives_unsized = 0;
   std::string first_unsized;
+  // All-gathers and reduce-scatters whose size stayed one rank's share (the
+  // NVTX range's), the world size being unknown.
+  std::uint64_t shares_unscaled = 0;
   std::set<std::int64_t> processes;              // globalPid of the kernels, when the table has it
   std::set<std::int32_t> devices;                // of the kernels
   std::map<std::string, std::uint64_t> skipped;  // by reason

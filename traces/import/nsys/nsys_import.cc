@@ -158,6 +158,20 @@ NsysImportSummary import_nsys(const std::filesystem::path& input,
         "NVTX ranges only",
         n.metadata.collective_bytes_marks));
   }
+  if (n.metadata.collective_ranks_marks > 0) {
+    s.warnings.push_back(fmt::format(
+        "{} ssgd/collective_ranks mark(s) not applied: every collective is taken as the world's "
+        "(nranks {}; an all-gather's or reduce-scatter's size NCCL's share times that), which a "
+        "subgroup's is not",
+        n.metadata.collective_ranks_marks, s.world_size));
+  }
+  if (act.shares_unscaled > 0) {
+    s.warnings.push_back(fmt::format(
+        "{} all-gather(s) and reduce-scatter(s) keep one rank's share as their size (NCCL's NVTX "
+        "range gives that; a trace holds the whole buffer, the share times the ranks): the world "
+        "size is unknown (no ssgd/world_size mark)",
+        act.shares_unscaled));
+  }
   for (const auto& c : n.metadata.conflicts) s.warnings.push_back(c);
   if (n.iteration_marks == 0) {
     s.warnings.push_back("no iteration/<N> or ProfilerStep#N NVTX ranges: no iterations");

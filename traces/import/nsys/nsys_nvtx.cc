@@ -185,6 +185,7 @@ class NvtxReader {
     if (std::holds_alternative<CollectiveBytesMark>(parsed) ||
         std::holds_alternative<CollectiveRanksMark>(parsed)) {
       ++md.collective_bytes_marks;
+      if (std::holds_alternative<CollectiveRanksMark>(parsed)) ++md.collective_ranks_marks;
     } else {
       marker(r, name, start, end, tid);  // grad_bytes, activation_bytes, unknown keys
     }

@@ -70,6 +70,7 @@ class NsysNcclRanges {
 // (docs/nsys.md).
 struct NsysMetadata : IdentityMarks {
   std::uint64_t collective_bytes_marks = 0;
+  std::uint64_t collective_ranks_marks = 0;  // of them, ssgd/collective_ranks/<op>
 };
 
 struct NsysNvtxStats {

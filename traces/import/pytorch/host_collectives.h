@@ -31,14 +31,15 @@
 // iteration to the next, each op's own order does not.)
 //
 // Groups: every collective runs on the world (nranks = world_size, one
-// communicator) unless an `ssgd/collective_ranks/<op>=n` mark (the latest at
-// or before its iteration's first collective, or before its launch outside
-// every iteration) gives its op n ranks other than the world's: it then has
-// nranks n and a communicator of its own, per op and per rank (the marks say
-// how many ranks the group has, not which: two ranks' groups cannot be told
-// apart, so no two ranks share one), with sequence numbers of its own, and
-// rank = rank % n (a rank of a group of consecutive ranks, as FSDP's shard
-// groups are; a placeholder otherwise).
+// communicator) unless an `ssgd/collective_ranks/<op>` mark (the latest at or
+// before its iteration's first collective, or before its launch outside
+// every iteration) gives its op a group other than the world, with sequence
+// numbers of its own. Listed (`=<r0>,<r1>,...`, this rank's group): nranks
+// the members, rank = this rank's place among them, and one communicator for
+// the group, the same in every member's file. A count alone (`=n`): nranks
+// n, rank = rank % n (right for a group of consecutive ranks, as FSDP's
+// shard groups are; the importer warns that it is assumed), and a
+// communicator per op and per rank, since which ranks share it is unknown.
 //
 // Memory: one small record per collective, until finish().
 

@@ -708,10 +708,25 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
     // docs/sharding.md): the larger of c10d's two counts.
     std::optional<std::int64_t> nelems = m.in_nelems;
     const char* nelems_field = "In msg nelems";
-    if ((op == v1::Collective::ALL_GATHER || op == v1::Collective::REDUCE_SCATTER) &&
-        m.out_nelems && (!nelems || *m.out_nelems > *nelems)) {
-      nelems = m.out_nelems;
-      nelems_field = "Out msg nelems";
+    const auto nranks = m.group_size ? m.group_size : count_ranks(m.ranks);
+    if (op == v1::Collective::ALL_GATHER || op == v1::Collective::REDUCE_SCATTER) {
+      if (m.out_nelems && (!nelems || *m.out_nelems > *nelems)) {
+        nelems = m.out_nelems;
+        nelems_field = "Out msg nelems";
+      }
+      // Only the share's count (an all-gather's input, a reduce-scatter's
+      // output): the whole buffer is that times the group.
+      const bool share_only = op == v1::Collective::ALL_GATHER ? !m.out_nelems : !m.in_nelems;
+      if (share_only && nelems && nranks.value_or(world_size) > 1) {
+        const auto whole = checked_mul(*nelems, nranks.value_or(world_size));
+        if (!whole || *whole > kMaxSizeBytes) {
+          throw InputError({options_.file, std::nullopt, static_cast<std::int64_t>(p.index),
+                            fmt::format("traceEvents[{}].args.{}", p.index, nelems_field)},
+                           fmt::format("NCCL kernel: {} elements times {} ranks exceed 2^50",
+                                       *nelems, nranks.value_or(world_size)));
+        }
+        nelems = whole;
+      }
     }
     const std::int64_t element_bytes = datatype_size_bytes(dtype);
     if (nelems && element_bytes == 0) {
@@ -740,7 +755,6 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
     }
     c.set_algorithm(p.from_name.algorithm);
     c.set_protocol(p.from_name.protocol);
-    const auto nranks = m.group_size ? m.group_size : count_ranks(m.ranks);
     c.set_nranks(static_cast<std::int32_t>(nranks.value_or(world_size)));
     std::optional<std::int64_t> rank = m.rank;
     if (!rank && !m.ranks.empty()) rank = index_in_ranks(m.ranks, rank_in_world);
