@@ -136,6 +136,17 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
     if (*v > max) throw fail(std::string(what) + " " + std::string(text) + " is out of range");
     return *v;
   };
+  // A comma-separated list of them, each as count() reads it.
+  auto counts = [&](std::string_view text, std::string_view what,
+                    std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
+    std::vector<std::int64_t> out;
+    for (std::size_t start = 0; start <= text.size();) {
+      const auto end = std::min(text.find(',', start), text.size());
+      out.push_back(count(text.substr(start, end - start), what, max));
+      start = end + 1;
+    }
+    return out;
+  };
   // The limits of event_rules.h, so that what a mark sets a trace can hold.
   if (key == "rank") return RankMark{static_cast<std::int32_t>(count(value, "rank", kMaxRanks - 1))};
   if (key == "world_size") {
@@ -187,12 +198,9 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
     // The members of this rank's group, in the group's order.
     CollectiveRanksMark m{*op, 0, {}};
     std::set<std::int64_t> seen;
-    for (std::size_t start = 0; start <= value.size();) {
-      const auto end = std::min(value.find(',', start), value.size());
-      const auto r = count(value.substr(start, end - start), "rank", kMaxRanks - 1);
+    for (const std::int64_t r : counts(value, "rank", kMaxRanks - 1)) {
       if (!seen.insert(r).second) throw fail(fmt::format("rank {} is listed twice", r));
       m.members.push_back(static_cast<std::int32_t>(r));
-      start = end + 1;
     }
     m.ranks = static_cast<std::int32_t>(m.members.size());
     return m;
@@ -201,12 +209,7 @@ MetadataMark parse_metadata_mark(std::string_view name, const InputLocation& whe
   if (key == "collective_bytes" || sized_op) {
     CollectiveBytesMark m;
     m.op = sized_op;
-    if (value.empty()) return m;
-    for (std::size_t start = 0; start <= value.size();) {
-      const auto end = std::min(value.find(',', start), value.size());
-      m.sizes_bytes.push_back(count(value.substr(start, end - start), "collective size"));
-      start = end + 1;
-    }
+    if (!value.empty()) m.sizes_bytes = counts(value, "collective size");
     return m;
   }
   return UnknownMetadataMark{std::string(key), std::string(value)};

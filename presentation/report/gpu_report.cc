@@ -111,9 +111,7 @@ void print_gpu_change(const sim::GpuChange& c, const trace::KernelClassTable& cl
     const auto r = static_cast<trace::WorkRate>(k);
     if (r == trace::WorkRate::kHost || c.split[r] == 0) continue;
     // The part workload.fp32_matmul moved, where it runs on the other unit.
-    const bool moved = c.moved_as && *c.moved_as != r &&
-                       ((c.fp32_matmul == sim::Fp32Matmul::kTf32 && r == trace::WorkRate::kFp32) ||
-                        (c.fp32_matmul == sim::Fp32Matmul::kFp32 && r == trace::WorkRate::kTf32));
+    const bool moved = sim::fp32_matmul_moves(c.fp32_matmul) == r && c.moved_as && *c.moved_as != r;
     rates += fmt::format("{}{} {} x{:.3f}{}", rates.empty() ? "" : ", ", trace::to_string(r),
                          percent_of(c.split[r], c.kernel_ns_before),
                          c.factor[static_cast<std::size_t>(k)],

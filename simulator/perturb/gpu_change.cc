@@ -28,14 +28,23 @@ void cannot(GpuChange& c, bool named, const std::string& why) {
                                 c.target, why));
 }
 
-// The rate a capture's part bounded by `r` runs at on the target.
+// The rate a capture's part bounded by `r` runs at on the target: the other
+// of fp32 and tf32 where the setting moves it.
 WorkRate rate_on_target(WorkRate r, Fp32Matmul math) {
-  if (math == Fp32Matmul::kTf32 && r == WorkRate::kFp32) return WorkRate::kTf32;
-  if (math == Fp32Matmul::kFp32 && r == WorkRate::kTf32) return WorkRate::kFp32;
-  return r;
+  if (fp32_matmul_moves(math) != r) return r;
+  return r == WorkRate::kFp32 ? WorkRate::kTf32 : WorkRate::kFp32;
 }
 
 }  // namespace
+
+std::optional<WorkRate> fp32_matmul_moves(Fp32Matmul m) {
+  switch (m) {
+    case Fp32Matmul::kCapture: return std::nullopt;
+    case Fp32Matmul::kFp32: return WorkRate::kTf32;
+    case Fp32Matmul::kTf32: return WorkRate::kFp32;
+  }
+  return std::nullopt;
+}
 
 const char* to_string(Fp32Matmul m) {
   switch (m) {
@@ -79,11 +88,16 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
   c.fp32_matmul = fp32_matmul;
   const bool moves_math = fp32_matmul != Fp32Matmul::kCapture;
   // Where the FP32 matrix work cannot move, the key that asked is refused.
-  const auto refuse_math = [&](const std::string& why) {
-    throw ParameterError("workload.fp32_matmul",
-                         fmt::format("cannot run the input's FP32 matrix work as {}: {}; set "
-                                     "workload.fp32_matmul: capture to replay it as measured",
-                                     to_string(fp32_matmul), why));
+  // `math_refused`: whether fp32_matmul, not platform.gpu.model, is the key
+  // that cannot be honoured.
+  const auto cannot_move = [&](const std::string& why, bool math_refused) {
+    if (moves_math && math_refused) {
+      throw ParameterError("workload.fp32_matmul",
+                           fmt::format("cannot run the input's FP32 matrix work as {}: {}; set "
+                                       "workload.fp32_matmul: capture to replay it as measured",
+                                       to_string(fp32_matmul), why));
+    }
+    cannot(c, named, why);
   };
   if (target.empty() && !moves_math) return c;
   const GpuSpec* to = nullptr;
@@ -98,16 +112,14 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
         "{} does not say which GPU it was measured on (a trace's device record, "
         "a profile's '# gpu:' line)",
         bounded(profile.source_name()));
-    if (moves_math && (to == nullptr || !named)) refuse_math(why);
-    cannot(c, named, why);
+    cannot_move(why, to == nullptr || !named);
     return c;
   }
   const GpuSpec* from = gpu_preset_for_device(profile.gpu);
   if (from == nullptr) {
     const std::string why = fmt::format("its GPU, '{}', is not one ssgd knows the rates of ({})",
                                         bounded(profile.gpu), gpu_preset_names());
-    if (moves_math && (to == nullptr || !named)) refuse_math(why);
-    cannot(c, named, why);
+    cannot_move(why, to == nullptr || !named);
     return c;
   }
   c.captured_preset = std::string(from->name);
@@ -122,8 +134,7 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
         "{} does not split its times by what bounds them (forward_split and "
         "backward_split columns, '# update_split:'; a trace's profile has them)",
         bounded(profile.source_name()));
-    if (moves_math && (from == to || !named)) refuse_math(why);
-    cannot(c, named, why);
+    cannot_move(why, from == to || !named);
     return c;
   }
   c.factor.fill(1.0);
@@ -161,8 +172,13 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
   }
   c.applied = true;
   // What was assumed, said where it matters.
+  // Percent of the GPU time before.
+  const auto share = [&](std::int64_t ns) {
+    return 100.0 * static_cast<double>(ns) /
+           static_cast<double>(std::max<std::int64_t>(1, c.kernel_ns_before));
+  };
   if (moves_math) {
-    const WorkRate moved = fp32_matmul == Fp32Matmul::kTf32 ? WorkRate::kFp32 : WorkRate::kTf32;
+    const WorkRate moved = *fp32_matmul_moves(fp32_matmul);
     const WorkRate as = rate_on_target(moved, fp32_matmul);
     const auto b = gpu_rate(*to, as);
     c.moved_as = b ? b->as : moved;
@@ -181,10 +197,8 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
           "workload.fp32_matmul {}: the {} matrix work ({:.1f}% of the GPU time) runs on {}'s "
           "{} units, by the ratio of the peak rates (a kernel of the other arithmetic may reach "
           "another share of its peak: docs/validation.md, section 13)",
-          to_string(fp32_matmul), to_string(moved),
-          100.0 * static_cast<double>(c.split[moved]) /
-              static_cast<double>(std::max<std::int64_t>(1, c.kernel_ns_before)),
-          to->name, to_string(as)));
+          to_string(fp32_matmul), to_string(moved), share(c.split[moved]), to->name,
+          to_string(as)));
     }
     // Matrix kernels whose names state no arithmetic were split as fp32
     // (traces/rate_split.h): they may be BF16 or TF32 work already.
@@ -194,13 +208,12 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
           "workload.fp32_matmul tf32: {:.1f}% of the GPU time is matrix kernels whose names state "
           "no arithmetic, counted as fp32 and moved too; where they already ran on tensor cores "
           "(bf16, fp16, tf32) the move overstates their speed-up",
-          100.0 * static_cast<double>(unknown) /
-              static_cast<double>(std::max<std::int64_t>(1, c.kernel_ns_before))));
+          share(unknown)));
     }
   }
   for (const auto r : {WorkRate::kTf32, WorkRate::kBf16, WorkRate::kFp16, WorkRate::kFp8}) {
     if (c.split[r] == 0) continue;
-    if (r == WorkRate::kTf32 && fp32_matmul == Fp32Matmul::kFp32) continue;  // said above
+    if (fp32_matmul_moves(fp32_matmul) == r) continue;  // said above
     const auto b = gpu_rate(*to, r);
     if (b && b->as != r) {
       c.notes.push_back(fmt::format("{} has no {} units: that work runs at its {} rate",
@@ -212,13 +225,13 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
                       "with memory bandwidth");
   }
   if (c.split[WorkRate::kOther] > 0) {
-    const double share = 100.0 * static_cast<double>(c.split[WorkRate::kOther]) /
-                         static_cast<double>(std::max<std::int64_t>(1, c.kernel_ns_before));
+    const double other = share(c.split[WorkRate::kOther]);
     // Under 0.1% it changes nothing: the class table (the report's) still lists them.
-    if (share >= 0.1) {
-      c.notes.push_back(fmt::format("{:.1f}% of the GPU time is kernels in no class, kept at the "
-                                    "capture's speed",
-                                    share));
+    if (other >= 0.1) {
+      c.notes.push_back(
+          fmt::format("{:.1f}% of the GPU time is kernels in no class, kept at the "
+                      "capture's speed",
+                      other));
     }
   }
   return c;
@@ -232,23 +245,19 @@ trace::LayerProfile profile_on_gpu(const trace::LayerProfile& profile, const Gpu
     row.backward = Duration(time_on_gpu(*row.backward_split, change.factor, &*row.backward_split));
   }
   out.update = Duration(time_on_gpu(*out.update_split, change.factor, &*out.update_split));
-  // FP32 matrix work moved to the other unit is that unit's work from now on.
-  if (change.fp32_matmul != Fp32Matmul::kCapture) {
-    const WorkRate moved =
-        change.fp32_matmul == Fp32Matmul::kTf32 ? WorkRate::kFp32 : WorkRate::kTf32;
-    const GpuSpec* to = find_gpu_preset(change.target);
-    const auto as = to ? gpu_rate(*to, rate_on_target(moved, change.fp32_matmul)) : std::nullopt;
-    if (as && as->as != moved) {
-      const auto move = [&](trace::RateSplit& s) {
-        s[as->as] += s[moved];
-        s[moved] = 0;
-      };
-      for (auto& row : out.layers) {
-        move(*row.forward_split);
-        move(*row.backward_split);
-      }
-      move(*out.update_split);
+  // FP32 matrix work moved to the other unit is that unit's work from now on
+  // (where the target has it: moved_as, decided by the plan).
+  const auto moved = fp32_matmul_moves(change.fp32_matmul);
+  if (moved && change.moved_as && *change.moved_as != *moved) {
+    const auto move = [&](trace::RateSplit& s) {
+      s[*change.moved_as] += s[*moved];
+      s[*moved] = 0;
+    };
+    for (auto& row : out.layers) {
+      move(*row.forward_split);
+      move(*row.backward_split);
     }
+    move(*out.update_split);
   }
   if (const GpuSpec* to = find_gpu_preset(change.target)) out.gpu = std::string(to->description);
   return out;

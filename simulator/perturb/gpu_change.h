@@ -47,6 +47,9 @@ namespace ssgd::sim {
 // 13).
 enum class Fp32Matmul { kCapture, kFp32, kTf32 };
 const char* to_string(Fp32Matmul m);
+// The capture's rate the setting moves to the other unit: fp32 for kTf32,
+// tf32 for kFp32; none for kCapture.
+std::optional<trace::WorkRate> fp32_matmul_moves(Fp32Matmul m);
 
 // Whether and how a profile's compute moves to another GPU.
 struct GpuChange {

@@ -96,14 +96,16 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options,
   }
   // The worst point, where it is far off: a reader should look at it.
   const trace::Measurement* worst = nullptr;
+  Duration worst_fitted;
   double worst_error = 0;
   for (const auto& m : points) {
     const double measured = static_cast<double>(m.time.ns());
     if (measured <= 0) continue;
-    const double fitted = static_cast<double>(sim::predict(c, m.ranks, m.bytes).ns());
-    const double error = (fitted - measured) / measured;
+    const Duration fitted = sim::predict(c, m.ranks, m.bytes);
+    const double error = (static_cast<double>(fitted.ns()) - measured) / measured;
     if (std::abs(error) > std::abs(worst_error)) {
       worst = &m;
+      worst_fitted = fitted;
       worst_error = error;
     }
   }
@@ -114,7 +116,7 @@ void print_fit(const sim::FitResult& fit, const sim::FitOptions& options,
         "  note: {}: {} over {} ranks measured {}, the fit gives {} ({:+.0f}%{}): a spike in the "
         "benchmark or a regime the bands do not follow; check it\n",
         where, size_label(worst->bytes), worst->ranks, format_duration(worst->time),
-        format_duration(sim::predict(c, worst->ranks, worst->bytes)), 100 * worst_error,
+        format_duration(worst_fitted), 100 * worst_error,
         options.holdout > 0 ? ", fitted or held back" : "");
   }
 }

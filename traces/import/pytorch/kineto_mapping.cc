@@ -708,7 +708,8 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
     // docs/sharding.md): the larger of c10d's two counts.
     std::optional<std::int64_t> nelems = m.in_nelems;
     const char* nelems_field = "In msg nelems";
-    const auto nranks = m.group_size ? m.group_size : count_ranks(m.ranks);
+    const std::int64_t nranks =
+        (m.group_size ? m.group_size : count_ranks(m.ranks)).value_or(world_size);
     if (op == v1::Collective::ALL_GATHER || op == v1::Collective::REDUCE_SCATTER) {
       if (m.out_nelems && (!nelems || *m.out_nelems > *nelems)) {
         nelems = m.out_nelems;
@@ -717,13 +718,13 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
       // Only the share's count (an all-gather's input, a reduce-scatter's
       // output): the whole buffer is that times the group.
       const bool share_only = op == v1::Collective::ALL_GATHER ? !m.out_nelems : !m.in_nelems;
-      if (share_only && nelems && nranks.value_or(world_size) > 1) {
-        const auto whole = checked_mul(*nelems, nranks.value_or(world_size));
+      if (share_only && nelems && nranks > 1) {
+        const auto whole = checked_mul(*nelems, nranks);
         if (!whole || *whole > kMaxSizeBytes) {
-          throw InputError({options_.file, std::nullopt, static_cast<std::int64_t>(p.index),
-                            fmt::format("traceEvents[{}].args.{}", p.index, nelems_field)},
-                           fmt::format("NCCL kernel: {} elements times {} ranks exceed 2^50",
-                                       *nelems, nranks.value_or(world_size)));
+          throw InputError(
+              {options_.file, std::nullopt, static_cast<std::int64_t>(p.index),
+               fmt::format("traceEvents[{}].args.{}", p.index, nelems_field)},
+              fmt::format("NCCL kernel: {} elements times {} ranks exceed 2^50", *nelems, nranks));
         }
         nelems = whole;
       }
@@ -755,7 +756,7 @@ void KinetoEventMapper::finish(std::int32_t rank_in_world, std::int32_t world_si
     }
     c.set_algorithm(p.from_name.algorithm);
     c.set_protocol(p.from_name.protocol);
-    c.set_nranks(static_cast<std::int32_t>(nranks.value_or(world_size)));
+    c.set_nranks(static_cast<std::int32_t>(nranks));
     std::optional<std::int64_t> rank = m.rank;
     if (!rank && !m.ranks.empty()) rank = index_in_ranks(m.ranks, rank_in_world);
     c.set_rank(static_cast<std::int32_t>(rank.value_or(rank_in_world)));
