@@ -17,13 +17,29 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::plan(const CollectiveCa
   const CalibrationBand* b = call.band;
   const nccl::Choice& c = call.choice;
   const bool n = call.nccl != nullptr;
-  const Key key{static_cast<int>(call.op), static_cast<int>(call.algorithm), s.ranks,
-                s.ranks_per_node, s.servers, s.servers_colocated, s.cpu_servers, s.root,
-                call.bytes, set, b != nullptr ? b->latency.ns() : -1,
-                b != nullptr ? b->bandwidth_bytes_per_s : -1.0, call.band_inside, call.nccl,
-                n ? static_cast<int>(c.proto) : -1, n ? c.channels : 0, n ? c.latency.ns() : 0,
-                n ? c.efficiency : 0.0, n ? c.nvls_efficiency : 0.0,
-                n ? c.time.ns() : 0};
+  const Key key{static_cast<int>(call.op),
+                static_cast<int>(call.algorithm),
+                s.ranks,
+                s.ranks_per_node,
+                s.servers,
+                s.servers_colocated,
+                s.cpu_servers,
+                s.root,
+                call.bytes,
+                set,
+                b != nullptr ? b->latency.ns() : -1,
+                b != nullptr ? b->bandwidth_bytes_per_s : -1.0,
+                call.band_inside,
+                call.nccl,
+                n ? static_cast<int>(c.proto) : -1,
+                n ? c.channels : 0,
+                n ? c.latency.ns() : 0,
+                n ? c.efficiency : 0.0,
+                n ? c.nvls_efficiency : 0.0,
+                n ? c.time.ns() : 0,
+                call.rails,
+                call.groups,
+                call.group_nodes};
   if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
   auto p = make(call);
   if (kept_transfers_ + p->transfers() <= budget_) {
@@ -55,7 +71,8 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::make_nccl(const Collect
   const nccl::Choice& c = call.choice;
   const nccl::Traffic traffic = call.nccl->traffic(*func, c.algo, c.channels, call.shape.root);
   auto p = std::make_shared<CollectivePlan>();
-  if (traffic.transfers.size() >= std::numeric_limits<std::uint32_t>::max()) {
+  if (traffic.transfers.size() * static_cast<std::size_t>(call.groups) >=
+      std::numeric_limits<std::uint32_t>::max()) {
     throw std::length_error("a collective of more transfers than a plan can index");
   }
   p->route.reserve(traffic.transfers.size());
@@ -66,12 +83,14 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::make_nccl(const Collect
   // slowest, so the step takes its time alone less the latency (the
   // busiest link's time, or NCCL's caps) when nothing else shares a link.
   step.min_duration = c.time - c.latency;
-  for (const nccl::RoutedTransfer& t : traffic.transfers) {
-    const Route& route = routes_.get(t.src, t.dst, t.via);
-    p->route.push_back(&route);
-    p->bytes.push_back(t.bytes * call.bytes / c.efficiency / (t.nvls ? c.nvls_efficiency : 1.0));
-    p->connections.push_back(static_cast<std::uint16_t>(std::min(t.connections, 65535)));
-    p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;
+  for (std::int64_t j = 0; j < call.groups; ++j) {
+    for (const nccl::RoutedTransfer& t : traffic.transfers) {
+      const Route& route = copy_route(call, j, t.src, t.dst, t.via);
+      p->route.push_back(&route);
+      p->bytes.push_back(t.bytes * call.bytes / c.efficiency / (t.nvls ? c.nvls_efficiency : 1.0));
+      p->connections.push_back(static_cast<std::uint16_t>(std::min(t.connections, 65535)));
+      p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;
+    }
   }
   step.end = static_cast<std::uint32_t>(p->route.size());
   if (call.bytes > 0 && step.end > 0) p->steps.push_back(step);
@@ -79,12 +98,14 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::make_nccl(const Collect
 }
 
 std::shared_ptr<const CollectivePlan> CollectivePlanner::make(const CollectiveCall& call) {
+  if (call.rails > 1) return make_rails(call);
   if (call.nccl != nullptr) return make_nccl(call);
   auto p = std::make_shared<CollectivePlan>();
   const std::vector<CollectiveStep> steps =
       decompose(call.op, call.algorithm, call.shape, call.bytes);
   std::size_t transfers = 0;
   for (const auto& step : steps) transfers += step.transfers.size();
+  transfers *= static_cast<std::size_t>(call.groups);
   if (transfers >= std::numeric_limits<std::uint32_t>::max()) {
     throw std::length_error("a collective of more transfers than a plan can index");
   }
@@ -97,14 +118,94 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::make(const CollectiveCa
     planned.begin = static_cast<std::uint32_t>(p->route.size());
     planned.repeat = step.repeat;
     Duration latency;
-    for (const auto& t : step.transfers) {
-      const Route& route = routes_.get(ends.at(static_cast<std::size_t>(t.src)),
-                                       ends.at(static_cast<std::size_t>(t.dst)));
-      const bool banded = call.band != nullptr && route.crosses_nodes != call.band_inside;
-      latency = max(latency, banded ? call.band->latency : route.latency);
-      p->route.push_back(&route);
-      p->bytes.push_back(t.bytes);
-      p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;
+    for (std::int64_t j = 0; j < call.groups; ++j) {
+      for (const auto& t : step.transfers) {
+        const Route& route = copy_route(call, j, ends.at(static_cast<std::size_t>(t.src)),
+                                        ends.at(static_cast<std::size_t>(t.dst)));
+        const bool banded = call.band != nullptr && route.crosses_nodes != call.band_inside;
+        latency = max(latency, banded ? call.band->latency : route.latency);
+        p->route.push_back(&route);
+        p->bytes.push_back(t.bytes);
+        p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;
+      }
+    }
+    planned.latency = latency * step.repeat;
+    planned.end = static_cast<std::uint32_t>(p->route.size());
+    p->steps.push_back(planned);
+  }
+  return p;
+}
+
+const Route& CollectivePlanner::copy_route(const CollectiveCall& call, std::int64_t copy,
+                                           VertexId src, VertexId dst, RouteVia via) {
+  if (copy == 0) return routes_.get(src, dst, via);
+  const std::int64_t nodes = copy * call.group_nodes;
+  const auto s = platform_.shifted_vertex(src, nodes);
+  const auto d = platform_.shifted_vertex(dst, nodes);
+  if (!s || !d) throw std::logic_error("a copy of a collective past the platform's last node");
+  return routes_.get(*s, *d, via);
+}
+
+std::shared_ptr<const CollectivePlan> CollectivePlanner::make_rails(const CollectiveCall& call) {
+  const std::int64_t rails = call.rails;
+  const std::int64_t ranks = call.shape.ranks;
+  const std::vector<VertexId>& ends = *call.endpoints;
+  if (call.groups != 1 || call.shape.ranks_per_node != 1 ||
+      ends.size() < static_cast<std::size_t>(rails * ranks)) {
+    throw std::logic_error("rails of a collective need one rank a node and every rail's ends");
+  }
+  const auto end = [&](std::int64_t copy, std::int64_t rank) {
+    return ends[static_cast<std::size_t>(copy + rank * rails)];
+  };
+  auto p = std::make_shared<CollectivePlan>();
+  const auto add = [&](const Route& route, double bytes, int connections) {
+    p->route.push_back(&route);
+    p->bytes.push_back(bytes);
+    if (call.nccl != nullptr) {
+      p->connections.push_back(static_cast<std::uint16_t>(std::min(connections, 65535)));
+    }
+    p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;
+  };
+  if (call.nccl != nullptr) {
+    // Every copy's ring at once, paced as NCCL's pipeline (make_nccl): each
+    // rank sends its share of the ring's steps to the next.
+    double share = 0;
+    switch (call.op) {
+      case CollectiveOp::kAllReduce: share = 2.0 * static_cast<double>(ranks - 1); break;
+      case CollectiveOp::kReduceScatter:
+      case CollectiveOp::kAllGather: share = static_cast<double>(ranks - 1); break;
+      default: throw std::logic_error("rails of an NCCL collective other than a ring's");
+    }
+    const nccl::Choice& c = call.choice;
+    CollectivePlan::Step step;
+    step.latency = c.latency;
+    step.min_duration = c.time - c.latency;
+    const double bytes = share / static_cast<double>(ranks) * call.bytes / c.efficiency;
+    for (std::int64_t j = 0; j < rails; ++j) {
+      for (std::int64_t m = 0; m < ranks; ++m) {
+        add(routes_.get(end(j, m), end(j, (m + 1) % ranks)), bytes, c.channels);
+      }
+    }
+    step.end = static_cast<std::uint32_t>(p->route.size());
+    if (call.bytes > 0 && step.end > 0) p->steps.push_back(step);
+    return p;
+  }
+  // A textbook algorithm: each step's transfers, on every rail.
+  for (const auto& step : decompose(call.op, call.algorithm, call.shape, call.bytes)) {
+    CollectivePlan::Step planned;
+    planned.begin = static_cast<std::uint32_t>(p->route.size());
+    planned.repeat = step.repeat;
+    Duration latency;
+    for (std::int64_t j = 0; j < rails; ++j) {
+      for (const auto& t : step.transfers) {
+        if (t.src >= ranks || t.dst >= ranks) {
+          throw std::logic_error("rails of a collective with servers");
+        }
+        const Route& route = routes_.get(end(j, t.src), end(j, t.dst));
+        const bool banded = call.band != nullptr && route.crosses_nodes != call.band_inside;
+        latency = max(latency, banded ? call.band->latency : route.latency);
+        add(route, t.bytes, 1);
+      }
     }
     planned.latency = latency * step.repeat;
     planned.end = static_cast<std::uint32_t>(p->route.size());

@@ -43,6 +43,21 @@ struct CollectiveCall {
   // Its time alone on the platform as CommModel estimates it (the
   // analytical model's answer).
   Duration estimate;
+  // HSDP's collectives, run in several places at once on the planner's
+  // platform (a model that runs calls on the job's links):
+  //  - rails > 1: the all-reduces across the shard groups, one on each
+  //    rail: copy j's rank m is endpoint j + m x rails, `shape` describes
+  //    one copy (its ranks, one a node) and `endpoints` holds every copy's
+  //    first. NCCL's (`nccl` and `choice` are one copy's, from a
+  //    communicator on a platform of its own, whose traffic is not asked
+  //    for) run as every copy's ring at the choice's pace, whatever its
+  //    algorithm: a double binary tree's NIC bytes are a ring's within
+  //    1 / ranks on average.
+  //  - groups > 1: a shard group's collective in every group: copy j is the
+  //    call's own transfers with every vertex j x group_nodes nodes on.
+  std::int64_t rails = 1;
+  std::int64_t groups = 1;
+  std::int64_t group_nodes = 0;
 };
 
 struct CollectivePlan {
@@ -125,9 +140,14 @@ class CollectivePlanner {
   using Key = std::tuple<int, int, std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t,
                          std::int64_t, double, std::uint32_t, std::int64_t, double, bool,
                          const nccl::Communicator*, int, int, std::int64_t, double, double,
-                         std::int64_t>;
+                         std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
   [[nodiscard]] std::shared_ptr<const CollectivePlan> make(const CollectiveCall& call);
   [[nodiscard]] std::shared_ptr<const CollectivePlan> make_nccl(const CollectiveCall& call);
+  [[nodiscard]] std::shared_ptr<const CollectivePlan> make_rails(const CollectiveCall& call);
+  // The route between `src` and `dst` moved `copy` x call.group_nodes nodes
+  // on (groups > 1).
+  [[nodiscard]] const Route& copy_route(const CollectiveCall& call, std::int64_t copy, VertexId src,
+                                        VertexId dst, RouteVia via = {});
 
   const Platform& platform_;
   std::size_t budget_;

@@ -506,6 +506,13 @@ std::int64_t Platform::node_of(VertexId v) const {
   return static_cast<std::int64_t>(v / local_kind_.size());
 }
 
+std::optional<VertexId> Platform::shifted_vertex(VertexId v, std::int64_t nodes) const {
+  const std::int64_t node = node_of(v);
+  if (node < 0 || node + nodes < 0 || node + nodes >= nodes_) return std::nullopt;
+  return static_cast<VertexId>(static_cast<std::int64_t>(v) +
+                               nodes * static_cast<std::int64_t>(local_kind_.size()));
+}
+
 void Platform::append_local(Route& r, std::int64_t node, const LocalRoute& lr) const {
   const auto base = static_cast<LinkId>(static_cast<std::size_t>(node) * local_links_.size());
   for (auto l : lr.links) r.links.push_back(base + l);

@@ -82,6 +82,9 @@ class Platform {
   // The host (first CPU) of `node`, where a colocated parameter server runs.
   [[nodiscard]] VertexId host(std::int64_t node) const;
   [[nodiscard]] std::int64_t node_of(VertexId v) const;
+  // The same vertex `nodes` nodes on (a GPU, CPU, switch or NIC of a node);
+  // null for a vertex of the fabric or past the last node.
+  [[nodiscard]] std::optional<VertexId> shifted_vertex(VertexId v, std::int64_t nodes) const;
 
   [[nodiscard]] Route route(VertexId src, VertexId dst) const;
   // The same through chosen NICs (between nodes; ignored inside a node).

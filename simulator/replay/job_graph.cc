@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 
@@ -224,17 +225,17 @@ std::shared_ptr<const CommModel> shard_group_comm(const Scenario& scenario, cons
 
 // HSDP's all-reduces across the R = P / G shard groups: G all-reduces of R
 // ranks at once, rank i of every group in communicator i, each GPU on its
-// own rail. Under the analytical model one of them runs on a platform of
-// one rail a node (rail_node: the node's NIC bandwidth split over its GPUs),
-// with the traffic of G rings on the job's links worked out once
-// (rail_ring_link_share; a double binary tree's NIC bytes are a ring's
-// within 1 / R on average). Under a model that runs calls on the job's
-// links, one ring over all P ranks stands for them (job_graph.h), with a
-// warning.
+// own rail. One of them runs on a platform of one rail a node (rail_node:
+// the node's NIC bandwidth split over its GPUs), which gives its time alone
+// and NCCL's choice for R ranks on R nodes. The traffic of the G rings on
+// the job's links is worked out once (rail_ring_link_share; a double binary
+// tree's NIC bytes are a ring's within 1 / R on average), the analytical
+// model's link bytes; under a model that runs calls on the job's links all G
+// run there as flows (sharded_call: CollectiveCall::rails).
 std::vector<double> rail_ring_link_share(const CommModel& comm, std::int64_t shards) {
   const Platform& platform = comm.platform();
   const std::vector<VertexId>& ranks = comm.endpoints();
-  const auto p = static_cast<std::int64_t>(ranks.size());
+  const auto p = comm.workers();
   const double replicas = static_cast<double>(p / shards);
   // A ring all-reduce sends 2 (R - 1) / R of its bytes from each rank to the
   // next: rank i of group m to rank i of group m + 1.
@@ -248,31 +249,24 @@ std::vector<double> rail_ring_link_share(const CommModel& comm, std::int64_t sha
   return share;
 }
 
-void set_replica_comm(JobGraph& job, const CommModel& comm, std::int64_t gpus_per_node) {
+void set_replica_comm(JobGraph& job, const CommModel& comm) {
   const std::int64_t replicas = job.shard_groups();
-  if (replicas > 1 && !comm.model().shares_links()) {
-    // The scenario's algorithm: NCCL's choice for R ranks on R nodes (trees
-    // at scale for all but the largest shards).
-    PlatformSpec rail = comm.platform().spec();
-    rail.node = rail_node(rail.node);
-    job.replica_comm = std::make_shared<const CommModel>(
-        std::make_shared<const Platform>(std::move(rail), replicas), comm.settings(), 0, replicas);
-    job.replica_link_share =
-        std::make_shared<const std::vector<double>>(rail_ring_link_share(comm, job.shard_ranks));
-    return;
-  }
-  if (replicas > 1) {
-    logger("sim")->warn(
-        "sharding.strategy hsdp under network.model {}: the all-reduces across the shard groups "
-        "(one ring of {} ranks on each of a node's rails) run as one ring over all {} ranks, "
-        "with their bytes over the NICs but a ring of {} ranks' latencies; network.model "
-        "analytical runs the rails' rings (docs/sharding.md)",
-        comm.model().name(), replicas, job.workers, job.workers);
-  }
-  CommSettings rings = comm.settings();
-  rings.algorithm = CollectiveAlgorithm::kRing;
+  if (replicas < 2) return;
+  // The scenario's algorithm: NCCL's choice for R ranks on R nodes (trees
+  // at scale for all but the largest shards).
+  PlatformSpec rail = comm.platform().spec();
+  rail.node = rail_node(rail.node);
   job.replica_comm = std::make_shared<const CommModel>(
-      comm.shared_platform(), rings, first_node_of(comm), comm.workers() / gpus_per_node);
+      std::make_shared<const Platform>(std::move(rail), replicas), comm.settings(), 0, replicas);
+  auto share = rail_ring_link_share(comm, job.shard_ranks);
+  const auto& links = comm.platform().links();
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    if (share[l] > 0) {
+      job.replica_ns_per_byte =
+          std::max(job.replica_ns_per_byte, share[l] * 1e9 / links[l].bandwidth_bytes_per_s);
+    }
+  }
+  job.replica_link_share = std::make_shared<const std::vector<double>>(std::move(share));
 }
 
 // The closed forms of a sharded or accumulating step (docs/sharding.md),
@@ -346,22 +340,12 @@ ShardedTarget sharded_target(const JobGraph& job, const CommModel& comm, std::in
     case dag::CommScope::kJob: return {&comm, op, bytes, comm.workers()};
     case dag::CommScope::kShardGroup: return {job.shard_comm.get(), op, bytes, job.shard_ranks};
     case dag::CommScope::kReplicas: {
-      if (job.replica_link_share) {
-        // One rail's ring of R ranks on its shard (set_replica_comm).
-        ShardedTarget t{job.replica_comm.get(), op, bytes, job.shard_groups()};
-        t.link_share = job.replica_link_share.get();
-        return t;
-      }
-      const auto p = static_cast<double>(comm.workers());
-      const auto shards = static_cast<double>(job.shard_ranks);
-      const double replicas = p / shards;
-      // The group's ranks on one node (a group is one or several whole
-      // nodes): each all-reduces its shard through the node's NICs.
-      const auto on_node =
-          static_cast<double>(std::min(job.shard_ranks, job.replica_comm->shape().ranks_per_node));
-      // S n (R - 1) / (P - 1) with S = G x one shard's bytes: see job_graph.h.
-      return {job.replica_comm.get(), op, bytes * shards * on_node * (replicas - 1) / (p - 1),
-              job.shard_groups()};
+      // One rail's all-reduce of R ranks on its shard (set_replica_comm),
+      // its traffic on the job's links the share of G rings, or (a model
+      // that runs calls on the job's links) G calls there (sharded_call).
+      ShardedTarget t{job.replica_comm.get(), op, bytes, job.shard_groups()};
+      t.link_share = job.replica_link_share.get();
+      return t;
     }
   }
   return {&comm, op, bytes, comm.workers()};
@@ -373,12 +357,28 @@ CollectiveCall sharded_call(const JobGraph& job, const CommModel& comm, std::int
     // build_job_graph refuses this under a model that runs calls.
     throw std::logic_error("sharded_call: a group of several collectives has no one call");
   }
-  return t.comm->call(t.op, t.bytes);
+  CollectiveCall call = t.comm->call(t.op, t.bytes);
+  if (t.comm == job.replica_comm.get()) {
+    // The G rails' all-reduces at once on the job's links: rail i's rank m
+    // is rank i + m G.
+    call.rails = job.shard_ranks;
+    call.endpoints = &comm.endpoints();
+  } else if (t.comm == job.shard_comm.get() && job.shard_groups() > 1) {
+    // The collective in every shard group at once, each on its own nodes.
+    call.groups = job.shard_groups();
+    call.group_nodes = job.shard_comm->shape().nodes();
+  }
+  return call;
 }
 
 Duration sharded_time(const JobGraph& job, const CommModel& comm, std::int32_t c) {
   const ShardedTarget t = sharded_target(job, comm, c);
-  return t.comm->isolated_time(t.op, t.bytes) * t.calls;
+  const Duration alone = t.comm->isolated_time(t.op, t.bytes) * t.calls;
+  if (t.comm != job.replica_comm.get()) return alone;
+  // The G rails at once: no faster than the busiest of the job's links lets
+  // them all (set_replica_comm).
+  return max(alone,
+             Duration(static_cast<std::int64_t>(std::ceil(t.bytes * job.replica_ns_per_byte))));
 }
 
 JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& scenario,
@@ -455,7 +455,7 @@ JobGraph build_job_graph(const trace::LayerProfile& captured, const Scenario& sc
     }
     job.shard_ranks = shard_ranks(sh, job.workers, scenario.gpus_per_node);
     job.shard_comm = shard_group_comm(scenario, comm, job.shard_ranks);
-    set_replica_comm(job, comm, scenario.gpus_per_node);
+    set_replica_comm(job, comm);
     if (sh.gradient_reduction == GradientReduction::kReduce && comm.model().shares_links() &&
         job.workers > 1) {
       throw ParameterError("sharding.gradient_reduction",

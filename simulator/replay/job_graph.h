@@ -75,12 +75,18 @@ struct JobGraph {
   bool sharded = false;
   std::vector<dag::CommGroup> collectives;
   std::shared_ptr<const CommModel> shard_comm;
-  // HSDP's all-reduces across the groups: one rail's ring of R ranks on a
-  // platform of its own (analytical), with what the G rings put on each of
-  // the job's links per byte of shard; or (a model that runs calls on the
-  // job's links) a ring over all P ranks, and no share.
+  // HSDP's all-reduces across the groups: one rail's all-reduce of R ranks
+  // on a platform of its own (its time alone, NCCL's choice), and what the
+  // G rings put on each of the job's links per byte of shard (the
+  // analytical model's link bytes; a model that runs calls on the job's
+  // links runs the G rails there as flows, sharded_call).
   std::shared_ptr<const CommModel> replica_comm;
   std::shared_ptr<const std::vector<double>> replica_link_share;
+  // The least time a byte of shard takes across the groups on the job's
+  // links: the busiest link under the G rings' traffic (a node's PCIe or its
+  // link between sockets, where the rails share one NIC), which one rail's
+  // platform has no part of. sharded_time takes the larger.
+  double replica_ns_per_byte = 0;
   std::int64_t shard_ranks = 1;
   std::int64_t shard_units = 0;  // units gathered (zero3, hsdp), else 0
   // The shard groups, R = P / G: HSDP's replicas; 1 when a shard spans the job.
@@ -97,18 +103,15 @@ CollectiveOp collective_op(dag::CommOp op);
 
 // What a sharded job's collective of group `c` runs: its operation over its
 // scope's communicator, on the bytes that put its traffic on the links.
-// HSDP's all-reduce across the R = P / G shard groups is G ring all-reduces
-// of one shard (S / G bytes) at once, each over R ranks on R nodes, one on
-// each of a node's rails. Under the analytical model it runs as one of them,
-// on a platform of one GPU a node whose NIC has the node's NIC bandwidth over
-// its GPUs (partial_node.h, rail_node), its link traffic on the job's links
-// `link_share` x bytes. Under a model that runs calls on the job's links it
-// runs as a ring all-reduce over all P ranks of S n (R - 1) / (P - 1) bytes,
-// n the group's ranks on one node (the GPUs a node has; a group is one or
-// several whole nodes): a ring over P ranks puts 2 (P - 1) / P of its bytes
-// on every node's NICs, so this one puts 2 (R - 1) / R x S n / G there, as
-// the node's n rings of R ranks do together, with the latency terms of P
-// ranks (docs/sharding.md). A group reduced to its owners
+// HSDP's all-reduce across the R = P / G shard groups is G all-reduces of
+// one shard (S / G bytes) at once, each over R ranks on R nodes, one on each
+// of a node's rails. Its time alone is one of them on a platform of one GPU
+// a node whose NIC has the node's NIC bandwidth over its GPUs (partial_node.h,
+// rail_node); under the analytical model its link traffic on the job's links
+// is `link_share` x bytes, and under a model that runs calls on the job's
+// links sharded_call runs all G there at once (CollectiveCall::rails: every
+// rail's ring, NCCL's pacing), so that the rails share a node's NICs as
+// they do (docs/sharding.md). A group reduced to its owners
 // (dag::CommOp::kReduce) is `calls` reduces of bytes / calls, one to each
 // rank of its scope, one after the other.
 struct ShardedTarget {

@@ -530,6 +530,65 @@ TEST(CollectivePlanner, KeepsAPlanPerCallComparedByValue) {
   EXPECT_THROW(planner.plan(CollectiveCall{}), std::logic_error);  // no endpoints
 }
 
+// HSDP's collectives in several places at once (CollectiveCall): a shard
+// group's call in every group is its own transfers again on each group's
+// nodes; the rails' all-reduces are one ring a rail, rank m of rail j being
+// endpoint j + m x rails. Both are other plans than the call alone.
+TEST(CollectivePlanner, RunsACallInEveryGroupAndOnEveryRail) {
+  const CommModel comm = scenario_comm_model(tree_on_nodes(4));  // 4 nodes of 4 GPUs
+  const Platform& platform = comm.platform();
+  CollectivePlanner planner(platform);
+  // The first two nodes' collective, and the same on the last two.
+  const CommModel group(comm.shared_platform(), comm.settings(), 0, 2);
+  const CollectiveCall one = group.call(CollectiveOp::kAllReduce, 1e6);  // the scenario's tree
+  CollectiveCall both = one;
+  both.groups = 2;
+  both.group_nodes = 2;
+  const auto alone = planner.plan(one);
+  const auto twice = planner.plan(both);
+  EXPECT_NE(alone, twice);
+  ASSERT_EQ(twice->transfers(), 2 * alone->transfers());
+  ASSERT_EQ(twice->steps.size(), alone->steps.size());
+  for (std::size_t i = 0; i < alone->steps.size(); ++i) {
+    const auto& a = alone->steps[i];
+    const auto& b = twice->steps[i];
+    ASSERT_EQ(b.end - b.begin, 2 * (a.end - a.begin));
+    for (std::uint32_t t = a.begin; t < a.end; ++t) {
+      const std::uint32_t first = b.begin + (t - a.begin);
+      const std::uint32_t second = first + (a.end - a.begin);
+      EXPECT_EQ(twice->route[first]->links, alone->route[t]->links);
+      for (std::size_t k = 0; k < alone->route[t]->links.size(); ++k) {
+        const auto moved = platform.shifted_link(alone->route[t]->links[k], 2);
+        ASSERT_TRUE(moved.has_value());
+        EXPECT_EQ(twice->route[second]->links[k], *moved);
+      }
+    }
+  }
+  both.group_nodes = 3;  // the second copy would end past the last node
+  EXPECT_THROW((void)planner.plan(both), std::logic_error);
+
+  // Rails: 4 rings of 4 ranks, one a node, GPU j of every node in ring j.
+  Scenario rail_s = tree_on_nodes(4);
+  rail_s.gpus_per_node = 1;
+  const CommModel rail = scenario_comm_model(rail_s);
+  CollectiveCall rings = rail.call(CollectiveOp::kAllReduce, 1e6);
+  rings.algorithm = CollectiveAlgorithm::kRing;
+  rings.rails = 4;
+  rings.endpoints = &comm.endpoints();
+  const auto planned = planner.plan(rings);
+  const auto steps =
+      decompose(CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, rings.shape, 1e6);
+  std::size_t per_rail = 0;
+  for (const auto& st : steps) per_rail += st.transfers.size();
+  EXPECT_EQ(planned->transfers(), 4 * per_rail);
+  for (std::size_t t = 0; t < planned->transfers(); ++t) {
+    // Every transfer between nodes, from a GPU to the same GPU of another.
+    EXPECT_TRUE(planned->route[t]->crosses_nodes);
+  }
+  const Route& first = *planned->route[0];
+  EXPECT_EQ(first.links, platform.route(comm.endpoints()[0], comm.endpoints()[4]).links);
+}
+
 TEST(CollectivePlanner, KeepsNothingPastItsBudget) {
   const CommModel comm = scenario_comm_model(tree_on_nodes(4));
   CollectivePlanner planner(comm.platform(), 10);  // fewer transfers than any plan here
