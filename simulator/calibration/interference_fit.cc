@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -35,6 +36,12 @@ struct Work {
   std::int64_t start = 0;
   std::int64_t end = 0;
   double phi = 0;
+  // When it was issued, which places it in an iteration: a kernel's launch
+  // on the host (its ApiCall, by correlation id), where the trace has it, as
+  // the GPU may run an iteration's kernels after the host has marked the
+  // next one; else its start.
+  std::int64_t issued = 0;
+  std::uint64_t correlation = 0;  // kernels: their launch's id, 0 if none
 };
 
 constexpr int kMemory = 1;
@@ -277,7 +284,8 @@ bool by_iteration_ordinal(std::vector<Work>& works,
                           const std::vector<std::string>& names,
                           const std::function<std::size_t(std::string)>& intern) {
   std::sort(works.begin(), works.end(), [](const Work& a, const Work& b) {
-    return std::tie(a.file, a.rank, a.start, a.end) < std::tie(b.file, b.rank, b.start, b.end);
+    return std::tie(a.file, a.rank, a.issued, a.start, a.end) <
+           std::tie(b.file, b.rank, b.issued, b.start, b.end);
   });
   bool all_marked = true;
   std::map<std::tuple<std::size_t, std::int32_t, std::uint64_t, std::size_t, std::size_t>,
@@ -292,7 +300,7 @@ bool by_iteration_ordinal(std::vector<Work>& works,
       continue;
     }
     const auto& starts = it->second;
-    const auto after = std::upper_bound(starts.begin(), starts.end(), w.start);
+    const auto after = std::upper_bound(starts.begin(), starts.end(), w.issued);
     if (after == starts.begin()) continue;
     const auto iteration = static_cast<std::size_t>(after - starts.begin() - 1);
     const std::int64_t k = seen[{w.file, w.rank, w.thread, iteration, w.name}]++;
@@ -344,6 +352,8 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
   std::vector<Work> gpu, host, comm;
   std::vector<CollectiveKey> keys;  // by interned name, for collectives' names
   std::set<RankKey> ranks;
+  // Kernels' launches on the host: (file, rank, correlation id) -> start.
+  std::map<std::tuple<std::size_t, std::int32_t, std::uint64_t>, std::int64_t> launches;
   for (std::size_t file = 0; file < traces.size(); ++file) {
     auto reader = trace::TraceReader::open(traces[file]);
     v1::Event event;
@@ -352,16 +362,27 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
       if (event.has_kernel()) {
         const v1::Kernel& k = event.kernel();
         if (k.end_ns() <= k.start_ns()) continue;
-        Work w{file, event.rank(), k.stream(), 0, 0, k.start_ns(), k.end_ns(), 0};
+        Work w{file, event.rank(), k.stream(),        0, 0, k.start_ns(), k.end_ns(),
+               0,    k.start_ns(), k.correlation_id()};
         if (k.device() >= 0) {
           if (trace::is_nccl_kernel(k.name())) continue;
           w.kind = trace::is_memory_class(trace::classify_kernel(k.name())) ? kMemory : 0;
-          w.name = intern(k.name());
+          // One piece of work: the name at one launch shape, where the trace
+          // has it (a name at other shapes in forward and backward is not).
+          w.name = intern(k.grid_x() > 0 ? fmt::format("{} <<<{},{},{} x {},{},{}>>>", k.name(),
+                                                       k.grid_x(), k.grid_y(), k.grid_z(),
+                                                       k.block_x(), k.block_y(), k.block_z())
+                                         : k.name());
           gpu.push_back(w);
         } else {
           if (trace::is_communication_op(k.name())) continue;
           w.name = intern(k.name());
           host.push_back(w);
+        }
+      } else if (event.has_api_call()) {
+        const v1::ApiCall& a = event.api_call();
+        if (a.correlation_id() != 0 && a.api() != v1::ApiCall::FRAMEWORK) {
+          launches.try_emplace({file, event.rank(), a.correlation_id()}, a.start_ns());
         }
       } else if (event.has_marker()) {
         const std::string& name = event.marker().name();
@@ -378,7 +399,8 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
         const std::size_t name = intern(key);
         if (keys.size() <= name) keys.resize(name + 1);
         keys[name] = CollectiveKey{c.op(), c.size_bytes(), c.nranks()};
-        comm.push_back(Work{file, event.rank(), 0, name, kComm, c.start_ns(), c.end_ns(), 0});
+        comm.push_back(
+            Work{file, event.rank(), 0, name, kComm, c.start_ns(), c.end_ns(), 0, c.start_ns()});
       }
     }
     if (reader.truncated() && !allow_truncated) {
@@ -389,6 +411,11 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
       throw InputError({traces[file].string(), {}, {}, "collective"},
                        "the trace has no collective records: nothing to overlap its compute");
     }
+  }
+  for (Work& w : gpu) {
+    if (w.correlation == 0) continue;
+    const auto it = launches.find({w.file, w.rank, w.correlation});
+    if (it != launches.end() && it->second <= w.start) w.issued = it->second;
   }
   fit.gpu = !gpu.empty();
   std::vector<Work>& compute = fit.gpu ? gpu : host;
@@ -520,6 +547,32 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
   } else if (!fit.comm) {
     fit.notes.push_back("comm: no collective the calibration has a fit for ran mostly beside "
                         "compute");
+  }
+  // A median below 0 is written as 0 (the scenario's keys are at least 0):
+  // within the same names' own spread alone that is noise; beyond it no
+  // interference explains it, and the records beside and alone are not one
+  // piece of work (one kernel name at other shapes, as forward and backward
+  // run it).
+  const std::string cls = fit.gpu ? "gpu" : "host";
+  for (const auto& [key, f] :
+       {std::pair{cls + ".compute", &fit.compute}, std::pair{cls + ".memory", &fit.memory},
+        std::pair{cls + ".comm", &fit.comm}, std::pair{cls + ".concurrent", &fit.concurrent}}) {
+    if (!*f || (*f)->median >= 0) continue;
+    const double m = -100 * (*f)->median;
+    const double spread = 100 * (*f)->alone_spread;
+    if (m <= spread) {
+      fit.notes.push_back(fmt::format(
+          "{}: -{:.1f}% (faster beside the other kind), within the spread it stands against "
+          "({:.1f}%): noise, written as 0",
+          key, m, spread));
+    } else {
+      fit.notes.push_back(fmt::format(
+          "{}: -{:.1f}%, faster beside the other kind than alone by more than the spread it "
+          "stands against ({:.1f}%): written as 0, but no interference explains it; the records "
+          "beside and alone are likely not the same work (one {} name at other shapes, as "
+          "forward and backward run it), so these traces do not measure this factor",
+          key, m, spread, what));
+    }
   }
   return fit;
 }

@@ -111,6 +111,99 @@ TEST_F(InterferenceFitTest, GpuKernelsAndTheCollectiveGiveTheirFactors) {
   EXPECT_TRUE(f.notes.empty());
 }
 
+// One piece of work is a kernel's name at its launch shape in the iteration
+// whose host code launched it. Here each iteration launches a GEMM (1000 ns
+// alone, 1250 ns beside the all-reduce in the last two: +25%) that the GPU
+// runs in the same iteration's window in even iterations and after the next
+// iteration's mark in odd ones, and later a GEMM of the same name at another
+// shape (600 ns, always alone). Placed by their launches and told apart by
+// their shapes, the first gives +25% from its two overlapped records; by
+// their start and name alone, the k-th GEMM of a window would be now one
+// kernel, now the other.
+TEST_F(InterferenceFitTest, AKernelIsItsNameAtItsShapeInTheIterationThatLaunchedIt) {
+  const auto launch = [](std::int64_t at, std::uint64_t id) {
+    v1::Event e;
+    e.set_rank(0);
+    v1::ApiCall* a = e.mutable_api_call();
+    a->set_api(v1::ApiCall::RUNTIME);
+    a->set_name("cudaLaunchKernel");
+    a->set_start_ns(at);
+    a->set_end_ns(at + 5);
+    a->set_correlation_id(id);
+    return e;
+  };
+  const auto gemm = [](std::int64_t start, std::int64_t end, std::uint64_t id, int grid) {
+    v1::Event e = kernel(0, "ampere_sgemm_128x64_nn", 0, 7, start, end);
+    v1::Kernel* k = e.mutable_kernel();
+    k->set_correlation_id(id);
+    k->set_grid_x(grid);
+    k->set_grid_y(1);
+    k->set_grid_z(1);
+    k->set_block_x(256);
+    k->set_block_y(1);
+    k->set_block_z(1);
+    return e;
+  };
+  std::vector<v1::Event> ev;
+  std::uint64_t id = 0;
+  for (int i = 0; i < 6; ++i) {
+    const std::int64_t t = i * kIteration;
+    ev.push_back(iteration(0, i, t, t + kIteration));
+    const bool overlapped = i >= 4;
+    const std::int64_t x =
+        i % 2 == 0 ? t + 200 : t + kIteration + 5000;  // odd: after the next mark
+    ev.push_back(launch(t + 100, ++id));
+    ev.push_back(gemm(x, x + (overlapped ? 1250 : 1000), id, 80));
+    ev.push_back(overlapped ? collective(0, x - 100, x + 2400)
+                            : collective(0, t + 70'000, t + 72'000));
+    ev.push_back(launch(t + 50'000, ++id));
+    ev.push_back(gemm(t + 50'100, t + 50'700, id, 20));
+    if (i % 2 == 1) {  // odd iterations launch one more, first
+      ev.push_back(launch(t + 10, ++id));
+      ev.push_back(gemm(t + 20, t + 90, id, 40));
+    }
+  }
+  const InterferenceFit f = fit_interference({write("launched.ssgdt", ev)});
+  ASSERT_TRUE(f.compute);
+  EXPECT_NEAR(f.compute->median, 0.25, 1e-9);
+  EXPECT_EQ(f.compute->samples, 2);
+  EXPECT_EQ(f.compute->names, 1);
+  EXPECT_EQ(f.compute->alone_spread, 0);
+}
+
+// A kernel name that runs faster beside the collective than alone is not one
+// piece of work (the same name at other shapes in forward and backward):
+// its median, below 0 by more than the names vary alone, is said to measure
+// nothing; one below 0 within that spread is noise. Both are written as 0.
+TEST_F(InterferenceFitTest, AFactorBelowZeroIsSaidToMeasureNothing) {
+  std::vector<v1::Event> ev;
+  for (int i = 0; i < 6; ++i) {
+    const std::int64_t t = i * kIteration;
+    ev.push_back(iteration(0, i, t, t + kIteration));
+    const bool overlapped = i >= 4;
+    const std::int64_t gemm = overlapped ? 400 : 1000;         // -60%
+    const std::int64_t elem = overlapped ? 400 : 400 + 4 * i;  // alone 400-412: -1.5%
+    ev.push_back(kernel(0, "ampere_sgemm_128x64_nn", 0, 7, t + 100, t + 100 + gemm));
+    ev.push_back(kernel(0, "void at::native::vectorized_elementwise_kernel<4>", 0, 7,
+                        t + 100 + gemm, t + 100 + gemm + elem));
+    ev.push_back(overlapped ? collective(0, t + 100, t + 2500)
+                            : collective(0, t + 50'000, t + 52'000));
+  }
+  const InterferenceFit f = fit_interference({write("faster.ssgdt", ev)});
+  ASSERT_TRUE(f.compute && f.memory);
+  EXPECT_NEAR(f.compute->median, -0.6, 1e-9);
+  EXPECT_LT(f.memory->median, 0);
+  EXPECT_LT(-f.memory->median, f.memory->alone_spread);
+  std::string notes;
+  for (const auto& n : f.notes) notes += n + "\n";
+  EXPECT_THAT(notes, HasSubstr("gpu.compute: -60.0%, faster beside the other kind than alone by "
+                               "more than the spread it stands against (0.0%): written as 0, but "
+                               "no interference explains it"));
+  EXPECT_THAT(notes, HasSubstr("(faster beside the other kind), within the spread it stands "
+                               "against"));
+  EXPECT_THAT(notes, HasSubstr("noise, written as 0"));
+}
+
 // A host capture with overlap off (operators alone) and one with overlap on
 // (the same operators beside the all-reduce, 30% slower), an outer operator
 // holding each: only the inner ones count, matched per iteration.
