@@ -112,33 +112,6 @@ void check_shape(const CollectiveShape& shape, double bytes) {
   check_bytes(bytes);
 }
 
-void check_algorithm(CollectiveOp op, CollectiveAlgorithm algorithm) {
-  if (algorithm == CollectiveAlgorithm::kAuto) {
-    throw std::invalid_argument(
-        fmt::format("collective: {} with algorithm auto has no steps of its own; resolve it with "
-                    "choose_algorithm() first",
-                    to_string(op)));
-  }
-  if (implements(algorithm, op)) {
-    if (!library_runs(CollectiveLibrary::kGeneric, algorithm)) {
-      throw std::invalid_argument(fmt::format(
-          "collective: {} is NCCL's algorithm: the NCCL library (simulator/nccl) runs it, not "
-          "the textbook decompositions here",
-          to_string(algorithm)));
-    }
-    return;
-  }
-  std::string those;
-  for (const auto& [a, name] : kAlgorithmNames.entries()) {
-    if (!implements(a, op)) continue;
-    if (!those.empty()) those += ", ";
-    those += name;
-  }
-  throw std::invalid_argument(
-      fmt::format("collective: algorithm {} does not implement {}; algorithms that do: {}",
-                  to_string(algorithm), to_string(op), those));
-}
-
 void check_level(const char* name, const LevelCost& level) {
   if (!(level.bandwidth_bytes_per_s > 0) || !std::isfinite(level.bandwidth_bytes_per_s)) {
     throw std::invalid_argument(
@@ -176,6 +149,33 @@ detail::CostPhases phases(CollectiveOp op, CollectiveAlgorithm algorithm,
 double seconds(Duration d) { return static_cast<double>(d.ns()) * 1e-9; }
 
 }  // namespace
+
+void check_algorithm(CollectiveOp op, CollectiveAlgorithm algorithm) {
+  if (algorithm == CollectiveAlgorithm::kAuto) {
+    throw std::invalid_argument(
+        fmt::format("collective: {} with algorithm auto has no steps of its own; resolve it with "
+                    "choose_algorithm() first",
+                    to_string(op)));
+  }
+  if (implements(algorithm, op)) {
+    if (!library_runs(CollectiveLibrary::kGeneric, algorithm)) {
+      throw std::invalid_argument(fmt::format(
+          "collective: {} is NCCL's algorithm: the NCCL library (simulator/nccl) runs it, not "
+          "the textbook decompositions here",
+          to_string(algorithm)));
+    }
+    return;
+  }
+  std::string those;
+  for (const auto& [a, name] : kAlgorithmNames.entries()) {
+    if (!implements(a, op)) continue;
+    if (!those.empty()) those += ", ";
+    those += name;
+  }
+  throw std::invalid_argument(
+      fmt::format("collective: algorithm {} does not implement {}; algorithms that do: {}",
+                  to_string(algorithm), to_string(op), those));
+}
 
 const char* to_string(CollectiveAlgorithm algorithm) {
   return kAlgorithmNames.name(algorithm, "unknown");

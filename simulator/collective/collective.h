@@ -62,6 +62,9 @@ enum class CollectiveLibrary { kNccl, kGeneric };
 const char* to_string(CollectiveLibrary library);
 // Whether `library` runs `algorithm` (auto: both).
 bool library_runs(CollectiveLibrary library, CollectiveAlgorithm algorithm);
+// Throws std::invalid_argument unless `algorithm` (not auto; a textbook one
+// the generic library runs) implements `op`, naming the algorithms that do.
+void check_algorithm(CollectiveOp op, CollectiveAlgorithm algorithm);
 
 // Names as written in scenarios and on the command line (the operations'
 // are in common/collective_op.h): "auto", "ring", "double_binary_tree", "halving_doubling", "hierarchical",

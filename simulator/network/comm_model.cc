@@ -142,6 +142,17 @@ CollectiveAlgorithm CommModel::algorithm_for(CollectiveOp op, double bytes) cons
   if (nccl_runs(op)) return nccl::to_collective(nccl_choice(op, bytes).algo);
   if (settings_.algorithm != CollectiveAlgorithm::kAuto &&
       library_runs(CollectiveLibrary::kGeneric, settings_.algorithm)) {
+    try {
+      check_algorithm(op, settings_.algorithm);
+    } catch (const std::invalid_argument& e) {
+      // A job's collective the scenario's algorithm has no steps for (a
+      // sharded strategy's all-gathers under an all-reduce algorithm).
+      std::string why = e.what();
+      if (why.starts_with("collective: ")) why.erase(0, 12);
+      throw ParameterError(
+          "network.algorithm",
+          fmt::format("{}; the job issues {}: set one of those, or auto", why, to_string(op)));
+    }
     return settings_.algorithm;
   }
   if (settings_.calibration) {

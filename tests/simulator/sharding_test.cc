@@ -4,6 +4,7 @@
 // principles, the what-ifs users ask first (1 vs 8 NICs, fp32 vs bf16, more
 // nodes), the memory model against the ZeRO paper's formulas, and the
 // refusals.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -413,6 +414,28 @@ TEST(ShardedWhatIf, HsdpUnderTheFlowModelRunsEveryRailOnTheJobsLinks) {
 // (P - 1) / P S / B, an all-reduce's; and every NIC carries the
 // reduce-scatters' (P - 1) / P S plus its share of the gathers, (P - 1) / P^2
 // S, not rank 0's NIC all of them.
+// A textbook algorithm that has no steps for a collective the strategy
+// issues (a tree's all-gather) is refused naming network.algorithm, for the
+// flow model as for the analytical one; ring runs it.
+TEST(ShardedWhatIf, AnAlgorithmWithoutTheStrategysCollectivesIsRefusedByItsKey) {
+  const trace::LayerProfile p = one_big_layer();
+  for (const char* model : {"network.model=analytical", "network.model=flow"}) {
+    try {
+      (void)run(p, {"sharding.strategy=zero3", "platform.preset=hgx_h100", "cluster.nodes=2",
+                    "network.library=generic", "network.algorithm=double_binary_tree", model,
+                    "iterations=1"});
+      ADD_FAILURE() << model << ": no error";
+    } catch (const std::exception& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("field 'network.algorithm'")) << model;
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("does not implement all_gather")) << model;
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("the job issues all_gather")) << model;
+    }
+  }
+  EXPECT_NO_THROW(
+      (void)run(p, {"sharding.strategy=zero3", "platform.preset=hgx_h100", "cluster.nodes=2",
+                    "network.library=generic", "network.algorithm=ring", "iterations=1"}));
+}
+
 TEST(ShardedWhatIf, ReducesToOwnersCostWhatTheyMove) {
   const trace::LayerProfile p = one_big_layer();
   const trace::LayerRow& row = p.layers.front();
