@@ -565,13 +565,22 @@ InterferenceFit fit_interference(const std::vector<std::filesystem::path>& trace
           "{}: -{:.1f}% (faster beside the other kind), within the spread it stands against "
           "({:.1f}%): noise, written as 0",
           key, m, spread));
-    } else {
+    } else if (f == &fit.compute || f == &fit.memory) {
       fit.notes.push_back(fmt::format(
           "{}: -{:.1f}%, faster beside the other kind than alone by more than the spread it "
           "stands against ({:.1f}%): written as 0, but no interference explains it; the records "
           "beside and alone are likely not the same work (one {} name at other shapes, as "
           "forward and backward run it), so these traces do not measure this factor",
           key, m, spread, what));
+    } else {
+      fit.notes.push_back(fmt::format(
+          "{}: -{:.1f}%, the collectives faster than their alone times by more than the spread "
+          "those stand against ({:.1f}%): written as 0, but no interference explains it; the "
+          "alone times are not these collectives' ({}), so this factor is not measured",
+          key, m, spread,
+          fit.comm_from_calibration ? "likely: the calibration's sweep ran slower than the "
+                                      "capture's network did"
+                                    : "likely: the records alone ran at other moments"));
     }
   }
   return fit;

@@ -410,6 +410,21 @@ TEST_F(CalibrateCli, InterferenceWritesKeysTheSimulatorTakes) {
   EXPECT_THAT(sim.out, HasSubstr("added: compute +"));
 }
 
+// A comm factor below 0 beyond the calibration's own error: the collectives
+// ran faster beside compute than the sweep has them alone, which no
+// interference explains; written as 0, and the run says why (docs/calibration.md).
+TEST_F(CalibrateCli, InterferenceSaysACommFactorBelowZeroMeasuresNothing) {
+  const fs::path d = fs::path(SSGD_SOURCE_DIR) / "traces/datasets/cpu-cluster";
+  const Result r =
+      calibrate({"--interference", (d / "configs/mlp-w2-1gbit-b25/trace.ssgdt").string(),
+                 (d / "configs/mlp-w2-1gbit-nooverlap/trace.ssgdt").string(), "--calibration",
+                 (d / "network/1gbit-w2/calibration.yaml").string()});
+  ASSERT_TRUE(r.exited && r.status == 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("note: host.comm: -7.7%, the collectives faster than their alone "
+                               "times by more than the spread those stand against (2.5%)"));
+  EXPECT_THAT(r.out, HasSubstr("--set interference.host.comm=0.000"));
+}
+
 // --interference with --calibration on two partitioned captures (traces/
 // datasets/cpu-partitions): gloo's concurrent all-reduces give
 // host.concurrent, which the simulator takes and applies to the collectives
