@@ -167,8 +167,9 @@ void check_algorithm(CollectiveOp op, CollectiveAlgorithm algorithm) {
     return;
   }
   std::string those;
+  // The textbook ones: NCCL's (nvls, pat) have no decomposition here.
   for (const auto& [a, name] : kAlgorithmNames.entries()) {
-    if (!implements(a, op)) continue;
+    if (!implements(a, op) || !library_runs(CollectiveLibrary::kGeneric, a)) continue;
     if (!those.empty()) those += ", ";
     those += name;
   }

@@ -63,7 +63,8 @@ const char* to_string(CollectiveLibrary library);
 // Whether `library` runs `algorithm` (auto: both).
 bool library_runs(CollectiveLibrary library, CollectiveAlgorithm algorithm);
 // Throws std::invalid_argument unless `algorithm` (not auto; a textbook one
-// the generic library runs) implements `op`, naming the algorithms that do.
+// the generic library runs) implements `op`, naming the textbook algorithms
+// that do.
 void check_algorithm(CollectiveOp op, CollectiveAlgorithm algorithm);
 
 // Names as written in scenarios and on the command line (the operations'
