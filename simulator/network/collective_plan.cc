@@ -85,7 +85,7 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::make_nccl(const Collect
   step.min_duration = c.time - c.latency;
   for (std::int64_t j = 0; j < call.groups; ++j) {
     for (const nccl::RoutedTransfer& t : traffic.transfers) {
-      const Route& route = copy_route(call, j, t.src, t.dst, t.via);
+      const Route& route = routes_.get(in_copy(call, j, t.src), in_copy(call, j, t.dst), t.via);
       p->route.push_back(&route);
       p->bytes.push_back(t.bytes * call.bytes / c.efficiency / (t.nvls ? c.nvls_efficiency : 1.0));
       p->connections.push_back(static_cast<std::uint16_t>(std::min(t.connections, 65535)));
@@ -98,30 +98,34 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::make_nccl(const Collect
 }
 
 std::shared_ptr<const CollectivePlan> CollectivePlanner::make(const CollectiveCall& call) {
-  if (call.rails > 1) return make_rails(call);
-  if (call.nccl != nullptr) return make_nccl(call);
+  if (call.rails > 1 &&
+      (call.groups != 1 || call.shape.ranks_per_node != 1 ||
+       call.endpoints->size() < static_cast<std::size_t>(call.rails * call.shape.ranks))) {
+    throw std::logic_error("rails of a collective need one rank a node and every rail's ends");
+  }
+  if (call.nccl != nullptr) return call.rails > 1 ? make_rails(call) : make_nccl(call);
   auto p = std::make_shared<CollectivePlan>();
   const std::vector<CollectiveStep> steps =
       decompose(call.op, call.algorithm, call.shape, call.bytes);
+  // A textbook algorithm's steps, each with every copy's transfers.
+  const std::int64_t copies = call.rails > 1 ? call.rails : call.groups;
   std::size_t transfers = 0;
   for (const auto& step : steps) transfers += step.transfers.size();
-  transfers *= static_cast<std::size_t>(call.groups);
+  transfers *= static_cast<std::size_t>(copies);
   if (transfers >= std::numeric_limits<std::uint32_t>::max()) {
     throw std::length_error("a collective of more transfers than a plan can index");
   }
   p->route.reserve(transfers);
   p->bytes.reserve(transfers);
   p->steps.reserve(steps.size());
-  const std::vector<VertexId>& ends = *call.endpoints;
   for (const auto& step : steps) {
     CollectivePlan::Step planned;
     planned.begin = static_cast<std::uint32_t>(p->route.size());
     planned.repeat = step.repeat;
     Duration latency;
-    for (std::int64_t j = 0; j < call.groups; ++j) {
+    for (std::int64_t j = 0; j < copies; ++j) {
       for (const auto& t : step.transfers) {
-        const Route& route = copy_route(call, j, ends.at(static_cast<std::size_t>(t.src)),
-                                        ends.at(static_cast<std::size_t>(t.dst)));
+        const Route& route = routes_.get(copy_end(call, j, t.src), copy_end(call, j, t.dst));
         const bool banded = call.band != nullptr && route.crosses_nodes != call.band_inside;
         latency = max(latency, banded ? call.band->latency : route.latency);
         p->route.push_back(&route);
@@ -136,81 +140,50 @@ std::shared_ptr<const CollectivePlan> CollectivePlanner::make(const CollectiveCa
   return p;
 }
 
-const Route& CollectivePlanner::copy_route(const CollectiveCall& call, std::int64_t copy,
-                                           VertexId src, VertexId dst, RouteVia via) {
-  if (copy == 0) return routes_.get(src, dst, via);
-  const std::int64_t nodes = copy * call.group_nodes;
-  const auto s = platform_.shifted_vertex(src, nodes);
-  const auto d = platform_.shifted_vertex(dst, nodes);
-  if (!s || !d) throw std::logic_error("a copy of a collective past the platform's last node");
-  return routes_.get(*s, *d, via);
+VertexId CollectivePlanner::in_copy(const CollectiveCall& call, std::int64_t copy,
+                                    VertexId v) const {
+  if (copy == 0) return v;
+  const auto moved = platform_.shifted_vertex(v, copy * call.group_nodes);
+  if (!moved) throw std::logic_error("a copy of a collective past the platform's last node");
+  return *moved;
+}
+
+VertexId CollectivePlanner::copy_end(const CollectiveCall& call, std::int64_t copy,
+                                     std::int64_t endpoint) const {
+  const std::vector<VertexId>& ends = *call.endpoints;
+  if (call.rails == 1) return in_copy(call, copy, ends.at(static_cast<std::size_t>(endpoint)));
+  if (endpoint >= call.shape.ranks) throw std::logic_error("rails of a collective with servers");
+  return ends.at(static_cast<std::size_t>(copy + endpoint * call.rails));
 }
 
 std::shared_ptr<const CollectivePlan> CollectivePlanner::make_rails(const CollectiveCall& call) {
-  const std::int64_t rails = call.rails;
+  // Every rail's ring at once, paced as NCCL's pipeline (make_nccl): each
+  // rank sends its share of the ring's steps to the next.
   const std::int64_t ranks = call.shape.ranks;
-  const std::vector<VertexId>& ends = *call.endpoints;
-  if (call.groups != 1 || call.shape.ranks_per_node != 1 ||
-      ends.size() < static_cast<std::size_t>(rails * ranks)) {
-    throw std::logic_error("rails of a collective need one rank a node and every rail's ends");
+  double share = 0;
+  switch (call.op) {
+    case CollectiveOp::kAllReduce: share = 2.0 * static_cast<double>(ranks - 1); break;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather: share = static_cast<double>(ranks - 1); break;
+    default: throw std::logic_error("rails of an NCCL collective other than a ring's");
   }
-  const auto end = [&](std::int64_t copy, std::int64_t rank) {
-    return ends[static_cast<std::size_t>(copy + rank * rails)];
-  };
+  const nccl::Choice& c = call.choice;
   auto p = std::make_shared<CollectivePlan>();
-  const auto add = [&](const Route& route, double bytes, int connections) {
-    p->route.push_back(&route);
-    p->bytes.push_back(bytes);
-    if (call.nccl != nullptr) {
-      p->connections.push_back(static_cast<std::uint16_t>(std::min(connections, 65535)));
+  CollectivePlan::Step step;
+  step.latency = c.latency;
+  step.min_duration = c.time - c.latency;
+  const double bytes = share / static_cast<double>(ranks) * call.bytes / c.efficiency;
+  for (std::int64_t j = 0; j < call.rails; ++j) {
+    for (std::int64_t m = 0; m < ranks; ++m) {
+      const Route& route = routes_.get(copy_end(call, j, m), copy_end(call, j, (m + 1) % ranks));
+      p->route.push_back(&route);
+      p->bytes.push_back(bytes);
+      p->connections.push_back(static_cast<std::uint16_t>(std::min(c.channels, 65535)));
+      p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;
     }
-    p->crosses_nodes = p->crosses_nodes || route.crosses_nodes;
-  };
-  if (call.nccl != nullptr) {
-    // Every copy's ring at once, paced as NCCL's pipeline (make_nccl): each
-    // rank sends its share of the ring's steps to the next.
-    double share = 0;
-    switch (call.op) {
-      case CollectiveOp::kAllReduce: share = 2.0 * static_cast<double>(ranks - 1); break;
-      case CollectiveOp::kReduceScatter:
-      case CollectiveOp::kAllGather: share = static_cast<double>(ranks - 1); break;
-      default: throw std::logic_error("rails of an NCCL collective other than a ring's");
-    }
-    const nccl::Choice& c = call.choice;
-    CollectivePlan::Step step;
-    step.latency = c.latency;
-    step.min_duration = c.time - c.latency;
-    const double bytes = share / static_cast<double>(ranks) * call.bytes / c.efficiency;
-    for (std::int64_t j = 0; j < rails; ++j) {
-      for (std::int64_t m = 0; m < ranks; ++m) {
-        add(routes_.get(end(j, m), end(j, (m + 1) % ranks)), bytes, c.channels);
-      }
-    }
-    step.end = static_cast<std::uint32_t>(p->route.size());
-    if (call.bytes > 0 && step.end > 0) p->steps.push_back(step);
-    return p;
   }
-  // A textbook algorithm: each step's transfers, on every rail.
-  for (const auto& step : decompose(call.op, call.algorithm, call.shape, call.bytes)) {
-    CollectivePlan::Step planned;
-    planned.begin = static_cast<std::uint32_t>(p->route.size());
-    planned.repeat = step.repeat;
-    Duration latency;
-    for (std::int64_t j = 0; j < rails; ++j) {
-      for (const auto& t : step.transfers) {
-        if (t.src >= ranks || t.dst >= ranks) {
-          throw std::logic_error("rails of a collective with servers");
-        }
-        const Route& route = routes_.get(end(j, t.src), end(j, t.dst));
-        const bool banded = call.band != nullptr && route.crosses_nodes != call.band_inside;
-        latency = max(latency, banded ? call.band->latency : route.latency);
-        add(route, t.bytes, 1);
-      }
-    }
-    planned.latency = latency * step.repeat;
-    planned.end = static_cast<std::uint32_t>(p->route.size());
-    p->steps.push_back(planned);
-  }
+  step.end = static_cast<std::uint32_t>(p->route.size());
+  if (call.bytes > 0 && step.end > 0) p->steps.push_back(step);
   return p;
 }
 

@@ -144,10 +144,13 @@ class CollectivePlanner {
   [[nodiscard]] std::shared_ptr<const CollectivePlan> make(const CollectiveCall& call);
   [[nodiscard]] std::shared_ptr<const CollectivePlan> make_nccl(const CollectiveCall& call);
   [[nodiscard]] std::shared_ptr<const CollectivePlan> make_rails(const CollectiveCall& call);
-  // The route between `src` and `dst` moved `copy` x call.group_nodes nodes
-  // on (groups > 1).
-  [[nodiscard]] const Route& copy_route(const CollectiveCall& call, std::int64_t copy, VertexId src,
-                                        VertexId dst, RouteVia via = {});
+  // Vertex `v` of the call's first copy in copy `copy` (groups: moved
+  // copy x group_nodes nodes on).
+  [[nodiscard]] VertexId in_copy(const CollectiveCall& call, std::int64_t copy, VertexId v) const;
+  // The vertex of endpoint `endpoint` (a rank, or a server) in copy `copy`
+  // (rails: endpoint copy + endpoint x rails; groups: in_copy).
+  [[nodiscard]] VertexId copy_end(const CollectiveCall& call, std::int64_t copy,
+                                  std::int64_t endpoint) const;
 
   const Platform& platform_;
   std::size_t budget_;

@@ -111,7 +111,9 @@ CollectiveOp collective_op(dag::CommOp op);
 // is `link_share` x bytes, and under a model that runs calls on the job's
 // links sharded_call runs all G there at once (CollectiveCall::rails: every
 // rail's ring, NCCL's pacing), so that the rails share a node's NICs as
-// they do (docs/sharding.md). A group reduced to its owners
+// they do, and a shard group's collective in every group at once, each on
+// its own nodes (CollectiveCall::groups; docs/sharding.md). A group reduced
+// to its owners
 // (dag::CommOp::kReduce) is `calls` reduces of bytes / calls, one to each
 // rank of its scope, one after the other.
 struct ShardedTarget {
