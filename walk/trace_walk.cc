@@ -166,8 +166,11 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
           w.record = record;
           rank.nccl_kernels.push_back(w);
           rank.nccl_correlations.push_back(k.correlation_id());
+          // Not in rank.busy: a collective on its own stream leaves the
+          // compute streams idle, and the host's launch gaps there are still
+          // the host's (add_launch_gaps).
           if (k.device() != trace::kHostDevice) {
-            rank.busy.push_back({k.device(), k.start_ns(), k.end_ns()});
+            rank.comm_busy.push_back({k.device(), k.start_ns(), k.end_ns()});
           }
           break;
         }
@@ -213,7 +216,7 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
           if (known == datatypes_.end()) datatypes_.push_back(c.datatype());
         }
         add(w, c.correlation_id());
-        if (c.device() >= 0) rank.busy.push_back({c.device(), c.start_ns(), c.end_ns()});
+        if (c.device() >= 0) rank.comm_busy.push_back({c.device(), c.start_ns(), c.end_ns()});
         break;
       }
       case v1::Event::kMemcpy: {
@@ -450,10 +453,13 @@ void TraceWalk::note_gpu(const trace::v1::Gpu& gpu) {
 void TraceWalk::add_launch_gaps() {
   for (auto& [r, rank] : ranks_) {
     std::vector<Busy>& busy = rank.busy;
+    std::vector<Busy>& comm = rank.comm_busy;
     if (busy.empty()) continue;
-    std::stable_sort(busy.begin(), busy.end(), [](const Busy& a, const Busy& b) {
+    const auto by_start = [](const Busy& a, const Busy& b) {
       return std::tie(a.device, a.start_ns) < std::tie(b.device, b.start_ns);
-    });
+    };
+    std::stable_sort(busy.begin(), busy.end(), by_start);
+    std::stable_sort(comm.begin(), comm.end(), by_start);
     std::vector<Work*> kernels;
     for (Work& w : rank.work) {
       if (w.kind == WorkKind::kKernel && w.device >= 0 && w.launch_known) kernels.push_back(&w);
@@ -472,27 +478,48 @@ void TraceWalk::add_launch_gaps() {
     // work (and of the io ranges) that started before it (running maximum
     // over `busy` and `io` in start order).
     std::size_t b = 0;
+    std::size_t c = 0;
     std::size_t i = 0;
     std::int32_t device = -1;
     constexpr std::int64_t kNothingYet = std::numeric_limits<std::int64_t>::min();
     std::int64_t busy_until = kNothingYet;
+    std::int64_t comm_until = kNothingYet;  // the latest end of the device's collectives
     for (Work* k : kernels) {
       if (k->device != device) {
         device = k->device;
-        busy_until = kNothingYet;
+        busy_until = comm_until = kNothingYet;
         i = 0;
         while (b < busy.size() && busy[b].device < device) ++b;
+        while (c < comm.size() && comm[c].device < device) ++c;
       }
       const std::int64_t start = k->start_ns;
       for (; b < busy.size() && busy[b].device == device && busy[b].start_ns < start; ++b) {
         busy_until = std::max(busy_until, busy[b].end_ns);
       }
+      for (; c < comm.size() && comm[c].device == device && comm[c].start_ns < start; ++c) {
+        comm_until = std::max(comm_until, comm[c].end_ns);
+      }
       for (; i < io.size() && io[i].first < start; ++i) {
         busy_until = std::max(busy_until, io[i].second);
       }
-      if (busy_until != kNothingYet && busy_until < start) {
-        const std::int64_t gap = start - busy_until;
-        if (k->host_ns >= busy_until || gap < kQueuedGapNs) k->start_ns = busy_until;
+      // Launched while a collective ran: the host was not waiting for it,
+      // so the compute streams' idle time up to the launch is the host's.
+      // Launched after every collective had ended: the host may have waited
+      // for one (a synchronize), and a collective counts as busy.
+      const bool beside_comm = comm_until != kNothingYet && k->host_ns < comm_until;
+      const std::int64_t dry = beside_comm ? busy_until : std::max(busy_until, comm_until);
+      if (dry != kNothingYet && dry < start) {
+        const std::int64_t gap = start - dry;
+        if (gap < kQueuedGapNs) {
+          k->start_ns = dry;
+        } else if (k->host_ns >= dry) {
+          // Held after its launch until a collective ended (its stream
+          // waiting on the collective's event): the part up to the launch is
+          // its own; the wait stays idle.
+          const bool waited =
+              beside_comm && comm_until <= start && start - k->host_ns >= kQueuedGapNs;
+          k->start_ns = waited ? start - (k->host_ns - dry) : dry;
+        }
       }
       // A kernel that starts at the same time on another stream owns no
       // idle time: this one has it.
@@ -500,6 +527,8 @@ void TraceWalk::add_launch_gaps() {
     }
     busy.clear();
     busy.shrink_to_fit();
+    comm.clear();
+    comm.shrink_to_fit();
   }
 }
 

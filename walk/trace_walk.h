@@ -35,11 +35,19 @@
 // back; where it is placed does not change); a longer gap is a wait.
 // A GPU kernel with a launch record (the API call of its correlation id)
 // also owns the time its device sat idle just before it when that idle time
-// was the host's: the device had finished all earlier work (kernels, copies,
-// memsets and collectives on any stream) and the kernel was launched only after that, or
-// the gap is shorter than kQueuedGapNs (the launch's own latency, the
-// device's scheduling). Without a launch record nothing tells a wait for the
-// host from a wait for other work, and the gap stays idle. No kernel owns
+// was the host's: the device had finished all earlier compute (kernels,
+// copies and memsets on any stream; a collective's NCCL kernels do not count,
+// since the compute streams wait for the host while one runs on its own) and
+// the kernel was launched only after that, or the gap is shorter than
+// kQueuedGapNs (the launch's own latency, the device's scheduling). A kernel
+// launched after that but held after its launch until a collective ended
+// (its stream waiting on the collective's event) owns the gap up to its
+// launch; the wait stays idle. Without a launch record
+// nothing tells a wait for the host from a wait for other work, and the gap
+// stays idle. (Until 2026-11-30 a collective running on its own stream
+// counted as busy, and the host's launch gaps beside it were lost: a
+// host-bound DDP backward on two A100s lost 13 ms of 101; docs/validation.md,
+// section 13.) No kernel owns
 // time in an io range (the scenario's io task stands for it), time before
 // the start of the iteration it belongs to (a pause between a profiler's
 // cycles or unmarked steps), or idle time another kernel starting at the
@@ -252,8 +260,8 @@ class TraceWalk {
     std::int32_t kernel = -1;       // a GPU kernel, copy or memset: in kernels_
     std::int64_t threads = 0;       // a GPU kernel: grid x block threads
   };
-  // A span of time a GPU was busy (a kernel, an NCCL kernel, a copy, a
-  // memset or a collective).
+  // A span of time a GPU's compute was busy (a kernel, a copy or a memset;
+  // not a collective's NCCL kernels).
   struct Busy {
     std::int32_t device;
     std::int64_t start_ns, end_ns;
@@ -274,6 +282,7 @@ class TraceWalk {
     std::vector<std::pair<std::uint64_t, std::size_t>> pending;  // correlation -> work index
     std::unordered_map<std::uint64_t, std::int64_t> launch_ns;   // correlation -> API call start
     std::vector<Busy> busy;                                        // while reading
+    std::vector<Busy> comm_busy;  // while reading: collectives (NCCL kernels) on a GPU
     bool has_collectives = false;
   };
 

@@ -148,7 +148,7 @@ TEST_F(CliTraceTest, WholeTraceReplays) {
   // measured update (sgd_update, after the last backward range), which
   // stands for workload.update_time since the scenario does not set it.
   const auto report = nlohmann::json::parse(read_file_bytes(work_ / "r.json"));
-  EXPECT_EQ(report["iteration_time_ns"], 1250 + 410 + 700 + 1200 + 800 + 680 + 950);
+  EXPECT_EQ(report["iteration_time_ns"], 1250 + 410 + 700 + 1200 + 1400 + 780 + 950);
   EXPECT_EQ(report["scenario"]["workload"]["update_time_ns"], 950);
   EXPECT_EQ(report["input"]["kind"], "ssgd-trace");
   EXPECT_THAT(r.err, Not(HasSubstr("outside every forward/backward range")));
@@ -157,7 +157,7 @@ TEST_F(CliTraceTest, WholeTraceReplays) {
                            "--report", "s.json"});
   ASSERT_TRUE(set.exited && set.status == 0) << set;
   const auto with_set = nlohmann::json::parse(read_file_bytes(work_ / "s.json"));
-  EXPECT_EQ(with_set["iteration_time_ns"], 1250 + 410 + 700 + 1200 + 800 + 680);
+  EXPECT_EQ(with_set["iteration_time_ns"], 1250 + 410 + 700 + 1200 + 1400 + 780);
   EXPECT_EQ(with_set["scenario"]["workload"]["update_time_ns"], 0);
 }
 

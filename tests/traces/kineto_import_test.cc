@@ -444,7 +444,9 @@ TEST_F(KinetoImportTest, ProfileFromImportedTraceHasTheGeneratedLayerTimes) {
   // memset ended, started 1050 ns after): 150 + 4050.
   EXPECT_EQ(l1.forward.ns(), 4200);
   EXPECT_EQ(l2.forward.ns(), 11000);  // 4000, launched 7000 ns after l1_fwd ended
-  EXPECT_EQ(l1.backward.ns(), 5000);  // launched while l2's all-reduce ran: no idle
+  // 5000, launched 4000 ns after l2_bwd ended, while l2's all-reduce ran on
+  // its own stream: the compute stream waited for the host, and that is l1's.
+  EXPECT_EQ(l1.backward.ns(), 9000);
   EXPECT_EQ(l2.backward.ns(), 12000);  // 6000, launched 6000 ns after l2_fwd ended
   ASSERT_TRUE(l1.comm.has_value());
   EXPECT_EQ(l1.comm->ns(), 3000);
@@ -506,15 +508,17 @@ TEST_F(KinetoImportTest, PlainTraceGetsLayersFromOperatorsMatchGolden) {
 // (walk/trace_walk.h): the generator launches every kernel after the device
 // ran dry, so mul's holds the 1.5 us since its step began (the device had
 // run dry 140 us before, in step 5), and the others the gaps between the
-// operators. The all-reduces fall to the latest layer whose backward had
-// ended.
+// operators, also while the first all-reduce ran (relu_bwd's 5000 ns, the
+// AccumulateGrad op that launched it, and gemm_bwd_0's 1500 ns): on its own
+// stream, it leaves the compute stream waiting for the host. The all-reduces
+// fall to the latest layer whose backward had ended.
 TEST_F(KinetoImportTest, ProfileFromPlainTraceHasPerOperatorTimes) {
   auto reader = TraceReader::open(import_plain("profile"));
   const auto r = walk::profile_from_trace(reader, "plain.ssgdt");
   EXPECT_THAT(layer_times(r),
               ::testing::ElementsAre(Layer("aten::mul#0", 500 + 1500, 0, 0, 0),
-                                     Layer("aten::linear#1", 3000 + 1900, 5000, 3000, 2048),
-                                     Layer("aten::relu#2", 1000 + 3700, 1500, 0, 0),
+                                     Layer("aten::linear#1", 3000 + 1900, 5000 + 1500, 3000, 2048),
+                                     Layer("aten::relu#2", 1000 + 3700, 1500 + 5000, 0, 0),
                                      Layer("aten::linear#3", 4000 + 4300, 6000 + 2200, 7000, 4096),
                                      Layer("aten::mse_loss#4", 700 + 3600, 800 + 7300, 0, 0)));
   EXPECT_EQ(r.iterations_seen, 2);
@@ -543,8 +547,8 @@ TEST_F(KinetoImportTest, ModuleRangesGiveLeafModuleLayersWithBackward) {
   EXPECT_EQ(l.backward_outside_layers, 2u);  // MseLossBackward0
   const auto r = walk::profile_from_trace(reader, "modules.ssgdt");
   EXPECT_THAT(layer_times(r),
-              ::testing::ElementsAre(Layer("Linear_0", 2000 + 4900, 5000, 3000, 2048),
-                                     Layer("ReLU_0", 4700, 1500, 0, 0),
+              ::testing::ElementsAre(Layer("Linear_0", 2000 + 4900, 5000 + 1500, 3000, 2048),
+                                     Layer("ReLU_0", 4700, 1500 + 5000, 0, 0),
                                      Layer("Linear_1", 8300 + 4300 + 8100, 8200, 7000, 4096)));
   EXPECT_EQ(r.kernels_outside_ranges, 4);  // mul, mse_loss forward and backward, optimizer
   EXPECT_EQ(r.kernels_update, 1);          // the optimizer's

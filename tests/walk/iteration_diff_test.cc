@@ -61,7 +61,7 @@ TEST_F(IterationDiffTest, TasksOfAnIterationFollowTheMarkers) {
                                               "update"}));
   // Kernels with the idle time before them that the host caused
   // (tests/data/traces/marked.txtpb works them out).
-  EXPECT_EQ(busy, (std::vector<std::int64_t>{1250, 410, 650, 1150, 800, 660, 1000, 500, 950}));
+  EXPECT_EQ(busy, (std::vector<std::int64_t>{1250, 410, 650, 1150, 1500, 660, 1000, 500, 950}));
   EXPECT_EQ(tasks[6].bytes, 40960);
   // The first kernel (at 110160) owns the idle time since its iteration
   // began (the device ran dry at 107550, before it).
