@@ -477,6 +477,64 @@ TEST_F(TraceProfileTest, AKernelWithoutALaunchRecordOwnsNoIdleTime) {
   EXPECT_EQ(forward_of(profile_from_trace(reader, "nolaunch.ssgdt")), 2'000);
 }
 
+namespace {
+
+// gap_trace with a collective of the iteration on device 0's own stream,
+// [t + comm_start, t + comm_end), launched inside the layer's range.
+std::vector<v1::Event> gap_trace_beside_comm(std::int64_t launched_at, std::int64_t comm_start,
+                                             std::int64_t comm_end) {
+  std::vector<v1::Event> ev = gap_trace(100'000, launched_at, true);
+  for (int it = 0; it < 2; ++it) {
+    const std::int64_t t = it * 1'000'000;
+    v1::Event c;
+    auto* k = c.mutable_collective();
+    k->set_op(v1::Collective::ALL_REDUCE);
+    k->set_size_bytes(4096);
+    k->set_communicator_id(42);
+    k->set_nranks(2);
+    k->set_sequence_number(it);
+    k->set_device(0);
+    k->set_stream(9);
+    k->set_start_ns(t + comm_start);
+    k->set_end_ns(t + comm_end);
+    k->set_correlation_id(10 * it + 5);
+    ev.push_back(c);
+    ev.push_back(launch(t + comm_start - 50, 10 * it + 5));
+  }
+  return ev;
+}
+
+}  // namespace
+
+// The next kernel launched while a collective ran on its own stream, and
+// started at once: the compute stream waited for the host, not for the
+// collective, and the kernel owns the 100 us (until 2026-11-30 the running
+// collective made the device count as busy, and the gap was lost).
+TEST_F(TraceProfileTest, AKernelLaunchedBesideACollectiveOwnsTheHostsGap) {
+  const fs::path path =
+      write_trace("beside.ssgdt", gap_trace_beside_comm(101'950, 10'000, 150'000));
+  auto reader = trace::TraceReader::open(path);
+  EXPECT_EQ(forward_of(profile_from_trace(reader, "beside.ssgdt")), 102'000);
+}
+
+// Launched while a collective ran and held until it ended (its stream
+// waiting on the collective's event): the gap up to its launch is the
+// host's, the rest a wait.
+TEST_F(TraceProfileTest, AKernelHeldUntilACollectiveEndedOwnsTheGapUpToItsLaunch) {
+  const fs::path path = write_trace("held.ssgdt", gap_trace_beside_comm(40'000, 10'000, 101'990));
+  auto reader = trace::TraceReader::open(path);
+  EXPECT_EQ(forward_of(profile_from_trace(reader, "held.ssgdt")), 2'000 + 38'000);
+}
+
+// Launched only after the collective ended: the host may have waited for it
+// (a synchronize), so the collective's time counts as the device's work and
+// the kernel owns the gap since it ended.
+TEST_F(TraceProfileTest, AKernelLaunchedAfterACollectiveEndedOwnsTheGapSinceThen) {
+  const fs::path path = write_trace("after.ssgdt", gap_trace_beside_comm(101'000, 10'000, 80'000));
+  auto reader = trace::TraceReader::open(path);
+  EXPECT_EQ(forward_of(profile_from_trace(reader, "after.ssgdt")), 2'000 + 22'000);
+}
+
 // Device-to-device copies and memsets are the GPU's own work: compute of the
 // layer that launched them; host-to-device copies stay the scenario's h2d.
 TEST_F(TraceProfileTest, DeviceCopiesAndMemsetsAreCompute) {
