@@ -172,6 +172,13 @@ struct LayerProfile {
   double update_beside_comm = 0;  // the update's share beside a collective (LayerRow's)
   double update_beside_comm_rate = 0;  // bytes a ns through the rank meanwhile (LayerRow's)
   std::optional<TracingWindowSteps> tracing_window;  // from a trace with a window
+  // From a trace; not in the CSV form: the iterations the profile averages
+  // as the trace timed them (their marks' spans, or the spans the walker
+  // split unmarked work into), their mean and count, and the job's world
+  // size as the trace records it (0: not recorded).
+  std::optional<Duration> traced_step;
+  std::int64_t traced_steps = 0;
+  std::int64_t traced_world = 0;
   std::vector<LayerRow> layers;
   MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form
 

@@ -207,6 +207,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     kernel_ns[static_cast<std::size_t>(w.kernel)] += w.own_ns;
   };
   std::int64_t samples = 0;  // rank-iterations accumulated
+  std::vector<std::int64_t> step_spans;  // the spans of those rank-iterations, ns
   // micro-batches an iteration ran -> iterations
   std::map<std::int64_t, std::int64_t> micro_batches;
   std::int64_t reduced_every_micro_batch = 0;  // iterations of several that communicated in each
@@ -287,6 +288,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     }
     for (std::size_t k = steps.size() > 1 ? 1 : 0; k < steps.size(); ++k) {
       const IterationWork work = walk.iteration_work(rank, iterations[steps[k]]);
+      step_spans.push_back(iterations[steps[k]].end_ns - iterations[steps[k]].start_ns);
       ++samples;
       MicroBatches micro = micro_batches_of(work);
       // Gradients reduced before the last micro-batch began: the capture
@@ -459,6 +461,13 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   }
   p.host_compute = !gpu_work;
   p.tracing_window = window_steps(walk);
+  if (!step_spans.empty()) {
+    std::int64_t sum = 0;
+    for (const std::int64_t v : step_spans) sum = checked_add(sum, v).value_or(sum);
+    p.traced_step = Duration(mean_half_up(sum, static_cast<std::int64_t>(step_spans.size())));
+    p.traced_steps = static_cast<std::int64_t>(step_spans.size());
+  }
+  p.traced_world = reader.metadata().world_size();
   if (p.tracing_window) {
     const auto& w = *p.tracing_window;
     out.warnings.push_back(fmt::format(

@@ -139,6 +139,41 @@ nlohmann::json scaling_json(const sim::ReplayResult& r, const sim::Scenario& s) 
   return j;
 }
 
+// The replay beside a trace input's own iterations: the difference in
+// percent, and a note when the scenario replays the trace's own job (its
+// world size, its GPU, nothing perturbed or added) and misses them by more
+// than 10%: what the trace spent in waits the walker leaves idle (its
+// peers, a synchronize, data) is not in the replay, or the replay adds what
+// the trace did not do.
+struct TracedSteps {
+  double error_percent = 0;
+  std::string note;
+};
+std::optional<TracedSteps> traced_steps(const sim::ReplayResult& r, const sim::Scenario& s) {
+  if (!r.traced_step || r.traced_step->ns() <= 0) return std::nullopt;
+  TracedSteps t;
+  t.error_percent =
+      100.0 *
+      (static_cast<double>(r.iteration_time.ns()) / static_cast<double>(r.traced_step->ns()) - 1);
+  const bool own_job = r.workers == std::max<std::int64_t>(r.traced_world, 1) &&
+                       !r.gpu_change.applied && !s.perturb.active() && !r.interference.active &&
+                       !r.tracer_overhead.removed;
+  if (own_job && std::abs(t.error_percent) > 10) {
+    t.note = t.error_percent < 0
+                 ? fmt::format(
+                       "the replay of the trace's own job is {:.1f}% shorter than its "
+                       "steps: time the traced rank waited with its GPU idle (for its "
+                       "peers, a synchronize, data) is not work the replay keeps",
+                       -t.error_percent)
+                 : fmt::format(
+                       "the replay of the trace's own job is {:.1f}% longer than its "
+                       "steps: work the replay adds (collectives modelled rather than "
+                       "measured, an update, io) the trace did not spend",
+                       t.error_percent);
+  }
+  return t;
+}
+
 void print_scaling(const sim::ReplayResult& r, const sim::Scenario& s, std::ostream& out) {
   if (r.scaling_mode == sim::ScalingMode::kWeak) {
     out << fmt::format("\n  scaling: weak, {} {} per GPU on every GPU count\n", r.batch_per_gpu,
@@ -213,6 +248,13 @@ nlohmann::json report_json(const sim::ReplayResult& r, const sim::Scenario& s,
   j["memory"] = memory_json(r.memory, r.gpu_memory);
   j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
   j["interference"] = interference_json(r.interference, &r.interference_stats);
+  if (const auto t = traced_steps(r, s)) {
+    j["traced_steps"] = {{"mean_ns", r.traced_step->ns()},
+                         {"count", r.traced_steps},
+                         {"world_size", r.traced_world},
+                         {"this_run_percent", t->error_percent},
+                         {"note", t->note}};
+  }
   if (const sim::TracerOverhead& t = r.tracer_overhead; t.window) {
     j["tracing_window"] = {{"traced_steps", t.steps.traced},
                            {"untraced_steps", t.steps.untraced},
@@ -335,6 +377,13 @@ void print_summary(const sim::ReplayResult& r, const sim::Scenario& s, const Rep
                   s.iterations > 1 ? "steady state: mean over iterations after the first"
                                    : "the only iteration simulated",
                   ctx.shared_fabric ? "; this job alone on the fabric" : ""));
+  if (const auto t = traced_steps(r, s)) {
+    row("the trace's own steps", format_duration(*r.traced_step),
+        fmt::format("mean of the {} rank-iteration(s) the replay averages, as traced; "
+                    "this run {:+.1f}%",
+                    r.traced_steps, t->error_percent));
+    if (!t->note.empty()) out << fmt::format("    note: {}\n", t->note);
+  }
   if (ctx.shared_fabric && !ctx.shared_fabric->jobs.empty() && ctx.shared_fabric->jobs.front().count > 0) {
     // The scenario's own job is the table's first: its time with the others,
     // from the same run as the table below.

@@ -32,6 +32,9 @@ Plan plan(const trace::LayerProfile& measured_input, const Scenario& requested,
   out.gpu_change = plan_gpu_change(measured, scenario_gpu_model(requested),
                                    requested.platform.gpu_model_from_key, requested.fp32_matmul);
   out.kernel_classes = measured.kernel_classes;
+  out.traced_step = measured_input.traced_step;
+  out.traced_steps = measured_input.traced_steps;
+  out.traced_world = measured_input.traced_world;
   if (options.single_worker_baseline) {
     auto log = logger("sim");
     for (const auto& note : out.gpu_change.notes) {

@@ -152,6 +152,20 @@ TEST_F(CliTraceTest, WholeTraceReplays) {
   EXPECT_EQ(report["scenario"]["workload"]["update_time_ns"], 950);
   EXPECT_EQ(report["input"]["kind"], "ssgd-trace");
   EXPECT_THAT(r.err, Not(HasSubstr("outside every forward/backward range")));
+  // Beside the trace's own iterations (9 us each, of which the work holds
+  // 6.69): the replay of its own job, 25.7% shorter, says so.
+  EXPECT_EQ(report["traced_steps"]["mean_ns"], 9000);
+  EXPECT_EQ(report["traced_steps"]["count"], 2);
+  EXPECT_NEAR(report["traced_steps"]["this_run_percent"].get<double>(), -25.67, 0.01);
+  EXPECT_THAT(r.out, HasSubstr("the trace's own steps"));
+  EXPECT_THAT(report["traced_steps"]["note"].get<std::string>(),
+              HasSubstr("25.7% shorter than its steps"));
+  // Another job (two workers) is compared, not judged.
+  const Result two = ssgd(
+      {"simulate", "marked.ssgdt", "--set", "cluster.gpus_per_node=2", "--report", "two.json"});
+  ASSERT_TRUE(two.exited && two.status == 0) << two;
+  const auto two_report = nlohmann::json::parse(read_file_bytes(work_ / "two.json"));
+  EXPECT_EQ(two_report["traced_steps"]["note"], "");
   // Set, the scenario's update time wins.
   const Result set = ssgd({"simulate", "marked.ssgdt", "--set", "workload.update_time=0ns",
                            "--report", "s.json"});
