@@ -111,8 +111,16 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
         to_string(scenario.overlap_policy), comm.describe());
   }
   if (profile.has_comm() && out.workers == 1 && options.single_worker_baseline) {
-    log->info(
-        "one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
+    if (out.traced_world > 1) {
+      log->warn(
+          "one worker, but the trace is of a job of {} ranks: its measured comm_ns are not "
+          "replayed (nothing to all-reduce); set cluster.nodes and cluster.gpus_per_node to "
+          "replay that job",
+          out.traced_world);
+    } else {
+      log->info(
+          "one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");
+    }
   }
 
   const bool windowed = options.windowed();

@@ -35,6 +35,13 @@ TEST_F(KinetoCliTest, ImportPrintsASummaryAndSimulateReplaysTheTrace) {
                                "annotations)"));
   const auto sim = ssgd({"simulate", out, "-q", "--log", "warn"});
   EXPECT_EQ(sim.status, 0) << sim;
+  // One worker by default: the trace's job of two ranks is not replayed, and
+  // the warning says how to replay it.
+  EXPECT_THAT(sim.err, HasSubstr("one worker, but the trace is of a job of 2 ranks"));
+  const auto two =
+      ssgd({"simulate", out, "-q", "--log", "warn", "--set", "cluster.gpus_per_node=2"});
+  EXPECT_EQ(two.status, 0) << two;
+  EXPECT_THAT(two.err, Not(HasSubstr("one worker")));
 }
 
 // A folder of one profiler file per rank: each imported at its own rank
