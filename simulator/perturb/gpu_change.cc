@@ -216,9 +216,27 @@ GpuChange plan_gpu_change(const trace::LayerProfile& profile, const std::string&
     if (fp32_matmul_moves(fp32_matmul) == r) continue;  // said above
     const auto b = gpu_rate(*to, r);
     if (b && b->as != r) {
-      c.notes.push_back(fmt::format("{} has no {} units: that work runs at its {} rate",
-                                    to->name, to_string(r), to_string(b->as)));
+      c.notes.push_back(fmt::format(
+          "{} has no {} units: that work runs at its {} rate, by the ratio of the peaks{}",
+          to->name, to_string(r), to_string(b->as),
+          r == WorkRate::kTf32 ? " (for ResNet-50's convolutions about twice the slowdown "
+                                 "measured: docs/validation.md, section 13)"
+                               : ""));
     }
+  }
+  // FP32 convolutions moved to a GPU with TF32 units stay FP32 unless asked:
+  // PyTorch would run them in TF32 there (cuDNN's default), its matmuls not.
+  const std::int64_t conv_ns =
+      profile.kernel_classes.ns[static_cast<std::size_t>(trace::KernelClass::kConv)];
+  if (!moves_math && c.split[WorkRate::kFp32] > 0 && conv_ns > 0 && from->tf32_tflops <= 0 &&
+      to->tf32_tflops > 0) {
+    c.notes.push_back(fmt::format(
+        "the input's FP32 matrix work ({:.1f}% of the GPU time; convolutions {:.1f}%) stays on "
+        "{}'s FP32 units, where PyTorch would run convolutions on TF32 tensor cores by default "
+        "(torch.backends.cudnn.allow_tf32) and matmuls not: workload.fp32_matmul: tf32 moves "
+        "all of it (docs/validation.md, section 13: a V100 capture moved to an A100 that way "
+        "came out 18% fast, kept FP32 90% slow)",
+        share(c.split[WorkRate::kFp32]), share(conv_ns), to->name));
   }
   if (latency_as_memory && c.split[WorkRate::kLatency] > 0) {
     c.notes.push_back("a GPU's clock is not published: memory-bound kernels of one wave scale "

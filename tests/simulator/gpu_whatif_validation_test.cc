@@ -30,6 +30,7 @@
 //                  and optimizer differ. The same benchmark's A100 and H100
 //                  rows, in TF32, from the same capture with
 //                  workload.fp32_matmul tf32: within 10% per FLOP.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -263,6 +264,17 @@ TEST(GpuWhatIfValidation, HtaV100AndA100CapturesOfOneTrainingPredictEachOther) {
       matrix_ms(to_a100) / matrix_ms(to_v100), 156 / 15.7);
   EXPECT_NEAR(percent(to_a100_ms, a100_ms), -17.7, 3.0);
   EXPECT_NEAR(percent(to_v100_ms, v100_ms), 66.0, 5.0);
+  // Without workload.fp32_matmul the V100's FP32 convolutions stay FP32 on
+  // the A100 (+90%), and a note says that PyTorch would run them in TF32.
+  const ReplayResult kept = on(hta("v100"), "a100-sxm4-40gb", 32);
+  const double kept_ms = static_cast<double>(kept.gpu_change.kernel_ns_after) / 1e6;
+  std::printf("resnet50 (HTA) V100 -> A100, FP32 kept: kernels %.3f ms (%+.1f%%)\n", kept_ms,
+              percent(kept_ms, a100_ms));
+  EXPECT_NEAR(percent(kept_ms, a100_ms), 89.6, 3.0);
+  const auto& notes = kept.gpu_change.notes;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("PyTorch would run convolutions on TF32 tensor cores") != std::string::npos;
+  }));
 }
 
 }  // namespace
