@@ -179,6 +179,10 @@ struct LayerProfile {
   std::optional<Duration> traced_step;
   std::int64_t traced_steps = 0;
   std::int64_t traced_world = 0;
+  // The hosts the trace records and the most GPUs one of them shows the
+  // traced process (0: none recorded); how its ranks sat on nodes.
+  std::int64_t traced_hosts = 0;
+  std::int64_t traced_gpus_per_host = 0;
   std::vector<LayerRow> layers;
   MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form
 

@@ -468,6 +468,10 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     p.traced_steps = static_cast<std::int64_t>(step_spans.size());
   }
   p.traced_world = reader.metadata().world_size();
+  p.traced_hosts = reader.metadata().hosts_size();
+  for (const auto& host : reader.metadata().hosts()) {
+    p.traced_gpus_per_host = std::max<std::int64_t>(p.traced_gpus_per_host, host.gpus_size());
+  }
   if (p.tracing_window) {
     const auto& w = *p.tracing_window;
     out.warnings.push_back(fmt::format(

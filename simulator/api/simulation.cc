@@ -68,6 +68,12 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
     return s;
   }
   s.scenario = scenario;
+  // A trace of a job of several ranks replays that job unless the scenario
+  // names a cluster.
+  if (const TracedJob job = scenario_for_traced_job(s.scenario, input.content.profile);
+      !job.said.empty()) {
+    tell(job.applied ? options.info : options.warn, job.said);
+  }
   // The other jobs' inputs are read before anything runs, so a bad one fails fast.
   std::vector<trace::LayerProfile> job_profiles(scenario.jobs.size());
   for (std::size_t i = 0; i < scenario.jobs.size(); ++i) {
@@ -78,11 +84,11 @@ Simulation run_simulation(const SimulationInput& input, const Scenario& scenario
     for (const auto& w : in.warnings) tell(options.warn, "job '" + job.name + "': " + w);
     job_profiles[i] = std::move(in.profile);
   }
-  s.result = replay(input.content.profile, scenario, options.replay);
+  s.result = replay(input.content.profile, s.scenario, options.replay);
   if (!scenario.jobs.empty()) {
     const WorkContext jobs("running the scenario's jobs on a shared fabric");
     s.shared = run_shared_fabric(
-        input.content.profile, scenario, job_profiles,
+        input.content.profile, s.scenario, job_profiles,
         [&options](const std::string& line) { tell(options.info, line); },
         options.replay.allow_large);
   }

@@ -494,6 +494,52 @@ Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfil
   return out;
 }
 
+TracedJob scenario_for_traced_job(Scenario& scenario, const trace::LayerProfile& profile) {
+  const std::int64_t world = profile.traced_world;
+  if (world <= 1 || scenario.origins.contains("cluster.nodes") ||
+      scenario.origins.contains("cluster.gpus_per_node") || scenario.gpus_per_node_given) {
+    return {};
+  }
+  const bool generic = scenario.platform.preset == "generic";
+  std::int64_t node = scenario.gpus_per_node;  // the preset's node (load_scenario)
+  std::string of;
+  if (!generic) {
+    of = fmt::format("a {} node's {} GPUs", scenario.platform.preset, node);
+  } else if (profile.traced_gpus_per_host > 0) {
+    node = profile.traced_gpus_per_host;
+    of = fmt::format("the {} GPUs its host shows the traced process", node);
+  } else if (profile.traced_hosts > 1 && world % profile.traced_hosts == 0) {
+    node = world / profile.traced_hosts;
+    of = fmt::format("its {} ranks over the {} hosts it records", world, profile.traced_hosts);
+  } else {
+    node = world;
+    of = "no GPUs or hosts recorded: one node";
+  }
+  TracedJob out;
+  if (world % node == 0) {
+    scenario.nodes = world / node;
+    scenario.gpus_per_node = node;
+  } else if (world < node) {
+    scenario.nodes = 1;
+    scenario.gpus_per_node = world;
+  } else {
+    out.said = fmt::format(
+        "the trace is of a job of {} ranks, which does not fill nodes of {} GPUs ({}): replayed "
+        "on {} x {}; set cluster.nodes and cluster.gpus_per_node to replay that job",
+        world, node, of, scenario.nodes, scenario.gpus_per_node);
+    return out;
+  }
+  // A node cut to fewer GPUs than the preset's, or the generic platform's
+  // nodes as the trace had them: as cluster.gpus_per_node would give them.
+  scenario.gpus_per_node_given = generic || scenario.gpus_per_node != node;
+  out.applied = true;
+  out.said = fmt::format(
+      "cluster: the trace's job, {} ranks, on {} node(s) x {} GPU(s) (nodes of {}; "
+      "cluster.nodes and cluster.gpus_per_node not set)",
+      world, scenario.nodes, scenario.gpus_per_node, of);
+  return out;
+}
+
 std::vector<ScenarioFile> scenario_files(const Scenario& scenario) {
   std::vector<ScenarioFile> files;
   if (scenario.calibration) files.push_back({"network.calibration", *scenario.calibration});

@@ -180,6 +180,22 @@ decltype(auto) with_located_errors(const Scenario& scenario, F&& f) {
 // else as given.
 Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfile& profile);
 
+// `ssgd simulate` of a trace of a job of several ranks, whose scenario sets
+// neither cluster.nodes nor cluster.gpus_per_node: the cluster becomes the
+// trace's job, its world size W on nodes of G GPUs: the platform preset's
+// node, or on the generic platform the most GPUs a host of the trace shows
+// the traced process, else W over the hosts it records (when they divide
+// it), else W. W / G nodes when G divides W; one node of W GPUs when W < G.
+// Returns what was done, in words, or why not (a world that does not fill
+// whole nodes stays on the scenario's cluster); nothing when the scenario
+// or the trace leaves nothing to do. Only simulate's own run: scale,
+// optimize and the one-GPU baseline set their clusters themselves.
+struct TracedJob {
+  bool applied = false;
+  std::string said;
+};
+TracedJob scenario_for_traced_job(Scenario& scenario, const trace::LayerProfile& profile);
+
 // A file that a scenario names, with the key that names it, as load_scenario
 // resolved it (relative to the scenario file).
 struct ScenarioFile {

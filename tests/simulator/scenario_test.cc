@@ -239,6 +239,53 @@ TEST(Scenario, ProfileUpdateUnlessTheScenarioSetsTheKey) {
   EXPECT_EQ(scenario_for_profile(load_scenario(file, {}), measured).update_time, Duration(2'000));
 }
 
+// A trace of a job of several ranks: its world on nodes of the preset's
+// GPUs, or of its host's; never over a cluster the scenario names.
+TEST(Scenario, ATracesJobIsTheClusterUnlessTheScenarioNamesOne) {
+  trace::LayerProfile p;
+  p.traced_world = 16;
+  p.traced_hosts = 1;
+  p.traced_gpus_per_host = 8;
+  Scenario s = load_scenario(std::nullopt, {});
+  EXPECT_TRUE(scenario_for_traced_job(s, p).applied);
+  EXPECT_EQ(s.nodes, 2);
+  EXPECT_EQ(s.gpus_per_node, 8);
+  // Fewer ranks than a node: part of one (the preset's node cut to them).
+  p.traced_world = 2;
+  Scenario hgx = load_scenario(std::nullopt, {"platform.preset=hgx_h100"});
+  const TracedJob cut = scenario_for_traced_job(hgx, p);
+  EXPECT_TRUE(cut.applied);
+  EXPECT_EQ(hgx.workers(), 2);
+  EXPECT_TRUE(hgx.gpus_per_node_given);
+  EXPECT_THAT(cut.said, HasSubstr("a hgx_h100 node's 8 GPUs"));
+  // Whole nodes or nothing: 12 ranks on nodes of 8 stay on the scenario's
+  // cluster, and the message says how to replay the job.
+  p.traced_world = 12;
+  Scenario twelve = load_scenario(std::nullopt, {"platform.preset=hgx_h100"});
+  const TracedJob no = scenario_for_traced_job(twelve, p);
+  EXPECT_FALSE(no.applied);
+  EXPECT_EQ(twelve.workers(), 8);
+  EXPECT_THAT(no.said, HasSubstr("does not fill nodes of 8 GPUs"));
+  // CPU ranks on hosts without GPUs: the ranks over the hosts recorded.
+  trace::LayerProfile cpu;
+  cpu.traced_world = 4;
+  cpu.traced_hosts = 2;
+  Scenario c = load_scenario(std::nullopt, {});
+  EXPECT_TRUE(scenario_for_traced_job(c, cpu).applied);
+  EXPECT_EQ(c.nodes, 2);
+  EXPECT_EQ(c.gpus_per_node, 2);
+  // A cluster the scenario names, or a trace of one rank: nothing.
+  for (const char* key : {"cluster.nodes=1", "cluster.gpus_per_node=1"}) {
+    Scenario named = load_scenario(std::nullopt, {key});
+    const TracedJob none = scenario_for_traced_job(named, p);
+    EXPECT_FALSE(none.applied);
+    EXPECT_TRUE(none.said.empty());
+    EXPECT_EQ(named.workers(), 1);
+  }
+  Scenario one = load_scenario(std::nullopt, {});
+  EXPECT_TRUE(scenario_for_traced_job(one, trace::LayerProfile{}).said.empty());
+}
+
 TEST(Scenario, SetAppliesAfterTheFileInOrder) {
   const Scenario s = load_scenario(source_path("scenarios/v100_4x4_10gbe.yaml"),
                                    {"cluster.nodes=8", "policy.overlap=bsp", "cluster.nodes=2",

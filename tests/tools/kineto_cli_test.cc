@@ -33,15 +33,20 @@ TEST_F(KinetoCliTest, ImportPrintsASummaryAndSimulateReplaysTheTrace) {
   EXPECT_THAT(r.out, HasSubstr("cat cpu_op (not a mark)"));
   EXPECT_THAT(r.out, HasSubstr("layers       2 layers from marks (auto: the file has forward/backward "
                                "annotations)"));
-  const auto sim = ssgd({"simulate", out, "-q", "--log", "warn"});
+  // The trace's job (rank 1 of 2, on a host of one GPU as the file shows it)
+  // unless the scenario names a cluster, and said.
+  const auto sim = ssgd({"simulate", out});
   EXPECT_EQ(sim.status, 0) << sim;
-  // One worker by default: the trace's job of two ranks is not replayed, and
-  // the warning says how to replay it.
-  EXPECT_THAT(sim.err, HasSubstr("one worker, but the trace is of a job of 2 ranks"));
-  const auto two =
-      ssgd({"simulate", out, "-q", "--log", "warn", "--set", "cluster.gpus_per_node=2"});
-  EXPECT_EQ(two.status, 0) << two;
-  EXPECT_THAT(two.err, Not(HasSubstr("one worker")));
+  EXPECT_THAT(sim.err, HasSubstr("cluster: the trace's job, 2 ranks, on 2 node(s) x 1 GPU(s)"));
+  EXPECT_THAT(sim.out, HasSubstr("cluster: 2 node(s) x 1 GPU(s) = 2 workers"));
+  EXPECT_THAT(sim.err, Not(HasSubstr("one worker")));
+  // One worker asked for: its measured collectives are not replayed, and the
+  // warning says how to replay the job.
+  const auto one =
+      ssgd({"simulate", out, "-q", "--log", "warn", "--set", "cluster.gpus_per_node=1"});
+  EXPECT_EQ(one.status, 0) << one;
+  EXPECT_THAT(one.err, HasSubstr("one worker, but the trace is of a job of 2 ranks"));
+  EXPECT_THAT(one.err, Not(HasSubstr("the trace's job")));
 }
 
 // A folder of one profiler file per rank: each imported at its own rank
