@@ -35,11 +35,16 @@ TEST_F(KinetoCliTest, ImportPrintsASummaryAndSimulateReplaysTheTrace) {
                                "annotations)"));
   // The trace's job (rank 1 of 2, on a host of one GPU as the file shows it)
   // unless the scenario names a cluster, and said.
-  const auto sim = ssgd({"simulate", out});
+  const auto simulated = (dir_ / "simulated.ssgdt").string();
+  const auto sim = ssgd({"simulate", out, "--trace", simulated});
   EXPECT_EQ(sim.status, 0) << sim;
   EXPECT_THAT(sim.err, HasSubstr("cluster: the trace's job, 2 ranks, on 2 node(s) x 1 GPU(s)"));
   EXPECT_THAT(sim.out, HasSubstr("cluster: 2 node(s) x 1 GPU(s) = 2 workers"));
   EXPECT_THAT(sim.err, Not(HasSubstr("one worker")));
+  // The simulated trace is of the job as run: its provenance says so.
+  const auto info = ssgd({"info", simulated});
+  EXPECT_EQ(info.status, 0) << info;
+  EXPECT_THAT(info.out, HasSubstr("under 2 node(s) x 1 GPU(s)"));
   // One worker asked for: its measured collectives are not replayed, and the
   // warning says how to replay the job.
   const auto one =

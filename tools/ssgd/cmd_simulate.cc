@@ -173,9 +173,10 @@ void run_simulate(const SimulateArgs& a) {
     if (a.trace.given()) {
       report::SimulatedTraceOptions trace_options;
       trace_options.max_ranks = a.trace_ranks;
-      trace_options.gpus_per_node = scenario.gpus_per_node;
+      // The scenario as run (a trace's job where the scenario named no cluster).
+      trace_options.gpus_per_node = simulation.scenario.gpus_per_node;
       trace_options.framework = input.content.profile.model;
-      trace_options.provenance = simulated_provenance(a, scenario, result);
+      trace_options.provenance = simulated_provenance(a, simulation.scenario, result);
       write_output(a.trace, [&] {
         const WorkContext writing("writing the simulated trace", a.trace.path);
         report::write_simulated_trace(result, trace_options, a.trace.path);
