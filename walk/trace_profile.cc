@@ -208,6 +208,7 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   };
   std::int64_t samples = 0;  // rank-iterations accumulated
   std::vector<std::int64_t> step_spans;  // the spans of those rank-iterations, ns
+  bool spans_known = true;               // every one of them has a span
   // micro-batches an iteration ran -> iterations
   std::map<std::int64_t, std::int64_t> micro_batches;
   std::int64_t reduced_every_micro_batch = 0;  // iterations of several that communicated in each
@@ -288,7 +289,14 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     }
     for (std::size_t k = steps.size() > 1 ? 1 : 0; k < steps.size(); ++k) {
       const IterationWork work = walk.iteration_work(rank, iterations[steps[k]]);
-      step_spans.push_back(iterations[steps[k]].end_ns - iterations[steps[k]].start_ns);
+      // A span that cannot be one (the first of a rank's split iterations
+      // starts unbounded) leaves the traced steps unknown.
+      const auto span = checked_sub(iterations[steps[k]].end_ns, iterations[steps[k]].start_ns);
+      if (span && *span > 0 && *span <= trace::kMaxProfileTimeNs) {
+        step_spans.push_back(*span);
+      } else {
+        spans_known = false;
+      }
       ++samples;
       MicroBatches micro = micro_batches_of(work);
       // Gradients reduced before the last micro-batch began: the capture
@@ -461,10 +469,12 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   }
   p.host_compute = !gpu_work;
   p.tracing_window = window_steps(walk);
-  if (!step_spans.empty()) {
-    std::int64_t sum = 0;
-    for (const std::int64_t v : step_spans) sum = checked_add(sum, v).value_or(sum);
-    p.traced_step = Duration(mean_half_up(sum, static_cast<std::int64_t>(step_spans.size())));
+  std::optional<std::int64_t> span_sum = 0;
+  for (const std::int64_t v : step_spans) {
+    if (span_sum) span_sum = checked_add(*span_sum, v);
+  }
+  if (spans_known && span_sum && !step_spans.empty()) {
+    p.traced_step = Duration(mean_half_up(*span_sum, static_cast<std::int64_t>(step_spans.size())));
     p.traced_steps = static_cast<std::int64_t>(step_spans.size());
   }
   p.traced_world = reader.metadata().world_size();

@@ -303,7 +303,28 @@ TEST_F(TraceProfileTest, WithoutIterationMarkersIterationsSplitAtOptimizerStepsO
     EXPECT_THAT(r.warnings[0], HasSubstr("rank 0 has no iteration/<N> markers"));
     EXPECT_THAT(r.warnings[0], HasSubstr(drop_optimizer ? "every 2 collective(s)" : "optimizer step"));
     EXPECT_THAT(r.warnings[0], HasSubstr("(3 found)"));
+    // The two used iterations have spans (launch to launch); the first,
+    // unbounded, is the warm-up and not among them.
+    ASSERT_TRUE(r.profile.traced_step.has_value());
+    EXPECT_EQ(r.profile.traced_steps, 2);
   }
+  // One split iteration: it is used, and it starts unbounded, so the
+  // trace's own steps are unknown (no span, no overflow: a fuzzer's finding).
+  const auto one = [&] {
+    auto in = trace::TraceReader::open(packed);
+    std::vector<v1::Event> events;
+    v1::Event e;
+    while (in.next(e)) {
+      if (e.has_marker() && e.marker().name().starts_with("iteration/")) continue;
+      const std::int64_t t = e.has_kernel() ? e.kernel().start_ns() : 0;
+      if (t >= 110'000) continue;  // iteration 0's work only
+      events.push_back(e);
+    }
+    auto reader = trace::TraceReader::open(write_trace("one.ssgdt", events));
+    return profile_from_trace(reader, "one.ssgdt");
+  }();
+  EXPECT_EQ(one.iterations_used, 1);
+  EXPECT_FALSE(one.profile.traced_step.has_value());
 }
 
 // ssgd/grad_bytes marks give the layers' gradient sizes (0 for a layer
