@@ -516,6 +516,14 @@ TracedJob scenario_for_traced_job(Scenario& scenario, const trace::LayerProfile&
     of = "no GPUs or hosts recorded: one node";
   }
   TracedJob out;
+  if (node > kMaxClusterGpusPerNode || world / node > kMaxClusterNodes) {
+    out.said = fmt::format(
+        "the trace is of a job of {} ranks, beyond what cluster.nodes ({} at most) and "
+        "cluster.gpus_per_node ({} at most) take on nodes of {} GPUs ({}): replayed on {} x {}",
+        world, kMaxClusterNodes, kMaxClusterGpusPerNode, node, of, scenario.nodes,
+        scenario.gpus_per_node);
+    return out;
+  }
   if (world % node == 0) {
     scenario.nodes = world / node;
     scenario.gpus_per_node = node;

@@ -190,6 +190,10 @@ Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfil
 // whole nodes stays on the scenario's cluster); nothing when the scenario
 // or the trace leaves nothing to do. Only simulate's own run: scale,
 // optimize and the one-GPU baseline set their clusters themselves.
+// The bounds of cluster.nodes and cluster.gpus_per_node.
+inline constexpr std::int64_t kMaxClusterNodes = 1'048'576;
+inline constexpr std::int64_t kMaxClusterGpusPerNode = 1'024;
+
 struct TracedJob {
   bool applied = false;
   std::string said;

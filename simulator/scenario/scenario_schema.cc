@@ -32,8 +32,6 @@ namespace {
 // as an extra zero or two fails at load time rather than as an allocation
 // failure halfway through a simulation.
 constexpr std::int64_t kMaxIterations = 1'000'000;
-constexpr std::int64_t kMaxNodes = 1'048'576;
-constexpr std::int64_t kMaxGpusPerNode = 1'024;
 constexpr std::int64_t kMaxBatchPerGpu = 1'048'576;
 constexpr std::int64_t kMaxPrefetchDepth = 1'024;
 
@@ -118,9 +116,9 @@ std::int64_t parse_nonnegative_size(std::string_view value) {
 void set_iterations(Scenario& s, std::string_view v) {
   s.iterations = parse_int(v, 1, kMaxIterations);
 }
-void set_nodes(Scenario& s, std::string_view v) { s.nodes = parse_int(v, 1, kMaxNodes); }
+void set_nodes(Scenario& s, std::string_view v) { s.nodes = parse_int(v, 1, kMaxClusterNodes); }
 void set_gpus_per_node(Scenario& s, std::string_view v) {
-  s.gpus_per_node = parse_int(v, 1, kMaxGpusPerNode);
+  s.gpus_per_node = parse_int(v, 1, kMaxClusterGpusPerNode);
   s.gpus_per_node_given = true;
 }
 void set_intra_node(Scenario& s, std::string_view v) {
@@ -199,9 +197,10 @@ std::vector<NvlinkPair> parse_pairs(std::string_view v) {
     }
     NvlinkPair p;
     try {
-      p.a = parse_int(item.substr(0, dash), 0, kMaxGpusPerNode - 1);
-      p.b = parse_int(item.substr(dash + 1, colon == std::string_view::npos ? item.npos : colon - dash - 1), 0,
-                      kMaxGpusPerNode - 1);
+      p.a = parse_int(item.substr(0, dash), 0, kMaxClusterGpusPerNode - 1);
+      p.b = parse_int(
+          item.substr(dash + 1, colon == std::string_view::npos ? item.npos : colon - dash - 1), 0,
+          kMaxClusterGpusPerNode - 1);
       if (colon != std::string_view::npos) p.links = parse_int(item.substr(colon + 1), 1, 64);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(
@@ -293,7 +292,9 @@ void set_fabric(Scenario& s, std::string_view v) {
   else if (v == "fat_tree") s.platform.fabric = FabricKind::kFatTree;
   else throw std::invalid_argument(fmt::format("unknown fabric '{}'; expected switch or fat_tree", v));
 }
-void set_nodes_per_leaf(Scenario& s, std::string_view v) { s.platform.nodes_per_leaf = parse_int(v, 1, kMaxNodes); }
+void set_nodes_per_leaf(Scenario& s, std::string_view v) {
+  s.platform.nodes_per_leaf = parse_int(v, 1, kMaxClusterNodes);
+}
 void set_oversubscription(Scenario& s, std::string_view v) { s.platform.oversubscription = parse_ratio(v, 1.0, 1e6); }
 void set_rail_optimized(Scenario& s, std::string_view v) { s.platform.rail_optimized = parse_bool(v); }
 void set_switch_latency(Scenario& s, std::string_view v) { s.platform.switch_latency = parse_nonnegative_duration(v); }
@@ -327,9 +328,11 @@ void set_channels(Scenario& s, std::string_view v) {
   }
   s.channels = static_cast<int>(parse_int(v, 1, nccl::kMaxChannels));
 }
-void set_servers(Scenario& s, std::string_view v) { s.servers = parse_int(v, 1, kMaxNodes); }
+void set_servers(Scenario& s, std::string_view v) { s.servers = parse_int(v, 1, kMaxClusterNodes); }
 void set_servers_colocated(Scenario& s, std::string_view v) { s.servers_colocated = parse_bool(v); }
-void set_cpu_servers(Scenario& s, std::string_view v) { s.cpu_servers = parse_int(v, 0, kMaxNodes); }
+void set_cpu_servers(Scenario& s, std::string_view v) {
+  s.cpu_servers = parse_int(v, 0, kMaxClusterNodes);
+}
 void set_calibration(Scenario& s, std::string_view v) {
   if (v.empty()) throw std::invalid_argument("expected the path of a network calibration file");
   s.calibration = std::filesystem::path(std::string(v));
@@ -406,7 +409,7 @@ void set_shard_strategy(Scenario& s, std::string_view v) {
                                     "hsdp (hybrid_shard)");
 }
 void set_shard_group(Scenario& s, std::string_view v) {
-  s.sharding.group = parse_int(v, 1, kMaxNodes * kMaxGpusPerNode);
+  s.sharding.group = parse_int(v, 1, kMaxClusterNodes * kMaxClusterGpusPerNode);
 }
 void set_shard_units(Scenario& s, std::string_view v) {
   if (v == "auto") {
@@ -919,9 +922,9 @@ void set_job_kind(JobSpec& j, std::string_view v) {
     throw std::invalid_argument(fmt::format("unknown job kind '{}'; expected training or traffic", v));
   }
 }
-void set_job_nodes(JobSpec& j, std::string_view v) { j.nodes = parse_int(v, 1, kMaxNodes); }
+void set_job_nodes(JobSpec& j, std::string_view v) { j.nodes = parse_int(v, 1, kMaxClusterNodes); }
 void set_job_first_node(JobSpec& j, std::string_view v) {
-  j.first_node = parse_int(v, 0, kMaxNodes - 1);
+  j.first_node = parse_int(v, 0, kMaxClusterNodes - 1);
 }
 void set_job_profile(JobSpec& j, std::string_view v) {
   if (v.empty()) throw std::invalid_argument("expected the path of a trace, layer-profile CSV or B-Caffe log");

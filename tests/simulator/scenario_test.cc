@@ -284,6 +284,19 @@ TEST(Scenario, ATracesJobIsTheClusterUnlessTheScenarioNamesOne) {
   }
   Scenario one = load_scenario(std::nullopt, {});
   EXPECT_TRUE(scenario_for_traced_job(one, trace::LayerProfile{}).said.empty());
+  // A world size beyond the keys' bounds (a trace's metadata is untrusted):
+  // the scenario's cluster, said.
+  trace::LayerProfile huge;
+  huge.traced_world = std::int64_t{1} << 40;
+  huge.traced_gpus_per_host = 8;
+  Scenario big = load_scenario(std::nullopt, {});
+  const TracedJob refused = scenario_for_traced_job(big, huge);
+  EXPECT_FALSE(refused.applied);
+  EXPECT_THAT(refused.said, HasSubstr("beyond what cluster.nodes"));
+  EXPECT_EQ(big.workers(), 1);
+  huge.traced_world = 5000;  // no GPUs or hosts recorded: one node of 5000, too many
+  huge.traced_gpus_per_host = 0;
+  EXPECT_FALSE(scenario_for_traced_job(big, huge).applied);
 }
 
 TEST(Scenario, SetAppliesAfterTheFileInOrder) {
