@@ -149,6 +149,20 @@ struct TracingWindowSteps {
   Duration untraced_median;
 };
 
+// The run a trace recorded, as far as a replay sets itself beside it: the
+// iterations the profile averages as the trace timed them (their marks'
+// spans, or the spans the walker split unmarked work into), their mean
+// (none when one has no span) and count; the job's world size (0: not
+// recorded); the hosts the trace records and the most GPUs one of them
+// shows the traced process (0: none recorded), how its ranks sat on nodes.
+struct TracedRun {
+  std::optional<Duration> step;
+  std::int64_t steps = 0;
+  std::int64_t world = 0;
+  std::int64_t hosts = 0;
+  std::int64_t gpus_per_host = 0;
+};
+
 struct LayerProfile {
   std::string source;                    // file the profile came from, for messages
   std::string model;                     // "# model:" metadata, may be empty
@@ -172,17 +186,7 @@ struct LayerProfile {
   double update_beside_comm = 0;  // the update's share beside a collective (LayerRow's)
   double update_beside_comm_rate = 0;  // bytes a ns through the rank meanwhile (LayerRow's)
   std::optional<TracingWindowSteps> tracing_window;  // from a trace with a window
-  // From a trace; not in the CSV form: the iterations the profile averages
-  // as the trace timed them (their marks' spans, or the spans the walker
-  // split unmarked work into), their mean and count, and the job's world
-  // size as the trace records it (0: not recorded).
-  std::optional<Duration> traced_step;
-  std::int64_t traced_steps = 0;
-  std::int64_t traced_world = 0;
-  // The hosts the trace records and the most GPUs one of them shows the
-  // traced process (0: none recorded); how its ranks sat on nodes.
-  std::int64_t traced_hosts = 0;
-  std::int64_t traced_gpus_per_host = 0;
+  TracedRun traced;                                  // from a trace; not in the CSV form
   std::vector<LayerRow> layers;
   MeasuredOnlyCollectives measured_only;  // from a trace; not in the CSV form
 

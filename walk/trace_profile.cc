@@ -207,8 +207,9 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
     kernel_ns[static_cast<std::size_t>(w.kernel)] += w.own_ns;
   };
   std::int64_t samples = 0;  // rank-iterations accumulated
-  std::vector<std::int64_t> step_spans;  // the spans of those rank-iterations, ns
-  bool spans_known = true;               // every one of them has a span
+  // The sum of those rank-iterations' spans, ns; none when one has no span
+  // (or the sum overflows).
+  std::optional<std::int64_t> span_sum = 0;
   // micro-batches an iteration ran -> iterations
   std::map<std::int64_t, std::int64_t> micro_batches;
   std::int64_t reduced_every_micro_batch = 0;  // iterations of several that communicated in each
@@ -292,11 +293,9 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
       // A span that cannot be one (the first of a rank's split iterations
       // starts unbounded) leaves the traced steps unknown.
       const auto span = checked_sub(iterations[steps[k]].end_ns, iterations[steps[k]].start_ns);
-      if (span && *span > 0 && *span <= trace::kMaxProfileTimeNs) {
-        step_spans.push_back(*span);
-      } else {
-        spans_known = false;
-      }
+      span_sum = span && *span > 0 && *span <= trace::kMaxProfileTimeNs && span_sum
+                     ? checked_add(*span_sum, *span)
+                     : std::nullopt;
       ++samples;
       MicroBatches micro = micro_batches_of(work);
       // Gradients reduced before the last micro-batch began: the capture
@@ -469,18 +468,14 @@ TraceProfileResult profile_from_trace(trace::TraceReader& reader, const std::str
   }
   p.host_compute = !gpu_work;
   p.tracing_window = window_steps(walk);
-  std::optional<std::int64_t> span_sum = 0;
-  for (const std::int64_t v : step_spans) {
-    if (span_sum) span_sum = checked_add(*span_sum, v);
+  if (span_sum && samples > 0) {
+    p.traced.step = Duration(mean_half_up(*span_sum, samples));
+    p.traced.steps = samples;
   }
-  if (spans_known && span_sum && !step_spans.empty()) {
-    p.traced_step = Duration(mean_half_up(*span_sum, static_cast<std::int64_t>(step_spans.size())));
-    p.traced_steps = static_cast<std::int64_t>(step_spans.size());
-  }
-  p.traced_world = reader.metadata().world_size();
-  p.traced_hosts = reader.metadata().hosts_size();
+  p.traced.world = reader.metadata().world_size();
+  p.traced.hosts = reader.metadata().hosts_size();
   for (const auto& host : reader.metadata().hosts()) {
-    p.traced_gpus_per_host = std::max<std::int64_t>(p.traced_gpus_per_host, host.gpus_size());
+    p.traced.gpus_per_host = std::max<std::int64_t>(p.traced.gpus_per_host, host.gpus_size());
   }
   if (p.tracing_window) {
     const auto& w = *p.tracing_window;

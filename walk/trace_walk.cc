@@ -166,11 +166,11 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
           w.record = record;
           rank.nccl_kernels.push_back(w);
           rank.nccl_correlations.push_back(k.correlation_id());
-          // Not in rank.busy: a collective on its own stream leaves the
-          // compute streams idle, and the host's launch gaps there are still
-          // the host's (add_launch_gaps).
+          // A collective on its own stream leaves the compute streams idle,
+          // and the host's launch gaps there are still the host's
+          // (add_launch_gaps).
           if (k.device() != trace::kHostDevice) {
-            rank.comm_busy.push_back({k.device(), k.start_ns(), k.end_ns()});
+            rank.busy.push_back({k.device(), k.start_ns(), k.end_ns(), true});
           }
           break;
         }
@@ -216,7 +216,7 @@ TraceWalk::TraceWalk(trace::TraceReader& reader, const std::string& source,
           if (known == datatypes_.end()) datatypes_.push_back(c.datatype());
         }
         add(w, c.correlation_id());
-        if (c.device() >= 0) rank.comm_busy.push_back({c.device(), c.start_ns(), c.end_ns()});
+        if (c.device() >= 0) rank.busy.push_back({c.device(), c.start_ns(), c.end_ns(), true});
         break;
       }
       case v1::Event::kMemcpy: {
@@ -453,13 +453,10 @@ void TraceWalk::note_gpu(const trace::v1::Gpu& gpu) {
 void TraceWalk::add_launch_gaps() {
   for (auto& [r, rank] : ranks_) {
     std::vector<Busy>& busy = rank.busy;
-    std::vector<Busy>& comm = rank.comm_busy;
     if (busy.empty()) continue;
-    const auto by_start = [](const Busy& a, const Busy& b) {
+    std::stable_sort(busy.begin(), busy.end(), [](const Busy& a, const Busy& b) {
       return std::tie(a.device, a.start_ns) < std::tie(b.device, b.start_ns);
-    };
-    std::stable_sort(busy.begin(), busy.end(), by_start);
-    std::stable_sort(comm.begin(), comm.end(), by_start);
+    });
     std::vector<Work*> kernels;
     for (Work& w : rank.work) {
       if (w.kind == WorkKind::kKernel && w.device >= 0 && w.launch_known) kernels.push_back(&w);
@@ -478,7 +475,6 @@ void TraceWalk::add_launch_gaps() {
     // work (and of the io ranges) that started before it (running maximum
     // over `busy` and `io` in start order).
     std::size_t b = 0;
-    std::size_t c = 0;
     std::size_t i = 0;
     std::int32_t device = -1;
     constexpr std::int64_t kNothingYet = std::numeric_limits<std::int64_t>::min();
@@ -490,14 +486,11 @@ void TraceWalk::add_launch_gaps() {
         busy_until = comm_until = kNothingYet;
         i = 0;
         while (b < busy.size() && busy[b].device < device) ++b;
-        while (c < comm.size() && comm[c].device < device) ++c;
       }
       const std::int64_t start = k->start_ns;
       for (; b < busy.size() && busy[b].device == device && busy[b].start_ns < start; ++b) {
-        busy_until = std::max(busy_until, busy[b].end_ns);
-      }
-      for (; c < comm.size() && comm[c].device == device && comm[c].start_ns < start; ++c) {
-        comm_until = std::max(comm_until, comm[c].end_ns);
+        std::int64_t& until = busy[b].comm ? comm_until : busy_until;
+        until = std::max(until, busy[b].end_ns);
       }
       for (; i < io.size() && io[i].first < start; ++i) {
         busy_until = std::max(busy_until, io[i].second);
@@ -527,8 +520,6 @@ void TraceWalk::add_launch_gaps() {
     }
     busy.clear();
     busy.shrink_to_fit();
-    comm.clear();
-    comm.shrink_to_fit();
   }
 }
 

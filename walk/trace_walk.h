@@ -47,7 +47,7 @@
 // stays idle. (Until 2026-11-30 a collective running on its own stream
 // counted as busy, and the host's launch gaps beside it were lost: a
 // host-bound DDP backward on two A100s lost 13 ms of 101; docs/validation.md,
-// section 13.) No kernel owns
+// section 9d.) No kernel owns
 // time in an io range (the scenario's io task stands for it), time before
 // the start of the iteration it belongs to (a pause between a profiler's
 // cycles or unmarked steps), or idle time another kernel starting at the
@@ -260,11 +260,13 @@ class TraceWalk {
     std::int32_t kernel = -1;       // a GPU kernel, copy or memset: in kernels_
     std::int64_t threads = 0;       // a GPU kernel: grid x block threads
   };
-  // A span of time a GPU's compute was busy (a kernel, a copy or a memset;
-  // not a collective's NCCL kernels).
+  // A span of time a GPU was busy: its compute (a kernel, a copy or a
+  // memset) or a collective (its NCCL kernels, or its record), which
+  // add_launch_gaps tells apart.
   struct Busy {
     std::int32_t device;
     std::int64_t start_ns, end_ns;
+    bool comm = false;
   };
   struct NamedRange {
     std::int64_t start_ns, end_ns;
@@ -281,8 +283,7 @@ class TraceWalk {
     std::vector<std::uint64_t> nccl_correlations;
     std::vector<std::pair<std::uint64_t, std::size_t>> pending;  // correlation -> work index
     std::unordered_map<std::uint64_t, std::int64_t> launch_ns;   // correlation -> API call start
-    std::vector<Busy> busy;                                        // while reading
-    std::vector<Busy> comm_busy;  // while reading: collectives (NCCL kernels) on a GPU
+    std::vector<Busy> busy;                                      // while reading
     bool has_collectives = false;
   };
 

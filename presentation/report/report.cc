@@ -150,12 +150,12 @@ struct TracedSteps {
   std::string note;
 };
 std::optional<TracedSteps> traced_steps(const sim::ReplayResult& r, const sim::Scenario& s) {
-  if (!r.traced_step || r.traced_step->ns() <= 0) return std::nullopt;
+  if (!r.traced.step || r.traced.step->ns() <= 0) return std::nullopt;
   TracedSteps t;
   t.error_percent =
       100.0 *
-      (static_cast<double>(r.iteration_time.ns()) / static_cast<double>(r.traced_step->ns()) - 1);
-  const bool own_job = r.workers == std::max<std::int64_t>(r.traced_world, 1) &&
+      (static_cast<double>(r.iteration_time.ns()) / static_cast<double>(r.traced.step->ns()) - 1);
+  const bool own_job = r.workers == std::max<std::int64_t>(r.traced.world, 1) &&
                        !r.gpu_change.applied && !s.perturb.active() && !r.interference.active &&
                        !r.tracer_overhead.removed;
   if (own_job && std::abs(t.error_percent) > 10) {
@@ -249,9 +249,9 @@ nlohmann::json report_json(const sim::ReplayResult& r, const sim::Scenario& s,
   j["gpu"] = gpu_change_json(r.gpu_change, r.kernel_classes);
   j["interference"] = interference_json(r.interference, &r.interference_stats);
   if (const auto t = traced_steps(r, s)) {
-    j["traced_steps"] = {{"mean_ns", r.traced_step->ns()},
-                         {"count", r.traced_steps},
-                         {"world_size", r.traced_world},
+    j["traced_steps"] = {{"mean_ns", r.traced.step->ns()},
+                         {"count", r.traced.steps},
+                         {"world_size", r.traced.world},
                          {"this_run_percent", t->error_percent},
                          {"note", t->note}};
   }
@@ -378,10 +378,10 @@ void print_summary(const sim::ReplayResult& r, const sim::Scenario& s, const Rep
                                    : "the only iteration simulated",
                   ctx.shared_fabric ? "; this job alone on the fabric" : ""));
   if (const auto t = traced_steps(r, s)) {
-    row("the trace's own steps", format_duration(*r.traced_step),
+    row("the trace's own steps", format_duration(*r.traced.step),
         fmt::format("mean of the {} rank-iteration(s) the replay averages, as traced; "
                     "this run {:+.1f}%",
-                    r.traced_steps, t->error_percent));
+                    r.traced.steps, t->error_percent));
     if (!t->note.empty()) out << fmt::format("    note: {}\n", t->note);
   }
   if (ctx.shared_fabric && !ctx.shared_fabric->jobs.empty() && ctx.shared_fabric->jobs.front().count > 0) {

@@ -149,13 +149,9 @@ struct ReplayResult {
   // A capture with a tracing window: its traced and untraced steps, and
   // what workload.tracer_overhead: remove took out (tracer_overhead.h).
   TracerOverhead tracer_overhead;
-  // A trace input's own iterations (trace::LayerProfile::traced_step): the
-  // mean of the spans of those the replay averages, their count, and the
-  // trace's world size (0: not recorded); the report sets the replay beside
-  // them.
-  std::optional<Duration> traced_step;
-  std::int64_t traced_steps = 0;
-  std::int64_t traced_world = 0;
+  // A trace input's own run (trace::LayerProfile::traced): the report sets
+  // the replay beside its iterations.
+  trace::TracedRun traced;
   trace::KernelClassTable kernel_classes;  // the input's kernels by class (a trace's)
   // Sharded data parallelism (simulator/sharding/, docs/sharding.md): the
   // strategy as replayed, the ranks a shard spans, the units gathered

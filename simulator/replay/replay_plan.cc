@@ -32,9 +32,7 @@ Plan plan(const trace::LayerProfile& measured_input, const Scenario& requested,
   out.gpu_change = plan_gpu_change(measured, scenario_gpu_model(requested),
                                    requested.platform.gpu_model_from_key, requested.fp32_matmul);
   out.kernel_classes = measured.kernel_classes;
-  out.traced_step = measured_input.traced_step;
-  out.traced_steps = measured_input.traced_steps;
-  out.traced_world = measured_input.traced_world;
+  out.traced = measured_input.traced;
   if (options.single_worker_baseline) {
     auto log = logger("sim");
     for (const auto& note : out.gpu_change.notes) {
@@ -111,12 +109,12 @@ Build build(const Plan& plan, const ReplayOptions& options, ReplayResult& out) {
         to_string(scenario.overlap_policy), comm.describe());
   }
   if (profile.has_comm() && out.workers == 1 && options.single_worker_baseline) {
-    if (out.traced_world > 1) {
+    if (out.traced.world > 1) {
       log->warn(
           "one worker, but the trace is of a job of {} ranks: its measured comm_ns are not "
           "replayed (nothing to all-reduce); set cluster.nodes and cluster.gpus_per_node to "
           "replay that job",
-          out.traced_world);
+          out.traced.world);
     } else {
       log->info(
           "one worker: the profile's measured comm_ns are not replayed (nothing to all-reduce)");

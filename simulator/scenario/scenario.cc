@@ -495,7 +495,7 @@ Scenario scenario_for_profile(const Scenario& scenario, const trace::LayerProfil
 }
 
 TracedJob scenario_for_traced_job(Scenario& scenario, const trace::LayerProfile& profile) {
-  const std::int64_t world = profile.traced_world;
+  const std::int64_t world = profile.traced.world;
   if (world <= 1 || scenario.origins.contains("cluster.nodes") ||
       scenario.origins.contains("cluster.gpus_per_node") || scenario.gpus_per_node_given) {
     return {};
@@ -505,12 +505,12 @@ TracedJob scenario_for_traced_job(Scenario& scenario, const trace::LayerProfile&
   std::string of;
   if (!generic) {
     of = fmt::format("a {} node's {} GPUs", scenario.platform.preset, node);
-  } else if (profile.traced_gpus_per_host > 0) {
-    node = profile.traced_gpus_per_host;
+  } else if (profile.traced.gpus_per_host > 0) {
+    node = profile.traced.gpus_per_host;
     of = fmt::format("the {} GPUs its host shows the traced process", node);
-  } else if (profile.traced_hosts > 1 && world % profile.traced_hosts == 0) {
-    node = world / profile.traced_hosts;
-    of = fmt::format("its {} ranks over the {} hosts it records", world, profile.traced_hosts);
+  } else if (profile.traced.hosts > 1 && world % profile.traced.hosts == 0) {
+    node = world / profile.traced.hosts;
+    of = fmt::format("its {} ranks over the {} hosts it records", world, profile.traced.hosts);
   } else {
     node = world;
     of = "no GPUs or hosts recorded: one node";

@@ -243,15 +243,15 @@ TEST(Scenario, ProfileUpdateUnlessTheScenarioSetsTheKey) {
 // GPUs, or of its host's; never over a cluster the scenario names.
 TEST(Scenario, ATracesJobIsTheClusterUnlessTheScenarioNamesOne) {
   trace::LayerProfile p;
-  p.traced_world = 16;
-  p.traced_hosts = 1;
-  p.traced_gpus_per_host = 8;
+  p.traced.world = 16;
+  p.traced.hosts = 1;
+  p.traced.gpus_per_host = 8;
   Scenario s = load_scenario(std::nullopt, {});
   EXPECT_TRUE(scenario_for_traced_job(s, p).applied);
   EXPECT_EQ(s.nodes, 2);
   EXPECT_EQ(s.gpus_per_node, 8);
   // Fewer ranks than a node: part of one (the preset's node cut to them).
-  p.traced_world = 2;
+  p.traced.world = 2;
   Scenario hgx = load_scenario(std::nullopt, {"platform.preset=hgx_h100"});
   const TracedJob cut = scenario_for_traced_job(hgx, p);
   EXPECT_TRUE(cut.applied);
@@ -260,7 +260,7 @@ TEST(Scenario, ATracesJobIsTheClusterUnlessTheScenarioNamesOne) {
   EXPECT_THAT(cut.said, HasSubstr("a hgx_h100 node's 8 GPUs"));
   // Whole nodes or nothing: 12 ranks on nodes of 8 stay on the scenario's
   // cluster, and the message says how to replay the job.
-  p.traced_world = 12;
+  p.traced.world = 12;
   Scenario twelve = load_scenario(std::nullopt, {"platform.preset=hgx_h100"});
   const TracedJob no = scenario_for_traced_job(twelve, p);
   EXPECT_FALSE(no.applied);
@@ -268,8 +268,8 @@ TEST(Scenario, ATracesJobIsTheClusterUnlessTheScenarioNamesOne) {
   EXPECT_THAT(no.said, HasSubstr("does not fill nodes of 8 GPUs"));
   // CPU ranks on hosts without GPUs: the ranks over the hosts recorded.
   trace::LayerProfile cpu;
-  cpu.traced_world = 4;
-  cpu.traced_hosts = 2;
+  cpu.traced.world = 4;
+  cpu.traced.hosts = 2;
   Scenario c = load_scenario(std::nullopt, {});
   EXPECT_TRUE(scenario_for_traced_job(c, cpu).applied);
   EXPECT_EQ(c.nodes, 2);
@@ -287,15 +287,15 @@ TEST(Scenario, ATracesJobIsTheClusterUnlessTheScenarioNamesOne) {
   // A world size beyond the keys' bounds (a trace's metadata is untrusted):
   // the scenario's cluster, said.
   trace::LayerProfile huge;
-  huge.traced_world = std::int64_t{1} << 40;
-  huge.traced_gpus_per_host = 8;
+  huge.traced.world = std::int64_t{1} << 40;
+  huge.traced.gpus_per_host = 8;
   Scenario big = load_scenario(std::nullopt, {});
   const TracedJob refused = scenario_for_traced_job(big, huge);
   EXPECT_FALSE(refused.applied);
   EXPECT_THAT(refused.said, HasSubstr("beyond what cluster.nodes"));
   EXPECT_EQ(big.workers(), 1);
-  huge.traced_world = 5000;  // no GPUs or hosts recorded: one node of 5000, too many
-  huge.traced_gpus_per_host = 0;
+  huge.traced.world = 5000;  // no GPUs or hosts recorded: one node of 5000, too many
+  huge.traced.gpus_per_host = 0;
   EXPECT_FALSE(scenario_for_traced_job(big, huge).applied);
 }
 

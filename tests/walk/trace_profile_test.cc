@@ -305,8 +305,8 @@ TEST_F(TraceProfileTest, WithoutIterationMarkersIterationsSplitAtOptimizerStepsO
     EXPECT_THAT(r.warnings[0], HasSubstr("(3 found)"));
     // The two used iterations have spans (launch to launch); the first,
     // unbounded, is the warm-up and not among them.
-    ASSERT_TRUE(r.profile.traced_step.has_value());
-    EXPECT_EQ(r.profile.traced_steps, 2);
+    ASSERT_TRUE(r.profile.traced.step.has_value());
+    EXPECT_EQ(r.profile.traced.steps, 2);
   }
   // One split iteration: it is used, and it starts unbounded, so the
   // trace's own steps are unknown (no span, no overflow: a fuzzer's finding).
@@ -324,7 +324,7 @@ TEST_F(TraceProfileTest, WithoutIterationMarkersIterationsSplitAtOptimizerStepsO
     return profile_from_trace(reader, "one.ssgdt");
   }();
   EXPECT_EQ(one.iterations_used, 1);
-  EXPECT_FALSE(one.profile.traced_step.has_value());
+  EXPECT_FALSE(one.profile.traced.step.has_value());
 }
 
 // ssgd/grad_bytes marks give the layers' gradient sizes (0 for a layer
